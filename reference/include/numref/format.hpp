@@ -1,0 +1,100 @@
+// numref — format descriptor table.                         spec §2 (Formats)
+//
+// This header is the ONLY place where a number format is described. Every other
+// piece of numref (reference core, MPFR oracle, CLI, conformance, CUDA kernels)
+// reads a format's parameters from kFormats and never branches on its identity.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace numref {
+
+// §2.2 Encoding family: how the special values (if any) are encoded.
+enum class Specials : std::uint8_t {
+  ieee,     // IEEE 754: exponent field all ones = Inf (fraction 0) or NaN (fraction != 0)
+  fn,       // "finite + NaN": no Inf; NaN only at the all-ones magnitude (S.1111.111 in OCP
+            // E4M3; 0xFF in the unsigned OCP E8M0, whose magnitude is the whole code)
+  finite,   // no Inf, no NaN (OCP MX FP6 / FP4)
+  integer,  // two's complement integer, no special values
+};
+
+enum class FormatId : std::uint8_t {
+  f32,
+  bf16,
+  f16,
+  f8e4m3fn,
+  f8e5m2,
+  f8e8m0fnu,
+  f6e3m2fn,
+  f6e2m3fn,
+  f4e2m1fn,
+  int8,
+};
+inline constexpr int kFormatCount = 10;
+
+// §2.1 One row per format. Bias and the largest finite code are STATED (as in the
+// defining document), not derived; tests/test_format.cpp checks them against the
+// values derived from the field widths so that a typo cannot go unnoticed.
+struct Format {
+  FormatId id;
+  std::string_view name;     // LLVM/MLIR spelling
+  int bits;                  // storage width in bits
+  int exp_bits;              // exponent field width (0 for integers)
+  int man_bits;              // trailing significand (fraction) field width; magnitude bits for integers
+  int bias;                  // exponent bias (0 for integers)
+  bool is_signed;            // has a sign bit (two's complement for integers)
+  Specials specials;         // encoding of Inf / NaN
+  bool has_zero;             // a zero exists (f8e8m0fnu has none)
+  bool has_subnormals;       // exponent field 0 encodes subnormals (else: a normal binade)
+  std::uint32_t max_finite;  // code of the largest finite positive value
+  std::uint32_t canonical_nan;  // code of the canonical (positive, quiet) NaN; 0 when none
+  std::string_view source;   // defining document
+
+  // ---- derived quantities (pure functions of the stated fields) -------------
+  constexpr std::uint32_t mask() const { return bits >= 32 ? 0xFFFFFFFFu : ((1u << bits) - 1u); }
+  constexpr std::uint32_t sign_bit() const { return is_signed ? (1u << (bits - 1)) : 0u; }
+  constexpr std::uint32_t mag_mask() const { return mask() & ~sign_bit(); }
+  constexpr std::uint32_t man_mask() const { return (1u << man_bits) - 1u; }
+  constexpr std::uint32_t exp_all_ones() const { return (1u << exp_bits) - 1u; }
+  constexpr bool is_integer() const { return specials == Specials::integer; }
+  constexpr bool has_inf() const { return specials == Specials::ieee; }
+  constexpr bool has_nan() const {
+    return specials == Specials::ieee || specials == Specials::fn;
+  }
+  // Unbiased exponent of the smallest normal binade (§3.2): 1 - bias when field 0
+  // is the subnormal binade, -bias when field 0 is itself a normal binade.
+  constexpr int emin() const { return has_subnormals ? 1 - bias : -bias; }
+  // Quantum exponent of the subnormal binade (= emin - man_bits).
+  constexpr int qmin() const { return emin() - man_bits; }
+  // Precision in bits (implicit bit included).
+  constexpr int precision() const { return man_bits + 1; }
+};
+
+// §2.1 The descriptor table. Sources:
+//   IEEE 754-2019 (binary32, binary16); bfloat16 (Google TPU / Intel BF16 spec);
+//   OCP 8-bit Floating Point Specification (OFP8) rev 1.0 (E4M3, E5M2);
+//   OCP Microscaling Formats (MX) Specification v1.0 (E8M0, FP6 E3M2/E2M3, FP4 E2M1).
+inline constexpr std::array<Format, kFormatCount> kFormats = {{
+    // id                 name         bits e  m   bias signed specials           zero  subn  max_finite   canonical_nan source
+    {FormatId::f32,       "f32",       32,  8, 23, 127, true,  Specials::ieee,    true, true, 0x7F7FFFFFu, 0x7FC00000u, "IEEE 754-2019 binary32"},
+    {FormatId::bf16,      "bf16",      16,  8,  7, 127, true,  Specials::ieee,    true, true, 0x7F7Fu,     0x7FC0u,     "bfloat16 (truncated binary32)"},
+    {FormatId::f16,       "f16",       16,  5, 10,  15, true,  Specials::ieee,    true, true, 0x7BFFu,     0x7E00u,     "IEEE 754-2019 binary16"},
+    {FormatId::f8e4m3fn,  "f8e4m3fn",   8,  4,  3,   7, true,  Specials::fn,      true, true, 0x7Eu,       0x7Fu,       "OCP OFP8 v1.0 E4M3"},
+    {FormatId::f8e5m2,    "f8e5m2",     8,  5,  2,  15, true,  Specials::ieee,    true, true, 0x7Bu,       0x7Eu,       "OCP OFP8 v1.0 E5M2"},
+    {FormatId::f8e8m0fnu, "f8e8m0fnu",  8,  8,  0, 127, false, Specials::fn,      false, false, 0xFEu,     0xFFu,       "OCP MX v1.0 E8M0 scale"},
+    {FormatId::f6e3m2fn,  "f6e3m2fn",   6,  3,  2,   3, true,  Specials::finite,  true, true, 0x1Fu,       0x00u,       "OCP MX v1.0 FP6 E3M2"},
+    {FormatId::f6e2m3fn,  "f6e2m3fn",   6,  2,  3,   1, true,  Specials::finite,  true, true, 0x1Fu,       0x00u,       "OCP MX v1.0 FP6 E2M3"},
+    {FormatId::f4e2m1fn,  "f4e2m1fn",   4,  2,  1,   1, true,  Specials::finite,  true, true, 0x7u,        0x00u,       "OCP MX v1.0 FP4 E2M1"},
+    {FormatId::int8,      "int8",       8,  0,  7,   0, true,  Specials::integer, true, false, 0x7Fu,      0x00u,       "two's complement 8-bit integer"},
+}};
+
+constexpr const Format& format(FormatId id) { return kFormats[static_cast<std::size_t>(id)]; }
+
+// Looks a format up by its LLVM/MLIR name (also accepts a few common aliases,
+// listed in docs/spec.md §2.3). Returns nullopt for an unknown name.
+std::optional<FormatId> find_format(std::string_view name);
+
+}  // namespace numref

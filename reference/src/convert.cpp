@@ -1,0 +1,157 @@
+// numref — conversion between any two formats.                  spec §11
+#include "numref/convert.hpp"
+
+#include <stdexcept>
+#include <string>
+
+namespace numref {
+
+namespace detail {
+Result round_core(const Exact& x, const Format& to, const Policy& p, Round mode, Round ovf_mode,
+                  std::uint64_t r);
+}
+
+std::optional<FormatId> find_format(std::string_view name) {
+  for (const auto& f : kFormats)
+    if (f.name == name) return f.id;
+  // §2.3 accepted aliases
+  struct Alias {
+    std::string_view alias;
+    FormatId id;
+  };
+  static constexpr Alias kAliases[] = {
+      {"fp32", FormatId::f32},         {"float32", FormatId::f32},     {"bfloat16", FormatId::bf16},
+      {"fp16", FormatId::f16},         {"float16", FormatId::f16},     {"e4m3", FormatId::f8e4m3fn},
+      {"float8_e4m3fn", FormatId::f8e4m3fn}, {"e5m2", FormatId::f8e5m2}, {"float8_e5m2", FormatId::f8e5m2},
+      {"e8m0", FormatId::f8e8m0fnu},   {"float8_e8m0fnu", FormatId::f8e8m0fnu},
+      {"e3m2", FormatId::f6e3m2fn},    {"e2m3", FormatId::f6e2m3fn},   {"e2m1", FormatId::f4e2m1fn},
+  };
+  for (const auto& a : kAliases)
+    if (a.alias == name) return a.id;
+  return std::nullopt;
+}
+
+std::string validate(const Policy& p, const Format& to) {
+  const Round mode = effective_round(to, p);
+  if (mode == Round::sr || p.round == Round::sr) {
+    if (p.sr_bits < 1 || p.sr_bits > 32)
+      return "stochastic rounding needs sr_bits (k) in 1..32, got " + std::to_string(p.sr_bits);
+    if (p.sr_variant == SrVariant::add_source && to.is_integer())
+      return "sr_variant=add is defined for floating-point targets only";
+  }
+  return {};
+}
+
+namespace {
+
+// §6.3 / §6.4 NaN operand.
+Result nan_result(const Decoded& d, const Format& from, const Format& to, const Policy& p) {
+  std::uint8_t flags = 0;
+  // A signaling NaN (IEEE sources only: quiet bit = top fraction bit clear) signals invalid.
+  if (from.specials == Specials::ieee && from.man_bits > 0 && ((d.sig >> (from.man_bits - 1)) & 1u) == 0)
+    flags |= kInvalid;
+  if (!to.has_nan()) {
+    flags |= kInvalid;
+    switch (p.nan_to_finite) {
+      case NanToFinite::pos_zero: return {0u, flags};
+      case NanToFinite::neg_zero: return {to.is_integer() ? 0u : to.sign_bit(), flags};
+      case NanToFinite::pos_max: return {encode_max_finite(false, to), flags};
+    }
+  }
+  const std::uint32_t sgn = d.sign ? to.sign_bit() : 0u;
+  switch (p.nan) {
+    case NanOut::keep_sign: return {to.canonical_nan | sgn, flags};
+    case NanOut::canonical: return {to.canonical_nan, flags};
+    case NanOut::all_ones: return {to.mag_mask(), flags};
+    case NanOut::payload: {
+      if (to.specials != Specials::ieee) return {to.canonical_nan | sgn, flags};  // one NaN per sign
+      std::uint64_t pl = d.sig;  // source fraction field
+      pl = from.man_bits >= to.man_bits ? (pl >> (from.man_bits - to.man_bits))
+                                        : (pl << (to.man_bits - from.man_bits));
+      pl |= std::uint64_t{1} << (to.man_bits - 1);  // quiet
+      return {sgn | (to.exp_all_ones() << to.man_bits) | static_cast<std::uint32_t>(pl & to.man_mask()), flags};
+    }
+  }
+  return {to.canonical_nan, flags};
+}
+
+// §6.2 Infinite operand.
+Result inf_result(bool sign, const Format& to, const Policy& p) {
+  if (to.is_integer()) {
+    const auto mx = detail::max_magnitude(to, sign, p.int_range == IntRange::symmetric);
+    return {detail::encode_grid(sign, mx.n, mx.q, to), kInvalid};
+  }
+  if (sign && !to.is_signed) {
+    if (p.negative == Negative::nan) return {to.canonical_nan, kInvalid};
+    sign = false;
+  }
+  if (p.overflow == Overflow::saturate && p.inf_sat == InfSat::to_max)
+    return {encode_max_finite(sign, to), static_cast<std::uint8_t>(kOverflow | kInexact)};
+  if (to.has_inf()) return {encode_inf(sign, to), 0};
+  if (to.has_nan()) return {to.canonical_nan | (sign ? to.sign_bit() : 0u), kInvalid};
+  return {encode_max_finite(sign, to), kInvalid};
+}
+
+// §5.2 Stochastic rounding, "add to the source bit pattern" variant.
+Result sr_add_source(const Decoded& d, std::uint32_t bits, const Format& from, const Format& to,
+                     const Policy& p, std::uint64_t r) {
+  const int k = p.sr_bits;
+  if ((r >> k) != 0)
+    throw std::invalid_argument("stochastic rounding: r = " + std::to_string(r) + " has more than k = " +
+                                std::to_string(k) + " bits");
+  const Exact exact{d.sign, d.sig, d.exp, false};
+  std::uint64_t mag = bits & from.mag_mask();
+  const int dbits = from.man_bits - to.man_bits;
+  if (dbits > 0) mag += k <= dbits ? (r << (dbits - k)) : (r >> (k - dbits));
+  // Decode the sum as a finite pattern whose exponent field may run past the top (§5.2).
+  const std::uint64_t ef = mag >> from.man_bits;
+  const std::uint64_t mf = mag & from.man_mask();
+  Exact sum{d.sign, 0, 0, false};
+  if (from.has_subnormals && ef == 0) {
+    sum.sig = mf;
+    sum.exp = from.qmin();
+  } else {
+    sum.sig = (std::uint64_t{1} << from.man_bits) | mf;
+    sum.exp = static_cast<int>(ef) - from.bias - from.man_bits;
+  }
+  Result res = detail::round_core(sum, to, p, Round::rtz, Round::sr, 0);
+  // inexact iff the delivered value differs from the operand
+  const Result direct = detail::round_core(exact, to, p, Round::rtz, Round::rtz, 0);
+  const bool exact_same = !(direct.flags & kInexact) && direct.bits == res.bits;
+  if (exact_same) res.flags &= static_cast<std::uint8_t>(~(kInexact | kUnderflow));
+  else res.flags |= kInexact;
+  return res;
+}
+
+}  // namespace
+
+Converter::Converter(const Format& from, const Format& to, const Policy& p) : from_(&from), to_(&to), p_(p) {
+  const std::string err = validate(p, to);
+  if (!err.empty()) throw std::invalid_argument(err);
+}
+
+Result Converter::operator()(std::uint32_t bits, std::uint64_t r) const {
+  const Format& from = *from_;
+  const Format& to = *to_;
+  const Policy& p = p_;
+  const Decoded d = decode(bits, from);
+  switch (d.cls) {
+    case Class::nan: return nan_result(d, from, to, p);
+    case Class::inf: return inf_result(d.sign, to, p);
+    case Class::zero: return round_finite(Exact{d.sign, 0, 0, false}, to, p, r);
+    case Class::subnormal:
+      if (p.daz) return round_finite(Exact{d.sign, 0, 0, false}, to, p, r);  // §8.1
+      break;
+    case Class::normal: break;
+  }
+  if (p.round == Round::sr && p.sr_variant == SrVariant::add_source && !from.is_integer() &&
+      effective_round(to, p) == Round::sr)
+    return sr_add_source(d, bits, from, to, p, r);
+  return round_finite(Exact{d.sign, d.sig, d.exp, false}, to, p, r);
+}
+
+Result convert(std::uint32_t bits, const Format& from, const Format& to, const Policy& p, std::uint64_t r) {
+  return Converter(from, to, p)(bits, r);
+}
+
+}  // namespace numref

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# numref — install every missing build/test dependency with apt-get (Debian/Ubuntu).
+# Safe to run any number of times: it installs only packages that are not yet installed.
+set -euo pipefail
+
+PACKAGES=(
+  cmake g++ make pkg-config git python3
+  libmpfr-dev libgmp-dev libboost-dev
+  librapidcheck-dev libgtest-dev googletest libbenchmark-dev
+)
+# clang (libFuzzer) is optional: the fuzz targets are built only when it is present.
+OPTIONAL=(clang)
+
+missing=()
+for p in "${PACKAGES[@]}" "${OPTIONAL[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all dependencies present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
+    echo "setup: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; fi
+fi
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# Optional packages may be unavailable on some mirrors; required ones must install.
+req=(); opt=()
+for p in "${missing[@]}"; do
+  if [[ " ${OPTIONAL[*]} " == *" $p "* ]]; then opt+=("$p"); else req+=("$p"); fi
+done
+if [ ${#req[@]} -gt 0 ]; then $SUDO apt-get install -y -qq --no-install-recommends "${req[@]}"; fi
+if [ ${#opt[@]} -gt 0 ]; then $SUDO apt-get install -y -qq --no-install-recommends "${opt[@]}" || \
+  echo "setup: optional packages not installed: ${opt[*]} (fuzz targets will be skipped)"; fi
+echo "setup: done"

@@ -1,0 +1,73 @@
+// numref CLI — verb registry and shared argument helpers.
+//
+// A verb is a function `int run(Args&)` registered once with NUMREF_VERB(name, summary, fn)
+// in its own cmd_<name>.cpp. Exit status: 0 success, 1 the operation found a
+// failure (e.g. conformance mismatches), 2 usage or input error (message on stderr).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace numref::cli {
+
+// A usage / input error: main() prints "numref <verb>: <message>" and exits 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Parsed command line of one verb: options `--key value`, `--key=value`, flags
+// `--flag`, and positional arguments. Options are declared by the verb as it reads
+// them; finish() rejects anything left unread (an unknown option is an error).
+class Args {
+ public:
+  Args(std::string verb, std::vector<std::string> argv);
+  const std::string& verb() const { return verb_; }
+  // Value of --name (last occurrence), or nullopt. Throws UsageError if given without a value.
+  std::optional<std::string> opt(std::string_view name);
+  std::string opt_or(std::string_view name, std::string_view def);
+  // All values of a repeatable option, plus positional values following it
+  // (for `--input a.npy b.npy ...`).
+  std::vector<std::string> multi(std::string_view name);
+  bool flag(std::string_view name);  // --name present (no value)
+  std::vector<std::string> positional();
+  void finish();  // throws UsageError naming the first unknown/unused argument
+
+ private:
+  struct Item {
+    std::string key;  // empty for positional
+    std::optional<std::string> value;
+    bool used = false;
+  };
+  std::string verb_;
+  std::vector<Item> items_;
+};
+
+// Parses hex with or without 0x; throws UsageError("<what>: ...") when malformed or
+// wider than max_bits.
+std::uint64_t parse_hex(std::string_view s, int max_bits, std::string_view what);
+// Parses a decimal integer in [lo, hi]; throws UsageError naming `what`.
+long long parse_int(std::string_view s, long long lo, long long hi, std::string_view what);
+
+using VerbFn = std::function<int(Args&)>;
+struct Verb {
+  std::string name;
+  std::string summary;
+  VerbFn fn;
+};
+std::map<std::string, Verb>& registry();
+struct Registrar {
+  Registrar(std::string name, std::string summary, VerbFn fn);
+};
+
+}  // namespace numref::cli
+
+#define NUMREF_CLI_CAT2(a, b) a##b
+#define NUMREF_CLI_CAT(a, b) NUMREF_CLI_CAT2(a, b)
+#define NUMREF_VERB(name, summary, fn) \
+  static ::numref::cli::Registrar NUMREF_CLI_CAT(numref_verb_, __LINE__)(name, summary, fn)

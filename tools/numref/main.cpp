@@ -1,0 +1,192 @@
+// numref — command-line entry point: dispatches to the registered verbs (cli.hpp).
+#include <cstdio>
+#include <exception>
+#include <iostream>
+
+#include "cli.hpp"
+
+namespace numref::cli {
+
+Args::Args(std::string verb, std::vector<std::string> argv) : verb_(std::move(verb)) {
+  for (std::size_t i = 0; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    if (a.size() > 2 && a[0] == '-' && a[1] == '-') {
+      const auto eq = a.find('=');
+      if (eq != std::string::npos) {
+        items_.push_back({a.substr(2, eq - 2), a.substr(eq + 1)});
+      } else {
+        // value = next argument unless it is itself an option
+        if (i + 1 < argv.size() && !(argv[i + 1].size() > 2 && argv[i + 1].rfind("--", 0) == 0)) {
+          items_.push_back({a.substr(2), argv[i + 1]});
+          ++i;
+        } else {
+          items_.push_back({a.substr(2), std::nullopt});
+        }
+      }
+    } else {
+      items_.push_back({"", a});
+    }
+  }
+}
+
+std::optional<std::string> Args::opt(std::string_view name) {
+  std::optional<std::string> v;
+  for (auto& it : items_) {
+    if (it.key != name) continue;
+    it.used = true;
+    if (!it.value) throw UsageError("option --" + std::string(name) + " needs a value");
+    v = it.value;
+  }
+  return v;
+}
+
+std::string Args::opt_or(std::string_view name, std::string_view def) {
+  auto v = opt(name);
+  return v ? *v : std::string(def);
+}
+
+std::vector<std::string> Args::multi(std::string_view name) {
+  std::vector<std::string> out;
+  bool after = false;
+  for (auto& it : items_) {
+    if (it.key == name) {
+      it.used = true;
+      if (it.value) out.push_back(*it.value);
+      after = true;
+    } else if (after && it.key.empty() && !it.used) {
+      it.used = true;
+      out.push_back(*it.value);
+    } else {
+      after = false;
+    }
+  }
+  return out;
+}
+
+bool Args::flag(std::string_view name) {
+  bool seen = false;
+  for (std::size_t i = 0; i < items_.size(); ++i) {
+    auto& it = items_[i];
+    if (it.key != name) continue;
+    it.used = true;
+    seen = true;
+    if (it.value) {
+      // "--flag positional": the parser took the next word as the value; give it back.
+      items_.insert(items_.begin() + static_cast<std::ptrdiff_t>(i) + 1, Item{"", it.value, false});
+      it.value.reset();
+    }
+  }
+  return seen;
+}
+
+std::vector<std::string> Args::positional() {
+  std::vector<std::string> out;
+  for (auto& it : items_)
+    if (it.key.empty() && !it.used) {
+      it.used = true;
+      out.push_back(*it.value);
+    }
+  return out;
+}
+
+void Args::finish() {
+  for (auto& it : items_) {
+    if (it.used) continue;
+    if (it.key.empty()) throw UsageError("unexpected argument '" + *it.value + "'");
+    throw UsageError("unknown option --" + it.key);
+  }
+}
+
+std::uint64_t parse_hex(std::string_view s, int max_bits, std::string_view what) {
+  std::string_view h = s;
+  if (h.size() >= 2 && h[0] == '0' && (h[1] == 'x' || h[1] == 'X')) h.remove_prefix(2);
+  if (h.empty()) throw UsageError(std::string(what) + ": empty hex value '" + std::string(s) + "'");
+  std::uint64_t v = 0;
+  int digits = 0;
+  for (char c : h) {
+    int d;
+    if (c >= '0' && c <= '9') d = c - '0';
+    else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
+    else throw UsageError(std::string(what) + ": malformed hex '" + std::string(s) + "'");
+    if (v == 0 && d == 0) continue;  // leading zeros do not count
+    if (++digits > 16) throw UsageError(std::string(what) + ": hex value '" + std::string(s) + "' is too wide");
+    v = (v << 4) | static_cast<std::uint64_t>(d);
+  }
+  if (max_bits < 64 && (v >> max_bits) != 0)
+    throw UsageError(std::string(what) + ": hex value '" + std::string(s) + "' is wider than " +
+                     std::to_string(max_bits) + " bits");
+  return v;
+}
+
+long long parse_int(std::string_view s, long long lo, long long hi, std::string_view what) {
+  if (s.empty()) throw UsageError(std::string(what) + ": empty number");
+  long long v = 0;
+  bool neg = false;
+  std::size_t i = 0;
+  if (s[0] == '-') {
+    neg = true;
+    i = 1;
+  }
+  if (i >= s.size()) throw UsageError(std::string(what) + ": malformed number '" + std::string(s) + "'");
+  for (; i < s.size(); ++i) {
+    if (s[i] < '0' || s[i] > '9') throw UsageError(std::string(what) + ": malformed number '" + std::string(s) + "'");
+    v = v * 10 + (s[i] - '0');
+    if (v > (1LL << 53)) throw UsageError(std::string(what) + ": number '" + std::string(s) + "' out of range");
+  }
+  if (neg) v = -v;
+  if (v < lo || v > hi)
+    throw UsageError(std::string(what) + ": " + std::to_string(v) + " is outside " + std::to_string(lo) + ".." +
+                     std::to_string(hi));
+  return v;
+}
+
+std::map<std::string, Verb>& registry() {
+  static std::map<std::string, Verb> r;
+  return r;
+}
+
+Registrar::Registrar(std::string name, std::string summary, VerbFn fn) {
+  registry()[name] = Verb{name, std::move(summary), std::move(fn)};
+}
+
+}  // namespace numref::cli
+
+namespace {
+void usage(std::FILE* out) {
+  std::fprintf(out, "usage: numref <verb> [options]\n\nverbs:\n");
+  for (const auto& [name, v] : numref::cli::registry())
+    std::fprintf(out, "  %-10s %s\n", name.c_str(), v.summary.c_str());
+  std::fprintf(out, "\nnumref <verb> --help shows the options of a verb; docs/ has the full manual.\n");
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::ios::sync_with_stdio(false);
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  const std::string verb = argv[1];
+  if (verb == "--help" || verb == "-h" || verb == "help") {
+    usage(stdout);
+    return 0;
+  }
+  auto& reg = numref::cli::registry();
+  auto it = reg.find(verb);
+  if (it == reg.end()) {
+    std::fprintf(stderr, "numref: unknown verb '%s'\n", verb.c_str());
+    usage(stderr);
+    return 2;
+  }
+  try {
+    numref::cli::Args args(verb, std::vector<std::string>(argv + 2, argv + argc));
+    return it->second.fn(args);
+  } catch (const numref::cli::UsageError& e) {
+    std::fprintf(stderr, "numref %s: %s\n", verb.c_str(), e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "numref %s: error: %s\n", verb.c_str(), e.what());
+    return 2;
+  }
+}
