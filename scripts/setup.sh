@@ -18,8 +18,18 @@ for p in "${PACKAGES[@]}" "${OPTIONAL[@]}"; do
   fi
 done
 
+install_python_helpers() {
+  # Test-only Python helpers (differential checks against ml_dtypes), from PyPI.
+  if ! python3 -c "import numpy, ml_dtypes" >/dev/null 2>&1; then
+    echo "setup: installing Python test helpers numpy, ml_dtypes"
+    python3 -m pip install --quiet --disable-pip-version-check numpy ml_dtypes || \
+      python3 -m pip install --quiet --disable-pip-version-check --break-system-packages numpy ml_dtypes
+  fi
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "setup: all dependencies present"
+  echo "setup: all system packages present"
+  install_python_helpers
   exit 0
 fi
 
@@ -39,4 +49,5 @@ done
 if [ ${#req[@]} -gt 0 ]; then $SUDO apt-get install -y -qq --no-install-recommends "${req[@]}"; fi
 if [ ${#opt[@]} -gt 0 ]; then $SUDO apt-get install -y -qq --no-install-recommends "${opt[@]}" || \
   echo "setup: optional packages not installed: ${opt[*]} (fuzz targets will be skipped)"; fi
+install_python_helpers
 echo "setup: done"
