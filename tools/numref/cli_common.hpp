@@ -1,0 +1,56 @@
+// numref CLI — helpers shared by the verbs: format and profile look-up, code rendering,
+// and the Policy built from command-line options.
+//   spec §1.2 (code notation), §2.3 (names), §2.4 (sub-byte storage), §10 (profiles)
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cli.hpp"
+#include "numref/format.hpp"
+#include "numref/policy.hpp"
+#include "numref/value.hpp"
+
+namespace numref::cli {
+
+// §2.3 The format named `name` (canonical name or alias). Throws UsageError
+// "<what>: unknown format 'x' (known: f32, bf16, ...)".
+const Format& format_arg(std::string_view name, std::string_view what);
+// "f32, bf16, f16, ..." — the canonical names, in table order.
+std::string known_formats();
+
+// §1.2 Number of hex digits of a code of `f`: 2 for <= 8 bits, 4 for 16, 8 for 32.
+int hex_digits(const Format& f);
+// §1.2 The code in lowercase hex with exactly hex_digits(f) digits, no 0x.
+std::string hex_code(std::uint32_t code, const Format& f);
+// The field `v` of width `width` in binary, most significant bit first ("" for width 0).
+std::string binary_field(std::uint32_t v, int width);
+
+// §3.4 A compact exact rendering of a finite value for tables: the exact decimal
+// expansion when it has at most `max_chars` characters, else the C99 hex-float.
+std::string compact_value(const Decoded& d, std::size_t max_chars = 12);
+
+// A table on stdout: aligned plain-text columns (two spaces apart, header underlined
+// with dashes) or, with `markdown`, a GitHub-flavoured Markdown pipe table.
+void print_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows,
+                 bool markdown);
+
+// §10 / §10.2 The conversion policy selected by the options of `numref cast` (and any
+// verb that converts): --profile P (default ocp) gives the base Policy for the target
+// (narrow or wide, §10.1); --policy "key=value ..." (§10.2 text form) is applied on top;
+// then the single-knob options, each overriding the previous layers:
+//   --round M, --sr-bits K, --sr-variant fraction|add, --overflow O, --inf-sat V, --nan N,
+//   --nan-to-finite V, --e8m0-round R, --zero-to-nozero V, --negative V, --daz 0|1,
+//   --ftz 0|1, --tininess V, --int-range V.
+// An explicit --round also sets e8m0_round=follow unless --e8m0-round is given (so
+// `--round rtz` means rtz for an f8e8m0fnu target too, §7.1).
+// Errors (UsageError): unknown profile or value (naming the option and listing the
+// accepted values), --round sr without --sr-bits, --sr-bits / --sr-variant without
+// round=sr, and any policy validate() rejects for `to` (§4.3).
+Policy policy_from_args(Args& a, const Format& to);
+// The usage lines for the options policy_from_args() reads.
+std::string_view policy_options_help();
+
+}  // namespace numref::cli
