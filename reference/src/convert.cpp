@@ -4,12 +4,9 @@
 #include <stdexcept>
 #include <string>
 
-namespace numref {
+#include "round_core.hpp"
 
-namespace detail {
-Result round_core(const Exact& x, const Format& to, const Policy& p, Round mode, Round ovf_mode,
-                  std::uint64_t r);
-}
+namespace numref {
 
 std::optional<FormatId> find_format(std::string_view name) {
   for (const auto& f : kFormats)
@@ -93,8 +90,9 @@ Result inf_result(bool sign, const Format& to, const Policy& p) {
 }
 
 // §5.2 Stochastic rounding, "add to the source bit pattern" variant.
-Result sr_add_source(const Decoded& d, std::uint32_t bits, const Format& from, const Format& to,
+Result sr_add_source(const Decoded& d, std::uint32_t bits, const Format& from, const detail::Target& t,
                      const Policy& p, std::uint64_t r) {
+  const Format& to = *t.f;
   const int k = p.sr_bits;
   if ((r >> k) != 0)
     throw std::invalid_argument("stochastic rounding: r = " + std::to_string(r) + " has more than k = " +
@@ -114,9 +112,9 @@ Result sr_add_source(const Decoded& d, std::uint32_t bits, const Format& from, c
     sum.sig = (std::uint64_t{1} << from.man_bits) | mf;
     sum.exp = static_cast<int>(ef) - from.bias - from.man_bits;
   }
-  Result res = detail::round_core(sum, to, p, Round::rtz, Round::sr, 0);
+  Result res = detail::round_core(sum, t, p, Round::rtz, Round::sr, 0);
   // inexact iff the delivered value differs from the operand
-  const Result direct = detail::round_core(exact, to, p, Round::rtz, Round::rtz, 0);
+  const Result direct = detail::round_core(exact, t, p, Round::rtz, Round::rtz, 0);
   const bool exact_same = !(direct.flags & kInexact) && direct.bits == res.bits;
   if (exact_same) res.flags &= static_cast<std::uint8_t>(~(kInexact | kUnderflow));
   else res.flags |= kInexact;
@@ -125,7 +123,8 @@ Result sr_add_source(const Decoded& d, std::uint32_t bits, const Format& from, c
 
 }  // namespace
 
-Converter::Converter(const Format& from, const Format& to, const Policy& p) : from_(&from), to_(&to), p_(p) {
+Converter::Converter(const Format& from, const Format& to, const Policy& p)
+    : from_(&from), to_(&to), p_(p), t_(detail::make_target(to, p)) {
   const std::string err = validate(p, to);
   if (!err.empty()) throw std::invalid_argument(err);
 }
@@ -134,20 +133,31 @@ Result Converter::operator()(std::uint32_t bits, std::uint64_t r) const {
   const Format& from = *from_;
   const Format& to = *to_;
   const Policy& p = p_;
+  // Fast path (§3.1 normal operands of floating-point sources): read the fields directly.
+  if (!from.is_integer()) {
+    const std::uint32_t mag = bits & from.mag_mask();
+    const std::uint32_t ef = mag >> from.man_bits;
+    const bool special = (from.has_inf() && ef == from.exp_all_ones()) ||
+                         (from.specials == Specials::fn && mag == from.mag_mask());
+    if (ef != 0 && !special && !(t_.mode == Round::sr && p.sr_variant == SrVariant::add_source)) {
+      const Exact x{(bits & from.sign_bit()) != 0, (std::uint64_t{1} << from.man_bits) | (mag & from.man_mask()),
+                    static_cast<int>(ef) - from.bias - from.man_bits, false};
+      return core_impl::round_core_inline(x, t_, p, t_.mode, t_.mode, r);
+    }
+  }
   const Decoded d = decode(bits, from);
   switch (d.cls) {
     case Class::nan: return nan_result(d, from, to, p);
     case Class::inf: return inf_result(d.sign, to, p);
-    case Class::zero: return round_finite(Exact{d.sign, 0, 0, false}, to, p, r);
+    case Class::zero: return detail::round_core(Exact{d.sign, 0, 0, false}, t_, p, t_.mode, t_.mode, r);
     case Class::subnormal:
-      if (p.daz) return round_finite(Exact{d.sign, 0, 0, false}, to, p, r);  // §8.1
+      if (p.daz) return detail::round_core(Exact{d.sign, 0, 0, false}, t_, p, t_.mode, t_.mode, r);  // §8.1
       break;
     case Class::normal: break;
   }
-  if (p.round == Round::sr && p.sr_variant == SrVariant::add_source && !from.is_integer() &&
-      effective_round(to, p) == Round::sr)
-    return sr_add_source(d, bits, from, to, p, r);
-  return round_finite(Exact{d.sign, d.sig, d.exp, false}, to, p, r);
+  if (t_.mode == Round::sr && p.sr_variant == SrVariant::add_source && !from.is_integer())
+    return sr_add_source(d, bits, from, t_, p, r);
+  return detail::round_core(Exact{d.sign, d.sig, d.exp, false}, t_, p, t_.mode, t_.mode, r);
 }
 
 Result convert(std::uint32_t bits, const Format& from, const Format& to, const Policy& p, std::uint64_t r) {

@@ -72,26 +72,6 @@ Decoded decode(std::uint32_t code, const Format& f) {
 
 namespace detail {
 
-std::uint32_t encode_grid(bool sign, std::uint64_t n, int q, const Format& f) {
-  if (f.is_integer()) {
-    const std::uint64_t v = n << q;  // q == 0 for integers
-    const std::uint64_t c = sign ? (~v + 1) : v;
-    return static_cast<std::uint32_t>(c) & f.mask();
-  }
-  const int bl = bit_length(n);
-  const int e = q + bl - 1;
-  std::uint32_t mag;
-  if (f.has_subnormals && e < f.emin()) {
-    mag = static_cast<std::uint32_t>(n);  // q == qmin: n is the fraction field
-  } else {
-    const int top = bl - 1;
-    const std::uint64_t frac =
-        (top >= f.man_bits ? (n >> (top - f.man_bits)) : (n << (f.man_bits - top))) & f.man_mask();
-    mag = (static_cast<std::uint32_t>(e + f.bias) << f.man_bits) | static_cast<std::uint32_t>(frac);
-  }
-  return mag | (sign ? f.sign_bit() : 0u);
-}
-
 Magnitude max_magnitude(const Format& f, bool negative, bool int_symmetric) {
   if (f.is_integer()) {
     const std::uint64_t pos = f.max_finite;

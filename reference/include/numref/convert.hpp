@@ -39,6 +39,7 @@ class Converter {
   const Format* from_;
   const Format* to_;
   Policy p_;
+  detail::Target t_;
 };
 
 }  // namespace numref

@@ -47,7 +47,7 @@ std::uint32_t encode_min_positive(const Format& f);        // smallest positive 
 namespace detail {
 // Code of (-1)^sign * n * 2^q where (n, q) is already a representable finite value
 // in the format's grid (n != 0; q >= qmin for subnormals). Used by the rounding core.
-std::uint32_t encode_grid(bool sign, std::uint64_t n, int q, const Format& f);
+inline std::uint32_t encode_grid(bool sign, std::uint64_t n, int q, const Format& f);
 // Largest finite magnitude as n * 2^q (for integers it depends on the sign and range:
 // 127, or 128 for negatives of the full two's complement range).
 struct Magnitude {
@@ -56,6 +56,26 @@ struct Magnitude {
 };
 Magnitude max_magnitude(const Format& f, bool negative, bool int_symmetric);
 inline int bit_length(std::uint64_t v) { return v ? 64 - __builtin_clzll(v) : 0; }
+
+inline std::uint32_t encode_grid(bool sign, std::uint64_t n, int q, const Format& f) {
+  if (f.is_integer()) {
+    const std::uint64_t v = n << q;  // q == 0 for integers
+    const std::uint64_t c = sign ? (~v + 1) : v;
+    return static_cast<std::uint32_t>(c) & f.mask();
+  }
+  const int bl = bit_length(n);
+  const int e = q + bl - 1;
+  std::uint32_t mag;
+  if (f.has_subnormals && e < f.emin()) {
+    mag = static_cast<std::uint32_t>(n);  // q == qmin: n is the fraction field
+  } else {
+    const int top = bl - 1;
+    const std::uint64_t frac =
+        (top >= f.man_bits ? (n >> (top - f.man_bits)) : (n << (f.man_bits - top))) & f.man_mask();
+    mag = (static_cast<std::uint32_t>(e + f.bias) << f.man_bits) | static_cast<std::uint32_t>(frac);
+  }
+  return mag | (sign ? f.sign_bit() : 0u);
+}
 }  // namespace detail
 
 // Decimal expansion of the exact value of a finite code point, e.g. "-0.001953125",
