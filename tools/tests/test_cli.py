@@ -1,0 +1,465 @@
+#!/usr/bin/env python3
+"""CLI tests for the numref verbs formats, explain, table and cast (standard library only).
+
+Every expected value is computed by hand in the comment beside it, from the spec clause
+named there — never copied from numref's output.
+
+usage: test_cli.py path/to/numref
+"""
+import subprocess
+import sys
+
+NUMREF = None
+FAILURES = []
+CHECKS = 0
+
+
+def run(args, stdin=b""):
+    if isinstance(stdin, str):
+        stdin = stdin.encode()
+    p = subprocess.run([NUMREF] + args, input=stdin, capture_output=True, timeout=120)
+    return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+
+
+def fail(name, msg):
+    FAILURES.append(f"{name}: {msg}")
+
+
+def check(name, cond, msg=""):
+    global CHECKS
+    CHECKS += 1
+    if not cond:
+        fail(name, msg or "condition false")
+
+
+def expect_ok(name, args, stdin=b"", stdout=None, contains=()):
+    """Exit 0; stdout equal to `stdout` when given; every string of `contains` in stdout."""
+    rc, out, err = run(args, stdin)
+    check(name, rc == 0, f"exit {rc}, stderr {err.strip()!r}")
+    if stdout is not None:
+        check(name, out == stdout, f"stdout {out!r}, expected {stdout!r}")
+    for c in contains:
+        check(name, c in out, f"{c!r} not in stdout:\n{out}")
+    return out
+
+
+def expect_error(name, args, stdin=b"", contains=(), stdout=None):
+    """Exit 2 with exactly one line on stderr containing every string of `contains`."""
+    rc, out, err = run(args, stdin)
+    check(name, rc == 2, f"exit {rc}, expected 2 (stderr {err.strip()!r})")
+    check(name, err.count("\n") == 1 and err.endswith("\n"), f"stderr is not one line: {err!r}")
+    for c in contains:
+        check(name, c in err, f"{c!r} not in stderr {err!r}")
+    if stdout is not None:
+        check(name, out == stdout, f"stdout {out!r}, expected {stdout!r}")
+    return out, err
+
+
+def cast(args, lines):
+    """Runs numref cast on `lines` and returns its output lines (exit 0 required)."""
+    rc, out, err = run(["cast"] + args, "".join(l + "\n" for l in lines))
+    check("cast " + " ".join(args), rc == 0, f"exit {rc}: {err.strip()}")
+    return out.splitlines()
+
+
+def expect_cast(name, args, cases):
+    """cases: list of (input line, expected output line)."""
+    got = cast(args, [c[0] for c in cases])
+    want = [c[1] for c in cases]
+    for i, (g, w) in enumerate(zip(got, want)):
+        check(name, g == w, f"input {cases[i][0]!r}: got {g!r}, expected {w!r}")
+    check(name, len(got) == len(want), f"{len(got)} output lines for {len(want)} cases")
+
+
+# ---- numref formats (§2.1, §3.2, §3.3) ----------------------------------------------------
+def test_formats():
+    out = expect_ok("formats", ["formats"])
+    rows = {line.split()[0]: line.split() for line in out.splitlines()[2:] if line and not line.startswith("int8:")}
+    for name in ["f32", "bf16", "f16", "f8e4m3fn", "f8e5m2", "f8e8m0fnu", "f6e3m2fn", "f6e2m3fn", "f4e2m1fn", "int8"]:
+        check("formats rows", name in rows, f"no row for {name}")
+    # f8e4m3fn: 8 bits, e4, m3, bias 7, signed, fn, zero, subnormals, emin = 1 - 7 = -6,
+    # max 0x7E = 1.75 * 2^8 = 448, min positive 0x01 = 2^(emin - 3) = 2^-9 = 0.001953125, NaN 7F.
+    check("formats e4m3", rows["f8e4m3fn"] == ["f8e4m3fn", "8", "4", "3", "7", "yes", "fn", "yes", "yes", "-6",
+                                               "7e", "=", "448", "01", "=", "0.001953125", "7f"],
+          f"row {rows['f8e4m3fn']}")
+    # f8e8m0fnu: unsigned, no zero, no subnormals, emin = -bias = -127; max FE = 2^127,
+    # min 00 = 2^-127 (decimals longer than 12 characters are shown as hex-floats), NaN FF.
+    check("formats e8m0", rows["f8e8m0fnu"] == ["f8e8m0fnu", "8", "8", "0", "127", "no", "fn", "no", "no", "-127",
+                                                "fe", "=", "0x1p+127", "00", "=", "0x1p-127", "ff"],
+          f"row {rows['f8e8m0fnu']}")
+    # f16: emin = 1 - 15 = -14; max 7BFF = (2 - 2^-10) * 2^15 = 65504; min 0001 = 2^-24.
+    check("formats f16", rows["f16"][9:] == ["-14", "7bff", "=", "65504", "0001", "=", "0x1p-24", "7e00"],
+          f"row {rows['f16']}")
+    # f32: max 7F7FFFFF = (2 - 2^-23) * 2^127 = 0x1.fffffep+127; min 00000001 = 2^-149.
+    check("formats f32", rows["f32"][10:] == ["7f7fffff", "=", "0x1.fffffep+127", "00000001", "=", "0x1p-149",
+                                              "7fc00000"], f"row {rows['f32']}")
+    # f4e2m1fn: bias 1, emin 0, max 7 = 1.5 * 2^2 = 6, min 1 = 0.5 * 2^0, no NaN.
+    check("formats e2m1", rows["f4e2m1fn"][9:] == ["0", "07", "=", "6", "01", "=", "0.5", "-"],
+          f"row {rows['f4e2m1fn']}")
+    # f6e3m2fn: max 1F = 1.75 * 2^(7-3) = 28; f6e2m3fn: max 1F = 1.875 * 2^(3-1) = 7.5.
+    check("formats e3m2", rows["f6e3m2fn"][10:13] == ["1f", "=", "28"], f"row {rows['f6e3m2fn']}")
+    check("formats e2m3", rows["f6e2m3fn"][10:13] == ["1f", "=", "7.5"], f"row {rows['f6e2m3fn']}")
+    # int8: max 7F = 127, min positive 01 = 1, most negative 80 = -128.
+    check("formats int8", "int8: most negative code 80 = -128" in out, out)
+    md = expect_ok("formats --markdown", ["formats", "--markdown"]).splitlines()
+    check("formats md", md[0].startswith("| name | bits | exp | frac | bias |") and md[1].startswith("|---|"), md[:2])
+    check("formats md e4m3", "| f8e4m3fn | 8 | 4 | 3 | 7 | yes | fn | yes | yes | -6 | 7e = 448 | 01 = 0.001953125 | 7f |"
+          in md, "e4m3 markdown row")
+    expect_ok("formats --help", ["formats", "--help"], contains=["usage: numref formats"])
+    expect_error("formats extra", ["formats", "f32"], contains=["unexpected argument 'f32'"])
+
+
+# ---- numref explain (§3.1, §3.4) ----------------------------------------------------------
+def explain_fields(out):
+    return {line[:20].strip(): line[21:] for line in out.splitlines() if line}
+
+
+def test_explain():
+    # 0x7E in f8e4m3fn: 0 1111 110 -> (1 + 6/8) * 2^(15 - 7) = 14 * 2^5 = 448 = 0x1.cp+8.
+    f = explain_fields(expect_ok("explain 7e", ["explain", "f8e4m3fn", "7e"]))
+    check("explain 7e", f.get("sign") == "0 (+)", f)
+    check("explain 7e", f.get("exponent field") == "1111 (15)", f)
+    check("explain 7e", f.get("fraction field") == "110", f)
+    check("explain 7e", f.get("class") == "normal", f)
+    check("explain 7e", f.get("value") == "448", f)
+    check("explain 7e", f.get("hex-float") == "0x1.cp+8", f)
+    check("explain 7e", f.get("unbiased exponent", "").startswith("8 "), f)
+    check("explain 7e", f.get("integer significand", "").startswith("14 (|value| = 14 * 2^5)"), f)
+    # 0x01 in f8e4m3fn: subnormal 0.001 * 2^-6 = 2^-9 = 0.001953125; exponent emin = -6.
+    f = explain_fields(expect_ok("explain 01", ["explain", "e4m3", "0x01"]))
+    check("explain 01", (f.get("class"), f.get("value"), f.get("hex-float")) == ("subnormal", "0.001953125", "0x1p-9"), f)
+    check("explain 01", f.get("unbiased exponent", "").startswith("-6 "), f)
+    check("explain 01", f.get("integer significand", "").startswith("1 (|value| = 1 * 2^-9)"), f)
+    # 0xFF in f8e4m3fn: S.1111.111 -> NaN with the sign set (§2.2 fn); no exponent/significand lines.
+    f = explain_fields(expect_ok("explain ff", ["explain", "f8e4m3fn", "FF"]))
+    check("explain ff", (f.get("sign"), f.get("class"), f.get("value")) == ("1 (-)", "nan", "-nan"), f)
+    check("explain ff", "unbiased exponent" not in f and "integer significand" not in f, f)
+    # f32 0x3FC00000 = 1.1b * 2^0 = 1.5 = 0x1.8p+0; significand 0xC00000 = 12582912, quantum 2^-23.
+    f = explain_fields(expect_ok("explain f32", ["explain", "f32", "3fc00000"]))
+    check("explain f32", (f.get("value"), f.get("hex-float")) == ("1.5", "0x1.8p+0"), f)
+    check("explain f32", f.get("integer significand", "").startswith("12582912 (|value| = 12582912 * 2^-23)"), f)
+    # f32 0x7FA00001: exponent all ones, fraction top bit clear -> signaling NaN (§2.2, §6.3).
+    f = explain_fields(expect_ok("explain snan", ["explain", "f32", "7fa00001"]))
+    check("explain snan", f.get("class", "").startswith("nan (signaling"), f)
+    f = explain_fields(expect_ok("explain qnan", ["explain", "f32", "7fc00000"]))
+    check("explain qnan", f.get("class", "").startswith("nan (quiet"), f)
+    # f8e5m2 0x7C = 0 11111 00 -> +inf; 0xFC -> -inf.
+    f = explain_fields(expect_ok("explain inf", ["explain", "f8e5m2", "7c", "fc"]).split("\n\n")[1])
+    check("explain inf", (f.get("class"), f.get("value")) == ("inf", "-inf"), f)
+    # bf16 0x8001: -fraction 1 * 2^(1 - 127 - 7) = -2^-133.
+    f = explain_fields(expect_ok("explain bf16", ["explain", "bf16", "8001"]))
+    check("explain bf16", (f.get("class"), f.get("hex-float")) == ("subnormal", "-0x1p-133"), f)
+    # f8e8m0fnu 0x7F = 2^(127 - 127) = 1: no sign bit, no fraction bits.
+    f = explain_fields(expect_ok("explain e8m0", ["explain", "f8e8m0fnu", "7f"]))
+    check("explain e8m0", f.get("sign", "").startswith("(none"), f)
+    check("explain e8m0", f.get("fraction field", "").startswith("(none"), f)
+    check("explain e8m0", (f.get("value"), f.get("hex-float")) == ("1", "0x1p+0"), f)
+    check("explain e8m0", f.get("unbiased exponent", "").startswith("0 "), f)
+    # f8e8m0fnu 0x00 = 2^-127: exact decimal has 127 digits after the point.
+    f = explain_fields(expect_ok("explain e8m0 00", ["explain", "f8e8m0fnu", "00"]))
+    check("explain e8m0 00", f.get("value", "").startswith("0.0000000000000000000000000000000000000058774717541114375")
+          and len(f.get("value", "")) == 2 + 127, f)
+    # f6e3m2fn 0x3F = 1 111 11 -> -(1.75 * 2^(7 - 3)) = -28.
+    f = explain_fields(expect_ok("explain e3m2", ["explain", "f6e3m2fn", "3f"]))
+    check("explain e3m2", (f.get("exponent field"), f.get("fraction field"), f.get("value")) == ("111 (7)", "11", "-28"), f)
+    # int8 0x80 = -128 (two's complement).
+    f = explain_fields(expect_ok("explain int8", ["explain", "int8", "80"]))
+    check("explain int8", (f.get("value"), f.get("low bits", "")[:7]) == ("-128", "0000000"), f)
+    # errors
+    expect_error("explain unknown format", ["explain", "f7", "1"], contains=["unknown format 'f7'"])
+    expect_error("explain too wide", ["explain", "f4e2m1fn", "10"], contains=["'10'", "wider than 4 bits"])
+    expect_error("explain too wide e3m2", ["explain", "f6e3m2fn", "40"], contains=["wider than 6 bits"])
+    expect_error("explain too wide e4m3", ["explain", "f8e4m3fn", "0x100"], contains=["wider than 8 bits"])
+    expect_error("explain malformed", ["explain", "f8e4m3fn", "0xzz"], contains=["malformed hex '0xzz'"])
+    expect_error("explain empty", ["explain", "f8e4m3fn", "0x"], contains=["empty hex"])
+    expect_error("explain missing", ["explain", "f8e4m3fn"], contains=["expected FORMAT HEX"])
+    expect_ok("explain --help", ["explain", "--help"], contains=["usage: numref explain"])
+
+
+# ---- numref table (§3.1, §3.4) ------------------------------------------------------------
+def test_table():
+    out = expect_ok("table e2m1", ["table", "f4e2m1fn"]).splitlines()
+    check("table e2m1", len(out) == 2 + 16, f"{len(out)} lines")
+    check("table e2m1", out[0].split() == ["code", "sign", "exponent", "fraction", "class", "value", "hex-float"], out[0])
+    # 0x07 = 0 11 1 -> 1.5 * 2^(3 - 1) = 6; 0x08 = -0; 0x01 = 0.1b * 2^0 = 0.5.
+    check("table e2m1", out[2 + 7].split() == ["07", "0", "11", "1", "normal", "6", "0x1.8p+2"], out[2 + 7])
+    check("table e2m1", out[2 + 8].split() == ["08", "1", "00", "0", "zero", "-0", "-0x0p+0"], out[2 + 8])
+    check("table e2m1", out[2 + 1].split() == ["01", "0", "00", "1", "subnormal", "0.5", "0x1p-1"], out[2 + 1])
+    out = expect_ok("table e4m3", ["table", "e4m3"]).splitlines()
+    check("table e4m3", len(out) == 2 + 256, f"{len(out)} lines")
+    # 0x08 = 0 0001 000 = 2^(1 - 7) = 2^-6 = 0.015625; 0x7E = 448; 0x7F / 0xFF NaN.
+    check("table e4m3", out[2 + 0x08].split() == ["08", "0", "0001", "000", "normal", "0.015625", "0x1p-6"], out[2 + 8])
+    check("table e4m3", out[2 + 0x7E].split()[4:6] == ["normal", "448"], out[2 + 0x7E])
+    check("table e4m3", out[2 + 0x7F].split()[4] == "nan" and out[2 + 0xFF].split()[4] == "nan", "NaN rows")
+    out = expect_ok("table e8m0", ["table", "f8e8m0fnu"]).splitlines()
+    # no zero in f8e8m0fnu: code 00 is 2^-127, FE is 2^127, FF NaN.
+    check("table e8m0", out[2].split()[4] == "normal" and out[2].split()[-1] == "0x1p-127", out[2])
+    check("table e8m0", out[2 + 0xFE].split()[-1] == "0x1p+127" and out[2 + 0xFF].split()[-3] == "nan", out[-2:])
+    md = expect_ok("table md", ["table", "f6e2m3fn", "--markdown"]).splitlines()
+    # f6e2m3fn 0x1F = 0 11 111 = 1.875 * 2^(3 - 1) = 7.5.
+    check("table md", md[0] == "| code | sign | exponent | fraction | class | value | hex-float |", md[0])
+    check("table md", md[2 + 0x1F] == "| 1f | 0 | 11 | 111 | normal | 7.5 | 0x1.ep+2 |", md[2 + 0x1F])
+    out = expect_ok("table int8", ["table", "int8"]).splitlines()
+    check("table int8", out[2 + 0x80].split()[:2] == ["80", "1"] and out[2 + 0x80].split()[-2] == "-128", out[2 + 0x80])
+    expect_error("table wide", ["table", "f32"], contains=["f32 has 32 bits"])
+    expect_error("table unknown", ["table", "e9m9"], contains=["unknown format 'e9m9'"])
+    expect_error("table none", ["table"], contains=["expected exactly one FORMAT"])
+
+
+# ---- numref cast (§4 – §11) ---------------------------------------------------------------
+def test_cast_values():
+    # f32 -> f8e4m3fn (§4.2, §6.1). 448 = 0x43E00000 is max finite 0x7E, exact.
+    # 464 = 0x43E80000 is the midpoint of 448 (0x7E, even) and 480 (the NaN slot 0x7F):
+    # tie -> even code 0x7E, inexact. 464.00003 = 0x43E80001 rounds to 480 > 448: overflow,
+    # nonsat (ocp) -> the NaN of the infinity slot 0x7F; saturating -> 0x7E; flags o, x.
+    e4m3 = [("43e00000", "7e ----"), ("43e80000", "7e ---x"), ("0x43e80001", "7f -o-x")]
+    expect_cast("cast e4m3 ocp", ["--from", "f32", "--to", "f8e4m3fn"], e4m3)
+    expect_cast("cast e4m3 default profile", ["--from", "f32", "--to", "f8e4m3fn", "--profile", "ocp"], e4m3)
+    expect_cast("cast e4m3 cuda_satfinite", ["--from", "f32", "--to", "f8e4m3fn", "--profile", "cuda_satfinite"],
+                [("43e80001", "7e -o-x"), ("43e80000", "7e ---x")])
+    expect_cast("cast e4m3 --overflow", ["--from", "f32", "--to", "f8e4m3fn", "--overflow", "saturate"],
+                [("43e80001", "7e -o-x"), ("c3e80001", "fe -o-x")])
+    # -464.00003 nonsat -> NaN with the sign of x (§6.1): 0xFF.
+    expect_cast("cast e4m3 negative overflow", ["--from", "f32", "--to", "f8e4m3fn"], [("c3e80001", "ff -o-x")])
+    # 2^-10 = 0x3A800000 is half the smallest subnormal 2^-9 of f8e4m3fn: tie between 0 (even)
+    # and 0x01 -> 0x00, tiny and inexact -> u, x.
+    expect_cast("cast e4m3 tiny tie", ["--from", "f32", "--to", "f8e4m3fn"], [("3a800000", "00 --ux")])
+    # NaN and Inf (§6.2, §6.3). Quiet +NaN -> 0x7F (fn: one NaN per sign), -NaN -> 0xFF,
+    # no flag; signaling NaN 0x7F800001 -> invalid. +Inf under nonsat -> NaN slot 0x7F, invalid.
+    expect_cast("cast e4m3 specials ocp", ["--from", "f32", "--to", "f8e4m3fn"],
+                [("7fc00000", "7f ----"), ("ffc00000", "ff ----"), ("7f800001", "7f v---"),
+                 ("7f800000", "7f v---"), ("ff800000", "ff v---"), ("80000000", "80 ----")])
+    # cuda_satfinite: NaN -> 0x7F with the sign dropped (nan=ones); +-Inf -> +-max 0x7E/0xFE, o, x.
+    expect_cast("cast e4m3 specials cuda", ["--from", "f32", "--to", "f8e4m3fn", "--profile", "cuda_satfinite"],
+                [("ffc00000", "7f ----"), ("7f800000", "7e -o-x"), ("ff800000", "fe -o-x")])
+    # ml_dtypes: NaN sign kept (0xFF), Inf stays special (NaN 0x7F, invalid).
+    expect_cast("cast e4m3 specials ml_dtypes", ["--from", "f32", "--to", "f8e4m3fn", "--profile", "ml_dtypes"],
+                [("ffc00000", "ff ----"), ("7f800000", "7f v---")])
+    # f8e5m2 has Inf: -Inf -> 0xFC exactly; 57344 = 1.75 * 2^15 = 0x47600000 -> 0x7B;
+    # 61440 (0x47700000) is the tie of 57344 and 65536 -> even is 65536 = overflow -> Inf 0x7C.
+    expect_cast("cast e5m2", ["--from", "f32", "--to", "f8e5m2"],
+                [("ff800000", "fc ----"), ("47600000", "7b ----"), ("47700000", "7c -o-x")])
+    # f32 -> bf16: 1 + 2^-8 (0x3F808000) is the tie of 0x3F80 (even) and 0x3F81 -> 0x3F80;
+    # 1 + 3 * 2^-8 (0x3F818000) ties 0x3F81 / 0x3F82 -> 0x3F82 (even). Max f32 rounds to
+    # 2^128: overflow -> +Inf 0x7F80. Denormal 0x00000001 = 2^-149 -> below half of 2^-133: 0, u, x.
+    expect_cast("cast bf16", ["--from", "f32", "--to", "bf16"],
+                [("3f808000", "3f80 ---x"), ("3f818000", "3f82 ---x"), ("7f7fffff", "7f80 -o-x"),
+                 ("00000001", "0000 --ux"), ("3f800000", "3f80 ----")])
+    # wider targets: 8-bit code 0x01 of f8e4m3fn = 2^-9 -> f32 field 127 - 9 = 118 = 0x76: 0x3B000000
+    # (8 digits); f6e3m2fn 0x3F = -28 = -1.75 * 2^4 -> f32 0xC1E00000; f4e2m1fn 0x0F = -6 = -1.5 * 2^2
+    # -> 0xC0C00000; -> f16: -6 = 1 10001 1000000000 = 0xC600 (4 digits).
+    expect_cast("cast widen", ["--from", "f8e4m3fn", "--to", "f32"], [("01", "3b000000 ----")])
+    expect_cast("cast from e3m2", ["--from", "f6e3m2fn", "--to", "f32"], [("3f", "c1e00000 ----")])
+    expect_cast("cast from e2m1", ["--from", "f4e2m1fn", "--to", "f32"], [("f", "c0c00000 ----")])
+    expect_cast("cast e2m1 to f16", ["--from", "f4e2m1fn", "--to", "f16"], [("0f", "c600 ----")])
+    # f32 -> f4e2m1fn: 5 (0x40A00000) ties 4 (0x06, even) and 6 (0x07) -> 0x06; 8 > 6 overflows:
+    # FP4 has no Inf/NaN and always saturates (§6.1) -> 0x07, o, x; -0 -> 0x08 (2 digits).
+    expect_cast("cast e2m1", ["--from", "f32", "--to", "f4e2m1fn"],
+                [("40a00000", "06 ---x"), ("41000000", "07 -o-x"), ("80000000", "08 ----")])
+    # NaN into FP6 (no NaN, §6.4): ocp nan_to_finite=zero -> 00; ml_dtypes negzero -> 0x20;
+    # cuda max -> 0x1F; always invalid.
+    expect_cast("cast nan e3m2 ocp", ["--from", "f32", "--to", "f6e3m2fn"], [("7fc00000", "00 v---")])
+    expect_cast("cast nan e3m2 ml", ["--from", "f32", "--to", "f6e3m2fn", "--profile", "ml_dtypes"],
+                [("7fc00000", "20 v---")])
+    expect_cast("cast nan e3m2 cuda", ["--from", "f32", "--to", "f6e3m2fn", "--profile", "cuda_nosat"],
+                [("7fc00000", "1f v---")])
+    # int8 (§6.5): 127 -> 7F; 128 (0x43000000) out of range -> 7F, invalid only; -128 -> 80;
+    # 1.5 (0x3FC00000) ties 1 and 2 -> 2 (even), inexact; 2.5 -> 2.
+    expect_cast("cast int8", ["--from", "f32", "--to", "int8"],
+                [("42fe0000", "7f ----"), ("43000000", "7f v---"), ("c3000000", "80 ----"),
+                 ("3fc00000", "02 ---x"), ("40200000", "02 ---x")])
+    expect_cast("cast int8 symmetric", ["--from", "f32", "--to", "int8", "--int-range", "symmetric"],
+                [("c3000000", "81 v---")])
+
+
+def test_cast_e8m0_and_overrides():
+    # f32 -> f8e8m0fnu (§7). 1.5 = 0x3FC00000 is the tie of 2^0 (code 0x7F, odd) and 2^1
+    # (0x80, even): ocp (follow -> rne -> even code) 0x80; ml_dtypes (tiesup) 0x80;
+    # cuda (floor) 0x7F. 0 -> ocp NaN 0xFF invalid; cuda min 0x00 inexact. -1 -> ocp NaN,
+    # cuda |x| -> 0x7F exactly.
+    expect_cast("cast e8m0 ocp", ["--from", "f32", "--to", "f8e8m0fnu"],
+                [("3fc00000", "80 ---x"), ("00000000", "ff v---"), ("bf800000", "ff v---"), ("3f800000", "7f ----")])
+    expect_cast("cast e8m0 cuda", ["--from", "f32", "--to", "e8m0", "--profile", "cuda_satfinite"],
+                [("3fc00000", "7f ---x"), ("00000000", "00 ---x"), ("bf800000", "7f ----")])
+    # 1.75 = 0x3FE00000: floor 0x7F; nearest 0x80. --round rne on cuda_satfinite sets
+    # e8m0_round=follow (-> even) unless --e8m0-round is given.
+    expect_cast("cast e8m0 cuda floor", ["--from", "f32", "--to", "e8m0", "--profile", "cuda_satfinite"],
+                [("3fe00000", "7f ---x")])
+    expect_cast("cast e8m0 --round", ["--from", "f32", "--to", "e8m0", "--profile", "cuda_satfinite", "--round", "rne"],
+                [("3fe00000", "80 ---x")])
+    expect_cast("cast e8m0 --round + --e8m0-round",
+                ["--from", "f32", "--to", "e8m0", "--profile", "cuda_satfinite", "--round", "rne", "--e8m0-round", "floor"],
+                [("3fe00000", "7f ---x")])
+    # 1.25 = 0x3FA00000 under ceil -> 2^1 = 0x80; rtz (follow) -> 0x7F.
+    expect_cast("cast e8m0 ceil", ["--from", "f32", "--to", "e8m0", "--e8m0-round", "ceil"], [("3fa00000", "80 ---x")])
+    expect_cast("cast e8m0 rtz", ["--from", "f32", "--to", "e8m0", "--round", "rtz"], [("3fe00000", "7f ---x")])
+    # --policy (§10.2) then single knobs: --policy overflow=saturate makes 464.00003 -> 0x7E;
+    # a later --overflow nonsat wins -> 0x7F.
+    expect_cast("cast --policy", ["--from", "f32", "--to", "f8e4m3fn", "--policy", "overflow=saturate"],
+                [("43e80001", "7e -o-x")])
+    expect_cast("cast --policy + knob", ["--from", "f32", "--to", "f8e4m3fn", "--policy", "overflow=saturate nan=canonical",
+                                         "--overflow", "nonsat"], [("43e80001", "7f -o-x"), ("ffc00000", "7f ----")])
+    # directed modes: 1 + 2^-23 (0x3F800001) -> bf16: rtz/rdn 0x3F80, rup 0x3F81; negative: rdn 0xBF81.
+    expect_cast("cast rup", ["--from", "f32", "--to", "bf16", "--round", "rup"], [("3f800001", "3f81 ---x"),
+                                                                                  ("bf800001", "bf80 ---x")])
+    expect_cast("cast rdn", ["--from", "f32", "--to", "bf16", "--round", "rdn"], [("3f800001", "3f80 ---x"),
+                                                                                  ("bf800001", "bf81 ---x")])
+    # rna: 1 + 2^-8 ties -> away: 0x3F81.
+    expect_cast("cast rna", ["--from", "f32", "--to", "bf16", "--round", "rna"], [("3f808000", "3f81 ---x")])
+    # DAZ (§8.1): the subnormal 2^-149 is replaced by +0 -> 0x00, no flag. FTZ (§8.2): 2^-9
+    # (0x3B000000) is the exact subnormal 0x01 of f8e4m3fn; tiny -> flushed to 0, u, x.
+    expect_cast("cast daz", ["--from", "f32", "--to", "f8e4m3fn", "--daz", "1"], [("00000001", "00 ----")])
+    expect_cast("cast no daz", ["--from", "f32", "--to", "f8e4m3fn"], [("00000001", "00 --ux"), ("3b000000", "01 ----")])
+    expect_cast("cast ftz", ["--from", "f32", "--to", "f8e4m3fn", "--ftz", "1"], [("3b000000", "00 --ux")])
+    # --nan (§6.3): payload keeps a truncated payload with the quiet bit: f32 0x7F800001 (sNaN,
+    # payload 1) -> f16 fraction 1 >> 13 = 0, | quiet 0x200 -> 0x7E00, invalid; ones -> 0x7FFF.
+    expect_cast("cast nan payload", ["--from", "f32", "--to", "f16"], [("7f800001", "7e00 v---"),
+                                                                       ("ffc02000", "fe01 ----")])
+    expect_cast("cast nan ones", ["--from", "f32", "--to", "f16", "--nan", "ones"], [("ffc00000", "7fff ----")])
+
+
+def test_cast_sr():
+    # §5.1, k = 8. f32 1 + 2^-8 (0x3F808000) -> bf16: quantum 2^-7, N = 1.0 (0x3F80), f = 1/2,
+    # f_8 = 128; up iff 128 + r >= 256, i.e. r >= 0x80.
+    sr = ["--from", "f32", "--to", "bf16", "--round", "sr", "--sr-bits", "8"]
+    expect_cast("cast sr", sr, [("3f808000 7f", "3f80 ---x"), ("3f808000 80", "3f81 ---x"),
+                                ("0x3f808000 0xff", "3f81 ---x"), ("3f808000\t00", "3f80 ---x"),
+                                # exact inputs never move: 1.0 with r = 0xFF stays 0x3F80, exact
+                                ("3f800000 ff", "3f80 ----"),
+                                # f = 2^-16 < 2^-8: f_8 = 0, never moves even with r = 0xFF
+                                ("3f800001 ff", "3f80 ---x")])
+    # k = 32: r up to 0xFFFFFFFF is valid; 1 + 2^-8 with r = 0x80000000 -> f_32 = 2^31, sum = 2^32 -> up.
+    expect_cast("cast sr k32", ["--from", "f32", "--to", "bf16", "--round", "sr", "--sr-bits", "32"],
+                [("3f808000 80000000", "3f81 ---x"), ("3f808000 7fffffff", "3f80 ---x"), ("3f800000 ffffffff", "3f80 ----")])
+    # Subnormal target: 2^-10 (0x3A800000) -> f8e4m3fn, quantum 2^-9: N = 0, f = 1/2, f_8 = 128:
+    # fraction variant gives 0x01 for r >= 0x80 (tiny: u, x). The add variant (§5.2) adds
+    # r * 2^(20 - 8) to the f32 bits: 2^-10 * (1 + 0xFF000 / 2^23) < 2^-10 * 1.125, which rtz
+    # takes to 0 on the 2^-9 grid -> 0x00, u, x.
+    expect_cast("cast sr subnormal fraction", ["--from", "f32", "--to", "f8e4m3fn", "--round", "sr", "--sr-bits", "8"],
+                [("3a800000 ff", "01 --ux"), ("3a800000 7f", "00 --ux")])
+    expect_cast("cast sr subnormal add", ["--from", "f32", "--to", "f8e4m3fn", "--round", "sr", "--sr-bits", "8",
+                                          "--sr-variant", "add"], [("3a800000 ff", "00 --ux")])
+    # SR beyond max finite (§5.3): 464 (0x43E80000) with r = 0xFF rounds up to 480: overflow,
+    # nonsat -> NaN slot 0x7F, saturate -> 0x7E.
+    expect_cast("cast sr overflow", ["--from", "f32", "--to", "f8e4m3fn", "--round", "sr", "--sr-bits", "8"],
+                [("43e80000 ff", "7f -o-x"), ("43e80000 00", "7e ---x")])
+    # SR from an 8-bit source (no lookup table with SR): f8e4m3fn 0x39 = 1.125 -> f4e2m1fn:
+    # quantum 0.5 in [1, 2): N = 2 (1.0), f = 1/4, f_4 = 4; up iff 4 + r >= 16, r >= 12 (0xC).
+    expect_cast("cast sr 8-bit source", ["--from", "f8e4m3fn", "--to", "f4e2m1fn", "--round", "sr", "--sr-bits", "4"],
+                [("39 b", "02 ---x"), ("39 c", "03 ---x")])
+
+
+def test_cast_input_rules():
+    base = ["--from", "f8e4m3fn", "--to", "f32"]
+    # 0x3C = 0 0111 100 = 1.5 -> f32 0x3FC00000, in every accepted spelling; blank lines,
+    # comments and CRLF endings; the last line needs no newline.
+    rc, out, err = run(["cast"] + base, "3c\n0x3C\n0X3c\n  003c  \n\n   \n# comment\n  # indented comment\n3c\r\n3c")
+    check("cast spellings", rc == 0 and out == "3fc00000 ----\n" * 6, f"rc {rc} out {out!r} err {err!r}")
+    rc, out, err = run(["cast"] + base, "")
+    check("cast empty input", rc == 0 and out == "", f"rc {rc} out {out!r}")
+    # 6- and 4-bit sources: codes above the width are errors (§2.4): f6e3m2fn 0x3F ok, 0x40 not.
+    expect_cast("cast e3m2 width ok", ["--from", "f6e3m2fn", "--to", "f32"], [("3f", "c1e00000 ----")])
+    expect_error("cast e3m2 too wide", ["cast", "--from", "f6e3m2fn", "--to", "f32"], "3f\n40\n",
+                 contains=["line 2:", "'40'", "wider than the 6 bits of f6e3m2fn"], stdout="c1e00000 ----\n")
+    expect_error("cast e2m1 too wide", ["cast", "--from", "f4e2m1fn", "--to", "f32"], "10\n",
+                 contains=["line 1:", "wider than the 4 bits of f4e2m1fn"], stdout="")
+    expect_error("cast e4m3 too wide", ["cast"] + base, "0x100\n", contains=["line 1:", "wider than the 8 bits"])
+    expect_error("cast bf16 too wide", ["cast", "--from", "bf16", "--to", "f32"], "10000\n",
+                 contains=["line 1:", "wider than the 16 bits of bf16"])
+    expect_error("cast f32 too wide", ["cast", "--from", "f32", "--to", "bf16"], "100000000\n",
+                 contains=["line 1:", "wider than the 32 bits of f32"])
+    expect_error("cast f32 very wide", ["cast", "--from", "f32", "--to", "bf16"], "123456789abcdef0123\n",
+                 contains=["line 1:", "wider than the 32 bits"])
+    # leading zeros do not count towards the width
+    expect_cast("cast leading zeros", ["--from", "f32", "--to", "bf16"], [("00000000003f800000", "3f80 ----")])
+    # malformed hex, with the line number counting blank and comment lines
+    expect_error("cast malformed", ["cast"] + base, "3c\n\n# c\nzz\n3c\n", contains=["line 4:", "malformed hex 'zz'"],
+                 stdout="3fc00000 ----\n")
+    expect_error("cast 0x only", ["cast"] + base, "0x\n", contains=["line 1:", "malformed hex '0x'"])
+    expect_error("cast negative", ["cast"] + base, "-1\n", contains=["line 1:", "malformed hex '-1'"])
+    expect_error("cast decimal point", ["cast"] + base, "1.5\n", contains=["line 1:", "malformed"])
+    expect_error("cast malformed after wide", ["cast", "--from", "f32", "--to", "bf16"], "123456789abz\n",
+                 contains=["line 1:", "malformed hex"])
+    expect_error("cast extra token", ["cast"] + base, "3c\n3c 1\n", contains=["line 2:", "unexpected extra token '1'"],
+                 stdout="3fc00000 ----\n")
+    expect_error("cast nul byte", ["cast"] + base, b"3\x00c\n", contains=["line 1:", "malformed hex"])
+    # SR input rules (§4.3): r is required, must be hex, must fit in k bits; nothing after r.
+    sr = ["cast", "--from", "f32", "--to", "bf16", "--round", "sr", "--sr-bits", "8"]
+    expect_error("cast sr missing r", sr, "3f808000 80\n3f808000\n", contains=["line 2:", "missing r"],
+                 stdout="3f81 ---x\n")
+    expect_error("cast sr r too wide", sr, "3f808000 100\n", contains=["line 1:", "'100'", "k = 8 bits"])
+    expect_error("cast sr r malformed", sr, "3f808000 0xg\n", contains=["line 1:", "malformed hex '0xg'", "for the r"])
+    expect_error("cast sr r 33 bits", ["cast", "--from", "f32", "--to", "bf16", "--round", "sr", "--sr-bits", "32"],
+                 "3f808000 100000000\n", contains=["line 1:", "wider than 32 bits"])
+    expect_error("cast sr extra", sr, "3f808000 80 1\n", contains=["line 1:", "unexpected extra token '1'"])
+    # an error after many lines: everything before it is delivered, nothing after it
+    lines = ["3c"] * 300000 + ["zz"] + ["3c"] * 10
+    rc, out, err = run(["cast"] + base, "\n".join(lines) + "\n")
+    check("cast late error", rc == 2 and "line 300001:" in err, f"rc {rc} err {err!r}")
+    check("cast late error", out == "3fc00000 ----\n" * 300000, f"{out.count(chr(10))} lines delivered")
+    # a line longer than the 1 MiB input buffer
+    expect_error("cast long line", ["cast"] + base, "3c\n" + " " * (1 << 20) + "3c\n", contains=["line 2:", "longer than"])
+
+
+def test_cast_options():
+    b = ["cast", "--from", "f32", "--to", "bf16"]
+    expect_error("cast no --from", ["cast", "--to", "bf16"], contains=["--from FORMAT is required"])
+    expect_error("cast no --to", ["cast", "--from", "f32"], contains=["--to FORMAT is required"])
+    expect_error("cast bad --from", ["cast", "--from", "f33", "--to", "bf16"], contains=["--from", "unknown format 'f33'"])
+    expect_error("cast bad --to", ["cast", "--from", "f32", "--to", "bf17"], contains=["--to", "unknown format 'bf17'"])
+    expect_error("cast bad profile", b + ["--profile", "cuda"], contains=["unknown profile 'cuda'"])
+    expect_error("cast bad round", b + ["--round", "nearest"], contains=["--round", "unknown value 'nearest'"])
+    expect_error("cast bad overflow", b + ["--overflow", "clamp"], contains=["--overflow", "unknown value 'clamp'"])
+    expect_error("cast bad nan", b + ["--nan", "x"], contains=["--nan", "unknown value 'x'"])
+    expect_error("cast bad e8m0", b + ["--e8m0-round", "up"], contains=["--e8m0-round", "unknown value 'up'"])
+    expect_error("cast bad daz", b + ["--daz", "yes"], contains=["--daz", "expected 0 or 1"])
+    expect_error("cast sr no k", b + ["--round", "sr"], contains=["needs --sr-bits"])
+    expect_error("cast sr k 0", b + ["--round", "sr", "--sr-bits", "0"], contains=["--sr-bits", "outside 1..32"])
+    expect_error("cast sr k 33", b + ["--round", "sr", "--sr-bits", "33"], contains=["--sr-bits", "outside 1..32"])
+    expect_error("cast sr k x", b + ["--round", "sr", "--sr-bits", "x"], contains=["--sr-bits", "malformed"])
+    expect_error("cast k without sr", b + ["--sr-bits", "8"], contains=["--sr-bits applies only"])
+    expect_error("cast variant without sr", b + ["--sr-variant", "add"], contains=["--sr-variant applies only"])
+    expect_error("cast bad variant", b + ["--round", "sr", "--sr-bits", "8", "--sr-variant", "x"],
+                 contains=["--sr-variant", "unknown value 'x'"])
+    expect_error("cast sr add int8", ["cast", "--from", "f32", "--to", "int8", "--round", "sr", "--sr-bits", "8",
+                                      "--sr-variant", "add"], contains=["floating-point targets only"])
+    expect_error("cast bad policy key", b + ["--policy", "rounding=rne"], contains=["--policy", "unknown policy key"])
+    expect_error("cast bad policy value", b + ["--policy", "round=zz"], contains=["--policy", "bad value 'zz'"])
+    expect_error("cast unknown option", b + ["--fast"], contains=["unknown option --fast"])
+    expect_error("cast positional", b + ["extra"], contains=["unexpected argument 'extra'"])
+    expect_ok("cast --help", ["cast", "--help"], contains=["usage: numref cast", "--sr-bits"])
+    rc, out, err = run(["nosuchverb"])
+    check("unknown verb", rc == 2 and "unknown verb 'nosuchverb'" in err, err)
+
+
+def test_cast_streaming():
+    # Many lines across several 1 MiB buffers: bf16 -> f8e4m3fn goes through the lookup table,
+    # the same values as f32 (bf16 << 16 is exact, §3.1) through the Converter; the results
+    # must agree line for line. x = a fixed LCG so that the input is reproducible.
+    x, codes = 12345, []
+    for _ in range(400000):
+        x = (x * 6364136223846793005 + 1442695040888963407) & ((1 << 64) - 1)
+        codes.append(x >> 48)
+    a = cast(["--from", "bf16", "--to", "f8e4m3fn"], [f"{c:x}" for c in codes])
+    b = cast(["--from", "f32", "--to", "f8e4m3fn"], [f"{c << 16:08x}" for c in codes])
+    check("cast streaming", len(a) == len(codes) and a == b,
+          f"{len(a)} lines; first difference at {next((i for i, (p, q) in enumerate(zip(a, b)) if p != q), None)}")
+
+
+def main():
+    global NUMREF
+    if len(sys.argv) != 2:
+        raise SystemExit(__doc__)
+    NUMREF = sys.argv[1]
+    for t in [test_formats, test_explain, test_table, test_cast_values, test_cast_e8m0_and_overrides, test_cast_sr,
+              test_cast_input_rules, test_cast_options, test_cast_streaming]:
+        t()
+    if FAILURES:
+        print(f"FAIL: {len(FAILURES)} of {CHECKS} checks failed:\n  " + "\n  ".join(FAILURES), file=sys.stderr)
+        return 1
+    print(f"OK: {CHECKS} checks")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
