@@ -268,6 +268,9 @@ def test_cast_values():
     expect_cast("cast int8", ["--from", "f32", "--to", "int8"],
                 [("42fe0000", "7f ----"), ("43000000", "7f v---"), ("c3000000", "80 ----"),
                  ("3fc00000", "02 ---x"), ("40200000", "02 ---x")])
+    # int8 sources: 0x80 = -128 = -2^7 -> f32 field 127 + 7 = 0x86 -> 0xC3000000; 0x7F = 127 =
+    # (1 + 63/64) * 2^6 -> field 0x85, fraction 63/64 * 2^23 = 0x7E0000 -> 0x42FE0000.
+    expect_cast("cast from int8", ["--from", "int8", "--to", "f32"], [("80", "c3000000 ----"), ("7f", "42fe0000 ----")])
     expect_cast("cast int8 symmetric", ["--from", "f32", "--to", "int8", "--int-range", "symmetric"],
                 [("c3000000", "81 v---")])
 
