@@ -1,0 +1,134 @@
+// numref tests — helpers shared by the conversion tests (namespace numref::convtest):
+// hex rendering of codes (§1.2), a 2-thread parallel loop, mismatch collection with
+// full reports (from / to / policy / input / got / expected in hex), policy builders.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "numref/convert.hpp"
+#include "numref/format.hpp"
+#include "numref/oracle/oracle_convert.hpp"
+#include "numref/policy.hpp"
+
+namespace numref::convtest {
+
+// §1.2 a code in hex with as many digits as the storage width needs.
+inline std::string hex(std::uint32_t code, const Format& f) {
+  const int digits = f.bits <= 8 ? 2 : (f.bits <= 16 ? 4 : 8);
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%0*X", digits, code);
+  return buf;
+}
+inline std::string hex64(std::uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%llX", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+// Number of worker threads for the long loops: NUMREF_TEST_THREADS, default 2 (the
+// project's machines have 2 cores).
+inline unsigned test_threads() {
+  if (const char* s = std::getenv("NUMREF_TEST_THREADS")) {
+    const int n = std::atoi(s);
+    if (n >= 1 && n <= 64) return static_cast<unsigned>(n);
+  }
+  return 2;
+}
+
+// Runs body(begin, end) over [0, n) split in contiguous chunks across test_threads().
+inline void parallel_for(std::uint64_t n, const std::function<void(std::uint64_t, std::uint64_t)>& body) {
+  const unsigned t = test_threads();
+  if (t == 1 || n < 1024) {
+    body(0, n);
+    return;
+  }
+  std::vector<std::thread> workers;
+  std::atomic<std::uint64_t> next{0};
+  const std::uint64_t chunk = std::max<std::uint64_t>(1024, n / (t * 16));
+  for (unsigned i = 0; i < t; ++i) {
+    workers.emplace_back([&] {
+      for (;;) {
+        const std::uint64_t b = next.fetch_add(chunk);
+        if (b >= n) break;
+        body(b, std::min(n, b + chunk));
+      }
+    });
+  }
+  for (auto& w : workers) w.join();
+}
+
+// One conversion case described for a mismatch report.
+inline std::string describe_case(const Format& from, const Format& to, const Policy& p, std::uint32_t in,
+                                 std::uint64_t r, Result got, oracle::Out want) {
+  std::string s = std::string(from.name) + " -> " + std::string(to.name) + " [" + describe(p) + "] in=" +
+                  hex(in, from);
+  if (p.round == Round::sr) s += " r=" + hex64(r);
+  s += " got=" + hex(got.bits, to) + " " + flags_to_string(got.flags) + " expected=" + hex(want.bits, to) + " " +
+       flags_to_string(want.flags);
+  return s;
+}
+
+// Thread-safe mismatch collector: counts every mismatch, keeps the first few reports.
+class Mismatches {
+ public:
+  void add(const std::string& report) {
+    std::lock_guard<std::mutex> lock(m_);
+    ++count_;
+    if (reports_.size() < 12) reports_.push_back(report);
+  }
+  std::uint64_t count() const { return count_; }
+  std::string summary() const {
+    std::string s = std::to_string(count_) + " mismatches";
+    for (const auto& r : reports_) s += "\n  " + r;
+    return s;
+  }
+
+ private:
+  std::mutex m_;
+  std::uint64_t count_ = 0;
+  std::vector<std::string> reports_;
+};
+
+// Compares the core's Converter with the oracle on one code; records a mismatch.
+inline bool check_one(const Converter& conv, const Policy& p, std::uint32_t code, std::uint64_t r,
+                      Mismatches& mm) {
+  const Result got = conv(code, r);
+  const oracle::Out want = oracle::convert(code, conv.from(), conv.to(), p, r);
+  if (got.bits == want.bits && got.flags == want.flags) return true;
+  mm.add(describe_case(conv.from(), conv.to(), p, code, r, got, want));
+  return false;
+}
+
+inline constexpr Round kDeterministic[] = {Round::rne, Round::rtz, Round::rup, Round::rdn, Round::rna};
+inline constexpr Overflow kOverflows[] = {Overflow::saturate, Overflow::nonsat};
+
+inline Policy with(Round r, Overflow o, Policy base = Policy{}) {
+  base.round = r;
+  base.overflow = o;
+  return base;
+}
+
+// A 64-bit seeded generator (splitmix64): deterministic across platforms.
+struct SplitMix64 {
+  std::uint64_t s;
+  explicit SplitMix64(std::uint64_t seed) : s(seed) {}
+  std::uint64_t next() {
+    std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+};
+
+}  // namespace numref::convtest
