@@ -133,6 +133,8 @@ Result Converter::operator()(std::uint32_t bits, std::uint64_t r) const {
   const Format& from = *from_;
   const Format& to = *to_;
   const Policy& p = p_;
+  // §4.3: r is validated for every operand class (zero, NaN and Inf included).
+  if (t_.mode == Round::sr && (r >> p.sr_bits) != 0) core_impl::fail_r_too_wide(r, p.sr_bits);
   // Fast path (§3.1 normal operands of floating-point sources): read the fields directly.
   if (!from.is_integer()) {
     const std::uint32_t mag = bits & from.mag_mask();
