@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -46,16 +47,18 @@ inline unsigned test_threads() {
   return 2;
 }
 
-// Runs body(begin, end) over [0, n) split in contiguous chunks across test_threads().
-inline void parallel_for(std::uint64_t n, const std::function<void(std::uint64_t, std::uint64_t)>& body) {
+// Runs body(begin, end) over [0, n) split in contiguous chunks of at least `grain`
+// indices across test_threads().
+inline void parallel_for(std::uint64_t n, const std::function<void(std::uint64_t, std::uint64_t)>& body,
+                         std::uint64_t grain = 1024) {
   const unsigned t = test_threads();
-  if (t == 1 || n < 1024) {
+  if (t == 1 || n <= grain) {
     body(0, n);
     return;
   }
   std::vector<std::thread> workers;
   std::atomic<std::uint64_t> next{0};
-  const std::uint64_t chunk = std::max<std::uint64_t>(1024, n / (t * 16));
+  const std::uint64_t chunk = std::max<std::uint64_t>(grain, n / (t * 16));
   for (unsigned i = 0; i < t; ++i) {
     workers.emplace_back([&] {
       for (;;) {
@@ -130,5 +133,46 @@ struct SplitMix64 {
     return z ^ (z >> 31);
   }
 };
+
+// The f32 code of the dyadic value (-1)^s * sig * 2^exp, or nothing when it is not an
+// f32 value (§3.3 for binary32: bias 127, 23 fraction bits, subnormal quantum 2^-149).
+inline std::optional<std::uint32_t> f32_code(bool s, std::uint64_t sig, int exp) {
+  if (sig == 0) return s ? 0x80000000u : 0u;
+  while ((sig & 1u) == 0) {
+    sig >>= 1;
+    ++exp;
+  }
+  int bl = 0;
+  for (std::uint64_t t = sig; t; t >>= 1) ++bl;
+  const int e = exp + bl - 1;
+  if (e > 127) return std::nullopt;
+  std::uint32_t mag;
+  if (e >= -126) {
+    if (bl - 1 > 23) return std::nullopt;
+    mag = (static_cast<std::uint32_t>(e + 127) << 23) | static_cast<std::uint32_t>((sig << (23 - (bl - 1))) & 0x7FFFFFu);
+  } else {
+    if (exp < -149) return std::nullopt;
+    mag = static_cast<std::uint32_t>(sig << (exp + 149));
+  }
+  return (s ? 0x80000000u : 0u) | mag;
+}
+inline std::optional<std::uint32_t> f32_code(const oracle::Rational& v) {
+  const bool s = v < 0;
+  const oracle::Rational a = s ? oracle::Rational(-v) : v;
+  oracle::BigInt num = boost::multiprecision::numerator(a), den = boost::multiprecision::denominator(a);
+  int exp = 0;
+  while (den > 1) {  // dyadic: den is a power of two
+    den >>= 1;
+    --exp;
+  }
+  if (num != 0 && boost::multiprecision::msb(num) >= 63) {
+    while ((num & 1) == 0) {
+      num >>= 1;
+      ++exp;
+    }
+    if (boost::multiprecision::msb(num) >= 63) return std::nullopt;
+  }
+  return f32_code(s, num.convert_to<std::uint64_t>(), exp);
+}
 
 }  // namespace numref::convtest
