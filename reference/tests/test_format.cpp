@@ -1,0 +1,152 @@
+// The descriptor table (§2): stated bias, max finite and canonical NaN agree with the
+// values derived from the field widths and the encoding family (§2.2, §3.2, §3.3);
+// the stated values match the defining documents; names and aliases parse (§2.3).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "numref/format.hpp"
+#include "numref/oracle/oracle_convert.hpp"
+#include "numref/value.hpp"
+
+namespace numref {
+namespace {
+
+using oracle::BigInt;
+using oracle::Rational;
+
+Rational p2(int e) { return e >= 0 ? Rational(BigInt(1) << e) : Rational(BigInt(1), BigInt(1) << -e); }
+
+// §2.2 / §3.2: bias = 2^(exp_bits - 1) - 1 for every floating-point row; integers have none.
+TEST(FormatTable, StatedBiasMatchesTheFieldWidths) {
+  for (const auto& f : kFormats) {
+    const int derived = f.is_integer() ? 0 : (1 << (f.exp_bits - 1)) - 1;
+    EXPECT_EQ(f.bias, derived) << f.name;
+  }
+}
+
+// Storage width = sign bit (if any) + exponent + fraction for floats; sign + 7 for int8.
+TEST(FormatTable, StorageWidthIsTheSumOfTheFields) {
+  for (const auto& f : kFormats) EXPECT_EQ(f.bits, (f.is_signed ? 1 : 0) + f.exp_bits + f.man_bits) << f.name;
+}
+
+// §2.2: the largest finite code by family:
+//   ieee: exponent all ones minus one, fraction all ones;
+//   fn: the all-ones magnitude is the NaN, so one below it (S.1111.110; unsigned: FE);
+//   finite: the all-ones magnitude; integer: 2^(bits-1) - 1.
+TEST(FormatTable, StatedMaxFiniteMatchesTheFamily) {
+  for (const auto& f : kFormats) {
+    const std::uint32_t mag_all_ones = (f.is_signed ? (1u << (f.bits - 1)) : (f.bits >= 32 ? 0u : (1u << f.bits))) - 1u;
+    std::uint32_t derived = 0;
+    switch (f.specials) {
+      case Specials::ieee: derived = (((1u << f.exp_bits) - 2u) << f.man_bits) | ((1u << f.man_bits) - 1u); break;
+      case Specials::fn: derived = mag_all_ones - 1u; break;
+      case Specials::finite: derived = mag_all_ones; break;
+      case Specials::integer: derived = (1u << (f.bits - 1)) - 1u; break;
+    }
+    EXPECT_EQ(f.max_finite, derived) << f.name;
+  }
+}
+
+// The max finite VALUES of §2.1, by hand: f32 (2 - 2^-23) 2^127, bf16 (2 - 2^-7) 2^127,
+// f16 65504, E4M3 448 = 1.75 * 2^8, E5M2 57344 = 1.75 * 2^15, E8M0 2^127, E3M2 28 = 1.75 * 2^4,
+// E2M3 7.5 = 1.875 * 2^2, E2M1 6 = 1.5 * 2^2, int8 127; decoded by the core and by the oracle.
+TEST(FormatTable, MaxFiniteValues) {
+  const Rational want[kFormatCount] = {(2 - p2(-23)) * p2(127), (2 - p2(-7)) * p2(127), 65504, 448, 57344,
+                                       p2(127), 28, Rational(15, 2), 6, 127};
+  for (const auto& f : kFormats) {
+    const auto i = static_cast<std::size_t>(f.id);
+    EXPECT_EQ(oracle::rational_value(f.max_finite, f), want[i]) << f.name;
+    const Decoded d = decode(f.max_finite, f);
+    EXPECT_EQ(Rational(BigInt(d.sig)) * p2(d.exp), want[i]) << f.name;
+  }
+}
+
+// §3.2 emin and qmin by hand: f32 -126/-149, bf16 -126/-133, f16 -14/-24, E4M3 -6/-9,
+// E5M2 -14/-16, E8M0 -127/-127 (field 0 is the normal binade 2^-127), E3M2 -2/-4,
+// E2M3 0/-3, E2M1 0/-1.
+TEST(FormatTable, DerivedExponents) {
+  const int emin[] = {-126, -126, -14, -6, -14, -127, -2, 0, 0};
+  const int qmin[] = {-149, -133, -24, -9, -16, -127, -4, -3, -1};
+  for (const auto& f : kFormats) {
+    if (f.is_integer()) continue;
+    const auto i = static_cast<std::size_t>(f.id);
+    EXPECT_EQ(f.emin(), emin[i]) << f.name;
+    EXPECT_EQ(f.qmin(), qmin[i]) << f.name;
+    // the smallest positive code (1 with subnormals, 0 for E8M0) is 2^qmin
+    EXPECT_EQ(oracle::rational_value(f.has_subnormals ? 1u : 0u, f), p2(qmin[i])) << f.name;
+  }
+}
+
+// §2.2 / §3.3 the canonical NaN: ieee = all-ones exponent with the quiet bit; fn = the
+// all-ones magnitude; it decodes as NaN (core and oracle). finite / integer: no NaN.
+TEST(FormatTable, CanonicalNaN) {
+  for (const auto& f : kFormats) {
+    if (!f.has_nan()) {
+      EXPECT_EQ(f.canonical_nan, 0u) << f.name;
+      EXPECT_FALSE(f.has_inf()) << f.name;
+      continue;
+    }
+    const std::uint32_t derived = f.specials == Specials::ieee
+                                      ? (((1u << f.exp_bits) - 1u) << f.man_bits) | (1u << (f.man_bits - 1))
+                                      : f.mag_mask();
+    EXPECT_EQ(f.canonical_nan, derived) << f.name;
+    EXPECT_EQ(decode(f.canonical_nan, f).cls, Class::nan) << f.name;
+    EXPECT_EQ(oracle::read_code(f.canonical_nan, f).kind, oracle::Kind::nan) << f.name;
+    EXPECT_FALSE(oracle::read_code(f.canonical_nan, f).signaling) << f.name;
+  }
+}
+
+// §2.2 number of NaN and Inf codes by hand: f16 2 x 1023 NaN, 2 Inf; bf16 2 x 127, 2;
+// E4M3 2 NaN (7F, FF), no Inf; E5M2 2 x 3 NaN, 2 Inf; E8M0 1 NaN (FF); FP6/FP4/int8 none.
+TEST(FormatTable, SpecialCodeCounts) {
+  const int nans[] = {-1, 254, 2046, 2, 6, 1, 0, 0, 0, 0};
+  const int infs[] = {-1, 2, 2, 0, 2, 0, 0, 0, 0, 0};
+  for (const auto& f : kFormats) {
+    if (f.bits > 16) continue;
+    int n = 0, inf = 0, on = 0, oinf = 0;
+    for (std::uint32_t c = 0; c < (1u << f.bits); ++c) {
+      n += decode(c, f).cls == Class::nan;
+      inf += decode(c, f).cls == Class::inf;
+      on += oracle::read_code(c, f).kind == oracle::Kind::nan;
+      oinf += oracle::read_code(c, f).kind == oracle::Kind::inf;
+    }
+    const auto i = static_cast<std::size_t>(f.id);
+    EXPECT_EQ(n, nans[i]) << f.name;
+    EXPECT_EQ(on, nans[i]) << f.name;
+    EXPECT_EQ(inf, infs[i]) << f.name;
+    EXPECT_EQ(oinf, infs[i]) << f.name;
+  }
+}
+
+// §2.1 table order = FormatId order, names are the LLVM/MLIR spellings.
+TEST(FormatNames, EveryNameParses) {
+  const char* names[] = {"f32", "bf16", "f16", "f8e4m3fn", "f8e5m2", "f8e8m0fnu", "f6e3m2fn", "f6e2m3fn", "f4e2m1fn", "int8"};
+  for (int i = 0; i < kFormatCount; ++i) {
+    EXPECT_EQ(kFormats[static_cast<std::size_t>(i)].name, names[i]);
+    EXPECT_EQ(static_cast<int>(kFormats[static_cast<std::size_t>(i)].id), i);
+    const auto id = find_format(names[i]);
+    ASSERT_TRUE(id.has_value()) << names[i];
+    EXPECT_EQ(*id, kFormats[static_cast<std::size_t>(i)].id);
+  }
+}
+
+// §2.3 the aliases, and that nothing else is accepted.
+TEST(FormatNames, Aliases) {
+  const std::pair<const char*, FormatId> aliases[] = {
+      {"fp32", FormatId::f32},          {"float32", FormatId::f32},         {"bfloat16", FormatId::bf16},
+      {"fp16", FormatId::f16},          {"float16", FormatId::f16},         {"e4m3", FormatId::f8e4m3fn},
+      {"float8_e4m3fn", FormatId::f8e4m3fn}, {"e5m2", FormatId::f8e5m2},   {"float8_e5m2", FormatId::f8e5m2},
+      {"e8m0", FormatId::f8e8m0fnu},    {"float8_e8m0fnu", FormatId::f8e8m0fnu}, {"e3m2", FormatId::f6e3m2fn},
+      {"e2m3", FormatId::f6e2m3fn},     {"e2m1", FormatId::f4e2m1fn}};
+  for (const auto& [a, id] : aliases) {
+    const auto got = find_format(a);
+    ASSERT_TRUE(got.has_value()) << a;
+    EXPECT_EQ(*got, id) << a;
+  }
+  for (const char* bad : {"", "E4M3", "f8e4m3", "fp8", "float8_e4m3fnuz", "int4", "f32 ", "bf16x", "e8m0fnu", "uint8"})
+    EXPECT_FALSE(find_format(bad).has_value()) << "'" << bad << "'";
+}
+
+}  // namespace
+}  // namespace numref
