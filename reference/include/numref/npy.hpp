@@ -1,0 +1,51 @@
+// numref — NumPy .npy files (format versions 1.0, 2.0, 3.0).       spec §19.7
+//
+// Reading is a pure function of the file's bytes (parse()), so that it can be fuzzed. It
+// accepts C-order little-endian arrays of the dtypes numref uses and rejects everything
+// else with an NpyError whose message names the problem: wrong magic, unknown version,
+// header length past the end, a header that is not the dict {'descr', 'fortran_order',
+// 'shape'}, Fortran order, big-endian or unsupported dtypes, a shape whose element count
+// overflows, truncated data, trailing bytes.
+//
+// dtypes (descr): '<f4' float32, '<f2' float16, '<u2' uint16, '<V2' / '|V2' 2-byte void (how
+// NumPy saves an ml_dtypes bfloat16 array), '|u1' uint8, '|i1' int8, '<u4' uint32.
+// A '<u2' or 'V2' array carries bit patterns whose format (bf16 or f16) the caller names.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace numref::npy {
+
+struct NpyError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+enum class Dtype : std::uint8_t { f4, f2, u2, v2, u1, i1, u4 };
+std::string_view descr_of(Dtype d);  // canonical descr written by encode(): "<f4", "<V2", "|u1", ...
+std::size_t itemsize(Dtype d);
+
+struct Array {
+  Dtype dtype;
+  std::vector<std::size_t> shape;  // () for a 0-d array
+  std::size_t data_offset = 0;     // byte offset of the data in the parsed buffer
+  std::size_t count() const;       // product of the shape (1 for 0-d)
+};
+
+// §19.7 Parses and validates a whole .npy file held in memory (header AND data size).
+Array parse(std::span<const std::uint8_t> bytes);
+
+// §19.7 The bytes of a .npy file (version 1.0, C order, header padded to 64 bytes).
+// `data` must hold count(shape) * itemsize(d) bytes (little-endian values).
+std::vector<std::uint8_t> encode(Dtype d, std::span<const std::size_t> shape, std::span<const std::uint8_t> data);
+
+// File helpers; errors name the path.
+std::vector<std::uint8_t> read_file(const std::string& path);
+void write_file(const std::string& path, std::span<const std::uint8_t> bytes);
+
+}  // namespace numref::npy

@@ -1,0 +1,440 @@
+// numref — quantize, dequantize and fake-quant of a 2-D tensor.        spec §19 (and §20)
+#include "numref/quantize.hpp"
+
+#include <stdexcept>
+#include <string>
+
+#include "numref/convert.hpp"
+
+namespace numref {
+
+using detail::bit_length;
+
+std::string_view to_string(ScaleApply a) { return a == ScaleApply::rn32 ? "rn32" : "fused"; }
+std::string_view to_string(DequantOp d) { return d == DequantOp::divide ? "divide" : "reciprocal"; }
+std::optional<ScaleApply> parse_scale_apply(std::string_view s) {
+  if (s == "rn32") return ScaleApply::rn32;
+  if (s == "fused") return ScaleApply::fused;
+  return std::nullopt;
+}
+std::optional<DequantOp> parse_dequant_op(std::string_view s) {
+  if (s == "divide") return DequantOp::divide;
+  if (s == "reciprocal") return DequantOp::reciprocal;
+  return std::nullopt;
+}
+
+Policy default_element_policy() {
+  Policy p = profile(ProfileId::ocp).narrow;
+  p.overflow = Overflow::saturate;
+  return p;
+}
+
+namespace {
+
+[[noreturn]] void bad(const std::string& what) { throw std::invalid_argument("quantize: " + what); }
+
+bool is_poisoned_code(ScaleRule rule, std::uint32_t stored) {
+  if (is_mx(rule) || rule == ScaleRule::gam) return stored == 0xFFu;
+  if (rule == ScaleRule::nvfp4) return decode(stored, format(FormatId::f8e4m3fn)).cls == Class::nan;
+  return !f32_is_finite(stored);
+}
+
+// §19.3 The dequantize factor from the stored scale (the same function serves quantize(),
+// which records it, and dequantize(), which reads only the metadata).
+Factor dequant_from_stored(ScaleRule rule, DequantOp op, const Exact& q_max, std::uint32_t stored, std::uint32_t m_g,
+                           std::uint32_t tensor_amax) {
+  auto undo_multiplier = [&](const Exact& s) {
+    if (op == DequantOp::divide) return Factor{true, s};
+    return Factor{false, exact_f32(rn32(exact_div(exact_pow2(0), s)))};
+  };
+  switch (rule) {
+    case ScaleRule::amax:
+    case ScaleRule::pow2: return undo_multiplier(exact_f32(stored));
+    case ScaleRule::amax_recip:
+    case ScaleRule::amax_dequant:
+    case ScaleRule::int8:
+    case ScaleRule::int8_127_5: return Factor{false, exact_f32(stored)};
+    case ScaleRule::gam: return undo_multiplier(gam_block_scale(stored, m_g));
+    case ScaleRule::nvfp4: return Factor{false, exact_f32(nvfp4_decode_factor(stored, Amax{tensor_amax}, q_max))};
+    default: break;
+  }
+  // MX: X = 2^(code - 127), exact in binary32 for every code 00..FE.
+  return Factor{false, exact_pow2(static_cast<int>(stored) - 127)};
+}
+
+inline Exact mul_or_div(const Exact& v, const Factor& f) { return f.divide ? exact_div(v, f.value) : exact_mul(v, f.value); }
+
+}  // namespace
+
+// The conversion objects of one Quantizer, built once.
+struct Quantizer::Engines {
+  Engines(const QuantizeSpec& spec)
+      : to_elem(format(FormatId::f32), *spec.element, spec.policy),
+        elem_round(*spec.element, spec.policy),
+        f32_round(format(FormatId::f32), Policy{}),
+        code_to_f32(*spec.element, format(FormatId::f32), spec.wide) {}
+  Converter to_elem;     // binary32 -> element under the element policy (§19.2 rn32)
+  Rounder elem_round;    // exact -> element (§19.2 fused)
+  Rounder f32_round;     // RN32
+  Converter code_to_f32;  // element code -> binary32 under the wide policy (§19.3 NaN codes)
+};
+
+// ---- Quantizer --------------------------------------------------------------------------
+
+namespace {
+Policy resolved_policy(const QuantizeSpec& spec) {
+  Policy p = spec.policy;
+  // §20.2 the int8 rules fix the integer range
+  if (spec.rule == ScaleRule::int8) p.int_range = IntRange::symmetric;
+  if (spec.rule == ScaleRule::int8_127_5) p.int_range = IntRange::full;
+  return p;
+}
+}  // namespace
+
+Quantizer::Quantizer(const QuantizeSpec& spec, std::size_t rows, std::size_t cols)
+    : spec_(spec),
+      grid_(rows, cols, spec.partition),
+      ggrid_(rows, cols, spec.rule == ScaleRule::gam ? spec.group : Partition::tensor()),
+      apply_(ScaleApply::rn32),
+      qmax_{false, 0, 0, false},
+      sr_(false) {
+  if (spec.element == nullptr) bad("no element format");
+  const Format& e = *spec.element;
+  if (e.bits > 8 || !e.is_signed || !e.has_zero)
+    bad("element format " + std::string(e.name) + " is not a signed format of at most 8 bits with a zero");
+  if (is_int8(spec.rule) && !e.is_integer())
+    bad("scale rule " + std::string(to_string(spec.rule)) + " needs an integer element format, got " +
+        std::string(e.name));
+  spec_.policy = resolved_policy(spec);
+  // §14.4 q_max
+  if (spec.q_max) {
+    qmax_ = *spec.q_max;
+  } else if (spec.rule == ScaleRule::int8_127_5) {
+    // 2^(n-1) - 1/2 = (2 max + 1) / 2: 127.5 for int8
+    qmax_ = Exact{false, 2 * std::uint64_t{e.max_finite} + 1, -1, false};
+  } else {
+    qmax_ = format_qmax(e);
+  }
+  const std::string qerr = check_qmax(qmax_);
+  if (!qerr.empty()) bad(qerr);
+  const std::string perr = validate(spec_.policy, e);
+  if (!perr.empty()) bad("element policy: " + perr);
+  const std::string werr = validate(spec_.wide, format(FormatId::f32));
+  if (!werr.empty()) bad("wide policy: " + werr);
+  apply_ = spec.apply ? *spec.apply : (is_int8(spec.rule) ? ScaleApply::fused : ScaleApply::rn32);
+  sr_ = effective_round(e, spec_.policy) == Round::sr;
+  if (apply_ == ScaleApply::fused) {
+    if (sr_ && spec_.policy.sr_variant == SrVariant::add_source)
+      bad("sr_variant=add needs a source bit pattern; it cannot be used with the fused scale application");
+    if (spec_.policy.daz) bad("daz=1 applies to a conversion's source; it cannot be used with the fused scale application");
+  }
+  if (spec.rule == ScaleRule::gam) {
+    const std::string gerr = check_groups(ggrid_, grid_);
+    if (!gerr.empty()) bad(gerr);
+  }
+  eng_ = std::make_shared<const Engines>(spec_);
+}
+
+void Quantizer::check_input(const TensorView& x, std::span<const std::uint32_t> random) const {
+  if (x.rows() != grid_.rows() || x.cols() != grid_.cols())
+    bad("tensor is " + std::to_string(x.rows()) + " x " + std::to_string(x.cols()) + " but the quantizer was built for " +
+        std::to_string(grid_.rows()) + " x " + std::to_string(grid_.cols()));
+  if (sr_) {
+    if (random.size() != x.size())
+      bad("stochastic rounding needs one random value per element: got " + std::to_string(random.size()) + " for " +
+          std::to_string(x.size()) + " elements");
+  } else if (!random.empty()) {
+    bad("random values were given but the element policy does not use stochastic rounding");
+  }
+}
+
+Amax Quantizer::amax(const TensorView& x, std::size_t b) const { return block_amax(x, grid_.range(b), spec_.amax); }
+
+void Quantizer::prepare(std::span<const Amax> block_amax_values) {
+  if (block_amax_values.size() != grid_.count()) bad("prepare: one amax per block is needed");
+  Amax t{0};
+  for (const Amax& a : block_amax_values) t = combine(t, a);
+  tensor_amax_ = t;
+  if (spec_.rule == ScaleRule::gam) {
+    std::vector<Amax> g(ggrid_.count(), Amax{0});
+    for (std::size_t b = 0; b < grid_.count(); ++b) {
+      const BlockRange r = grid_.range(b);
+      const std::size_t gi = ggrid_.block_of(r.r0, r.c0);
+      g[gi] = combine(g[gi], block_amax_values[b]);
+    }
+    groups_.assign(g.size(), GamGroup{});
+    for (std::size_t i = 0; i < g.size(); ++i) groups_[i] = gam_group(g[i], qmax_);
+  }
+  if (spec_.rule == ScaleRule::nvfp4) nvfp4_s_enc_ = nvfp4_tensor_scale(tensor_amax_, qmax_);
+  prepared_ = true;
+}
+
+BlockScale Quantizer::block_scale(std::size_t b, Amax a) const {
+  if ((spec_.rule == ScaleRule::gam || spec_.rule == ScaleRule::nvfp4) && !prepared_)
+    throw std::logic_error("Quantizer::block_scale: prepare() must run first for the gam and nvfp4 rules");
+  BlockScale s;
+  s.amax = a;
+  std::uint32_t m_g = 0;
+  switch (spec_.rule) {
+    case ScaleRule::amax: {
+      s.stored = fp32_amax_scale(a, qmax_);  // §14.1
+      s.quant = Factor{false, f32_is_finite(s.stored) ? exact_f32(s.stored) : exact_pow2(0)};
+      break;
+    }
+    case ScaleRule::amax_recip: {
+      const std::uint32_t S = fp32_amax_scale(a, qmax_);  // §14.2
+      s.stored = f32_is_finite(S) ? rn32(exact_div(exact_pow2(0), exact_f32(S))) : kF32NaN;
+      s.quant = Factor{false, f32_is_finite(S) ? exact_f32(S) : exact_pow2(0)};
+      break;
+    }
+    case ScaleRule::amax_dequant:
+    case ScaleRule::int8:
+    case ScaleRule::int8_127_5: {
+      s.stored = fp32_dequant_scale(a, qmax_);  // §14.3, §20.1
+      s.quant = Factor{true, f32_is_finite(s.stored) ? exact_f32(s.stored) : exact_pow2(0)};
+      break;
+    }
+    case ScaleRule::pow2: {
+      s.stored = pow2_floor(fp32_amax_scale(a, qmax_));  // §15
+      s.quant = Factor{false, f32_is_finite(s.stored) ? exact_f32(s.stored) : exact_pow2(0)};
+      break;
+    }
+    case ScaleRule::gam: {
+      const BlockRange r = grid_.range(b);
+      const GamGroup& g = groups_[ggrid_.block_of(r.r0, r.c0)];
+      m_g = g.m_g;
+      s.stored = gam_block_code(a, g, qmax_);  // §17.2
+      s.quant = Factor{false, s.stored != 0xFFu ? gam_block_scale(s.stored, m_g) : exact_pow2(0)};
+      break;
+    }
+    case ScaleRule::nvfp4: {
+      s.stored = nvfp4_block_code(a, nvfp4_s_enc_, qmax_);  // §18.2
+      const std::uint32_t c = nvfp4_encode_factor(s.stored, nvfp4_s_enc_);  // §18.3
+      s.quant = Factor{false, f32_is_finite(c) ? exact_f32(c) : exact_pow2(0)};
+      break;
+    }
+    default: {  // §16 MX
+      s.stored = mx_scale_code(spec_.rule, a, qmax_, spec_.element->precision());
+      s.quant = Factor{true, exact_pow2(s.stored != 0xFFu ? static_cast<int>(s.stored) - 127 : 0)};
+      break;
+    }
+  }
+  s.poisoned = is_poisoned_code(spec_.rule, s.stored) || (spec_.rule == ScaleRule::nvfp4 && tensor_amax_.poisoned());
+  if (!s.poisoned)
+    s.dequant = dequant_from_stored(spec_.rule, spec_.dequant, qmax_, s.stored, m_g, tensor_amax_.f32);
+  return s;
+}
+
+namespace {
+
+// The per-element machinery shared by quantize_block and fake_quantize_block.
+class ElementQuantizer {
+ public:
+  ElementQuantizer(const Format& src, const Format& elem, ScaleApply apply, const Converter& to_elem,
+                   const Rounder& elem_round, const Rounder& f32_round)
+      : src_(src), elem_(elem), apply_(apply), to_elem_(to_elem), elem_round_(elem_round), f32_round_(f32_round) {
+    special_ = src.mag_mask() + 1;
+    if (src.specials == Specials::ieee) special_ = src.exp_all_ones() << src.man_bits;
+    else if (src.specials == Specials::fn) special_ = src.mag_mask();
+  }
+
+  // §19.2 one element: returns the element code and updates the counts.
+  std::uint32_t quantize(std::uint32_t c, std::uint64_t r, const BlockScale& s, QuantizeStats& st) {
+    if (s.poisoned) {  // §13.3 every element of a poisoned block quantizes as NaN
+      ++st.nan;
+      return to_elem_(kF32NaN, r).bits;
+    }
+    const std::uint32_t mag = c & src_.mag_mask();
+    const bool neg = (c & src_.sign_bit()) != 0;
+    if (mag >= special_) {
+      if (src_.specials == Specials::ieee && mag == special_) {  // ±Inf: Inf op f = Inf (§19.2)
+        ++st.inf;
+        return to_elem_(neg ? 0xFF800000u : kF32Inf, r).bits;
+      }
+      ++st.nan;  // NaN: widened to binary32 with its sign and payload (§6.3 payload), then converted
+      if (!nan_to_f32_) nan_to_f32_.emplace(src_, format(FormatId::f32), Policy{});
+      return to_elem_((*nan_to_f32_)(c).bits, r).bits;
+    }
+    if (mag == 0) return to_elem_(neg ? 0x80000000u : 0u, r).bits;  // ±0 (§6.6)
+    const std::uint32_t ef = mag >> src_.man_bits;
+    const std::uint32_t mf = mag & src_.man_mask();
+    Exact v;
+    if (ef == 0 && src_.has_subnormals) v = Exact{neg, mf, src_.qmin(), false};
+    else v = Exact{neg, (std::uint64_t{1} << src_.man_bits) | mf, static_cast<int>(ef) - src_.bias - src_.man_bits, false};
+    const Exact p = mul_or_div(v, s.quant);
+    Result res;
+    if (apply_ == ScaleApply::rn32) res = to_elem_(f32_round_(p).bits, r);
+    else res = elem_round_(p, r);
+    if ((res.flags & kOverflow) || (elem_.is_integer() && (res.flags & kInvalid))) ++st.saturated;
+    if (elem_.is_integer() ? res.bits == 0 : (res.bits & elem_.mag_mask()) == 0) ++st.flushed;
+    return res.bits;
+  }
+
+ private:
+  const Format& src_;
+  const Format& elem_;
+  ScaleApply apply_;
+  const Converter& to_elem_;
+  const Rounder& elem_round_;
+  const Rounder& f32_round_;
+  std::optional<Converter> nan_to_f32_;
+  std::uint32_t special_;
+};
+
+// §19.3 one element: the binary32 code of the dequantized value.
+class ElementDequantizer {
+ public:
+  ElementDequantizer(const Format& elem, const Converter& code_to_f32, const Rounder& f32_round)
+      : elem_(elem), to_f32_(code_to_f32), f32_round_(f32_round) {}
+  std::uint32_t operator()(std::uint32_t code, bool poisoned, const Factor& d) const {
+    if (poisoned) return kF32NaN;
+    const Decoded v = decode(code, elem_);
+    switch (v.cls) {
+      case Class::nan: return to_f32_(code).bits;              // §6.3 under the wide policy
+      case Class::inf: return v.sign ? 0xFF800000u : kF32Inf;  // ±Inf times a positive factor
+      case Class::zero: return v.sign ? 0x80000000u : 0u;
+      default: break;
+    }
+    return f32_round_(mul_or_div(Exact{v.sign, v.sig, v.exp, false}, d)).bits;
+  }
+
+ private:
+  const Format& elem_;
+  const Converter& to_f32_;
+  const Rounder& f32_round_;
+};
+
+}  // namespace
+
+QuantizeStats Quantizer::quantize_block(const TensorView& x, std::size_t b, const BlockScale& s,
+                                        std::span<std::uint8_t> codes, std::span<const std::uint32_t> random) const {
+  check_input(x, random);
+  if (codes.size() != x.size())
+    bad("the code array has " + std::to_string(codes.size()) + " entries for " + std::to_string(x.size()) + " elements");
+  const BlockRange r = grid_.range(b);
+  ElementQuantizer q(x.format(), *spec_.element, apply_, eng_->to_elem, eng_->elem_round, eng_->f32_round);
+  QuantizeStats st;
+  const std::size_t cols = x.cols();
+  for (std::size_t i = r.r0; i < r.r1; ++i) {
+    for (std::size_t j = r.c0; j < r.c1; ++j) {
+      const std::size_t idx = i * cols + j;
+      codes[idx] = static_cast<std::uint8_t>(q.quantize(x.code(i, j), sr_ ? random[idx] : 0u, s, st));
+    }
+  }
+  return st;
+}
+
+QuantizeStats Quantizer::fake_quantize_block(const TensorView& x, std::size_t b, const BlockScale& s,
+                                             const Format& out, std::span<std::uint32_t> dst,
+                                             std::span<const std::uint32_t> random) const {
+  check_input(x, random);
+  if (dst.size() != x.size()) bad("the output array does not have one entry per element");
+  const BlockRange r = grid_.range(b);
+  ElementQuantizer q(x.format(), *spec_.element, apply_, eng_->to_elem, eng_->elem_round, eng_->f32_round);
+  const ElementDequantizer dq(*spec_.element, eng_->code_to_f32, eng_->f32_round);
+  const Converter to_out(format(FormatId::f32), out, spec_.wide);
+  QuantizeStats st;
+  const std::size_t cols = x.cols();
+  for (std::size_t i = r.r0; i < r.r1; ++i) {
+    for (std::size_t j = r.c0; j < r.c1; ++j) {
+      const std::size_t idx = i * cols + j;
+      const std::uint32_t code = q.quantize(x.code(i, j), sr_ ? random[idx] : 0u, s, st);
+      dst[idx] = to_out(dq(code, s.poisoned, s.dequant)).bits;
+    }
+  }
+  return st;
+}
+
+ScaleMeta Quantizer::meta(std::span<const BlockScale> scales) const {
+  if (scales.size() != grid_.count()) bad("meta: one scale per block is needed");
+  ScaleMeta m;
+  m.rule = spec_.rule;
+  m.element = spec_.element;
+  m.rows = grid_.rows();
+  m.cols = grid_.cols();
+  m.partition = spec_.partition;
+  m.group = spec_.rule == ScaleRule::gam ? spec_.group : Partition::tensor();
+  m.q_max = qmax_;
+  m.dequant = spec_.dequant;
+  m.wide = spec_.wide;
+  m.scales.reserve(scales.size());
+  for (const BlockScale& s : scales) m.scales.push_back(s.stored);
+  if (spec_.rule == ScaleRule::gam)
+    for (const GamGroup& g : groups_) m.group_mantissa.push_back(g.m_g);
+  if (spec_.rule == ScaleRule::nvfp4) m.tensor_amax = tensor_amax_.f32;
+  return m;
+}
+
+// ---- whole-tensor entry points ----------------------------------------------------------
+
+QuantizeResult quantize(const TensorView& x, const QuantizeSpec& spec, std::span<std::uint8_t> codes,
+                        std::span<const std::uint32_t> random) {
+  Quantizer qz(spec, x.rows(), x.cols());
+  const std::size_t n = qz.grid().count();
+  QuantizeResult res;
+  res.block_amax.resize(n);
+  for (std::size_t b = 0; b < n; ++b) res.block_amax[b] = qz.amax(x, b);
+  qz.prepare(res.block_amax);
+  std::vector<BlockScale> scales(n);
+  res.block_stats.resize(n);
+  for (std::size_t b = 0; b < n; ++b) {
+    scales[b] = qz.block_scale(b, res.block_amax[b]);
+    res.block_stats[b] = qz.quantize_block(x, b, scales[b], codes, random);
+    res.total += res.block_stats[b];
+  }
+  res.meta = qz.meta(scales);
+  return res;
+}
+
+bool block_poisoned(const ScaleMeta& m, std::size_t b) {
+  if (m.rule == ScaleRule::nvfp4 && !f32_is_finite(m.tensor_amax)) return true;
+  return is_poisoned_code(m.rule, m.scales.at(b));
+}
+
+Factor dequant_factor(const ScaleMeta& m, std::size_t b) {
+  std::uint32_t m_g = 0;
+  if (m.rule == ScaleRule::gam) {
+    const BlockGrid grid(m.rows, m.cols, m.partition), ggrid(m.rows, m.cols, m.group);
+    const BlockRange r = grid.range(b);
+    m_g = m.group_mantissa.at(ggrid.block_of(r.r0, r.c0));
+  }
+  return dequant_from_stored(m.rule, m.dequant, m.q_max, m.scales.at(b), m_g, m.tensor_amax);
+}
+
+void dequantize(std::span<const std::uint8_t> codes, const ScaleMeta& m, std::span<std::uint32_t> out) {
+  if (m.element == nullptr) bad("dequantize: metadata without an element format");
+  const BlockGrid grid(m.rows, m.cols, m.partition);
+  if (codes.size() != m.rows * m.cols || out.size() != codes.size())
+    bad("dequantize: the code and output arrays need one entry per element");
+  if (m.scales.size() != grid.count()) bad("dequantize: the metadata needs one scale per block");
+  if (m.rule == ScaleRule::gam && m.group_mantissa.size() != BlockGrid(m.rows, m.cols, m.group).count())
+    bad("dequantize: the metadata needs one group mantissa per group");
+  const Converter code_to_f32(*m.element, format(FormatId::f32), m.wide);
+  const Rounder f32_round(format(FormatId::f32), Policy{});
+  const ElementDequantizer dq(*m.element, code_to_f32, f32_round);
+  for (std::size_t b = 0; b < grid.count(); ++b) {
+    const bool poisoned = block_poisoned(m, b);
+    const Factor d = poisoned ? Factor{} : dequant_factor(m, b);
+    const BlockRange r = grid.range(b);
+    for (std::size_t i = r.r0; i < r.r1; ++i)
+      for (std::size_t j = r.c0; j < r.c1; ++j) {
+        const std::size_t idx = i * m.cols + j;
+        out[idx] = dq(codes[idx], poisoned, d);
+      }
+  }
+}
+
+QuantizeStats fake_quantize(const TensorView& x, const QuantizeSpec& spec, const Format& out_format,
+                            std::span<std::uint32_t> dst, std::span<const std::uint32_t> random) {
+  Quantizer qz(spec, x.rows(), x.cols());
+  const std::size_t n = qz.grid().count();
+  std::vector<Amax> amax(n);
+  for (std::size_t b = 0; b < n; ++b) amax[b] = qz.amax(x, b);
+  qz.prepare(amax);
+  QuantizeStats total;
+  for (std::size_t b = 0; b < n; ++b)
+    total += qz.fake_quantize_block(x, b, qz.block_scale(b, amax[b]), out_format, dst, random);
+  return total;
+}
+
+}  // namespace numref
