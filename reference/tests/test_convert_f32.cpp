@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <string>
 #include <vector>
 
 #include "test_support.hpp"
@@ -134,6 +135,11 @@ TEST(F32Structured, EveryTargetModeOverflowAndKnob) {
     for (const auto& v : kVariants)
       for (Round r : kDeterministic)
         for (Overflow o : kOverflows) {
+          // both overflow policies for the defaults and the knobs that interact with overflow
+          const std::string n = v.name;
+          const bool ovf_matters = n == "defaults" || n.rfind("inf_sat", 0) == 0 || n.rfind("int_range", 0) == 0 ||
+                                   n.rfind("e8m0", 0) == 0 || n.rfind("zero_to", 0) == 0;
+          if (!ovf_matters && o == Overflow::saturate) continue;
           Policy p = convtest::with(r, o);
           v.apply(p);
           const Converter conv(kF32, to, p);
