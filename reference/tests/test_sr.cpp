@@ -190,6 +190,60 @@ TEST(SrOracle, BothVariantsAgainstOracle) {
   EXPECT_EQ(mm.count(), 0u) << mm.summary();
 }
 
+// §5.1 / §5.2 with the other knobs (§6.2 inf_sat, §6.5 int_range, §7.1 e8m0_round, §7.2,
+// §7.3, §8.1 daz, §8.2 ftz, §9.2 / §5.4 tininess), core vs oracle: every code of every
+// narrow source with 4 random r each (k = 4 and 13), every 31st code of the 16-bit
+// sources (k = 13).
+TEST(SrOracle, KnobsAgainstOracle) {
+  struct Knob {
+    const char* name;
+    void (*apply)(Policy&);
+  };
+  const Knob knobs[] = {
+      {"daz=1", [](Policy& p) { p.daz = true; }},
+      {"ftz=1", [](Policy& p) { p.ftz = true; }},
+      {"tininess=before ftz=1", [](Policy& p) {
+         p.tininess = Tininess::before;
+         p.ftz = true;
+       }},
+      {"zero_to_nozero=min negative=abs", [](Policy& p) {
+         p.zero_to_nozero = ZeroToNoZero::min;
+         p.negative = Negative::abs;
+       }},
+      {"e8m0_round=floor", [](Policy& p) { p.e8m0_round = E8m0Round::floor; }},
+      {"e8m0_round=tiesup", [](Policy& p) { p.e8m0_round = E8m0Round::tiesup; }},
+      {"int_range=symmetric", [](Policy& p) { p.int_range = IntRange::symmetric; }},
+      {"overflow=saturate inf_sat=keep", [](Policy& p) {
+         p.overflow = Overflow::saturate;
+         p.inf_sat = InfSat::keep;
+       }},
+  };
+  Mismatches mm;
+  for (const Knob& kn : knobs)
+    for (const auto& from : kFormats) {
+      if (from.bits > 16) continue;
+      for (const auto& to : kFormats)
+        for (SrVariant var : {SrVariant::fraction, SrVariant::add_source})
+          for (int k : {4, 13}) {
+            if (var == SrVariant::add_source && to.specials == Specials::integer) continue;
+            if (from.bits > 8 && k == 4) continue;
+            Policy p = sr(k, var);
+            kn.apply(p);
+            const Converter conv(from, to, p);
+            const std::uint64_t step = from.bits <= 8 ? 1 : 31;
+            convtest::parallel_for(std::uint64_t{1} << from.bits, [&](std::uint64_t b, std::uint64_t e) {
+              SplitMix64 lg(b * 0x51ED + static_cast<std::uint64_t>(k));
+              for (std::uint64_t c = b - b % step; c < e; c += step) {
+                if (c < b) continue;
+                for (int t = 0; t < (from.bits <= 8 ? 4 : 1); ++t)
+                  convtest::check_one(conv, p, static_cast<std::uint32_t>(c), lg.next() >> (64 - k), mm);
+              }
+            });
+          }
+    }
+  EXPECT_EQ(mm.count(), 0u) << mm.summary();
+}
+
 // §5.2: for normal source operands whose value is in the target's normal range, and
 // k <= d = m_src - m_dst, variant `add` gives the same bits and flags as `fraction`.
 TEST(SrAdd, AgreesWithFractionForNormalResults) {
