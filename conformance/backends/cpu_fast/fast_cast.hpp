@@ -1,0 +1,73 @@
+// numref backend "cpu-fast" — an optimized CPU implementation of the casts.   spec §11
+//
+// Independent of the reference's conversion code: it reads only the format table
+// (numref/format.hpp) and the policy knobs, and computes results with its own integer
+// arithmetic:
+//   * f32 sources, deterministic rounding into floating-point targets: a branch-free
+//     32-bit lane function over blocks (auto-vectorised; no table, no division), with
+//     the rare special lanes (NaN, Inf, and whatever the target cannot take in the lane
+//     form) recomputed by the scalar path;
+//   * sources of at most 16 bits, deterministic rounding: a lookup table of every
+//     source code (built once per (from, to, policy) with the scalar path);
+//   * everything else (stochastic rounding, integer targets from f32): the scalar path.
+// Every path must match the reference bit for bit, flags included; the conformance suite
+// checks it (exhaustively for <= 16-bit sources).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "numref/format.hpp"
+#include "numref/policy.hpp"
+
+namespace numref::cpu_fast {
+
+struct Out {
+  std::uint32_t code;
+  std::uint8_t flags;
+};
+
+// The constants of one conversion, derived once from the two format rows and the policy.
+struct Plan {
+  // source
+  int s_m, s_bias, s_qmin, s_emin;
+  bool s_sub, s_int, s_signed, s_ieee, s_fn;
+  std::uint32_t s_mask, s_mag, s_man, s_sign, s_expones;
+  // target
+  int m, qmin, emin, bias;
+  int emax[2];            // floor(log2(max finite)), [0] positive, [1] negative
+  std::uint32_t maxn[2];  // integer targets: largest magnitude per sign
+  bool sub, integer, is_signed, has_zero, has_inf, has_nan, finite;
+  std::uint32_t sign_bit, mag_mask, man_mask, max_code, inf_code, canonical_nan, off, min_code;
+  // policy
+  Round mode;      // effective rounding mode (§7.1 applied)
+  int k;           // SR bits
+  bool sr_add;     // §5.2 variant (floating-point sources)
+  Policy p;
+  bool exact_e;    // the lane path needs the exact exponent of f32 subnormals
+};
+Plan make_plan(const Format& from, const Format& to, const Policy& p);
+
+// The scalar path: any source, any target, any policy. `r` for round=sr.
+Out convert_scalar(const Plan& pl, std::uint32_t bits, std::uint32_t r);
+
+// Batched conversion with the fastest applicable path. flags may be null.
+class FastCast {
+ public:
+  FastCast(const Format& from, const Format& to, const Policy& p);
+  void run(const std::uint32_t* in, const std::uint32_t* r, std::uint32_t* out, std::uint8_t* flags,
+           std::size_t n) const;
+  // Which path run() takes: "lut", "lanes" or "scalar" (for benchmarks and tests).
+  const char* path() const;
+  const Plan& plan() const { return pl_; }
+
+ private:
+  Plan pl_;
+  enum class Path { lut, lanes, scalar } path_;
+  std::vector<std::uint32_t> lut_code_;
+  std::vector<std::uint8_t> lut_flags_;
+};
+
+}  // namespace numref::cpu_fast

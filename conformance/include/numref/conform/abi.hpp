@@ -1,0 +1,132 @@
+// numref conformance — C ABI <-> reference types (header-only; used by the runner and by
+// the built-in backends).                                              spec §31.3
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "numref/backend.h"
+#include "numref/format.hpp"
+#include "numref/policy.hpp"
+
+namespace numref::conform {
+
+// §31.3 The C format id of a format row and back. The ids are the table order of §2.1,
+// which is also the order of numref::FormatId; the test test_abi.cpp checks both.
+inline std::uint32_t c_format(const Format& f) { return static_cast<std::uint32_t>(f.id); }
+inline const Format* format_from_c(std::uint32_t id) {
+  return id < static_cast<std::uint32_t>(kFormatCount) ? &kFormats[id] : nullptr;
+}
+
+// §31.3 Round / knob enums <-> the NUMREF_* constants (explicit tables, no reliance on
+// the C++ enums' underlying values).
+inline std::uint8_t c_round(Round r) {
+  switch (r) {
+    case Round::rne: return NUMREF_ROUND_RNE;
+    case Round::rtz: return NUMREF_ROUND_RTZ;
+    case Round::rup: return NUMREF_ROUND_RUP;
+    case Round::rdn: return NUMREF_ROUND_RDN;
+    case Round::rna: return NUMREF_ROUND_RNA;
+    case Round::sr: return NUMREF_ROUND_SR;
+  }
+  return 0xFF;
+}
+inline std::uint8_t c_nan(NanOut v) {
+  switch (v) {
+    case NanOut::keep_sign: return NUMREF_NAN_SIGN;
+    case NanOut::canonical: return NUMREF_NAN_CANONICAL;
+    case NanOut::all_ones: return NUMREF_NAN_ONES;
+    case NanOut::payload: return NUMREF_NAN_PAYLOAD;
+  }
+  return 0xFF;
+}
+inline std::uint8_t c_nan_to_finite(NanToFinite v) {
+  switch (v) {
+    case NanToFinite::pos_zero: return NUMREF_NAN_TO_FINITE_ZERO;
+    case NanToFinite::neg_zero: return NUMREF_NAN_TO_FINITE_NEGZERO;
+    case NanToFinite::pos_max: return NUMREF_NAN_TO_FINITE_MAX;
+  }
+  return 0xFF;
+}
+inline std::uint8_t c_e8m0(E8m0Round v) {
+  switch (v) {
+    case E8m0Round::follow: return NUMREF_E8M0_FOLLOW;
+    case E8m0Round::floor: return NUMREF_E8M0_FLOOR;
+    case E8m0Round::ceil: return NUMREF_E8M0_CEIL;
+    case E8m0Round::even: return NUMREF_E8M0_EVEN;
+    case E8m0Round::tiesup: return NUMREF_E8M0_TIESUP;
+  }
+  return 0xFF;
+}
+
+// §31.3 The profile whose policy for target `to` equals p exactly (first in table order),
+// or NUMREF_PROFILE_NONE.
+inline std::int32_t c_profile(const Policy& p, const Format& to) {
+  const Profile* all = all_profiles();
+  for (int i = 0; i < kProfileCount; ++i)
+    if (all[i].for_target(to) == p) return static_cast<std::int32_t>(all[i].id);
+  return NUMREF_PROFILE_NONE;
+}
+
+// §31.3 The C policy struct of p for target `to`. `text` must outlive the struct
+// (it receives describe(p) and the struct points into it).
+inline numref_policy to_c_policy(const Policy& p, const Format& to, std::string& text) {
+  text = describe(p);
+  numref_policy c{};
+  c.round = c_round(p.round);
+  c.sr_bits = static_cast<std::uint8_t>(p.round == Round::sr ? p.sr_bits : 0);
+  c.sr_variant = p.sr_variant == SrVariant::add_source ? NUMREF_SR_ADD : NUMREF_SR_FRACTION;
+  c.overflow = p.overflow == Overflow::saturate ? NUMREF_OVERFLOW_SATURATE : NUMREF_OVERFLOW_NONSAT;
+  c.inf_sat = p.inf_sat == InfSat::to_max ? NUMREF_INF_SAT_MAX : NUMREF_INF_SAT_KEEP;
+  c.nan = c_nan(p.nan);
+  c.nan_to_finite = c_nan_to_finite(p.nan_to_finite);
+  c.e8m0_round = c_e8m0(p.e8m0_round);
+  c.zero_to_nozero = p.zero_to_nozero == ZeroToNoZero::min ? NUMREF_ZERO_TO_NOZERO_MIN : NUMREF_ZERO_TO_NOZERO_NAN;
+  c.negative = p.negative == Negative::abs ? NUMREF_NEGATIVE_ABS : NUMREF_NEGATIVE_NAN;
+  c.daz = p.daz ? 1 : 0;
+  c.ftz = p.ftz ? 1 : 0;
+  c.tininess = p.tininess == Tininess::before ? NUMREF_TININESS_BEFORE : NUMREF_TININESS_AFTER;
+  c.int_range = p.int_range == IntRange::symmetric ? NUMREF_INT_RANGE_SYMMETRIC : NUMREF_INT_RANGE_FULL;
+  c.profile = c_profile(p, to);
+  c.text = text.c_str();
+  return c;
+}
+
+// §31.3 The numref::Policy of a C policy struct; nullopt when a field is out of range.
+inline std::optional<Policy> from_c_policy(const numref_policy& c) {
+  Policy p;
+  switch (c.round) {
+    case NUMREF_ROUND_RNE: p.round = Round::rne; break;
+    case NUMREF_ROUND_RTZ: p.round = Round::rtz; break;
+    case NUMREF_ROUND_RUP: p.round = Round::rup; break;
+    case NUMREF_ROUND_RDN: p.round = Round::rdn; break;
+    case NUMREF_ROUND_RNA: p.round = Round::rna; break;
+    case NUMREF_ROUND_SR: p.round = Round::sr; break;
+    default: return std::nullopt;
+  }
+  p.sr_bits = p.round == Round::sr ? c.sr_bits : 0;
+  if (c.sr_variant > NUMREF_SR_ADD || c.overflow > NUMREF_OVERFLOW_NONSAT || c.inf_sat > NUMREF_INF_SAT_KEEP ||
+      c.nan > NUMREF_NAN_PAYLOAD || c.nan_to_finite > NUMREF_NAN_TO_FINITE_MAX || c.e8m0_round > NUMREF_E8M0_TIESUP ||
+      c.zero_to_nozero > NUMREF_ZERO_TO_NOZERO_MIN || c.negative > NUMREF_NEGATIVE_ABS || c.daz > 1 || c.ftz > 1 ||
+      c.tininess > NUMREF_TININESS_BEFORE || c.int_range > NUMREF_INT_RANGE_SYMMETRIC)
+    return std::nullopt;
+  p.sr_variant = c.sr_variant == NUMREF_SR_ADD ? SrVariant::add_source : SrVariant::fraction;
+  p.overflow = c.overflow == NUMREF_OVERFLOW_SATURATE ? Overflow::saturate : Overflow::nonsat;
+  p.inf_sat = c.inf_sat == NUMREF_INF_SAT_MAX ? InfSat::to_max : InfSat::keep;
+  constexpr NanOut kNan[] = {NanOut::keep_sign, NanOut::canonical, NanOut::all_ones, NanOut::payload};
+  p.nan = kNan[c.nan];
+  constexpr NanToFinite kNtf[] = {NanToFinite::pos_zero, NanToFinite::neg_zero, NanToFinite::pos_max};
+  p.nan_to_finite = kNtf[c.nan_to_finite];
+  constexpr E8m0Round kE8[] = {E8m0Round::follow, E8m0Round::floor, E8m0Round::ceil, E8m0Round::even,
+                               E8m0Round::tiesup};
+  p.e8m0_round = kE8[c.e8m0_round];
+  p.zero_to_nozero = c.zero_to_nozero == NUMREF_ZERO_TO_NOZERO_MIN ? ZeroToNoZero::min : ZeroToNoZero::nan;
+  p.negative = c.negative == NUMREF_NEGATIVE_ABS ? Negative::abs : Negative::nan;
+  p.daz = c.daz != 0;
+  p.ftz = c.ftz != 0;
+  p.tininess = c.tininess == NUMREF_TININESS_BEFORE ? Tininess::before : Tininess::after;
+  p.int_range = c.int_range == NUMREF_INT_RANGE_SYMMETRIC ? IntRange::symmetric : IntRange::full;
+  return p;
+}
+
+}  // namespace numref::conform

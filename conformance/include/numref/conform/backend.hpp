@@ -1,0 +1,83 @@
+// numref conformance — backends as the runner sees them: C ABI plugins (in process or
+// isolated in a child process) and pipe-protocol programs.        spec §31, §32, §33.6
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "numref/conform/core.hpp"
+
+namespace numref::conform {
+
+// §33.5 A known departure a backend declares: mismatches of `op` from -> to under
+// `profile` ("*" = any) whose classification starts with `cls` are reported as such.
+struct Departure {
+  std::string op, from, to, profile, cls, why;
+  bool matches(std::string_view op_, std::string_view formats, std::string_view profile_, std::string_view cls_) const;
+};
+// Parses "<op> <from> <to> <profile|*> <class> | <explanation>"; throws std::invalid_argument.
+Departure parse_departure(std::string_view text);
+// A newline-separated list (blank lines ignored).
+std::vector<Departure> parse_departures(std::string_view text);
+
+struct BackendInfo {
+  std::string name, version, description;
+  std::string kind;      // "plugin" or "pipe"
+  std::string location;  // library path or command
+  std::vector<std::string> ops, profiles;
+  bool flags = false;  // reports exception flags
+  std::vector<Departure> departures;
+};
+
+// §33.6 A failure of the backend itself (not a mismatch): exit status 3.
+struct BackendError : std::runtime_error {
+  enum class Kind { load, abi, crash, timeout, count, protocol, error };
+  Kind kind;
+  BackendError(Kind k, const std::string& m) : std::runtime_error(m), kind(k) {}
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual const BackendInfo& info() const = 0;
+  // Whether the backend implements the suite. Throws BackendError.
+  virtual bool supported(const Params& p) = 0;
+  // Runs n cases: in and out are column-major (Params::shape()). Throws BackendError.
+  virtual void run(const Params& p, std::size_t n, const std::uint32_t* in, std::uint32_t* out) = 0;
+  // The largest batch this backend accepts for a shape (shared-memory size etc.).
+  virtual std::size_t max_batch(Shape s) const {
+    (void)s;
+    return std::size_t{1} << 20;
+  }
+};
+
+// How to reach a backend (§33.1 --backend): a built-in name, a path to a .so, or
+// "pipe:COMMAND". A .so path may carry arguments after '?': "libx.so?device=1".
+struct BackendSpec {
+  enum class Kind { plugin, pipe } kind = Kind::plugin;
+  std::string target;  // resolved library path, or the command
+  std::string args;    // plugin arguments
+  std::string display; // as given
+};
+struct OpenOptions {
+  bool isolate = true;      // plugins run in a child process (crash and hang safe)
+  double timeout_s = 60.0;  // per batch or query, isolated plugins and pipes
+};
+
+// The directory that holds the built-in backend plugins: $NUMREF_BACKEND_DIR, else
+// <directory of the running executable>/backends, else the build tree's.
+std::string backend_dir();
+// Names of the built-in backends found in backend_dir() (reference, cpu-fast, nv-host).
+std::vector<std::string> builtin_backends();
+// Resolves a --backend argument; throws std::invalid_argument naming what was not found.
+BackendSpec resolve_backend(const std::string& arg);
+// Opens one instance. Throws BackendError (load, abi, crash, timeout, protocol).
+std::unique_ptr<Backend> open_backend(const BackendSpec& spec, const OpenOptions& opt);
+
+// The plugin loaded in this process, for the child side of isolation and for tests.
+std::unique_ptr<Backend> open_plugin_in_process(const std::string& path, const std::string& args);
+
+}  // namespace numref::conform

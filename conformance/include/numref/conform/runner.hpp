@@ -1,0 +1,54 @@
+// numref conformance — the runner: golden vectors, then generated cases, against one
+// backend or all built-in ones, with reports.                            spec §33
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "numref/conform/backend.hpp"
+#include "numref/conform/core.hpp"
+
+namespace numref::conform {
+
+enum class ReportFormat { text, json, junit };
+
+struct RunConfig {
+  std::string backend = "reference";  // NAME | PATH.so | pipe:CMD | all
+  std::vector<std::string> profiles;  // empty: the profiles the backend claims
+  std::vector<std::string> ops;       // empty: every family; "cast", "cast:f32:f8e4m3fn", ...
+  Level level = Level::l0;
+  std::uint64_t seed = 1;
+  std::uint64_t shard_index = 0, shard_count = 1;  // --shard i/N (i is 1-based on the command line)
+  std::uint64_t max_errors = 20;                   // mismatch lines printed per suite (0 = all)
+  bool any_nan = false;
+  bool strict = false;  // known departures count as failures
+  std::string vectors_dir;  // "" = default; "none" = skip the golden vectors
+  int jobs = 0;             // 0 = number of CPUs
+  double timeout_s = 60.0;
+  bool isolate = true;
+  bool verbose = false;  // per-suite summary rows
+  ReportFormat report = ReportFormat::text;
+  std::string out;  // report file ("" = stdout)
+  int progress = -1;  // -1 auto (TTY), 0 off, 1 on
+};
+
+// §33.7 Exit status.
+enum ExitCode : int {
+  kExitPass = 0,           // every compared case matched (skips allowed)
+  kExitMismatch = 1,       // at least one mismatch
+  kExitUsage = 2,          // bad options, malformed vector file, manifest mismatch
+  kExitBackend = 3,        // the backend failed: load / ABI / crash / timeout / count / protocol
+  kExitInterrupted = 130,  // SIGINT / SIGTERM: the report so far is written
+};
+
+// Runs the configuration; writes the text report to `text` (streaming) and the
+// --report json|junit file. Returns the exit status. Throws std::invalid_argument for
+// usage errors found before anything ran.
+int run_conform(const RunConfig& cfg, std::FILE* text);
+
+// The default golden-vector directory: $NUMREF_VECTORS, else the source tree's vectors/.
+std::string default_vectors_dir();
+
+}  // namespace numref::conform

@@ -1,0 +1,125 @@
+// numref conformance — the `cast` op family (internal).   spec §11 (conversion), §33, §34
+//
+// A cast suite is (from, to, profile, policy). Its cases are one input code x (and the
+// random bits r when round=sr); its outputs are the result code y and the flags.
+// Words: in = {x, r}, out = {y, flags}; a flags word of kNoFlags means "not reported".
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "numref/conform/core.hpp"
+#include "numref/conform/util.hpp"
+#include "numref/convert.hpp"
+
+namespace numref::conform::cast {
+
+inline constexpr std::uint32_t kNoFlags = 0xFFFFFFFFu;
+inline constexpr std::uint32_t kFlagMask = kInexact | kUnderflow | kOverflow | kInvalid;
+
+
+const Family& family();
+
+// §11 One cast suite.
+class CastParams final : public Params {
+ public:
+  CastParams(const Format& from, const Format& to, std::string profile, const Policy& p);
+
+  const Family& family() const override;
+  const std::string& text() const override { return text_; }
+  std::string label() const override;
+  const std::string& profile() const override { return profile_; }
+  std::string formats() const override { return std::string(from_->name) + " " + std::string(to_->name); }
+  std::string clause() const override;
+  Shape shape() const override { return {2, 2}; }
+
+  void expected(std::size_t n, const std::uint32_t* in, std::uint32_t* out) const override;
+  Finding compare(CaseView in, CaseView expected, CaseView got, const CompareOptions& o) const override;
+  std::string render_inputs(CaseView in) const override;
+  std::string render_output(CaseView out, bool with_flags) const override;
+
+  bool plugin_supported(const numref_backend& b) const override;
+  bool plugin_call(const numref_backend& b, std::size_t n, const std::uint32_t* in, std::uint32_t* out,
+                   bool want_flags, std::string& error) const override;
+
+  std::string pipe_params() const override;
+  void pipe_case(CaseView in, std::string& line) const override;
+  std::string pipe_result(std::string_view line, bool with_flags, std::uint32_t* out, std::size_t n,
+                          std::size_t i) const override;
+
+  const Format& from() const { return *from_; }
+  const Format& to() const { return *to_; }
+  const Policy& policy() const { return policy_; }
+  bool sr() const { return effective_round(*to_, policy_) == Round::sr; }
+  int sr_bits() const { return policy_.sr_bits; }
+  // The reference result of one case.
+  Result reference(std::uint32_t x, std::uint32_t r) const { return conv_(x, r); }
+  // Knob settings that differ from the profile's policy: "round=rtz daz=1" ("" = none).
+  std::string overrides() const;
+  // The classification of a value mismatch (§33.4).
+  std::string classify(std::uint32_t x, std::uint32_t r, Result exp, Result got) const;
+
+ private:
+  const Format* from_;
+  const Format* to_;
+  std::string profile_;
+  Policy policy_;
+  Converter conv_;
+  std::string text_;
+  std::string policy_text_;
+  numref_policy cpol_;
+};
+
+// Parses "<from> <to> <profile> <policy>"; throws std::invalid_argument.
+std::shared_ptr<const CastParams> parse(std::string_view text);
+std::shared_ptr<const CastParams> make(const Format& from, const Format& to, std::string_view profile,
+                                       const Policy& p);
+
+// ---- policy variants (§33.3) ----------------------------------------------------------
+struct Variant {
+  std::string name;  // "" for the profile itself, else the overriding knobs
+  Policy policy;
+};
+// The policy variants of `level` for profile policy `base` and a conversion from -> to,
+// without duplicates (variants equivalent to an earlier one for this target are dropped).
+std::vector<Variant> variants(Level level, const Policy& base, const Format& from, const Format& to);
+// Two policies give identical results for every conversion from -> to (only the knobs
+// that matter for the pair are compared). Used to drop duplicate variants.
+bool equivalent(const Policy& a, const Policy& b, const Format& from, const Format& to);
+
+// ---- case generation (§33.3) ----------------------------------------------------------
+// The interesting source codes of a pair: source specials, and the source codes next to
+// every boundary point of the target (each target value and each midpoint between
+// neighbours, the overflow threshold, half the smallest subnormal). Sorted, unique.
+// `compact`: a small set (target extremes and the region around 1) for vector files.
+std::vector<std::uint32_t> edge_codes(const Format& from, const Format& to, bool compact);
+// The SR r values worth testing with x: 0, 2^k-1 and the two either side of the
+// threshold 2^k - f_k where the result flips (§5.1).
+struct RValues {
+  std::uint32_t v[4];
+  std::uint32_t n = 0;
+  const std::uint32_t* begin() const { return v; }
+  const std::uint32_t* end() const { return v + n; }
+  std::uint32_t size() const { return n; }
+  std::uint32_t operator[](std::uint32_t i) const { return v[i]; }
+};
+RValues sr_edge_r(const CastParams& p, std::uint32_t x);
+
+// One random source code (TestFloat-like: uniform bits, near a boundary from `edges`,
+// an exponent in the target's range with a patterned significand, specials).
+std::uint32_t random_code(const Format& from, const Format& to, const std::vector<std::uint32_t>& edges,
+                          CaseRng& rng);
+
+std::shared_ptr<const CaseSource> cases(const std::shared_ptr<const CastParams>& p, Level level,
+                                        std::uint64_t seed);
+
+// ---- vectors (§30, §34) --------------------------------------------------------------
+void generate_vectors(std::vector<VectorFileText>& out);
+std::unique_ptr<VectorFileReader> open_vectors(const VectorHeader& h, const std::vector<std::string>& profiles);
+
+// The profiles a conformance run checks by default, in order (ieee is a synonym of ocp).
+const std::vector<std::string>& checked_profiles();
+
+}  // namespace numref::conform::cast

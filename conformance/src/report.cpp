@@ -1,0 +1,285 @@
+// numref conformance — reports: text lines and tables, JSON, JUnit XML.     spec §33.4, §33.7
+#include "report.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include "numref/conform/util.hpp"
+
+namespace numref::conform {
+
+std::string level_name(Level l) {
+  switch (l) {
+    case Level::l0: return "0";
+    case Level::l1: return "1";
+    case Level::l2: return "2";
+    case Level::exhaustive: return "exhaustive";
+  }
+  return "?";
+}
+
+std::size_t BackendReport::suite(const std::string& op, const std::string& profile, const std::string& label,
+                                 const std::string& params, const std::string& source) {
+  const std::string key = source + "\n" + params;
+  auto it = suite_index.find(key);
+  if (it != suite_index.end()) return it->second;
+  suites.push_back({op, profile, label, params, source});
+  suite_index.emplace(key, suites.size() - 1);
+  return suites.size() - 1;
+}
+
+std::uint64_t BackendReport::total(std::uint64_t SuiteStats::*field) const {
+  std::uint64_t t = 0;
+  for (const auto& s : suites) t += s.*field;
+  return t;
+}
+
+namespace {
+std::string join(const std::vector<std::string>& v, const char* sep = " ") {
+  std::string s;
+  for (const auto& x : v) { if (!s.empty()) s += sep; s += x; }
+  return s;
+}
+}  // namespace
+
+void text_header(std::FILE* f, const RunConfig& cfg, const BackendReport& b) {
+  const BackendInfo& i = b.info;
+  std::fprintf(f, "== numref conform: backend %s%s%s [%s%s] %s\n", i.name.c_str(), i.version.empty() ? "" : " ",
+               i.version.c_str(), i.kind.c_str(), i.kind == "plugin" ? (cfg.isolate ? ", isolated" : ", in process") : "",
+               i.location.c_str());
+  if (!i.description.empty()) std::fprintf(f, "   %s\n", i.description.c_str());
+  std::fprintf(f, "   ops %s | profiles %s | level %s | seed %llu | shard %llu/%llu\n", join(b.ops).c_str(),
+               join(b.profiles).c_str(), level_name(cfg.level).c_str(), static_cast<unsigned long long>(cfg.seed),
+               static_cast<unsigned long long>(cfg.shard_index + 1), static_cast<unsigned long long>(cfg.shard_count));
+  std::fprintf(f, "   flags: %s\n", i.flags ? "compared" : "NOT compared (the backend does not report flags)");
+  if (cfg.any_nan) std::fprintf(f, "   --any-nan: any NaN result matches any expected NaN (sign and payload not compared)\n");
+  if (!i.departures.empty()) {
+    std::fprintf(f, "   known departures declared by the backend (%s):\n",
+                 cfg.strict ? "counted as failures: --strict" : "reported, not counted as failures");
+    for (const auto& d : i.departures)
+      std::fprintf(f, "     %s %s->%s %s [%s]: %s\n", d.op.c_str(), d.from.c_str(), d.to.c_str(), d.profile.c_str(),
+                   d.cls.c_str(), d.why.c_str());
+  }
+  std::fprintf(f, "   golden vectors: %s\n", b.vectors.c_str());
+  for (const auto& n : b.notes) std::fprintf(f, "   note: %s\n", n.c_str());
+  std::fflush(f);
+}
+
+void text_mismatch(std::FILE* f, const Mismatch& m) {
+  std::fprintf(f, "%s %s %s | %s | got %s | expected %s | %s | %s%s%s\n", m.is_departure ? "DEPARTURE" : "FAIL",
+               m.op.c_str(), m.label.c_str(), m.inputs.c_str(), m.got.c_str(), m.expected.c_str(), m.cls.c_str(),
+               m.where.c_str(), m.is_departure ? " | known: " : "", m.departure.c_str());
+  std::fflush(f);
+}
+
+void text_summary(std::FILE* f, const RunConfig& cfg, const BackendReport& b) {
+  struct Row {
+    std::string op, profile;
+    std::uint64_t cases = 0, passed = 0, failed = 0, departures = 0, skipped = 0, any_nan = 0;
+  };
+  std::vector<Row> rows;
+  for (const auto& s : b.suites) {
+    auto it = std::find_if(rows.begin(), rows.end(), [&](const Row& r) { return r.op == s.op && r.profile == s.profile; });
+    if (it == rows.end()) {
+      rows.push_back({s.op, s.profile});
+      it = rows.end() - 1;
+    }
+    it->cases += s.cases;
+    it->passed += s.passed;
+    it->failed += s.failed;
+    it->departures += s.departures;
+    it->skipped += s.skipped;
+    it->any_nan += s.any_nan;
+  }
+  std::stable_sort(rows.begin(), rows.end(), [&](const Row& a, const Row& c) {
+    const auto pa = std::find(b.profiles.begin(), b.profiles.end(), a.profile) - b.profiles.begin();
+    const auto pc = std::find(b.profiles.begin(), b.profiles.end(), c.profile) - b.profiles.begin();
+    return a.op != c.op ? a.op < c.op : pa < pc;
+  });
+  std::fprintf(f, "-- %s summary (%.1f s)\n", b.info.name.empty() ? b.display.c_str() : b.info.name.c_str(), b.seconds);
+  std::fprintf(f, "%-8s %-16s %14s %14s %10s %10s %14s %10s\n", "op", "profile", "cases", "passed", "failed",
+               "departures", "skipped", "any-nan");
+  for (const auto& r : rows)
+    std::fprintf(f, "%-8s %-16s %14llu %14llu %10llu %10llu %14llu %10llu\n", r.op.c_str(), r.profile.c_str(),
+                 static_cast<unsigned long long>(r.cases), static_cast<unsigned long long>(r.passed),
+                 static_cast<unsigned long long>(r.failed), static_cast<unsigned long long>(r.departures),
+                 static_cast<unsigned long long>(r.skipped), static_cast<unsigned long long>(r.any_nan));
+  if (cfg.verbose) {
+    std::fprintf(f, "-- suites\n");
+    for (const auto& s : b.suites)
+      std::fprintf(f, "%-8s %-60s %-10s %12llu passed %8llu failed %8llu skipped  %s\n", s.op.c_str(), s.label.c_str(),
+                   s.source == "generated" ? "generated" : "vectors", static_cast<unsigned long long>(s.passed),
+                   static_cast<unsigned long long>(s.failed), static_cast<unsigned long long>(s.skipped),
+                   s.source == "generated" ? "" : s.source.c_str());
+  }
+  std::size_t hidden_suites = 0;
+  for (const auto& s : b.suites) {
+    const std::uint64_t bad = s.failed + s.departures;
+    if (bad > s.shown) {
+      if (hidden_suites++ < 20)
+        std::fprintf(f, "   %llu more mismatches not shown (--max-errors %llu) in %s %s (%s)\n",
+                     static_cast<unsigned long long>(bad - s.shown), static_cast<unsigned long long>(cfg.max_errors),
+                     s.op.c_str(), s.label.c_str(), s.source.c_str());
+    }
+  }
+  if (hidden_suites > 20) std::fprintf(f, "   ... and %zu more suites with hidden mismatches\n", hidden_suites - 20);
+  const auto dep = b.total(&SuiteStats::departures);
+  if (dep) std::fprintf(f, "   %llu known departures (%s)\n", static_cast<unsigned long long>(dep),
+                        cfg.strict ? "counted as failed: --strict" : "not counted as failed; --strict counts them");
+  const auto an = b.total(&SuiteStats::any_nan);
+  if (cfg.any_nan) std::fprintf(f, "   %llu NaN results accepted by --any-nan\n", static_cast<unsigned long long>(an));
+  if (!b.info.flags && b.opened) std::fprintf(f, "   flags not compared: the backend does not report flags\n");
+  if (!b.error.empty()) std::fprintf(f, "   STOPPED: %s\n", b.error.c_str());
+  if (b.interrupted) std::fprintf(f, "   INTERRUPTED: the report covers the cases run so far\n");
+  std::fprintf(f, "   golden vectors: %s\n", b.vectors.c_str());
+  std::fprintf(f, "%s: %llu passed, %llu failed, %llu skipped\n", b.info.name.empty() ? b.display.c_str() : b.info.name.c_str(),
+               static_cast<unsigned long long>(b.total(&SuiteStats::passed) + b.total(&SuiteStats::any_nan)),
+               static_cast<unsigned long long>(b.total(&SuiteStats::failed) + (cfg.strict ? dep : 0)),
+               static_cast<unsigned long long>(b.total(&SuiteStats::skipped)));
+  std::fflush(f);
+}
+
+void text_total(std::FILE* f, const RunReport& r) {
+  std::uint64_t p = 0, fl = 0, s = 0;
+  for (const auto& b : r.backends) {
+    p += b.total(&SuiteStats::passed) + b.total(&SuiteStats::any_nan);
+    fl += b.total(&SuiteStats::failed) + (r.cfg.strict ? b.total(&SuiteStats::departures) : 0);
+    s += b.total(&SuiteStats::skipped);
+  }
+  std::fprintf(f, "%llu passed, %llu failed, %llu skipped\n", static_cast<unsigned long long>(p),
+               static_cast<unsigned long long>(fl), static_cast<unsigned long long>(s));
+  std::fflush(f);
+}
+
+// ---- JSON -------------------------------------------------------------------------------------
+
+namespace {
+std::string q(std::string_view s) { return "\"" + json_escape(s) + "\""; }
+std::string u(std::uint64_t v) { return std::to_string(v); }
+}  // namespace
+
+std::string json_report(const RunReport& r) {
+  std::ostringstream o;
+  const RunConfig& c = r.cfg;
+  o << "{\n  \"numref_conform_report\": 1,\n";
+  o << "  \"config\": {\"backend\": " << q(c.backend) << ", \"level\": " << q(level_name(c.level))
+    << ", \"seed\": " << c.seed << ", \"shard\": " << q(std::to_string(c.shard_index + 1) + "/" + std::to_string(c.shard_count))
+    << ", \"any_nan\": " << (c.any_nan ? "true" : "false") << ", \"strict\": " << (c.strict ? "true" : "false")
+    << ", \"max_errors\": " << c.max_errors << "},\n";
+  o << "  \"backends\": [";
+  std::uint64_t P = 0, F = 0, S = 0, D = 0, A = 0;
+  bool complete = true;
+  for (std::size_t bi = 0; bi < r.backends.size(); ++bi) {
+    const BackendReport& b = r.backends[bi];
+    const auto p = b.total(&SuiteStats::passed), f = b.total(&SuiteStats::failed), s = b.total(&SuiteStats::skipped),
+               d = b.total(&SuiteStats::departures), a = b.total(&SuiteStats::any_nan);
+    P += p + a;
+    F += f + (c.strict ? d : 0);
+    S += s;
+    D += d;
+    A += a;
+    if (!b.error.empty() || b.interrupted) complete = false;
+    o << (bi ? ",\n" : "\n") << "    {\"backend\": " << q(b.display) << ", \"name\": " << q(b.info.name)
+      << ", \"version\": " << q(b.info.version) << ", \"kind\": " << q(b.info.kind) << ", \"location\": " << q(b.info.location)
+      << ",\n     \"flags_compared\": " << (b.info.flags ? "true" : "false") << ", \"profiles\": [";
+    for (std::size_t i = 0; i < b.profiles.size(); ++i) o << (i ? ", " : "") << q(b.profiles[i]);
+    o << "], \"ops\": [";
+    for (std::size_t i = 0; i < b.ops.size(); ++i) o << (i ? ", " : "") << q(b.ops[i]);
+    o << "], \"vectors\": " << q(b.vectors) << ", \"seconds\": " << b.seconds << ",\n     \"error\": "
+      << (b.error.empty() ? std::string("null") : q(b.error)) << ", \"interrupted\": " << (b.interrupted ? "true" : "false")
+      << ",\n     \"notes\": [";
+    for (std::size_t i = 0; i < b.notes.size(); ++i) o << (i ? ", " : "") << q(b.notes[i]);
+    o << "],\n     \"departures_declared\": [";
+    for (std::size_t i = 0; i < b.info.departures.size(); ++i) {
+      const auto& dd = b.info.departures[i];
+      o << (i ? ", " : "") << "{\"op\": " << q(dd.op) << ", \"from\": " << q(dd.from) << ", \"to\": " << q(dd.to)
+        << ", \"profile\": " << q(dd.profile) << ", \"class\": " << q(dd.cls) << ", \"why\": " << q(dd.why) << "}";
+    }
+    o << "],\n     \"summary\": {\"passed\": " << u(p + a) << ", \"failed\": " << u(f + (c.strict ? d : 0))
+      << ", \"skipped\": " << u(s) << ", \"departures\": " << u(d) << ", \"any_nan\": " << u(a) << "},\n";
+    o << "     \"suites\": [";
+    for (std::size_t i = 0; i < b.suites.size(); ++i) {
+      const auto& st = b.suites[i];
+      o << (i ? ",\n       " : "\n       ") << "{\"op\": " << q(st.op) << ", \"profile\": " << q(st.profile)
+        << ", \"label\": " << q(st.label) << ", \"params\": " << q(st.params) << ", \"source\": " << q(st.source)
+        << ", \"cases\": " << st.cases << ", \"passed\": " << st.passed << ", \"failed\": " << st.failed
+        << ", \"departures\": " << st.departures << ", \"skipped\": " << st.skipped << ", \"any_nan\": " << st.any_nan << "}";
+    }
+    o << "],\n     \"mismatches\": [";
+    for (std::size_t i = 0; i < b.mismatches.size(); ++i) {
+      const auto& m = b.mismatches[i];
+      o << (i ? ",\n       " : "\n       ") << "{\"op\": " << q(m.op) << ", \"label\": " << q(m.label)
+        << ", \"params\": " << q(m.params) << ", \"where\": " << q(m.where) << ", \"inputs\": " << q(m.inputs)
+        << ", \"got\": " << q(m.got) << ", \"expected\": " << q(m.expected) << ", \"class\": " << q(m.cls)
+        << ", \"known_departure\": " << (m.is_departure ? q(m.departure) : std::string("null")) << "}";
+    }
+    o << "]}";
+  }
+  o << "\n  ],\n  \"complete\": " << (complete ? "true" : "false") << ",\n  \"summary\": {\"passed\": " << P
+    << ", \"failed\": " << F << ", \"skipped\": " << S << ", \"departures\": " << D << ", \"any_nan\": " << A << "}\n}\n";
+  return o.str();
+}
+
+// ---- JUnit XML ---------------------------------------------------------------------------------
+
+std::string junit_report(const RunReport& r) {
+  std::ostringstream body;
+  std::uint64_t tests = 0, failures = 0, skipped = 0, errors = 0;
+  for (const auto& b : r.backends) {
+    const std::string bname = b.info.name.empty() ? b.display : b.info.name;
+    std::map<std::string, std::vector<const SuiteStats*>> groups;  // "<op> <profile>"
+    std::vector<std::string> order;
+    for (const auto& s : b.suites) {
+      const std::string g = s.op + " " + s.profile;
+      if (!groups.count(g)) order.push_back(g);
+      groups[g].push_back(&s);
+    }
+    if (!b.error.empty()) {
+      ++tests;
+      ++errors;
+      body << "  <testsuite name=\"" << xml_escape(bname + " backend") << "\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\">\n"
+           << "    <testcase classname=\"" << xml_escape(bname) << "\" name=\"backend\">\n      <error message=\""
+           << xml_escape(b.error) << "\" type=\"backend\"/>\n    </testcase>\n  </testsuite>\n";
+    }
+    for (const auto& g : order) {
+      const auto& ss = groups[g];
+      std::uint64_t t = 0, fl = 0, sk = 0;
+      for (const auto* s : ss) {
+        ++t;
+        if (s->failed || (r.cfg.strict && s->departures)) ++fl;
+        else if (s->cases == s->skipped) ++sk;
+      }
+      tests += t;
+      failures += fl;
+      skipped += sk;
+      body << "  <testsuite name=\"" << xml_escape(bname + " " + g) << "\" tests=\"" << t << "\" failures=\"" << fl
+           << "\" errors=\"0\" skipped=\"" << sk << "\">\n";
+      for (const auto* s : ss) {
+        body << "    <testcase classname=\"" << xml_escape(bname + "." + s->op + "." + s->profile) << "\" name=\""
+             << xml_escape(s->label + (s->source == "generated" ? " (generated)" : " (" + s->source + ")")) << "\">";
+        if (s->failed || (r.cfg.strict && s->departures)) {
+          body << "\n      <failure message=\"" << s->failed << " of " << s->cases << " cases mismatch\" type=\"mismatch\">";
+          for (const auto& m : b.mismatches)
+            if (m.params == s->params && m.where.rfind(s->source, 0) == 0)
+              body << xml_escape(m.inputs + " | got " + m.got + " | expected " + m.expected + " | " + m.cls + " | " +
+                                 m.where)
+                   << "\n";
+          body << "</failure>\n    ";
+        } else if (s->cases == s->skipped && s->cases > 0) {
+          body << "\n      <skipped message=\"not supported by the backend\"/>\n    ";
+        } else if (s->departures) {
+          body << "\n      <system-out>" << s->departures << " known departures</system-out>\n    ";
+        }
+        body << "</testcase>\n";
+      }
+      body << "  </testsuite>\n";
+    }
+  }
+  std::ostringstream o;
+  o << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"numref conform\" tests=\"" << tests
+    << "\" failures=\"" << failures << "\" errors=\"" << errors << "\" skipped=\"" << skipped << "\">\n"
+    << body.str() << "</testsuites>\n";
+  return o.str();
+}
+
+}  // namespace numref::conform

@@ -1,0 +1,60 @@
+// numref conformance — report data and writers (text, JSON, JUnit XML).     spec §33.4, §33.7
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "numref/conform/backend.hpp"
+#include "numref/conform/runner.hpp"
+
+namespace numref::conform {
+
+struct SuiteStats {
+  std::string op, profile, label, params, source;  // source: "generated" or the vector file
+  std::uint64_t cases = 0, passed = 0, failed = 0, skipped = 0, departures = 0, any_nan = 0;
+  std::uint64_t shown = 0;  // mismatch lines printed
+};
+
+struct Mismatch {
+  std::string op, label, params, where, inputs, got, expected, cls, departure;  // departure: "" or the reason
+  bool is_departure = false;
+};
+
+struct BackendReport {
+  std::string display;  // as given to --backend
+  BackendInfo info;
+  bool opened = false;
+  std::vector<std::string> profiles, ops, notes;
+  std::vector<SuiteStats> suites;
+  std::map<std::string, std::size_t> suite_index;
+  std::vector<Mismatch> mismatches;
+  std::string error;  // backend / input failure that stopped the run
+  int error_exit = 0;
+  bool interrupted = false;
+  double seconds = 0;
+  std::string vectors;  // description of the golden-vector stage
+  std::size_t suite(const std::string& op, const std::string& profile, const std::string& label,
+                    const std::string& params, const std::string& source);
+  std::uint64_t total(std::uint64_t SuiteStats::*field) const;
+};
+
+struct RunReport {
+  RunConfig cfg;
+  std::vector<BackendReport> backends;
+};
+
+// Text pieces (streamed while running).
+void text_header(std::FILE* f, const RunConfig& cfg, const BackendReport& b);
+void text_mismatch(std::FILE* f, const Mismatch& m);
+void text_summary(std::FILE* f, const RunConfig& cfg, const BackendReport& b);
+void text_total(std::FILE* f, const RunReport& r);
+
+std::string json_report(const RunReport& r);
+std::string junit_report(const RunReport& r);
+
+std::string level_name(Level l);
+
+}  // namespace numref::conform

@@ -1,0 +1,759 @@
+// numref conformance — the runner.                                       spec §33
+//
+// For each backend: open one instance per worker (one child process each when
+// isolated), run the golden vectors, then the generated suites of the level, comparing
+// every case with the reference. Work is cut into batches that workers process in
+// parallel; results are merged in submission order, so reports are deterministic.
+// Cases stream: at most a window of batches exists at any time (§33.3 memory bound).
+#include "numref/conform/runner.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include "numref/conform/util.hpp"
+#include "numref/conform/vectors.hpp"
+#include "numref/policy.hpp"
+#include "report.hpp"
+
+#ifndef NUMREF_SOURCE_VECTORS_DIR
+#define NUMREF_SOURCE_VECTORS_DIR ""
+#endif
+
+namespace numref::conform {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+extern "C" void on_signal(int) { g_stop.store(true); }
+
+constexpr std::size_t kBatch = 32768;
+
+// ---- progress (stderr) --------------------------------------------------------------------------
+
+class Progress {
+ public:
+  explicit Progress(bool tty, bool enabled) : tty_(tty), enabled_(enabled) {}
+  void start(std::string what, std::uint64_t total) {
+    what_ = std::move(what);
+    total_ = total;
+    done_ = 0;
+    t0_ = last_ = Clock::now();
+    shown_ = false;
+  }
+  void advance(std::uint64_t k) {
+    done_ += k;
+    if (!enabled_) return;
+    const auto now = Clock::now();
+    const double since = std::chrono::duration<double>(now - last_).count();
+    if (tty_ ? since < 0.1 : since < 10.0) return;
+    last_ = now;
+    draw(now);
+  }
+  void finish() {
+    if (enabled_ && tty_ && shown_) std::fprintf(stderr, "\r\033[K");
+    std::fflush(stderr);
+  }
+
+ private:
+  void draw(Clock::time_point now) {
+    const double el = std::chrono::duration<double>(now - t0_).count();
+    const double rate = el > 0 ? static_cast<double>(done_) / el : 0;
+    const double frac = total_ ? static_cast<double>(done_) / static_cast<double>(total_) : 0;
+    const double eta = rate > 0 && total_ >= done_ ? static_cast<double>(total_ - done_) / rate : -1;
+    char line[256];
+    if (tty_) {
+      const int w = 28, fill = static_cast<int>(frac * w);
+      std::string bar(static_cast<std::size_t>(fill), '=');
+      bar.resize(w, ' ');
+      std::snprintf(line, sizeof line, "\r\033[K%s [%s] %3.0f%% %s/%s cases %s/s ETA %s", what_.c_str(), bar.c_str(),
+                    frac * 100, fmt_count(static_cast<double>(done_)).c_str(),
+                    fmt_count(static_cast<double>(total_)).c_str(), fmt_count(rate).c_str(), fmt_duration(eta).c_str());
+      std::fputs(line, stderr);
+    } else {
+      std::snprintf(line, sizeof line, "progress: %s %.0f%% (%s/%s cases, %s/s, ETA %s)\n", what_.c_str(), frac * 100,
+                    fmt_count(static_cast<double>(done_)).c_str(), fmt_count(static_cast<double>(total_)).c_str(),
+                    fmt_count(rate).c_str(), fmt_duration(eta).c_str());
+      std::fputs(line, stderr);
+    }
+    shown_ = true;
+    std::fflush(stderr);
+  }
+  bool tty_, enabled_, shown_ = false;
+  std::string what_;
+  std::uint64_t total_ = 0, done_ = 0;
+  Clock::time_point t0_, last_;
+};
+
+// ---- jobs ----------------------------------------------------------------------------------------
+
+struct Job {
+  std::uint64_t seq = 0;
+  ParamsPtr params;
+  std::size_t suite = 0;  // index into BackendReport::suites
+  std::string source;     // "generated" or the vector file
+  // generated cases
+  std::shared_ptr<const CaseSource> cases;
+  std::uint64_t first = 0;
+  // vector cases: inputs and expected words prefilled, with their line numbers
+  std::vector<std::uint32_t> in, exp;
+  std::vector<int> lines;
+  std::size_t n = 0;
+  bool check_support = false;
+};
+
+struct JobResult {
+  std::uint64_t seq = 0;
+  std::size_t suite = 0;
+  std::uint64_t n = 0, passed = 0, failed = 0, skipped = 0, departures = 0, any_nan = 0;
+  std::vector<Mismatch> mismatches;
+  std::string error;
+  int error_exit = 0;
+};
+
+// Support answers, shared by the workers and the main thread.
+class SupportCache {
+ public:
+  std::optional<bool> get(const std::string& key) {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = m_.find(key);
+    if (it == m_.end()) return std::nullopt;
+    return it->second;
+  }
+  void put(const std::string& key, bool v) {
+    std::lock_guard<std::mutex> l(mu_);
+    m_[key] = v;
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, bool> m_;
+};
+
+struct Context {
+  const RunConfig& cfg;
+  BackendReport& rep;
+  SupportCache support;
+  CompareOptions cmp;
+};
+
+bool implements(const BackendInfo& i, std::string_view op) {
+  return std::find(i.ops.begin(), i.ops.end(), op) != i.ops.end();
+}
+
+bool is_supported(Context& c, Backend& b, const Params& p) {
+  const std::string key = std::string(p.family().name()) + "\n" + p.text();
+  if (auto v = c.support.get(key)) return *v;
+  const bool v = implements(b.info(), p.family().name()) && b.supported(p);
+  c.support.put(key, v);
+  return v;
+}
+
+JobResult process(Context& c, Backend& b, Job& j) {
+  JobResult r;
+  r.seq = j.seq;
+  r.suite = j.suite;
+  r.n = j.n;
+  const Params& p = *j.params;
+  const Shape s = p.shape();
+  try {
+    if (j.check_support && !is_supported(c, b, p)) {
+      r.skipped = j.n;
+      return r;
+    }
+    if (j.cases) {
+      j.in.resize(j.n * static_cast<std::size_t>(s.in));
+      j.cases->fill(j.first, j.n, j.in.data());
+      j.exp.resize(j.n * static_cast<std::size_t>(s.out));
+      p.expected(j.n, j.in.data(), j.exp.data());
+    }
+    std::vector<std::uint32_t> got(j.n * static_cast<std::size_t>(s.out), 0);
+    b.run(p, j.n, j.in.data(), got.data());
+    const std::string op(p.family().name());
+    const std::string formats = p.formats();
+    const std::size_t outw = static_cast<std::size_t>(s.out);
+    for (std::size_t i = 0; i < j.n; ++i) {
+      // Fast path: every output word identical is a pass for every family.
+      bool same = true;
+      for (std::size_t w = 0; w < outw && same; ++w) same = j.exp[w * j.n + i] == got[w * j.n + i];
+      if (same) {
+        ++r.passed;
+        continue;
+      }
+      const CaseView in{j.in.data(), j.n, i}, e{j.exp.data(), j.n, i}, g{got.data(), j.n, i};
+      const Finding f = p.compare(in, e, g, c.cmp);
+      if (f.outcome == Outcome::pass) {
+        ++r.passed;
+        continue;
+      }
+      if (f.outcome == Outcome::pass_any_nan) {
+        ++r.any_nan;
+        continue;
+      }
+      const Departure* dep = nullptr;
+      for (const auto& d : b.info().departures)
+        if (d.matches(op, formats, p.profile(), f.cls)) {
+          dep = &d;
+          break;
+        }
+      if (dep) ++r.departures;
+      else ++r.failed;
+      if (c.cfg.max_errors == 0 || r.mismatches.size() < c.cfg.max_errors) {
+        Mismatch m;
+        m.op = op;
+        m.label = p.label();
+        m.params = p.text();
+        m.where = j.cases ? "generated #" + std::to_string(j.first + i) : j.source + ":" + std::to_string(j.lines[i]);
+        m.inputs = p.render_inputs(in);
+        m.got = p.render_output(g, c.cmp.flags);
+        m.expected = p.render_output(e, c.cmp.flags);
+        m.cls = f.cls;
+        if (dep) {
+          m.is_departure = true;
+          m.departure = dep->why;
+        }
+        r.mismatches.push_back(std::move(m));
+      }
+    }
+  } catch (const BackendError& e) {
+    r.error = e.what();
+    r.error_exit = kExitBackend;
+  } catch (const std::exception& e) {
+    r.error = std::string("internal error: ") + e.what();
+    r.error_exit = kExitBackend;
+  }
+  return r;
+}
+
+// A pool of workers, one backend instance each; results are delivered in order.
+class Pipeline {
+ public:
+  Pipeline(Context& c, std::vector<std::unique_ptr<Backend>>& backends, std::FILE* text, Progress& prog)
+      : c_(c), text_(text), prog_(prog) {
+    for (auto& b : backends) threads_.emplace_back([this, bp = b.get()] { work(*bp); });
+  }
+  ~Pipeline() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      quit_ = true;
+    }
+    cv_work_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  // Queues a job; blocks while the window is full. Returns false once the run stops.
+  bool submit(Job&& j) {
+    std::unique_lock<std::mutex> l(mu_);
+    j.seq = next_seq_++;
+    queue_.push_back(std::move(j));
+    cv_work_.notify_one();
+    const std::size_t window = 2 * threads_.size() + 2;
+    while (next_seq_ - delivered_ > window && !failed_) {
+      deliver(l);
+      if (next_seq_ - delivered_ > window) cv_done_.wait_for(l, std::chrono::milliseconds(50));
+    }
+    deliver(l);
+    return !failed_ && !g_stop.load();
+  }
+  // Waits for every queued job.
+  void drain() {
+    std::unique_lock<std::mutex> l(mu_);
+    while (delivered_ < next_seq_) {
+      deliver(l);
+      if (delivered_ < next_seq_) cv_done_.wait_for(l, std::chrono::milliseconds(50));
+    }
+  }
+  bool failed() const { return failed_; }
+
+ private:
+  void work(Backend& b) {
+    while (true) {
+      Job j;
+      {
+        std::unique_lock<std::mutex> l(mu_);
+        cv_work_.wait(l, [&] { return quit_ || !queue_.empty(); });
+        if (queue_.empty()) return;
+        j = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      JobResult r;
+      if (failed_ || g_stop.load()) {
+        r.seq = j.seq;
+        r.suite = j.suite;
+        r.n = 0;  // not run
+      } else {
+        r = process(c_, b, j);
+      }
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        if (!r.error.empty()) failed_ = true;
+        done_.emplace(r.seq, std::move(r));
+      }
+      cv_done_.notify_all();
+    }
+  }
+
+  // Merges the contiguous finished results into the report (caller holds the lock).
+  void deliver(std::unique_lock<std::mutex>&) {
+    while (true) {
+      auto it = done_.find(delivered_);
+      if (it == done_.end()) return;
+      JobResult r = std::move(it->second);
+      done_.erase(it);
+      ++delivered_;
+      SuiteStats& s = c_.rep.suites[r.suite];
+      if (!r.error.empty()) {
+        if (c_.rep.error.empty()) {
+          c_.rep.error = r.error;
+          c_.rep.error_exit = r.error_exit;
+          prog_.finish();
+          std::fprintf(text_, "ERROR %s\n", r.error.c_str());
+          std::fflush(text_);
+        }
+        continue;
+      }
+      s.cases += r.passed + r.failed + r.skipped + r.departures + r.any_nan;
+      s.passed += r.passed;
+      s.failed += r.failed;
+      s.skipped += r.skipped;
+      s.departures += r.departures;
+      s.any_nan += r.any_nan;
+      for (auto& m : r.mismatches) {
+        if (c_.cfg.max_errors != 0 && s.shown >= c_.cfg.max_errors) break;
+        ++s.shown;
+        prog_.finish();
+        text_mismatch(text_, m);
+        c_.rep.mismatches.push_back(std::move(m));
+      }
+      prog_.advance(r.n);
+    }
+  }
+
+  Context& c_;
+  std::FILE* text_;
+  Progress& prog_;
+  std::vector<std::thread> threads_;
+  std::mutex mu_;
+  std::condition_variable cv_work_, cv_done_;
+  std::deque<Job> queue_;
+  std::map<std::uint64_t, JobResult> done_;
+  std::uint64_t next_seq_ = 0, delivered_ = 0;
+  bool quit_ = false;
+  std::atomic<bool> failed_{false};
+};
+
+std::pair<std::uint64_t, std::uint64_t> shard_range(std::uint64_t size, const RunConfig& c) {
+  // §33.3 shard rule: shard i of N runs cases [floor(S*i/N), floor(S*(i+1)/N)) of every suite.
+  const auto lo = static_cast<std::uint64_t>((static_cast<unsigned __int128>(size) * c.shard_index) / c.shard_count);
+  const auto hi = static_cast<std::uint64_t>((static_cast<unsigned __int128>(size) * (c.shard_index + 1)) / c.shard_count);
+  return {lo, hi};
+}
+
+// Families selected by --ops, with their selectors.
+std::vector<std::pair<const Family*, std::vector<std::string>>> select_families(const RunConfig& cfg) {
+  std::vector<std::pair<const Family*, std::vector<std::string>>> out;
+  if (cfg.ops.empty()) {
+    for (const Family* f : registry().all()) out.push_back({f, {}});
+    return out;
+  }
+  for (const auto& o : cfg.ops) {
+    const auto c = o.find(':');
+    const std::string name = o.substr(0, c);
+    const Family* f = registry().find(name);
+    if (!f) {
+      std::string known;
+      for (const Family* g : registry().all()) { if (!known.empty()) known += ", "; known += std::string(g->name()); }
+      throw std::invalid_argument("--ops: unknown operation '" + name + "' (known: " + known + ")");
+    }
+    auto it = std::find_if(out.begin(), out.end(), [&](const auto& p) { return p.first == f; });
+    if (it == out.end()) {
+      out.push_back({f, {}});
+      it = out.end() - 1;
+    }
+    it->second.push_back(c == std::string::npos ? std::string() : o.substr(c + 1));
+  }
+  return out;
+}
+
+bool selector_match(const Params& p, const std::vector<std::string>& sel) {
+  // Selectors are "FROM[:TO]" over the formats() words of the params ("*" = any).
+  if (sel.empty()) return true;
+  const auto fm = split_ws(p.formats());
+  for (const auto& s : sel) {
+    if (s.empty()) return true;
+    std::vector<std::string> parts;
+    std::size_t i = 0;
+    while (i <= s.size()) {
+      const std::size_t j = std::min(s.find(':', i), s.size());
+      parts.push_back(s.substr(i, j - i));
+      i = j + 1;
+    }
+    bool ok = true;
+    for (std::size_t k = 0; k < parts.size() && ok; ++k) {
+      if (parts[k] == "*") continue;
+      if (k >= fm.size()) {
+        ok = false;
+        break;
+      }
+      const auto a = find_format(parts[k]);
+      const auto b = find_format(fm[k]);
+      ok = a && b && *a == *b;
+    }
+    if (ok) return true;
+  }
+  return false;
+}
+
+// ---- the golden-vector stage (§33.2) ----------------------------------------------------------
+
+void run_vectors(Context& c, Pipeline& pipe, Progress& prog,
+                 const std::vector<std::pair<const Family*, std::vector<std::string>>>& fams, const std::string& dir) {
+  const auto man = read_manifest(dir);  // throws VectorError
+  std::size_t files = 0;
+  prog.start(c.rep.info.name + " vectors", 0);
+  for (const auto& e : man) {
+    if (pipe.failed() || g_stop.load()) return;
+    const fs::path path = fs::path(dir) / e.path;
+    std::ifstream f(path, std::ios::binary);
+    if (!f) throw VectorError(e.path + ": listed in the MANIFEST but cannot be opened");
+    std::ostringstream ss;
+    ss << f.rdbuf();
+    const std::string text = ss.str();
+    if (Sha256::hex(text) != e.sha256)
+      throw VectorError(e.path + ": sha256 differs from vectors/MANIFEST (edited by hand? regenerate with `numref "
+                                 "vectors generate`, or verify with `numref vectors verify`)");
+    std::istringstream in(text);
+    VectorReader vr(in, e.path);
+    const Family* fam = registry().find(vr.header().get("op"));
+    if (!fam) throw VectorError(e.path + ": unknown op '" + vr.header().get("op") + "'");
+    auto fit = std::find_if(fams.begin(), fams.end(), [&](const auto& p) { return p.first == fam; });
+    if (fit == fams.end()) continue;
+    std::unique_ptr<VectorFileReader> reader;
+    try {
+      reader = fam->open_vectors(vr.header(), c.rep.profiles);
+    } catch (const std::invalid_argument& err) {
+      throw VectorError(e.path + ": " + err.what());
+    }
+    ++files;
+    const auto [lo, hi] = shard_range(vr.declared_count(), c.cfg);
+    std::vector<std::string_view> fields;
+    std::string_view note;
+    std::vector<VectorCase> cases;
+    Job job;
+    auto flush = [&] {
+      if (job.n == 0) return;
+      job.source = e.path;
+      job.check_support = true;
+      const ParamsPtr p = job.params;
+      job.suite = c.rep.suite(std::string(p->family().name()), p->profile(), p->label(), p->text(), e.path);
+      // column-major from row-major
+      const Shape s = p->shape();
+      std::vector<std::uint32_t> in_c(job.n * static_cast<std::size_t>(s.in)), ex_c(job.n * static_cast<std::size_t>(s.out));
+      for (std::size_t i = 0; i < job.n; ++i) {
+        for (int w = 0; w < s.in; ++w) in_c[static_cast<std::size_t>(w) * job.n + i] = job.in[i * static_cast<std::size_t>(s.in) + static_cast<std::size_t>(w)];
+        for (int w = 0; w < s.out; ++w) ex_c[static_cast<std::size_t>(w) * job.n + i] = job.exp[i * static_cast<std::size_t>(s.out) + static_cast<std::size_t>(w)];
+      }
+      job.in = std::move(in_c);
+      job.exp = std::move(ex_c);
+      pipe.submit(std::move(job));
+      job = Job{};
+    };
+    std::uint64_t idx = 0;
+    while (true) {
+      bool more;
+      try {
+        more = vr.next(fields, note);
+      } catch (const VectorError&) {
+        throw;
+      }
+      if (!more) break;
+      const std::uint64_t k = idx++;
+      cases.clear();
+      try {
+        reader->read(fields, note, cases);
+      } catch (const VectorError& err) {
+        throw VectorError(vr.where() + ": " + err.what());
+      } catch (const std::invalid_argument& err) {
+        throw VectorError(vr.where() + ": " + err.what());
+      }
+      if (k < lo || k >= hi) continue;
+      for (auto& vc : cases) {
+        if (!selector_match(*vc.params, fit->second)) continue;
+        if (job.n > 0 && (job.params->text() != vc.params->text() || job.n >= 4096)) flush();
+        if (job.n == 0) job.params = vc.params;
+        job.in.insert(job.in.end(), vc.in.begin(), vc.in.end());
+        job.exp.insert(job.exp.end(), vc.expected.begin(), vc.expected.end());
+        job.lines.push_back(vr.line());
+        ++job.n;
+      }
+    }
+    flush();
+    prog.advance(0);
+  }
+  pipe.drain();
+  prog.finish();
+  c.rep.vectors = dir + " (" + std::to_string(files) + " files, MANIFEST verified)";
+}
+
+// ---- the generated stage (§33.3) ---------------------------------------------------------------
+
+void run_generated(Context& c, Pipeline& pipe, Progress& prog, Backend& b0,
+                   const std::vector<std::pair<const Family*, std::vector<std::string>>>& fams) {
+  std::vector<GeneratedSuite> suites;
+  for (const auto& [fam, sel] : fams) {
+    PlanRequest req;
+    req.level = c.cfg.level;
+    req.seed = c.cfg.seed;
+    req.profiles = c.rep.profiles;
+    req.selectors = sel;
+    fam->plan(req, suites);
+  }
+  // Support queries first, while no worker uses a backend instance.
+  std::uint64_t total = 0;
+  std::vector<char> ok(suites.size());
+  for (std::size_t i = 0; i < suites.size(); ++i) {
+    if (g_stop.load()) return;
+    ok[i] = is_supported(c, b0, *suites[i].params) ? 1 : 0;
+    const auto [lo, hi] = shard_range(suites[i].cases->size(), c.cfg);
+    if (ok[i]) total += hi - lo;
+  }
+  prog.start(c.rep.info.name, total);
+  for (std::size_t i = 0; i < suites.size(); ++i) {
+    const auto& gs = suites[i];
+    const Params& p = *gs.params;
+    const std::size_t si = c.rep.suite(std::string(p.family().name()), p.profile(), p.label(), p.text(), "generated");
+    const auto [lo, hi] = shard_range(gs.cases->size(), c.cfg);
+    if (!ok[i]) {
+      c.rep.suites[si].skipped += hi - lo;
+      c.rep.suites[si].cases += hi - lo;
+      continue;
+    }
+    const std::size_t batch = std::min<std::size_t>(kBatch, b0.max_batch(p.shape()));
+    for (std::uint64_t at = lo; at < hi; at += batch) {
+      Job j;
+      j.params = gs.params;
+      j.suite = si;
+      j.source = "generated";
+      j.cases = gs.cases;
+      j.first = at;
+      j.n = static_cast<std::size_t>(std::min<std::uint64_t>(batch, hi - at));
+      if (!pipe.submit(std::move(j))) {
+        pipe.drain();
+        prog.finish();
+        return;
+      }
+    }
+  }
+  pipe.drain();
+  prog.finish();
+}
+
+std::vector<std::string> profiles_for(const RunConfig& cfg, const BackendInfo& info, std::vector<std::string>& notes) {
+  std::vector<std::string> out;
+  auto add = [&](const std::string& p) {
+    if (!find_profile(p)) {
+      notes.push_back("unknown profile '" + p + "' ignored");
+      return;
+    }
+    const Profile& pr = profile(*find_profile(p));
+    for (const auto& q : out) {
+      const Profile& qr = profile(*find_profile(q));
+      if (qr.narrow == pr.narrow && qr.wide == pr.wide) {
+        notes.push_back("profile " + p + " has the same policies as " + q + ": checked once");
+        return;
+      }
+    }
+    if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+  };
+  if (!cfg.profiles.empty()) {
+    for (const auto& p : cfg.profiles) {
+      if (!find_profile(p)) throw std::invalid_argument("--profile: unknown profile '" + p + "'");
+      if (!info.profiles.empty() && std::find(info.profiles.begin(), info.profiles.end(), p) == info.profiles.end())
+        notes.push_back("the backend does not claim profile " + p + "; its suites run anyway (unsupported ones are skipped)");
+      add(p);
+    }
+  } else if (info.profiles.empty()) {
+    notes.push_back("the backend claims no profile: checking ocp, cuda_satfinite, cuda_nosat, ml_dtypes");
+    for (const char* p : {"ocp", "cuda_satfinite", "cuda_nosat", "ml_dtypes"}) add(p);
+  } else {
+    for (const auto& p : info.profiles) add(p);
+  }
+  return out;
+}
+
+int run_one(const RunConfig& cfg, const std::string& backend_arg, BackendReport& rep, std::FILE* text,
+            const std::vector<std::pair<const Family*, std::vector<std::string>>>& fams) {
+  const auto t0 = Clock::now();
+  rep.display = backend_arg;
+  BackendSpec spec;
+  try {
+    spec = resolve_backend(backend_arg);
+  } catch (const std::invalid_argument& e) {
+    rep.error = e.what();
+    rep.error_exit = kExitUsage;
+    std::fprintf(text, "ERROR %s\n", e.what());
+    return kExitUsage;
+  }
+  OpenOptions oo;
+  oo.isolate = cfg.isolate;
+  oo.timeout_s = cfg.timeout_s;
+  const int jobs = cfg.jobs > 0 ? cfg.jobs : std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::unique_ptr<Backend>> backends;
+  try {
+    // All instances are created here, in the main thread, before any worker starts
+    // (fork() of isolated plugins happens while the process is single-threaded).
+    for (int i = 0; i < jobs; ++i) backends.push_back(open_backend(spec, oo));
+  } catch (const BackendError& e) {
+    rep.error = e.what();
+    rep.error_exit = kExitBackend;
+    rep.info.name = backend_arg;
+    std::fprintf(text, "ERROR %s\n", e.what());
+    return kExitBackend;
+  }
+  rep.opened = true;
+  rep.info = backends[0]->info();
+  rep.profiles = profiles_for(cfg, rep.info, rep.notes);
+  for (const auto& [f, sel] : fams) {
+    rep.ops.emplace_back(f->name());
+    if (!implements(rep.info, f->name()))
+      rep.notes.push_back("the backend does not implement op " + std::string(f->name()) + ": its cases are skipped");
+  }
+  std::string vdir = cfg.vectors_dir.empty() ? default_vectors_dir() : cfg.vectors_dir;
+  if (vdir == "none") rep.vectors = "skipped (--vectors none)";
+  else if (vdir.empty() || !fs::is_directory(vdir)) {
+    rep.vectors = "not found" + (vdir.empty() ? std::string() : " at " + vdir) + " (give --vectors DIR); generated cases only";
+    vdir.clear();
+  }
+  if (!vdir.empty() && vdir != "none") rep.vectors = vdir;
+  text_header(text, cfg, rep);
+
+  Context ctx{cfg, rep, {}, {}};
+  ctx.cmp.flags = rep.info.flags;
+  ctx.cmp.any_nan = cfg.any_nan;
+  const bool tty = isatty(2) != 0;
+  Progress prog(tty, cfg.progress < 0 ? true : cfg.progress == 1);
+  int status = kExitPass;
+  {
+    Pipeline pipe(ctx, backends, text, prog);
+    try {
+      if (!vdir.empty() && vdir != "none") run_vectors(ctx, pipe, prog, fams, vdir);
+      if (!pipe.failed() && !g_stop.load()) run_generated(ctx, pipe, prog, *backends[0], fams);
+    } catch (const VectorError& e) {
+      pipe.drain();
+      prog.finish();
+      rep.error = std::string("golden vectors: ") + e.what();
+      rep.error_exit = kExitUsage;
+      std::fprintf(text, "ERROR %s\n", rep.error.c_str());
+    } catch (const BackendError& e) {
+      pipe.drain();
+      prog.finish();
+      if (rep.error.empty()) {
+        rep.error = e.what();
+        rep.error_exit = kExitBackend;
+        std::fprintf(text, "ERROR %s\n", rep.error.c_str());
+      }
+    }
+    pipe.drain();
+  }
+  prog.finish();
+  rep.interrupted = g_stop.load();
+  rep.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  text_summary(text, cfg, rep);
+  if (!rep.error.empty()) status = rep.error_exit;
+  else if (rep.interrupted) status = kExitInterrupted;
+  else if (rep.total(&SuiteStats::failed) > 0 || (cfg.strict && rep.total(&SuiteStats::departures) > 0))
+    status = kExitMismatch;
+  return status;
+}
+
+}  // namespace
+
+std::string default_vectors_dir() {
+  if (const char* e = std::getenv("NUMREF_VECTORS"); e && *e) return e;
+  return NUMREF_SOURCE_VECTORS_DIR;
+}
+
+int run_conform(const RunConfig& cfg, std::FILE* text_out) {
+  if (cfg.shard_count == 0 || cfg.shard_index >= cfg.shard_count)
+    throw std::invalid_argument("--shard i/N needs 1 <= i <= N");
+  const auto fams = select_families(cfg);
+  for (const auto& p : cfg.profiles)
+    if (!find_profile(p)) throw std::invalid_argument("--profile: unknown profile '" + p + "'");
+  std::vector<std::string> names;
+  if (cfg.backend == "all") {
+    names = builtin_backends();
+    if (names.empty()) throw std::invalid_argument("--backend all: no built-in backends found in '" + backend_dir() + "'");
+  } else {
+    names.push_back(cfg.backend);
+  }
+
+  // JSON / JUnit go to --out (or stdout); the text report then goes to stdout unless
+  // it would mix with the JSON/XML on stdout.
+  std::FILE* text = text_out;
+  std::FILE* out_file = nullptr;
+  FILE* devnull = nullptr;
+  if (cfg.report == ReportFormat::text && !cfg.out.empty()) {
+    out_file = std::fopen(cfg.out.c_str(), "w");
+    if (!out_file) throw std::invalid_argument("--out: cannot write '" + cfg.out + "'");
+    text = out_file;
+  } else if (cfg.report != ReportFormat::text && cfg.out.empty()) {
+    devnull = std::fopen("/dev/null", "w");
+    text = devnull;
+  }
+
+  g_stop.store(false);
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  struct sigaction old_int {}, old_term {};
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  signal(SIGPIPE, SIG_IGN);  // a dead backend must not kill the runner
+
+  RunReport rr;
+  rr.cfg = cfg;
+  int status = kExitPass;
+  for (const auto& n : names) {
+    rr.backends.emplace_back();
+    const int s = run_one(cfg, n, rr.backends.back(), text, fams);
+    if (s == kExitInterrupted || s == kExitBackend || s == kExitUsage) status = std::max(status, s);
+    else if (s == kExitMismatch && status == kExitPass) status = kExitMismatch;
+    if (g_stop.load()) break;
+  }
+  if (names.size() > 1) {
+    std::fprintf(text, "== all backends\n");
+  }
+  text_total(text, rr);
+  if (cfg.report != ReportFormat::text) {
+    const std::string doc = cfg.report == ReportFormat::json ? json_report(rr) : junit_report(rr);
+    if (cfg.out.empty()) {
+      std::fwrite(doc.data(), 1, doc.size(), stdout);
+      std::fflush(stdout);
+    } else {
+      std::ofstream o(cfg.out, std::ios::binary | std::ios::trunc);
+      o << doc;
+      if (!o) std::fprintf(stderr, "numref conform: cannot write the report to %s\n", cfg.out.c_str());
+    }
+  }
+  if (out_file) std::fclose(out_file);
+  if (devnull) std::fclose(devnull);
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  return status;
+}
+
+}  // namespace numref::conform

@@ -1,0 +1,137 @@
+// numref conform — run a backend against the reference: golden vectors, then seeded
+// generated cases; one line per mismatch, a summary, JSON / JUnit reports.    spec §33
+#include <cstdio>
+#include <string>
+
+#include "cli.hpp"
+#include "numref/conform/backend.hpp"
+#include "numref/conform/runner.hpp"
+
+namespace numref::cli {
+namespace {
+
+constexpr const char* kUsage = R"(usage: numref conform [--backend NAME|PATH.so|pipe:CMD|all] [options]
+
+Checks an implementation against the numref reference, bit for bit (spec §33): first the
+golden vectors (vectors/, verified against vectors/MANIFEST), then seeded generated cases.
+Prints one line per mismatch (op, policy, inputs, got vs expected in hex and decoded, and a
+classification), a summary table per op and profile, and a final line
+"N passed, N failed, N skipped".
+
+  --backend B        reference | cpu-fast | nv-host (built-in plugins), PATH.so[?args]
+                     (a C ABI backend, conformance/include/numref/backend.h),
+                     pipe:COMMAND (a program speaking the pipe protocol, docs/conformance.md),
+                     or all: every built-in backend against the profiles it claims (default)
+  --profile P[,Q]    check these profiles (ocp, cuda_satfinite, cuda_nosat, ml_dtypes, ieee)
+                     instead of the ones the backend claims
+  --ops LIST         operations, comma separated: cast, or cast:FROM[:TO] (formats or *)
+  --level L          0 (seconds), 1 (about a minute for all built-in backends),
+                     2 (many millions), exhaustive (every <=16-bit input, every f32 input)
+  --seed S           seed of the generated cases (default 1)
+  --shard i/N        run only shard i of N (every suite's cases split in N ranges)
+  --max-errors N     mismatch lines printed per suite (default 20, 0 = all); counting goes on
+  --any-nan          any NaN result matches any expected NaN (reported as such)
+  --strict           known departures declared by the backend count as failures
+  --report FORMAT    text (default), json or junit
+  --out FILE         write the report there (json/junit: the text report stays on stdout)
+  --vectors DIR      golden-vector directory (default: the source tree's vectors/), or none
+  --jobs N           worker threads, one backend instance each (default: number of CPUs)
+  --timeout S        seconds a backend may take per batch before it is killed (default 60)
+  --no-isolate       load plugins into this process (no crash/hang protection; for debuggers)
+  --no-progress      no progress bar / progress lines on stderr
+  --verbose          one summary row per suite
+  --list-backends    list the built-in backends and exit
+
+exit status: 0 all compared cases passed, 1 mismatches, 2 usage or vector-file error,
+3 backend failure (load, ABI version, crash, timeout, wrong result count, protocol),
+130 interrupted (the report so far is written)
+)";
+
+std::vector<std::string> split_commas(const std::vector<std::string>& vals) {
+  std::vector<std::string> out;
+  for (const auto& v : vals) {
+    std::size_t i = 0;
+    while (i <= v.size()) {
+      const std::size_t j = std::min(v.find(',', i), v.size());
+      if (j > i) out.push_back(v.substr(i, j - i));
+      i = j + 1;
+    }
+  }
+  return out;
+}
+
+int list_backends() {
+  const std::string dir = conform::backend_dir();
+  std::printf("built-in backends in %s:\n", dir.empty() ? "(none found)" : dir.c_str());
+  for (const auto& n : conform::builtin_backends()) {
+    try {
+      auto b = conform::open_backend(conform::resolve_backend(n), conform::OpenOptions{true, 30.0});
+      const auto& i = b->info();
+      std::string prof, ops;
+      for (const auto& p : i.profiles) { if (!prof.empty()) prof += " "; prof += p; }
+      for (const auto& o : i.ops) { if (!ops.empty()) ops += " "; ops += o; }
+      std::printf("  %-10s %s (%s) ops: %s; profiles: %s; flags: %s; %zu known departures\n", n.c_str(),
+                  i.version.c_str(), i.description.c_str(), ops.c_str(), prof.c_str(), i.flags ? "yes" : "no",
+                  i.departures.size());
+    } catch (const std::exception& e) {
+      std::printf("  %-10s cannot be opened: %s\n", n.c_str(), e.what());
+    }
+  }
+  return 0;
+}
+
+int run(Args& a) {
+  if (a.flag("help")) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (a.flag("list-backends")) {
+    a.finish();
+    return list_backends();
+  }
+  conform::RunConfig c;
+  c.backend = a.opt_or("backend", "all");
+  c.profiles = split_commas(a.multi("profile"));
+  c.ops = split_commas(a.multi("ops"));
+  const std::string level = a.opt_or("level", "0");
+  if (level == "0") c.level = conform::Level::l0;
+  else if (level == "1") c.level = conform::Level::l1;
+  else if (level == "2") c.level = conform::Level::l2;
+  else if (level == "exhaustive") c.level = conform::Level::exhaustive;
+  else throw UsageError("--level: '" + level + "' is not 0, 1, 2 or exhaustive");
+  if (auto s = a.opt("seed")) c.seed = static_cast<std::uint64_t>(parse_int(*s, 0, (1LL << 53), "--seed"));
+  if (auto s = a.opt("shard")) {
+    const auto slash = s->find('/');
+    if (slash == std::string::npos) throw UsageError("--shard: expected i/N, got '" + *s + "'");
+    const long long n = parse_int(s->substr(slash + 1), 1, 1 << 20, "--shard N");
+    const long long i = parse_int(s->substr(0, slash), 1, n, "--shard i");
+    c.shard_index = static_cast<std::uint64_t>(i - 1);
+    c.shard_count = static_cast<std::uint64_t>(n);
+  }
+  if (auto s = a.opt("max-errors")) c.max_errors = static_cast<std::uint64_t>(parse_int(*s, 0, 1LL << 40, "--max-errors"));
+  c.any_nan = a.flag("any-nan");
+  c.strict = a.flag("strict");
+  const std::string rep = a.opt_or("report", "text");
+  if (rep == "text") c.report = conform::ReportFormat::text;
+  else if (rep == "json") c.report = conform::ReportFormat::json;
+  else if (rep == "junit") c.report = conform::ReportFormat::junit;
+  else throw UsageError("--report: '" + rep + "' is not text, json or junit");
+  c.out = a.opt_or("out", "");
+  c.vectors_dir = a.opt_or("vectors", "");
+  if (auto s = a.opt("jobs")) c.jobs = static_cast<int>(parse_int(*s, 1, 256, "--jobs"));
+  if (auto s = a.opt("timeout")) c.timeout_s = static_cast<double>(parse_int(*s, 1, 86400, "--timeout"));
+  c.isolate = !a.flag("no-isolate");
+  if (a.flag("no-progress")) c.progress = 0;
+  c.verbose = a.flag("verbose");
+  a.finish();
+  try {
+    return conform::run_conform(c, stdout);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+}
+
+NUMREF_VERB("conform", "check a backend against the reference: golden vectors + generated cases (§33)", run);
+
+}  // namespace
+}  // namespace numref::cli
