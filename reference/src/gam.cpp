@@ -20,9 +20,10 @@
 //      exactly the §14.1 scale) can reach q_max⁺, and q_max⁺ - q_max = 2^(E(q_max) - 23) is
 //      below half an ulp of the element format at q_max (2^(E(q_max) - m - 1), m <= 21 for
 //      every element format of §2.1). So the element conversion (§19.2) of RN32(x G_b) — or
-//      of the exact x G_b under the fused variant — never overflows under rne, rna, rtz and
-//      rdn. Under rup, and under sr with k >= 23 - m random bits, a value in (q_max, q_max⁺]
-//      may round past max finite: the same exposure as the plain FP32 amax scale (§14.1).
+//      of the exact x G_b under the fused variant — never overflows under rne, rna and rtz.
+//      Rounding away from zero can: rup for positive and rdn for negative values, and sr with
+//      k >= 23 - m random bits, may take a value in (q_max, q_max⁺] past max finite — the
+//      same exposure as the plain FP32 amax scale (§14.1).
 // tests/test_gam.cpp checks (3)–(5) as RapidCheck properties and shows a block where
 // RN32(b_amax G_b) = q_max⁺ for f8e4m3fn.
 #include "numref/gam.hpp"

@@ -1,8 +1,11 @@
 // numref — quantize, dequantize and fake-quant of a 2-D tensor.        spec §19 (and §20)
 #include "numref/quantize.hpp"
 
+#include <algorithm>
+#include <map>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 
 #include "numref/convert.hpp"
 
@@ -261,7 +264,11 @@ class ElementQuantizer {
     Exact v;
     if (ef == 0 && src_.has_subnormals) v = Exact{neg, mf, src_.qmin(), false};
     else v = Exact{neg, (std::uint64_t{1} << src_.man_bits) | mf, static_cast<int>(ef) - src_.bias - src_.man_bits, false};
-    const Exact p = mul_or_div(v, s.quant);
+    // Products: a source significand (<= 24 bits, §12.1) times a factor of <= 24 significant
+    // bits (binary32 values, GAM scales, powers of two) is exact in 64 bits.
+    const Exact p = (!s.quant.divide && s.quant.value.sig < (std::uint64_t{1} << 24))
+                        ? Exact{neg != s.quant.value.sign, v.sig * s.quant.value.sig, v.exp + s.quant.value.exp, false}
+                        : mul_or_div(v, s.quant);
     Result res;
     if (apply_ == ScaleApply::rn32) res = to_elem_(f32_round_(p).bits, r);
     else res = elem_round_(p, r);
@@ -345,6 +352,73 @@ QuantizeStats Quantizer::fake_quantize_block(const TensorView& x, std::size_t b,
   return st;
 }
 
+std::vector<QuantizeStats> Quantizer::quantize_all(const TensorView& x, std::span<const BlockScale> scales,
+                                                   std::span<std::uint8_t> codes,
+                                                   std::span<const std::uint32_t> random) const {
+  check_input(x, random);
+  if (codes.size() != x.size())
+    bad("the code array has " + std::to_string(codes.size()) + " entries for " + std::to_string(x.size()) + " elements");
+  if (scales.size() != grid_.count()) bad("quantize_all: one scale per block is needed");
+  const std::size_t n = grid_.count();
+  std::vector<QuantizeStats> stats(n);
+  const Format& src = x.format();
+  // The memo key of a block: its quantize factor (poisoned blocks are not memoized).
+  using Key = std::tuple<bool, std::uint64_t, int, bool>;
+  auto key = [](const BlockScale& s) {
+    return Key{s.quant.divide, s.quant.value.sig, s.quant.value.exp, s.quant.value.sign};
+  };
+  std::map<Key, std::size_t> table_of;  // key -> table index
+  if (!sr_ && src.bits <= 16) {
+    std::map<Key, std::size_t> uses;
+    for (std::size_t b = 0; b < n; ++b)
+      if (!scales[b].poisoned) uses[key(scales[b])] += grid_.range(b).size();
+    std::vector<std::pair<std::size_t, Key>> by_use;
+    const std::size_t codes_n = std::size_t{1} << src.bits;
+    for (const auto& [k, u] : uses)
+      if (u >= codes_n) by_use.emplace_back(u, k);
+    std::sort(by_use.begin(), by_use.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    constexpr std::size_t kMaxTables = 16;
+    for (std::size_t i = 0; i < by_use.size() && i < kMaxTables; ++i) table_of[by_use[i].second] = i;
+  }
+  // table entry: code | count bits << 8 (1 saturated, 2 flushed, 4 nan, 8 inf)
+  std::vector<std::vector<std::uint16_t>> tables(table_of.size());
+  ElementQuantizer q(src, *spec_.element, apply_, eng_->to_elem, eng_->elem_round, eng_->f32_round);
+  const std::size_t cols = x.cols();
+  for (std::size_t b = 0; b < n; ++b) {
+    const BlockScale& s = scales[b];
+    const auto it = s.poisoned ? table_of.end() : table_of.find(key(s));
+    if (it == table_of.end()) {
+      stats[b] = quantize_block(x, b, s, codes, random);
+      continue;
+    }
+    std::vector<std::uint16_t>& t = tables[it->second];
+    if (t.empty()) {
+      t.resize(std::size_t{1} << src.bits);
+      for (std::uint32_t c = 0; c < t.size(); ++c) {
+        QuantizeStats one;
+        const std::uint32_t code = q.quantize(c, 0, s, one);
+        const unsigned bits = (one.saturated ? 1u : 0u) | (one.flushed ? 2u : 0u) | (one.nan ? 4u : 0u) | (one.inf ? 8u : 0u);
+        t[c] = static_cast<std::uint16_t>(code | (bits << 8));
+      }
+    }
+    std::uint64_t hist[16] = {};
+    const BlockRange r = grid_.range(b);
+    for (std::size_t i = r.r0; i < r.r1; ++i)
+      for (std::size_t j = r.c0; j < r.c1; ++j) {
+        const std::uint16_t e = t[x.code(i, j)];
+        codes[i * cols + j] = static_cast<std::uint8_t>(e & 0xFFu);
+        ++hist[e >> 8];
+      }
+    for (unsigned h = 0; h < 16; ++h) {
+      if (h & 1u) stats[b].saturated += hist[h];
+      if (h & 2u) stats[b].flushed += hist[h];
+      if (h & 4u) stats[b].nan += hist[h];
+      if (h & 8u) stats[b].inf += hist[h];
+    }
+  }
+  return stats;
+}
+
 ScaleMeta Quantizer::meta(std::span<const BlockScale> scales) const {
   if (scales.size() != grid_.count()) bad("meta: one scale per block is needed");
   ScaleMeta m;
@@ -376,12 +450,9 @@ QuantizeResult quantize(const TensorView& x, const QuantizeSpec& spec, std::span
   for (std::size_t b = 0; b < n; ++b) res.block_amax[b] = qz.amax(x, b);
   qz.prepare(res.block_amax);
   std::vector<BlockScale> scales(n);
-  res.block_stats.resize(n);
-  for (std::size_t b = 0; b < n; ++b) {
-    scales[b] = qz.block_scale(b, res.block_amax[b]);
-    res.block_stats[b] = qz.quantize_block(x, b, scales[b], codes, random);
-    res.total += res.block_stats[b];
-  }
+  for (std::size_t b = 0; b < n; ++b) scales[b] = qz.block_scale(b, res.block_amax[b]);
+  res.block_stats = qz.quantize_all(x, scales, codes, random);
+  for (const QuantizeStats& st : res.block_stats) res.total += st;
   res.meta = qz.meta(scales);
   return res;
 }

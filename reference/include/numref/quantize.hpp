@@ -162,6 +162,13 @@ class Quantizer {
                                     std::span<std::uint32_t> dst, std::span<const std::uint32_t> random) const;
   // The metadata of a finished quantization (scales of every block).
   ScaleMeta meta(std::span<const BlockScale> scales) const;
+  // §19 (speed only) quantize_block() for every block, memoized: for sources of at most 16
+  // bits without stochastic rounding an element's code and counts are a function of its
+  // source code and the block's quantize factor, so the factors shared by at least 2^bits
+  // elements (the 16 most frequent) get a table of that function over every source code,
+  // built by the same per-element code. Identical results (tests compare); O(1) extra memory.
+  std::vector<QuantizeStats> quantize_all(const TensorView& x, std::span<const BlockScale> scales,
+                                          std::span<std::uint8_t> codes, std::span<const std::uint32_t> random) const;
 
  private:
   void check_input(const TensorView& x, std::span<const std::uint32_t> random) const;

@@ -1,0 +1,297 @@
+// numref tests — amax and the scale rules.                 spec §13 – §16, §18
+//
+// Expected values are worked by hand in the comments (binary32 codes of quotients were
+// checked with exact fractions), or come from the independent rational oracle's decoder.
+#include <gtest/gtest.h>
+#include <mpfr.h>
+#include <rapidcheck/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "numref/convert.hpp"
+#include "numref/oracle/rational_round.hpp"
+#include "numref/quantize.hpp"
+#include "numref/scale.hpp"
+
+namespace numref {
+namespace {
+
+const Format& F32 = format(FormatId::f32);
+const Format& BF16 = format(FormatId::bf16);
+const Format& E4M3 = format(FormatId::f8e4m3fn);
+const Exact kQ448{false, 7, 6, false};  // 448 = 7 * 2^6
+
+Amax amax_of(const Format& f, const std::vector<std::uint32_t>& codes, AmaxPolicy p = {}) {
+  std::vector<std::uint8_t> bytes(codes.size() * storage_bytes(f));
+  for (std::size_t i = 0; i < codes.size(); ++i) std::memcpy(&bytes[i * storage_bytes(f)], &codes[i], storage_bytes(f));
+  const TensorView x = TensorView::vector(f, bytes.data(), codes.size());
+  return block_amax(x, BlockRange{0, 1, 0, codes.size()}, p);
+}
+
+// ---- §13 amax ---------------------------------------------------------------------------
+
+TEST(Amax, HandExamples) {  // §13.1
+  // bf16 [1, -3, 2.5, -0]: 3F80 C040 4020 8000 -> max |x| = 3 = f32 40400000
+  EXPECT_EQ(amax_of(BF16, {0x3F80, 0xC040, 0x4020, 0x8000}).f32, 0x40400000u);
+  // all zeros (both signs) -> +0
+  EXPECT_EQ(amax_of(BF16, {0x0000, 0x8000}).f32, 0u);
+  // bf16 subnormal 0x0001 = 2^-133 widens exactly to the f32 subnormal 2^-133 = 0x00010000
+  EXPECT_EQ(amax_of(BF16, {0x8001, 0x0000}).f32, 0x00010000u);
+  // f8e4m3fn as a source: 0xFE = -448 -> 448 = 43E00000
+  EXPECT_EQ(amax_of(E4M3, {0x01, 0xFE}).f32, 0x43E00000u);
+}
+
+TEST(Amax, NanAndInfPolicies) {  // §13.2
+  const std::vector<std::uint32_t> with_nan = {0x3F80, 0x7FC1, 0xC000};  // 1, NaN, -2
+  EXPECT_EQ(amax_of(BF16, with_nan).f32, kF32NaN);
+  EXPECT_EQ(amax_of(BF16, with_nan, {AmaxNan::ignore, AmaxInf::propagate}).f32, 0x40000000u);  // 2
+  const std::vector<std::uint32_t> with_inf = {0x3F80, 0xFF80, 0xC000};  // 1, -Inf, -2
+  EXPECT_EQ(amax_of(BF16, with_inf).f32, kF32Inf);
+  EXPECT_EQ(amax_of(BF16, with_inf, {AmaxNan::propagate, AmaxInf::ignore}).f32, 0x40000000u);
+  // both: NaN wins under propagate; nan=ignore, inf=propagate gives Inf
+  const std::vector<std::uint32_t> both = {0x7F80, 0xFFC0};
+  EXPECT_EQ(amax_of(BF16, both).f32, kF32NaN);
+  EXPECT_EQ(amax_of(BF16, both, {AmaxNan::ignore, AmaxInf::propagate}).f32, kF32Inf);
+  EXPECT_EQ(amax_of(BF16, both, {AmaxNan::ignore, AmaxInf::ignore}).f32, 0u);  // nothing finite left
+  // fn source: 0x7F / 0xFF are the NaNs of f8e4m3fn (§2.2)
+  EXPECT_EQ(amax_of(E4M3, {0x10, 0xFF}).f32, kF32NaN);
+  EXPECT_EQ(amax_of(E4M3, {0x10, 0xFF}, {AmaxNan::ignore, AmaxInf::propagate}).f32, 0x3D000000u);  // 0x10: field 2 -> 2^(2-7) = 2^-5
+}
+
+TEST(Amax, CombineOrdersNanAboveInfAboveFinite) {  // §13.4
+  EXPECT_EQ(combine(Amax{0x40000000u}, Amax{0x3F800000u}).f32, 0x40000000u);
+  EXPECT_EQ(combine(Amax{kF32Inf}, Amax{kF32Max}).f32, kF32Inf);
+  EXPECT_EQ(combine(Amax{kF32Inf}, Amax{kF32NaN}).f32, kF32NaN);
+  EXPECT_EQ(combine(Amax{0}, Amax{1}).f32, 1u);
+}
+
+// §13.1 relies on: finite magnitudes are ordered like their codes. Checked for every source
+// format of at most 16 bits against the oracle's independent rational decoder.
+TEST(Amax, FiniteMagnitudeOrderIsCodeOrder) {
+  for (const Format& f : kFormats) {
+    if (!check_source_format(f).empty() || f.bits > 16) continue;
+    oracle::rat::Rational prev = -1;
+    for (std::uint32_t mag = 0; mag <= f.mag_mask(); ++mag) {
+      const auto v = oracle::rat::decode(mag, f);
+      if (v.kind != oracle::rat::Value::finite) continue;
+      ASSERT_GT(v.v, prev) << f.name << " magnitude code " << mag;
+      prev = v.v;
+    }
+  }
+}
+
+// ---- §14 FP32 scales --------------------------------------------------------------------
+
+TEST(Fp32Scale, HandExamples) {  // §14.1
+  EXPECT_EQ(fp32_amax_scale(Amax{0x43E00000u}, kQ448), kF32One);     // 448 / 448 = 1
+  EXPECT_EQ(fp32_amax_scale(Amax{kF32One}, kQ448), 0x43E00000u);     // 448 / 1 = 448
+  // 448 / 3 = 149.333... = 1.1666...·2^7; fraction 0.1666...·2^23 = 1398101.33 -> 0x155555
+  EXPECT_EQ(fp32_amax_scale(Amax{0x40400000u}, kQ448), 0x43155555u);
+  EXPECT_EQ(fp32_amax_scale(Amax{0}, kQ448), kF32One);      // zero block: unit scale
+  EXPECT_EQ(fp32_amax_scale(Amax{kF32NaN}, kQ448), kF32NaN);  // poisoned
+  EXPECT_EQ(fp32_amax_scale(Amax{kF32Inf}, kQ448), kF32NaN);
+  // subnormal amax 2^-149: 448·2^149 overflows binary32 -> clamped to max finite
+  EXPECT_EQ(fp32_amax_scale(Amax{kF32MinSub}, kQ448), kF32Max);
+  // 2^-120: 448·2^120 = 1.75·2^128 > FLT_MAX -> clamped; 2^-119: 1.75·2^127 fits exactly
+  EXPECT_EQ(fp32_amax_scale(Amax{0x03800000u}, kQ448), kF32Max);
+  EXPECT_EQ(fp32_amax_scale(Amax{0x04000000u}, kQ448), 0x7F600000u);
+}
+
+TEST(Fp32Scale, DequantScale) {  // §14.3
+  EXPECT_EQ(fp32_dequant_scale(Amax{0x43E00000u}, kQ448), kF32One);
+  EXPECT_EQ(fp32_dequant_scale(Amax{0x44600000u}, kQ448), 0x40000000u);  // 896 / 448 = 2
+  EXPECT_EQ(fp32_dequant_scale(Amax{0}, kQ448), kF32One);
+  EXPECT_EQ(fp32_dequant_scale(Amax{kF32Inf}, kQ448), kF32NaN);
+  // 2^-149 / 448 < 2^-150 rounds to 0: raised to the smallest subnormal
+  EXPECT_EQ(fp32_dequant_scale(Amax{kF32MinSub}, kQ448), kF32MinSub);
+}
+
+TEST(Fp32Scale, QmaxOfFormatsAndChecks) {  // §14.4
+  EXPECT_EQ(compare_abs(format_qmax(E4M3), kQ448), 0);
+  EXPECT_EQ(compare_abs(format_qmax(format(FormatId::f8e5m2)), Exact{false, 7, 13, false}), 0);  // 57344
+  EXPECT_EQ(compare_abs(format_qmax(format(FormatId::f4e2m1fn)), Exact{false, 6, 0, false}), 0);
+  EXPECT_EQ(compare_abs(format_qmax(format(FormatId::int8)), Exact{false, 127, 0, false}), 0);
+  EXPECT_TRUE(check_qmax(Exact{false, 255, -1, false}).empty());  // 127.5
+  EXPECT_FALSE(check_qmax(Exact{false, 3, 0, false}).empty());    // below 4
+  EXPECT_FALSE(check_qmax(Exact{false, 1, 128, false}).empty());  // beyond FLT_MAX
+  EXPECT_FALSE(check_qmax(Exact{false, (1u << 25) + 1, 0, false}).empty());  // 26 bits
+}
+
+// ---- §15 power-of-two scales --------------------------------------------------------------
+
+TEST(Pow2Scale, ExponentFromBits) {  // §15
+  EXPECT_EQ(pow2_floor(0x43155555u), 0x43000000u);  // 149.33 -> 128
+  EXPECT_EQ(pow2_floor(kF32One), kF32One);
+  EXPECT_EQ(pow2_floor(kF32Max), 0x7F000000u);      // 2^127
+  EXPECT_EQ(pow2_floor(0x00000005u), 0x00000004u);  // subnormal 5·2^-149 -> 2^-147
+  EXPECT_EQ(pow2_floor(0x007FFFFFu), 0x00400000u);  // largest subnormal -> 2^-127
+  EXPECT_EQ(pow2_floor(kF32NaN), kF32NaN);
+}
+
+// Why never floor(log2f(x)): for x = nextbelow(2^k), log2 x = k + log2(1 - 2^-24)
+// = k - 8.6e-8, and for k >= 4 the binary32 numbers around k are >= 2.4e-7 apart, so a
+// correctly rounded log2f returns exactly k and floor() gives k instead of E(x) = k - 1.
+// MPFR's correctly rounded log2 at 24 bits (what a perfect log2f returns) shows it.
+TEST(Pow2Scale, FloorLog2fIsWrongJustBelowPowersOfTwo) {  // §15
+  mpfr_t v, l;
+  mpfr_init2(v, 24);
+  mpfr_init2(l, 24);
+  for (int k = 4; k <= 100; k += 8) {
+    const std::uint32_t x = (static_cast<std::uint32_t>(k + 127) << 23) - 1;  // nextbelow(2^k)
+    EXPECT_EQ(pow2_floor(x), static_cast<std::uint32_t>(k - 1 + 127) << 23) << k;
+    float xf;
+    std::memcpy(&xf, &x, 4);
+    mpfr_set_flt(v, xf, MPFR_RNDN);
+    mpfr_log2(l, v, MPFR_RNDN);
+    EXPECT_EQ(mpfr_get_si(l, MPFR_RNDD), k) << "a correctly rounded log2f(nextbelow(2^" << k << ")) rounds up to " << k;
+  }
+  mpfr_clear(v);
+  mpfr_clear(l);
+}
+
+// ---- §16 MX E8M0 shared scales ------------------------------------------------------------
+
+std::uint32_t mx(ScaleRule r, std::uint32_t amax, const Format& elem = E4M3) {
+  return mx_scale_code(r, Amax{amax}, format_qmax(elem), elem.precision());
+}
+
+// Hand-worked: amax = 480 (f32 43F00000) with f8e4m3fn elements (q_max 448, emax_elem 8).
+//   FLOOR: E(480) = 8 -> X = 2^(8-8) = 1, code 7F; 480 / 1 = 480 > 448: the amax CLIPS.
+//   RCEIL: 480 / 448 = 1.0714 -> ceil(log2) = 1 -> X = 2, code 80; 480 / 2 = 240 fits.
+//   CEIL:  ceil(log2 480) = 9 -> X = 2, code 80.
+//   EVEN:  480 = 1.875·2^8; rounded to 4 significant bits 1.875 stays (< 1.9375) -> X = 1.
+//   RCEIL-F32: RN32(480·RN32(1/448)) = RN32(480·0x3B124925) = 0x3F892493 (1.0714287) -> X = 2.
+TEST(MxScale, FloorVersusRceilAt480) {  // §16.2 – §16.6
+  EXPECT_EQ(mx(ScaleRule::mx_floor, 0x43F00000u), 0x7Fu);
+  EXPECT_EQ(mx(ScaleRule::mx_rceil, 0x43F00000u), 0x80u);
+  EXPECT_EQ(mx(ScaleRule::mx_ceil, 0x43F00000u), 0x80u);
+  EXPECT_EQ(mx(ScaleRule::mx_even, 0x43F00000u), 0x7Fu);
+  EXPECT_EQ(mx(ScaleRule::mx_rceil_f32, 0x43F00000u), 0x80u);
+  // and the elements: FLOOR saturates 480 to 448 (7E); RCEIL stores 480/2 = 240 = 1.875·2^7 = 0x77
+  const std::vector<std::uint32_t> v = {0x43F00000u, 0x3F800000u};
+  std::vector<std::uint8_t> codes(2);
+  QuantizeSpec s;
+  s.rule = ScaleRule::mx_floor;
+  QuantizeResult r = quantize(TensorView::vector(F32, v.data(), 2), s, codes);
+  EXPECT_EQ(codes[0], 0x7E);
+  EXPECT_EQ(r.total.saturated, 1u);
+  s.rule = ScaleRule::mx_rceil;
+  r = quantize(TensorView::vector(F32, v.data(), 2), s, codes);
+  EXPECT_EQ(codes[0], 0x77);
+  EXPECT_EQ(codes[1], 0x30);  // 1 / 2 = 0.5 = 2^-1: field -1 + 7 = 6 -> 0x30
+  EXPECT_EQ(r.total.saturated, 0u);
+}
+
+TEST(MxScale, EdgeCases) {  // §16
+  // amax exactly 448: FLOOR and RCEIL X = 1; CEIL rounds 448 up to 512 -> X = 2
+  EXPECT_EQ(mx(ScaleRule::mx_floor, 0x43E00000u), 0x7Fu);
+  EXPECT_EQ(mx(ScaleRule::mx_rceil, 0x43E00000u), 0x7Fu);
+  EXPECT_EQ(mx(ScaleRule::mx_ceil, 0x43E00000u), 0x80u);
+  // EVEN: 496 = 1.9375·2^8 rounds (ties away) to 2^9 at 4 bits -> X = 2; 495.99 does not
+  EXPECT_EQ(mx(ScaleRule::mx_even, 0x43F80000u), 0x80u);
+  EXPECT_EQ(mx(ScaleRule::mx_even, 0x43F7FFFFu), 0x7Fu);
+  // zero block -> 00; NaN / Inf -> FF
+  for (ScaleRule r : {ScaleRule::mx_floor, ScaleRule::mx_ceil, ScaleRule::mx_even, ScaleRule::mx_rceil,
+                      ScaleRule::mx_rceil_f32}) {
+    EXPECT_EQ(mx(r, 0u), 0x00u);
+    EXPECT_EQ(mx(r, kF32NaN), 0xFFu);
+    EXPECT_EQ(mx(r, kF32Inf), 0xFFu);
+    EXPECT_EQ(mx(r, kF32MinSub), 0x00u);  // 2^-149 -> below 2^-127: clamped to 00
+  }
+  // tiny: amax = 2^-120 (03800000): FLOOR -120 - 8 = -128 -> clamp -127 = 00; 2^-118 -> -126 = 01
+  EXPECT_EQ(mx(ScaleRule::mx_floor, 0x03800000u), 0x00u);
+  EXPECT_EQ(mx(ScaleRule::mx_floor, 0x04800000u), 0x01u);
+  // top: amax = FLT_MAX with f4e2m1fn (emax 2): FLOOR 127 - 2 = 125 (FC); CEIL 128 - 2 = 126;
+  // RCEIL: FLT_MAX / 6 = 1.33·2^125 -> 126 (FD)
+  const Format& e2m1 = format(FormatId::f4e2m1fn);
+  EXPECT_EQ(mx(ScaleRule::mx_floor, kF32Max, e2m1), 0xFCu);
+  EXPECT_EQ(mx(ScaleRule::mx_ceil, kF32Max, e2m1), 0xFDu);
+  EXPECT_EQ(mx(ScaleRule::mx_rceil, kF32Max, e2m1), 0xFDu);
+  // int8 elements: emax_elem = E(127) = 6; amax 127 -> FLOOR 6 - 6 = 0
+  EXPECT_EQ(mx_emax_elem(format_qmax(format(FormatId::int8))), 6);
+  EXPECT_EQ(mx(ScaleRule::mx_floor, 0x42FE0000u, format(FormatId::int8)), 0x7Fu);
+}
+
+// A quantization of ONE element under the scale that its whole block gets (the streaming
+// API takes the block amax as input), so that saturation is observed per element.
+QuantizeStats one_element(const QuantizeSpec& s, std::uint32_t x, Amax block_amax) {
+  Quantizer q(s, 1, 1);
+  const BlockScale bs = q.block_scale(0, block_amax);
+  std::uint8_t code;
+  return q.quantize_block(TensorView::vector(F32, &x, 1), 0, bs, std::span<std::uint8_t>(&code, 1), {});
+}
+
+std::uint32_t f32_from(bool neg, int e, std::uint32_t frac) {
+  return (neg ? 0x80000000u : 0u) | (static_cast<std::uint32_t>(e + 127) << 23) | (frac & 0x7FFFFFu);
+}
+
+// §16.2 MX FLOOR clips only values above q_max·X; §16.5 RCEIL (and §16.3 CEIL) never clip.
+RC_GTEST_PROP(MxScale, FloorClipsOnlyAboveQmaxTimesX_RceilNeverClips, ()) {
+  static constexpr FormatId kElems[] = {FormatId::f8e4m3fn, FormatId::f8e5m2, FormatId::f6e3m2fn,
+                                        FormatId::f6e2m3fn, FormatId::f4e2m1fn};
+  const Format& elem = format(*rc::gen::elementOf(std::vector<FormatId>(std::begin(kElems), std::end(kElems))));
+  const int n = *rc::gen::inRange(1, 40);
+  std::vector<std::uint32_t> x(static_cast<std::size_t>(n));
+  const int base = *rc::gen::inRange(-60, 60);
+  for (auto& v : x)
+    v = f32_from(*rc::gen::arbitrary<bool>(), base - *rc::gen::inRange(0, 12), *rc::gen::arbitrary<std::uint32_t>());
+  Amax a{0};
+  for (std::uint32_t v : x) a = combine(a, Amax{v & 0x7FFFFFFFu});
+  QuantizeSpec s;
+  s.element = &elem;
+  s.rule = ScaleRule::mx_floor;
+  const std::uint32_t code = mx_scale_code(ScaleRule::mx_floor, a, format_qmax(elem), elem.precision());
+  const oracle::rat::Rational limit =
+      oracle::rat::max_finite(elem, false, false) * oracle::rat::pow2(static_cast<int>(code) - 127);
+  for (std::uint32_t v : x) {
+    const QuantizeStats st = one_element(s, v, a);
+    const oracle::rat::Rational mag = abs(oracle::rat::decode(v, F32).v);
+    if (mag <= limit) RC_ASSERT(st.saturated == 0u);
+  }
+  for (ScaleRule r : {ScaleRule::mx_rceil, ScaleRule::mx_ceil}) {
+    s.rule = r;
+    for (std::uint32_t v : x) RC_ASSERT(one_element(s, v, a).saturated == 0u);
+  }
+}
+
+// ---- §18 NVFP4 ----------------------------------------------------------------------------
+
+// Hand-worked: f4e2m1fn elements (q_max 6), tensor amax 2688 = 448·6, block amax 6.
+//   C = RN32(448·6) = 2688; S_enc = RN32(2688 / 2688) = 1.
+//   d_b: RN32(1/6) = 0x3E2AAAAB; RN32(S_enc·that) = 0x3E2AAAAB; RN32(6·0x3E2AAAAB) = RN32(1.0000000298)
+//        = 1.0 -> E4M3 1.0 = 0x38.
+//   c_b = RN32(1 / RN32(1.0·RN32(1/1))) = 1.0.
+//   f_b = RN32(RN32(1.0·2688)·RN32(1/2688)) = RN32(2688·0x39C30C31) = 1.0 (0x3F800000).
+TEST(Nvfp4Scale, HandExample) {  // §18
+  const Exact q6{false, 3, 1, false};
+  EXPECT_EQ(nvfp4_global_constant(q6), 0x45280000u);  // 2688 = 1.3125·2^11
+  const std::uint32_t s_enc = nvfp4_tensor_scale(Amax{0x45280000u}, q6);
+  EXPECT_EQ(s_enc, kF32One);
+  const std::uint32_t d = nvfp4_block_code(Amax{0x40C00000u}, s_enc, q6);
+  EXPECT_EQ(d, 0x38u);
+  EXPECT_EQ(nvfp4_encode_factor(d, s_enc), kF32One);
+  EXPECT_EQ(nvfp4_decode_factor(d, Amax{0x45280000u}, q6), kF32One);
+  // zero tensor: S_enc = 1; zero block: d_b = 0 -> c_b = 1 / 0 clamped to FLT_MAX
+  EXPECT_EQ(nvfp4_tensor_scale(Amax{0}, q6), kF32One);
+  EXPECT_EQ(nvfp4_block_code(Amax{0}, kF32One, q6), 0x00u);
+  EXPECT_EQ(nvfp4_encode_factor(0x00u, kF32One), kF32Max);
+  // poisoned tensor
+  EXPECT_EQ(nvfp4_tensor_scale(Amax{kF32NaN}, q6), kF32NaN);
+  EXPECT_EQ(nvfp4_block_code(Amax{0x3F800000u}, kF32NaN, q6), 0x7Fu);
+}
+
+TEST(ScaleRuleNames, RoundTrip) {  // §19.6
+  for (int i = 0; i < kScaleRuleCount; ++i) {
+    const auto r = static_cast<ScaleRule>(i);
+    EXPECT_EQ(parse_scale_rule(to_string(r)), r);
+  }
+  EXPECT_FALSE(parse_scale_rule("mx-round").has_value());
+  EXPECT_EQ(scale_format(ScaleRule::gam).id, FormatId::f8e8m0fnu);
+  EXPECT_EQ(scale_format(ScaleRule::nvfp4).id, FormatId::f8e4m3fn);
+  EXPECT_EQ(scale_format(ScaleRule::int8).id, FormatId::f32);
+}
+
+}  // namespace
+}  // namespace numref
