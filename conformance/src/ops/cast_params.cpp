@@ -204,19 +204,9 @@ std::string CastParams::classify(std::uint32_t x, std::uint32_t r, Result exp, R
       if (via.bits == got.bits) return "double-rounding/via-" + std::string(mid.name);
     }
   }
-  // Overflow region: |x| beyond the largest finite value, or Inf/NaN on either side.
-  const Decoded dmax = decode(to.max_finite, to);
-  const bool beyond = !to.is_integer() && cmp(dyadic(dx), dyadic(dmax)) > 0;
-  const auto special = [](Class c) { return c == Class::nan || c == Class::inf; };
-  if (beyond || special(de.cls) || special(dg.cls)) return "overflow/saturation";
-  if (to.is_integer()) {
-    // §6.5: a result at either end of the integer range (|v| >= the largest positive).
-    const bool at_end = (exp.flags & kInvalid) || de.sig >= to.max_finite || dg.sig >= to.max_finite;
-    if (at_end) return "overflow/saturation";
-  }
-  if (sr()) return "sr";
-  // A tie: x is exactly the midpoint of the two neighbours around it.
-  {
+  // A tie: x is exactly the midpoint of its two neighbours in the target (checked before
+  // overflow: 464 -> f8e4m3fn is the tie between 448 and the first value past the top).
+  if (!sr()) {
     Policy pt = policy_;
     pt.round = Round::rtz;
     pt.e8m0_round = E8m0Round::floor;
@@ -235,6 +225,17 @@ std::string CastParams::classify(std::uint32_t x, std::uint32_t r, Result exp, R
     }
     if (dl.cls != Class::nan && is_midpoint(dyadic(dx), a, b)) return "tie";
   }
+  // Overflow region: |x| beyond the largest finite value, or Inf/NaN on either side.
+  const Decoded dmax = decode(to.max_finite, to);
+  const bool beyond = !to.is_integer() && cmp(dyadic(dx), dyadic(dmax)) > 0;
+  const auto special = [](Class c) { return c == Class::nan || c == Class::inf; };
+  if (beyond || special(de.cls) || special(dg.cls)) return "overflow/saturation";
+  if (to.is_integer()) {
+    // §6.5: a result at either end of the integer range (|v| >= the largest positive).
+    const bool at_end = (exp.flags & kInvalid) || de.sig >= to.max_finite || dg.sig >= to.max_finite;
+    if (at_end) return "overflow/saturation";
+  }
+  if (sr()) return "sr";
   // Subnormal operand or a result below the target's smallest normal.
   if (!to.is_integer()) {
     const Decoded dminn = decode(static_cast<std::uint32_t>(1u) << to.man_bits, to);

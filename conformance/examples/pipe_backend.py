@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""numref pipe-protocol example backend (Python, standard library only).   spec §32
+
+Run it under the conformance runner:
+
+    numref conform --backend pipe:'python3 conformance/examples/pipe_backend.py' --profile ocp
+
+It implements casts between f32, bf16, f16, f8e4m3fn and f8e5m2 (every pair except
+f32 -> f32), with round=rne or rtz, both overflow modes, every NaN policy, and
+inf_sat=max|keep. Everything else it answers "no" to, and the runner counts those suites
+as skipped. It reports no exception flags (flags=no), so the runner compares result codes
+only and says so.
+
+The protocol, in short (docs/conformance.md has the full text):
+    runner:  numref-pipe 1
+    backend: numref-pipe 1 name=... version=... ops=cast profiles=ocp flags=no
+    backend: ready                          (optionally preceded by "departure ..." lines)
+    runner:  supports cast <from> <to> <profile|none> <key=value policy>
+    backend: yes | no
+    runner:  run cast <n> <from> <to> <profile|none> <key=value policy>
+    runner:  n lines: <x in hex> [<r in hex> when round=sr]
+    backend: n lines: <result in hex> [<flags in hex> when flags=yes], then: end
+    runner:  quit
+A backend may answer "error <message>" instead of a reply.
+"""
+import sys
+
+# name: (storage bits, exponent bits, fraction bits, bias, family) — spec §2.1.
+# family "ieee": Inf and NaN at the all-ones exponent; "fn": NaN only at all-ones, no Inf.
+FORMATS = {
+    "f32": (32, 8, 23, 127, "ieee"),
+    "bf16": (16, 8, 7, 127, "ieee"),
+    "f16": (16, 5, 10, 15, "ieee"),
+    "f8e4m3fn": (8, 4, 3, 7, "fn"),
+    "f8e5m2": (8, 5, 2, 15, "ieee"),
+}
+
+
+class Fmt:
+    def __init__(self, name):
+        self.name = name
+        self.bits, self.e, self.m, self.bias, self.family = FORMATS[name]
+        self.sign_bit = 1 << (self.bits - 1)
+        self.mag_mask = self.sign_bit - 1
+        self.exp_ones = (1 << self.e) - 1
+        self.emin = 1 - self.bias
+        self.qmin = self.emin - self.m
+        if self.family == "ieee":
+            self.max_code = ((self.exp_ones - 1) << self.m) | ((1 << self.m) - 1)
+            self.canonical_nan = (self.exp_ones << self.m) | (1 << (self.m - 1))
+        else:  # fn: all-ones magnitude is NaN, the code below it is the largest number
+            self.max_code = self.mag_mask - 1
+            self.canonical_nan = self.mag_mask
+
+    def decode(self, code):
+        """(kind, sign, a, b): ('num', s, sig, exp) means (-1)^s * sig * 2^exp."""
+        sign = 1 if code & self.sign_bit else 0
+        mag = code & self.mag_mask
+        ef, frac = mag >> self.m, mag & ((1 << self.m) - 1)
+        if self.family == "ieee" and ef == self.exp_ones:
+            return ("nan", sign, frac, 0) if frac else ("inf", sign, 0, 0)
+        if self.family == "fn" and mag == self.mag_mask:
+            return ("nan", sign, frac, 0)
+        if ef == 0:
+            return ("num", sign, frac, self.qmin)
+        return ("num", sign, (1 << self.m) | frac, ef - self.bias - self.m)
+
+
+def convert(x, src, dst, pol):
+    kind, sign, a, b = src.decode(x)
+    s = dst.sign_bit if sign else 0
+    if kind == "nan":  # spec §6.3
+        nan = pol["nan"]
+        if nan == "ones":
+            return dst.mag_mask
+        if nan == "canonical":
+            return dst.canonical_nan
+        if nan == "sign" or dst.family == "fn":
+            return dst.canonical_nan | s
+        # payload: the fraction truncated / zero-extended, quiet bit set
+        frac = a >> (src.m - dst.m) if src.m >= dst.m else a << (dst.m - src.m)
+        return s | (dst.exp_ones << dst.m) | (frac & ((1 << dst.m) - 1)) | (1 << (dst.m - 1))
+    if kind == "inf":  # spec §6.2
+        if pol["overflow"] == "saturate" and pol["inf_sat"] == "max":
+            return dst.max_code | s
+        if dst.family == "ieee":
+            return (dst.exp_ones << dst.m) | s
+        return dst.canonical_nan | s
+    sig, exp = a, b
+    if sig == 0:
+        return s
+    # spec §4.1: the quantum of the result, the truncated candidate and the discarded bits
+    e = exp + sig.bit_length() - 1
+    q = max(e - dst.m, dst.qmin)
+    shift = q - exp
+    if shift <= 0:
+        n, up = sig << -shift, False
+    else:
+        n, rem, half = sig >> shift, sig & ((1 << shift) - 1), 1 << (shift - 1)
+        if pol["round"] == "rne":
+            up = rem > half or (rem == half and n & 1 == 1)
+        else:  # rtz
+            up = False
+    n += 1 if up else 0
+    if n == 1 << (dst.m + 1):  # carried into the next binade
+        n, q = n >> 1, q + 1
+    if n == 0:
+        return s
+    code = n if n < (1 << dst.m) else ((q + dst.m + dst.bias) << dst.m) | (n - (1 << dst.m))
+    if n >= (1 << dst.m) and q + dst.m + dst.bias > dst.exp_ones:
+        code = dst.max_code + 1  # beyond any code: an overflow
+    if code > dst.max_code:  # spec §6.1
+        if pol["overflow"] == "saturate" or pol["round"] == "rtz":
+            return dst.max_code | s
+        if dst.family == "ieee":
+            return (dst.exp_ones << dst.m) | s
+        return dst.canonical_nan | s
+    return code | s
+
+
+SUPPORTED = {
+    "round": {"rne", "rtz"},
+    "overflow": {"saturate", "nonsat"},
+    "inf_sat": {"max", "keep"},
+    "nan": {"payload", "sign", "canonical", "ones"},
+    "daz": {"0"},
+    "ftz": {"0"},
+}
+
+
+def parse(words):
+    """words = [from, to, profile, key=value ...] -> (src, dst, policy) or None."""
+    if len(words) < 3 or words[0] not in FORMATS or words[1] not in FORMATS:
+        return None
+    if words[0] == "f32" and words[1] == "f32":
+        return None
+    pol = dict(w.split("=", 1) for w in words[3:])
+    for key, allowed in SUPPORTED.items():
+        if pol.get(key) not in allowed:
+            return None
+    return Fmt(words[0]), Fmt(words[1]), pol
+
+
+def main():
+    out = sys.stdout
+    line = sys.stdin.readline()
+    if not line.startswith("numref-pipe 1"):
+        out.write("error expected 'numref-pipe 1'\n")
+        return
+    out.write("numref-pipe 1 name=python-example version=1 ops=cast profiles=ocp flags=no\n")
+    out.write("ready\n")
+    out.flush()
+    for line in sys.stdin:
+        words = line.split()
+        if not words:
+            continue
+        if words[0] == "quit":
+            return
+        if words[0] == "supports":
+            ok = words[1] == "cast" and parse(words[2:]) is not None
+            out.write("yes\n" if ok else "no\n")
+        elif words[0] == "run":
+            n = int(words[2])
+            cases = [sys.stdin.readline() for _ in range(n)]
+            conv = parse(words[3:]) if words[1] == "cast" else None
+            if conv is None:
+                out.write("error unsupported request\n")
+            else:
+                src, dst, pol = conv
+                digits = 2 if dst.bits <= 8 else 4 if dst.bits <= 16 else 8
+                res = [format(convert(int(c.split()[0], 16), src, dst, pol), "0%dx" % digits) for c in cases]
+                for r in res:
+                    out.write(r + "\n")
+                out.write("end\n")
+        else:
+            out.write("error unknown command '%s'\n" % words[0])
+        out.flush()
+
+
+if __name__ == "__main__":
+    main()
