@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""CLI tests of `numref quantize` (spec §12 – §20).
+
+Usage: test_quantize_cli.py PATH/TO/numref
+
+Expected values come from hand computation (shown in the comments, the same worked
+examples as reference/tests/test_gam.cpp and test_int8.cpp) or from an independent
+computation with NumPy float32 arithmetic and ml_dtypes conversions, where those are the
+same operations as the spec's (IEEE RNE multiply / divide in binary32, RNE conversion).
+Needs numpy and ml_dtypes (scripts/setup.sh installs them); fails, never skips, without.
+"""
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+import ml_dtypes
+import numpy as np
+
+NUMREF = sys.argv[1] if len(sys.argv) > 1 else "build/numref"
+FAILURES = []
+
+
+def check(cond, what):
+    if not cond:
+        FAILURES.append(what)
+        print("FAIL:", what)
+
+
+def run(*args, expect=0):
+    p = subprocess.run([NUMREF, "quantize", *args], capture_output=True, text=True)
+    check(p.returncode == expect, f"numref quantize {' '.join(args)}: exit {p.returncode}, expected {expect}\n{p.stderr}")
+    return p
+
+
+def bits32(a):
+    return np.asarray(a, dtype=np.float32).view(np.uint32)
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="numref-quantize-")
+    P = lambda name: os.path.join(tmp, name)
+
+    # ---- §17 hand-worked GAM example (test_gam.cpp Gam.HandWorked2x4) ----------------------
+    # [[3, -1, 0.5, 0.25], [10, 7, 0, 0]], f8e4m3fn, blocks 1x2, one group:
+    # m_g = 0x333333 (RN32(448/10) = 0x42333333); block codes 85 88 84 7E;
+    # element codes 78 EB 7B 73 / 7E 7A 00 00.
+    x = np.array([[3, -1, 0.5, 0.25], [10, 7, 0, 0]], dtype=np.float32)
+    np.save(P("x.npy"), x)
+    p = run("--input", P("x.npy"), "--format", "f8e4m3fn", "--partition", "block:1x2", "--scale", "gam",
+            "--out", P("g"), "--json", "--dequant-out")
+    s = json.loads(p.stdout)
+    codes = np.load(P("g.codes.npy"))
+    check(codes.dtype == np.uint8 and codes.shape == (2, 4), f"codes array {codes.dtype} {codes.shape}")
+    check(codes.tolist() == [[0x78, 0xEB, 0x7B, 0x73], [0x7E, 0x7A, 0, 0]], f"GAM codes {codes.tolist()}")
+    scales = np.load(P("g.scales.npy"))
+    check(scales.dtype == np.uint8 and scales.tolist() == [[0x85, 0x88], [0x84, 0x7E]], f"GAM scales {scales.tolist()}")
+    check(np.load(P("g.group_mantissa.npy")).tolist() == [[0x333333]], "GAM group mantissa")
+    check(s["counts"] == {"elements": 8, "saturated": 0, "flushed": 0, "nan": 0, "inf": 0}, f"counts {s['counts']}")
+    check(s["blocks"][0]["block_scale"]["hex"] == "42b33333", "block scale of block 0 = (0x85 << 23) | 0x333333")
+    check(s["grid"] == {"rows": 2, "cols": 2, "block_rows": 1, "block_cols": 2, "blocks": 4}, f"grid {s['grid']}")
+    # dequantize (divide): code 0x7E = 448 in block 0x84 (G = 44.8): 448 / G = 10.000000170 -> 10
+    dq = np.load(P("g.dequant.npy"))
+    check(dq.dtype == np.float32 and dq[1, 0] == np.float32(10), f"dequant {dq.tolist()}")
+
+    # the same tensor as ml_dtypes bfloat16 (NumPy saves it as '<V2') and as '<u2' patterns
+    np.save(P("xb.npy"), x.astype(ml_dtypes.bfloat16))
+    np.save(P("xu.npy"), x.astype(ml_dtypes.bfloat16).view(np.uint16))
+    for f in ("xb.npy", "xu.npy"):
+        run("--input", P(f), "--input-format", "bf16", "--format", "f8e4m3fn", "--partition", "block:1x2",
+            "--scale", "gam", "--out", P("gb"))
+        check(np.load(P("gb.codes.npy")).tolist() == codes.tolist(), f"bf16 input {f} gives the f32 codes")
+    p = run("--input", P("xb.npy"), "--format", "f8e4m3fn", expect=2)
+    check("--input-format" in p.stderr, f"'<V2' without --input-format: {p.stderr}")
+
+    # ---- transpose: codes in the transpose's row-major order -------------------------------
+    run("--input", P("x.npy"), "--format", "f8e4m3fn", "--partition", "block:2x1", "--scale", "gam",
+        "--transpose", "--out", P("gt"))
+    ct = np.load(P("gt.codes.npy"))
+    check(ct.shape == (4, 2) and ct.tolist() == codes.T.tolist(), f"transposed codes {ct.tolist()}")
+
+    # ---- §16 MX FLOOR vs RCEIL at amax = 480 ------------------------------------------------
+    np.save(P("m.npy"), np.array([480, 1], dtype=np.float32))
+    s = json.loads(run("--input", P("m.npy"), "--format", "e4m3", "--scale", "mx-floor", "--json").stdout)
+    check(s["blocks"][0]["scale"]["hex"] == "7f" and s["counts"]["saturated"] == 1, "mx-floor at 480: X = 1, 480 clips")
+    s = json.loads(run("--input", P("m.npy"), "--format", "e4m3", "--scale", "mx-rceil", "--json").stdout)
+    check(s["blocks"][0]["scale"]["hex"] == "80" and s["counts"]["saturated"] == 0, "mx-rceil at 480: X = 2")
+
+    # ---- §20 INT8 with amax = 127.5 delta: [255, -255, 3, 5], delta = 2 -> 7F 80 02 02 ----
+    np.save(P("i.npy"), np.array([255, -255, 3, 5], dtype=np.float32))
+    run("--input", P("i.npy"), "--format", "int8", "--scale", "int8-127.5", "--out", P("i"))
+    check(np.load(P("i.codes.npy")).tolist() == [0x7F, 0x80, 0x02, 0x02], "int8-127.5 codes")
+    check(bits32(np.load(P("i.scales.npy"))).tolist() == [[0x40000000]], "int8-127.5 delta = 2")
+    run("--input", P("i.npy"), "--format", "int8", "--scale", "int8-127.5", "--round", "rup", "--out", P("i"))
+    check(np.load(P("i.codes.npy")).tolist() == [0x7F, 0x81, 0x02, 0x03], "int8 with the Eq. 1 ceiling")
+
+    # ---- independent differential checks with NumPy float32 + ml_dtypes -------------------
+    rng = np.random.default_rng(7)
+    a = (rng.standard_normal((64, 96)) * np.exp2(rng.integers(-6, 6, (64, 96)))).astype(np.float32)
+    np.save(P("a.npy"), a)
+    # §14.1 per-tensor amax: S = RN32(448 / amax); y = RN32(x * S); RNE to E4M3 (|y| <= 448 + ulp)
+    run("--input", P("a.npy"), "--format", "f8e4m3fn", "--scale", "amax", "--out", P("a"))
+    amax = np.float32(np.max(np.abs(a)))
+    S = np.float32(448) / amax
+    want = (a * S).astype(ml_dtypes.float8_e4m3fn).view(np.uint8)
+    check(np.array_equal(np.load(P("a.codes.npy")), want), "amax rule vs numpy float32 + ml_dtypes")
+    check(bits32(np.load(P("a.scales.npy"))).tolist() == [[int(bits32(S))]], "amax scale vs numpy 448/amax")
+    # §16.2 MX FLOOR over 1 x 32 blocks: X = 2^(floor(log2 amax) - 8); x / X exact; saturate
+    run("--input", P("a.npy"), "--format", "f8e4m3fn", "--scale", "mx-floor", "--partition", "block:1x32",
+        "--out", P("mx"))
+    blocks = a.reshape(64, 3, 32)
+    bam = np.max(np.abs(blocks), axis=2)
+    e = np.frexp(bam)[1] - 1 - 8  # frexp: amax = m * 2^k, m in [0.5, 1) -> floor(log2) = k - 1
+    y = np.clip(blocks / np.exp2(e)[:, :, None].astype(np.float32), -448, 448)
+    want = y.astype(ml_dtypes.float8_e4m3fn).view(np.uint8).reshape(64, 96)
+    check(np.array_equal(np.load(P("mx.codes.npy")), want), "mx-floor vs numpy + ml_dtypes")
+    check(np.array_equal(np.load(P("mx.scales.npy")).astype(np.int64), e + 127), "mx-floor scale codes")
+
+    # ---- stochastic rounding: --seed and --random give the same codes ---------------------
+    r = np.zeros(64 * 96, dtype=np.uint64)
+    state = 5
+    for i in range(r.size):  # splitmix64(5), low 8 bits, element order (docs/quantize.md)
+        state = (state + 0x9E3779B97F4A7C15) & (2**64 - 1)
+        z = state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & (2**64 - 1)
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & (2**64 - 1)
+        r[i] = (z ^ (z >> 31)) & 0xFF
+    np.save(P("r.npy"), r.astype(np.uint32).reshape(64, 96))
+    run("--input", P("a.npy"), "--format", "f8e4m3fn", "--round", "sr", "--sr-bits", "8", "--seed", "5", "--out", P("s1"))
+    run("--input", P("a.npy"), "--format", "f8e4m3fn", "--round", "sr", "--sr-bits", "8", "--random", P("r.npy"),
+        "--out", P("s2"))
+    check(np.array_equal(np.load(P("s1.codes.npy")), np.load(P("s2.codes.npy"))), "--seed equals --random")
+    np.save(P("r_short.npy"), r.astype(np.uint32)[:10])
+    p = run("--input", P("a.npy"), "--format", "f8e4m3fn", "--round", "sr", "--sr-bits", "8", "--random",
+            P("r_short.npy"), expect=2)
+    check("random values for" in p.stderr, f"short random file: {p.stderr}")
+    p = run("--input", P("a.npy"), "--format", "f8e4m3fn", "--round", "sr", "--sr-bits", "8", expect=2)
+    check("--random" in p.stderr, f"sr without random bits: {p.stderr}")
+
+    # ---- NVFP4 and fake-quant outputs ------------------------------------------------------
+    run("--input", P("a.npy"), "--format", "f4e2m1fn", "--scale", "nvfp4", "--partition", "block:1x16",
+        "--out", P("nv"), "--fake-quant", "bf16")
+    check(bits32(np.load(P("nv.tensor_amax.npy"))).tolist() == [int(bits32(amax))], "nvfp4 tensor amax")
+    check(np.load(P("nv.scales.npy")).shape == (64, 6), "nvfp4 scale grid 64 x 6")
+    fq = np.load(P("nv.fakequant.npy"))
+    check(fq.dtype == np.uint16 and fq.shape == (64, 96), "fake-quant bf16 patterns")
+
+    # ---- malformed input and usage errors: exit 2 and a message naming the problem ------
+    good = open(P("x.npy"), "rb").read()
+
+    def bad_file(name, data, needle, extra=()):
+        with open(P(name), "wb") as f:
+            f.write(data)
+        p = run("--input", P(name), "--format", "f8e4m3fn", *extra, expect=2)
+        check(needle in p.stderr, f"{name}: expected '{needle}' in: {p.stderr.strip()}")
+
+    bad_file("magic.npy", b"\x93NUMPX" + good[6:], "wrong magic")
+    bad_file("trunc.npy", good[:-3], "truncated data")
+    bad_file("f8.npy", good.replace(b"'<f4'", b"'<f8'"), "unsupported dtype")
+    bad_file("big.npy", good.replace(b"'<f4'", b"'>f4'"), "big-endian")
+    bad_file("fortran.npy", good.replace(b"False", b"True "), "Fortran")
+    np.save(P("empty.npy"), np.zeros((0, 3), np.float32))
+    p = run("--input", P("empty.npy"), "--format", "f8e4m3fn", expect=2)
+    check("empty tensor" in p.stderr, f"empty tensor: {p.stderr}")
+    np.save(P("scalar.npy"), np.float32(1))
+    p = run("--input", P("scalar.npy"), "--format", "f8e4m3fn", expect=2)
+    check("0-d" in p.stderr, f"0-d: {p.stderr}")
+    p = run("--input", P("x.npy"), "--format", "f8e4m3fn", "--scale", "round-up", expect=2)
+    check("unknown rule 'round-up'" in p.stderr, f"unknown rule: {p.stderr}")
+    p = run("--input", P("x.npy"), "--format", "f8e4m3fn", "--partition", "block:0x4", expect=2)
+    check("at least 1" in p.stderr, f"bad partition: {p.stderr}")
+    p = run("--input", P("x.npy"), "--format", "f8e4m3fn", "--scale", "gam", "--partition", "block:1x3",
+            "--group", "block:1x2", expect=2)
+    check("straddle" in p.stderr, f"incompatible groups: {p.stderr}")
+    p = run("--input", P("x.npy"), "--format", "bf16", expect=2)
+    check("at most 8 bits" in p.stderr, f"16-bit element: {p.stderr}")
+    p = run("--input", P("x.npy"), "--format", "f8e4m3fn", "--scale", "int8", expect=2)
+    check("integer element" in p.stderr, f"int8 rule with e4m3: {p.stderr}")
+    p = run("--input", P("x.npy"), expect=2)
+    check("--format" in p.stderr, f"missing --format: {p.stderr}")
+
+    if FAILURES:
+        print(f"{len(FAILURES)} failure(s)")
+        return 1
+    print("all numref quantize CLI checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
