@@ -31,7 +31,20 @@ Scratch::Scratch() {
   mpfr_inits2(64, x, y, u, t, lo, hi, a, sum, static_cast<mpfr_ptr>(nullptr));
   mpfr_inits2(1024, wide, wide2, static_cast<mpfr_ptr>(nullptr));
 }
-Scratch::~Scratch() { mpfr_clears(x, y, u, t, lo, hi, a, sum, wide, wide2, static_cast<mpfr_ptr>(nullptr)); }
+Scratch::~Scratch() {
+  mpfr_clears(x, y, u, t, lo, hi, a, sum, wide, wide2, static_cast<mpfr_ptr>(nullptr));
+}
+
+std::uint64_t exact_u64(Scratch& s, const mpfr_t v) {
+  (void)s;
+  if (mpfr_zero_p(v)) return 0;
+  const long e = static_cast<long>(mpfr_get_exp(v));  // v = 0.1b... * 2^e, so 2^(e-1) <= v < 2^e
+  if (mpfr_sgn(v) < 0 || !mpfr_integer_p(v) || e > 64 || mpfr_get_prec(v) > GMP_NUMB_BITS)
+    throw std::logic_error("oracle: not a u64");
+  // One limb holds the whole significand, most significant bit first (MPFR custom interface).
+  const auto* limb = static_cast<const mp_limb_t*>(mpfr_custom_get_significand(v));
+  return static_cast<std::uint64_t>(limb[0]) >> (GMP_NUMB_BITS - e);
+}
 
 Scratch& scratch() {
   thread_local Scratch s;
@@ -49,7 +62,8 @@ void round_mpfr(mpfr_t out, const mpfr_t x, const Grid& g, mpfr_rnd_t rnd, bool 
   Scratch& s = scratch();
   mpfr_set_prec(s.t, g.prec);
   int tern = mpfr_set(s.t, x, rnd);  // precision g.prec, the default (huge) exponent range
-  if (g.subnormals && !unbounded) {
+  // Below 2^emin the subnormal grid applies (|x| >= 2^emin rounds to >= 2^emin: nothing to do).
+  if (g.subnormals && !unbounded && static_cast<long>(mpfr_get_exp(x)) - 1 < g.emin) {
     // Emulated exponent range: the smallest positive value 2^qmin = 0.1b * 2^(qmin+1).
     const mpfr_exp_t old_emin = mpfr_get_emin();
     if (mpfr_set_emin(g.qmin + 1) != 0) throw std::logic_error("oracle: mpfr_set_emin failed");

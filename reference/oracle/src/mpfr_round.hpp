@@ -45,6 +45,9 @@ struct Scratch {
 };
 Scratch& scratch();
 
+// The value of v, a non-negative integer below 2^64, read exactly without allocating.
+std::uint64_t exact_u64(Scratch& s, const mpfr_t v);
+
 // Rounds x onto the grid of `g` in direction `dir` into `out` (a 64-bit variable):
 //   * floating point with subnormals: precision g.prec, and below 2^emin the fixed
 //     quantum 2^qmin (mpfr_check_range + mpfr_subnormalize with emin = qmin + 1);

@@ -113,12 +113,12 @@ std::uint32_t encode_float(const mpfr_t y, const Format& f, const Grid& g) {
     if (!g.subnormals) throw std::logic_error("oracle: value below a format without subnormals");
     mpfr_mul_2si(s.a, s.a, -g.qmin, MPFR_RNDN);  // fraction field = |y| / 2^qmin
     if (!mpfr_integer_p(s.a)) throw std::logic_error("oracle: value off the subnormal grid");
-    mag = static_cast<std::uint32_t>(mpfr_get_ui(s.a, MPFR_RNDN));
+    mag = static_cast<std::uint32_t>(detail::exact_u64(s, s.a));
   } else {
     mpfr_mul_2si(s.a, s.a, f.man_bits - e, MPFR_RNDN);  // 1.fraction * 2^m
     if (!mpfr_integer_p(s.a)) throw std::logic_error("oracle: value off the grid");
-    const unsigned long sig = mpfr_get_ui(s.a, MPFR_RNDN);
-    const std::uint32_t frac = static_cast<std::uint32_t>(sig - (1ul << f.man_bits));
+    const std::uint64_t sig = detail::exact_u64(s, s.a);
+    const std::uint32_t frac = static_cast<std::uint32_t>(sig - (std::uint64_t{1} << f.man_bits));
     mag = (static_cast<std::uint32_t>(e + f.bias) << f.man_bits) | frac;
   }
   if (mag > magnitude_mask(f)) throw std::logic_error("oracle: encoded magnitude out of the format");
@@ -210,7 +210,10 @@ Out overflow_out(bool s, Mode m, const Format& to, const Policy& p) {
 Out finish_int(const mpfr_t y, bool inexact, const Format& to, const Policy& p) {
   if (mpfr_cmp_si(y, int_max(to)) > 0) return {int_code(int_max(to), to), kNV};
   if (mpfr_cmp_si(y, int_min(to, p)) < 0) return {int_code(int_min(to, p), to), kNV};
-  return {int_code(mpfr_get_si(y, MPFR_RNDN), to), inexact ? kIX : std::uint8_t{0}};
+  Scratch& s = scratch();
+  mpfr_abs(s.a, y, MPFR_RNDN);
+  const long mag = static_cast<long>(detail::exact_u64(s, s.a));  // <= 128 here
+  return {int_code(mpfr_sgn(y) < 0 ? -mag : mag, to), inexact ? kIX : std::uint8_t{0}};
 }
 
 // §6.1, §7.4, §8.2, §9 Floating-point target. y = the operand rounded onto the grid
