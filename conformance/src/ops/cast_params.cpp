@@ -50,11 +50,11 @@ std::string CastParams::overrides() const {
   const Policy& base = profile_by_name(profile_).for_target(*to_);
   const auto a = knobs(base), b = knobs(policy_);
   std::string s;
-  for (const auto& [k, v] : b) {
-    const auto it = std::find_if(a.begin(), a.end(), [&](const auto& kv) { return kv.first == k; });
-    if (it == a.end() || it->second != v) {
+  for (const auto& kv : b) {
+    const auto it = std::find_if(a.begin(), a.end(), [&](const auto& x) { return x.first == kv.first; });
+    if (it == a.end() || it->second != kv.second) {
       if (!s.empty()) s += ' ';
-      s += k + "=" + v;
+      s += kv.first + "=" + kv.second;
     }
   }
   return s;

@@ -1,0 +1,222 @@
+// The cast op family (spec §33.3 case generation, §33.4 classification) and the C ABI
+// policy mapping (§31.3). Expected values are hand-derived from the spec, shown inline.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "../src/ops/cast.hpp"
+#include "numref/conform/abi.hpp"
+#include "numref/conform/protocol.hpp"
+
+using namespace numref;
+using namespace numref::conform;
+
+namespace {
+std::shared_ptr<const cast::CastParams> params(FormatId from, FormatId to, const char* prof, const char* extra = "") {
+  Policy p = profile(*find_profile(prof)).for_target(format(to));
+  EXPECT_FALSE(apply_policy_settings(p, extra).has_value());
+  return cast::make(format(from), format(to), prof, p);
+}
+std::string cls(const cast::CastParams& p, std::uint32_t x, std::uint32_t got, std::uint8_t got_flags = 0xFF) {
+  const Result e = p.reference(x, 0);
+  return p.classify(x, 0, e, Result{got, got_flags == 0xFF ? e.flags : got_flags});
+}
+}  // namespace
+
+// §31.3 the C format ids are the §2.1 table order: f32, bf16, f16, f8e4m3fn, f8e5m2,
+// f8e8m0fnu, f6e3m2fn, f6e2m3fn, f4e2m1fn, int8.
+TEST(Abi, FormatIdsFollowTheSpecTable) {
+  const char* names[] = {"f32", "bf16", "f16", "f8e4m3fn", "f8e5m2", "f8e8m0fnu", "f6e3m2fn", "f6e2m3fn", "f4e2m1fn", "int8"};
+  const std::uint32_t ids[] = {NUMREF_FMT_F32,      NUMREF_FMT_BF16,     NUMREF_FMT_F16,      NUMREF_FMT_F8E4M3FN,
+                               NUMREF_FMT_F8E5M2,   NUMREF_FMT_F8E8M0FNU, NUMREF_FMT_F6E3M2FN, NUMREF_FMT_F6E2M3FN,
+                               NUMREF_FMT_F4E2M1FN, NUMREF_FMT_INT8};
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_NE(format_from_c(ids[i]), nullptr);
+    EXPECT_EQ(format_from_c(ids[i])->name, names[i]);
+    EXPECT_EQ(c_format(*format_from_c(ids[i])), ids[i]);
+  }
+  EXPECT_EQ(format_from_c(NUMREF_FMT_COUNT), nullptr);
+}
+
+// §31.3 every profile policy (and variants with every knob changed) survives C and back,
+// and the C struct names the profile exactly when the policy is the profile's.
+TEST(Abi, PolicyRoundTrip) {
+  for (int i = 0; i < kProfileCount; ++i) {
+    const Profile& pr = all_profiles()[i];
+    for (const Format& to : kFormats) {
+      const Policy& base = pr.for_target(to);
+      for (const char* extra : {"", "round=sr sr_bits=7 sr_variant=add", "round=rdn daz=1 ftz=1 tininess=before",
+                                "nan=canonical nan_to_finite=negzero e8m0_round=ceil zero_to_nozero=min negative=abs",
+                                "overflow=saturate inf_sat=keep int_range=symmetric"}) {
+        Policy p = base;
+        ASSERT_FALSE(apply_policy_settings(p, extra).has_value());
+        std::string text;
+        const numref_policy c = to_c_policy(p, to, text);
+        const auto back = from_c_policy(c);
+        ASSERT_TRUE(back.has_value());
+        EXPECT_EQ(*back, p) << pr.name << " " << extra;
+        EXPECT_EQ(std::string(c.text), describe(p));
+        if (std::string(extra).empty()) {
+          EXPECT_NE(c.profile, NUMREF_PROFILE_NONE);
+        }
+      }
+    }
+  }
+  numref_policy bad{};
+  bad.round = 9;
+  EXPECT_FALSE(from_c_policy(bad).has_value());
+}
+
+// §33.4 classifications, each with the hand-derived expected result.
+TEST(CastClassify, Classes) {
+  // 465 -> f8e4m3fn under cuda_satfinite saturates to 448 = 7e (§6.1); 7f is the NaN.
+  EXPECT_EQ(cls(*params(FormatId::f32, FormatId::f8e4m3fn, "cuda_satfinite"), 0x43E88000, 0x7F), "overflow/saturation");
+  // 464 is the tie 448 | 480 -> 448 = 7e (§4.2); 7f (NaN) is a tie mistake.
+  EXPECT_EQ(cls(*params(FormatId::f32, FormatId::f8e4m3fn, "ocp"), 0x43E80000, 0x7F), "tie");
+  // 1 + 2^-8 (3f808000) is the tie 1 | 1 + 2^-7 in bf16 -> 3f80 (even); 3f81 is a tie mistake.
+  EXPECT_EQ(cls(*params(FormatId::f32, FormatId::bf16, "ocp"), 0x3F808000, 0x3F81), "tie");
+  // -NaN ffc00000 -> f8e4m3fn keeps its sign under ocp: ff; 7f drops it.
+  EXPECT_EQ(cls(*params(FormatId::f32, FormatId::f8e4m3fn, "ocp"), 0xFFC00000, 0x7F), "nan/sign");
+  // NaN 7fc00001 -> bf16 payload (§6.3): fraction >> 16 = 0x40 with quiet bit: 7fc0; 7fc1 has another payload.
+  EXPECT_EQ(cls(*params(FormatId::f32, FormatId::bf16, "ocp"), 0x7FC00001, 0x7FC1), "nan/payload");
+  // +Inf -> f8e4m3fn under cuda_satfinite is 448 (7e); NaN 7f is an Inf-saturation mistake.
+  EXPECT_EQ(cls(*params(FormatId::f32, FormatId::f8e4m3fn, "cuda_satfinite"), 0x7F800000, 0x7F), "inf/saturation");
+  // -0 stays -0 = 80 (§6.6); 00 loses the sign.
+  EXPECT_EQ(cls(*params(FormatId::f32, FormatId::f8e4m3fn, "ocp"), 0x80000000, 0x00), "zero/sign");
+  // -1 -> f8e8m0fnu under ocp is the NaN ff (§7.3); cuda's abs gives 7f.
+  EXPECT_EQ(cls(*params(FormatId::f32, FormatId::f8e8m0fnu, "ocp"), 0xBF800000, 0x7F), "negative");
+  // 1.1875 - 2^-20 (3f97fff8) -> f8e4m3fn: direct 1.125 = 39; through bf16 the tie 1.1875
+  // rounds to even 1.25 = 3a (§11 double rounding).
+  EXPECT_EQ(cls(*params(FormatId::f32, FormatId::f8e4m3fn, "ocp"), 0x3F97FFF8, 0x3A), "double-rounding/via-bf16");
+  // 2^-8 (3b800000) -> f8e4m3fn is the subnormal 02 (2 * 2^-9); 03 is wrong in the subnormal range.
+  EXPECT_EQ(cls(*params(FormatId::f32, FormatId::f8e4m3fn, "ocp"), 0x3B800000, 0x03), "subnormal");
+  // 1.0 -> 3f800000 -> bf16 3f80 exact; flags 01 instead of 00 is a flag mistake.
+  EXPECT_EQ(cls(*params(FormatId::f32, FormatId::bf16, "ocp"), 0x3F800000, 0x3F80, 0x01), "flags");
+  // a code with bits above 8 is not an f8e4m3fn code (§2.4)
+  EXPECT_EQ(cls(*params(FormatId::f32, FormatId::f8e4m3fn, "ocp"), 0x3F800000, 0x138), "code/width");
+  // 1.5 (3fc00000) -> f8e4m3fn is exact 3c; 3d is an ordinary rounding mistake.
+  EXPECT_EQ(cls(*params(FormatId::f32, FormatId::f8e4m3fn, "ocp"), 0x3FC00000, 0x3D), "rounding");
+}
+
+TEST(CastClassify, CompareHonoursAnyNanAndMissingFlags) {
+  auto p = params(FormatId::f32, FormatId::f8e4m3fn, "ocp");
+  const std::uint32_t in[2] = {0xFFC00000, 0}, exp[2] = {0xFF, 0}, got[2] = {0x7F, 0};
+  CompareOptions o;
+  EXPECT_EQ(p->compare({in, 1, 0}, {exp, 1, 0}, {got, 1, 0}, o).outcome, Outcome::fail);
+  o.any_nan = true;
+  EXPECT_EQ(p->compare({in, 1, 0}, {exp, 1, 0}, {got, 1, 0}, o).outcome, Outcome::pass_any_nan);
+  // no flags from the backend (kNoFlags): codes alone decide
+  const std::uint32_t exp2[2] = {0x7E, 0x01}, got2[2] = {0x7E, cast::kNoFlags};
+  o.any_nan = false;
+  EXPECT_EQ(p->compare({in, 1, 0}, {exp2, 1, 0}, {got2, 1, 0}, o).outcome, Outcome::pass);
+}
+
+// §33.3 edge codes: for f32 -> f8e4m3fn they contain the tie 464 and its neighbours, the
+// overflow region, half the smallest subnormal (2^-10 = 3a800000) and the specials.
+TEST(CastCases, EdgeCodesCoverTheBoundaries) {
+  const auto e = cast::edge_codes(format(FormatId::f32), format(FormatId::f8e4m3fn), false);
+  const std::set<std::uint32_t> s(e.begin(), e.end());
+  for (std::uint32_t c : {0x43E80000u, 0x43E7FFFFu, 0x43E80001u, 0xC3E80000u, 0x43E00000u, 0x3A800000u, 0x3A800001u,
+                          0x3A7FFFFFu, 0x7F800000u, 0xFF800000u, 0x7FC00000u, 0x7F800001u, 0x00000000u, 0x80000000u,
+                          0x00000001u, 0x7F7FFFFFu})
+    EXPECT_TRUE(s.count(c)) << std::hex << c;
+  EXPECT_TRUE(std::is_sorted(e.begin(), e.end()));
+}
+
+// §5.1: the r values chosen around the flip threshold really flip the result.
+TEST(CastCases, SrThresholdValuesFlip) {
+  auto p = params(FormatId::f32, FormatId::f8e4m3fn, "ocp", "round=sr sr_bits=8");
+  // x = 1 + 2^-4 + 2^-6 = 1.078125 = 3f8a0000. The E4M3 ulp at 1 is 2^-3, so the discarded
+  // fraction is f = 0.078125 / 0.125 = 0.625, f_8 = 160, and the result rounds up iff
+  // 160 + r >= 256, i.e. r >= 96.
+  const std::uint32_t x = 0x3F8A0000;
+  const auto r = cast::sr_edge_r(*p, x);
+  ASSERT_EQ(r.size(), 4u);
+  EXPECT_EQ(r[2], 96u);
+  EXPECT_EQ(r[3], 95u);
+  EXPECT_EQ(p->reference(x, 96).bits, 0x39u);  // 1.125
+  EXPECT_EQ(p->reference(x, 95).bits, 0x38u);  // 1.0
+}
+
+// §33.3 generated cases depend only on (seed, params, index): any range is reproducible.
+TEST(CastCases, RandomAccessAndSeeds) {
+  auto p = params(FormatId::f32, FormatId::f8e5m2, "ml_dtypes", "round=sr sr_bits=16");
+  auto src = cast::cases(p, Level::l1, 7);
+  const std::size_t n = 3000;
+  std::vector<std::uint32_t> a(2 * n), b(2 * 100);
+  src->fill(0, n, a.data());
+  src->fill(1234, 100, b.data());
+  for (std::size_t i = 0; i < 100; ++i) {
+    EXPECT_EQ(b[i], a[1234 + i]);
+    EXPECT_EQ(b[100 + i], a[n + 1234 + i]);
+  }
+  auto other = cast::cases(p, Level::l1, 8);
+  std::vector<std::uint32_t> c(2 * n);
+  other->fill(0, n, c.data());
+  EXPECT_NE(a, c);  // the random tail differs with the seed
+  EXPECT_GT(src->size(), 65536u);
+}
+
+TEST(CastVariants, Level0AndEquivalence) {
+  // level 0: the profile, 4 directed / nearest-away modes, SR k=8 in both variants (§33.3)
+  const Policy& ocp = profile(ProfileId::ocp).for_target(format(FormatId::f8e4m3fn));
+  EXPECT_EQ(cast::variants(Level::l0, ocp, format(FormatId::f32), format(FormatId::f8e4m3fn)).size(), 7u);
+  // knobs that cannot matter for f32 -> bf16 are not distinct variants
+  Policy a = profile(ProfileId::ocp).wide, b = a;
+  b.e8m0_round = E8m0Round::ceil;
+  b.int_range = IntRange::symmetric;
+  b.nan_to_finite = NanToFinite::pos_max;
+  EXPECT_TRUE(cast::equivalent(a, b, format(FormatId::f32), format(FormatId::bf16)));
+  b.nan = NanOut::all_ones;
+  EXPECT_FALSE(cast::equivalent(a, b, format(FormatId::f32), format(FormatId::bf16)));
+}
+
+// §33.5 departure entries and matching.
+TEST(Departures, ParseAndMatch) {
+  const auto d = parse_departures("cast bf16 f32 * nan | keeps the payload\n\n");
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_TRUE(d[0].matches("cast", "bf16 f32", "cuda_nosat", "nan/sign"));
+  EXPECT_TRUE(d[0].matches("cast", "bf16 f32", "ocp", "nan"));
+  EXPECT_FALSE(d[0].matches("cast", "bf16 f32", "ocp", "nanx"));
+  EXPECT_FALSE(d[0].matches("cast", "f16 f32", "ocp", "nan/sign"));
+  EXPECT_THROW(parse_departure("cast bf16 f32 nan | x"), std::invalid_argument);
+  EXPECT_THROW(parse_departure("cast bf16 f32 * nan"), std::invalid_argument);
+}
+
+// §32 the runner's parsing of what a pipe backend writes.
+TEST(PipeProtocol, Parsing) {
+  const PipeHello h = parse_pipe_hello("numref-pipe 1 name=x version=2 ops=cast,quantize profiles=ocp flags=yes");
+  EXPECT_EQ(h.name, "x");
+  EXPECT_EQ(h.ops.size(), 2u);
+  EXPECT_TRUE(h.flags);
+  EXPECT_THROW(parse_pipe_hello("numref-pipe 2 name=x ops=cast flags=no"), ProtocolError);
+  EXPECT_THROW(parse_pipe_hello("numref-pipe 1 ops=cast flags=no"), ProtocolError);
+  EXPECT_THROW(parse_pipe_hello("numref-pipe 1 name=x ops=cast flags=maybe"), ProtocolError);
+  EXPECT_THROW(parse_pipe_hello("numref-pipe 1 name=x ops=cast flags=no color=red"), ProtocolError);
+  std::vector<Departure> deps;
+  EXPECT_FALSE(parse_pipe_preamble("departure cast f32 bf16 * nan | because", deps));
+  EXPECT_TRUE(parse_pipe_preamble("ready", deps));
+  EXPECT_THROW(parse_pipe_preamble("hello", deps), ProtocolError);
+  EXPECT_TRUE(parse_pipe_supports("yes"));
+  EXPECT_FALSE(parse_pipe_supports("no"));
+  EXPECT_THROW(parse_pipe_supports("error out of memory"), BackendError);
+
+  auto p = params(FormatId::f32, FormatId::f8e4m3fn, "ocp");
+  std::vector<std::uint32_t> out(4);
+  PipeBatchParser bp(*p, 2, true, out.data());
+  EXPECT_FALSE(bp.feed("7e 01"));
+  EXPECT_THROW(bp.feed("7e 08"), ProtocolError);  // 08 is not a flag (§9.1)
+  EXPECT_FALSE(bp.feed("7f 05"));
+  EXPECT_TRUE(bp.feed("end"));
+  EXPECT_EQ(out[0], 0x7Eu);
+  EXPECT_EQ(out[1], 0x7Fu);
+  EXPECT_EQ(out[3], 0x05u);
+  PipeBatchParser short_(*p, 2, false, out.data());
+  EXPECT_FALSE(short_.feed("7e"));
+  EXPECT_THROW(short_.feed("end"), BackendError);  // 1 result for a batch of 2
+  PipeBatchParser bad(*p, 1, false, out.data());
+  EXPECT_THROW(bad.feed("zz"), ProtocolError);
+  PipeBatchParser err(*p, 1, false, out.data());
+  EXPECT_THROW(err.feed("error the device is busy"), BackendError);
+}

@@ -1,0 +1,295 @@
+// Tests of `numref conform` and `numref vectors` as a user runs them: exit status and the
+// report lines (spec §33.4 lines, §33.7 exit status), with the built-in backends, the
+// Python pipe example, and deliberately broken backends (broken_backend.cpp).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include "numref/conform/vectors.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct CliRun {
+  int status = -1;
+  std::string out;
+};
+
+// Runs the numref CLI with `args` (shell syntax), stdout and stderr together.
+CliRun run_numref(const std::string& args) {
+  const std::string cmd = std::string("NUMREF_BACKEND_DIR='") + NUMREF_BACKEND_DIR + "' '" + NUMREF_CLI + "' " + args + " 2>&1";
+  CliRun r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+std::string vectors() { return std::string(NUMREF_SOURCE_DIR) + "/vectors"; }
+std::string conform(const std::string& backend) {
+  return "conform --no-progress --jobs 2 --vectors '" + vectors() + "' --backend '" + backend + "'";
+}
+std::string broken(const std::string& mode) { return std::string(NUMREF_BROKEN_SO) + "?" + mode; }
+
+std::uint64_t passed_of(const std::string& out) {
+  std::smatch m;
+  std::regex re("\\n([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped\\n$");
+  if (!std::regex_search(out, m, re)) return ~0ull;
+  return std::stoull(m[1]);
+}
+
+fs::path temp_dir(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("numref-conform-test-" + name + "-" + std::to_string(getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+}  // namespace
+
+// §33.7: the reference passes level 0, vectors included, with exit status 0.
+TEST(ConformCli, ReferenceLevel0Passes) {
+  const CliRun r = run_numref(conform("reference") + " --level 0");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("reference: "), std::string::npos);
+  EXPECT_NE(r.out.find(" 0 failed, 0 skipped\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("MANIFEST verified"), std::string::npos) << r.out;
+}
+
+TEST(ConformCli, CpuFastLevel0Passes) {
+  const CliRun r = run_numref(conform("cpu-fast") + " --level 0");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("cpu-fast: "), std::string::npos);
+  EXPECT_NE(r.out.find(" 0 failed"), std::string::npos) << r.out;
+}
+
+#if NUMREF_HAVE_NV_HOST
+// nv-host conforms to the cuda_* profiles except the one departure it declares
+// (docs/profiles.md), which is reported, not counted; --strict counts it.
+TEST(ConformCli, NvHostLevel0PassesWithDeclaredDeparture) {
+  const CliRun r = run_numref(conform("nv-host") + " --level 0 --max-errors 1");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("known departures declared by the backend"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("DEPARTURE cast bf16->f32"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("flags: NOT compared"), std::string::npos) << r.out;
+  const CliRun s = run_numref(conform("nv-host") + " --level 0 --max-errors 1 --strict --ops cast:bf16:f32");
+  EXPECT_EQ(s.status, 1) << s.out;
+}
+#endif
+
+TEST(ConformCli, PythonPipeExamplePasses) {
+  const CliRun r = run_numref(conform(std::string("pipe:") + NUMREF_PYTHON + " " + NUMREF_SOURCE_DIR +
+                               "/conformance/examples/pipe_backend.py") +
+                       " --level 0 --profile ocp");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("python-example"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("flags: NOT compared"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("FAIL"), std::string::npos) << r.out;
+  EXPECT_NE(passed_of(r.out), 0u);
+}
+
+// A tie mishandled at the top of E4M3: 464 is the midpoint of 448 and 480 and rounds to
+// 448 = 0x7e (§4.2, §6.1); the broken backend answers 0x7f. One line per mismatch with
+// hex, decoded value, flags and the classification "tie".
+TEST(ConformCli, DetectsTieAt464) {
+  const CliRun r = run_numref(conform(broken("tie464")) + " --level 0 --ops cast:f32:f8e4m3fn");
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("FAIL cast f32->f8e4m3fn ocp | x=43e80000 (464) | got 7f (NaN) ---x | expected 7e (448) ---x | tie"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(ConformCli, DetectsNanSign) {
+  const CliRun r = run_numref(conform(broken("nansign")) + " --level 0 --ops cast:f32:f8e4m3fn");
+  EXPECT_EQ(r.status, 1) << r.out;
+  // -NaN ffc00000 keeps its sign under ocp (§6.3 payload): ff expected, 7f delivered.
+  EXPECT_NE(r.out.find("x=ffc00000 (-NaN(q, payload 400000)) | got 7f (NaN) ---- | expected ff (-NaN) ---- | nan/sign"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(ConformCli, AnyNanAcceptsNanSignAndSaysSo) {
+  const CliRun r = run_numref(conform(broken("nansign")) + " --level 0 --ops cast:f32:f8e4m3fn --any-nan");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("--any-nan: any NaN result matches"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("NaN results accepted by --any-nan"), std::string::npos) << r.out;
+}
+
+TEST(ConformCli, DetectsFlags) {
+  const CliRun r = run_numref(conform(broken("noinexact")) + " --level 0 --ops cast:f32:f8e4m3fn --max-errors 1");
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find(" | flags | "), std::string::npos) << r.out;
+}
+
+// §33.6 backend failures: exit status 3, a clear message, the report so far kept.
+TEST(ConformCli, WrongCountIsABackendError) {
+  const CliRun r = run_numref(conform(broken("count")) + " --level 0 --ops cast:f32:f8e4m3fn");
+  EXPECT_EQ(r.status, 3) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("returned [0-9]+ results for a batch of [0-9]+"))) << r.out;
+}
+
+TEST(ConformCli, CrashIsReportedAndTheReportSoFarIsKept) {
+  const fs::path d = temp_dir("crash");
+  const std::string json = (d / "r.json").string();
+  const CliRun r = run_numref(conform(broken("crash")) + " --level 0 --report json --out '" + json + "'");
+  EXPECT_EQ(r.status, 3) << r.out;
+  std::ifstream f(json);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::string j = ss.str();
+  EXPECT_NE(j.find("killed by signal 11"), std::string::npos) << j.substr(0, 2000);
+  EXPECT_NE(j.find("\"complete\": false"), std::string::npos);
+  // cases checked before the crash are in the report
+  EXPECT_TRUE(std::regex_search(j, std::regex("\"passed\": [1-9][0-9]*"))) << j.substr(0, 2000);
+  const CliRun t = run_numref(conform(broken("crash")) + " --level 0");
+  EXPECT_EQ(t.status, 3);
+  EXPECT_NE(t.out.find("ERROR broken: the backend process killed by signal 11"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("STOPPED"), std::string::npos) << t.out;
+  fs::remove_all(d);
+}
+
+TEST(ConformCli, HangTimesOut) {
+  const CliRun r = run_numref(conform(broken("hang")) + " --level 0 --timeout 2");
+  EXPECT_EQ(r.status, 3) << r.out;
+  EXPECT_NE(r.out.find("no answer within 0:02"), std::string::npos) << r.out;
+}
+
+TEST(ConformCli, BackendErrorIsReported) {
+  const CliRun r = run_numref(conform(broken("error")) + " --level 0");
+  EXPECT_EQ(r.status, 3) << r.out;
+  EXPECT_NE(r.out.find("deliberate error for the test"), std::string::npos) << r.out;
+}
+
+TEST(ConformCli, RefusesAWrongAbiVersion) {
+  const CliRun r = run_numref(conform(NUMREF_BADABI_SO) + " --level 0");
+  EXPECT_EQ(r.status, 3) << r.out;
+  EXPECT_NE(r.out.find("was built for numref backend ABI version 99; this runner speaks version 1"), std::string::npos)
+      << r.out;
+}
+
+TEST(ConformCli, UnknownBackendsAreUsageErrors) {
+  CliRun r = run_numref(conform("no-such-backend") + " --level 0");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("unknown backend 'no-such-backend'"), std::string::npos) << r.out;
+  r = run_numref(conform("/no/such/lib.so") + " --level 0");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("does not exist"), std::string::npos) << r.out;
+  r = run_numref("conform --backend reference --level 7");
+  EXPECT_EQ(r.status, 2) << r.out;
+}
+
+TEST(ConformCli, PipeProtocolFailures) {
+  CliRun r = run_numref(conform("pipe:echo hello") + " --level 0 --timeout 5");
+  EXPECT_EQ(r.status, 3) << r.out;
+  EXPECT_NE(r.out.find("expected the greeting"), std::string::npos) << r.out;
+  r = run_numref(conform("pipe:sleep 30") + " --level 0 --timeout 1");
+  EXPECT_EQ(r.status, 3) << r.out;
+  EXPECT_NE(r.out.find("no answer within"), std::string::npos) << r.out;
+  r = run_numref(conform("pipe:exit 4") + " --level 0 --timeout 5");
+  EXPECT_EQ(r.status, 3) << r.out;
+  EXPECT_NE(r.out.find("exited with status 4"), std::string::npos) << r.out;
+}
+
+// §30.5 a vector file edited by hand (sha256 differs from the MANIFEST) stops the run.
+TEST(ConformCli, TamperedVectorsAreRefused) {
+  const fs::path d = temp_dir("tamper");
+  fs::copy(vectors(), d, fs::copy_options::recursive);
+  {
+    std::fstream f(d / "cast/ocp/f8e4m3fn-f32.vec", std::ios::in | std::ios::out);
+    f.seekp(-3, std::ios::end);
+    f << "1";  // change one digit of the last case's flags
+  }
+  CliRun r = run_numref("conform --no-progress --backend reference --level 0 --vectors '" + d.string() + "'");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("cast/ocp/f8e4m3fn-f32.vec: sha256 differs from vectors/MANIFEST"), std::string::npos) << r.out;
+  r = run_numref("vectors verify '" + d.string() + "'");
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("differs from the MANIFEST"), std::string::npos) << r.out;
+  fs::remove_all(d);
+}
+
+// §30.3 a malformed file with a matching MANIFEST entry: the error names file and line.
+TEST(ConformCli, MalformedVectorFileIsRefusedWithFileAndLine) {
+  const fs::path d = temp_dir("malformed");
+  const std::string text =
+      "numref-vectors 1\nop cast\nfrom f32\nto f8e4m3fn\nprofile ocp\npolicy " +
+      std::string("round=rne overflow=nonsat inf_sat=max nan=payload nan_to_finite=zero e8m0_round=follow "
+                  "zero_to_nozero=nan negative=nan daz=0 ftz=0 tininess=after int_range=full") +
+      "\ngenerator hand\ncolumns x y flags\ncount 2\nbegin\n43e80000 7e 01\n43e8000 7e 01\nend\n";
+  fs::create_directories(d / "cast");
+  std::ofstream(d / "cast/bad.vec") << text;
+  std::ofstream(d / "MANIFEST") << numref::conform::Sha256::hex(text) << "  cast/bad.vec\n";
+  const CliRun r = run_numref("conform --no-progress --backend reference --level 0 --vectors '" + d.string() + "'");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("cast/bad.vec:12: x '43e8000' is not 8 hex digits"), std::string::npos) << r.out;
+  fs::remove_all(d);
+}
+
+// §30.4 the checked-in vectors are exactly what the generator produces (drift test),
+// and every file matches vectors/MANIFEST.
+TEST(ConformCli, CheckedInVectorsMatchTheGeneratorAndManifest) {
+  const CliRun r = run_numref("vectors verify '" + vectors() + "' --against-generator");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("identical to the generator's output"), std::string::npos) << r.out;
+}
+
+TEST(ConformCli, GenerateIsByteIdentical) {
+  const fs::path d = temp_dir("gen");
+  CliRun r = run_numref("vectors generate --out '" + d.string() + "'");
+  ASSERT_EQ(r.status, 0) << r.out;
+  r = run_numref("vectors verify '" + d.string() + "' --against-generator");
+  EXPECT_EQ(r.status, 0) << r.out;
+  // and identical to the checked-in copy
+  for (const auto& e : fs::recursive_directory_iterator(d)) {
+    if (!e.is_regular_file()) continue;
+    const fs::path rel = fs::relative(e.path(), d);
+    std::ifstream a(e.path(), std::ios::binary), b(fs::path(vectors()) / rel, std::ios::binary);
+    std::stringstream sa, sb;
+    sa << a.rdbuf();
+    sb << b.rdbuf();
+    ASSERT_EQ(sa.str(), sb.str()) << rel;
+  }
+  fs::remove_all(d);
+}
+
+TEST(ConformCli, JunitAndJsonReports) {
+  const fs::path d = temp_dir("reports");
+  CliRun r = run_numref(conform(broken("tie464")) + " --level 0 --ops cast:f32:f8e4m3fn --report junit --out '" +
+                 (d / "r.xml").string() + "'");
+  EXPECT_EQ(r.status, 1) << r.out;
+  std::ifstream x(d / "r.xml");
+  std::stringstream sx;
+  sx << x.rdbuf();
+  EXPECT_EQ(sx.str().rfind("<?xml version=\"1.0\"", 0), 0u);
+  EXPECT_NE(sx.str().find("<failure message="), std::string::npos);
+  EXPECT_NE(sx.str().find("x=43e80000 (464)"), std::string::npos);
+  // text report still on stdout
+  EXPECT_NE(r.out.find("FAIL cast f32->f8e4m3fn"), std::string::npos);
+  r = run_numref(conform("reference") + " --level 0 --ops cast:f8e5m2:f4e2m1fn --report json");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out.rfind("{\n  \"numref_conform_report\": 1,", 0), 0u) << r.out.substr(0, 200);
+  EXPECT_NE(r.out.find("\"complete\": true"), std::string::npos);
+  fs::remove_all(d);
+}
+
+// §33.3 shard rule: the shards of a run partition its cases.
+TEST(ConformCli, ShardsPartitionTheCases) {
+  const std::string base = conform("reference") + " --level 0 --ops cast:f16:f8e4m3fn --profile ocp";
+  const std::uint64_t all = passed_of(run_numref(base).out);
+  ASSERT_NE(all, ~0ull);
+  std::uint64_t sum = 0;
+  for (int i = 1; i <= 3; ++i) sum += passed_of(run_numref(base + " --shard " + std::to_string(i) + "/3").out);
+  EXPECT_EQ(sum, all);
+  EXPECT_EQ(run_numref(base + " --shard 4/3").status, 2);
+}
