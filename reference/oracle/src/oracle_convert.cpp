@@ -325,12 +325,9 @@ Out sr_add(std::uint32_t code, const Value& v, bool s, const Format& from, const
   bool differs = true;
   if (dv.kind == Kind::zero || dv.kind == Kind::subnormal || dv.kind == Kind::normal)
     differs = rational_of(dv.sign, dv.sig, dv.exp) != rational_of(s, v.sig, v.exp);
-  // §5.2 says the flags are those of the rtz conversion "except that inexact is raised iff
-  // the delivered value differs from the operand". Read literally, a delivered value equal
-  // to the operand could keep the underflow of an inexact, tiny rtz of the sum (underflow
-  // without inexact, which IEEE 754 never raises). The oracle reads it as "such a result
-  // raises no flag" (underflow is dropped with inexact); docs/spec-drafts/core-notes.md
-  // proposes the wording.
+  // §5.2: the flags of the rtz conversion of the sum, except that inexact is raised iff
+  // the delivered value differs from the operand, and a delivered value equal to the
+  // operand raises no flag at all (so no underflow without inexact).
   if (differs) out.flags |= kIX;
   else out.flags = static_cast<std::uint8_t>(out.flags & ~(kIX | kUF));
   return out;
