@@ -338,6 +338,12 @@ TEST(SrValidity, KAndRRange) {
     EXPECT_FALSE(oracle::validate(sr(k), e4m3).empty()) << k;
     EXPECT_THROW(oracle::convert(0x3F800000, kF32, e4m3, sr(k), 0), std::invalid_argument) << k;
   }
+  // §4.3 sr_variant=add requires a floating-point target.
+  const Format& i8 = format(FormatId::int8);
+  EXPECT_FALSE(validate(sr(4, SrVariant::add_source), i8).empty());
+  EXPECT_THROW(Converter(kF32, i8, sr(4, SrVariant::add_source)), std::invalid_argument);
+  EXPECT_THROW(oracle::convert(0x3F800000, kF32, i8, sr(4, SrVariant::add_source), 0), std::invalid_argument);
+  EXPECT_TRUE(validate(sr(4, SrVariant::add_source), e4m3).empty());
   for (int k : {1, 4, 31, 32}) {
     EXPECT_TRUE(validate(sr(k), e4m3).empty());
     const Converter conv(kF32, e4m3, sr(k));
