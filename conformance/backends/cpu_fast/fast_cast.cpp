@@ -9,6 +9,7 @@ namespace numref::cpu_fast {
 namespace {
 
 constexpr std::uint8_t NX = kInexact, UF = kUnderflow, OF = kOverflow, NV = kInvalid;
+constexpr std::uint32_t NVu = kInvalid;
 
 inline int bitlen64(std::uint64_t v) { return v ? 64 - __builtin_clzll(v) : 0; }
 
@@ -316,18 +317,44 @@ namespace {
 struct LaneConst {
   std::int32_t m, qmin, qfloor, off, maxc, emin;
   std::uint32_t sign_bit, ovf_pos, ovf_neg;
-  bool before, ftz, zero_ok;
+  std::uint32_t before, ftz;  // 0 or 1
+  bool zero_ok;
+  // Inf operands (§6.2): result and flags per sign; NaN operands (§6.3, §6.4): the code
+  // without sign (nan_base), whether the operand's sign is kept (nan_sign), the payload
+  // form (ieee targets, nan=payload: sign | all-ones exponent | fraction >> shift | quiet)
+  std::uint32_t inf_pos, inf_neg, inf_fl_pos, inf_fl_neg;
+  std::uint32_t nan_base, nan_sign, nan_payload, nan_shift, nan_quiet, nan_man, nan_fl;
 };
 
-// One lane: the result code and flags of f32 `u`, and whether the lane must be redone by
-// the scalar path (NaN, Inf, and inputs the lane form does not model for this plan).
-template <Round MODE, bool FLAGS>
+// One lane: the result code and flags of f32 `u`. Written without branches and with
+// explicit select masks (GCC if-converts and vectorises it; a chain of ternaries on one
+// variable would not). Lanes the form does not model (NaN, Inf, and per plan: zeros,
+// f32 subnormals, negatives) are redone by the scalar path, see lanes_impl.
+inline std::uint32_t sel(std::uint32_t cond01, std::uint32_t a, std::uint32_t b) {  // cond ? a : b
+  const std::uint32_t m = 0u - cond01;
+  return (a & m) | (b & ~m);
+}
+
+template <Round MODE>
+[[gnu::always_inline]] inline std::uint32_t round_up_lane(std::uint32_t rem, std::uint32_t half, std::uint32_t odd,
+                                                          std::uint32_t s) {
+  const std::uint32_t nz = static_cast<std::uint32_t>(rem != 0);
+  if constexpr (MODE == Round::rne)
+    return static_cast<std::uint32_t>(rem > half) | (static_cast<std::uint32_t>(rem == half) & nz & odd);
+  else if constexpr (MODE == Round::rna) return static_cast<std::uint32_t>(rem >= half) & nz;
+  else if constexpr (MODE == Round::rtz) return 0u;
+  else if constexpr (MODE == Round::rup) return nz & (s ^ 1u);
+  else return nz & s;
+}
+
+template <Round MODE, bool FLAGS, bool TINY>
 [[gnu::always_inline]] inline std::uint32_t lane(std::uint32_t u, const LaneConst& c, std::uint8_t& fl) {
   const std::uint32_t s = u >> 31;
   const std::uint32_t a = u & 0x7FFFFFFFu;
   const std::int32_t ef = static_cast<std::int32_t>(a >> 23);
-  const std::uint32_t sig = (a & 0x7FFFFFu) | (ef != 0 ? 0x800000u : 0u);
-  const std::int32_t qx = (ef != 0 ? ef : 1) - 150;
+  const std::uint32_t normal = static_cast<std::uint32_t>(ef != 0);
+  const std::uint32_t sig = (a & 0x7FFFFFu) | (normal << 23);
+  const std::int32_t qx = std::max(ef, 1) - 150;
   const std::int32_t E = ef - 127;
   const std::int32_t qt = std::max(E - c.m, c.qfloor);
   const std::int32_t d = std::min(qt - qx, 25);
@@ -335,49 +362,52 @@ template <Round MODE, bool FLAGS>
   const std::uint32_t rem = sig & ((1u << d) - 1u);
   const std::uint32_t half = (1u << d) >> 1;
   const std::int32_t ct = ((qt - c.qmin) << c.m) + static_cast<std::int32_t>(n) - c.off;
-  std::uint32_t up;
-  if constexpr (MODE == Round::rne) up = (rem > half) | ((rem == half) & (rem != 0) & static_cast<std::uint32_t>(ct & 1));
-  else if constexpr (MODE == Round::rna) up = (rem >= half) & (rem != 0);
-  else if constexpr (MODE == Round::rtz) up = 0;
-  else if constexpr (MODE == Round::rup) up = (rem != 0) & (s ^ 1u);
-  else up = (rem != 0) & s;
+  const std::uint32_t up = round_up_lane<MODE>(rem, half, static_cast<std::uint32_t>(ct) & 1u, s);
   const std::int32_t code = ct + static_cast<std::int32_t>(up);
-  const bool ovf = code > c.maxc;
-  const bool below = code < 0;
-  std::uint32_t res = static_cast<std::uint32_t>(code) | (s ? c.sign_bit : 0u);
-  const bool inexact = rem != 0;
-  bool tiny = false;
-  if (FLAGS || c.ftz) {
-    // tininess after rounding: at E = emin - 1, whether rounding with unbounded exponent
-    // range reaches 2^emin (§9.2). du >= 1 here (see fast_cast.hpp: exact_e plans).
+  const std::uint32_t ovf = static_cast<std::uint32_t>(code > c.maxc);
+  const std::uint32_t below = static_cast<std::uint32_t>(code < 0);
+  const std::uint32_t sgn = c.sign_bit & (0u - s);
+  const std::uint32_t inexact = static_cast<std::uint32_t>(rem != 0);
+  // Tininess (§9.2). After rounding: at E = emin - 1, whether rounding with an unbounded
+  // exponent range (quantum 2^(E - m), du >= 1 there) carries to 2^emin.
+  // (Only computed when flags or FTZ need it: TINY.)
+  std::uint32_t tiny = 0, flush = 0;
+  if constexpr (TINY) {
     const std::int32_t du = std::max(std::min(E - c.m - qx, 25), 0);
     const std::uint32_t nu = sig >> du;
     const std::uint32_t remu = sig & ((1u << du) - 1u);
     const std::uint32_t halfu = (1u << du) >> 1;
-    std::uint32_t upu;
-    if constexpr (MODE == Round::rne) upu = (remu > halfu) | ((remu == halfu) & (remu != 0) & (nu & 1u));
-    else if constexpr (MODE == Round::rna) upu = (remu >= halfu) & (remu != 0);
-    else if constexpr (MODE == Round::rtz) upu = 0;
-    else if constexpr (MODE == Round::rup) upu = (remu != 0) & (s ^ 1u);
-    else upu = (remu != 0) & s;
-    const bool carry = ((nu + upu) >> (c.m + 1)) != 0;
-    const bool t_after = (E < c.emin - 1) | ((E == c.emin - 1) & !carry);
-    tiny = c.before ? (E < c.emin) : t_after;
+    const std::uint32_t carry = ((nu + round_up_lane<MODE>(remu, halfu, nu & 1u, s)) >> (c.m + 1)) != 0;
+    const std::uint32_t t_after =
+        static_cast<std::uint32_t>(E < c.emin - 1) | (static_cast<std::uint32_t>(E == c.emin - 1) & (carry ^ 1u));
+    tiny = sel(c.before, static_cast<std::uint32_t>(E < c.emin), t_after);
+    flush = c.ftz & tiny & static_cast<std::uint32_t>(sig != 0);
   }
-  std::uint8_t f = 0;
-  if (FLAGS) f = static_cast<std::uint8_t>((inexact ? NX : 0) | ((tiny & inexact) ? UF : 0));
-  const bool flush = c.ftz & tiny & (sig != 0);
-  res = flush ? (s ? c.sign_bit : 0u) : res;
-  if (FLAGS) f = flush ? static_cast<std::uint8_t>(NX | UF) : f;
-  res = below ? 0u : res;
-  if (FLAGS) f = below ? static_cast<std::uint8_t>(NX | UF) : f;
-  res = ovf ? (s ? c.ovf_neg : c.ovf_pos) : res;
-  if (FLAGS) f = ovf ? static_cast<std::uint8_t>(OF | NX) : f;
-  fl = f;
+  std::uint32_t res = static_cast<std::uint32_t>(code) | sgn;
+  res = sel(flush, sgn, res);
+  res = sel(below, 0u, res);
+  res = sel(ovf, sel(s, c.ovf_neg, c.ovf_pos), res);
+  // Inf and NaN operands.
+  const std::uint32_t is_inf = static_cast<std::uint32_t>(a == 0x7F800000u);
+  const std::uint32_t is_nan = static_cast<std::uint32_t>(a > 0x7F800000u);
+  const std::uint32_t frac = a & 0x7FFFFFu;
+  const std::uint32_t nan_pl = sgn | c.nan_base | (((frac >> c.nan_shift) | c.nan_quiet) & c.nan_man);
+  const std::uint32_t nan_code = sel(c.nan_payload, nan_pl, c.nan_base | (sgn & c.nan_sign));
+  res = sel(is_inf, sel(s, c.inf_neg, c.inf_pos), res);
+  res = sel(is_nan, nan_code, res);
+  if (FLAGS) {
+    std::uint32_t f = inexact * NX | (tiny & inexact) * UF;
+    f = sel(flush | below, NX | UF, f);
+    f = sel(ovf, OF | NX, f);
+    f = sel(is_inf, sel(s, c.inf_fl_neg, c.inf_fl_pos), f);
+    const std::uint32_t signaling = static_cast<std::uint32_t>((frac & 0x400000u) == 0);
+    f = sel(is_nan, c.nan_fl | signaling * NV, f);
+    fl = static_cast<std::uint8_t>(f);
+  }
   return res;
 }
 
-template <Round MODE, bool FLAGS>
+template <Round MODE, bool FLAGS, bool TINY>
 [[gnu::always_inline]] inline void lanes_impl(const Plan& pl, const LaneConst& c, const std::uint32_t* in,
                                               std::uint32_t* out, std::uint8_t* flags, std::size_t n) {
   constexpr std::size_t B = 512;
@@ -391,9 +421,9 @@ template <Round MODE, bool FLAGS>
     for (std::size_t j = 0; j < m; ++j) {
       const std::uint32_t u = in[i0 + j];
       const std::uint32_t a = u & 0x7FFFFFFFu;
-      special |= static_cast<std::uint32_t>(a >= 0x7F800000u) | (static_cast<std::uint32_t>(a == 0) & zero_bad) |
+      special |= (static_cast<std::uint32_t>(a == 0) & zero_bad) |
                  (static_cast<std::uint32_t>((a >> 23) == 0) & sub_bad) | ((u >> 31) & neg_bad);
-      out[i0 + j] = lane<MODE, FLAGS>(u, c, fbuf[j]);
+      out[i0 + j] = lane<MODE, FLAGS, TINY>(u, c, fbuf[j]);
     }
     if (FLAGS)
       for (std::size_t j = 0; j < m; ++j) flags[i0 + j] = fbuf[j];
@@ -401,7 +431,7 @@ template <Round MODE, bool FLAGS>
       for (std::size_t j = 0; j < m; ++j) {
         const std::uint32_t u = in[i0 + j];
         const std::uint32_t a = u & 0x7FFFFFFFu;
-        const bool sp = a >= 0x7F800000u || (a == 0 && zero_bad) || ((a >> 23) == 0 && sub_bad) || ((u >> 31) & neg_bad);
+        const bool sp = (a == 0 && zero_bad) || ((a >> 23) == 0 && sub_bad) || ((u >> 31) & neg_bad);
         if (!sp) continue;
         const Out o = convert_scalar(pl, u, 0);
         out[i0 + j] = o.code;
@@ -417,21 +447,27 @@ template <Round MODE, bool FLAGS>
 #define NUMREF_CLONES
 #endif
 
-#define NUMREF_LANES(NAME, MODE, FLAGS)                                                                       \
+#define NUMREF_LANES(NAME, MODE, FLAGS, TINY)                                                                 \
   NUMREF_CLONES void NAME(const Plan& pl, const LaneConst& c, const std::uint32_t* in, std::uint32_t* out, \
                           std::uint8_t* flags, std::size_t n) {                                               \
-    lanes_impl<MODE, FLAGS>(pl, c, in, out, flags, n);                                                         \
+    lanes_impl<MODE, FLAGS, TINY>(pl, c, in, out, flags, n);                                                   \
   }
-NUMREF_LANES(lanes_rne_f, Round::rne, true)
-NUMREF_LANES(lanes_rne_n, Round::rne, false)
-NUMREF_LANES(lanes_rna_f, Round::rna, true)
-NUMREF_LANES(lanes_rna_n, Round::rna, false)
-NUMREF_LANES(lanes_rtz_f, Round::rtz, true)
-NUMREF_LANES(lanes_rtz_n, Round::rtz, false)
-NUMREF_LANES(lanes_rup_f, Round::rup, true)
-NUMREF_LANES(lanes_rup_n, Round::rup, false)
-NUMREF_LANES(lanes_rdn_f, Round::rdn, true)
-NUMREF_LANES(lanes_rdn_n, Round::rdn, false)
+// f: with flags; t: no flags, tininess for FTZ; n: neither.
+NUMREF_LANES(lanes_rne_f, Round::rne, true, true)
+NUMREF_LANES(lanes_rne_t, Round::rne, false, true)
+NUMREF_LANES(lanes_rne_n, Round::rne, false, false)
+NUMREF_LANES(lanes_rna_f, Round::rna, true, true)
+NUMREF_LANES(lanes_rna_t, Round::rna, false, true)
+NUMREF_LANES(lanes_rna_n, Round::rna, false, false)
+NUMREF_LANES(lanes_rtz_f, Round::rtz, true, true)
+NUMREF_LANES(lanes_rtz_t, Round::rtz, false, true)
+NUMREF_LANES(lanes_rtz_n, Round::rtz, false, false)
+NUMREF_LANES(lanes_rup_f, Round::rup, true, true)
+NUMREF_LANES(lanes_rup_t, Round::rup, false, true)
+NUMREF_LANES(lanes_rup_n, Round::rup, false, false)
+NUMREF_LANES(lanes_rdn_f, Round::rdn, true, true)
+NUMREF_LANES(lanes_rdn_t, Round::rdn, false, true)
+NUMREF_LANES(lanes_rdn_n, Round::rdn, false, false)
 
 LaneConst lane_const(const Plan& pl) {
   LaneConst c{};
@@ -444,9 +480,24 @@ LaneConst lane_const(const Plan& pl) {
   c.sign_bit = pl.sign_bit;
   c.ovf_pos = overflow_out(pl, false, pl.mode).code;
   c.ovf_neg = overflow_out(pl, true, pl.mode).code;
-  c.before = pl.p.tininess == Tininess::before;
-  c.ftz = pl.p.ftz && pl.has_zero;
+  c.before = pl.p.tininess == Tininess::before ? 1u : 0u;
+  c.ftz = pl.p.ftz && pl.has_zero ? 1u : 0u;
   c.zero_ok = pl.has_zero;
+  const Out ip = inf_out(pl, false), in = inf_out(pl, true);
+  c.inf_pos = ip.code;
+  c.inf_neg = in.code;
+  c.inf_fl_pos = ip.flags;
+  c.inf_fl_neg = in.flags;
+  // NaN: nan_out of a quiet, positive NaN with zero payload gives the sign-free code;
+  // whether the sign is kept, and the payload form, follow the policy (§6.3).
+  c.nan_base = nan_out(pl, false, 1u << 22).code;
+  c.nan_fl = nan_out(pl, false, 1u << 22).flags;
+  c.nan_sign = (pl.has_nan && (pl.p.nan == NanOut::keep_sign || pl.p.nan == NanOut::payload)) ? pl.sign_bit : 0u;
+  c.nan_payload = (pl.has_nan && pl.has_inf && pl.p.nan == NanOut::payload) ? 1u : 0u;
+  c.nan_shift = static_cast<std::uint32_t>(23 - pl.m);
+  c.nan_quiet = pl.m > 0 ? 1u << (pl.m - 1) : 0u;
+  c.nan_man = pl.man_mask;
+  if (c.nan_payload) c.nan_base = pl.inf_code;
   return c;
 }
 
@@ -459,11 +510,13 @@ FastCast::FastCast(const Format& from, const Format& to, const Policy& p) : pl_(
   if (det && from.bits <= 16) {
     path_ = Path::lut;
     const std::size_t n = std::size_t{1} << from.bits;
-    lut_code_.resize(n);
+    const bool narrow = to.bits <= 8;
+    (narrow ? lut_code8_.resize(n) : lut_code_.resize(n));
     lut_flags_.resize(n);
     for (std::size_t c = 0; c < n; ++c) {
       const Out o = convert_scalar(pl_, static_cast<std::uint32_t>(c), 0);
-      lut_code_[c] = o.code;
+      if (narrow) lut_code8_[c] = static_cast<std::uint8_t>(o.code);
+      else lut_code_[c] = o.code;
       lut_flags_[c] = o.flags;
     }
   } else if (det && from.bits == 32 && from.exp_bits == 8 && from.man_bits == 23 && !to.is_integer()) {
@@ -486,24 +539,49 @@ void FastCast::run(const std::uint32_t* in, const std::uint32_t* r, std::uint32_
                    std::size_t n) const {
   switch (path_) {
     case Path::lut: {
-      const std::uint32_t mask = static_cast<std::uint32_t>(lut_code_.size() - 1);
-      const std::uint32_t* t = lut_code_.data();
-      for (std::size_t i = 0; i < n; ++i) out[i] = t[in[i] & mask];
-      if (flags) {
-        const std::uint8_t* tf = lut_flags_.data();
-        for (std::size_t i = 0; i < n; ++i) flags[i] = tf[in[i] & mask];
+      const std::uint32_t mask = static_cast<std::uint32_t>(lut_flags_.size() - 1);
+      // Independent table loads, unrolled so that several are in flight.
+      if (!lut_code8_.empty()) {
+        const std::uint8_t* t = lut_code8_.data();
+        if (flags) {
+          const std::uint8_t* tf = lut_flags_.data();
+#pragma GCC unroll 8
+          for (std::size_t i = 0; i < n; ++i) {
+            const std::uint32_t x = in[i] & mask;
+            out[i] = t[x];
+            flags[i] = tf[x];
+          }
+        } else {
+#pragma GCC unroll 8
+          for (std::size_t i = 0; i < n; ++i) out[i] = t[in[i] & mask];
+        }
+      } else {
+        const std::uint32_t* t = lut_code_.data();
+#pragma GCC unroll 8
+        for (std::size_t i = 0; i < n; ++i) out[i] = t[in[i] & mask];
+        if (flags) {
+          const std::uint8_t* tf = lut_flags_.data();
+#pragma GCC unroll 8
+          for (std::size_t i = 0; i < n; ++i) flags[i] = tf[in[i] & mask];
+        }
       }
       return;
     }
     case Path::lanes: {
       const LaneConst c = lane_const(pl_);
-      const bool f = flags != nullptr;
+      const int v = flags ? 0 : (c.ftz ? 1 : 2);
+      using Fn = void (*)(const Plan&, const LaneConst&, const std::uint32_t*, std::uint32_t*, std::uint8_t*, std::size_t);
+      static constexpr Fn kRne[3] = {lanes_rne_f, lanes_rne_t, lanes_rne_n};
+      static constexpr Fn kRna[3] = {lanes_rna_f, lanes_rna_t, lanes_rna_n};
+      static constexpr Fn kRtz[3] = {lanes_rtz_f, lanes_rtz_t, lanes_rtz_n};
+      static constexpr Fn kRup[3] = {lanes_rup_f, lanes_rup_t, lanes_rup_n};
+      static constexpr Fn kRdn[3] = {lanes_rdn_f, lanes_rdn_t, lanes_rdn_n};
       switch (pl_.mode) {
-        case Round::rne: (f ? lanes_rne_f : lanes_rne_n)(pl_, c, in, out, flags, n); return;
-        case Round::rna: (f ? lanes_rna_f : lanes_rna_n)(pl_, c, in, out, flags, n); return;
-        case Round::rtz: (f ? lanes_rtz_f : lanes_rtz_n)(pl_, c, in, out, flags, n); return;
-        case Round::rup: (f ? lanes_rup_f : lanes_rup_n)(pl_, c, in, out, flags, n); return;
-        case Round::rdn: (f ? lanes_rdn_f : lanes_rdn_n)(pl_, c, in, out, flags, n); return;
+        case Round::rne: kRne[v](pl_, c, in, out, flags, n); return;
+        case Round::rna: kRna[v](pl_, c, in, out, flags, n); return;
+        case Round::rtz: kRtz[v](pl_, c, in, out, flags, n); return;
+        case Round::rup: kRup[v](pl_, c, in, out, flags, n); return;
+        case Round::rdn: kRdn[v](pl_, c, in, out, flags, n); return;
         case Round::sr: break;
       }
       break;

@@ -66,7 +66,8 @@ class FastCast {
  private:
   Plan pl_;
   enum class Path { lut, lanes, scalar } path_;
-  std::vector<std::uint32_t> lut_code_;
+  std::vector<std::uint32_t> lut_code_;  // targets wider than 8 bits
+  std::vector<std::uint8_t> lut_code8_;  // targets of at most 8 bits: a 4x smaller table
   std::vector<std::uint8_t> lut_flags_;
 };
 

@@ -1,0 +1,207 @@
+// Conformance backends, speed: cpu-fast against the reference and against NVIDIA's host
+// conversion functions (nv-host) on the same inputs, and the 2^32 f32 sweep.
+// Results and the command: docs/performance.md, "Conformance and cpu-fast".
+//
+// items/s = conversions per second on one thread (the sweep: on two threads).
+// Inputs (65 536 codes, fixed seed):
+//   range  — f32 values with random sign, exponent uniform in [2^-14, 2^10) and random
+//            significand: what a kernel converts (about 2 % overflow f8e4m3fn);
+//   random — uniformly random 32-bit codes (every class, unpredictable branches).
+// bf16 inputs are the upper halves of the same f32 codes.
+#include <benchmark/benchmark.h>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "fast_cast.hpp"
+#include "numref/convert.hpp"
+
+#if NUMREF_BENCH_NV_HOST
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
+#endif
+
+namespace {
+
+using numref::FormatId;
+
+std::uint64_t splitmix(std::uint64_t& s) {
+  std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+constexpr std::size_t kN = 65536;
+
+const std::vector<std::uint32_t>& f32_inputs(int kind) {
+  static const std::array<std::vector<std::uint32_t>, 2> sets = [] {
+    std::vector<std::uint32_t> range(kN), random(kN);
+    std::uint64_t s = 12345;
+    for (std::size_t i = 0; i < kN; ++i) {
+      const std::uint64_t r = splitmix(s);
+      const std::uint32_t exp = 127 - 14 + static_cast<std::uint32_t>(r % 24);  // 2^-14 .. 2^9
+      range[i] = (static_cast<std::uint32_t>(r >> 63) << 31) | (exp << 23) | static_cast<std::uint32_t>((r >> 20) & 0x7FFFFF);
+      random[i] = static_cast<std::uint32_t>(splitmix(s));
+    }
+    return std::array<std::vector<std::uint32_t>, 2>{range, random};
+  }();
+  return sets[static_cast<std::size_t>(kind)];
+}
+
+std::vector<std::uint32_t> bf16_inputs(int kind) {
+  std::vector<std::uint32_t> v(kN);
+  const auto& f = f32_inputs(kind);
+  for (std::size_t i = 0; i < kN; ++i) v[i] = f[i] >> 16;
+  return v;
+}
+
+const numref::Policy& satfinite() { return numref::profile(numref::ProfileId::cuda_satfinite).narrow; }
+
+// ---- f32 -> f8e4m3fn, cuda_satfinite ---------------------------------------------------------
+
+void BM_F32ToE4M3_CpuFast(benchmark::State& st) {
+  const auto& in = f32_inputs(static_cast<int>(st.range(0)));
+  const bool flags = st.range(1) != 0;
+  const numref::cpu_fast::FastCast fc(numref::format(FormatId::f32), numref::format(FormatId::f8e4m3fn), satfinite());
+  std::vector<std::uint32_t> out(kN);
+  std::vector<std::uint8_t> fl(kN);
+  for (auto _ : st) {
+    fc.run(in.data(), nullptr, out.data(), flags ? fl.data() : nullptr, kN);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * kN));
+}
+BENCHMARK(BM_F32ToE4M3_CpuFast)->ArgNames({"random", "flags"})->Args({0, 0})->Args({0, 1})->Args({1, 0})->Args({1, 1});
+
+void BM_F32ToE4M3_Reference(benchmark::State& st) {
+  const auto& in = f32_inputs(static_cast<int>(st.range(0)));
+  const numref::Converter conv(FormatId::f32, FormatId::f8e4m3fn, satfinite());
+  std::vector<std::uint32_t> out(kN);
+  std::vector<std::uint8_t> fl(kN);
+  for (auto _ : st) {
+    for (std::size_t i = 0; i < kN; ++i) {
+      const numref::Result r = conv(in[i]);
+      out[i] = r.bits;
+      fl[i] = r.flags;
+    }
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * kN));
+}
+BENCHMARK(BM_F32ToE4M3_Reference)->ArgName("random")->Arg(0)->Arg(1);
+
+#if NUMREF_BENCH_NV_HOST
+void BM_F32ToE4M3_NvHost(benchmark::State& st) {
+  const auto& in = f32_inputs(static_cast<int>(st.range(0)));
+  std::vector<std::uint32_t> out(kN);
+  for (auto _ : st) {
+    for (std::size_t i = 0; i < kN; ++i) {
+      float f;
+      std::memcpy(&f, &in[i], sizeof f);
+      out[i] = __nv_cvt_float_to_fp8(f, __NV_SATFINITE, __NV_E4M3);
+    }
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * kN));
+}
+BENCHMARK(BM_F32ToE4M3_NvHost)->ArgName("random")->Arg(0)->Arg(1);
+#endif
+
+// ---- bf16 -> f8e4m3fn, cuda_satfinite ------------------------------------------------------------
+
+void BM_Bf16ToE4M3_CpuFast(benchmark::State& st) {
+  const auto in = bf16_inputs(static_cast<int>(st.range(0)));
+  const bool flags = st.range(1) != 0;
+  const numref::cpu_fast::FastCast fc(numref::format(FormatId::bf16), numref::format(FormatId::f8e4m3fn), satfinite());
+  std::vector<std::uint32_t> out(kN);
+  std::vector<std::uint8_t> fl(kN);
+  for (auto _ : st) {
+    fc.run(in.data(), nullptr, out.data(), flags ? fl.data() : nullptr, kN);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * kN));
+}
+BENCHMARK(BM_Bf16ToE4M3_CpuFast)->ArgNames({"random", "flags"})->Args({0, 0})->Args({0, 1})->Args({1, 0})->Args({1, 1});
+
+void BM_Bf16ToE4M3_Reference(benchmark::State& st) {
+  const auto in = bf16_inputs(static_cast<int>(st.range(0)));
+  const numref::Converter conv(FormatId::bf16, FormatId::f8e4m3fn, satfinite());
+  std::vector<std::uint32_t> out(kN);
+  for (auto _ : st) {
+    for (std::size_t i = 0; i < kN; ++i) out[i] = conv(in[i]).bits;
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * kN));
+}
+BENCHMARK(BM_Bf16ToE4M3_Reference)->ArgName("random")->Arg(0)->Arg(1);
+
+#if NUMREF_BENCH_NV_HOST
+void BM_Bf16ToE4M3_NvHost(benchmark::State& st) {
+  const auto in = bf16_inputs(static_cast<int>(st.range(0)));
+  std::vector<std::uint32_t> out(kN);
+  for (auto _ : st) {
+    for (std::size_t i = 0; i < kN; ++i) {
+      __nv_bfloat16_raw r;
+      r.x = static_cast<unsigned short>(in[i]);
+      out[i] = __nv_cvt_bfloat16raw_to_fp8(r, __NV_SATFINITE, __NV_E4M3);
+    }
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * kN));
+}
+BENCHMARK(BM_Bf16ToE4M3_NvHost)->ArgName("random")->Arg(0)->Arg(1);
+#endif
+
+// ---- the exhaustive 2^32 f32 sweep, two threads ----------------------------------------------
+// Each thread converts its half of all 2^32 codes in chunks of 65 536 (arg 0: cpu-fast
+// without flags, 1: cpu-fast with flags, 2: the reference with flags).
+
+void BM_Sweep2e32(benchmark::State& st) {
+  const int which = static_cast<int>(st.range(0));
+  const numref::cpu_fast::FastCast fc(numref::format(FormatId::f32), numref::format(FormatId::f8e4m3fn), satfinite());
+  const numref::Converter conv(FormatId::f32, FormatId::f8e4m3fn, satfinite());
+  for (auto _ : st) {
+    std::atomic<std::uint64_t> sum{0};
+    auto work = [&](std::uint64_t lo, std::uint64_t hi) {
+      std::vector<std::uint32_t> in(kN), out(kN);
+      std::vector<std::uint8_t> fl(kN);
+      std::uint64_t s = 0;
+      for (std::uint64_t base = lo; base < hi; base += kN) {
+        for (std::size_t i = 0; i < kN; ++i) in[i] = static_cast<std::uint32_t>(base + i);
+        if (which < 2) {
+          fc.run(in.data(), nullptr, out.data(), which == 1 ? fl.data() : nullptr, kN);
+        } else {
+          for (std::size_t i = 0; i < kN; ++i) {
+            const numref::Result r = conv(in[i]);
+            out[i] = r.bits;
+            fl[i] = r.flags;
+          }
+        }
+        s += out[kN / 3] + fl[kN / 5];
+      }
+      sum += s;
+    };
+    const std::uint64_t half = std::uint64_t{1} << 31;
+    std::thread t(work, 0, half);
+    work(half, 2 * half);
+    t.join();
+    benchmark::DoNotOptimize(sum.load());
+  }
+  st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations()) * (std::int64_t{1} << 32));
+}
+BENCHMARK(BM_Sweep2e32)->ArgName("impl")->Arg(0)->Arg(1)->Arg(2)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();
