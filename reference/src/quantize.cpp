@@ -218,7 +218,8 @@ BlockScale Quantizer::block_scale(std::size_t b, Amax a) const {
     }
     default: {  // §16 MX
       s.stored = mx_scale_code(spec_.rule, a, qmax_, spec_.element->precision());
-      s.quant = Factor{true, exact_pow2(s.stored != 0xFFu ? static_cast<int>(s.stored) - 127 : 0)};
+      // x / X with X = 2^(code - 127) is exactly x · 2^(127 - code)
+      s.quant = Factor{false, exact_pow2(s.stored != 0xFFu ? 127 - static_cast<int>(s.stored) : 0)};
       break;
     }
   }

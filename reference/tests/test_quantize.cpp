@@ -246,12 +246,12 @@ RC_GTEST_PROP(Quantize, DequantRelativeErrorBound, ()) {
   const Rational bound = oracle::rat::pow2(-(e.man_bits + 1)) + oracle::rat::pow2(-22);
   const Rational lo = oracle::rat::pow2(e.emin()), hi = oracle::rat::max_finite(e, false, false);
   for (std::size_t i = 0; i < n; ++i) {
-    const Rational xv = oracle::rat::decode(x[i], F32).v;
-    const Rational code_v = abs(oracle::rat::decode(codes[i], e).v);
+    const oracle::rat::Value xd = oracle::rat::decode(x[i], F32), cd = oracle::rat::decode(codes[i], e);
+    const Rational code_v = abs(cd.v);
     // y is in [2^emin, q_max) when its code is strictly inside (2^emin, q_max): a code of 2^emin
     // may come from a subnormal y, a code of q_max from a clamped one
     if (code_v <= lo || code_v >= hi) continue;
-    const Rational err = abs(oracle::rat::decode(out[i], F32).v - xv) / abs(xv);
+    const Rational err = abs(oracle::rat::decode(out[i], F32).v - xd.v) / abs(xd.v);
     RC_ASSERT(err <= bound);
   }
 }
