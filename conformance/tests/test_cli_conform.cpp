@@ -99,6 +99,14 @@ TEST(ConformCli, PythonPipeExamplePasses) {
   EXPECT_NE(passed_of(r.out), 0u);
 }
 
+// The plain-C example of docs/conformance.md (f32 -> bf16 bit trick) conforms to ocp.
+TEST(ConformCli, CExampleBackendPasses) {
+  const CliRun r = run_numref(conform(NUMREF_EXAMPLE_C_SO) + " --level 1 --profile ocp");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("c-example"), std::string::npos) << r.out;
+  EXPECT_GT(passed_of(r.out), 60000u) << r.out;
+}
+
 // A tie mishandled at the top of E4M3: 464 is the midpoint of 448 and 480 and rounds to
 // 448 = 0x7e (§4.2, §6.1); the broken backend answers 0x7f. One line per mismatch with
 // hex, decoded value, flags and the classification "tie".

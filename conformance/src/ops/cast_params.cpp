@@ -395,13 +395,15 @@ std::vector<Variant> variants(Level level, const Policy& base, const Format& fro
     if (v == SrVariant::add_source && to.is_integer()) return;
     add("round=sr sr_bits=" + std::to_string(k) + " sr_variant=" + std::string(to_string(v)), p);
   };
-  if (level == Level::exhaustive) {
-    sr(8, SrVariant::fraction);
+  // exhaustive: 2^32 sweeps of 32-bit sources under the profile's own policy only; every
+  // code of smaller sources under the level-1 variants.
+  if (level == Level::exhaustive && from.bits > 16) {
+    out.resize(1);
     return out;
   }
   sr(8, SrVariant::fraction);
   sr(8, SrVariant::add_source);
-  if (level == Level::l0) return out;
+  if (level == Level::l0) return out;  // level 1, 2 and exhaustive (small sources) go on
   for (int k : {1, 3, 16, 32}) {
     sr(k, SrVariant::fraction);
     sr(k, SrVariant::add_source);

@@ -230,7 +230,13 @@ std::string divergence_file() {
     } else {
       line += " -";
     }
-    line += "  # " + render_value(d.x, from) + ": " + d.note + ";" + summary;
+    // The comment: the operand's exact value (unless the note starts with it), the fact,
+    // and every answer as a value.
+    const std::string xv = render_value(d.x, from);
+    const std::string note = d.note;
+    line += "  # ";
+    if (note.rfind(xv + ":", 0) != 0) line += xv + ": ";
+    line += note + ";" + summary;
     w.line(line);
   }
   return w.finish();
