@@ -5,6 +5,8 @@
 // input and output O(number of blocks). Further rows give the other rules for comparison.
 // Inputs: bf16 codes with random signs, exponents uniform in [-12, 4] and random fractions
 // (splitmix64, fixed seed), i.e. values in roughly ±[2^-12, 2^5). Items/s = elements/s.
+// numref::quantize() memoizes the per-element function for the most frequent block factors
+// of <= 16-bit sources (quantize.hpp); BM_gam_128x128_per_block times the plain streaming path.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -51,6 +53,23 @@ void run(benchmark::State& state, numref::QuantizeSpec spec) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(kRows * kCols));
 }
 
+// The streaming per-block path (Quantizer::quantize_block, no memo tables): what a caller
+// that walks the blocks itself pays.
+void run_per_block(benchmark::State& state, numref::QuantizeSpec spec) {
+  const auto& data = input();
+  const numref::TensorView x(numref::format(numref::FormatId::bf16), data.data(), kRows, kCols);
+  std::vector<std::uint8_t> codes(kRows * kCols);
+  for (auto _ : state) {
+    numref::Quantizer q(spec, kRows, kCols);
+    std::vector<numref::Amax> amax(q.grid().count());
+    for (std::size_t b = 0; b < amax.size(); ++b) amax[b] = q.amax(x, b);
+    q.prepare(amax);
+    for (std::size_t b = 0; b < amax.size(); ++b) q.quantize_block(x, b, q.block_scale(b, amax[b]), codes, {});
+    benchmark::DoNotOptimize(codes.data());
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(kRows * kCols));
+}
+
 numref::QuantizeSpec spec(numref::ScaleRule rule, numref::Partition p) {
   numref::QuantizeSpec s;
   s.rule = rule;
@@ -59,6 +78,9 @@ numref::QuantizeSpec spec(numref::ScaleRule rule, numref::Partition p) {
 }
 
 void BM_gam_128x128(benchmark::State& st) { run(st, spec(numref::ScaleRule::gam, numref::Partition::blocks(128, 128))); }
+void BM_gam_128x128_per_block(benchmark::State& st) {
+  run_per_block(st, spec(numref::ScaleRule::gam, numref::Partition::blocks(128, 128)));
+}
 void BM_gam_128x128_fused(benchmark::State& st) {
   auto s = spec(numref::ScaleRule::gam, numref::Partition::blocks(128, 128));
   s.apply = numref::ScaleApply::fused;
@@ -80,6 +102,7 @@ void BM_int8_rows(benchmark::State& st) {
 }
 
 BENCHMARK(BM_gam_128x128)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_gam_128x128_per_block)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_gam_128x128_fused)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_amax_tensor)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_mx_floor_1x32)->Unit(benchmark::kMillisecond)->MinTime(2.0);
