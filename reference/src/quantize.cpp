@@ -406,7 +406,7 @@ std::vector<QuantizeStats> Quantizer::quantize_all(const TensorView& x, std::spa
     const BlockRange r = grid_.range(b);
     for (std::size_t i = r.r0; i < r.r1; ++i)
       for (std::size_t j = r.c0; j < r.c1; ++j) {
-        const std::uint16_t e = t[x.code(i, j)];
+        const std::uint16_t e = t[x.code(i, j) & src.mask()];  // bits above the width are ignored (§2.4)
         codes[i * cols + j] = static_cast<std::uint8_t>(e & 0xFFu);
         ++hist[e >> 8];
       }

@@ -215,6 +215,22 @@ TEST(Quantize, MemoizedPathEqualsPerBlockPath) {
       EXPECT_EQ(fast, slow) << f.name << " " << to_string(rule);
     }
   }
+  // a sub-byte source with garbage above its width (§2.4: ignored, as by decode) on both paths
+  const Format& e2m1 = format(FormatId::f4e2m1fn);
+  std::vector<std::uint8_t> x(256 * 300);
+  for (auto& c : x) c = static_cast<std::uint8_t>(g.next());
+  const TensorView view(e2m1, x.data(), 256, 300);
+  QuantizeSpec s;
+  std::vector<std::uint8_t> fast(view.size()), slow(view.size());
+  quantize(view, s, fast);
+  Quantizer q(s, 256, 300);
+  const Amax a = q.amax(view, 0);
+  q.prepare(std::span<const Amax>(&a, 1));
+  q.quantize_block(view, 0, q.block_scale(0, a), slow, {});
+  EXPECT_EQ(fast, slow);
+  for (auto& c : x) c &= 0x0F;
+  quantize(view, s, slow);
+  EXPECT_EQ(fast, slow);
 }
 
 // §19.3 error bound: for an element whose scaled value y = RN32(x·S) lies in the element's

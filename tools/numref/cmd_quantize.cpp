@@ -102,6 +102,14 @@ Input read_input(const std::string& path, const std::optional<std::string>& fmt_
   if (a.shape.empty()) throw UsageError(path + ": a 0-d array is not a tensor (save it with shape (1,))");
   for (std::size_t d : a.shape)
     if (d == 0) throw UsageError(path + ": empty tensor (a dimension of size 0)");
+  if (in.format->bits < 8) {  // §2.4 sub-byte codes: bits above the width are an error at the CLI
+    const std::uint8_t* d = in.bytes.data() + a.data_offset;
+    for (std::size_t i = 0; i < a.count(); ++i)
+      if (d[i] & ~in.format->mask())
+        throw UsageError(path + ": element " + std::to_string(i) + " = 0x" + hex_code(d[i], format(FormatId::int8)) +
+                         " has bits above the " + std::to_string(in.format->bits) + "-bit width of " +
+                         std::string(in.format->name) + " (§2.4)");
+  }
   in.shape = a.shape;
   in.cols = a.shape.back();
   in.rows = a.count() / in.cols;

@@ -4,7 +4,8 @@
 // and a column stride (in elements, so that a transpose is a view, not a copy). Element
 // (i, j) is the code stored at data[i * row_stride + j * col_stride]; a code occupies 1,
 // 2 or 4 bytes (formats of <= 8, <= 16, <= 32 bits; sub-byte codes one per byte, §2.4),
-// native-endian. A 1-D tensor of n elements is the 1 x n view.
+// native-endian; bits above the format's width are ignored, as by decode(). A 1-D tensor
+// of n elements is the 1 x n view.
 //
 // Element order (§12.1): the row-major order of the VIEW, index i * cols + j. Every
 // per-element stream of numref (quantized codes, dequantized values, stochastic-rounding

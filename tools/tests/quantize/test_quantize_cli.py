@@ -180,6 +180,15 @@ def main():
     check("integer element" in p.stderr, f"int8 rule with e4m3: {p.stderr}")
     p = run("--input", P("x.npy"), expect=2)
     check("--format" in p.stderr, f"missing --format: {p.stderr}")
+    # §2.4 sub-byte source codes stored one per byte: bits above the width are an error
+    np.save(P("fp4.npy"), np.array([0x01, 0x1F], dtype=np.uint8))
+    p = run("--input", P("fp4.npy"), "--input-format", "f4e2m1fn", "--format", "f8e4m3fn", expect=2)
+    check("bits above the 4-bit width" in p.stderr, f"fp4 high bits: {p.stderr}")
+    np.save(P("fp4.npy"), np.array([0x01, 0x0F], dtype=np.uint8))  # 0.5 and -6
+    run("--input", P("fp4.npy"), "--input-format", "f4e2m1fn", "--format", "f8e4m3fn", "--out", P("fp4"))
+    # amax 6 -> S = 448/6 = 74.67 (0x42955555); 0.5·S = 37.33 -> E4M3 step 4 in [32, 64): 36 =
+    # 1.125·2^5 -> field 5 + 7 = 12, fraction 1 -> 0x61; -6·S = -448 -> 0xFE
+    check(np.load(P("fp4.codes.npy")).tolist() == [0x61, 0xFE], "f4e2m1fn source codes")
 
     if FAILURES:
         print(f"{len(FAILURES)} failure(s)")
