@@ -43,7 +43,9 @@ inline constexpr ScaleRule kRules[] = {ScaleRule::amax,     ScaleRule::amax_reci
                                 ScaleRule::int8_127_5};
 inline constexpr FormatId kElements[] = {FormatId::f8e4m3fn, FormatId::f8e5m2,   FormatId::f6e3m2fn,
                                   FormatId::f6e2m3fn, FormatId::f4e2m1fn, FormatId::int8};
-inline constexpr FormatId kSources[] = {FormatId::f32, FormatId::bf16, FormatId::f16};
+// f32 and bf16 twice: the common sources weigh more
+inline constexpr FormatId kSources[] = {FormatId::f32, FormatId::bf16, FormatId::f16, FormatId::f32, FormatId::bf16,
+                                       FormatId::f8e4m3fn, FormatId::f8e5m2, FormatId::f4e2m1fn};
 
 struct Case {
   std::string text;
