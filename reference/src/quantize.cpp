@@ -151,7 +151,12 @@ void Quantizer::check_input(const TensorView& x, std::span<const std::uint32_t> 
   }
 }
 
-Amax Quantizer::amax(const TensorView& x, std::size_t b) const { return block_amax(x, grid_.range(b), spec_.amax); }
+Amax Quantizer::amax(const TensorView& x, std::size_t b) const {
+  if (x.rows() != grid_.rows() || x.cols() != grid_.cols())
+    bad("tensor is " + std::to_string(x.rows()) + " x " + std::to_string(x.cols()) + " but the quantizer was built for " +
+        std::to_string(grid_.rows()) + " x " + std::to_string(grid_.cols()));
+  return block_amax(x, grid_.range(b), spec_.amax);
+}
 
 void Quantizer::prepare(std::span<const Amax> block_amax_values) {
   if (block_amax_values.size() != grid_.count()) bad("prepare: one amax per block is needed");
