@@ -77,7 +77,11 @@ class Progress {
     const double frac = total_ ? static_cast<double>(done_) / static_cast<double>(total_) : 0;
     const double eta = rate > 0 && total_ >= done_ ? static_cast<double>(total_ - done_) / rate : -1;
     char line[256];
-    if (tty_) {
+    if (total_ == 0) {  // unknown total (the vector stage): count and rate only
+      std::snprintf(line, sizeof line, tty_ ? "\r\033[K%s %s cases %s/s" : "progress: %s %s cases, %s/s\n", what_.c_str(),
+                    fmt_count(static_cast<double>(done_)).c_str(), fmt_count(rate).c_str());
+      std::fputs(line, stderr);
+    } else if (tty_) {
       const int w = 28, fill = static_cast<int>(frac * w);
       std::string bar(static_cast<std::size_t>(fill), '=');
       bar.resize(w, ' ');
@@ -473,14 +477,7 @@ void run_vectors(Context& c, Pipeline& pipe, Progress& prog,
       job = Job{};
     };
     std::uint64_t idx = 0;
-    while (true) {
-      bool more;
-      try {
-        more = vr.next(fields, note);
-      } catch (const VectorError&) {
-        throw;
-      }
-      if (!more) break;
+    while (vr.next(fields, note)) {  // throws VectorError naming file and line
       const std::uint64_t k = idx++;
       cases.clear();
       try {
