@@ -396,7 +396,8 @@ std::vector<std::pair<const Family*, std::vector<std::string>>> select_families(
 bool selector_match(const Params& p, const std::vector<std::string>& sel) {
   // Selectors are "FROM[:TO]" over the formats() words of the params ("*" = any).
   if (sel.empty()) return true;
-  const auto fm = split_ws(p.formats());
+  const std::string formats = p.formats();
+  const auto fm = split_ws(formats);
   for (const auto& s : sel) {
     if (s.empty()) return true;
     std::vector<std::string> parts;

@@ -116,6 +116,13 @@ TEST(ConformCli, DetectsTieAt464) {
   EXPECT_NE(r.out.find("FAIL cast f32->f8e4m3fn ocp | x=43e80000 (464) | got 7f (NaN) ---x | expected 7e (448) ---x | tie"),
             std::string::npos)
       << r.out;
+  // the golden vectors of the selected pair ran too: the edge file and the divergence set
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\\| tie \\| cast/ocp/f32-f8e4m3fn\\.vec:[0-9]+\n"))) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\\| tie \\| divergence/cast\\.vec:[0-9]+\n"))) << r.out;
+  // under a directed mode 464 is not a tie question: 448 is simply the rtz result
+  EXPECT_NE(r.out.find("FAIL cast f32->f8e4m3fn ocp round=rtz | x=43e80000 (464) | got 7f (NaN) ---x | expected 7e (448) ---x | overflow/saturation"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST(ConformCli, DetectsNanSign) {

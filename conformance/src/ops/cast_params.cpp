@@ -206,7 +206,8 @@ std::string CastParams::classify(std::uint32_t x, std::uint32_t r, Result exp, R
   }
   // A tie: x is exactly the midpoint of its two neighbours in the target (checked before
   // overflow: 464 -> f8e4m3fn is the tie between 448 and the first value past the top).
-  if (!sr()) {
+  const Round mode = effective_round(to, policy_);
+  if (mode == Round::rne || mode == Round::rna) {
     Policy pt = policy_;
     pt.round = Round::rtz;
     pt.e8m0_round = E8m0Round::floor;
