@@ -1,0 +1,329 @@
+// numref CUDA kernels — per-element conversion arithmetic (the portable path).   spec §35.2
+//
+// These functions are what every cast kernel of cuda/src computes for one element (the
+// sm_89+ hardware path of cast_hw.cuh replaces some of them by `cvt` instructions and is
+// checked against them). They are an independent implementation of spec §3–§8 for the
+// conversions the kernels offer: integer bit manipulation on the codes, with no call into
+// the reference and no floating-point arithmetic, written the way a production kernel is
+// (branch-light straight-line code, constants from the descriptor table).
+//
+//   convert<S, D>(bits, policy, r)   any floating-point source S with a sign (f32, bf16,
+//                                    f16, f8e4m3fn, f8e5m2, FP6, FP4) to any signed
+//                                    floating-point target D with a zero (f32, bf16, f16,
+//                                    f8e4m3fn, f8e5m2, FP6, FP4): rne/rna/rtz/rup/rdn and
+//                                    stochastic rounding (§5.1 fraction, §5.2 add);
+//   to_e8m0<S>(bits, policy)         f32 / bf16 to f8e8m0fnu (§7): floor, ceil, even, tiesup.
+//
+// What they do NOT implement (the policy mapping of policy_map.hpp refuses these with an
+// error naming the knob): daz=1, ftz=1, stochastic rounding into f8e8m0fnu, integer
+// targets. Exception flags are not computed (a kernel returns codes only), so `tininess`
+// has no effect on a kernel's output.
+//
+// The host tests (cuda/tests/test_cuda_cast_host.cpp) compare every function here with
+// numref::Converter exhaustively on all 8- and 16-bit sources and on millions of f32.
+#pragma once
+
+#include <cstdint>
+
+#include "numref_cuda/config.cuh"
+#include "numref_cuda/format_traits.cuh"
+
+namespace numref_cuda {
+
+// ---- policy -----------------------------------------------------------------------------
+
+// §4.2 / §5 rounding of a finite operand (numref::Round without the e8m0 mapping).
+enum class Mode : std::uint8_t { rne, rna, rtz, rup, rdn, sr };
+// §5.1 / §5.2 how the random bits are applied.
+enum class SrVariant : std::uint8_t { fraction, add };
+// §6.3 the NaN produced from a NaN operand (targets with NaN).
+enum class NanOut : std::uint8_t { payload, sign, canonical, ones };
+// §6.4 a NaN operand into a target without NaN (FP6, FP4).
+enum class NanToFinite : std::uint8_t { zero, negzero, max };
+
+// §35.2 The knobs a cast kernel implements, as a trivially copyable kernel argument. Build
+// it from a numref::Policy with cast_policy() (policy_map.hpp), which rejects what the
+// kernels do not implement; the profile cuda_satfinite for an 8-bit target is
+//   {rne, k=0, fraction, saturate=true, inf_to_max=true, NanOut::ones, NanToFinite::max}.
+struct CastPolicy {
+  Mode mode = Mode::rne;
+  std::uint8_t sr_bits = 0;  // k in 1..32 when mode == sr (§4.3)
+  SrVariant sr_variant = SrVariant::fraction;
+  bool saturate = false;     // §6.1 overflow=saturate
+  bool inf_to_max = true;    // §6.2 inf_sat=max (only read when saturating)
+  NanOut nan = NanOut::payload;
+  NanToFinite nan_to_finite = NanToFinite::zero;
+};
+
+// §7.1 rounding into f8e8m0fnu (after the `follow` mapping).
+enum class E8m0Mode : std::uint8_t { floor, ceil, even, tiesup };
+
+// §35.2 The knobs of the f8e8m0fnu cast; cuda_satfinite is
+//   {floor, saturate=true, inf_to_max=true, zero_to_min=true, negative_abs=true}.
+struct E8m0Policy {
+  E8m0Mode mode = E8m0Mode::even;
+  bool saturate = false;      // §6.1 / §7.5
+  bool inf_to_max = true;     // §6.2 inf_sat=max
+  bool zero_to_min = false;   // §7.2 zero_to_nozero=min (else NaN)
+  bool negative_abs = false;  // §7.3 negative=abs (else NaN)
+};
+
+// §4.3 A random value r is valid for k bits iff r < 2^k. The kernels never mask r: they
+// report an invalid one (see the status word of the cast kernels, §35.3).
+NUMREF_HD NUMREF_FORCEINLINE bool sr_value_valid(std::uint32_t r, int k) {
+  return k >= 32 || (r >> k) == 0u;
+}
+
+// §35.2 The codes of the special cases of one (target, policy), computed once per launch
+// so that the per-element code is straight-line: [0] for a positive, [1] for a negative
+// operand. `nan_payload` selects the §6.3 payload rule (computed per element) over nan[].
+template <class D>
+struct Specials {
+  std::uint32_t nan[2];  // §6.3 / §6.4 NaN operand (payload rule: see nan_payload)
+  std::uint32_t inf[2];  // §6.2 infinite operand
+  std::uint32_t ovf[2];  // §6.1 overflow of a finite operand, in the policy's direction
+  bool nan_payload;      // §6.3 nan=payload into a target with Inf: sign | Inf | payload | quiet
+};
+
+namespace detail {
+
+// §6.1 The code of an overflow of a finite value; `dir` is the IEEE 754 §7.4 direction
+// rule (stochastic rounding, and §5.2 whose truncation overflows "to nearest", §5.3).
+template <class D>
+NUMREF_HD NUMREF_FORCEINLINE std::uint32_t overflow_code(bool sign, Mode dir, bool saturate) {
+  const std::uint32_t sgn = sign ? D::sign_bit : 0u;
+  const std::uint32_t max_code = D::max_finite | sgn;
+  if (!D::has_nan || saturate) return max_code;  // FP6 / FP4 always saturate
+  const bool to_infinity = dir == Mode::rne || dir == Mode::rna || dir == Mode::sr ||
+                           (dir == Mode::rup && !sign) || (dir == Mode::rdn && sign);
+  if (!to_infinity) return max_code;
+  // ±Inf, or where the infinity slot is a NaN (f8e4m3fn) that NaN with the sign of x.
+  return (D::has_inf ? D::inf_mag : D::canonical_nan) | sgn;
+}
+
+// §6.3 / §6.4 The code for a NaN operand when it does not depend on the payload.
+template <class D>
+NUMREF_HD NUMREF_FORCEINLINE std::uint32_t nan_code(bool sign, const CastPolicy& p) {
+  const std::uint32_t sgn = sign ? D::sign_bit : 0u;
+  if constexpr (!D::has_nan) {
+    switch (p.nan_to_finite) {
+      case NanToFinite::zero: return 0u;
+      case NanToFinite::negzero: return D::sign_bit;
+      default: return D::max_finite;
+    }
+  } else {
+    switch (p.nan) {
+      case NanOut::canonical: return D::canonical_nan;
+      case NanOut::ones: return D::mag_mask;
+      default: return D::canonical_nan | sgn;  // sign; payload into f8e4m3fn (one NaN per sign)
+    }
+  }
+}
+
+// §6.3 nan=payload into an IEEE target (IEEE 754 §6.2.3): the source fraction `frac`
+// truncated or zero-extended to the target's width, the quiet bit set.
+template <class S, class D>
+NUMREF_HD NUMREF_FORCEINLINE std::uint32_t nan_payload_code(bool sign, std::uint32_t frac) {
+  std::uint32_t pl;
+  if constexpr (S::man >= D::man) pl = frac >> (S::man - D::man);
+  else pl = frac << (D::man - S::man);
+  pl |= 1u << (D::man - 1);
+  return (sign ? D::sign_bit : 0u) | D::inf_mag | (pl & D::man_mask);
+}
+
+// §6.2 The code for an infinite operand.
+template <class D>
+NUMREF_HD NUMREF_FORCEINLINE std::uint32_t inf_code(bool sign, const CastPolicy& p) {
+  const std::uint32_t sgn = sign ? D::sign_bit : 0u;
+  if (p.saturate && p.inf_to_max) return D::max_finite | sgn;
+  if constexpr (D::has_inf) return D::inf_mag | sgn;
+  else if constexpr (D::has_nan) return D::canonical_nan | sgn;
+  else return D::max_finite | sgn;
+}
+
+}  // namespace detail
+
+// §35.2 The special-case codes of a conversion into D under p.
+template <class D>
+NUMREF_HD NUMREF_FORCEINLINE Specials<D> make_specials(const CastPolicy& p) {
+  Specials<D> sp{};
+  for (int s = 0; s < 2; ++s) {
+    sp.nan[s] = detail::nan_code<D>(s != 0, p);
+    sp.inf[s] = detail::inf_code<D>(s != 0, p);
+    sp.ovf[s] = detail::overflow_code<D>(s != 0, p.mode, p.saturate);
+  }
+  sp.nan_payload = D::has_inf && p.nan == NanOut::payload;
+  return sp;
+}
+
+namespace detail {
+
+// §4, §5.1, §6.1, §8 Round |x| = sig * 2^exp (sig < 2^25; sig = 0 gives a value the caller
+// discards) into D with the compile-time mode M.
+//
+// With E = floor(log2 |x|) the quantum is 2^q, q = max(E - m, qmin); N = floor(|x| / 2^q)
+// and the d = q - exp discarded bits `rem` decide the increment (d <= 0: exact, the
+// significand moves left). The code of a result in the normal range is
+// ((E + bias - 1) << m) + N, so that N + 1 = 2^(m+1) carries into the exponent field by
+// itself; below 2^emin the code is N (a subnormal, or the smallest normal when
+// N + 1 = 2^m). The code grows with the value over every exponent, so "the rounded value
+// exceeds max finite" is "code > max_finite" (f8e4m3fn: 7F, the value 480, overflows).
+template <class D, Mode M>
+NUMREF_HD NUMREF_FORCEINLINE std::uint32_t round_finite(bool sign, std::uint32_t sig, int exp, int k, std::uint32_t r,
+                                                        const Specials<D>& sp) {
+  const int E = exp + (31 - clz32(sig | 1u));  // |1 keeps clz defined; bit_length(sig) unchanged
+  const int q = (E - D::man) > D::qmin ? (E - D::man) : D::qmin;
+  const int d = q - exp;
+  // d can exceed 32 (an f32 subnormal into an 8-bit format); for d >= 57 the quotient and
+  // the k-bit fraction are 0 whatever d is, so clamping d at 63 changes nothing.
+  const int dl = d < 0 ? -d : 0;
+  const int dr = d < 0 ? 0 : (d < 63 ? d : 63);
+  const std::uint64_t s = static_cast<std::uint64_t>(sig) << dl;
+  const std::uint64_t rem = s & ((std::uint64_t{1} << dr) - 1u);
+  const std::uint64_t half = dr > 0 ? (std::uint64_t{1} << (dr - 1)) : ~std::uint64_t{0};
+  std::uint32_t n = static_cast<std::uint32_t>(s >> dr);
+  bool up;
+  if constexpr (M == Mode::rne) up = rem > half || (rem == half && (n & 1u) != 0u);  // §4.2
+  else if constexpr (M == Mode::rna) up = rem >= half;
+  else if constexpr (M == Mode::rtz) up = false;
+  else if constexpr (M == Mode::rup) up = rem != 0u && !sign;
+  else if constexpr (M == Mode::rdn) up = rem != 0u && sign;
+  else up = ((rem << k) >> dr) + r >= (std::uint64_t{1} << k);  // §5.1: f_k + r >= 2^k (rem < 2^25)
+  n += up ? 1u : 0u;
+  const std::uint32_t base = E >= D::emin ? static_cast<std::uint32_t>(E + D::bias - 1) << D::man : 0u;
+  const std::uint32_t code = base + n;
+  return code > D::max_finite ? sp.ovf[sign ? 1 : 0] : (code | (sign ? D::sign_bit : 0u));  // n == 0: ±0
+}
+
+// §3.1 The finite magnitude bits `mag` of S as sig * 2^exp. The exponent field may exceed
+// the top of S (the §5.2 sum "passes the top"): it is then just the next binade.
+struct Unpacked {
+  std::uint32_t sig;
+  int exp;
+};
+template <class S>
+NUMREF_HD NUMREF_FORCEINLINE Unpacked unpack(std::uint32_t mag) {
+  static_assert(S::has_subnormals, "sources have a subnormal binade");
+  const std::uint32_t ef = mag >> S::man;
+  const std::uint32_t frac = mag & S::man_mask;
+  const bool normal = ef != 0u;
+  return {frac | (normal ? (1u << S::man) : 0u), (normal ? static_cast<int>(ef) : 1) - S::bias - S::man};
+}
+
+// §2.2 Operand classes of a source magnitude.
+template <class S>
+NUMREF_HD NUMREF_FORCEINLINE bool is_nan_mag(std::uint32_t mag) {
+  if constexpr (S::has_inf) return mag > S::inf_mag;
+  else if constexpr (S::has_nan) return mag == S::mag_mask;
+  else return false;
+}
+template <class S>
+NUMREF_HD NUMREF_FORCEINLINE bool is_inf_mag(std::uint32_t mag) {
+  if constexpr (S::has_inf) return mag == S::inf_mag;
+  else return false;
+}
+
+}  // namespace detail
+
+// §35.2 / §11 Convert one code of S to D with the compile-time mode M (and, for M = sr, the
+// compile-time variant V): the form the kernels use. Straight-line code: the finite result
+// is computed for every operand and the special cases are selected over it.
+//   M = sr, V = fraction: §5.1 with k bits and the random value r (< 2^k, checked by the caller);
+//   M = sr, V = add:      §5.2 — r aligned below the target's normal ulp and added to the
+//                         source magnitude bits (nothing when S has no more fraction bits
+//                         than D), the sum truncated (rtz), overflow "to nearest" (§5.3).
+template <class S, class D, Mode M, SrVariant V = SrVariant::fraction>
+NUMREF_HD NUMREF_FORCEINLINE std::uint32_t convert_as(std::uint32_t bits, const Specials<D>& sp, int k,
+                                                      std::uint32_t r) {
+  static_assert(S::is_signed && S::has_zero, "sources are signed floating-point formats with a zero");
+  static_assert(D::is_signed && D::has_zero && D::has_subnormals,
+                "targets are signed floating-point formats with a zero and subnormals (f8e8m0fnu: to_e8m0)");
+  const bool sign = (bits & S::sign_bit) != 0u;
+  const std::uint32_t mag = bits & S::mag_mask;
+  std::uint32_t finite;
+  if constexpr (M == Mode::sr && V == SrVariant::add) {
+    constexpr int dbits = S::man - D::man;
+    std::uint32_t sum = mag;
+    if constexpr (dbits > 0) {
+      // k <= dbits: r * 2^(dbits - k) < 2^dbits; k > dbits: floor(r / 2^(k - dbits)) < 2^dbits;
+      // the sum stays below 2^32 (S's largest magnitude + 2^dbits).
+      sum += k <= dbits ? (r << (dbits - k)) : static_cast<std::uint32_t>(static_cast<std::uint64_t>(r) >> (k - dbits));
+    }
+    const detail::Unpacked u = detail::unpack<S>(sum);
+    finite = detail::round_finite<D, Mode::rtz>(sign, u.sig, u.exp, 0, 0u, sp);  // sp.ovf: "to nearest"
+  } else {
+    const detail::Unpacked u = detail::unpack<S>(mag);
+    finite = detail::round_finite<D, M>(sign, u.sig, u.exp, k, r, sp);
+  }
+  const std::uint32_t nan = sp.nan_payload ? detail::nan_payload_code<S, D>(sign, mag & S::man_mask)
+                                           : sp.nan[sign ? 1 : 0];
+  const std::uint32_t zero = sign ? D::sign_bit : 0u;  // §6.6
+  return detail::is_nan_mag<S>(mag)   ? nan                    // §6.3, §6.4
+         : detail::is_inf_mag<S>(mag) ? sp.inf[sign ? 1 : 0]  // §6.2
+         : mag == 0u                  ? zero
+                                      : finite;
+}
+
+// §35.2 / §11 Convert one code of S to D under p, with the mode chosen at run time (the
+// host tests and any caller that does not specialise); r is the random value of stochastic
+// rounding (read only when p.mode == sr; the caller checks sr_value_valid(r, k)).
+// Implements the whole of §3–§6 and §8 (daz=0, ftz=0) for these pairs: e.g. with the
+// policy of cuda_satfinite (rne, saturate, inf->max, NaN -> all ones) f32 -> f8e4m3fn
+// gives 464.0 -> 7E (tie, to even), 465.0 -> 7E, +Inf -> 7E, -Inf -> FE, NaN -> 7F.
+template <class S, class D>
+NUMREF_HD inline std::uint32_t convert(std::uint32_t bits, const CastPolicy& p, std::uint32_t r = 0u) {
+  const Specials<D> sp = make_specials<D>(p);
+  const int k = p.sr_bits;
+  switch (p.mode) {
+    case Mode::rne: return convert_as<S, D, Mode::rne>(bits, sp, k, r);
+    case Mode::rna: return convert_as<S, D, Mode::rna>(bits, sp, k, r);
+    case Mode::rtz: return convert_as<S, D, Mode::rtz>(bits, sp, k, r);
+    case Mode::rup: return convert_as<S, D, Mode::rup>(bits, sp, k, r);
+    case Mode::rdn: return convert_as<S, D, Mode::rdn>(bits, sp, k, r);
+    default:
+      return p.sr_variant == SrVariant::add ? convert_as<S, D, Mode::sr, SrVariant::add>(bits, sp, k, r)
+                                            : convert_as<S, D, Mode::sr, SrVariant::fraction>(bits, sp, k, r);
+  }
+}
+
+// §35.2 / §7 Convert one code of S (f32 or bf16) to f8e8m0fnu under p. Straight-line:
+// the rounded exponent is computed for every operand and the special cases selected over it.
+// cuda_satfinite (floor, saturate, zero -> 00, |x|): 0.0 -> 00, 1.0 -> 7F, 1.99 -> 7F,
+// 2^127 * 1.5 -> FE, +Inf -> FE, NaN -> FF, -4.0 -> 81.
+template <class S>
+NUMREF_HD NUMREF_FORCEINLINE std::uint32_t to_e8m0(std::uint32_t bits, const E8m0Policy& p) {
+  using D = FloatTraits<numref::FormatId::f8e8m0fnu>;
+  static_assert(D::man == 0 && !D::is_signed && !D::has_zero && !D::has_subnormals && D::has_nan,
+                "to_e8m0 implements §7: no fraction bits, no sign, no zero, NaN at the top");
+  constexpr int e_max = static_cast<int>(D::max_finite) - D::bias;  // the code is the biased exponent
+  const bool sign = (bits & S::sign_bit) != 0u;
+  const std::uint32_t mag = bits & S::mag_mask;
+  const detail::Unpacked u = detail::unpack<S>(mag);
+  const int top = 31 - clz32(u.sig | 1u);
+  const int e = u.exp + top;                              // floor(log2 |x|)
+  const std::uint32_t rem = u.sig & ((1u << top) - 1u);   // |x| / 2^e = 1 + rem / 2^top
+  const std::uint32_t half = top > 0 ? (1u << (top - 1)) : 1u;  // top == 0: rem == 0
+  bool up;
+  switch (p.mode) {
+    case E8m0Mode::floor: up = false; break;
+    case E8m0Mode::ceil: up = rem != 0u; break;
+    case E8m0Mode::even: up = rem > half || (rem == half && ((e + D::bias) & 1) != 0); break;  // §4.2 even code
+    default: up = rem >= half && rem != 0u; break;                                             // tiesup
+  }
+  const int er = e + (up ? 1 : 0);
+  // §7.5 overflow: FE, or the NaN when rounding "to infinity" without saturation.
+  const std::uint32_t over = p.saturate || p.mode == E8m0Mode::floor ? D::max_finite : D::canonical_nan;
+  const std::uint32_t finite = er > e_max ? over
+                               : er < D::emin ? 0u  // §7.4 below 2^-127: the minimum, 00
+                                              : static_cast<std::uint32_t>(er + D::bias);
+  const bool negative_nan = sign && !p.negative_abs;  // §7.3 (for ±Inf too, §6.2)
+  const std::uint32_t inf = negative_nan ? D::canonical_nan
+                            : (p.saturate && p.inf_to_max ? D::max_finite : D::canonical_nan);  // §6.2
+  return detail::is_nan_mag<S>(mag)   ? D::canonical_nan  // every §6.3 option gives FF
+         : detail::is_inf_mag<S>(mag) ? inf
+         : mag == 0u                  ? (p.zero_to_min ? 0u : D::canonical_nan)  // §7.2 (-0 is a zero)
+         : negative_nan               ? D::canonical_nan
+                                      : finite;
+}
+
+}  // namespace numref_cuda

@@ -1,0 +1,40 @@
+// numref CUDA kernels — compilation environment shared by host (g++) and device (nvcc).  spec §35.1
+//
+// Every per-element function of the kernels lives in a header and is marked NUMREF_HD, so
+// that the same source is compiled three ways: by nvcc for the device (what the kernels
+// run), by nvcc for the host, and by g++ for the host tests that compare it against the
+// reference bit for bit (§35.4). No function here uses floating-point arithmetic: a float
+// is only ever moved as its bit pattern (§1.3).
+#pragma once
+
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define NUMREF_HD __host__ __device__
+#define NUMREF_FORCEINLINE __forceinline__
+#else
+#define NUMREF_HD
+#define NUMREF_FORCEINLINE inline __attribute__((always_inline))
+#endif
+
+namespace numref_cuda {
+
+// Number of leading zero bits of a non-zero 32-bit word (bit_length = 32 - clz).
+NUMREF_HD NUMREF_FORCEINLINE int clz32(std::uint32_t x) {
+#if defined(__CUDA_ARCH__)
+  return __clz(static_cast<int>(x));
+#else
+  return __builtin_clz(x);
+#endif
+}
+
+// High 32 bits of the 64-bit product a * b (Philox, §35.3).
+NUMREF_HD NUMREF_FORCEINLINE std::uint32_t mulhi32(std::uint32_t a, std::uint32_t b) {
+#if defined(__CUDA_ARCH__)
+  return __umulhi(a, b);
+#else
+  return static_cast<std::uint32_t>((static_cast<std::uint64_t>(a) * b) >> 32);
+#endif
+}
+
+}  // namespace numref_cuda

@@ -1,0 +1,94 @@
+// numref CUDA kernels — the per-launch operators of the cast kernels.             spec §35.3
+//
+// An operator binds the per-element function convert_as<S, D, M, V> of cast.cuh to a
+// kernel: it converts one chunk of V codes. The rounding mode (and the SR variant) is a
+// template argument, so each kernel is straight-line code; the policy's special-value codes
+// (NaN, Inf, overflow) come precomputed in Specials<D> (make_specials, once per launch).
+// HW = true asks for the hardware instruction where the architecture has one (§35.5): only
+// launched for policies whose arithmetic the instruction implements.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "cast_hw.cuh"
+#include "elementwise.cuh"
+#include "numref_cuda/cast.cuh"
+#include "numref_cuda/format_traits.cuh"
+
+namespace numref_cuda::kernels {
+
+// Source S widened exactly to f32 bits (S is f32, or bf16: the top half of an f32).
+template <class S>
+__device__ __forceinline__ std::uint32_t as_f32_bits(std::uint32_t x) {
+  static_assert(S::exp_bits == 8 && S::bias == 127 && (S::bits == 32 || S::bits == 16),
+                "the hardware path reads f32, or bf16 widened by a shift");
+  return x << (32 - S::bits);
+}
+
+template <class S, class D, Mode M, SrVariant SV = SrVariant::fraction, bool HW = false>
+struct CastOp {
+  static constexpr int in_bytes = S::bits / 8;
+  static constexpr int out_bytes = D::bits / 8;
+  static constexpr bool uses_random = M == Mode::sr;
+  Specials<D> sp;
+  int k = 0;
+  RandomArgs rnd;
+
+  template <int V>
+  __device__ __forceinline__ void chunk(const std::uint32_t (&x)[V], std::uint32_t (&y)[V], std::size_t i0,
+                                        bool& bad) const {
+    constexpr bool f8_hw = HW && kHardwareF8 && D::bits == 8 && HwF8<D::id>::available;
+    constexpr bool bf16_hw = HW && kHardwareBf16 && D::id == numref::FormatId::bf16 && S::id == numref::FormatId::f32;
+    if constexpr (M == Mode::sr) {
+      std::uint32_t r[V];
+      rnd.fetch<V>(i0, r, bad);
+#pragma unroll
+      for (int t = 0; t < V; ++t) y[t] = convert_as<S, D, M, SV>(x[t], sp, k, r[t]);
+    } else if constexpr ((f8_hw || bf16_hw) && V % 2 == 0) {
+      static_assert(M == Mode::rne, "the hardware instructions round to nearest even");
+#pragma unroll
+      for (int t = 0; t < V; t += 2) {
+        const std::uint32_t a = as_f32_bits<S>(x[t]), b = as_f32_bits<S>(x[t + 1]);
+        std::uint32_t lo, hi;
+        if constexpr (f8_hw) {
+          const std::uint32_t d = hw_cvt_f8x2<D::id>(a, b);
+          lo = d & 0xFFu;
+          hi = d >> 8;
+        } else {
+          const std::uint32_t d = hw_cvt_bf16x2(a, b);
+          lo = d & 0xFFFFu;
+          hi = d >> 16;
+        }
+        // §35.5 NaN lanes, and ±Inf lanes of a target that does not take them to max (the
+        // f8 instruction saturates them; bf16's keeps Inf), take the portable code.
+        const std::uint32_t limit = (f8_hw && sp.inf[0] != D::max_finite) ? 0x7F800000u : 0x7F800001u;
+        if ((a & 0x7FFFFFFFu) >= limit) lo = convert_as<S, D, Mode::rne>(x[t], sp, 0, 0u);
+        if ((b & 0x7FFFFFFFu) >= limit) hi = convert_as<S, D, Mode::rne>(x[t + 1], sp, 0, 0u);
+        y[t] = lo;
+        y[t + 1] = hi;
+      }
+    } else {
+#pragma unroll
+      for (int t = 0; t < V; ++t) y[t] = convert_as<S, D, M>(x[t], sp, 0, 0u);
+    }
+  }
+};
+
+template <class S>
+struct E8m0Op {
+  static constexpr int in_bytes = S::bits / 8;
+  static constexpr int out_bytes = 1;
+  static constexpr bool uses_random = false;
+  E8m0Policy p;
+  RandomArgs rnd;  // unused
+
+  template <int V>
+  __device__ __forceinline__ void chunk(const std::uint32_t (&x)[V], std::uint32_t (&y)[V], std::size_t,
+                                        bool&) const {
+#pragma unroll
+    for (int t = 0; t < V; ++t) y[t] = to_e8m0<S>(x[t], p);
+  }
+};
+
+}  // namespace numref_cuda::kernels

@@ -1,0 +1,37 @@
+// numref CUDA tests — run-time dispatch to the per-element functions of cast.cuh.   spec §35.4
+//
+// element_fn(from, to) returns &convert<FloatTraits<from>, FloatTraits<to>> for every pair of
+// the formats below, so a test can walk formats as data. Two copies of the table exist: one
+// compiled by g++ (namespace numref_cuda_test::gxx, element_table_gxx.cpp) and one compiled
+// by nvcc's host pass (namespace numref_cuda_test::nvcc, element_table_nvcc.cu, built when
+// CUDA is enabled), so the tests check the nvcc-compiled host code as well.
+#pragma once
+
+#include <cstdint>
+
+#include "numref/format.hpp"
+#include "numref_cuda/cast.cuh"
+
+namespace numref_cuda_test {
+
+using ElementFn = std::uint32_t (*)(std::uint32_t, const numref_cuda::CastPolicy&, std::uint32_t);
+using E8m0Fn = std::uint32_t (*)(std::uint32_t, const numref_cuda::E8m0Policy&);
+
+// The formats cast.cuh's convert<S, D> handles on both sides.
+inline constexpr numref::FormatId kElementFormats[] = {
+    numref::FormatId::f32,      numref::FormatId::bf16,     numref::FormatId::f16,
+    numref::FormatId::f8e4m3fn, numref::FormatId::f8e5m2,   numref::FormatId::f6e3m2fn,
+    numref::FormatId::f6e2m3fn, numref::FormatId::f4e2m1fn,
+};
+
+namespace gxx {
+ElementFn element_fn(numref::FormatId from, numref::FormatId to);  // nullptr: not in the table
+E8m0Fn e8m0_fn(numref::FormatId from);                             // f32, bf16; else nullptr
+}  // namespace gxx
+namespace nvcc {
+bool available();  // false when the project was built without CUDA (then the table is empty)
+ElementFn element_fn(numref::FormatId from, numref::FormatId to);
+E8m0Fn e8m0_fn(numref::FormatId from);
+}  // namespace nvcc
+
+}  // namespace numref_cuda_test
