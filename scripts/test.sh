@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # README command 2: install what is missing, build, and run the whole default test suite.
-# Long sweeps (CTest label `exhaustive`) are not part of it: see scripts/sweep.sh.
+# Long sweeps (CTest label `exhaustive`) and the libFuzzer runs (label `fuzz`) are not
+# part of it: see scripts/sweep.sh and `ctest --test-dir build -L fuzz`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 ./scripts/build.sh
 jobs=$(nproc 2>/dev/null || echo 2)
-ctest --test-dir build --output-on-failure -j"$jobs" -LE exhaustive
+ctest --test-dir build --output-on-failure -j"$jobs" -LE "exhaustive|fuzz"
