@@ -1,0 +1,106 @@
+// numref benchmark — reference MoR on a 4096 x 4096 bf16 tensor.   spec §21 – §28
+//
+// The target: the tensor-level MoR decision (GAM, 128 x 128 scaling blocks, exact
+// metric, §26) of a 4096 x 4096 bf16 tensor in <= 2 s on one core, streaming, with memory
+// beyond the input O(number of blocks). Further rows: other scaling partitions, sub-tensor MoR
+// (which also writes the fake-quantized tensor), an f32 source (no lookup tables: every element
+// goes through quantize, dequantize, BF16 and the two §21 roundings), and the moments (§28.4).
+// Inputs: bf16 codes with random signs, exponents uniform in [-12, 4] and random fractions
+// (splitmix64, fixed seed, as bench_quantize). Items/s = elements/s.
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "numref/mor.hpp"
+#include "numref/stats.hpp"
+
+namespace {
+
+constexpr std::size_t kRows = 4096, kCols = 4096;
+
+std::uint64_t splitmix(std::uint64_t& s) {
+  std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+const std::vector<std::uint16_t>& input() {
+  static const std::vector<std::uint16_t> data = [] {
+    std::vector<std::uint16_t> v(kRows * kCols);
+    std::uint64_t s = 42;
+    for (auto& c : v) {
+      const std::uint64_t r = splitmix(s);
+      const std::uint32_t sign = static_cast<std::uint32_t>(r & 1) << 15;
+      const std::uint32_t e = static_cast<std::uint32_t>(127 - 12 + (r >> 1) % 17);
+      const std::uint32_t frac = static_cast<std::uint32_t>(r >> 20) & 0x7F;
+      c = static_cast<std::uint16_t>(sign | (e << 7) | frac);
+    }
+    return v;
+  }();
+  return data;
+}
+
+numref::TensorView view() { return numref::TensorView(numref::format(numref::FormatId::bf16), input().data(), kRows, kCols); }
+
+void tensor_level(benchmark::State& state, numref::Partition p) {
+  const numref::TensorView x = view();
+  numref::TensorMorSpec spec;
+  spec.scaling = p;
+  for (auto _ : state) {
+    const numref::TensorMorResult r = numref::tensor_mor(x, spec);
+    benchmark::DoNotOptimize(r.mean);
+    state.counters["mean_f32"] = static_cast<double>(r.mean);  // bits (same every iteration)
+    state.counters["quantized"] = r.quantized ? 1 : 0;
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(kRows * kCols));
+}
+
+void BM_TensorMor_Block128(benchmark::State& s) { tensor_level(s, numref::Partition::blocks(128, 128)); }
+void BM_TensorMor_Block64(benchmark::State& s) { tensor_level(s, numref::Partition::blocks(64, 64)); }
+void BM_TensorMor_Tensor(benchmark::State& s) { tensor_level(s, numref::Partition::tensor()); }
+void BM_TensorMor_ChannelRows(benchmark::State& s) { tensor_level(s, numref::Partition::per_row()); }
+
+void BM_SubtensorMor_ThreeWay(benchmark::State& state) {
+  const numref::TensorView x = view();
+  for (auto _ : state) {
+    const numref::SubtensorMorResult r = numref::subtensor_mor(x);
+    benchmark::DoNotOptimize(r.fake.data());
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(kRows * kCols));
+}
+
+// f32 source, 1024 x 1024 (the direct path: no lookup tables for 32-bit sources)
+void BM_TensorMor_F32_1024(benchmark::State& state) {
+  constexpr std::size_t n = 1024;
+  std::vector<std::uint32_t> f(n * n);
+  for (std::size_t i = 0; i < f.size(); ++i) f[i] = static_cast<std::uint32_t>(input()[i]) << 16 | (i & 0xFFFFu);
+  const numref::TensorView x(numref::format(numref::FormatId::f32), f.data(), n, n);
+  for (auto _ : state) {
+    const numref::TensorMorResult r = numref::tensor_mor(x);
+    benchmark::DoNotOptimize(r.mean);
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(n * n));
+}
+
+void BM_Moments(benchmark::State& state) {
+  const numref::TensorView x = view();
+  for (auto _ : state) {
+    const numref::Moments m = numref::tensor_moments(x);
+    benchmark::DoNotOptimize(m.kurtosis);
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(kRows * kCols));
+}
+
+}  // namespace
+
+BENCHMARK(BM_TensorMor_Block128)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_TensorMor_Block64)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_TensorMor_Tensor)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_TensorMor_ChannelRows)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_SubtensorMor_ThreeWay)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_TensorMor_F32_1024)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_Moments)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+
+BENCHMARK_MAIN();

@@ -1,0 +1,634 @@
+// numref mor — Mixture-of-Representations decisions and metrics for .npy tensors.
+//   spec §21 – §28 (metrics §21 – §24, framework §25, tensor-level §26, sub-tensor §27,
+//   statistics §28), §12.5 (partition text), §19.7 (.npy)
+//
+// One input: the decision and the exact metric (text, or JSON with every value as hex, hex
+// float and exact decimal). Several inputs (or a directory of .npy files): one line per input,
+// the fallback percentage and the relative-error histogram (0.5 % bins, MoR §4.1.3); --svg
+// draws the histogram heatmap (tensor × bin) as a standalone SVG file.
+#include <algorithm>
+#include <bit>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+#include "cli_common.hpp"
+#include "numref/mor.hpp"
+#include "numref/npy.hpp"
+#include "numref/stats.hpp"
+
+namespace numref::cli {
+namespace {
+
+static_assert(std::endian::native == std::endian::little, "the .npy reader assumes a little-endian host");
+
+constexpr const char* kHelp =
+    "usage: numref mor --input X.npy [Y.npy ... | DIR] [options]\n"
+    "\n"
+    "Mixture of Representations (spec §25 – §27). The recipe `tensor` (default) decides per tensor\n"
+    "between f8e4m3fn and bf16: E4M3 is accepted iff the mean relative error of its fake-quant over\n"
+    "the non-zero elements is below the threshold (MoR Eq. 1 – 2, decided exactly, §23). The recipes\n"
+    "`subtensor3` / `subtensor2` decide per block between [f8e4m3fn, f8e5m2, bf16] / [f8e4m3fn, bf16]\n"
+    "(MoR Eq. 3 – 4, §27). Scales: GAM with one group over the tensor (§17), each format its own.\n"
+    "\n"
+    "input:\n"
+    "  --input X.npy ...    one or more .npy files, or a directory (its *.npy files, sorted by name):\n"
+    "                       <f4 (f32), <f2 (f16), or bit patterns (<u2, <V2, |u1) with --input-format;\n"
+    "                       1-D arrays are 1 x n, rank >= 3 is (product of leading dims) x last\n"
+    "  --input-format F     bf16 | f16 | f32 | an 8-bit float (for <u2 / <V2 / |u1 files)\n"
+    "  --transpose          evaluate the transpose (the second GEMM operand with channel:cols)\n"
+    "selection:\n"
+    "  --recipe R           tensor (default) | subtensor3 | subtensor2\n"
+    "  --partition P        tensor: the E4M3 scaling partition, block:128x128 (default), block:64x64,\n"
+    "                       tensor, channel:rows (first GEMM operand), channel:cols (second), rows, cols;\n"
+    "                       subtensor: the block partition (default block:128x128)\n"
+    "  --threshold T        tensor recipe: 0.045 (default), 4.5%, 9/200 — read exactly as a rational\n"
+    "  --scale RULE         gam (default) | amax | pow2 | mx-floor | ... (MoR's ablations; §14 – §17)\n"
+    "  --fake F             the format of Q(x): bf16 (default, MoR Figure 4) | f16 | f32\n"
+    "output:\n"
+    "  --json               JSON on stdout (default: text)\n"
+    "  --stats              also the tensor moments: mean, variance, skewness, kurtosis (§28.4)\n"
+    "  --svg FILE           several inputs, tensor recipe: the histogram heatmap as SVG\n"
+    "  --out PREFIX         subtensor, one input: PREFIX.types.npy (|u1 per block: 0 f8e4m3fn,\n"
+    "                       1 f8e5m2, 2 bf16) and PREFIX.fakequant.npy (the output tensor)\n"
+    "  --max-blocks N       list at most N blocks (default 64)\n"
+    "Several inputs named STEM@anything.npy count as observations of the tensor STEM (one heatmap\n"
+    "row, normalized over its observations); other files are one row each.\n";
+
+struct Input {
+  std::string path, name;
+  std::vector<std::uint8_t> bytes;
+  const Format* format = nullptr;
+  std::size_t rows = 0, cols = 0, offset = 0;
+  std::vector<std::size_t> shape;
+};
+
+Input read_input(const std::string& path, const Format* named) {
+  Input in;
+  in.path = path;
+  in.bytes = npy::read_file(path);
+  npy::Array a;
+  try {
+    a = npy::parse(in.bytes);
+  } catch (const npy::NpyError& e) {
+    throw UsageError(path + ": " + e.what());
+  }
+  switch (a.dtype) {
+    case npy::Dtype::f4: in.format = &format(FormatId::f32); break;
+    case npy::Dtype::f2: in.format = &format(FormatId::f16); break;
+    case npy::Dtype::u2:
+    case npy::Dtype::v2:
+    case npy::Dtype::u1:
+      if (!named)
+        throw UsageError(path + ": dtype '" + std::string(npy::descr_of(a.dtype)) +
+                         "' holds bit patterns; name their format with --input-format (e.g. bf16)");
+      in.format = named;
+      break;
+    default:
+      throw UsageError(path + ": dtype '" + std::string(npy::descr_of(a.dtype)) +
+                       "' is not a supported tensor (use <f4, <f2, or bit patterns with --input-format)");
+  }
+  if (named && named != in.format)
+    throw UsageError(path + ": --input-format " + std::string(named->name) + " does not match the file's dtype '" +
+                     std::string(npy::descr_of(a.dtype)) + "'");
+  if (storage_bytes(*in.format) != npy::itemsize(a.dtype))
+    throw UsageError(path + ": " + std::string(in.format->name) + " codes take " +
+                     std::to_string(storage_bytes(*in.format)) + " bytes but the file's items have " +
+                     std::to_string(npy::itemsize(a.dtype)));
+  if (const std::string err = check_source_format(*in.format); !err.empty()) throw UsageError(path + ": " + err);
+  if (a.shape.empty()) throw UsageError(path + ": a 0-d array is not a tensor (save it with shape (1,))");
+  for (std::size_t d : a.shape)
+    if (d == 0) throw UsageError(path + ": empty tensor (a dimension of size 0)");
+  if (in.format->bits < 8) {  // §2.4 sub-byte codes: bits above the width are an error at the CLI
+    const std::uint8_t* d = in.bytes.data() + a.data_offset;
+    for (std::size_t i = 0; i < a.count(); ++i)
+      if (d[i] & ~in.format->mask())
+        throw UsageError(path + ": element " + std::to_string(i) + " has bits above the " +
+                         std::to_string(in.format->bits) + "-bit width of " + std::string(in.format->name) + " (§2.4)");
+  }
+  in.shape = a.shape;
+  in.cols = a.shape.back();
+  in.rows = a.count() / in.cols;
+  in.offset = a.data_offset;
+  // §28.2 row name: the file stem up to an '@'
+  std::string stem = std::filesystem::path(path).stem().string();
+  if (const auto at = stem.find('@'); at != std::string::npos && at > 0) stem.resize(at);
+  in.name = stem;
+  return in;
+}
+
+std::vector<std::string> expand_inputs(const std::vector<std::string>& args) {
+  std::vector<std::string> files;
+  for (const std::string& a : args) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(a, ec)) {
+      std::vector<std::string> found;
+      for (const auto& e : std::filesystem::directory_iterator(a, ec))
+        if (e.is_regular_file() && e.path().extension() == ".npy") found.push_back(e.path().string());
+      if (ec) throw UsageError(a + ": cannot list the directory: " + ec.message());
+      if (found.empty()) throw UsageError(a + ": the directory holds no .npy file");
+      std::sort(found.begin(), found.end());
+      files.insert(files.end(), found.begin(), found.end());
+    } else {
+      files.push_back(a);
+    }
+  }
+  return files;
+}
+
+// ---- rendering -------------------------------------------------------------------------------
+
+const Format& F32() { return format(FormatId::f32); }
+
+std::string json_string(const std::string& s) {
+  std::string o = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      o.push_back('\\');
+      o.push_back(c);
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(c)));
+      o += b;
+    } else {
+      o.push_back(c);
+    }
+  }
+  return o + "\"";
+}
+
+// A binary32 code as {"hex", "hexfloat", "value"} (exact decimal).
+std::string json_f32(std::uint32_t code) {
+  const Decoded d = decode(code, F32());
+  return "{\"hex\": \"" + hex_code(code, F32()) + "\", \"hexfloat\": \"" + exact_hexfloat(d) + "\", \"value\": \"" +
+         exact_decimal(d) + "\"}";
+}
+std::string text_f32(std::uint32_t code) {
+  const Decoded d = decode(code, F32());
+  return hex_code(code, F32()) + " = " + exact_hexfloat(d) + " = " + exact_decimal(d);
+}
+
+std::string json_sum(const ErrorSum& s) {
+  return "{\"sum\": {\"hexfloat\": \"" + s.sum.hexfloat() + "\", \"value\": \"" + s.sum.decimal() +
+         "\"}, \"n\": " + std::to_string(s.n) + ", \"zeros\": " + std::to_string(s.zeros) +
+         ", \"nonfinite_input\": " + std::to_string(s.nonfinite_input) +
+         ", \"nonfinite_quant\": " + std::to_string(s.nonfinite_quant) + "}";
+}
+
+std::string opt_f32_json(const std::optional<std::uint32_t>& v) { return v ? json_f32(*v) : "null"; }
+std::string opt_f32_text(const std::optional<std::uint32_t>& v, const char* why) {
+  return v ? hex_code(*v, F32()) + " = " + compact_value(decode(*v, F32()), 24) : std::string(why);
+}
+
+std::string moments_json(const Moments& m) {
+  return "{\"n\": " + std::to_string(m.n) + ", \"nonfinite\": " + std::to_string(m.nonfinite) +
+         ", \"mean\": " + opt_f32_json(m.mean) + ", \"variance\": " + opt_f32_json(m.variance) +
+         ", \"skewness\": " + opt_f32_json(m.skewness) + ", \"kurtosis\": " + opt_f32_json(m.kurtosis) + "}";
+}
+void print_moments(const Moments& m) {
+  std::printf("moments    n %llu (%llu NaN/Inf excluded): mean %s, variance %s, skewness %s, kurtosis %s\n",
+              static_cast<unsigned long long>(m.n), static_cast<unsigned long long>(m.nonfinite),
+              opt_f32_text(m.mean, "-").c_str(), opt_f32_text(m.variance, "-").c_str(),
+              opt_f32_text(m.skewness, "undefined").c_str(), opt_f32_text(m.kurtosis, "undefined").c_str());
+}
+
+std::string xml_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    switch (c) {
+      case '&': o += "&amp;"; break;
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '"': o += "&quot;"; break;
+      default: o.push_back(c);
+    }
+  }
+  return o;
+}
+
+// §28.2 The heatmap: one row per tensor, one cell per bin; the cell's shade is the count
+// normalized over the row's binned observations (integer arithmetic, 0..255); a vertical line
+// marks the threshold.
+std::string heatmap_svg(const ErrorHistogram& h, const Threshold& t) {
+  const std::size_t nb = h.spec().bins + 1, nr = h.rows().size();
+  const std::size_t label_w = 220, cell_w = 44, cell_h = 18, top = 40, left = label_w + 10;
+  const std::size_t width = left + nb * cell_w + 20, height = top + nr * cell_h + 30;
+  std::string o = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  o += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(width) + "\" height=\"" +
+       std::to_string(height) + "\" viewBox=\"0 0 " + std::to_string(width) + " " + std::to_string(height) + "\">\n";
+  o += "<title>MoR relative-error histogram (numref mor)</title>\n";
+  o += "<rect x=\"0\" y=\"0\" width=\"" + std::to_string(width) + "\" height=\"" + std::to_string(height) +
+       "\" fill=\"white\"/>\n";
+  o += "<g font-family=\"monospace\" font-size=\"10\">\n";
+  for (std::size_t b = 0; b < nb; ++b)
+    o += "<text x=\"" + std::to_string(left + b * cell_w + cell_w / 2) + "\" y=\"" + std::to_string(top - 8) +
+         "\" text-anchor=\"middle\" font-size=\"8\">" + xml_escape(h.bin_label(b)) + "</text>\n";
+  for (std::size_t r = 0; r < nr; ++r) {
+    const HistogramRow& row = h.rows()[r];
+    const std::size_t y = top + r * cell_h;
+    std::uint64_t binned = 0;
+    for (std::uint64_t c : row.counts) binned += c;
+    std::string label = row.name;
+    if (row.nonfinite) label += " (" + std::to_string(row.nonfinite) + " non-finite)";
+    o += "<text x=\"" + std::to_string(label_w) + "\" y=\"" + std::to_string(y + cell_h - 5) +
+         "\" text-anchor=\"end\">" + xml_escape(label) + "</text>\n";
+    for (std::size_t b = 0; b < nb; ++b) {
+      const std::uint64_t c = row.counts[b];
+      const std::uint64_t shade = binned ? (255 * c + binned / 2) / binned : 0;  // 0..255
+      const std::uint64_t rr = 255 - shade, gg = 255 - (shade * 3) / 4, bb = 255 - shade / 4;
+      o += "<rect class=\"cell\" x=\"" + std::to_string(left + b * cell_w) + "\" y=\"" + std::to_string(y) +
+           "\" width=\"" + std::to_string(cell_w) + "\" height=\"" + std::to_string(cell_h) + "\" fill=\"rgb(" +
+           std::to_string(rr) + "," + std::to_string(gg) + "," + std::to_string(bb) +
+           ")\" stroke=\"#ccc\"><title>" + xml_escape(row.name + " " + h.bin_label(b) + ": " + std::to_string(c) + " of " +
+                                                      std::to_string(row.observations)) +
+           "</title></rect>\n";
+    }
+  }
+  // the threshold line at t / w bins from the left (clamped to the last bin)
+  const Threshold& w = h.spec().width;
+  const unsigned __int128 num = static_cast<unsigned __int128>(t.num) * w.den * cell_w;
+  const unsigned __int128 den = static_cast<unsigned __int128>(t.den) * w.num;
+  std::size_t tx = static_cast<std::size_t>(std::min<unsigned __int128>(num / den, nb * cell_w));
+  tx += left;
+  o += "<line class=\"threshold\" x1=\"" + std::to_string(tx) + "\" y1=\"" + std::to_string(top - 4) + "\" x2=\"" +
+       std::to_string(tx) + "\" y2=\"" + std::to_string(top + nr * cell_h + 4) +
+       "\" stroke=\"blue\" stroke-width=\"2\"/>\n";
+  o += "<text x=\"" + std::to_string(left) + "\" y=\"" + std::to_string(top + nr * cell_h + 20) +
+       "\">threshold " + xml_escape(t.to_string()) + ", " + std::to_string(h.fallbacks()) + " of " +
+       std::to_string(h.observations()) + " fall back</text>\n";
+  o += "</g>\n</svg>\n";
+  return o;
+}
+
+// ---- the verb --------------------------------------------------------------------------------
+
+struct Options {
+  std::string recipe = "tensor";
+  Partition partition = Partition::blocks(128, 128);
+  std::string partition_text = "block:128x128";
+  Threshold threshold;
+  std::string threshold_text = "0.045";
+  ScaleRule rule = ScaleRule::gam;
+  const Format* fake = &format(FormatId::bf16);
+  bool transpose = false, json = false, stats = false;
+  std::size_t max_blocks = 64;
+};
+
+std::string codes_summary(const std::vector<std::uint32_t>& scales, const Format& sf, std::size_t max) {
+  std::string s;
+  for (std::size_t i = 0; i < scales.size() && i < max; ++i) s += (i ? " " : "") + hex_code(scales[i], sf);
+  if (scales.size() > max) s += " ... (" + std::to_string(scales.size() - max) + " more)";
+  return s;
+}
+
+struct TensorOutcome {
+  Input in;
+  TensorMorResult r;
+  std::optional<Moments> m;
+};
+
+// One tensor's decision as a JSON object; `extra` (complete "key": value pairs) goes first.
+std::string tensor_json(const TensorOutcome& t, const Options& o, std::size_t indent, const std::string& extra = {}) {
+  const std::string pad(indent, ' ');
+  const TensorMorResult& r = t.r;
+  const Format& sf = scale_format(o.rule);
+  const auto bin = histogram_bin(r.error);
+  std::string s = "{\n";
+  if (!extra.empty()) s += pad + "  " + extra + ",\n";
+  s += pad + "  \"input\": {\"path\": " + json_string(t.in.path) + ", \"name\": " + json_string(t.in.name) +
+       ", \"format\": \"" + std::string(t.in.format->name) + "\", \"rows\": " +
+       std::to_string(o.transpose ? t.in.cols : t.in.rows) + ", \"cols\": " +
+       std::to_string(o.transpose ? t.in.rows : t.in.cols) + ", \"transposed\": " + (o.transpose ? "true" : "false") + "},\n";
+  s += pad + "  \"decision\": \"" + std::string(r.quantized ? "f8e4m3fn" : o.fake->name) + "\", \"quantized\": " +
+       (r.quantized ? "true" : "false") + ", \"reason\": \"" + std::string(to_string(r.verdict.reason)) + "\",\n";
+  s += pad + "  \"metric\": {\"mean\": " + (f32_is_finite(r.mean) ? json_f32(r.mean) : std::string("null")) +
+       ", \"error\": " + json_sum(r.error) + "},\n";
+  s += pad + "  \"bin\": " + (bin ? std::to_string(*bin) : std::string("null")) + ",\n";
+  s += pad + "  \"scales\": {\"rule\": \"" + std::string(to_string(o.rule)) + "\", \"format\": \"" +
+       std::string(sf.name) + "\", \"blocks\": " + std::to_string(r.scales.scales.size());
+  if (!r.scales.group_mantissa.empty()) {
+    char b[16];
+    std::snprintf(b, sizeof b, "%06x", r.scales.group_mantissa[0]);
+    s += ", \"group_mantissa\": \"" + std::string(b) + "\"";
+  }
+  s += ", \"codes\": [";
+  for (std::size_t i = 0; i < r.scales.scales.size() && i < o.max_blocks; ++i)
+    s += (i ? ", \"" : "\"") + hex_code(r.scales.scales[i], sf) + "\"";
+  s += "]}";
+  if (t.m) s += ",\n" + pad + "  \"moments\": " + moments_json(*t.m);
+  s += "\n" + pad + "}";
+  return s;
+}
+
+int run_mor(Args& a) {
+  if (a.flag("help")) {
+    std::fputs(kHelp, stdout);
+    return 0;
+  }
+  Options o;
+  o.transpose = a.flag("transpose");
+  o.json = a.flag("json");
+  o.stats = a.flag("stats");
+  const std::vector<std::string> input_args = a.multi("input");
+  if (input_args.empty()) throw UsageError("--input X.npy is required (see numref mor --help)");
+  const auto fmt_name = a.opt("input-format");
+  o.recipe = a.opt_or("recipe", "tensor");
+  if (o.recipe != "tensor" && o.recipe != "subtensor3" && o.recipe != "subtensor2")
+    throw UsageError("--recipe: unknown recipe '" + o.recipe + "' (known: tensor, subtensor3, subtensor2)");
+  if (const auto p = a.opt("partition")) {
+    if (const std::string err = parse_partition(*p, o.partition); !err.empty()) throw UsageError("--partition: " + err);
+    o.partition_text = *p;
+  }
+  const auto th = a.opt("threshold");
+  if (th) {
+    if (o.recipe != "tensor") throw UsageError("--threshold applies to the tensor recipe only");
+    if (const std::string err = Threshold::parse(*th, o.threshold); !err.empty()) throw UsageError("--threshold: " + err);
+    o.threshold_text = *th;
+  }
+  const std::string rule_name = a.opt_or("scale", "gam");
+  const auto rule = parse_scale_rule(rule_name);
+  if (!rule || *rule == ScaleRule::nvfp4 || is_int8(*rule))
+    throw UsageError("--scale: '" + rule_name +
+                     "' is not a scale rule for FP8 MoR (use gam, amax, amax-recip, amax-dequant, pow2, mx-floor, "
+                     "mx-ceil, mx-even, mx-rceil, mx-rceil-f32)");
+  o.rule = *rule;
+  o.fake = &format_arg(a.opt_or("fake", "bf16"), "--fake");
+  if (o.fake->bits < 16 || o.fake->is_integer()) throw UsageError("--fake: the format of Q(x) must be bf16, f16 or f32");
+  const auto svg = a.opt("svg");
+  const auto out_prefix = a.opt("out");
+  o.max_blocks = static_cast<std::size_t>(parse_int(a.opt_or("max-blocks", "64"), 0, 1LL << 40, "--max-blocks"));
+  a.finish();
+
+  const Format* named = fmt_name ? &format_arg(*fmt_name, "--input-format") : nullptr;
+  const std::vector<std::string> files = expand_inputs(input_args);
+  const bool several = files.size() > 1 || std::filesystem::is_directory(input_args[0]);
+  if (svg && (o.recipe != "tensor" || !several))
+    throw UsageError("--svg draws the histogram of several inputs under the tensor recipe");
+  if (out_prefix && (o.recipe == "tensor" || several))
+    throw UsageError("--out writes the type map and the output tensor of one input under a subtensor recipe");
+
+  auto view_of = [&](const Input& in) {
+    const TensorView base(*in.format, in.bytes.data() + in.offset, in.rows, in.cols);
+    return o.transpose ? base.transposed() : base;
+  };
+
+  if (o.recipe != "tensor") {
+    // ---- §27 sub-tensor MoR --------------------------------------------------------------
+    SubtensorMorSpec spec;
+    spec.recipe = o.recipe == "subtensor3" ? SubtensorRecipe::three_way : SubtensorRecipe::two_way;
+    spec.blocks = o.partition;
+    spec.e4m3.rule = spec.e5m2.rule = o.rule;
+    spec.fake = o.fake;
+    std::string json_all = "[";
+    for (std::size_t fi = 0; fi < files.size(); ++fi) {
+      const Input in = read_input(files[fi], named);
+      const TensorView x = view_of(in);
+      SubtensorMorResult r;
+      try {
+        r = subtensor_mor(x, spec);
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(in.path + ": " + e.what());
+      }
+      const BlockGrid grid(x.rows(), x.cols(), spec.blocks);
+      std::optional<Moments> mom;
+      if (o.stats) mom = tensor_moments(x);
+      std::vector<std::string> written;
+      if (out_prefix) {
+        std::vector<std::uint8_t> t8(r.type.size());
+        for (std::size_t b = 0; b < t8.size(); ++b) t8[b] = static_cast<std::uint8_t>(r.type[b]);
+        const std::vector<std::size_t> gshape = {grid.grid_rows(), grid.grid_cols()};
+        npy::write_file(*out_prefix + ".types.npy", npy::encode(npy::Dtype::u1, gshape, t8));
+        written.push_back(*out_prefix + ".types.npy");
+        const std::vector<std::size_t> shape = {x.rows(), x.cols()};
+        std::vector<std::uint8_t> raw;
+        npy::Dtype dt;
+        if (o.fake->bits == 32) {
+          raw.resize(r.fake.size() * 4);
+          std::memcpy(raw.data(), r.fake.data(), raw.size());
+          dt = npy::Dtype::f4;
+        } else {
+          std::vector<std::uint16_t> h(r.fake.begin(), r.fake.end());
+          raw.resize(h.size() * 2);
+          std::memcpy(raw.data(), h.data(), raw.size());
+          dt = o.fake->id == FormatId::f16 ? npy::Dtype::f2 : npy::Dtype::u2;
+        }
+        npy::write_file(*out_prefix + ".fakequant.npy", npy::encode(dt, shape, raw));
+        written.push_back(*out_prefix + ".fakequant.npy");
+      }
+      static constexpr const char* kLetter[] = {"4", "5", "B"};
+      if (o.json) {
+        std::string s = "{\n  \"input\": {\"path\": " + json_string(in.path) + ", \"format\": \"" +
+                        std::string(in.format->name) + "\", \"rows\": " + std::to_string(x.rows()) +
+                        ", \"cols\": " + std::to_string(x.cols()) + ", \"transposed\": " + (o.transpose ? "true" : "false") +
+                        "},\n";
+        s += "  \"recipe\": \"" + o.recipe + "\", \"partition\": \"" + to_string(spec.blocks) + "\", \"scale\": \"" +
+             std::string(to_string(o.rule)) + "\",\n";
+        s += "  \"grid\": {\"rows\": " + std::to_string(grid.grid_rows()) + ", \"cols\": " +
+             std::to_string(grid.grid_cols()) + "},\n";
+        s += "  \"counts\": {";
+        for (int t = 0; t < 3; ++t)
+          s += std::string(t ? ", " : "") + "\"" + std::string(to_string(static_cast<BlockType>(t))) + "\": {\"blocks\": " +
+               std::to_string(r.blocks_of[static_cast<std::size_t>(t)]) + ", \"elements\": " +
+               std::to_string(r.elements_of[static_cast<std::size_t>(t)]) + "}";
+        s += "},\n  \"blocks\": [";
+        const std::size_t listed = std::min(o.max_blocks, r.type.size());
+        for (std::size_t b = 0; b < listed; ++b) {
+          const BlockRange br = grid.range(b);
+          s += std::string(b ? ",\n" : "\n") + "    {\"index\": " + std::to_string(b) + ", \"rows\": [" +
+               std::to_string(br.r0) + ", " + std::to_string(br.r1) + "], \"cols\": [" + std::to_string(br.c0) + ", " +
+               std::to_string(br.c1) + "], \"type\": \"" + std::string(to_string(r.type[b])) + "\", \"eq3\": \"" +
+               std::string(to_string(r.eq3[b].reason)) + "\", \"eq4\": \"" + std::string(to_string(r.eq4[b].reason)) +
+               "\", \"e4m3\": " + json_sum(r.e4m3_sum[b]) + ", \"e5m2\": " + json_sum(r.e5m2_sum[b]) + "}";
+        }
+        s += listed ? "\n  ],\n" : "],\n";
+        s += "  \"blocks_listed\": " + std::to_string(listed);
+        if (mom) s += ",\n  \"moments\": " + moments_json(*mom);
+        s += ",\n  \"files\": [";
+        for (std::size_t i = 0; i < written.size(); ++i) s += (i ? ", " : "") + json_string(written[i]);
+        s += "]\n}";
+        json_all += (fi ? ",\n" : "\n") + s;
+      } else {
+        std::printf("input      %s: %s, %zu x %zu%s\n", in.path.c_str(), std::string(in.format->name).c_str(), x.rows(),
+                    x.cols(), o.transpose ? " (transposed)" : "");
+        std::printf("recipe     sub-tensor MoR, %s [%s], blocks %s (%zu x %zu), scale %s, Q in %s\n",
+                    spec.recipe == SubtensorRecipe::three_way ? "three-way" : "two-way",
+                    spec.recipe == SubtensorRecipe::three_way ? "f8e4m3fn, f8e5m2, bf16" : "f8e4m3fn, bf16",
+                    to_string(spec.blocks).c_str(), grid.grid_rows(), grid.grid_cols(),
+                    std::string(to_string(o.rule)).c_str(), std::string(o.fake->name).c_str());
+        std::printf("blocks     f8e4m3fn %llu (%llu elements), f8e5m2 %llu (%llu), bf16 %llu (%llu)\n",
+                    static_cast<unsigned long long>(r.blocks_of[0]), static_cast<unsigned long long>(r.elements_of[0]),
+                    static_cast<unsigned long long>(r.blocks_of[1]), static_cast<unsigned long long>(r.elements_of[1]),
+                    static_cast<unsigned long long>(r.blocks_of[2]), static_cast<unsigned long long>(r.elements_of[2]));
+        if (grid.grid_cols() <= 64 && grid.grid_rows() <= 64) {
+          std::printf("type map   (4 = f8e4m3fn, 5 = f8e5m2, B = bf16)\n");
+          for (std::size_t I = 0; I < grid.grid_rows(); ++I) {
+            std::string line = "          ";
+            for (std::size_t J = 0; J < grid.grid_cols(); ++J)
+              line += std::string(" ") + kLetter[static_cast<int>(r.type[I * grid.grid_cols() + J])];
+            std::printf("%s\n", line.c_str());
+          }
+        }
+        const std::size_t listed = std::min(o.max_blocks, r.type.size());
+        for (std::size_t b = 0; b < listed; ++b) {
+          const BlockRange br = grid.range(b);
+          std::printf("block %zu rows [%zu,%zu) cols [%zu,%zu): %s (Eq. 3 %s, Eq. 4 %s); error sums E4M3 %s, E5M2 %s over %llu\n",
+                      b, br.r0, br.r1, br.c0, br.c1, std::string(to_string(r.type[b])).c_str(),
+                      std::string(to_string(r.eq3[b].reason)).c_str(), std::string(to_string(r.eq4[b].reason)).c_str(),
+                      r.e4m3_sum[b].sum.hexfloat().c_str(), r.e5m2_sum[b].sum.hexfloat().c_str(),
+                      static_cast<unsigned long long>(r.e4m3_sum[b].n));
+        }
+        if (listed < r.type.size()) std::printf("(%zu more blocks; --max-blocks N lists more)\n", r.type.size() - listed);
+        if (mom) print_moments(*mom);
+        for (const auto& f : written) std::printf("wrote      %s\n", f.c_str());
+      }
+    }
+    if (o.json) {
+      if (several) std::printf("%s\n]\n", json_all.c_str());
+      else std::printf("%s\n", json_all.substr(2).c_str());
+    }
+    return 0;
+  }
+
+  // ---- §26 tensor-level MoR ----------------------------------------------------------------
+  TensorMorSpec spec;
+  spec.scaling = o.partition;
+  spec.threshold = o.threshold;
+  spec.quant.rule = o.rule;
+  spec.fake = o.fake;
+  ErrorHistogram hist;
+  std::vector<TensorOutcome> outs;
+  for (const std::string& f : files) {
+    TensorOutcome t;
+    t.in = read_input(f, named);
+    const TensorView x = view_of(t.in);
+    try {
+      t.r = tensor_mor(x, spec);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(t.in.path + ": " + e.what());
+    }
+    if (o.stats) t.m = tensor_moments(x);
+    hist.add(t.in.name, t.r.error, !t.r.quantized);
+    if (several) {  // keep only what the summary needs
+      t.in.bytes.clear();
+      t.in.bytes.shrink_to_fit();
+    }
+    outs.push_back(std::move(t));
+  }
+  const Format& sf = scale_format(o.rule);
+  const std::string recipe_line = "tensor-level MoR [f8e4m3fn, " + std::string(o.fake->name) + "], E4M3 scaled with " +
+                                  std::string(to_string(o.rule)) + " per " + to_string(o.partition) + ", threshold " +
+                                  o.threshold.to_string() + " (" + o.threshold_text + "), Q in " +
+                                  std::string(o.fake->name);
+  if (!several) {
+    const TensorOutcome& t = outs[0];
+    const TensorMorResult& r = t.r;
+    if (o.json) {
+      const std::string s =
+          tensor_json(t, o, 0,
+                      "\"recipe\": \"tensor\", \"partition\": \"" + to_string(o.partition) +
+                          "\", \"threshold\": {\"num\": " + std::to_string(o.threshold.num) + ", \"den\": " +
+                          std::to_string(o.threshold.den) + ", \"text\": " + json_string(o.threshold_text) +
+                          "}, \"fake\": \"" + std::string(o.fake->name) + "\"") +
+          "\n";
+      std::fputs(s.c_str(), stdout);
+      return 0;
+    }
+    const TensorView x = view_of(t.in);
+    const auto bin = histogram_bin(r.error);
+    std::printf("input      %s: %s, %zu x %zu%s\n", t.in.path.c_str(), std::string(t.in.format->name).c_str(), x.rows(),
+                x.cols(), o.transpose ? " (transposed)" : "");
+    std::printf("recipe     %s\n", recipe_line.c_str());
+    std::printf("elements   %zu: %llu non-zero, %llu zero, %llu NaN/Inf, %llu with non-finite Q(x)\n", x.size(),
+                static_cast<unsigned long long>(r.error.n), static_cast<unsigned long long>(r.error.zeros),
+                static_cast<unsigned long long>(r.error.nonfinite_input),
+                static_cast<unsigned long long>(r.error.nonfinite_quant));
+    std::printf("error sum  %s = %s (exact)\n", r.error.sum.hexfloat().c_str(), r.error.sum.decimal().c_str());
+    if (f32_is_finite(r.mean))
+      std::printf("mean       %s (RN32 of the exact mean)\n", text_f32(r.mean).c_str());
+    else
+      std::printf("mean       undefined (non-finite elements)\n");
+    std::printf("decision   %s (%s)\n", r.quantized ? "f8e4m3fn" : std::string(o.fake->name).c_str(),
+                std::string(to_string(r.verdict.reason)).c_str());
+    if (bin) std::printf("bin        %s\n", hist.bin_label(*bin).c_str());
+    std::string gm;
+    if (!r.scales.group_mantissa.empty()) {
+      char b[32];
+      std::snprintf(b, sizeof b, "group mantissa %06x, ", r.scales.group_mantissa[0]);
+      gm = b;
+    }
+    std::printf("scales     %s%zu blocks (%s): %s\n", gm.c_str(), r.scales.scales.size(), std::string(sf.name).c_str(),
+                codes_summary(r.scales.scales, sf, o.max_blocks).c_str());
+    if (t.m) print_moments(*t.m);
+    return 0;
+  }
+
+  // several inputs: one line each, the fallback percentage and the histogram (§28)
+  const std::uint64_t total = hist.observations(), fb = hist.fallbacks();
+  if (o.json) {
+    std::string s = "{\n  \"recipe\": \"tensor\", \"partition\": \"" + to_string(o.partition) +
+                    "\", \"threshold\": {\"num\": " + std::to_string(o.threshold.num) + ", \"den\": " +
+                    std::to_string(o.threshold.den) + ", \"text\": " + json_string(o.threshold_text) + "},\n";
+    s += "  \"tensors\": [";
+    for (std::size_t i = 0; i < outs.size(); ++i) s += std::string(i ? ",\n    " : "\n    ") + tensor_json(outs[i], o, 4);
+    s += "\n  ],\n";
+    s += "  \"fallback\": {\"count\": " + std::to_string(fb) + ", \"total\": " + std::to_string(total) +
+         ", \"percent\": \"" + percent_string(fb, total) + "\"},\n";
+    s += "  \"histogram\": {\"bins\": [";
+    for (std::size_t b = 0; b <= hist.spec().bins; ++b) s += (b ? ", " : "") + json_string(hist.bin_label(b));
+    s += "], \"rows\": [";
+    for (std::size_t i = 0; i < hist.rows().size(); ++i) {
+      const HistogramRow& row = hist.rows()[i];
+      s += std::string(i ? ",\n" : "\n") + "    {\"name\": " + json_string(row.name) + ", \"observations\": " +
+           std::to_string(row.observations) + ", \"fallbacks\": " + std::to_string(row.fallbacks) +
+           ", \"nonfinite\": " + std::to_string(row.nonfinite) + ", \"counts\": [";
+      for (std::size_t b = 0; b < row.counts.size(); ++b) s += (b ? ", " : "") + std::to_string(row.counts[b]);
+      s += "]}";
+    }
+    s += "\n  ]}\n}\n";
+    std::fputs(s.c_str(), stdout);
+  } else {
+    std::printf("recipe     %s\n", recipe_line.c_str());
+    std::vector<std::vector<std::string>> rows;
+    for (const TensorOutcome& t : outs) {
+      const auto bin = histogram_bin(t.r.error);
+      rows.push_back({t.in.path, std::to_string(o.transpose ? t.in.cols : t.in.rows) + "x" +
+                                     std::to_string(o.transpose ? t.in.rows : t.in.cols),
+                      t.r.quantized ? "f8e4m3fn" : std::string(o.fake->name), std::string(to_string(t.r.verdict.reason)),
+                      f32_is_finite(t.r.mean) ? hex_code(t.r.mean, F32()) : "-",
+                      f32_is_finite(t.r.mean) ? compact_value(decode(t.r.mean, F32()), 14) : "-",
+                      bin ? hist.bin_label(*bin) : "-"});
+    }
+    print_table({"input", "shape", "decision", "reason", "mean", "value", "bin"}, rows, false);
+    std::printf("\nfallback   %llu of %llu tensors (%s %%)\n\n", static_cast<unsigned long long>(fb),
+                static_cast<unsigned long long>(total), percent_string(fb, total).c_str());
+    std::vector<std::string> header = {"tensor", "obs"};
+    for (std::size_t b = 0; b <= hist.spec().bins; ++b) header.push_back(hist.bin_label(b));
+    header.push_back("n/a");
+    std::vector<std::vector<std::string>> hrows;
+    for (const HistogramRow& row : hist.rows()) {
+      std::vector<std::string> cells = {row.name, std::to_string(row.observations)};
+      for (std::uint64_t c : row.counts) cells.push_back(std::to_string(c));
+      cells.push_back(std::to_string(row.nonfinite));
+      hrows.push_back(cells);
+    }
+    print_table(header, hrows, false);
+  }
+  if (svg) {
+    std::ofstream f(*svg, std::ios::binary);
+    const std::string doc = heatmap_svg(hist, o.threshold);
+    f.write(doc.data(), static_cast<std::streamsize>(doc.size()));
+    if (!f) throw UsageError(*svg + ": cannot write the SVG file");
+    if (!o.json) std::printf("\nwrote      %s\n", svg->c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+NUMREF_VERB("mor", "Mixture-of-Representations decisions, exact relative-error metrics, histograms", run_mor);
+
+}  // namespace numref::cli
