@@ -12,6 +12,7 @@ std::string_view to_string(Reason r) {
   switch (r) {
     case Reason::accepted: return "accepted";
     case Reason::all_zero: return "all_zero";
+    case Reason::exact: return "exact";
     case Reason::threshold: return "threshold";
     case Reason::not_lower: return "not_lower";
     case Reason::range: return "range";
@@ -130,8 +131,10 @@ Verdict LowerErrorMetric::evaluate(MorContext& ctx, std::size_t b) {
   sums_[b] = a;
   ref_sums_[b] = c;
   if (a.nonfinite_input) return {false, Reason::nonfinite_input};
-  if (a.nonfinite_quant || c.nonfinite_quant) return {false, Reason::nonfinite_quant};  // no comparison possible
-  if (a.n == 0) return {true, Reason::all_zero};  // §27.3
+  if (a.nonfinite_quant) return {false, Reason::nonfinite_quant};
+  if (a.n == 0) return {true, Reason::all_zero};      // §27.3
+  if (a.sum.is_zero()) return {true, Reason::exact};  // §27.3: nothing can do better
+  if (c.nonfinite_quant) return {false, Reason::nonfinite_quant};  // §27.3: no comparison possible
   return a.sum.compare(c.sum) < 0 ? Verdict{true, Reason::accepted} : Verdict{false, Reason::not_lower};  // Eq. 3
 }
 

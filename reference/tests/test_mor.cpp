@@ -190,39 +190,47 @@ TEST(SubtensorMor, RangeTooWideStaysBf16) {
   EXPECT_EQ(t.fake, x.codes);
 }
 
-// Eq. 3 holds: x = [448, 288]. E4M3: s = 1, G = 1: 448 and 288 = 1.125 · 2^8 are E4M3 values:
-// Σ4 = 0. E5M2: s = RN32(57344 / 448) = 128 = G; 288 · 128 = 36864 = 1.125 · 2^15 is the tie
-// between 1.0 and 1.25 (2 mantissa bits) -> 1.0 (even): 32768, Q = 256, d = 32,
-// e = RN32(1/9) = 0x3DE38E39 (1/9 = 1.(110001)... · 2^-4: 24 bits 0xE38E38, next bit 1 then
-// non-zero -> 0xE38E39). 0 < Σ5: E4M3.
+// Eq. 3 holds: x = [448, 288, 1.0625], one 1 x 3 block. E4M3: s = 1, G = 1: 448 and 288 =
+// 1.125 · 2^8 are E4M3 values; 1.0625 is the tie 1 | 1.125 -> 1: Σ4 = RN32(1/17) = 0x3D70F0F1.
+// E5M2: s = RN32(57344 / 448) = 128 = G (code 0x86); 448 -> 57344 exact; 288 · 128 = 36864 =
+// 1.125 · 2^15 is the tie between 1.0 and 1.25 (2 mantissa bits) -> 1.0 (even): 32768, Q = 256,
+// d = 32, e = RN32(1/9) = 0x3DE38E39 (1/9 = 1.(110001)... · 2^-4: 24 bits 0xE38E38, next bit 1
+// then non-zero -> 0xE38E39); 1.0625 · 128 = 1.0625 · 2^7 lies below the midpoint 1.125 of 1.0 and
+// 1.25 -> 128, Q = 1, e = RN32(1/17). Σ4 = RN32(1/17) < Σ5 = RN32(1/17) + RN32(1/9): E4M3,
+// reason accepted. Without the 1.0625, E4M3 is exact (Σ4 = 0): reason exact (§27.3).
 TEST(SubtensorMor, E4m3Chosen) {
-  const Tensor x = bf16(1, 2, {0x43E0, 0x4390});
+  const Tensor x = bf16(1, 3, {0x43E0, 0x4390, 0x3F88});
   for (SubtensorRecipe r : {SubtensorRecipe::three_way, SubtensorRecipe::two_way}) {
-    const SubtensorMorResult t = subtensor_mor(x.view(), sub_spec(r, Partition::blocks(1, 2)));
+    const SubtensorMorResult t = subtensor_mor(x.view(), sub_spec(r, Partition::blocks(1, 3)));
     EXPECT_EQ(t.type[0], BlockType::f8e4m3fn);
     EXPECT_EQ(t.eq3[0], (Verdict{true, Reason::accepted}));
-    EXPECT_TRUE(t.e4m3_sum[0].sum.is_zero());
-    EXPECT_EQ(t.e5m2_sum[0].sum, sum_of({0x3DE38E39u}));
-    EXPECT_EQ(t.fake, x.codes);
+    EXPECT_EQ(t.e4m3_sum[0].sum, sum_of({0x3D70F0F1u}));
+    EXPECT_EQ(t.e5m2_sum[0].sum, sum_of({0x3D70F0F1u, 0x3DE38E39u}));
+    EXPECT_EQ(t.fake, (std::vector<std::uint32_t>{0x43E0, 0x4390, 0x3F80}));
     EXPECT_EQ(t.e4m3_scales.scales, std::vector<std::uint32_t>{0x7Fu});  // G = 1
     EXPECT_EQ(t.e5m2_scales.scales, std::vector<std::uint32_t>{0x86u});  // G = 128 = 2^7
   }
+  const Tensor e = bf16(1, 2, {0x43E0, 0x4390});
+  const SubtensorMorResult t = subtensor_mor(e.view(), sub_spec(SubtensorRecipe::three_way, Partition::blocks(1, 2)));
+  EXPECT_EQ(t.type[0], BlockType::f8e4m3fn);
+  EXPECT_EQ(t.eq3[0], (Verdict{true, Reason::exact}));
+  EXPECT_EQ(t.e5m2_sum[0].sum, sum_of({0x3DE38E39u}));
 }
 
-// §27.3 An all-zero block is E4M3 (Eq. 3's strict 0 < 0 would reject it; every representation
-// quantizes it exactly, and E4M3 is the first type). x = [[0, 0], [1, 1]], 1 x 2 blocks.
-// Block 1: G4 = 448, G5 = 57344 (group amax 1): both exact, Σ4 = Σ5 = 0: Eq. 3 is false
-// (strict), Eq. 4 holds (max / min = 1): E5M2 in the three-way recipe, BF16 in the two-way —
-// Eq. 3 read literally; both outputs are exact.
-TEST(SubtensorMor, AllZeroBlockAndExactTie) {
+// §27.3 An all-zero block is E4M3 (Eq. 3's strict 0 < 0 would reject it), and so is a block
+// E4M3 reproduces exactly (Σ4 = 0) even where E5M2 is exact too (Eq. 3 read literally would send
+// it to E5M2, or to BF16 in the two-way recipe). x = [[0, 0], [1, 1]], 1 x 2 blocks.
+// Block 1: G4 = 448, G5 = 57344 (group amax 1): both formats exact, Σ4 = Σ5 = 0.
+TEST(SubtensorMor, AllZeroAndExactBlocksAreE4m3) {
   const Tensor x = bf16(2, 2, {0x0000, 0x0000, 0x3F80, 0x3F80});
-  const SubtensorMorResult t = subtensor_mor(x.view(), sub_spec(SubtensorRecipe::three_way, Partition::blocks(1, 2)));
-  EXPECT_EQ(t.type, (std::vector<BlockType>{BlockType::f8e4m3fn, BlockType::f8e5m2}));
-  EXPECT_EQ(t.eq3[0], (Verdict{true, Reason::all_zero}));
-  EXPECT_EQ(t.eq3[1], (Verdict{false, Reason::not_lower}));
-  EXPECT_EQ(t.fake, x.codes);
-  const SubtensorMorResult w = subtensor_mor(x.view(), sub_spec(SubtensorRecipe::two_way, Partition::blocks(1, 2)));
-  EXPECT_EQ(w.type, (std::vector<BlockType>{BlockType::f8e4m3fn, BlockType::bf16}));
+  for (SubtensorRecipe rc : {SubtensorRecipe::three_way, SubtensorRecipe::two_way}) {
+    const SubtensorMorResult t = subtensor_mor(x.view(), sub_spec(rc, Partition::blocks(1, 2)));
+    EXPECT_EQ(t.type, (std::vector<BlockType>{BlockType::f8e4m3fn, BlockType::f8e4m3fn}));
+    EXPECT_EQ(t.eq3[0], (Verdict{true, Reason::all_zero}));
+    EXPECT_EQ(t.eq3[1], (Verdict{true, Reason::exact}));
+    EXPECT_TRUE(t.e5m2_sum[1].sum.is_zero());
+    EXPECT_EQ(t.fake, x.codes);
+  }
 }
 
 // §25.2 A block holding NaN or ±Inf skips every quantized type and stays BF16 (values kept);
@@ -230,7 +238,7 @@ TEST(SubtensorMor, AllZeroBlockAndExactTie) {
 TEST(SubtensorMor, NonFiniteBlockStaysBf16) {
   const Tensor x = bf16(2, 2, {0x7FC1, 0x3F80, 0x3F80, 0x3F80});
   const SubtensorMorResult t = subtensor_mor(x.view(), sub_spec(SubtensorRecipe::three_way, Partition::blocks(1, 2)));
-  EXPECT_EQ(t.type, (std::vector<BlockType>{BlockType::bf16, BlockType::f8e5m2}));
+  EXPECT_EQ(t.type, (std::vector<BlockType>{BlockType::bf16, BlockType::f8e4m3fn}));  // block 1: exact
   EXPECT_EQ(t.eq3[0], (Verdict{false, Reason::nonfinite_input}));
   EXPECT_EQ(t.eq4[0], (Verdict{false, Reason::nonfinite_input}));
   EXPECT_EQ(t.fake, x.codes);  // the NaN keeps its payload (bf16 -> bf16 is the identity)

@@ -39,6 +39,7 @@ namespace numref {
 enum class Reason : std::uint8_t {
   accepted,         // the metric's comparison held
   all_zero,         // accepted: the block has no non-zero element (§26.2, §27.3)
+  exact,            // accepted: the type reproduces every element of the block (Σ e = 0, §27.3)
   threshold,        // rejected: mean relative error >= threshold (Eq. 2)
   not_lower,        // rejected: Σ e under T >= Σ e under the reference (Eq. 3)
   range,            // rejected: max / min >= max_finite / 2^emin (Eq. 4)
@@ -136,7 +137,8 @@ class MeanErrorMetric : public Metric {
 
 // §27.1 MoR Eq. 3: Σ e under this type < Σ e under a reference quantization (another type, or a
 // benchmark spec that is never selected), both over the block's non-zero elements, exactly
-// (§22.1); a block with no non-zero element is accepted (reason all_zero, §27.3).
+// (§22.1). §27.3: a block this type reproduces exactly (Σ e = 0) is accepted — reason all_zero
+// when it has no non-zero element, exact otherwise — even where the reference is exact too.
 class LowerErrorMetric : public Metric {
  public:
   explicit LowerErrorMetric(std::size_t reference_type) : ref_type_(reference_type) {}

@@ -130,7 +130,7 @@ Subtensor subtensor_mor(const rq::Spec& e4, const rq::Spec& e5, bool three_way, 
     if (a.nonfinite_input) continue;  // every quantized type is skipped: kept
     // E4M3 (§25.2 rules, then Eq. 3)
     if (!a.nonfinite_quant) {
-      if (a.n == 0 || (!c.nonfinite_quant && a.sum < c.sum)) {
+      if (a.n == 0 || a.sum == 0 || (!c.nonfinite_quant && a.sum < c.sum)) {
         r.type[b] = 0;
         continue;
       }
