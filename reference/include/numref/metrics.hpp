@@ -177,6 +177,7 @@ bool fits_normal_range(const MagnitudeRange& m, const Format& t);
 class ErrorEvaluator {
  public:
   static constexpr std::size_t kMaxTables = 16;
+  // The evaluator keeps a view of x: the tensor's data must outlive it.
   // Throws std::invalid_argument for a spec the Quantizer rejects, for stochastic rounding
   // (Q must be a function of x: §21.1), for a `fake` format that is not bf16 / f16 / f32, and
   // for a tensor of more than 2^40 elements (§22.2).

@@ -72,7 +72,7 @@ struct Representation {
 // saturating, §19.1), rn32 application and division for the dequantization (§19.2, §19.3).
 QuantizeSpec mor_quantize_spec(const Format& element, Partition p = Partition::blocks(128, 128));
 
-// §25 The state shared by one selection: the tensor, the partition B, the types, the output
+// §25 The state shared by one selection (it keeps a view of x: the data must outlive it): the tensor, the partition B, the types, the output
 // format and one ErrorEvaluator per quantized type (built on first use; metrics and the
 // framework share them, so each block's errors are computed once). Checks (std::invalid_argument):
 // at least one type; every quantized type's partition refines B (each block of B is a union of
