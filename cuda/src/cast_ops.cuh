@@ -60,13 +60,9 @@ struct CastOp {
           lo = d & 0xFFFFu;
           hi = d >> 16;
         }
-        // §35.5 NaN lanes, and ±Inf lanes of a target that does not take them to max (the
-        // f8 instruction saturates them; bf16's keeps Inf), take the portable code.
-        const std::uint32_t limit = (f8_hw && sp.inf[0] != D::max_finite) ? 0x7F800000u : 0x7F800001u;
-        if ((a & 0x7FFFFFFFu) >= limit) lo = convert_as<S, D, Mode::rne>(x[t], sp, 0, 0u);
-        if ((b & 0x7FFFFFFFu) >= limit) hi = convert_as<S, D, Mode::rne>(x[t + 1], sp, 0, 0u);
-        y[t] = lo;
-        y[t + 1] = hi;
+        // §35.5 NaN lanes (and ±Inf lanes the policy keeps special) take the portable code.
+        y[t] = hardware_lane<S, D, f8_hw>(x[t], lo, sp);
+        y[t + 1] = hardware_lane<S, D, f8_hw>(x[t + 1], hi, sp);
       }
     } else {
 #pragma unroll

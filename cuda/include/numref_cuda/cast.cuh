@@ -1,17 +1,21 @@
 // numref CUDA kernels — per-element conversion arithmetic (the portable path).   spec §35.2
 //
 // These functions are what every cast kernel of cuda/src computes for one element (the
-// sm_89+ hardware path of cast_hw.cuh replaces some of them by `cvt` instructions and is
-// checked against them). They are an independent implementation of spec §3–§8 for the
+// sm_89+ / sm_80+ hardware path of cast_hw.cuh replaces the finite rounding of two of them
+// by `cvt` instructions, §35.5). They are an independent implementation of spec §3–§8 for the
 // conversions the kernels offer: integer bit manipulation on the codes, with no call into
 // the reference and no floating-point arithmetic, written the way a production kernel is
 // (branch-light straight-line code, constants from the descriptor table).
 //
-//   convert<S, D>(bits, policy, r)   any floating-point source S with a sign (f32, bf16,
-//                                    f16, f8e4m3fn, f8e5m2, FP6, FP4) to any signed
-//                                    floating-point target D with a zero (f32, bf16, f16,
-//                                    f8e4m3fn, f8e5m2, FP6, FP4): rne/rna/rtz/rup/rdn and
-//                                    stochastic rounding (§5.1 fraction, §5.2 add);
+//   convert_as<S, D, M, V>(bits, specials, k, r)   the kernels' form: the rounding mode M
+//                                    (and SR variant V) fixed at compile time, the policy's
+//                                    special-value codes precomputed once per launch
+//                                    (make_specials); straight-line code;
+//   convert<S, D>(bits, policy, r)   the same with the mode chosen at run time (tests, callers
+//                                    that do not specialise);
+//     S: f32, bf16, f16, f8e4m3fn, f8e5m2, FP6, FP4; D: the same list (a signed format with a
+//     zero); modes rne, rna, rtz, rup, rdn, sr (§5.1 fraction, §5.2 add);
+//   hardware_lane<S, D, Sat>(x, hw, specials)   the §35.5 fix-up of a hardware cvt result;
 //   to_e8m0<S>(bits, policy)         f32 / bf16 to f8e8m0fnu (§7): floor, ceil, even, tiesup.
 //
 // What they do NOT implement (the policy mapping of policy_map.hpp refuses these with an
@@ -19,8 +23,9 @@
 // targets. Exception flags are not computed (a kernel returns codes only), so `tininess`
 // has no effect on a kernel's output.
 //
-// The host tests (cuda/tests/test_cuda_cast_host.cpp) compare every function here with
-// numref::Converter exhaustively on all 8- and 16-bit sources and on millions of f32.
+// The host tests (cuda/tests/test_cuda_*.cpp) compare every function here with
+// numref::Converter: exhaustively on all 8- and 16-bit sources (every r of small k for SR)
+// and on millions of structured and random f32 codes, compiled by g++ and by nvcc.
 #pragma once
 
 #include <cstdint>
@@ -284,6 +289,22 @@ NUMREF_HD inline std::uint32_t convert(std::uint32_t bits, const CastPolicy& p, 
       return p.sr_variant == SrVariant::add ? convert_as<S, D, Mode::sr, SrVariant::add>(bits, sp, k, r)
                                             : convert_as<S, D, Mode::sr, SrVariant::fraction>(bits, sp, k, r);
   }
+}
+
+// §35.5 One lane of the hardware path. `hw` is what the conversion instruction delivered
+// for the f32 (or bf16, widened) code x; the instructions are specified by the PTX ISA only
+// up to the NaN encoding, so NaN lanes — and, for the saturating f8 instructions, ±Inf lanes
+// when the policy keeps Inf special (inf_sat=keep) — take the portable code instead.
+// Saturating = true for cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32 (±Inf -> ±max),
+// false for cvt.rn.bf16x2.f32 (±Inf -> ±Inf). The host tests run this function on a model
+// of the instruction built from its PTX ISA description (test_cuda_hw_model.cpp).
+template <class S, class D, bool Saturating>
+NUMREF_HD NUMREF_FORCEINLINE std::uint32_t hardware_lane(std::uint32_t x, std::uint32_t hw, const Specials<D>& sp) {
+  static_assert(S::exp_bits == 8 && S::bias == 127 && (S::bits == 32 || S::bits == 16),
+                "the instructions read f32 (bf16 sources are widened by a shift, exactly)");
+  const std::uint32_t a = (x << (32 - S::bits)) & 0x7FFFFFFFu;
+  const std::uint32_t first_special = (Saturating && sp.inf[0] != D::max_finite) ? 0x7F800000u : 0x7F800001u;
+  return a >= first_special ? convert_as<S, D, Mode::rne>(x, sp, 0, 0u) : hw;
 }
 
 // §35.2 / §7 Convert one code of S (f32 or bf16) to f8e8m0fnu under p. Straight-line:
