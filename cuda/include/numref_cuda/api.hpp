@@ -33,7 +33,7 @@
 
 namespace numref_cuda {
 
-// A CUDA runtime failure.
+// §35.3 A CUDA runtime failure (the throwing API).
 class CudaError : public std::runtime_error {
  public:
   CudaError(cudaError_t code, const std::string& what);
@@ -58,7 +58,7 @@ struct RandomSource {
   }
 };
 
-// Why the last try_* call of this thread returned cudaErrorInvalidValue ("" otherwise).
+// §35.3 Why the last try_* call of this thread returned cudaErrorInvalidValue ("" otherwise).
 const std::string& why();
 
 // §35.2 Whether the kernels implement from -> to under p: "" if so, else the reason.
@@ -66,15 +66,16 @@ std::string cast_support(numref::FormatId from, numref::FormatId to, const CastP
                          const RandomSource& rnd);
 
 // §35.3 Convert n codes. For stochastic rounding with explicit values, `device_status`
-// (optional, a device word) receives bit 0 if any value was >= 2^k; without it the call
-// checks the values itself and synchronizes `stream` to do so.
+// (optional, a device word the caller zeroes first) gets bit 0 OR-ed in if any value was
+// >= 2^k (the output is then not valid); without it the call checks the values itself and
+// synchronizes `stream` to do so (cudaErrorInvalidValue, why() says which k).
 cudaError_t try_cast(const void* in, numref::FormatId from, void* out, numref::FormatId to, std::size_t n,
                      const CastPolicy& p, const RandomSource& rnd = {}, cudaStream_t stream = nullptr,
                      std::uint32_t* device_status = nullptr) noexcept;
 void cast(const void* in, numref::FormatId from, void* out, numref::FormatId to, std::size_t n, const CastPolicy& p,
           const RandomSource& rnd = {}, cudaStream_t stream = nullptr, std::uint32_t* device_status = nullptr);
 
-// The same with a numref::Policy, mapped by cast_policy() (policy_map.hpp), which rejects
+// §35.2 The same with a numref::Policy, mapped by cast_policy() (policy_map.hpp), which rejects
 // the knobs the kernels do not implement.
 void cast(const void* in, numref::FormatId from, void* out, numref::FormatId to, std::size_t n,
           const numref::Policy& p, const RandomSource& rnd = {}, cudaStream_t stream = nullptr);
@@ -94,7 +95,7 @@ void philox_bits(std::uint32_t* out, std::size_t n, const PhiloxStream& s, int k
 enum class Path : std::uint8_t { portable, hardware };
 Path cast_path(numref::FormatId from, numref::FormatId to, const CastPolicy& p, int cc);
 
-// Device presence: the number of CUDA devices, 0 when there is none or no driver.
+// §35.4 Device presence: the number of CUDA devices, 0 when there is none or no driver.
 int device_count() noexcept;
 
 }  // namespace numref_cuda

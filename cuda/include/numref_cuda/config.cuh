@@ -19,7 +19,7 @@
 
 namespace numref_cuda {
 
-// Number of leading zero bits of a non-zero 32-bit word (bit_length = 32 - clz).
+// §35.1 Number of leading zero bits of a non-zero 32-bit word (bit_length = 32 - clz).
 NUMREF_HD NUMREF_FORCEINLINE int clz32(std::uint32_t x) {
 #if defined(__CUDA_ARCH__)
   return __clz(static_cast<int>(x));
@@ -28,7 +28,7 @@ NUMREF_HD NUMREF_FORCEINLINE int clz32(std::uint32_t x) {
 #endif
 }
 
-// High 32 bits of the 64-bit product a * b (Philox, §35.3).
+// §35.1 High 32 bits of the 64-bit product a * b (used by Philox, §35.3).
 NUMREF_HD NUMREF_FORCEINLINE std::uint32_t mulhi32(std::uint32_t a, std::uint32_t b) {
 #if defined(__CUDA_ARCH__)
   return __umulhi(a, b);

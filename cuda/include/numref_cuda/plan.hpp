@@ -38,11 +38,11 @@ inline Plan plan_vectors(std::size_t n, int V, std::initializer_list<std::pair<s
   return {n, 0};
 }
 
-// Element index of the first element of chunk c.
+// §35.3 Element index of the first element of chunk c.
 NUMREF_HD inline std::size_t chunk_first(std::size_t c, std::size_t head, int V) {
   return head + c * static_cast<std::size_t>(V);
 }
-// Element index of scalar work item t (t < head: the head; else the tail).
+// §35.3 Element index of scalar work item t (t < head: the head; else the tail).
 NUMREF_HD inline std::size_t scalar_index(std::size_t t, std::size_t head, std::size_t tail_start) {
   return t < head ? t : tail_start + (t - head);
 }
