@@ -90,6 +90,7 @@ class PluginBackend final : public Backend {
     info_.ops = words(b_->ops);
     info_.profiles = words(b_->profiles);
     info_.flags = (b_->caps & NUMREF_CAP_FLAGS) != 0;
+    info_.counts = (b_->caps & NUMREF_CAP_COUNTS) != 0;
     if (b_->departures) {
       try {
         info_.departures = parse_departures(b_->departures);
@@ -105,7 +106,7 @@ class PluginBackend final : public Backend {
   bool supported(const Params& p) override { return p.plugin_supported(*b_); }
   void run(const Params& p, std::size_t n, const std::uint32_t* in, std::uint32_t* out) override {
     std::string err;
-    if (!p.plugin_call(*b_, n, in, out, info_.flags, err))
+    if (!p.plugin_call(*b_, n, in, out, p.uses_counts() ? info_.counts : info_.flags, err))
       throw BackendError(err.find("results for a batch") != std::string::npos ? Kind::count : Kind::error,
                          info_.name + ": " + err + " (" + std::string(p.family().name()) + " " + p.label() + ")");
   }
@@ -176,6 +177,7 @@ std::string encode_info(const BackendInfo& i) {
   s += "\nprofiles\t";
   for (const auto& p : i.profiles) s += p + " ";
   s += "\nflags\t" + std::string(i.flags ? "1" : "0") + "\n";
+  s += "counts\t" + std::string(i.counts ? "1" : "0") + "\n";
   for (const auto& d : i.departures)
     s += "departure\t" + d.op + " " + d.from + " " + d.to + " " + d.profile + " " + d.cls + " | " + d.why + "\n";
   return s;
@@ -197,6 +199,7 @@ BackendInfo decode_info(const std::string& s) {
     else if (k == "ops") i.ops = words(v.c_str());
     else if (k == "profiles") i.profiles = words(v.c_str());
     else if (k == "flags") i.flags = v == "1";
+    else if (k == "counts") i.counts = v == "1";
     else if (k == "departure") i.departures.push_back(parse_departure(v));
   }
   return i;
@@ -306,7 +309,7 @@ class IsolatedBackend final : public Backend {
   const BackendInfo& info() const override { return info_; }
 
   std::size_t max_batch(Shape s) const override {
-    return kShmBytes / (static_cast<std::size_t>(s.in + s.out) * sizeof(std::uint32_t));
+    return std::max<std::size_t>(1, kShmBytes / (static_cast<std::size_t>(s.in + s.out) * sizeof(std::uint32_t)));
   }
 
   bool supported(const Params& p) override {
@@ -416,8 +419,21 @@ class PipeBackend final : public Backend {
     fcntl(to_, F_SETFL, fcntl(to_, F_GETFL) | O_NONBLOCK);
     fcntl(from_, F_SETFL, fcntl(from_, F_GETFL) | O_NONBLOCK);
     const auto deadline = Clock::now() + ms(timeout_s_);
-    transfer("numref-pipe " + std::to_string(kPipeProtocolVersion) + "\n", deadline, "the greeting");
     std::string line;
+    try {
+      transfer("numref-pipe " + std::to_string(kPipeProtocolVersion) + "\n", deadline, "the greeting");
+    } catch (const BackendError&) {
+      // A program that wrote something and exited before reading the greeting: judge what
+      // it wrote (a wrong greeting is a protocol error, not just an exit).
+      (void)fill_buffer();
+      if (!take_line(line)) throw;
+      try {
+        (void)parse_pipe_hello(line);
+      } catch (const ProtocolError& e) {
+        throw BackendError(Kind::protocol, "pipe backend '" + cmd + "': " + e.what());
+      }
+      throw;
+    }
     try {
       next_line(line, deadline, "the greeting");
       const PipeHello h = parse_pipe_hello(line);
@@ -426,6 +442,7 @@ class PipeBackend final : public Backend {
       info_.ops = h.ops;
       info_.profiles = h.profiles;
       info_.flags = h.flags;
+      info_.counts = h.counts;
       while (true) {
         next_line(line, deadline, "the greeting");
         if (parse_pipe_preamble(line, info_.departures)) break;
@@ -459,7 +476,11 @@ class PipeBackend final : public Backend {
   }
 
   const BackendInfo& info() const override { return info_; }
-  std::size_t max_batch(Shape) const override { return 4096; }
+  std::size_t max_batch(Shape s) const override {
+    // A batch's request is written as one block of lines: keep it below ~4 MiB of text.
+    const std::size_t words = static_cast<std::size_t>(s.in + s.out);
+    return std::max<std::size_t>(1, std::min<std::size_t>(4096, (std::size_t{1} << 19) / std::max<std::size_t>(words, 1)));
+  }
 
   bool supported(const Params& p) override {
     const auto deadline = Clock::now() + ms(timeout_s_);
@@ -480,12 +501,13 @@ class PipeBackend final : public Backend {
         "a batch of " + std::to_string(n) + " cases of " + std::string(p.family().name()) + " " + p.label();
     std::string req = "run " + std::string(p.family().name()) + " " + std::to_string(n) + " " + p.pipe_params() + "\n";
     std::string line;
+    const Shape sh = p.shape();
     for (std::size_t i = 0; i < n; ++i) {
-      p.pipe_case(CaseView{in, n, i}, line);
+      p.pipe_case(case_view(in, n, i, sh, sh.in), line);
       req += line;
       req += '\n';
     }
-    PipeBatchParser parser(p, n, info_.flags, out);
+    PipeBatchParser parser(p, n, p.uses_counts() ? info_.counts : info_.flags, out);
     try {
       transfer(req, deadline, what, &parser);
       while (true) {

@@ -94,6 +94,9 @@ PipeHello parse_pipe_hello(std::string_view line) {
       if (v != "yes" && v != "no") throw ProtocolError("greeting flags='" + std::string(v) + "', expected yes or no");
       h.flags = v == "yes";
       have_flags = true;
+    } else if (k == "counts") {
+      if (v != "yes" && v != "no") throw ProtocolError("greeting counts='" + std::string(v) + "', expected yes or no");
+      h.counts = v == "yes";
     } else {
       throw ProtocolError("unknown greeting key '" + std::string(k) + "'");
     }

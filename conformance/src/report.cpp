@@ -52,6 +52,10 @@ void text_header(std::FILE* f, const RunConfig& cfg, const BackendReport& b) {
                join(b.profiles).c_str(), level_name(cfg.level).c_str(), static_cast<unsigned long long>(cfg.seed),
                static_cast<unsigned long long>(cfg.shard_index + 1), static_cast<unsigned long long>(cfg.shard_count));
   std::fprintf(f, "   flags: %s\n", i.flags ? "compared" : "NOT compared (the backend does not report flags)");
+  const bool tensor = std::any_of(i.ops.begin(), i.ops.end(), [](const std::string& o) { return o == "quantize" || o == "fake-quant"; });
+  if (tensor)
+    std::fprintf(f, "   counts of tensor ops (§19.5): %s\n",
+                 i.counts ? "compared" : "NOT compared (the backend does not report them)");
   if (cfg.any_nan) std::fprintf(f, "   --any-nan: any NaN result matches any expected NaN (sign and payload not compared)\n");
   if (!i.departures.empty()) {
     std::fprintf(f, "   known departures declared by the backend (%s):\n",
@@ -67,9 +71,9 @@ void text_header(std::FILE* f, const RunConfig& cfg, const BackendReport& b) {
 
 void text_mismatch(std::FILE* f, const Mismatch& m) {
   // Known departures are explained once, in the header; the line only marks them.
-  std::fprintf(f, "%s %s %s | %s | got %s | expected %s | %s | %s\n", m.is_departure ? "DEPARTURE" : "FAIL",
+  std::fprintf(f, "%s %s %s | %s | got %s | expected %s | %s | %s%s%s\n", m.is_departure ? "DEPARTURE" : "FAIL",
                m.op.c_str(), m.label.c_str(), m.inputs.c_str(), m.got.c_str(), m.expected.c_str(), m.cls.c_str(),
-               m.where.c_str());
+               m.where.c_str(), m.detail.empty() ? "" : " | ", m.detail.c_str());
   std::fflush(f);
 }
 
@@ -98,17 +102,17 @@ void text_summary(std::FILE* f, const RunConfig& cfg, const BackendReport& b) {
     return a.op != c.op ? a.op < c.op : pa < pc;
   });
   std::fprintf(f, "-- %s summary (%.1f s)\n", b.info.name.empty() ? b.display.c_str() : b.info.name.c_str(), b.seconds);
-  std::fprintf(f, "%-8s %-16s %14s %14s %10s %10s %14s %10s\n", "op", "profile", "cases", "passed", "failed",
+  std::fprintf(f, "%-10s %-16s %14s %14s %10s %10s %14s %10s\n", "op", "profile", "cases", "passed", "failed",
                "departures", "skipped", "any-nan");
   for (const auto& r : rows)
-    std::fprintf(f, "%-8s %-16s %14llu %14llu %10llu %10llu %14llu %10llu\n", r.op.c_str(), r.profile.c_str(),
+    std::fprintf(f, "%-10s %-16s %14llu %14llu %10llu %10llu %14llu %10llu\n", r.op.c_str(), r.profile.c_str(),
                  static_cast<unsigned long long>(r.cases), static_cast<unsigned long long>(r.passed),
                  static_cast<unsigned long long>(r.failed), static_cast<unsigned long long>(r.departures),
                  static_cast<unsigned long long>(r.skipped), static_cast<unsigned long long>(r.any_nan));
   if (cfg.verbose) {
     std::fprintf(f, "-- suites\n");
     for (const auto& s : b.suites)
-      std::fprintf(f, "%-8s %-60s %-10s %12llu passed %8llu failed %8llu skipped  %s\n", s.op.c_str(), s.label.c_str(),
+      std::fprintf(f, "%-10s %-60s %-10s %12llu passed %8llu failed %8llu skipped  %s\n", s.op.c_str(), s.label.c_str(),
                    s.source == "generated" ? "generated" : "vectors", static_cast<unsigned long long>(s.passed),
                    static_cast<unsigned long long>(s.failed), static_cast<unsigned long long>(s.skipped),
                    s.source == "generated" ? "" : s.source.c_str());
@@ -182,7 +186,8 @@ std::string json_report(const RunReport& r) {
     if (!b.error.empty() || b.interrupted) complete = false;
     o << (bi ? ",\n" : "\n") << "    {\"backend\": " << q(b.display) << ", \"name\": " << q(b.info.name)
       << ", \"version\": " << q(b.info.version) << ", \"kind\": " << q(b.info.kind) << ", \"location\": " << q(b.info.location)
-      << ",\n     \"flags_compared\": " << (b.info.flags ? "true" : "false") << ", \"profiles\": [";
+      << ",\n     \"flags_compared\": " << (b.info.flags ? "true" : "false")
+      << ", \"counts_compared\": " << (b.info.counts ? "true" : "false") << ", \"profiles\": [";
     for (std::size_t i = 0; i < b.profiles.size(); ++i) o << (i ? ", " : "") << q(b.profiles[i]);
     o << "], \"ops\": [";
     for (std::size_t i = 0; i < b.ops.size(); ++i) o << (i ? ", " : "") << q(b.ops[i]);
@@ -212,6 +217,7 @@ std::string json_report(const RunReport& r) {
       o << (i ? ",\n       " : "\n       ") << "{\"op\": " << q(m.op) << ", \"label\": " << q(m.label)
         << ", \"params\": " << q(m.params) << ", \"where\": " << q(m.where) << ", \"inputs\": " << q(m.inputs)
         << ", \"got\": " << q(m.got) << ", \"expected\": " << q(m.expected) << ", \"class\": " << q(m.cls)
+        << ", \"detail\": " << q(m.detail)
         << ", \"known_departure\": " << (m.is_departure ? q(m.departure) : std::string("null")) << "}";
     }
     o << "]}";
@@ -263,7 +269,7 @@ std::string junit_report(const RunReport& r) {
           for (const auto& m : b.mismatches)
             if (m.params == s->params && m.where.rfind(s->source, 0) == 0)
               body << xml_escape(m.inputs + " | got " + m.got + " | expected " + m.expected + " | " + m.cls + " | " +
-                                 m.where)
+                                 m.where + (m.detail.empty() ? std::string() : " | " + m.detail))
                    << "\n";
           body << "</failure>\n    ";
         } else if (s->cases == s->skipped && s->cases > 0) {

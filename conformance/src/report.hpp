@@ -20,6 +20,7 @@ struct SuiteStats {
 
 struct Mismatch {
   std::string op, label, params, where, inputs, got, expected, cls, departure;  // departure: "" or the reason
+  std::string detail;  // tensor families: how many elements / blocks differ ("" = none)
   bool is_departure = false;
 };
 

@@ -43,6 +43,14 @@ std::atomic<bool> g_stop{false};
 extern "C" void on_signal(int) { g_stop.store(true); }
 
 constexpr std::size_t kBatch = 32768;
+// A batch also holds at most this many words of input and output per case array
+// (2 MiB): tensor cases have thousands of words each (§33.3 memory bound).
+constexpr std::size_t kBatchWords = std::size_t{1} << 19;
+
+std::size_t batch_limit(Shape s) {
+  const std::size_t words = static_cast<std::size_t>(std::max(1, s.in + s.out));
+  return std::max<std::size_t>(1, std::min(kBatch, kBatchWords / words));
+}
 
 // ---- progress (stderr) --------------------------------------------------------------------------
 
@@ -194,12 +202,18 @@ JobResult process(Context& c, Backend& b, Job& j) {
     for (std::size_t i = 0; i < j.n; ++i) {
       // Fast path: every output word identical is a pass for every family.
       bool same = true;
-      for (std::size_t w = 0; w < outw && same; ++w) same = j.exp[w * j.n + i] == got[w * j.n + i];
+      if (s.case_major)
+        same = std::equal(j.exp.begin() + static_cast<std::ptrdiff_t>(i * outw),
+                          j.exp.begin() + static_cast<std::ptrdiff_t>((i + 1) * outw),
+                          got.begin() + static_cast<std::ptrdiff_t>(i * outw));
+      else
+        for (std::size_t w = 0; w < outw && same; ++w) same = j.exp[w * j.n + i] == got[w * j.n + i];
       if (same) {
         ++r.passed;
         continue;
       }
-      const CaseView in{j.in.data(), j.n, i}, e{j.exp.data(), j.n, i}, g{got.data(), j.n, i};
+      const CaseView in = case_view(j.in.data(), j.n, i, s, s.in), e = case_view(j.exp.data(), j.n, i, s, s.out),
+                     g = case_view(got.data(), j.n, i, s, s.out);
       const Finding f = p.compare(in, e, g, c.cmp);
       if (f.outcome == Outcome::pass) {
         ++r.passed;
@@ -223,9 +237,11 @@ JobResult process(Context& c, Backend& b, Job& j) {
         m.label = p.label();
         m.params = p.text();
         m.where = j.cases ? "generated #" + std::to_string(j.first + i) : j.source + ":" + std::to_string(j.lines[i]);
-        m.inputs = p.render_inputs(in);
-        m.got = p.render_output(g, c.cmp.flags);
-        m.expected = p.render_output(e, c.cmp.flags);
+        MismatchText t = p.render_mismatch(in, e, g, c.cmp);
+        m.inputs = std::move(t.inputs);
+        m.got = std::move(t.got);
+        m.expected = std::move(t.expected);
+        m.detail = std::move(t.detail);
         m.cls = f.cls;
         if (dep) {
           m.is_departure = true;
@@ -394,9 +410,10 @@ std::vector<std::pair<const Family*, std::vector<std::string>>> select_families(
 }
 
 bool selector_match(const Params& p, const std::vector<std::string>& sel) {
-  // Selectors are "FROM[:TO]" over the formats() words of the params ("*" = any).
+  // Selectors are "A[:B[:C]]" over the selector_text() words of the params ("*" = any):
+  // format words compare as formats (aliases allowed), other words (a scale rule) literally.
   if (sel.empty()) return true;
-  const std::string formats = p.formats();
+  const std::string formats = p.selector_text();
   const auto fm = split_ws(formats);
   for (const auto& s : sel) {
     if (s.empty()) return true;
@@ -416,7 +433,7 @@ bool selector_match(const Params& p, const std::vector<std::string>& sel) {
       }
       const auto a = find_format(parts[k]);
       const auto b = find_format(fm[k]);
-      ok = a && b && *a == *b;
+      ok = (a && b) ? *a == *b : parts[k] == fm[k];
     }
     if (ok) return true;
   }
@@ -465,15 +482,17 @@ void run_vectors(Context& c, Pipeline& pipe, Progress& prog,
       job.check_support = true;
       const ParamsPtr p = job.params;
       job.suite = c.rep.suite(std::string(p->family().name()), p->profile(), p->label(), p->text(), e.path);
-      // column-major from row-major
+      // column-major from row-major (case-major families keep the cases as read)
       const Shape s = p->shape();
-      std::vector<std::uint32_t> in_c(job.n * static_cast<std::size_t>(s.in)), ex_c(job.n * static_cast<std::size_t>(s.out));
-      for (std::size_t i = 0; i < job.n; ++i) {
-        for (int w = 0; w < s.in; ++w) in_c[static_cast<std::size_t>(w) * job.n + i] = job.in[i * static_cast<std::size_t>(s.in) + static_cast<std::size_t>(w)];
-        for (int w = 0; w < s.out; ++w) ex_c[static_cast<std::size_t>(w) * job.n + i] = job.exp[i * static_cast<std::size_t>(s.out) + static_cast<std::size_t>(w)];
+      if (!s.case_major) {
+        std::vector<std::uint32_t> in_c(job.n * static_cast<std::size_t>(s.in)), ex_c(job.n * static_cast<std::size_t>(s.out));
+        for (std::size_t i = 0; i < job.n; ++i) {
+          for (int w = 0; w < s.in; ++w) in_c[static_cast<std::size_t>(w) * job.n + i] = job.in[i * static_cast<std::size_t>(s.in) + static_cast<std::size_t>(w)];
+          for (int w = 0; w < s.out; ++w) ex_c[static_cast<std::size_t>(w) * job.n + i] = job.exp[i * static_cast<std::size_t>(s.out) + static_cast<std::size_t>(w)];
+        }
+        job.in = std::move(in_c);
+        job.exp = std::move(ex_c);
       }
-      job.in = std::move(in_c);
-      job.exp = std::move(ex_c);
       pipe.submit(std::move(job));
       job = Job{};
     };
@@ -491,7 +510,9 @@ void run_vectors(Context& c, Pipeline& pipe, Progress& prog,
       if (k < lo || k >= hi) continue;
       for (auto& vc : cases) {
         if (!selector_match(*vc.params, fit->second)) continue;
-        if (job.n > 0 && (job.params->text() != vc.params->text() || job.n >= 4096)) flush();
+        if (job.n > 0 && (job.params->text() != vc.params->text() || job.n >= 4096 ||
+                          job.n >= batch_limit(job.params->shape())))
+          flush();
         if (job.n == 0) job.params = vc.params;
         job.in.insert(job.in.end(), vc.in.begin(), vc.in.end());
         job.exp.insert(job.exp.end(), vc.expected.begin(), vc.expected.end());
@@ -540,7 +561,7 @@ void run_generated(Context& c, Pipeline& pipe, Progress& prog, Backend& b0,
       c.rep.suites[si].cases += hi - lo;
       continue;
     }
-    const std::size_t batch = std::min<std::size_t>(kBatch, b0.max_batch(p.shape()));
+    const std::size_t batch = std::max<std::size_t>(1, std::min<std::size_t>(batch_limit(p.shape()), b0.max_batch(p.shape())));
     for (std::uint64_t at = lo; at < hi; at += batch) {
       Job j;
       j.params = gs.params;
@@ -641,6 +662,7 @@ int run_one(const RunConfig& cfg, const std::string& backend_arg, BackendReport&
 
   Context ctx{cfg, rep, {}, {}};
   ctx.cmp.flags = rep.info.flags;
+  ctx.cmp.counts = rep.info.counts;
   ctx.cmp.any_nan = cfg.any_nan;
   const bool tty = isatty(2) != 0;
   Progress prog(tty, cfg.progress < 0 ? true : cfg.progress == 1);

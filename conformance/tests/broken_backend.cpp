@@ -7,18 +7,32 @@
 //   ?crash     SIGSEGV at the first f32 -> f8e5m2 batch                       -> exit 3
 //   ?hang      sleeps forever at the first f32 -> f8e5m2 batch                -> exit 3
 //   ?error     returns an error at the first f32 -> f8e5m2 batch              -> exit 3
+// and for the tensor families (§12–§20):
+//   ?mxfloor   MX FLOOR implemented as RCEIL (TransformerEngine's rule)       -> "scale/rule=mx-rceil"
+//   ?nanblock  a NaN does not poison its block (amax_nan=ignore always)       -> "scale/nan-block"
+//   ?double448 rule amax: x * (q_max / amax) in binary64, rounded to binary32
+//              once at the end (the binary32 S is not used)                   -> "scale/unrounded-factor"
+//   ?recip     dequantize multiplies by RN32(1 / S) instead of dividing       -> "dequant/reciprocal"
+//   ?counts    reports one saturated element too many                        -> "counts"
+//   ?v10       a backend built against ABI 1.0 (struct_size ends after cast): the
+//              tensor families are skipped-unsupported
 // Built a second time with NUMREF_TEST_ABI=99 to test the ABI-version refusal.
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <new>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "numref/backend.h"
 #include "numref/conform/abi.hpp"
 #include "numref/convert.hpp"
+#include "numref/quantize.hpp"
+#include <cmath>
 
 #ifndef NUMREF_TEST_ABI
 #define NUMREF_TEST_ABI NUMREF_BACKEND_ABI_VERSION
@@ -73,6 +87,143 @@ std::int64_t cast(void* ctx, std::uint32_t from, std::uint32_t to, const numref_
   return static_cast<std::int64_t>(n);
 }
 
+// ---- tensor families: the reference behind the C description, damaged by mode --------------
+
+int tensor_supported(void*, std::uint32_t family, const numref_tensor_op* op) {
+  try {
+    (void)numref::conform::tensor_spec_from_c(family, *op);
+    return 1;
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+numref::conform::TensorOpSpec damaged(std::uint32_t family, const numref_tensor_op& op, const std::string& mode) {
+  auto t = numref::conform::tensor_spec_from_c(family, op);
+  if (mode == "mxfloor" && t.spec.rule == numref::ScaleRule::mx_floor) t.spec.rule = numref::ScaleRule::mx_rceil;
+  if (mode == "nanblock") t.spec.amax.nan = numref::AmaxNan::ignore;
+  if (mode == "recip") t.spec.dequant = numref::DequantOp::reciprocal;
+  return t;
+}
+
+// ?double448: codes of the amax rule from x * (q_max / amax) computed in binary64.
+void double_codes(const numref::conform::TensorOpSpec& t, const numref::TensorView& v, std::uint8_t* codes) {
+  using namespace numref;
+  Quantizer qz(t.spec, t.rows, t.cols);
+  const Converter to_elem(format(FormatId::f32), *t.spec.element, qz.spec().policy);
+  const double q = [&] {
+    const Exact e = qz.q_max();
+    return static_cast<double>(e.sig) * std::ldexp(1.0, e.exp);
+  }();
+  for (std::size_t b = 0; b < qz.grid().count(); ++b) {
+    const Amax a = qz.amax(v, b);
+    if (a.poisoned() || a.is_zero()) continue;
+    float af;
+    std::memcpy(&af, &a.f32, 4);
+    const double s = q / static_cast<double>(af);
+    const BlockRange r = qz.grid().range(b);
+    for (std::size_t i = r.r0; i < r.r1; ++i)
+      for (std::size_t j = r.c0; j < r.c1; ++j) {
+        const Decoded d = decode(v.code(i, j), v.format());
+        if (d.cls != Class::normal && d.cls != Class::subnormal) continue;
+        const double x = (d.sign ? -1.0 : 1.0) * static_cast<double>(d.sig) * std::ldexp(1.0, d.exp);
+        const float y = static_cast<float>(x * s);
+        std::uint32_t yb;
+        std::memcpy(&yb, &y, 4);
+        codes[i * t.cols + j] = static_cast<std::uint8_t>(to_elem(yb).bits);
+      }
+  }
+}
+
+template <typename Fn>
+std::int64_t tensor_call(void* ctx, std::uint32_t family, const numref_tensor_op* op, Fn fn) {
+  auto* inst = static_cast<Instance*>(ctx);
+  try {
+    fn(damaged(family, *op, inst->mode), inst->mode);
+  } catch (const std::exception& e) {
+    inst->error = e.what();
+    return -1;
+  }
+  return static_cast<std::int64_t>(op->rows) * static_cast<std::int64_t>(op->cols);
+}
+
+std::span<const std::uint32_t> randoms(const numref_tensor_op* op, const std::uint32_t* r) {
+  if (op->policy.round != NUMREF_ROUND_SR) return {};
+  return {r, static_cast<std::size_t>(op->rows) * op->cols};
+}
+
+std::int64_t scale(void* ctx, const numref_tensor_op* op, const void* x, std::uint32_t* amax, std::uint32_t* scales,
+                   std::uint32_t* gm, std::uint32_t* tamax) {
+  return tensor_call(ctx, NUMREF_TENSOR_SCALE, op, [&](const numref::conform::TensorOpSpec& t, const std::string&) {
+    const numref::TensorView v(*t.src, x, t.rows, t.cols, t.rs, t.cs);
+    numref::Quantizer qz(t.spec, t.rows, t.cols);
+    std::vector<numref::Amax> a(qz.grid().count());
+    for (std::size_t b = 0; b < a.size(); ++b) a[b] = qz.amax(v, b);
+    qz.prepare(a);
+    for (std::size_t b = 0; b < a.size(); ++b) {
+      amax[b] = a[b].f32;
+      scales[b] = qz.block_scale(b, a[b]).stored;
+    }
+    if (gm)
+      for (std::size_t g = 0; g < qz.groups().size(); ++g) gm[g] = qz.groups()[g].m_g;
+    if (tamax) *tamax = qz.tensor_amax().f32;
+  });
+}
+
+std::int64_t quantize(void* ctx, const numref_tensor_op* op, const void* x, const std::uint32_t* r, std::uint8_t* codes,
+                      std::uint32_t* scales, std::uint32_t* gm, std::uint32_t* tamax, std::uint64_t* counts) {
+  return tensor_call(ctx, NUMREF_TENSOR_QUANTIZE, op, [&](const numref::conform::TensorOpSpec& t, const std::string& mode) {
+    const numref::TensorView v(*t.src, x, t.rows, t.cols, t.rs, t.cs);
+    const auto res = numref::quantize(v, t.spec, std::span<std::uint8_t>(codes, t.rows * t.cols), randoms(op, r));
+    std::copy(res.meta.scales.begin(), res.meta.scales.end(), scales);
+    if (gm) std::copy(res.meta.group_mantissa.begin(), res.meta.group_mantissa.end(), gm);
+    if (tamax) *tamax = res.meta.tensor_amax;
+    if (mode == "double448" && t.spec.rule == numref::ScaleRule::amax && t.spec.apply == numref::ScaleApply::rn32 &&
+        op->policy.round != NUMREF_ROUND_SR)
+      double_codes(t, v, codes);
+    if (counts) {
+      counts[0] = res.total.saturated + (mode == "counts" ? 1 : 0);
+      counts[1] = res.total.flushed;
+      counts[2] = res.total.nan;
+      counts[3] = res.total.inf;
+    }
+  });
+}
+
+std::int64_t dequantize(void* ctx, const numref_tensor_op* op, const std::uint8_t* codes, const std::uint32_t* scales,
+                        const std::uint32_t* gm, const std::uint32_t* tamax, std::uint32_t* out) {
+  return tensor_call(ctx, NUMREF_TENSOR_DEQUANTIZE, op, [&](const numref::conform::TensorOpSpec& t, const std::string&) {
+    numref::ScaleMeta m;
+    m.rule = t.spec.rule;
+    m.element = t.spec.element;
+    m.rows = t.rows;
+    m.cols = t.cols;
+    m.partition = t.spec.partition;
+    m.group = t.spec.group;
+    m.q_max = *t.spec.q_max;
+    m.dequant = t.spec.dequant;
+    m.wide = t.spec.wide;
+    m.scales.assign(scales, scales + op->n_blocks);
+    if (gm) m.group_mantissa.assign(gm, gm + op->n_groups);
+    if (tamax) m.tensor_amax = *tamax;
+    numref::dequantize(std::span<const std::uint8_t>(codes, t.rows * t.cols), m, std::span<std::uint32_t>(out, t.rows * t.cols));
+  });
+}
+
+std::int64_t fake_quant(void* ctx, const numref_tensor_op* op, const void* x, const std::uint32_t* r, std::uint32_t* out,
+                        std::uint64_t* counts) {
+  return tensor_call(ctx, NUMREF_TENSOR_FAKE_QUANT, op, [&](const numref::conform::TensorOpSpec& t, const std::string& mode) {
+    const numref::TensorView v(*t.src, x, t.rows, t.cols, t.rs, t.cs);
+    const auto st = numref::fake_quantize(v, t.spec, *t.out, std::span<std::uint32_t>(out, t.rows * t.cols), randoms(op, r));
+    if (counts) {
+      counts[0] = st.saturated + (mode == "counts" ? 1 : 0);
+      counts[1] = st.flushed;
+      counts[2] = st.nan;
+      counts[3] = st.inf;
+    }
+  });
+}
+
 }  // namespace
 
 extern "C" NUMREF_BACKEND_EXPORT std::uint32_t numref_backend_abi_version(void) { return NUMREF_TEST_ABI; }
@@ -80,8 +231,9 @@ extern "C" NUMREF_BACKEND_EXPORT std::uint32_t numref_backend_abi_version(void) 
 extern "C" NUMREF_BACKEND_EXPORT const numref_backend* numref_backend_open(const char* args, char* err,
                                                                            std::size_t err_size) {
   const std::string mode = args ? args : "";
-  if (!mode.empty() && mode != "tie464" && mode != "nansign" && mode != "noinexact" && mode != "count" &&
-      mode != "crash" && mode != "hang" && mode != "error") {
+  static const char* const kModes[] = {"",        "tie464",   "nansign",   "noinexact", "count",  "crash", "hang",
+                                       "error",   "mxfloor",  "nanblock",  "double448", "recip",  "counts", "v10"};
+  if (std::find_if(std::begin(kModes), std::end(kModes), [&](const char* m) { return mode == m; }) == std::end(kModes)) {
     std::snprintf(err, err_size, "unknown mode '%s'", mode.c_str());
     return nullptr;
   }
@@ -94,13 +246,19 @@ extern "C" NUMREF_BACKEND_EXPORT const numref_backend* numref_backend_open(const
   b.name = "broken";
   b.version = "test";
   b.description = "the reference, deliberately damaged (conformance/tests/broken_backend.cpp)";
-  b.ops = "cast";
+  b.ops = "cast scale quantize dequantize fake-quant";
   b.profiles = "ocp";
-  b.caps = NUMREF_CAP_FLAGS;
+  b.caps = NUMREF_CAP_FLAGS | NUMREF_CAP_COUNTS;
   b.ctx = inst;
   b.last_error = last_error;
   b.close = close_instance;
   b.cast_supported = cast_supported;
   b.cast = cast;
+  b.tensor_supported = tensor_supported;
+  b.scale = scale;
+  b.quantize = quantize;
+  b.dequantize = dequantize;
+  b.fake_quant = fake_quant;
+  if (mode == "v10") b.struct_size = static_cast<std::uint32_t>(offsetof(numref_backend, tensor_supported));  // ABI 1.0
   return &inst->b;
 }

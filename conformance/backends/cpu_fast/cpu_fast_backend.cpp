@@ -4,21 +4,27 @@
 #include <list>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string>
 
 #include "fast_cast.hpp"
+#include "fast_quant.hpp"
 #include "numref/backend.h"
 #include "numref/conform/abi.hpp"
 
 namespace {
 
 using numref::cpu_fast::FastCast;
+using numref::cpu_fast::FastQuant;
+using numref::cpu_fast::QuantOp;
 
 struct Instance {
   numref_backend b{};
   std::string error;
   // Conversions in use, most recent first (16-bit lookup tables are 320 KiB each).
   std::list<std::pair<std::string, std::unique_ptr<FastCast>>> cache;
+  // Tensor operations in use, most recent first, by their parameter text.
+  std::list<std::pair<std::string, std::unique_ptr<FastQuant>>> qcache;
 };
 
 std::string key_of(std::uint32_t from, std::uint32_t to, const numref_policy& p) {
@@ -113,6 +119,134 @@ std::int64_t cast(void* ctx, std::uint32_t from, std::uint32_t to, const numref_
   return static_cast<std::int64_t>(n);
 }
 
+// ---- tensor families (§12–§20) ----------------------------------------------------------------
+
+std::optional<QuantOp> quant_op(std::uint32_t family, const numref_tensor_op* t, std::string& why) {
+  using namespace numref;
+  if (!t || t->struct_size < sizeof(numref_tensor_op)) {
+    why = "numref_tensor_op from an older runner";
+    return std::nullopt;
+  }
+  QuantOp q;
+  q.src = conform::format_from_c(family == NUMREF_TENSOR_DEQUANTIZE ? NUMREF_FMT_F32 : t->source);  // unused by dequantize
+  q.elem = conform::format_from_c(t->element);
+  q.out = conform::format_from_c(family == NUMREF_TENSOR_FAKE_QUANT ? t->out_format : NUMREF_FMT_F32);
+  const auto rule = conform::rule_from_c(t->rule);
+  const auto pol = conform::from_c_policy(t->policy);
+  const auto wide = conform::from_c_policy(t->wide);
+  if (!q.src || !q.elem || !q.out || !rule || !pol || !wide) {
+    why = "bad format, rule or policy";
+    return std::nullopt;
+  }
+  q.rule = *rule;
+  q.rows = t->rows;
+  q.cols = t->cols;
+  q.rs = static_cast<std::ptrdiff_t>(t->row_stride);
+  q.cs = static_cast<std::ptrdiff_t>(t->col_stride);
+  q.br = t->block_rows;
+  q.bc = t->block_cols;
+  q.gr = t->group_rows;
+  q.gc = t->group_cols;
+  q.nan_ignore = t->amax_nan == NUMREF_AMAX_IGNORE;
+  q.inf_ignore = t->amax_inf == NUMREF_AMAX_IGNORE;
+  q.fused = t->apply == NUMREF_APPLY_FUSED && family != NUMREF_TENSOR_DEQUANTIZE && family != NUMREF_TENSOR_SCALE;
+  q.reciprocal = t->dequant == NUMREF_DEQUANT_RECIPROCAL;
+  q.policy = *pol;
+  q.wide = *wide;
+  q.q_max = t->q_max;
+  why = FastQuant::unsupported(q);
+  if (!why.empty()) return std::nullopt;
+  return q;
+}
+
+int tensor_supported(void*, std::uint32_t family, const numref_tensor_op* t) {
+  std::string why;
+  return family <= NUMREF_TENSOR_FAKE_QUANT && quant_op(family, t, why) ? 1 : 0;
+}
+
+const FastQuant* engine(Instance* inst, std::uint32_t family, const numref_tensor_op* t) {
+  std::string key = std::to_string(family) + " " + (t && t->text ? t->text : "");
+  auto it = inst->qcache.begin();
+  while (it != inst->qcache.end() && it->first != key) ++it;
+  if (it != inst->qcache.end()) {
+    if (it != inst->qcache.begin()) inst->qcache.splice(inst->qcache.begin(), inst->qcache, it);
+    return inst->qcache.front().second.get();
+  }
+  const auto q = quant_op(family, t, inst->error);
+  if (!q) return nullptr;
+  try {
+    inst->qcache.emplace_front(std::move(key), std::make_unique<FastQuant>(*q));
+  } catch (const std::exception& e) {
+    inst->error = e.what();
+    return nullptr;
+  }
+  if (inst->qcache.size() > 16) inst->qcache.pop_back();
+  return inst->qcache.front().second.get();
+}
+
+std::int64_t elements(const numref_tensor_op* t) {
+  return static_cast<std::int64_t>(t->rows) * static_cast<std::int64_t>(t->cols);
+}
+
+bool random_ok(Instance* inst, const numref_tensor_op* t, const std::uint32_t* r) {
+  if (t->policy.round != NUMREF_ROUND_SR) return true;
+  if (!r) {
+    inst->error = "round=sr needs the r array";
+    return false;
+  }
+  if (t->policy.sr_bits < 32) {
+    std::uint32_t bad = 0;
+    for (std::int64_t i = 0; i < elements(t); ++i) bad |= r[i] >> t->policy.sr_bits;
+    if (bad) {
+      inst->error = "an r value has more than k bits";
+      return false;
+    }
+  }
+  return true;
+}
+
+std::int64_t scale(void* ctx, const numref_tensor_op* t, const void* x, std::uint32_t* amax, std::uint32_t* scales,
+                   std::uint32_t* group_mantissa, std::uint32_t* tensor_amax) {
+  auto* inst = static_cast<Instance*>(ctx);
+  (void)tensor_amax;
+  const FastQuant* q = engine(inst, NUMREF_TENSOR_SCALE, t);
+  if (!q) return -1;
+  q->scale(x, amax, scales, group_mantissa);
+  return elements(t);
+}
+
+std::int64_t quantize(void* ctx, const numref_tensor_op* t, const void* x, const std::uint32_t* r, std::uint8_t* codes,
+                      std::uint32_t* scales, std::uint32_t* group_mantissa, std::uint32_t* tensor_amax,
+                      std::uint64_t* counts) {
+  auto* inst = static_cast<Instance*>(ctx);
+  (void)tensor_amax;
+  (void)counts;  // NUMREF_CAP_COUNTS is not declared
+  const FastQuant* q = engine(inst, NUMREF_TENSOR_QUANTIZE, t);
+  if (!q || !random_ok(inst, t, r)) return -1;
+  q->quantize(x, r, codes, scales, group_mantissa);
+  return elements(t);
+}
+
+std::int64_t dequantize(void* ctx, const numref_tensor_op* t, const std::uint8_t* codes, const std::uint32_t* scales,
+                        const std::uint32_t* group_mantissa, const std::uint32_t* tensor_amax, std::uint32_t* out) {
+  auto* inst = static_cast<Instance*>(ctx);
+  (void)tensor_amax;
+  const FastQuant* q = engine(inst, NUMREF_TENSOR_DEQUANTIZE, t);
+  if (!q) return -1;
+  if (!q->dequantize(codes, scales, group_mantissa, out, inst->error)) return -1;
+  return elements(t);
+}
+
+std::int64_t fake_quant(void* ctx, const numref_tensor_op* t, const void* x, const std::uint32_t* r, std::uint32_t* out,
+                        std::uint64_t* counts) {
+  auto* inst = static_cast<Instance*>(ctx);
+  (void)counts;
+  const FastQuant* q = engine(inst, NUMREF_TENSOR_FAKE_QUANT, t);
+  if (!q || !random_ok(inst, t, r)) return -1;
+  q->fake_quant(x, r, out);
+  return elements(t);
+}
+
 }  // namespace
 
 extern "C" NUMREF_BACKEND_EXPORT std::uint32_t numref_backend_abi_version(void) { return NUMREF_BACKEND_ABI_VERSION; }
@@ -130,8 +264,10 @@ extern "C" NUMREF_BACKEND_EXPORT const numref_backend* numref_backend_open(const
   b.struct_size = sizeof(numref_backend);
   b.name = "cpu-fast";
   b.version = "0.1";
-  b.description = "optimized CPU casts: branch-free f32 lanes, lookup tables for <=16-bit sources";
-  b.ops = "cast";
+  b.description =
+      "optimized CPU casts (branch-free f32 lanes, lookup tables for <=16-bit sources) and block quantization "
+      "(integer amax, bit-arithmetic E8M0 / GAM scales, vectorised scale-and-convert)";
+  b.ops = "cast scale quantize dequantize fake-quant";
   b.profiles = "ocp cuda_satfinite cuda_nosat ml_dtypes";
   b.caps = NUMREF_CAP_FLAGS;
   b.ctx = inst;
@@ -139,5 +275,10 @@ extern "C" NUMREF_BACKEND_EXPORT const numref_backend* numref_backend_open(const
   b.close = close_instance;
   b.cast_supported = cast_supported;
   b.cast = cast;
+  b.tensor_supported = tensor_supported;
+  b.scale = scale;
+  b.quantize = quantize;
+  b.dequantize = dequantize;
+  b.fake_quant = fake_quant;
   return &inst->b;
 }

@@ -2,16 +2,22 @@
 //
 // It must pass everything: it is the runner's own expected-result function reached
 // through the plugin machinery (dlopen, isolation, marshalling), so a failure here is a
-// bug in the runner or the ABI layer, not in the reference.
+// bug in the runner or the ABI layer, not in the reference. The tensor families rebuild
+// the reference's QuantizeSpec from the C description alone (§31.5).
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <new>
+#include <span>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "numref/backend.h"
 #include "numref/conform/abi.hpp"
 #include "numref/convert.hpp"
+#include "numref/quantize.hpp"
 
 namespace {
 
@@ -73,6 +79,121 @@ std::int64_t cast(void* ctx, std::uint32_t from, std::uint32_t to, const numref_
   return static_cast<std::int64_t>(n);
 }
 
+// ---- tensor families (§12–§20): the reference's quantize() behind the C description ----------
+
+using TensorOp = numref::conform::TensorOpSpec;
+TensorOp tensor_op(std::uint32_t family, const numref_tensor_op& op) { return numref::conform::tensor_spec_from_c(family, op); }
+
+int tensor_supported(void*, std::uint32_t family, const numref_tensor_op* op) {
+  if (!op || family > NUMREF_TENSOR_FAKE_QUANT) return 0;
+  try {
+    (void)tensor_op(family, *op);
+    return 1;
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+// Runs fn(op, view) with the error handling of every tensor entry point.
+template <typename Fn>
+std::int64_t tensor_call(void* ctx, std::uint32_t family, const numref_tensor_op* op, const void* x, Fn fn) {
+  auto* inst = static_cast<Instance*>(ctx);
+  try {
+    if (!op) throw std::invalid_argument("no operation");
+    const TensorOp t = tensor_op(family, *op);
+    if (family == NUMREF_TENSOR_DEQUANTIZE) {
+      fn(t, static_cast<const numref::TensorView*>(nullptr));
+    } else {
+      const numref::TensorView v(*t.src, x, t.rows, t.cols, t.rs, t.cs);
+      fn(t, &v);
+    }
+  } catch (const std::exception& e) {
+    inst->error = e.what();
+    return -1;
+  }
+  return static_cast<std::int64_t>(op->rows) * static_cast<std::int64_t>(op->cols);
+}
+
+std::span<const std::uint32_t> random_of(const TensorOp& t, const numref_tensor_op& op, const std::uint32_t* r) {
+  if (op.policy.round != NUMREF_ROUND_SR) return {};
+  if (!r) throw std::invalid_argument("round=sr needs the r array");
+  return {r, t.rows * t.cols};
+}
+
+void put_counts(const numref::QuantizeStats& s, std::uint64_t* counts) {
+  if (!counts) return;
+  counts[0] = s.saturated;
+  counts[1] = s.flushed;
+  counts[2] = s.nan;
+  counts[3] = s.inf;
+}
+
+std::int64_t scale(void* ctx, const numref_tensor_op* op, const void* x, std::uint32_t* amax, std::uint32_t* scales,
+                   std::uint32_t* group_mantissa, std::uint32_t* tensor_amax) {
+  return tensor_call(ctx, NUMREF_TENSOR_SCALE, op, x, [&](const TensorOp& t, const numref::TensorView* v) {
+    numref::Quantizer qz(t.spec, t.rows, t.cols);
+    const std::size_t nb = qz.grid().count();
+    std::vector<numref::Amax> a(nb);
+    for (std::size_t b = 0; b < nb; ++b) a[b] = qz.amax(*v, b);
+    qz.prepare(a);
+    for (std::size_t b = 0; b < nb; ++b) {
+      amax[b] = a[b].f32;
+      scales[b] = qz.block_scale(b, a[b]).stored;
+    }
+    if (group_mantissa)
+      for (std::size_t g = 0; g < qz.groups().size(); ++g) group_mantissa[g] = qz.groups()[g].m_g;
+    if (tensor_amax) *tensor_amax = qz.tensor_amax().f32;
+  });
+}
+
+std::int64_t quantize(void* ctx, const numref_tensor_op* op, const void* x, const std::uint32_t* r, std::uint8_t* codes,
+                      std::uint32_t* scales, std::uint32_t* group_mantissa, std::uint32_t* tensor_amax,
+                      std::uint64_t* counts) {
+  return tensor_call(ctx, NUMREF_TENSOR_QUANTIZE, op, x, [&](const TensorOp& t, const numref::TensorView* v) {
+    const numref::QuantizeResult res =
+        numref::quantize(*v, t.spec, std::span<std::uint8_t>(codes, t.rows * t.cols), random_of(t, *op, r));
+    std::copy(res.meta.scales.begin(), res.meta.scales.end(), scales);
+    if (group_mantissa) std::copy(res.meta.group_mantissa.begin(), res.meta.group_mantissa.end(), group_mantissa);
+    if (tensor_amax) *tensor_amax = res.meta.tensor_amax;
+    put_counts(res.total, counts);
+  });
+}
+
+std::int64_t dequantize(void* ctx, const numref_tensor_op* op, const std::uint8_t* codes, const std::uint32_t* scales,
+                        const std::uint32_t* group_mantissa, const std::uint32_t* tensor_amax, std::uint32_t* out) {
+  return tensor_call(ctx, NUMREF_TENSOR_DEQUANTIZE, op, nullptr, [&](const TensorOp& t, const numref::TensorView*) {
+    numref::ScaleMeta m;
+    m.rule = t.spec.rule;
+    m.element = t.spec.element;
+    m.rows = t.rows;
+    m.cols = t.cols;
+    m.partition = t.spec.partition;
+    m.group = t.spec.group;
+    m.q_max = *t.spec.q_max;
+    m.dequant = t.spec.dequant;
+    m.wide = t.spec.wide;
+    m.scales.assign(scales, scales + op->n_blocks);
+    if (m.rule == numref::ScaleRule::gam) {
+      if (!group_mantissa) throw std::invalid_argument("gam needs the group mantissas");
+      m.group_mantissa.assign(group_mantissa, group_mantissa + op->n_groups);
+    }
+    if (m.rule == numref::ScaleRule::nvfp4) {
+      if (!tensor_amax) throw std::invalid_argument("nvfp4 needs the tensor amax");
+      m.tensor_amax = *tensor_amax;
+    }
+    numref::dequantize(std::span<const std::uint8_t>(codes, t.rows * t.cols), m, std::span<std::uint32_t>(out, t.rows * t.cols));
+  });
+}
+
+std::int64_t fake_quant(void* ctx, const numref_tensor_op* op, const void* x, const std::uint32_t* r, std::uint32_t* out,
+                        std::uint64_t* counts) {
+  return tensor_call(ctx, NUMREF_TENSOR_FAKE_QUANT, op, x, [&](const TensorOp& t, const numref::TensorView* v) {
+    const numref::QuantizeStats st = numref::fake_quantize(*v, t.spec, *t.out, std::span<std::uint32_t>(out, t.rows * t.cols),
+                                                           random_of(t, *op, r));
+    put_counts(st, counts);
+  });
+}
+
 }  // namespace
 
 extern "C" NUMREF_BACKEND_EXPORT std::uint32_t numref_backend_abi_version(void) { return NUMREF_BACKEND_ABI_VERSION; }
@@ -90,15 +211,20 @@ extern "C" NUMREF_BACKEND_EXPORT const numref_backend* numref_backend_open(const
   b.struct_size = sizeof(numref_backend);
   b.name = "reference";
   b.version = "numref 0.1";
-  b.description = "the numref reference (exact integer arithmetic), every format, policy and profile";
-  b.ops = "cast";
+  b.description = "the numref reference (exact integer arithmetic), every format, policy, profile and tensor operation";
+  b.ops = "cast scale quantize dequantize fake-quant";
   b.profiles = "ocp ieee cuda_satfinite cuda_nosat ml_dtypes";
-  b.caps = NUMREF_CAP_FLAGS;
+  b.caps = NUMREF_CAP_FLAGS | NUMREF_CAP_COUNTS;
   b.departures = nullptr;
   b.ctx = inst;
   b.last_error = last_error;
   b.close = close_instance;
   b.cast_supported = cast_supported;
   b.cast = cast;
+  b.tensor_supported = tensor_supported;
+  b.scale = scale;
+  b.quantize = quantize;
+  b.dequantize = dequantize;
+  b.fake_quant = fake_quant;
   return &inst->b;
 }

@@ -23,6 +23,16 @@
  * skipped-unsupported). Adding a family therefore does not change
  * NUMREF_BACKEND_ABI_VERSION; changing or removing anything does.
  *
+ * Versions. NUMREF_BACKEND_ABI_VERSION is the major version: the runner refuses a backend
+ * whose major version differs from its own. NUMREF_BACKEND_ABI_MINOR counts the families
+ * appended since (compile-time information for backend authors, e.g.
+ * `#if NUMREF_BACKEND_ABI_MINOR >= 1`); it is never checked at run time, because
+ * struct_size already says which entry points a backend has:
+ *   1.0  op family cast (spec §11)
+ *   1.1  numref_tensor_op and the tensor families scale, quantize, dequantize, fake-quant
+ *        (spec §12–§20), capability NUMREF_CAP_COUNTS. A 1.0 backend still loads; its
+ *        tensor cases are skipped-unsupported.
+ *
  * Codes. A code is the bit pattern of a format (spec §1.2), passed in a uint32_t; 6- and
  * 4-bit codes sit in the low bits with the high bits zero (§2.4).
  */
@@ -37,6 +47,7 @@ extern "C" {
 #endif
 
 #define NUMREF_BACKEND_ABI_VERSION 1u
+#define NUMREF_BACKEND_ABI_MINOR 1u
 
 #if defined(_WIN32)
 #define NUMREF_BACKEND_EXPORT __declspec(dllexport)
@@ -139,6 +150,73 @@ typedef struct numref_policy {
 /* The backend reports exception flags (§9). Without it the runner passes flags = NULL,
  * compares result codes only, and every report says "flags not compared". */
 #define NUMREF_CAP_FLAGS 0x1u
+/* (1.1) The backend reports the §19.5 counts of quantize / fake-quant (saturated, flushed,
+ * nan, inf). Without it the runner passes counts = NULL and does not compare them. */
+#define NUMREF_CAP_COUNTS 0x2u
+
+/* ---- tensor operations (1.1; spec §12–§20) ----------------------------------------- */
+/* Scale rules (§19.6 names), in the order of spec §14–§20. */
+#define NUMREF_RULE_AMAX 0u         /* amax: S = RN32(q_max / amax), stored S (§14.1) */
+#define NUMREF_RULE_AMAX_RECIP 1u   /* amax-recip: quantize x S, store RN32(1 / S) (§14.2) */
+#define NUMREF_RULE_AMAX_DEQUANT 2u /* amax-dequant: D = RN32(amax / q_max), x / D (§14.3) */
+#define NUMREF_RULE_POW2 3u         /* pow2: 2^E(S) (§15) */
+#define NUMREF_RULE_MX_FLOOR 4u     /* mx-floor: OCP MX v1.0 §6.3 (§16.2) */
+#define NUMREF_RULE_MX_CEIL 5u      /* mx-ceil (§16.3) */
+#define NUMREF_RULE_MX_EVEN 6u      /* mx-even (§16.4) */
+#define NUMREF_RULE_MX_RCEIL 7u     /* mx-rceil: exact quotient (§16.5) */
+#define NUMREF_RULE_MX_RCEIL_F32 8u /* mx-rceil-f32: as cuBLAS / TransformerEngine (§16.6) */
+#define NUMREF_RULE_GAM 9u          /* gam: group mantissa + E8M0 block exponent (§17) */
+#define NUMREF_RULE_NVFP4 10u       /* nvfp4: f32 tensor scale x E4M3 block scale (§18) */
+#define NUMREF_RULE_INT8 11u        /* int8: delta = RN32(amax / 127), [-127, 127] (§20) */
+#define NUMREF_RULE_INT8_127_5 12u  /* int8-127.5: delta = RN32(amax / 127.5), [-128, 127] */
+#define NUMREF_RULE_COUNT 13u
+
+#define NUMREF_APPLY_RN32 0u  /* y = RN32(x op f), then convert (§19.2; default but int8 rules) */
+#define NUMREF_APPLY_FUSED 1u /* the exact x op f rounded once into the element */
+
+#define NUMREF_DEQUANT_DIVIDE 0u     /* v / S (§19.3) */
+#define NUMREF_DEQUANT_RECIPROCAL 1u /* v * RN32(1 / S) */
+
+#define NUMREF_AMAX_PROPAGATE 0u /* amax_nan / amax_inf (§13.2) */
+#define NUMREF_AMAX_IGNORE 1u
+
+/* The tensor families, for tensor_supported(). */
+#define NUMREF_TENSOR_SCALE 0u      /* op family "scale" (§13–§18, §20.1): amax and scales */
+#define NUMREF_TENSOR_QUANTIZE 1u   /* "quantize" (§19.2, §19.4, §20): codes and scales */
+#define NUMREF_TENSOR_DEQUANTIZE 2u /* "dequantize" (§19.3): binary32 values */
+#define NUMREF_TENSOR_FAKE_QUANT 3u /* "fake-quant" (§19.6): bf16 / f16 / f32 values */
+
+/* One tensor operation. The input tensor x is a rows x cols VIEW (§12.1): element (i, j)
+ * is x[i * row_stride + j * col_stride] (strides in elements; dense row-major: cols, 1; a
+ * transposed view of a cols x rows buffer: 1, rows). Codes of x occupy 1, 2 or 4 bytes by
+ * the source's width (sub-byte codes one per byte), native endian. Every per-element
+ * array the runner passes or expects — random values, codes, dequantized values — is in
+ * ELEMENT ORDER: row-major of the view, index i * cols + j. Per-block arrays are
+ * block-row-major (§12.2), per-group arrays group-row-major (§12.4). */
+typedef struct numref_tensor_op {
+  uint32_t struct_size;     /* sizeof(numref_tensor_op) as the runner was built (fields may be appended) */
+  uint32_t source;          /* NUMREF_FMT_* of x (scale, quantize, fake-quant) */
+  uint32_t element;         /* NUMREF_FMT_* of the codes (8 bits at most) */
+  uint32_t rule;            /* NUMREF_RULE_* */
+  uint32_t rows, cols;      /* the view */
+  int64_t row_stride;       /* of x, in elements */
+  int64_t col_stride;
+  uint32_t block_rows;      /* partition (§12.2), effective: a 0 ("whole extent") is resolved */
+  uint32_t block_cols;
+  uint32_t n_blocks;        /* ceil(rows / block_rows) * ceil(cols / block_cols) */
+  uint32_t group_rows;      /* GAM groups (§12.4), effective; = rows, cols for other rules */
+  uint32_t group_cols;
+  uint32_t n_groups;        /* 1 unless GAM */
+  uint32_t q_max;           /* binary32 code of q_max (§14.4): the element's max finite, 127.5 for int8-127.5 */
+  uint8_t apply;            /* NUMREF_APPLY_* (quantize, fake-quant) */
+  uint8_t dequant;          /* NUMREF_DEQUANT_* (dequantize, fake-quant) */
+  uint8_t amax_nan;         /* NUMREF_AMAX_* (scale, quantize, fake-quant) */
+  uint8_t amax_inf;
+  uint32_t out_format;      /* fake-quant output: NUMREF_FMT_BF16, F16 or F32 */
+  numref_policy policy;     /* element conversion (§19.1); round == SR: r holds one value per element */
+  numref_policy wide;       /* the profile's wide policy: NaN codes -> binary32 (§19.3), fake-quant output */
+  const char* text;         /* the canonical parameter text (the pipe protocol's <params>) */
+} numref_tensor_op;
 
 typedef struct numref_backend numref_backend;
 struct numref_backend {
@@ -177,7 +255,32 @@ struct numref_backend {
   int64_t (*cast)(void* ctx, uint32_t from, uint32_t to, const numref_policy* p, size_t n, const uint32_t* in,
                   const uint32_t* r, uint32_t* out, uint8_t* flags);
 
-  /* Entry points of later op families (block scales, quantize, GAM, MoR) follow here. */
+  /* ---- tensor op families (1.1; spec §12–§20) --------------------------------------- */
+  /* 1 when the backend implements `family` (NUMREF_TENSOR_*) for this operation, else 0. */
+  int (*tensor_supported)(void* ctx, uint32_t family, const numref_tensor_op* op);
+  /* Each entry handles ONE tensor and returns rows * cols, or a negative value with
+   * last_error set. Scales are stored codes in the low bits: binary32 (amax, amax-recip,
+   * amax-dequant, pow2, int8 rules), E8M0 (mx-*, gam) or E4M3 (nvfp4) (§19.4). */
+  /* "scale": out amax[n_blocks] (binary32 codes, §13), scales[n_blocks], and for gam
+   * group_mantissa[n_groups] (23 bits, §17.1), for nvfp4 tensor_amax[1] (§18.1); those
+   * two pointers are NULL for the other rules. */
+  int64_t (*scale)(void* ctx, const numref_tensor_op* op, const void* x, uint32_t* amax, uint32_t* scales,
+                   uint32_t* group_mantissa, uint32_t* tensor_amax);
+  /* "quantize" (§19.2): codes[rows * cols] (one byte each, element order), scales,
+   * group_mantissa, tensor_amax as for scale; r is NULL unless op->policy.round == SR;
+   * counts is NULL unless the backend declared NUMREF_CAP_COUNTS, else counts[0..3] =
+   * saturated, flushed, nan, inf (§19.5, totals over the tensor). */
+  int64_t (*quantize)(void* ctx, const numref_tensor_op* op, const void* x, const uint32_t* r, uint8_t* codes,
+                      uint32_t* scales, uint32_t* group_mantissa, uint32_t* tensor_amax, uint64_t* counts);
+  /* "dequantize" (§19.3): the metadata alone -> out[rows * cols] binary32 codes. The
+   * source, strides and policy fields of op are unused (codes are in element order). */
+  int64_t (*dequantize)(void* ctx, const numref_tensor_op* op, const uint8_t* codes, const uint32_t* scales,
+                        const uint32_t* group_mantissa, const uint32_t* tensor_amax, uint32_t* out);
+  /* "fake-quant" (§19.6): out[rows * cols] codes of op->out_format; r and counts as for quantize. */
+  int64_t (*fake_quant)(void* ctx, const numref_tensor_op* op, const void* x, const uint32_t* r, uint32_t* out,
+                        uint64_t* counts);
+
+  /* Entry points of later op families (MoR decisions and metrics) follow here. */
 };
 
 /* The two exported symbols. */

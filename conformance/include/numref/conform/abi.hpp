@@ -3,11 +3,14 @@
 #pragma once
 
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "numref/backend.h"
 #include "numref/format.hpp"
 #include "numref/policy.hpp"
+#include "numref/quantize.hpp"
+#include "numref/scale.hpp"
 
 namespace numref::conform {
 
@@ -127,6 +130,69 @@ inline std::optional<Policy> from_c_policy(const numref_policy& c) {
   p.tininess = c.tininess == NUMREF_TININESS_BEFORE ? Tininess::before : Tininess::after;
   p.int_range = c.int_range == NUMREF_INT_RANGE_SYMMETRIC ? IntRange::symmetric : IntRange::full;
   return p;
+}
+
+// §31.5 The NUMREF_RULE_* constant of a scale rule and back (explicit table, §19.6 order).
+inline constexpr ScaleRule kCRules[NUMREF_RULE_COUNT] = {
+    ScaleRule::amax,     ScaleRule::amax_recip, ScaleRule::amax_dequant, ScaleRule::pow2,         ScaleRule::mx_floor,
+    ScaleRule::mx_ceil,  ScaleRule::mx_even,    ScaleRule::mx_rceil,     ScaleRule::mx_rceil_f32, ScaleRule::gam,
+    ScaleRule::nvfp4,    ScaleRule::int8,       ScaleRule::int8_127_5};
+inline std::uint32_t c_rule(ScaleRule r) {
+  for (std::uint32_t i = 0; i < NUMREF_RULE_COUNT; ++i)
+    if (kCRules[i] == r) return i;
+  return 0xFFu;
+}
+inline std::optional<ScaleRule> rule_from_c(std::uint32_t v) {
+  if (v >= NUMREF_RULE_COUNT) return std::nullopt;
+  return kCRules[v];
+}
+
+// §31.5 A C tensor operation as the reference's QuantizeSpec plus the view, every field read
+// from the struct (used by the reference backend and the test backends, so that a
+// marshalling slip of the runner shows as a failure). Throws std::invalid_argument for
+// anything the reference rejects.
+struct TensorOpSpec {
+  QuantizeSpec spec;
+  const Format* src = nullptr;
+  const Format* out = nullptr;
+  std::size_t rows = 0, cols = 0;
+  std::ptrdiff_t rs = 0, cs = 0;
+};
+inline TensorOpSpec tensor_spec_from_c(std::uint32_t family, const numref_tensor_op& op) {
+  if (op.struct_size < sizeof(numref_tensor_op)) throw std::invalid_argument("numref_tensor_op from an older runner");
+  TensorOpSpec t;
+  const Format* elem = format_from_c(op.element);
+  t.src = format_from_c(op.source);
+  t.out = format_from_c(op.out_format);
+  const auto rule = rule_from_c(op.rule);
+  const auto pol = from_c_policy(op.policy);
+  const auto wide = from_c_policy(op.wide);
+  if (!elem || !t.src || !t.out || !rule || !pol || !wide) throw std::invalid_argument("bad format, rule or policy id");
+  t.rows = op.rows;
+  t.cols = op.cols;
+  t.rs = static_cast<std::ptrdiff_t>(op.row_stride);
+  t.cs = static_cast<std::ptrdiff_t>(op.col_stride);
+  QuantizeSpec& q = t.spec;
+  q.element = elem;
+  q.rule = *rule;
+  q.partition = Partition::blocks(op.block_rows, op.block_cols);
+  q.group = *rule == ScaleRule::gam ? Partition::blocks(op.group_rows, op.group_cols) : Partition::tensor();
+  q.amax.nan = op.amax_nan == NUMREF_AMAX_IGNORE ? AmaxNan::ignore : AmaxNan::propagate;
+  q.amax.inf = op.amax_inf == NUMREF_AMAX_IGNORE ? AmaxInf::ignore : AmaxInf::propagate;
+  q.policy = *pol;
+  q.wide = *wide;
+  q.apply = op.apply == NUMREF_APPLY_FUSED ? ScaleApply::fused : ScaleApply::rn32;
+  q.dequant = op.dequant == NUMREF_DEQUANT_RECIPROCAL ? DequantOp::reciprocal : DequantOp::divide;
+  q.q_max = exact_f32(op.q_max);
+  const Quantizer validate(q, t.rows, t.cols);  // throws std::invalid_argument
+  if (family != NUMREF_TENSOR_DEQUANTIZE) {
+    const std::string err = check_source_format(*t.src);
+    if (!err.empty()) throw std::invalid_argument(err);
+  }
+  if (family == NUMREF_TENSOR_FAKE_QUANT && t.out->bits <= 8)
+    throw std::invalid_argument("fake-quant output must be 16 or 32 bits");
+  if (BlockGrid(t.rows, t.cols, q.partition).count() != op.n_blocks) throw std::invalid_argument("n_blocks disagrees");
+  return t;
 }
 
 }  // namespace numref::conform

@@ -28,7 +28,8 @@ struct BackendInfo {
   std::string kind;      // "plugin" or "pipe"
   std::string location;  // library path or command
   std::vector<std::string> ops, profiles;
-  bool flags = false;  // reports exception flags
+  bool flags = false;   // reports exception flags (§9)
+  bool counts = false;  // reports the §19.5 counts of tensor operations
   std::vector<Departure> departures;
 };
 

@@ -13,7 +13,9 @@
 // A case is a fixed number of 32-bit input words and output words (Shape). A batch of n
 // cases is stored column by column: word w of case i is at [w * n + i], so that a
 // column (all x, all r, all results) is a contiguous array that can be handed to a C
-// entry point without copying.
+// entry point without copying. A family whose case is a whole tensor (hundreds of words:
+// the elements, the random stream, the codes and scales) says Shape::case_major instead:
+// case i then occupies the words [i * words, (i + 1) * words), a tensor after another.
 #pragma once
 
 #include <cstddef>
@@ -32,20 +34,33 @@ namespace numref::conform {
 struct Shape {
   int in = 0;   // input words (cast: x, r)
   int out = 0;  // output words (cast: y, flags)
+  bool case_major = false;  // layout of a batch: false column-major, true case after case
 };
 
-// A read-only view of case i of a column-major batch of n cases.
+// A read-only view of case i of a batch of n cases. `words` is 0 for the column-major
+// layout (word w at [w * n + i]), else the words per case of a case-major batch (word w at
+// [i * words + w]).
 struct CaseView {
   const std::uint32_t* base = nullptr;
   std::size_t n = 0;
   std::size_t i = 0;
-  std::uint32_t operator[](int w) const { return base[static_cast<std::size_t>(w) * n + i]; }
+  std::size_t words = 0;
+  std::uint32_t operator[](int w) const {
+    return words ? base[i * words + static_cast<std::size_t>(w)] : base[static_cast<std::size_t>(w) * n + i];
+  }
+  // The case's words as one contiguous array (case-major layouts only).
+  const std::uint32_t* data() const { return base + i * words; }
 };
+// The view of case i of a batch laid out as `s` says, `per_case` words per case.
+inline CaseView case_view(const std::uint32_t* base, std::size_t n, std::size_t i, const Shape& s, int per_case) {
+  return CaseView{base, n, i, s.case_major ? static_cast<std::size_t>(per_case) : 0};
+}
 
 // How results are compared (§33.4).
 struct CompareOptions {
   bool flags = true;     // the backend reports flags: compare them
   bool any_nan = false;  // --any-nan: any NaN result matches any expected NaN
+  bool counts = false;   // the backend reports the §19.5 counts of tensor ops: compare them
 };
 
 // The verdict on one case (§33.4).
@@ -57,6 +72,13 @@ enum class Outcome : std::uint8_t {
 struct Finding {
   Outcome outcome = Outcome::pass;
   std::string cls;  // classification of a mismatch, e.g. "nan/sign", "overflow/saturation", "tie"
+};
+
+// A mismatch rendered by the family as a whole (tensor families: the first differing
+// element or block, and how many differ), instead of render_inputs / render_output.
+struct MismatchText {
+  std::string inputs, got, expected;
+  std::string detail;  // e.g. "3 of 128 codes, 1 of 4 scales differ" ("" = none)
 };
 
 class Family;
@@ -75,9 +97,16 @@ class Params {
   virtual const std::string& profile() const = 0;
   // The formats the suite concerns, for departure matching: "f32 f8e4m3fn".
   virtual std::string formats() const = 0;
+  // The words --ops selectors are matched against, in order (§33.1): the formats, then any
+  // further family words (tensor families: the scale rule). Format words compare as
+  // formats (aliases allowed), other words literally.
+  virtual std::string selector_text() const { return formats(); }
   // Spec clauses exercised, e.g. "§11 §6.1".
   virtual std::string clause() const = 0;
   virtual Shape shape() const = 0;
+  // Whether the optional result words of this family are the §19.5 counts (capability
+  // NUMREF_CAP_COUNTS, pipe `counts=yes`) rather than the §9 flags (NUMREF_CAP_FLAGS).
+  virtual bool uses_counts() const { return false; }
 
   // ---- reference ------------------------------------------------------------------
   // The expected output words of n cases (column-major in / out), computed by the
@@ -90,12 +119,19 @@ class Params {
   // "x=43e88000 (465)" and "7f (NaN) flags=-o-x".
   virtual std::string render_inputs(CaseView in) const = 0;
   virtual std::string render_output(CaseView out, bool with_flags) const = 0;
+  // Optional: the whole mismatch at once (tensor families). The default renders the inputs
+  // and both outputs separately.
+  virtual MismatchText render_mismatch(CaseView in, CaseView expected, CaseView got, const CompareOptions& o) const {
+    return {render_inputs(in), render_output(got, o.flags), render_output(expected, o.flags), {}};
+  }
 
   // ---- C ABI (§31) ---------------------------------------------------------------
   // Whether the backend implements this suite (calls the family's *_supported entry).
   virtual bool plugin_supported(const numref_backend& b) const = 0;
   // Runs n cases through the backend; returns false and sets `error` on a backend
   // error (negative return, wrong count, missing entry point).
+  // `want_flags`: the backend declared NUMREF_CAP_FLAGS (cast) or NUMREF_CAP_COUNTS (tensor
+  // families: the §19.5 counts) — the family knows which capability it reads.
   virtual bool plugin_call(const numref_backend& b, std::size_t n, const std::uint32_t* in, std::uint32_t* out,
                            bool want_flags, std::string& error) const = 0;
 

@@ -21,11 +21,13 @@ struct ProtocolError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// §32.2 The greeting "numref-pipe 1 name=N [version=V] ops=a,b profiles=p,q flags=yes|no".
+// §32.2 The greeting "numref-pipe 1 name=N [version=V] ops=a,b profiles=p,q flags=yes|no
+// [counts=yes|no]".
 struct PipeHello {
   std::string name, version;
   std::vector<std::string> ops, profiles;
   bool flags = false;
+  bool counts = false;  // optional key counts=yes|no: reports the §19.5 counts of tensor ops
 };
 PipeHello parse_pipe_hello(std::string_view line);  // throws ProtocolError
 

@@ -1,0 +1,172 @@
+// numref conformance — the tensor op families (internal).        spec §12–§20, §30.6, §33.8
+//
+// Four families share one parameter type:
+//   scale        x -> block amax (§13), stored block scales (§14–§18, §20.1), GAM group
+//                mantissas (§17.1), the NVFP4 tensor amax (§18.1)
+//   quantize     x [, r] -> codes (§19.2), scales, group mantissas, tensor amax, counts (§19.5)
+//   dequantize   codes + metadata -> binary32 values (§19.3)
+//   fake-quant   x [, r] -> bf16 / f16 / f32 values (§19.6), counts
+// A case is ONE TENSOR of the suite's fixed shape: its words are laid out case-major
+// (Shape::case_major), in the order of the `Layout` below. Parameters (canonical text, all
+// key=value words in a fixed order):
+//   src= elem= shape=RxC partition= transpose=0|1 rule= [group=] amax_nan= amax_inf=
+//   [apply=] [dequant=] [out=] [profile= <element policy, describe() of §10.2>]
+// — each family prints the keys it uses (dequantize: no src, transpose, amax_*, apply;
+// scale: no profile, policy, apply, dequant, out). The element policy of profile P is P's
+// narrow policy with overflow=saturate (§19.1), the int8 rules fix int_range (§20.2); the
+// wide policy is P's (§19.3, §19.6).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "numref/conform/core.hpp"
+#include "numref/conform/util.hpp"
+#include "numref/quantize.hpp"
+
+namespace numref::conform::tensor {
+
+enum class Kind : std::uint8_t { scale, quantize, dequantize, fake_quant };
+inline constexpr Kind kKinds[] = {Kind::scale, Kind::quantize, Kind::dequantize, Kind::fake_quant};
+std::string_view kind_name(Kind k);  // "scale", "quantize", "dequantize", "fake-quant"
+const Family& family(Kind k);
+
+// Counts words a backend did not report (no NUMREF_CAP_COUNTS): not compared.
+inline constexpr std::uint32_t kNoCounts = 0xFFFFFFFFu;
+// The largest tensor a suite may have (elements): keeps a case well inside a batch.
+inline constexpr std::size_t kMaxElements = std::size_t{1} << 16;
+
+// Word offsets of one case (case-major). -1: the word group is absent.
+struct Layout {
+  std::size_t n = 0, nb = 0, ng = 0;  // elements, blocks, groups
+  // inputs
+  int x = -1, r = -1;                             // scale, quantize, fake-quant
+  int codes_in = -1, scales_in = -1, gm_in = -1, tamax_in = -1;  // dequantize
+  int in = 0;
+  // outputs
+  int amax = -1, codes = -1, scales = -1, gm = -1, tamax = -1, counts = -1, y = -1;
+  int out = 0;
+};
+
+// §12–§20 One tensor suite.
+class TensorParams final : public Params {
+ public:
+  struct Spec {
+    Kind kind = Kind::quantize;
+    const Format* src = &format(FormatId::f32);
+    const Format* elem = &format(FormatId::f8e4m3fn);
+    const Format* out = &format(FormatId::bf16);  // fake-quant output
+    std::size_t rows = 1, cols = 1;
+    bool transpose = false;
+    Partition partition = Partition::tensor();
+    Partition group = Partition::tensor();  // gam only
+    ScaleRule rule = ScaleRule::amax;
+    AmaxPolicy amax;
+    ScaleApply apply = ScaleApply::rn32;
+    DequantOp dequant = DequantOp::divide;
+    std::string profile = "ocp";
+    Policy policy;  // the element policy (resolved: int8 rules fix int_range)
+  };
+  explicit TensorParams(const Spec& s);  // throws std::invalid_argument naming the problem
+
+  const Family& family() const override;
+  const std::string& text() const override { return text_; }
+  std::string label() const override;
+  const std::string& profile() const override { return profile_; }
+  std::string formats() const override;
+  std::string selector_text() const override;
+  std::string clause() const override;
+  Shape shape() const override { return {layout_.in, layout_.out, true}; }
+  bool uses_counts() const override { return s_.kind == Kind::quantize || s_.kind == Kind::fake_quant; }
+
+  void expected(std::size_t n, const std::uint32_t* in, std::uint32_t* out) const override;
+  Finding compare(CaseView in, CaseView expected, CaseView got, const CompareOptions& o) const override;
+  std::string render_inputs(CaseView in) const override;
+  std::string render_output(CaseView out, bool with_counts) const override;
+  MismatchText render_mismatch(CaseView in, CaseView expected, CaseView got, const CompareOptions& o) const override;
+
+  bool plugin_supported(const numref_backend& b) const override;
+  bool plugin_call(const numref_backend& b, std::size_t n, const std::uint32_t* in, std::uint32_t* out,
+                   bool want_counts, std::string& error) const override;
+
+  std::string pipe_params() const override { return text_; }
+  void pipe_case(CaseView in, std::string& line) const override;
+  std::string pipe_result(std::string_view line, bool with_counts, std::uint32_t* out, std::size_t n,
+                          std::size_t i) const override;
+
+  const Spec& spec() const { return s_; }
+  Kind kind() const { return s_.kind; }
+  const Layout& layout() const { return layout_; }
+  const BlockGrid& grid() const { return grid_; }
+  const BlockGrid& group_grid() const { return ggrid_; }
+  bool sr() const { return sr_; }
+  const Exact& q_max() const { return qmax_; }
+  // The reference's QuantizeSpec of this suite.
+  QuantizeSpec quantize_spec() const;
+  // Rows x cols of the x words in memory (transposed views: cols x rows).
+  std::size_t mem_rows() const { return s_.transpose ? s_.cols : s_.rows; }
+  std::size_t mem_cols() const { return s_.transpose ? s_.rows : s_.cols; }
+  // The view index (i, j) of the x word at memory position k.
+  std::size_t view_index_of_mem(std::size_t k) const;
+  // The format of the stored scales.
+  const Format& scale_fmt() const { return scale_format(s_.rule); }
+  // Knob settings of the element policy that differ from the tensor base of the profile.
+  std::string overrides() const;
+  // The C struct (valid while this object lives).
+  const numref_tensor_op& c_op() const { return cop_; }
+  // The reference results of one case: `in` and `out` are the case's words.
+  void reference(const std::uint32_t* in, std::uint32_t* out) const;
+
+ private:
+  Spec s_;
+  std::string profile_;
+  std::string text_;
+  Layout layout_;
+  BlockGrid grid_, ggrid_;
+  Exact qmax_;
+  bool sr_ = false;
+  Policy wide_;
+  std::string policy_text_, wide_text_;
+  numref_tensor_op cop_{};
+};
+using TensorParamsPtr = std::shared_ptr<const TensorParams>;
+
+// The element policy of a tensor suite under profile P before any variant: P's narrow
+// policy with overflow=saturate (§19.1), int_range fixed by the int8 rules (§20.2).
+Policy tensor_base(const std::string& profile, ScaleRule rule);
+// Parses the canonical text; throws std::invalid_argument.
+TensorParamsPtr parse(Kind k, std::string_view text);
+// The canonical key=value text of a spec (no validation).
+std::string spec_text(const TensorParams::Spec& s);
+
+// ---- tensor text (vector files §30.6, pipe lines §32.6) ----------------------------------
+// Words of a grid rendered as hex, `,` between the columns of a row and `/` between rows
+// (vector files), or flat with `,` only (pipe: rows = 1).
+void append_grid(std::string& s, const std::uint32_t* w, std::size_t rows, std::size_t cols, int digits);
+// Parses such a grid: exactly rows x cols hex words of exactly `digits` digits (digits = 0:
+// 1 to 8 digits, the pipe's leniency) and values <= limit; `/` must separate the rows when
+// rows > 1 and strict is set. Returns "" or the problem.
+std::string parse_grid(std::string_view text, std::size_t rows, std::size_t cols, int digits, std::uint64_t limit,
+                       bool strict, std::uint32_t* out);
+// The four §19.5 counts as "s,f,n,i" (decimal) and back.
+void append_counts(std::string& s, const std::uint32_t* c);
+std::string parse_counts(std::string_view text, std::uint32_t* out);
+
+// ---- generation (§33.8) ---------------------------------------------------------------------
+// The suites of a level for one family (tensor_plan.cpp).
+void plan(Kind k, const PlanRequest& req, std::vector<GeneratedSuite>& out);
+// Fills the input words of one generated case (tensor_cases.cpp).
+void generate_case(const TensorParams& p, std::uint64_t seed, std::uint64_t index, std::uint32_t* in);
+std::shared_ptr<const CaseSource> cases(const TensorParamsPtr& p, std::uint64_t count, std::uint64_t seed);
+// A sweep of source codes as 1 x 1 blocks: case j holds codes [j * cols, (j + 1) * cols)
+// of `total` consecutive codes from 0 (the 2^32 f32 sweep at level exhaustive).
+std::shared_ptr<const CaseSource> sweep_cases(const TensorParamsPtr& p, std::uint64_t total);
+
+// ---- vectors (§30.6, §34.4) -------------------------------------------------------------------
+void generate_vectors(Kind k, std::vector<VectorFileText>& out);
+std::unique_ptr<VectorFileReader> open_vectors(Kind k, const VectorHeader& h, const std::vector<std::string>& profiles);
+
+}  // namespace numref::conform::tensor

@@ -1,0 +1,564 @@
+// numref conformance — golden vectors of the tensor families and their divergence set.
+//                                                                          spec §30.6, §34.4
+//
+// A tensor file fixes every parameter but the shape in its header (one key per line, the
+// keys of the parameter text); each case line is
+//   <R>x<C> <column> <column> ...
+// with every tensor column a grid: hex codes, ',' between the columns of a row, '/'
+// between rows (x in memory order: C x R when transposed; per-element columns R x C;
+// amax / scales over the block grid; group mantissas over the group grid, 6 digits; the
+// NVFP4 tensor amax one value); the §19.5 counts as four decimals s,f,n,i.
+#include <algorithm>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+#include "numref/conform/vectors.hpp"
+#include "tensor.hpp"
+
+namespace numref::conform::tensor {
+
+namespace {
+
+constexpr std::uint64_t kVectorSeed = 1;
+
+// ---- the columns of a case line ------------------------------------------------------------------
+
+struct Column {
+  std::string name;
+  int at;  // word offset
+  bool input;
+  std::size_t rows, cols;
+  int digits;  // 0: counts (decimal)
+  std::uint64_t limit;
+};
+
+std::vector<Column> columns(const TensorParams& p) {
+  const Layout& L = p.layout();
+  const auto& s = p.spec();
+  const BlockGrid& g = p.grid();
+  const BlockGrid& gg = p.group_grid();
+  const Format& sf = p.scale_fmt();
+  std::vector<Column> c;
+  const std::size_t R = s.rows, C = s.cols;
+  if (L.x >= 0) c.push_back({"x", L.x, true, p.mem_rows(), p.mem_cols(), code_digits(*s.src), s.src->mask()});
+  if (L.r >= 0) {
+    const int k = s.policy.sr_bits;
+    c.push_back({"r", L.r, true, R, C, (k + 3) / 4, k >= 32 ? 0xFFFFFFFFull : (std::uint64_t{1} << k) - 1});
+  }
+  if (L.codes_in >= 0) c.push_back({"codes", L.codes_in, true, R, C, code_digits(*s.elem), s.elem->mask()});
+  if (L.scales_in >= 0) c.push_back({"scales", L.scales_in, true, g.grid_rows(), g.grid_cols(), code_digits(sf), sf.mask()});
+  if (L.gm_in >= 0) c.push_back({"gm", L.gm_in, true, gg.grid_rows(), gg.grid_cols(), 6, 0x7FFFFF});
+  if (L.tamax_in >= 0) c.push_back({"tamax", L.tamax_in, true, 1, 1, 8, 0xFFFFFFFFull});
+  if (L.amax >= 0) c.push_back({"amax", L.amax, false, g.grid_rows(), g.grid_cols(), 8, 0xFFFFFFFFull});
+  if (L.codes >= 0) c.push_back({"codes", L.codes, false, R, C, code_digits(*s.elem), s.elem->mask()});
+  if (L.scales >= 0) c.push_back({"scales", L.scales, false, g.grid_rows(), g.grid_cols(), code_digits(sf), sf.mask()});
+  if (L.gm >= 0) c.push_back({"gm", L.gm, false, gg.grid_rows(), gg.grid_cols(), 6, 0x7FFFFF});
+  if (L.tamax >= 0) c.push_back({"tamax", L.tamax, false, 1, 1, 8, 0xFFFFFFFFull});
+  if (L.y >= 0) {
+    const Format& of = s.kind == Kind::fake_quant ? *s.out : format(FormatId::f32);
+    c.push_back({"y", L.y, false, R, C, code_digits(of), of.mask()});
+  }
+  if (L.counts >= 0) c.push_back({"counts", L.counts, false, 1, 4, 0, 0});
+  return c;
+}
+
+std::string column_names(const TensorParams& p) {
+  std::string s = "shape";
+  for (const auto& c : columns(p)) s += " " + c.name;
+  return s;
+}
+
+// One case line: the shape and every column of the case's input and output words.
+std::string case_line(const TensorParams& p, const std::uint32_t* in, const std::uint32_t* out) {
+  std::string s = std::to_string(p.spec().rows) + "x" + std::to_string(p.spec().cols);
+  for (const auto& c : columns(p)) {
+    s += ' ';
+    const std::uint32_t* w = (c.input ? in : out) + c.at;
+    if (c.digits == 0) append_counts(s, w);
+    else append_grid(s, w, c.rows, c.cols, c.digits);
+  }
+  return s;
+}
+
+// ---- the header keys ------------------------------------------------------------------------
+
+// The parameter keys in canonical order (spec_text), without shape.
+const char* const kKeys[] = {"src", "elem", "partition", "transpose", "rule", "group", "amax_nan", "amax_inf",
+                             "apply", "dequant", "out", "profile"};
+
+// key -> value of the canonical text of p (shape and policy excluded).
+std::vector<std::pair<std::string, std::string>> param_fields(const TensorParams& p) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::map<std::string, std::string> kv;
+  for (auto w : split_ws(p.text())) {
+    const auto eq = w.find('=');
+    kv[std::string(w.substr(0, eq))] = std::string(w.substr(eq + 1));
+  }
+  for (const char* k : kKeys)
+    if (kv.count(k)) out.emplace_back(k, kv[k]);
+  return out;
+}
+
+bool has_policy(Kind k) { return k == Kind::quantize || k == Kind::fake_quant; }
+
+std::string file_text(const TensorParams& first, const std::vector<TensorParamsPtr>& ps, const std::string& coverage,
+                      std::uint64_t seed) {
+  VectorWriter w;
+  w.field("op", kind_name(first.kind()));
+  for (const auto& [k, v] : param_fields(first)) w.field(k, v);
+  if (has_policy(first.kind())) {
+    w.field("policy", describe(first.spec().policy));
+    const std::string ov = first.overrides();
+    w.field("derived", "profile " + first.spec().profile + " (narrow, overflow=saturate)" + (ov.empty() ? "" : " with " + ov));
+  }
+  w.field("clause", first.clause());
+  w.field("generator", kGeneratorVersion);
+  w.field("seed", seed == 0 ? "none (no random cases)" : std::to_string(seed));
+  w.field("coverage", coverage);
+  w.field("columns", column_names(first));
+  w.begin();
+  for (const auto& p : ps) {
+    const Layout& L = p->layout();
+    const std::uint64_t per = p->spec().rows * p->spec().cols <= 64 ? 2 : 1;
+    for (std::uint64_t j = 0; j < per; ++j) {
+      std::vector<std::uint32_t> in(static_cast<std::size_t>(L.in)), out(static_cast<std::size_t>(L.out));
+      generate_case(*p, seed, j, in.data());
+      p->reference(in.data(), out.data());
+      w.line(case_line(*p, in.data(), out.data()));
+    }
+  }
+  return w.finish();
+}
+
+// The shapes of a file: small, ragged against the partition, one transposed-friendly.
+std::vector<std::pair<std::size_t, std::size_t>> file_shapes(const Partition& part) {
+  auto d = [](std::size_t b, std::size_t whole) { return b == 0 ? whole : b; };
+  const std::size_t br = part.block_rows, bc = part.block_cols;
+  std::vector<std::pair<std::size_t, std::size_t>> v;
+  v.emplace_back(d(br, 2) == 1 ? 2 : d(br, 3), d(bc, 8) == 1 ? 5 : d(bc, 8));                 // whole blocks
+  v.emplace_back(br <= 1 ? 3 : br + br / 2 + 1, bc <= 1 ? 7 : bc + bc / 2 + 1);               // ragged
+  v.emplace_back(1, bc <= 1 ? 16 : std::min<std::size_t>(bc * 2 + 3, 64));                   // one row
+  for (auto& s : v)
+    while (s.first * s.second > 1024) s.first = (s.first + 1) / 2;
+  return v;
+}
+
+TensorParamsPtr make(TensorParams::Spec s) { return std::make_shared<const TensorParams>(s); }
+
+// ---- the divergence set (§34.4) -----------------------------------------------------------------
+
+struct Variant {
+  const char* name;
+  const char* settings;  // key=value parameter words
+  const char* who;       // which rule / library gives this answer
+};
+
+const std::vector<Variant>& quantize_variants() {
+  static const std::vector<Variant> v = {
+      {"mx-floor", "rule=mx-floor", "OCP MX v1.0 §6.3 (X = 2^(floor(log2 amax) - emax_elem)); spec §16.2"},
+      {"mx-rceil", "rule=mx-rceil", "smallest X with amax / X <= q_max, exact quotient; spec §16.5"},
+      {"mx-rceil-f32", "rule=mx-rceil-f32", "RCEIL as cuBLAS / TransformerEngine compute it (binary32 descale, E8M0 round-up); spec §16.6"},
+      {"mx-even", "rule=mx-even", "torchao's EVEN mode (amax rounded to the element precision first); spec §16.4"},
+      {"mx-ceil", "rule=mx-ceil", "X = 2^(ceil(log2 amax) - emax_elem); spec §16.3"},
+      {"amax", "rule=amax", "S = RN32(q_max / amax), x * S (TransformerEngine's fminf(q_max / amax, FLT_MAX)); spec §14.1"},
+      {"amax-dequant", "rule=amax-dequant", "D = RN32(amax / q_max), x / D (the scale kept as amax / q_max); spec §14.3"},
+      {"pow2", "rule=pow2", "2^E(S) from the bits of S (TransformerEngine's power-of-two scales); spec §15"},
+  };
+  return v;
+}
+
+const std::vector<Variant>& fake_quant_variants() {
+  static const std::vector<Variant> v = {
+      {"amax", "rule=amax dequant=divide", "S = RN32(q_max / amax); dequantize v / S; spec §14.1, §19.3"},
+      {"amax.reciprocal", "rule=amax dequant=reciprocal", "the same S; dequantize v * RN32(1 / S); spec §19.3"},
+      {"amax-recip", "rule=amax-recip dequant=divide", "stored R = RN32(1 / S) (TransformerEngine's scale_inv); v * R; spec §14.2"},
+      {"amax-dequant", "rule=amax-dequant dequant=divide", "D = RN32(amax / q_max): x / D, v * D; spec §14.3"},
+      {"pow2", "rule=pow2 dequant=divide", "P = 2^E(S): x * P, v / P (exact); spec §15"},
+  };
+  return v;
+}
+
+struct Entry {
+  FormatId src, elem;
+  std::size_t rows, cols;
+  const char* partition;
+  std::vector<std::uint32_t> x;  // codes of src, row-major
+  const char* note;
+};
+
+// Each entry is a small tensor on which the variants disagree (or the degenerate blocks
+// every rule must define); the answers are the reference's, the notes state the facts.
+const std::vector<Entry>& quantize_entries() {
+  using F = FormatId;
+  static const std::vector<Entry> e = {
+      {F::f32, F::f8e4m3fn, 1, 4, "tensor", {0x43F00000, 0x3F800000, 0xC0600000, 0x3DCCCCCD},
+       "amax 480 in E4M3: FLOOR X = 1 clips 480 to 448; RCEIL / CEIL X = 2 store 240; EVEN X = 1 (480 < 496)"},
+      {F::f32, F::f8e4m3fn, 1, 4, "tensor", {0x43E00000, 0x3F800000, 0xC0600000, 0x3DCCCCCD},
+       "amax 448 = q_max: FLOOR / RCEIL / EVEN X = 1, CEIL X = 2 (a binade of range unused)"},
+      {F::f32, F::f8e4m3fn, 1, 4, "tensor", {0x43F80000, 0x3F800000, 0xC0600000, 0x3DCCCCCD},
+       "amax 496 = 1.9375 * 2^8: EVEN rounds it to 2^9 first (X = 2), FLOOR keeps X = 1 and clips"},
+      {F::f32, F::f4e2m1fn, 1, 4, "tensor", {0x40D00000, 0x3F800000, 0xC0200000, 0x3E800000},
+       "FP4 amax 6.5: FLOOR X = 1 clips to 6; RCEIL X = 2 stores 3.25 -> 3"},
+      {F::f32, F::int8, 1, 4, "tensor", {0x42FE0001, 0x3F800000, 0xC2000000, 0x40400000},
+       "int8 amax 127.00001: the exact RCEIL needs X = 2; RN32(amax * RN32(1 / 127)) rounds to exactly 1, so the "
+       "binary32 RCEIL of cuBLAS / TransformerEngine keeps X = 1 (the element conversion absorbs the excess)"},
+      {F::f32, F::f8e4m3fn, 1, 4, "tensor", {0x43F25BA7, 0x3FE9B3CE, 0xBFE9B3CE, 0x3F800000},
+       "448 / amax against amax / 448: x * RN32(448 / 484.716) and x / RN32(484.716 / 448) round 1.8258 to different E4M3 codes"},
+      {F::f32, F::f8e4m3fn, 1, 4, "tensor", {0x00000000, 0x80000000, 0x00000000, 0x00000000},
+       "all-zero block: E8M0 scale 00 (exponent -inf clamped, as the OCP reference code); FP32 scale 1.0 (TransformerEngine)"},
+      {F::f32, F::f8e4m3fn, 1, 4, "tensor", {0x3F800000, 0x7FC00000, 0x40000000, 0xC0400000},
+       "a NaN in the block: numref poisons it (scale NaN / E8M0 FF, every code NaN); TransformerEngine maps a NaN amax to scale 1.0"},
+      {F::f32, F::f8e4m3fn, 1, 4, "tensor", {0x3F800000, 0xFF800000, 0x40000000, 0xC0400000},
+       "a -Inf in the block: amax +Inf poisons it (amax_inf=propagate); TransformerEngine maps it to scale 1.0"},
+      {F::f32, F::f8e4m3fn, 1, 4, "tensor", {0x00000400, 0x80000001, 0x00000000, 0x00000010},
+       "subnormal amax: E8M0 clamps to 00; q_max / amax overflows binary32 and S is clamped DOWN to FLT_MAX"},
+      {F::f32, F::f8e4m3fn, 1, 40, "block:1x32",
+       {0x43F00000, 0x3F800000, 0xC0600000, 0x3DCCCCCD, 0x41200000, 0xC1A00000, 0x3F000000, 0x40400000,
+        0x3F800000, 0x3F800000, 0x3F800000, 0x3F800000, 0x3F800000, 0x3F800000, 0x3F800000, 0x3F800000,
+        0x3F800000, 0x3F800000, 0x3F800000, 0x3F800000, 0x3F800000, 0x3F800000, 0x3F800000, 0x3F800000,
+        0x3F800000, 0x3F800000, 0x3F800000, 0x3F800000, 0x3F800000, 0x3F800000, 0x3F800000, 0x3F800000,
+        0x3B800000, 0xBB000000, 0x3A800000, 0x00000000, 0x3C000000, 0xBC400000, 0x3B400000, 0x3A000000},
+       "MX 1x32 with a ragged second block of 8 small values: one E8M0 scale per block"},
+  };
+  return e;
+}
+
+const std::vector<Entry>& fake_quant_entries() {
+  using F = FormatId;
+  static const std::vector<Entry> e = {
+      {F::f32, F::f8e4m3fn, 1, 4, "tensor", {0x43F00000, 0x3F800000, 0xC0600000, 0x3DCCCCCD},
+       "amax 480: S = RN32(448 / 480); the round trips differ in the last bits by convention"},
+      {F::f32, F::f8e4m3fn, 1, 4, "tensor", {0x43800000, 0x3EA49249, 0xBEB6DB6E, 0x3F000000},
+       "amax 256: S = 1.75; the code 0.5625 dequantizes to 0.5625 / 1.75 = 3ea49249 but 0.5625 * RN32(1 / 1.75) = 3ea4924a"},
+      {F::f32, F::f8e4m3fn, 1, 4, "tensor", {0x00000000, 0x80000000, 0x00000000, 0x00000000},
+       "all-zero tensor: every convention returns the zeros (S = 1.0)"},
+      {F::f32, F::f8e4m3fn, 1, 4, "tensor", {0x3F800000, 0x7FC00000, 0x40000000, 0xC0400000},
+       "a NaN poisons the block: every dequantized value is the canonical NaN"},
+  };
+  return e;
+}
+
+std::string divergence_file(Kind k) {
+  const auto& vars = k == Kind::quantize ? quantize_variants() : fake_quant_variants();
+  const auto& ents = k == Kind::quantize ? quantize_entries() : fake_quant_entries();
+  const std::string prof = "ocp";
+  VectorWriter w;
+  w.field("op", kind_name(k));
+  w.field("kind", "divergence");
+  std::string names;
+  for (const auto& v : vars) names += std::string(names.empty() ? "" : " ") + v.name;
+  w.field("variants", names);
+  for (const auto& v : vars) w.field(std::string("variant.") + v.name, std::string(v.settings) + " | " + v.who);
+  w.field("profile", prof);
+  w.field("policy", describe(tensor_base(prof, ScaleRule::amax)));
+  if (k == Kind::fake_quant) w.field("out", "f32");
+  w.field("clause", k == Kind::quantize ? "§34.4 §13.3 §14 §15 §16 §19.2" : "§34.4 §14 §15 §19.3 §19.6");
+  w.field("generator", kGeneratorVersion);
+  w.field("seed", "none (no random cases)");
+  w.field("coverage", "small tensors on which scale conventions disagree; one answer per variant");
+  w.field("columns", "src elem shape partition x " + names);
+  w.begin();
+  for (const auto& en : ents) {
+    if (en.x.size() != en.rows * en.cols) throw std::logic_error("divergence entry with a wrong number of values");
+    std::string line = std::string(format(en.src).name) + " " + std::string(format(en.elem).name) + " " +
+                       std::to_string(en.rows) + "x" + std::to_string(en.cols) + " " + en.partition + " ";
+    append_grid(line, en.x.data(), en.rows, en.cols, code_digits(format(en.src)));
+    std::string summary;
+    for (const auto& v : vars) {
+      const std::string text = "src=" + std::string(format(en.src).name) + " elem=" + std::string(format(en.elem).name) +
+                               " shape=" + std::to_string(en.rows) + "x" + std::to_string(en.cols) +
+                               " partition=" + en.partition + " " + v.settings + (k == Kind::fake_quant ? " out=f32" : "") +
+                               " profile=" + prof;
+      TensorParamsPtr p;
+      try {
+        p = parse(k, text);
+      } catch (const std::invalid_argument&) {
+        line += " -";
+        continue;
+      }
+      const Layout& L = p->layout();
+      std::vector<std::uint32_t> in(static_cast<std::size_t>(L.in)), out(static_cast<std::size_t>(L.out));
+      std::copy(en.x.begin(), en.x.end(), in.begin() + L.x);
+      p->reference(in.data(), out.data());
+      line += ' ';
+      const BlockGrid& g = p->grid();
+      if (k == Kind::quantize) {
+        append_grid(line, out.data() + L.scales, g.grid_rows(), g.grid_cols(), code_digits(p->scale_fmt()));
+        line += ':';
+        append_grid(line, out.data() + L.codes, en.rows, en.cols, code_digits(format(en.elem)));
+        summary += std::string(" ") + v.name + "=";
+        if (g.count() == 1) summary += "scale " + render_value(out[static_cast<std::size_t>(L.scales)], p->scale_fmt()) + ", ";
+        summary += "x0 -> " + render_value(out[static_cast<std::size_t>(L.codes)], format(en.elem));
+      } else {
+        append_grid(line, out.data() + L.y, en.rows, en.cols, 8);
+        summary += std::string(" ") + v.name + "=" + render_value(out[static_cast<std::size_t>(L.y)], format(FormatId::f32));
+      }
+    }
+    line += "  # ";
+    line += en.note;
+    line += ";" + summary;
+    w.line(line);
+  }
+  return w.finish();
+}
+
+// ---- readers ------------------------------------------------------------------------------------
+
+bool wanted(const std::vector<std::string>& profiles, const std::string& p) {
+  return p == "-" || profiles.empty() || std::find(profiles.begin(), profiles.end(), p) != profiles.end();
+}
+
+std::pair<std::size_t, std::size_t> parse_shape(std::string_view f) {
+  const auto x = f.find('x');
+  auto num = [&](std::string_view d) -> std::size_t {
+    if (d.empty() || d.size() > 5 || d.find_first_not_of("0123456789") != std::string_view::npos)
+      throw VectorError("shape '" + std::string(f) + "' is not RxC");
+    return std::stoul(std::string(d));
+  };
+  if (x == std::string_view::npos) throw VectorError("shape '" + std::string(f) + "' is not RxC");
+  return {num(f.substr(0, x)), num(f.substr(x + 1))};
+}
+
+class RegularReader final : public VectorFileReader {
+ public:
+  RegularReader(Kind k, const VectorHeader& h, const std::vector<std::string>& profiles) : k_(k), path_(h.path) {
+    // the parameter text from the header keys, in canonical order (shape added per line)
+    for (const char* key : kKeys)
+      if (const std::string* v = h.find(key)) fields_.emplace_back(key, *v);
+    if (has_policy(k)) policy_ = h.get("policy");
+    TensorParamsPtr p0 = params(1, 1);  // validates the header with a 1 x 1 shape
+    if (has_policy(k) && describe(p0->spec().policy) != policy_)
+      throw VectorError(h.path + ": the policy line is not in the canonical describe() form of §10.2");
+    if (param_fields(*p0) != fields_)
+      throw VectorError(h.path + ": the parameter keys are not the canonical set of a " + std::string(kind_name(k)) +
+                        " file (expected, in order: " + [&] {
+                          std::string s;
+                          for (const auto& [a, b] : param_fields(*p0)) s += a + " ";
+                          return s;
+                        }() + ")");
+    if (h.get("columns") != column_names(*p0))
+      throw VectorError(h.path + ": columns '" + h.get("columns") + "', expected '" + column_names(*p0) + "'");
+    use_ = wanted(profiles, p0->profile());
+  }
+
+  void read(const std::vector<std::string_view>& f, std::string_view note, std::vector<VectorCase>& out) override {
+    if (f.empty()) throw VectorError("empty case line");
+    const auto [rows, cols] = parse_shape(f[0]);
+    TensorParamsPtr p = params(rows, cols);
+    const auto cs = columns(*p);
+    if (f.size() != cs.size() + 1)
+      throw VectorError("expected " + std::to_string(cs.size() + 1) + " fields (" + column_names(*p) + "), got " +
+                        std::to_string(f.size()));
+    const Layout& L = p->layout();
+    std::vector<std::uint32_t> in(static_cast<std::size_t>(L.in)), ex(static_cast<std::size_t>(L.out));
+    for (std::size_t k = 0; k < cs.size(); ++k) {
+      const Column& c = cs[k];
+      std::uint32_t* w = (c.input ? in.data() : ex.data()) + c.at;
+      const std::string err = c.digits == 0 ? parse_counts(f[k + 1], w)
+                                            : parse_grid(f[k + 1], c.rows, c.cols, c.digits, c.limit, true, w);
+      if (!err.empty()) throw VectorError("column " + c.name + ": " + err);
+    }
+    if (!use_) return;
+    out.push_back({p, std::move(in), std::move(ex), std::string(note)});
+  }
+
+ private:
+  TensorParamsPtr params(std::size_t rows, std::size_t cols) {
+    const std::string key = std::to_string(rows) + "x" + std::to_string(cols);
+    auto it = cache_.find(key);
+    if (it != cache_.end()) return it->second;
+    std::string text;
+    for (const auto& [k, v] : fields_) {
+      if (k == "partition") text += "shape=" + key + " ";
+      text += k + "=" + v + " ";
+    }
+    text += policy_;
+    TensorParamsPtr p;
+    try {
+      p = parse(k_, text);
+    } catch (const std::invalid_argument& e) {
+      throw VectorError(path_ + ": bad " + std::string(kind_name(k_)) + " parameters: " + e.what());
+    }
+    if (cache_.size() > 64) cache_.clear();
+    cache_.emplace(key, p);
+    return p;
+  }
+  Kind k_;
+  std::string path_;
+  std::vector<std::pair<std::string, std::string>> fields_;
+  std::string policy_;
+  std::map<std::string, TensorParamsPtr> cache_;
+  bool use_ = true;
+};
+
+class DivergenceReader final : public VectorFileReader {
+ public:
+  DivergenceReader(Kind k, const VectorHeader& h, const std::vector<std::string>& profiles) : k_(k) {
+    if (k != Kind::quantize && k != Kind::fake_quant)
+      throw VectorError(h.path + ": " + std::string(kind_name(k)) + " has no divergence files");
+    profile_ = h.get("profile");
+    if (!find_profile(profile_)) throw VectorError(h.path + ": unknown profile '" + profile_ + "'");
+    const std::string want = describe(tensor_base(profile_, ScaleRule::amax));
+    if (h.get("policy") != want)
+      throw VectorError(h.path + ": policy differs from the tensor policy of profile " + profile_ +
+                        " as this numref defines it; regenerate the vectors");
+    if (k == Kind::fake_quant && h.get("out") != "f32") throw VectorError(h.path + ": a fake-quant divergence file has out f32");
+    std::string cols = "src elem shape partition x";
+    for (auto v : split_ws(h.get("variants"))) {
+      const std::string* spec = h.find("variant." + std::string(v));
+      if (!spec) throw VectorError(h.path + ": no 'variant." + std::string(v) + "' line");
+      const auto bar = spec->find('|');
+      const std::string settings(trim(std::string_view(*spec).substr(0, bar)));
+      if (bar == std::string::npos || settings.empty()) throw VectorError(h.path + ": variant." + std::string(v) + " is not '<settings> | <who>'");
+      variants_.emplace_back(std::string(v), settings);
+      cols += " " + std::string(v);
+    }
+    if (h.get("columns") != cols) throw VectorError(h.path + ": columns '" + h.get("columns") + "', expected '" + cols + "'");
+    use_ = wanted(profiles, profile_);
+  }
+
+  void read(const std::vector<std::string_view>& f, std::string_view note, std::vector<VectorCase>& out) override {
+    if (f.size() != variants_.size() + 5)
+      throw VectorError("expected " + std::to_string(variants_.size() + 5) + " fields, got " + std::to_string(f.size()));
+    const auto [rows, cols] = parse_shape(f[2]);
+    for (std::size_t i = 0; i < variants_.size(); ++i) {
+      const std::string_view a = f[5 + i];
+      const std::string text = "src=" + std::string(f[0]) + " elem=" + std::string(f[1]) + " shape=" + std::string(f[2]) +
+                               " partition=" + std::string(f[3]) + " " + variants_[i].second +
+                               (k_ == Kind::fake_quant ? " out=f32" : "") + " profile=" + profile_;
+      TensorParamsPtr p;
+      try {
+        p = parse(k_, text);
+      } catch (const std::invalid_argument& e) {
+        if (a == "-") continue;  // not applicable to this combination
+        throw VectorError("variant " + variants_[i].first + ": " + e.what());
+      }
+      if (a == "-") throw VectorError("variant " + variants_[i].first + " applies here but has no answer");
+      const Layout& L = p->layout();
+      std::vector<std::uint32_t> in(static_cast<std::size_t>(L.in)), ex(static_cast<std::size_t>(L.out));
+      std::string err = parse_grid(f[4], p->mem_rows(), p->mem_cols(), code_digits(*p->spec().src), p->spec().src->mask(),
+                                   true, in.data() + L.x);
+      if (!err.empty()) throw VectorError("x: " + err);
+      (void)rows;
+      (void)cols;
+      const BlockGrid& g = p->grid();
+      if (k_ == Kind::quantize) {
+        const auto colon = a.find(':');
+        if (colon == std::string_view::npos) throw VectorError("answer '" + std::string(a.substr(0, 40)) + "' is not <scales>:<codes>");
+        err = parse_grid(a.substr(0, colon), g.grid_rows(), g.grid_cols(), code_digits(p->scale_fmt()), p->scale_fmt().mask(),
+                         true, ex.data() + L.scales);
+        if (err.empty())
+          err = parse_grid(a.substr(colon + 1), p->spec().rows, p->spec().cols, code_digits(*p->spec().elem),
+                           p->spec().elem->mask(), true, ex.data() + L.codes);
+        if (L.gm >= 0 || L.tamax >= 0) throw VectorError("variant " + variants_[i].first + ": gam / nvfp4 have no divergence answers");
+      } else {
+        err = parse_grid(a, p->spec().rows, p->spec().cols, 8, 0xFFFFFFFFull, true, ex.data() + L.y);
+      }
+      if (!err.empty()) throw VectorError("variant " + variants_[i].first + ": " + err);
+      for (int c = 0; c < 4; ++c) ex[static_cast<std::size_t>(L.counts + c)] = kNoCounts;  // not in the file
+      if (use_) out.push_back({p, std::move(in), std::move(ex), std::string(note)});
+    }
+  }
+
+ private:
+  Kind k_;
+  std::string profile_;
+  std::vector<std::pair<std::string, std::string>> variants_;
+  bool use_ = true;
+};
+
+// The files of one family.
+void family_files(Kind k, std::vector<VectorFileText>& out) {
+  struct FileSpec {
+    ScaleRule rule;
+    FormatId elem;
+    Partition part;
+  };
+  const std::vector<FileSpec> specs = {
+      {ScaleRule::amax, FormatId::f8e4m3fn, Partition::tensor()},
+      {ScaleRule::amax, FormatId::f8e5m2, Partition::per_row()},
+      {ScaleRule::amax_recip, FormatId::f8e4m3fn, Partition::per_col()},
+      {ScaleRule::amax_dequant, FormatId::f8e4m3fn, Partition::blocks(1, 16)},
+      {ScaleRule::pow2, FormatId::f8e4m3fn, Partition::blocks(4, 4)},
+      {ScaleRule::mx_floor, FormatId::f8e4m3fn, Partition::blocks(1, 32)},
+      {ScaleRule::mx_floor, FormatId::f4e2m1fn, Partition::blocks(32, 1)},
+      {ScaleRule::mx_ceil, FormatId::f8e5m2, Partition::blocks(1, 32)},
+      {ScaleRule::mx_even, FormatId::f6e2m3fn, Partition::blocks(1, 32)},
+      {ScaleRule::mx_rceil, FormatId::f8e4m3fn, Partition::blocks(1, 32)},
+      {ScaleRule::mx_rceil_f32, FormatId::f6e3m2fn, Partition::blocks(1, 32)},
+      {ScaleRule::gam, FormatId::f8e4m3fn, Partition::blocks(4, 4)},
+      {ScaleRule::nvfp4, FormatId::f4e2m1fn, Partition::blocks(1, 16)},
+      {ScaleRule::int8, FormatId::int8, Partition::per_row()},
+      {ScaleRule::int8_127_5, FormatId::int8, Partition::blocks(1, 16)},
+  };
+  const std::string fam(kind_name(k));
+  for (const auto& fs : specs) {
+    TensorParams::Spec s;
+    s.kind = k;
+    s.rule = fs.rule;
+    s.elem = &format(fs.elem);
+    s.partition = fs.part;
+    s.src = &format(fs.elem == FormatId::f8e5m2 ? FormatId::bf16 : FormatId::f32);
+    s.group = fs.rule == ScaleRule::gam ? Partition::blocks(8, 0) : Partition::tensor();
+    s.apply = is_int8(fs.rule) ? ScaleApply::fused : ScaleApply::rn32;
+    s.profile = "ocp";
+    s.policy = tensor_base("ocp", fs.rule);
+    auto file = [&](const TensorParams::Spec& base, const std::string& suffix, const std::string& cov) {
+      std::vector<TensorParamsPtr> ps;
+      for (const auto& [r, c] : file_shapes(base.partition)) {
+        TensorParams::Spec t = base;
+        t.rows = r;
+        t.cols = c;
+        ps.push_back(make(t));
+      }
+      const std::string formats = k == Kind::dequantize ? std::string(base.elem->name)
+                                                        : std::string(base.src->name) + "-" + std::string(base.elem->name);
+      std::string name = fam + "/" + formats + "-" + std::string(to_string(base.rule)) + "-" + to_string(base.partition);
+      for (char& ch : name)
+        if (ch == ':') ch = '_';
+      out.push_back({name + suffix + ".vec", file_text(*ps[0], ps, cov, kVectorSeed)});
+    };
+    file(s, "", "generated tensors (seed 1, cases 0..2): structured blocks, zeros, subnormals, NaN / Inf");
+    if (k == Kind::scale) continue;
+    // variants: stochastic rounding with explicit r, int8 rounding, fused, reciprocal
+    if (k == Kind::quantize || k == Kind::fake_quant) {
+      if (fs.rule == ScaleRule::mx_floor || fs.rule == ScaleRule::amax || is_int8(fs.rule)) {
+        TensorParams::Spec t = s;
+        (void)apply_policy_settings(t.policy, "round=sr sr_bits=8 sr_variant=fraction");
+        file(t, "-sr8", "generated tensors with explicit random values r (stochastic rounding, §5, §19.2)");
+      }
+      if (is_int8(fs.rule) && k == Kind::quantize) {
+        for (const char* m : {"rna", "rup"}) {
+          TensorParams::Spec t = s;
+          (void)apply_policy_settings(t.policy, std::string("round=") + m);
+          file(t, std::string("-") + m, std::string("int8 rounding ") + m + (std::string(m) == "rup" ? " (the ceiling of [MD] Eq. 1)" : ""));
+        }
+      }
+      if (fs.rule == ScaleRule::amax && fs.elem == FormatId::f8e4m3fn) {
+        TensorParams::Spec t = s;
+        t.apply = ScaleApply::fused;
+        file(t, "-fused", "the fused application (one rounding of the exact x * S, §19.2)");
+      }
+    }
+    if ((k == Kind::dequantize || k == Kind::fake_quant) && fs.rule == ScaleRule::amax && fs.elem == FormatId::f8e4m3fn) {
+      TensorParams::Spec t = s;
+      t.dequant = DequantOp::reciprocal;
+      file(t, "-reciprocal", "dequantize by v * RN32(1 / S) (§19.3)");
+    }
+  }
+  if (k == Kind::quantize || k == Kind::fake_quant) out.push_back({"divergence/" + fam + ".vec", divergence_file(k)});
+}
+
+}  // namespace
+
+void generate_vectors(Kind k, std::vector<VectorFileText>& out) { family_files(k, out); }
+
+std::unique_ptr<VectorFileReader> open_vectors(Kind k, const VectorHeader& h, const std::vector<std::string>& profiles) {
+  const std::string* kind = h.find("kind");
+  if (kind && *kind == "divergence") return std::make_unique<DivergenceReader>(k, h, profiles);
+  if (kind) throw VectorError(h.path + ": unknown " + std::string(kind_name(k)) + " file kind '" + *kind + "'");
+  return std::make_unique<RegularReader>(k, h, profiles);
+}
+
+}  // namespace numref::conform::tensor
