@@ -5,6 +5,8 @@
 #include <cstdio>
 
 #include "numref/convert.hpp"
+#include "numref/npy.hpp"
+#include "numref/tensor.hpp"
 
 namespace numref::cli {
 
@@ -194,6 +196,55 @@ std::string_view policy_options_help() {
          "  --daz 0|1, --ftz 0|1 input / output subnormals to zero (§8)\n"
          "  --tininess V         after|before (§9.2)\n"
          "  --int-range V        full|symmetric (§6.5)\n";
+}
+
+NpyTensor read_npy_tensor(const std::string& path, const Format* named) {
+  NpyTensor in;
+  in.bytes = npy::read_file(path);
+  npy::Array a;
+  try {
+    a = npy::parse(in.bytes);
+  } catch (const npy::NpyError& e) {
+    throw UsageError(path + ": " + e.what());
+  }
+  switch (a.dtype) {
+    case npy::Dtype::f4: in.format = &format(FormatId::f32); break;
+    case npy::Dtype::f2: in.format = &format(FormatId::f16); break;
+    case npy::Dtype::u2:
+    case npy::Dtype::v2:
+    case npy::Dtype::u1:
+      if (!named)
+        throw UsageError(path + ": dtype '" + std::string(npy::descr_of(a.dtype)) +
+                         "' holds bit patterns; name their format with --input-format (e.g. bf16)");
+      in.format = named;
+      break;
+    default:
+      throw UsageError(path + ": dtype '" + std::string(npy::descr_of(a.dtype)) +
+                       "' is not a supported tensor (use <f4, <f2, or 16-bit patterns with --input-format)");
+  }
+  if (named && named != in.format)
+    throw UsageError(path + ": --input-format " + std::string(named->name) + " does not match the file's dtype '" +
+                     std::string(npy::descr_of(a.dtype)) + "'");
+  if (storage_bytes(*in.format) != npy::itemsize(a.dtype))
+    throw UsageError(path + ": " + std::string(in.format->name) + " codes take " + std::to_string(storage_bytes(*in.format)) +
+                     " bytes but the file's items have " + std::to_string(npy::itemsize(a.dtype)));
+  if (const std::string err = check_source_format(*in.format); !err.empty()) throw UsageError(path + ": " + err);
+  if (a.shape.empty()) throw UsageError(path + ": a 0-d array is not a tensor (save it with shape (1,))");
+  for (std::size_t d : a.shape)
+    if (d == 0) throw UsageError(path + ": empty tensor (a dimension of size 0)");
+  if (in.format->bits < 8) {  // §2.4 sub-byte codes: bits above the width are an error at the CLI
+    const std::uint8_t* d = in.bytes.data() + a.data_offset;
+    for (std::size_t i = 0; i < a.count(); ++i)
+      if (d[i] & ~in.format->mask())
+        throw UsageError(path + ": element " + std::to_string(i) + " = 0x" + hex_code(d[i], format(FormatId::int8)) +
+                         " has bits above the " + std::to_string(in.format->bits) + "-bit width of " +
+                         std::string(in.format->name) + " (§2.4)");
+  }
+  in.shape = a.shape;
+  in.cols = a.shape.back();
+  in.rows = a.count() / in.cols;
+  in.offset = a.data_offset;
+  return in;
 }
 
 }  // namespace numref::cli

@@ -3,6 +3,7 @@
 //   spec §1.2 (code notation), §2.3 (names), §2.4 (sub-byte storage), §10 (profiles)
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -52,5 +53,20 @@ void print_table(const std::vector<std::string>& header, const std::vector<std::
 Policy policy_from_args(Args& a, const Format& to);
 // The usage lines for the options policy_from_args() reads.
 std::string_view policy_options_help();
+
+// §19.7 / §12.1 A .npy file read as a tensor for the tensor verbs (quantize, mor):
+// <f4 (f32), <f2 (f16), or bit patterns (<u2, V2, |u1) whose format `named` gives
+// (--input-format). The rows are the product of all leading dimensions, the columns the
+// last one. Every problem is a UsageError naming the file: malformed .npy, unsupported
+// dtype, a format that does not match the dtype or is not a source format (§12.1),
+// 0-d or empty arrays, sub-byte codes with bits above the width (§2.4).
+struct NpyTensor {
+  std::vector<std::uint8_t> bytes;  // the whole file
+  const Format* format = nullptr;
+  std::size_t rows = 0, cols = 0;
+  std::size_t offset = 0;           // of the data in `bytes`
+  std::vector<std::size_t> shape;
+};
+NpyTensor read_npy_tensor(const std::string& path, const Format* named);
 
 }  // namespace numref::cli

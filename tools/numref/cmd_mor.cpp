@@ -59,61 +59,14 @@ constexpr const char* kHelp =
     "Several inputs named STEM@anything.npy count as observations of the tensor STEM (one heatmap\n"
     "row, normalized over its observations); other files are one row each.\n";
 
-struct Input {
+struct Input : NpyTensor {
   std::string path, name;
-  std::vector<std::uint8_t> bytes;
-  const Format* format = nullptr;
-  std::size_t rows = 0, cols = 0, offset = 0;
-  std::vector<std::size_t> shape;
 };
 
 Input read_input(const std::string& path, const Format* named) {
   Input in;
+  static_cast<NpyTensor&>(in) = read_npy_tensor(path, named);
   in.path = path;
-  in.bytes = npy::read_file(path);
-  npy::Array a;
-  try {
-    a = npy::parse(in.bytes);
-  } catch (const npy::NpyError& e) {
-    throw UsageError(path + ": " + e.what());
-  }
-  switch (a.dtype) {
-    case npy::Dtype::f4: in.format = &format(FormatId::f32); break;
-    case npy::Dtype::f2: in.format = &format(FormatId::f16); break;
-    case npy::Dtype::u2:
-    case npy::Dtype::v2:
-    case npy::Dtype::u1:
-      if (!named)
-        throw UsageError(path + ": dtype '" + std::string(npy::descr_of(a.dtype)) +
-                         "' holds bit patterns; name their format with --input-format (e.g. bf16)");
-      in.format = named;
-      break;
-    default:
-      throw UsageError(path + ": dtype '" + std::string(npy::descr_of(a.dtype)) +
-                       "' is not a supported tensor (use <f4, <f2, or bit patterns with --input-format)");
-  }
-  if (named && named != in.format)
-    throw UsageError(path + ": --input-format " + std::string(named->name) + " does not match the file's dtype '" +
-                     std::string(npy::descr_of(a.dtype)) + "'");
-  if (storage_bytes(*in.format) != npy::itemsize(a.dtype))
-    throw UsageError(path + ": " + std::string(in.format->name) + " codes take " +
-                     std::to_string(storage_bytes(*in.format)) + " bytes but the file's items have " +
-                     std::to_string(npy::itemsize(a.dtype)));
-  if (const std::string err = check_source_format(*in.format); !err.empty()) throw UsageError(path + ": " + err);
-  if (a.shape.empty()) throw UsageError(path + ": a 0-d array is not a tensor (save it with shape (1,))");
-  for (std::size_t d : a.shape)
-    if (d == 0) throw UsageError(path + ": empty tensor (a dimension of size 0)");
-  if (in.format->bits < 8) {  // §2.4 sub-byte codes: bits above the width are an error at the CLI
-    const std::uint8_t* d = in.bytes.data() + a.data_offset;
-    for (std::size_t i = 0; i < a.count(); ++i)
-      if (d[i] & ~in.format->mask())
-        throw UsageError(path + ": element " + std::to_string(i) + " has bits above the " +
-                         std::to_string(in.format->bits) + "-bit width of " + std::string(in.format->name) + " (§2.4)");
-  }
-  in.shape = a.shape;
-  in.cols = a.shape.back();
-  in.rows = a.count() / in.cols;
-  in.offset = a.data_offset;
   // §28.2 row name: the file stem up to an '@'
   std::string stem = std::filesystem::path(path).stem().string();
   if (const auto at = stem.find('@'); at != std::string::npos && at > 0) stem.resize(at);
