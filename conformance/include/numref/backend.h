@@ -32,6 +32,17 @@
  *   1.1  numref_tensor_op and the tensor families scale, quantize, dequantize, fake-quant
  *        (spec §12–§20), capability NUMREF_CAP_COUNTS. A 1.0 backend still loads; its
  *        tensor cases are skipped-unsupported.
+ *   1.2  numref_mor_op and the MoR families mor (tensor-level, spec §26) and mor-sub
+ *        (sub-tensor, §27) with exact error sums (numref_error_sum, §22.3); the
+ *        "unavailable: " convention of numref_backend_open (below).
+ *
+ * Unavailable backends (1.2). A backend that is correctly built but cannot run on this
+ * machine — a GPU backend on a machine without a usable device — makes
+ * numref_backend_open return NULL with an err text that begins with "unavailable: "
+ * followed by the reason ("unavailable: no CUDA device (cudaGetDeviceCount: no CUDA-capable
+ * device is detected)"). The runner reports every suite of that backend SKIPPED with the
+ * reason — never passed, never failed — and exits with status 0 unless --require-backend
+ * (then 77, the CTest skip code). Any other open failure is an error (exit 3).
  *
  * Codes. A code is the bit pattern of a format (spec §1.2), passed in a uint32_t; 6- and
  * 4-bit codes sit in the low bits with the high bits zero (§2.4).
@@ -47,7 +58,7 @@ extern "C" {
 #endif
 
 #define NUMREF_BACKEND_ABI_VERSION 1u
-#define NUMREF_BACKEND_ABI_MINOR 1u
+#define NUMREF_BACKEND_ABI_MINOR 2u
 
 #if defined(_WIN32)
 #define NUMREF_BACKEND_EXPORT __declspec(dllexport)
@@ -218,6 +229,73 @@ typedef struct numref_tensor_op {
   const char* text;         /* the canonical parameter text (the pipe protocol's <params>) */
 } numref_tensor_op;
 
+/* ---- MoR (1.2; spec §21–§27) -------------------------------------------------------- */
+#define NUMREF_TENSOR_MOR 4u     /* op family "mor": tensor-level MoR (§26) */
+#define NUMREF_TENSOR_MOR_SUB 5u /* op family "mor-sub": sub-tensor MoR (§27) */
+
+#define NUMREF_MOR_TENSOR 0u    /* [f8e4m3fn, bf16], M_1 = Eq. 2 (§26) */
+#define NUMREF_MOR_THREE_WAY 1u /* [f8e4m3fn, f8e5m2, bf16], M_1 = Eq. 3, M_2 = Eq. 4 (§27.1) */
+#define NUMREF_MOR_TWO_WAY 2u   /* [f8e4m3fn, bf16], M_1 = Eq. 3 against E5M2 as benchmark (§27.1) */
+
+/* §25.3 reasons, in the order of numref::Reason. */
+#define NUMREF_REASON_ACCEPTED 0u
+#define NUMREF_REASON_ALL_ZERO 1u
+#define NUMREF_REASON_EXACT 2u
+#define NUMREF_REASON_THRESHOLD 3u
+#define NUMREF_REASON_NOT_LOWER 4u
+#define NUMREF_REASON_RANGE 5u
+#define NUMREF_REASON_NONFINITE_INPUT 6u
+#define NUMREF_REASON_NONFINITE_QUANT 7u
+#define NUMREF_REASON_CUSTOM 8u
+#define NUMREF_REASON_FALLBACK 9u
+#define NUMREF_REASON_NOT_EVALUATED 10u
+
+/* §27.4 the per-block type map. */
+#define NUMREF_BLOCK_F8E4M3FN 0u
+#define NUMREF_BLOCK_F8E5M2 1u
+#define NUMREF_BLOCK_KEPT 2u
+
+/* §22.3 An exact error sum: S = (limb[0] + limb[1] 2^64 + ... + limb[4] 2^256) * 2^-149,
+ * the exact sum of the binary32 relative errors e (§21.2) of the n finite non-zero
+ * elements; the counts of NaN / ±Inf inputs, of finite inputs whose Q(x) or e is not
+ * finite (§21.3), and of ±0 elements. Order independent by construction: every backend
+ * must produce these exact integers whatever its reduction order. */
+typedef struct numref_error_sum {
+  uint64_t limb[5];
+  uint64_t n;
+  uint64_t nonfinite_input;
+  uint64_t nonfinite_quant;
+  uint64_t zeros;
+} numref_error_sum;
+
+/* One MoR operation over a rows x cols view of x (the same view rules as numref_tensor_op). */
+typedef struct numref_mor_op {
+  uint32_t struct_size;   /* sizeof(numref_mor_op) as the runner was built */
+  uint32_t kind;          /* NUMREF_MOR_* */
+  uint32_t source;        /* NUMREF_FMT_BF16, F16 or F32 */
+  uint32_t rows, cols;
+  int64_t row_stride;     /* of x, in elements */
+  int64_t col_stride;
+  uint32_t block_rows;    /* tensor: the E4M3 scaling partition (128x128, 64x64, the tensor, */
+  uint32_t block_cols;    /* rows: 1 x cols, cols: rows x 1); sub: the blocks B. Effective. */
+  uint32_t n_blocks;
+  uint32_t out_format;    /* the format of Q(x) and of the output tensor: NUMREF_FMT_BF16 (§21.1) */
+  uint64_t threshold_num; /* tensor: the threshold num / den, reduced (default 9 / 200, §23.2) */
+  uint64_t threshold_den;
+  numref_policy policy;   /* the element policy of the quantized types (§26.1: ocp, saturating) */
+  numref_policy wide;     /* the wide policy (Q(x) to out_format, kept blocks) */
+  const char* text;       /* the canonical parameter text (the pipe protocol's <params>) */
+} numref_mor_op;
+
+/* The tensor-level result (§26). */
+typedef struct numref_mor_result {
+  uint32_t decision;       /* NUMREF_BLOCK_F8E4M3FN (accepted) or NUMREF_BLOCK_KEPT (bf16 fallback) */
+  uint32_t reason;         /* NUMREF_REASON_* of M_1 */
+  uint32_t mean;           /* §23.1 binary32 code of the mean relative error (0x7FC00000 if not finite) */
+  uint32_t group_mantissa; /* §17.1 the 23-bit GAM group mantissa of the E4M3 quantization */
+  numref_error_sum error;  /* §22.3 over the whole tensor */
+} numref_mor_result;
+
 typedef struct numref_backend numref_backend;
 struct numref_backend {
   uint32_t abi_version; /* NUMREF_BACKEND_ABI_VERSION the backend was built with */
@@ -280,7 +358,32 @@ struct numref_backend {
   int64_t (*fake_quant)(void* ctx, const numref_tensor_op* op, const void* x, const uint32_t* r, uint32_t* out,
                         uint64_t* counts);
 
-  /* Entry points of later op families (MoR decisions and metrics) follow here. */
+  /* ---- MoR op families (1.2; spec §21–§27) --------------------------------------- */
+  /* 1 when the backend implements `family` (NUMREF_TENSOR_MOR or NUMREF_TENSOR_MOR_SUB)
+   * for this operation, else 0. */
+  int (*mor_supported)(void* ctx, uint32_t family, const numref_mor_op* op);
+  /* "mor" (§26, tensor-level MoR, kind NUMREF_MOR_TENSOR): E4M3 with GAM (one group, the
+   * tensor) over the scaling partition, accepted iff the mean relative error over the
+   * tensor's non-zero elements < threshold (Eq. 2, exact). Outputs: res (the decision, the
+   * §25.3 reason, the §23.1 mean, the §22.3 exact error sum of the whole tensor, the GAM
+   * group mantissa), scales[n_blocks] (E8M0 codes of the E4M3 quantization, block-row-major).
+   * Returns rows * cols, or a negative value with last_error set. */
+  int64_t (*mor)(void* ctx, const numref_mor_op* op, const void* x, numref_mor_result* res, uint32_t* scales);
+  /* "mor-sub" (§27, kinds NUMREF_MOR_THREE_WAY / NUMREF_MOR_TWO_WAY), per block b of the
+   * partition (block-row-major, n_blocks entries each):
+   *   type[b]       NUMREF_BLOCK_* chosen (0 f8e4m3fn, 1 f8e5m2, 2 kept / bf16)
+   *   eq3[b]        NUMREF_REASON_* of M_1 (Eq. 3)
+   *   eq4[b]        NUMREF_REASON_* of M_2 (Eq. 4; NOT_EVALUATED for two-way or when M_1 accepted)
+   *   e4m3_sum[b], e5m2_sum[b]   the exact Eq. 3 operands (§22.3), evaluated for every block
+   *   e4m3_scales[b], e5m2_scales[b]   E8M0 codes of each GAM quantization
+   * group_mantissa[0..1]: the E4M3 and the E5M2 GAM group mantissas (§17.1);
+   * out[rows * cols]: the output tensor, codes of op->out_format, element order (§27.4).
+   * Returns rows * cols, or a negative value with last_error set. */
+  int64_t (*mor_sub)(void* ctx, const numref_mor_op* op, const void* x, uint8_t* type, uint8_t* eq3, uint8_t* eq4,
+                     numref_error_sum* e4m3_sum, numref_error_sum* e5m2_sum, uint32_t* e4m3_scales,
+                     uint32_t* e5m2_scales, uint32_t* group_mantissa, uint32_t* out);
+
+  /* Entry points of later op families follow here. */
 };
 
 /* The two exported symbols. */
