@@ -8,7 +8,7 @@ codes from splitmix64 plus a structured set around every exponent's rounding poi
 the result of `numref cast --from SRC --to DST --profile ml_dtypes` must equal
 `np.array(codes).view(SRC).astype(DST)` bit for bit, for DST in f8e4m3fn, f8e5m2,
 f8e8m0fnu, f6e3m2fn, f6e2m3fn, f4e2m1fn, bf16, f16 — except for the departures D1-D4
-documented in docs/spec-drafts/ml_dtypes-departures.md. Each departure is a rule: a
+documented in docs/ml_dtypes-departures.md. Each departure is a rule: a
 predicate saying which inputs depart and a model of what ml_dtypes returns there. The
 test fails when
   * a result differs and no documented rule predicts it (a new departure),
@@ -88,7 +88,7 @@ def is_nan(src, c):
     return (exp == (1 << ebits) - 1) & (frac != 0)
 
 
-# ---- the documented departures (docs/spec-drafts/ml_dtypes-departures.md) ----------------
+# ---- the documented departures (docs/ml_dtypes-departures.md) ----------------
 # Each: (id, applies(src, dst), predicate(src, dst, codes) -> bool mask, model(src, dst, codes)).
 
 # D1. f8e8m0fnu target, 2^-127 < x < 1.5 * 2^-127. Hand-computed source codes:
