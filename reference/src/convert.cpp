@@ -1,6 +1,7 @@
 // numref — conversion between any two formats.                  spec §11
 #include "numref/convert.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -123,10 +124,40 @@ Result sr_add_source(const Decoded& d, std::uint32_t bits, const Format& from, c
 
 }  // namespace
 
-Converter::Converter(const Format& from, const Format& to, const Policy& p)
+Converter::Converter(const Format& from, const Format& to, const Policy& p, bool binade)
     : from_(&from), to_(&to), p_(p), t_(detail::make_target(to, p)) {
   const std::string err = validate(p, to);
   if (!err.empty()) throw std::invalid_argument(err);
+  // §11.1 The binade path (see detail::BinadePath): both binary floating-point formats,
+  // signed, with subnormals, the target narrower in precision; not §5.2 (it rounds twice).
+  const bool floats = !from.is_integer() && !to.is_integer() && from.is_signed && to.is_signed &&
+                      from.has_subnormals && to.has_subnormals;
+  const bool sr_add = t_.mode == Round::sr && p.sr_variant == SrVariant::add_source;
+  if (binade && floats && !sr_add && from.man_bits > to.man_bits && t_.max_e[0] == t_.max_e[1]) {
+    detail::BinadePath& b = bp_;
+    b.mode = t_.mode;
+    b.k = p.sr_bits;
+    b.d = from.man_bits - to.man_bits;
+    b.man_in = from.man_bits;
+    b.sign_in = from.sign_bit();
+    b.sign_out = to.sign_bit();
+    b.mag_mask = from.mag_mask();
+    b.rebias = static_cast<std::int64_t>(from.bias - to.bias) * (std::int64_t{1} << from.man_bits);
+    b.max_code = encode_max_finite(false, to);
+    // value exponent E = ef − bias_in; normal in the target for emin <= E <= max_e
+    b.ef_lo = std::max(1, to.emin() + from.bias);
+    b.ef_hi = std::min(static_cast<int>(from.exp_all_ones()) - 1, t_.max_e[0] + from.bias);  // never the all-ones field (specials)
+    b.ef_tiny = to.qmin() - 2 + from.bias;  // E <= qmin − 2: |x| < 2^(qmin−1)
+    b.constants = t_.mode != Round::sr;
+    if (b.constants) {
+      for (int s = 0; s < 2; ++s) {
+        // Any value >= 2^(max_e+1) overflows alike (§6.1), any |x| < 2^(qmin−1) underflows alike (§4, §8.2).
+        b.ovf[s] = detail::round_core(Exact{s == 1, 1, t_.max_e[0] + 1, false}, t_, p, t_.mode, t_.mode, 0);
+        b.tiny[s] = detail::round_core(Exact{s == 1, 1, to.qmin() - 2, false}, t_, p, t_.mode, t_.mode, 0);
+      }
+    }
+    b.on = b.ef_lo <= b.ef_hi;
+  }
 }
 
 Result Converter::operator()(std::uint32_t bits, std::uint64_t r) const {
@@ -135,6 +166,40 @@ Result Converter::operator()(std::uint32_t bits, std::uint64_t r) const {
   const Policy& p = p_;
   // §4.3: r is validated for every operand class (zero, NaN and Inf included).
   if (t_.mode == Round::sr && (r >> p.sr_bits) != 0) core_impl::fail_r_too_wide(r, p.sr_bits);
+  // §11.1 The binade path.
+  if (bp_.on) {
+    const detail::BinadePath& b = bp_;
+    const std::uint32_t mag = bits & b.mag_mask;
+    const int ef = static_cast<int>(mag >> b.man_in);
+    const bool neg = (bits & b.sign_in) != 0;
+    if (ef >= b.ef_lo && ef <= b.ef_hi) {
+      const auto t = static_cast<std::uint64_t>(static_cast<std::int64_t>(mag) - b.rebias);
+      const std::uint64_t low = t & ((std::uint64_t{1} << b.d) - 1u);
+      const std::uint64_t half = std::uint64_t{1} << (b.d - 1);
+      std::uint64_t q = t >> b.d;
+      bool up = false;
+      switch (b.mode) {
+        case Round::rne: up = low > half || (low == half && (q & 1u)); break;  // §4.1
+        case Round::rna: up = low >= half; break;                                // §4.2
+        case Round::rtz: break;
+        case Round::rup: up = !neg && low != 0; break;
+        case Round::rdn: up = neg && low != 0; break;
+        case Round::sr: {  // §5.1: f_k + r >= 2^k, f_k the dropped fraction truncated to k bits
+          const std::uint64_t fk = b.k <= b.d ? (low >> (b.d - b.k)) : (low << (b.k - b.d));
+          up = fk + r >= (std::uint64_t{1} << b.k);
+          break;
+        }
+      }
+      q += up ? 1u : 0u;
+      if (q <= b.max_code)
+        return {static_cast<std::uint32_t>(q) | (neg ? b.sign_out : 0u), low != 0 ? static_cast<std::uint8_t>(kInexact) : std::uint8_t{0}};
+      // rounded past max finite: the generic core applies the overflow policy
+    } else if (b.constants && ef > b.ef_hi && ef < static_cast<int>(from.exp_all_ones())) {
+      return b.ovf[neg ? 1 : 0];
+    } else if (b.constants && ef >= 1 && ef <= b.ef_tiny) {
+      return b.tiny[neg ? 1 : 0];
+    }
+  }
   // Fast path (§3.1 normal operands of floating-point sources): read the fields directly.
   if (!from.is_integer()) {
     const std::uint32_t mag = bits & from.mag_mask();
@@ -163,7 +228,7 @@ Result Converter::operator()(std::uint32_t bits, std::uint64_t r) const {
 }
 
 Result convert(std::uint32_t bits, const Format& from, const Format& to, const Policy& p, std::uint64_t r) {
-  return Converter(from, to, p)(bits, r);
+  return Converter(from, to, p, false)(bits, r);
 }
 
 }  // namespace numref
