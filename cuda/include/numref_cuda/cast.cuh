@@ -173,9 +173,12 @@ namespace detail {
 // itself; below 2^emin the code is N (a subnormal, or the smallest normal when
 // N + 1 = 2^m). The code grows with the value over every exponent, so "the rounded value
 // exceeds max finite" is "code > max_finite" (f8e4m3fn: 7F, the value 480, overflows).
+//
+// round_code() returns the magnitude code before the overflow check (a value above
+// D::max_finite means the rounded value exceeds the largest finite magnitude: the §6.1
+// overflow, whose flag the quantize kernels count, §19.5); round_finite() maps it.
 template <class D, Mode M>
-NUMREF_HD NUMREF_FORCEINLINE std::uint32_t round_finite(bool sign, std::uint32_t sig, int exp, int k, std::uint32_t r,
-                                                        const Specials<D>& sp) {
+NUMREF_HD NUMREF_FORCEINLINE std::uint32_t round_code(bool sign, std::uint32_t sig, int exp, int k, std::uint32_t r) {
   const int E = exp + (31 - clz32(sig | 1u));  // |1 keeps clz defined; bit_length(sig) unchanged
   const int q = (E - D::man) > D::qmin ? (E - D::man) : D::qmin;
   const int d = q - exp;
@@ -196,7 +199,12 @@ NUMREF_HD NUMREF_FORCEINLINE std::uint32_t round_finite(bool sign, std::uint32_t
   else up = ((rem << k) >> dr) + r >= (std::uint64_t{1} << k);  // §5.1: f_k + r >= 2^k (rem < 2^25)
   n += up ? 1u : 0u;
   const std::uint32_t base = E >= D::emin ? static_cast<std::uint32_t>(E + D::bias - 1) << D::man : 0u;
-  const std::uint32_t code = base + n;
+  return base + n;
+}
+template <class D, Mode M>
+NUMREF_HD NUMREF_FORCEINLINE std::uint32_t round_finite(bool sign, std::uint32_t sig, int exp, int k, std::uint32_t r,
+                                                        const Specials<D>& sp) {
+  const std::uint32_t code = round_code<D, M>(sign, sig, exp, k, r);
   return code > D::max_finite ? sp.ovf[sign ? 1 : 0] : (code | (sign ? D::sign_bit : 0u));  // n == 0: ±0
 }
 

@@ -12,9 +12,11 @@
 #if defined(__CUDACC__)
 #define NUMREF_HD __host__ __device__
 #define NUMREF_FORCEINLINE __forceinline__
+#define NUMREF_UNROLL _Pragma("unroll")
 #else
 #define NUMREF_HD
 #define NUMREF_FORCEINLINE inline __attribute__((always_inline))
+#define NUMREF_UNROLL  // a host compiler unrolls on its own; g++ rejects "#pragma unroll"
 #endif
 
 namespace numref_cuda {

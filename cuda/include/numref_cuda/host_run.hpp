@@ -1,0 +1,83 @@
+// numref CUDA kernels — the kernels' work, run on the CPU.                        spec §35.4, §35.7
+//
+// Each function here performs a kernel pipeline of api.hpp with the SAME per-unit code
+// (tiling.cuh: amax_unit, quantize_unit, mor_error_unit, ...; scale.cuh: block_factors) on host
+// memory: the units are walked by `threads` simulated threads (thread t takes units t, t + T,
+// t + 2T, ... — the grid-stride loop), the threads are visited forward, backward or in a seeded
+// random order, and each thread's contributions are merged into the block arrays exactly as the
+// kernels' atomics merge them (integer max / min / add). The tests compare every result with
+// the reference and check that every walk gives the same bits. What this cannot show (warp
+// shuffles, atomics, the device instruction path, memory code) is listed in §35.4.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "numref/mor.hpp"
+#include "numref_cuda/quantize_plan.hpp"
+
+namespace numref_cuda::host {
+
+// §35.4 How the emulation walks the units.
+struct Walk {
+  enum class Order : std::uint8_t { forward, reverse, shuffled };
+  std::uint32_t threads = 256;  // simulated threads of the grid-stride loop
+  Order order = Order::forward;
+  std::uint64_t seed = 1;       // for Order::shuffled
+};
+
+// §13 – §18 pass 1 and the scale step: per block (block-row-major) the amax, the stored scale and
+// the factors; per group the GAM mantissa; the NVFP4 tensor amax.
+struct ScaleOut {
+  std::vector<std::uint32_t> amax, scales, group_mantissa;
+  std::uint32_t tensor_amax = 0;
+  std::vector<BlockFactors> factors;
+};
+ScaleOut scale(const QuantizePlan& p, const void* x, const Walk& w = {});
+
+// §19 quantize (codes), fake-quant (`fake`: codes of p.out, element order) or both.
+struct QuantizeOut {
+  std::vector<std::uint8_t> codes;
+  std::vector<std::uint32_t> fake;
+  ScaleOut scale;
+  Counts counts;
+  bool random_ok = true;  // false: an explicit random value had more than k bits (§4.3)
+};
+QuantizeOut quantize(const QuantizePlan& p, const void* x, const ElementRandom& rnd, bool want_codes, bool want_fake,
+                     const Walk& w = {});
+
+// §19.3 dequantize from the metadata alone (codes in element order, scales per block, group
+// mantissas per group, NVFP4 tensor amax).
+std::vector<std::uint32_t> dequantize(const QuantizePlan& p, const std::uint8_t* codes, const std::uint32_t* scales,
+                                      const std::uint32_t* group_mantissa, std::uint32_t tensor_amax, const Walk& w = {});
+
+// §26 tensor-level MoR (sources f32 / bf16, E4M3 elements, output bf16).
+struct TensorMorOut {
+  Verdict verdict;
+  bool quantized = false;
+  ErrorSumValue error{};
+  std::uint32_t mean = 0;
+  ScaleOut scale;
+  std::vector<std::uint8_t> codes;  // the E4M3 codes (written by the error pass)
+};
+TensorMorOut tensor_mor(const numref::TensorView& x, const numref::TensorMorSpec& spec, const Walk& w = {});
+
+// §27 sub-tensor MoR (sources f32 / bf16, output bf16).
+struct SubtensorMorOut {
+  std::vector<std::uint8_t> type;
+  std::vector<Verdict> eq3, eq4;
+  std::vector<ErrorSumValue> e4m3_sum, e5m2_sum;
+  std::vector<std::uint32_t> fake;
+  ScaleOut e4m3_scale, e5m2_scale;
+};
+SubtensorMorOut subtensor_mor(const numref::TensorView& x, const numref::SubtensorMorSpec& spec, const Walk& w = {});
+
+// §35.8 The MoR plans (shared with the device API): the quantization of one type over the
+// scaling / selection partition, checked for what the MoR kernels implement (E4M3 / E5M2
+// elements, output bf16).
+QuantizePlan plan_tensor_mor(const numref::TensorView& x, const numref::TensorMorSpec& spec);
+void plan_subtensor_mor(const numref::TensorView& x, const numref::SubtensorMorSpec& spec, QuantizePlan& e4m3,
+                        QuantizePlan& e5m2);
+
+}  // namespace numref_cuda::host
