@@ -7,9 +7,11 @@ Run it under the conformance runner:
 
 It implements casts between f32, bf16, f16, f8e4m3fn and f8e5m2 (every pair except
 f32 -> f32), with round=rne or rtz, both overflow modes, every NaN policy, and
-inf_sat=max|keep. Everything else it answers "no" to, and the runner counts those suites
-as skipped. It reports no exception flags (flags=no), so the runner compares result codes
-only and says so.
+inf_sat=max|keep; and one tensor operation: `quantize` with the per-tensor FP32 amax
+scale (rule=amax, partition=tensor, spec §14.1, §19.2) from f32 / bf16 / f16 into
+f8e4m3fn / f8e5m2. Everything else it answers "no" to, and the runner counts those suites
+as skipped. It reports no exception flags (flags=no) and no quantize counts, so the
+runner compares result codes (and scales) only and says so.
 
 The protocol, in short (docs/conformance.md has the full text):
     runner:  numref-pipe 1
@@ -21,9 +23,13 @@ The protocol, in short (docs/conformance.md has the full text):
     runner:  n lines: <x in hex> [<r in hex> when round=sr]
     backend: n lines: <result in hex> [<flags in hex> when flags=yes], then: end
     runner:  quit
+    runner:  run quantize <n> src=f32 elem=f8e4m3fn shape=RxC partition=tensor ... (key=value)
+    runner:  n lines: <x0,x1,...>  (the source codes, row-major)
+    backend: n lines: <code0,code1,...> <scale0,...>, then: end
 A backend may answer "error <message>" instead of a reply.
 """
 import sys
+from fractions import Fraction
 
 # name: (storage bits, exponent bits, fraction bits, bias, family) — spec §2.1.
 # family "ieee": Inf and NaN at the all-ones exponent; "fn": NaN only at all-ones, no Inf.
@@ -118,6 +124,76 @@ def convert(x, src, dst, pol):
     return code | s
 
 
+def value_of(code, fmt):
+    """The exact value of a finite code as a Fraction (spec §3.1)."""
+    kind, sign, sig, exp = fmt.decode(code)
+    v = Fraction(sig) * (Fraction(2) ** exp)
+    return -v if sign else v
+
+
+def rn32(v):
+    """RN32 (spec §1.2): the binary32 code nearest to the exact value v, ties to even,
+    overflow to Inf. Exact arithmetic: no double rounding through Python's floats."""
+    sign = 0x80000000 if v < 0 else 0
+    v = abs(v)
+    if v == 0:
+        return sign
+    e = v.numerator.bit_length() - v.denominator.bit_length()
+    if Fraction(2) ** e > v:
+        e -= 1  # now 2^e <= v < 2^(e+1)
+    q = max(e, -126) - 23  # the quantum of v's binade (subnormals included)
+    n = v / Fraction(2) ** q
+    whole = n.numerator // n.denominator
+    frac = n - whole
+    if frac > Fraction(1, 2) or (frac == Fraction(1, 2) and whole & 1):
+        whole += 1
+    if whole == 1 << 24:
+        whole, q = whole >> 1, q + 1
+    if whole < 1 << 23:  # subnormal (or zero)
+        return sign | whole
+    field = q + 23 + 127
+    if field >= 255:
+        return sign | 0x7F800000
+    return sign | (field << 23) | (whole - (1 << 23))
+
+
+def quantize_amax(xs, src, dst, pol):
+    """§14.1 S = RN32(q_max / amax) (clamped to FLT_MAX, 1.0 for amax 0), §19.2 codes of
+    RN32(x * S); a NaN or Inf poisons the tensor (§13.3): scale NaN, every code NaN."""
+    f32 = Fmt("f32")
+    if any(src.decode(x)[0] != "num" for x in xs):
+        nan = convert(0x7FC00000, f32, dst, pol)  # the canonical binary32 NaN, converted
+        return [nan] * len(xs), 0x7FC00000
+    amax = max(abs(value_of(x, src)) for x in xs)
+    qmax = value_of(dst.max_code, dst)
+    s = 0x3F800000 if amax == 0 else min(rn32(qmax / amax), 0x7F7FFFFF)
+    sv = value_of(s, f32)
+    codes = []
+    for x in xs:
+        v = value_of(x, src)
+        y = rn32(v * sv)
+        if v == 0 and src.decode(x)[1]:
+            y = 0x80000000  # -0 * S = -0
+        codes.append(convert(y, f32, dst, pol))
+    return codes, s
+
+
+def parse_quantize(words):
+    """words = key=value parameters of a quantize suite -> (src, dst, policy, n) or None."""
+    kv = dict(w.split("=", 1) for w in words)
+    want = {"partition": "tensor", "transpose": "0", "rule": "amax", "amax_nan": "propagate",
+            "amax_inf": "propagate", "apply": "rn32", "round": "rne", "overflow": "saturate",
+            "inf_sat": "max", "daz": "0", "ftz": "0"}
+    if any(kv.get(k) != v for k, v in want.items()):
+        return None
+    if kv.get("src") not in ("f32", "bf16", "f16") or kv.get("elem") not in ("f8e4m3fn", "f8e5m2"):
+        return None
+    if kv.get("nan") not in SUPPORTED["nan"]:
+        return None
+    rows, cols = (int(v) for v in kv["shape"].split("x"))
+    return Fmt(kv["src"]), Fmt(kv["elem"]), kv, rows * cols
+
+
 SUPPORTED = {
     "round": {"rne", "rtz"},
     "overflow": {"saturate", "nonsat"},
@@ -147,7 +223,7 @@ def main():
     if not line.startswith("numref-pipe 1"):
         out.write("error expected 'numref-pipe 1'\n")
         return
-    out.write("numref-pipe 1 name=python-example version=1 ops=cast profiles=ocp flags=no\n")
+    out.write("numref-pipe 1 name=python-example version=1 ops=cast,quantize profiles=ocp flags=no counts=no\n")
     out.write("ready\n")
     out.flush()
     for line in sys.stdin:
@@ -157,8 +233,28 @@ def main():
         if words[0] == "quit":
             return
         if words[0] == "supports":
-            ok = words[1] == "cast" and parse(words[2:]) is not None
+            if words[1] == "quantize":
+                ok = parse_quantize(words[2:]) is not None
+            else:
+                ok = words[1] == "cast" and parse(words[2:]) is not None
             out.write("yes\n" if ok else "no\n")
+        elif words[0] == "run" and words[1] == "quantize":
+            n = int(words[2])
+            cases = [sys.stdin.readline() for _ in range(n)]
+            spec = parse_quantize(words[3:])
+            if spec is None:
+                out.write("error unsupported request\n")
+            else:
+                src, dst, pol, count = spec
+                for c in cases:
+                    xs = [int(h, 16) for h in c.split()[0].split(",")]
+                    if len(xs) != count:
+                        out.write("error expected %d values\n" % count)
+                        break
+                    codes, scale = quantize_amax(xs, src, dst, pol)
+                    out.write(",".join("%02x" % k for k in codes) + " %08x\n" % scale)
+                else:
+                    out.write("end\n")
         elif words[0] == "run":
             n = int(words[2])
             cases = [sys.stdin.readline() for _ in range(n)]

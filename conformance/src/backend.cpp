@@ -79,7 +79,14 @@ class PluginBackend final : public Backend {
                                         ": rebuild the backend against this numref's backend.h");
     char err[1024] = {0};
     b_ = open(args.c_str(), err, sizeof err);
-    if (!b_) throw BackendError(Kind::load, path + ": numref_backend_open failed: " + (err[0] ? err : "(no message)"));
+    err[sizeof err - 1] = 0;
+    if (!b_) {
+      // §31.6 "unavailable: <reason>": correctly built, but cannot run here (no device).
+      const std::string_view msg(err);
+      if (msg.substr(0, kUnavailablePrefix.size()) == kUnavailablePrefix)
+        throw BackendError(Kind::unavailable, std::string(msg.substr(kUnavailablePrefix.size())));
+      throw BackendError(Kind::load, path + ": numref_backend_open failed: " + (err[0] ? err : "(no message)"));
+    }
     if (b_->abi_version != NUMREF_BACKEND_ABI_VERSION)
       throw BackendError(Kind::abi, path + ": the backend struct says ABI version " + std::to_string(b_->abi_version));
     if (b_->struct_size < offsetof(numref_backend, cast_supported))
@@ -276,7 +283,7 @@ class IsolatedBackend final : public Backend {
     std::string text;
     receive(st, val, text, "loading " + path);
     if (st != kStOk) {
-      const Kind k = val <= static_cast<std::uint32_t>(Kind::error) ? static_cast<Kind>(val) : Kind::load;
+      const Kind k = val <= static_cast<std::uint32_t>(Kind::unavailable) ? static_cast<Kind>(val) : Kind::load;
       throw BackendError(k, text);
     }
     info_ = decode_info(text);

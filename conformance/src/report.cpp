@@ -193,6 +193,7 @@ std::string json_report(const RunReport& r) {
     for (std::size_t i = 0; i < b.ops.size(); ++i) o << (i ? ", " : "") << q(b.ops[i]);
     o << "], \"vectors\": " << q(b.vectors) << ", \"seconds\": " << b.seconds << ",\n     \"error\": "
       << (b.error.empty() ? std::string("null") : q(b.error)) << ", \"interrupted\": " << (b.interrupted ? "true" : "false")
+      << ", \"unavailable\": " << (b.unavailable.empty() ? std::string("null") : q(b.unavailable))
       << ",\n     \"notes\": [";
     for (std::size_t i = 0; i < b.notes.size(); ++i) o << (i ? ", " : "") << q(b.notes[i]);
     o << "],\n     \"departures_declared\": [";
@@ -240,6 +241,13 @@ std::string junit_report(const RunReport& r) {
       const std::string g = s.op + " " + s.profile;
       if (!groups.count(g)) order.push_back(g);
       groups[g].push_back(&s);
+    }
+    if (!b.unavailable.empty()) {  // §31.6 skipped, with the reason
+      ++tests;
+      ++skipped;
+      body << "  <testsuite name=\"" << xml_escape(bname + " backend") << "\" tests=\"1\" failures=\"0\" errors=\"0\" skipped=\"1\">\n"
+           << "    <testcase classname=\"" << xml_escape(bname) << "\" name=\"backend\">\n      <skipped message=\""
+           << xml_escape("unavailable: " + b.unavailable) << "\"/>\n    </testcase>\n  </testsuite>\n";
     }
     if (!b.error.empty()) {
       ++tests;

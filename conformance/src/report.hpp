@@ -32,6 +32,7 @@ struct BackendReport {
   std::vector<SuiteStats> suites;
   std::map<std::string, std::size_t> suite_index;
   std::vector<Mismatch> mismatches;
+  std::string unavailable;  // §31.6 the reason the backend cannot run here ("" = it ran): SKIPPED
   std::string error;  // backend / input failure that stopped the run
   int error_exit = 0;
   bool interrupted = false;

@@ -637,9 +637,18 @@ int run_one(const RunConfig& cfg, const std::string& backend_arg, BackendReport&
     // (fork() of isolated plugins happens while the process is single-threaded).
     for (int i = 0; i < jobs; ++i) backends.push_back(open_backend(spec, oo));
   } catch (const BackendError& e) {
+    rep.info.name = backend_arg;
+    if (e.kind == BackendError::Kind::unavailable) {
+      // §31.6 not a failure: every suite of the backend is skipped, with the reason.
+      rep.unavailable = e.what();
+      rep.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+      std::fprintf(text, "== backend %s\nSKIPPED %s: unavailable: %s%s\n", backend_arg.c_str(), backend_arg.c_str(),
+                   e.what(), cfg.require_backend ? " (--require-backend: exit status 77)" : "");
+      std::fflush(text);
+      return cfg.require_backend ? kExitUnavailable : kExitPass;
+    }
     rep.error = e.what();
     rep.error_exit = kExitBackend;
-    rep.info.name = backend_arg;
     std::fprintf(text, "ERROR %s\n", e.what());
     return kExitBackend;
   }
@@ -747,13 +756,17 @@ int run_conform(const RunConfig& cfg, std::FILE* text_out) {
   RunReport rr;
   rr.cfg = cfg;
   int status = kExitPass;
+  bool unavailable = false;
   for (const auto& n : names) {
     rr.backends.emplace_back();
     const int s = run_one(cfg, n, rr.backends.back(), text, fams);
     if (s == kExitInterrupted || s == kExitBackend || s == kExitUsage) status = std::max(status, s);
     else if (s == kExitMismatch && status == kExitPass) status = kExitMismatch;
+    else if (s == kExitUnavailable) unavailable = true;
     if (g_stop.load()) break;
   }
+  // §33.7 77 only when nothing worse happened: errors, then mismatches, come first.
+  if (unavailable && status == kExitPass) status = kExitUnavailable;
   if (names.size() > 1) {
     std::fprintf(text, "== all backends\n");
   }

@@ -16,6 +16,13 @@
 //   ?counts    reports one saturated element too many                        -> "counts"
 //   ?v10       a backend built against ABI 1.0 (struct_size ends after cast): the
 //              tensor families are skipped-unsupported
+// and for the MoR families (§26, §27):
+//   ?morle     Eq. 2 decided as mean <= threshold (a tensor whose exact mean equals the
+//              threshold is accepted)                                     -> "mor/decision"
+//   ?morsum    the tensor-level error sum drops the last element (row-major of the view)
+//                                                                         -> "mor/error-sum"
+//   ?v11       a backend built against ABI 1.1 (struct_size ends before mor_supported): the
+//              MoR families are skipped-unsupported
 // Built a second time with NUMREF_TEST_ABI=99 to test the ABI-version refusal.
 #include <unistd.h>
 
@@ -31,6 +38,7 @@
 #include "numref/backend.h"
 #include "numref/conform/abi.hpp"
 #include "numref/convert.hpp"
+#include "numref/mor.hpp"
 #include "numref/quantize.hpp"
 #include <cmath>
 
@@ -224,6 +232,100 @@ std::int64_t fake_quant(void* ctx, const numref_tensor_op* op, const void* x, co
   });
 }
 
+// ---- MoR (§26, §27): the reference, damaged by mode ---------------------------------------------
+
+int mor_supported(void*, std::uint32_t family, const numref_mor_op* op) {
+  if (!op || !format_from_c(op->source)) return 0;
+  return family == NUMREF_TENSOR_MOR || family == NUMREF_TENSOR_MOR_SUB ? 1 : 0;
+}
+
+void put_sum(const numref::ErrorSum& s, numref_error_sum& c) {
+  for (int k = 0; k < 5; ++k) c.limb[k] = s.sum.limbs()[static_cast<std::size_t>(k)];
+  c.n = s.n;
+  c.nonfinite_input = s.nonfinite_input;
+  c.nonfinite_quant = s.nonfinite_quant;
+  c.zeros = s.zeros;
+}
+
+std::int64_t mor(void* ctx, const numref_mor_op* op, const void* x, numref_mor_result* res, std::uint32_t* scales) {
+  auto* inst = static_cast<Instance*>(ctx);
+  try {
+    const numref::Format& src = *format_from_c(op->source);
+    const numref::TensorView v(src, x, op->rows, op->cols, static_cast<std::ptrdiff_t>(op->row_stride),
+                               static_cast<std::ptrdiff_t>(op->col_stride));
+    numref::TensorMorSpec spec;
+    spec.scaling = numref::Partition::blocks(op->block_rows, op->block_cols);
+    spec.threshold = numref::Threshold{op->threshold_num, op->threshold_den};
+    numref::TensorMorResult r = numref::tensor_mor(v, spec);
+    if (inst->mode == "morsum") {
+      // the last element's contribution goes missing: recompute with it set to +0 and
+      // forget the zero that adds
+      const std::size_t bytes = numref::storage_bytes(src);
+      const std::size_t span = ((op->rows - 1) * static_cast<std::size_t>(op->row_stride) +
+                                (op->cols - 1) * static_cast<std::size_t>(op->col_stride) + 1) * bytes;
+      std::vector<unsigned char> copy(static_cast<const unsigned char*>(x), static_cast<const unsigned char*>(x) + span);
+      const std::size_t last = span - bytes;  // (rows-1, cols-1) is the highest address for positive strides
+      const bool was_zero = std::all_of(copy.begin() + static_cast<std::ptrdiff_t>(last), copy.end(),
+                                        [&](unsigned char c) { return c == 0; });
+      std::fill(copy.begin() + static_cast<std::ptrdiff_t>(last), copy.end(), 0);
+      const numref::TensorView w(src, copy.data(), op->rows, op->cols, static_cast<std::ptrdiff_t>(op->row_stride),
+                                 static_cast<std::ptrdiff_t>(op->col_stride));
+      numref::TensorMorResult d = numref::tensor_mor(w, spec);
+      r.error = d.error;
+      if (!was_zero) --r.error.zeros;
+    }
+    if (inst->mode == "morle" && r.verdict.reason == numref::Reason::threshold && r.error.finite()) {
+      // mean == threshold exactly: S * den == num * n * 2^149 (§23.2) -> accepted by <=
+      const numref::BigUInt lhs = r.error.sum.value() * numref::BigUInt(op->threshold_den);
+      const numref::BigUInt rhs = (numref::BigUInt(op->threshold_num) * numref::BigUInt(r.error.n)) << 149;
+      if (lhs == rhs) {
+        r.quantized = true;
+        r.verdict = {true, numref::Reason::accepted};
+      }
+    }
+    res->decision = r.quantized ? NUMREF_BLOCK_F8E4M3FN : NUMREF_BLOCK_KEPT;
+    res->reason = static_cast<std::uint32_t>(r.verdict.reason);
+    res->mean = r.mean;
+    res->group_mantissa = r.scales.group_mantissa.empty() ? 0u : r.scales.group_mantissa[0];
+    put_sum(r.error, res->error);
+    std::copy(r.scales.scales.begin(), r.scales.scales.end(), scales);
+    return static_cast<std::int64_t>(op->rows) * op->cols;
+  } catch (const std::exception& e) {
+    inst->error = e.what();
+    return -1;
+  }
+}
+
+std::int64_t mor_sub(void* ctx, const numref_mor_op* op, const void* x, std::uint8_t* type, std::uint8_t* eq3,
+                     std::uint8_t* eq4, numref_error_sum* e4m3_sum, numref_error_sum* e5m2_sum, std::uint32_t* e4m3_scales,
+                     std::uint32_t* e5m2_scales, std::uint32_t* group_mantissa, std::uint32_t* out) {
+  auto* inst = static_cast<Instance*>(ctx);
+  try {
+    const numref::TensorView v(*format_from_c(op->source), x, op->rows, op->cols,
+                               static_cast<std::ptrdiff_t>(op->row_stride), static_cast<std::ptrdiff_t>(op->col_stride));
+    numref::SubtensorMorSpec spec;
+    spec.recipe = op->kind == NUMREF_MOR_TWO_WAY ? numref::SubtensorRecipe::two_way : numref::SubtensorRecipe::three_way;
+    spec.blocks = numref::Partition::blocks(op->block_rows, op->block_cols);
+    const numref::SubtensorMorResult r = numref::subtensor_mor(v, spec);
+    for (std::size_t b = 0; b < r.type.size(); ++b) {
+      type[b] = static_cast<std::uint8_t>(r.type[b]);
+      eq3[b] = static_cast<std::uint8_t>(r.eq3[b].reason);
+      eq4[b] = static_cast<std::uint8_t>(r.eq4[b].reason);
+      put_sum(r.e4m3_sum[b], e4m3_sum[b]);
+      put_sum(r.e5m2_sum[b], e5m2_sum[b]);
+      e4m3_scales[b] = r.e4m3_scales.scales[b];
+      e5m2_scales[b] = r.e5m2_scales.scales[b];
+    }
+    group_mantissa[0] = r.e4m3_scales.group_mantissa.empty() ? 0u : r.e4m3_scales.group_mantissa[0];
+    group_mantissa[1] = r.e5m2_scales.group_mantissa.empty() ? 0u : r.e5m2_scales.group_mantissa[0];
+    std::copy(r.fake.begin(), r.fake.end(), out);
+    return static_cast<std::int64_t>(op->rows) * op->cols;
+  } catch (const std::exception& e) {
+    inst->error = e.what();
+    return -1;
+  }
+}
+
 }  // namespace
 
 extern "C" NUMREF_BACKEND_EXPORT std::uint32_t numref_backend_abi_version(void) { return NUMREF_TEST_ABI; }
@@ -232,7 +334,8 @@ extern "C" NUMREF_BACKEND_EXPORT const numref_backend* numref_backend_open(const
                                                                            std::size_t err_size) {
   const std::string mode = args ? args : "";
   static const char* const kModes[] = {"",        "tie464",   "nansign",   "noinexact", "count",  "crash", "hang",
-                                       "error",   "mxfloor",  "nanblock",  "double448", "recip",  "counts", "v10"};
+                                       "error",   "mxfloor",  "nanblock",  "double448", "recip",  "counts", "v10",
+                                       "morle",   "morsum",   "v11"};
   if (std::find_if(std::begin(kModes), std::end(kModes), [&](const char* m) { return mode == m; }) == std::end(kModes)) {
     std::snprintf(err, err_size, "unknown mode '%s'", mode.c_str());
     return nullptr;
@@ -246,7 +349,7 @@ extern "C" NUMREF_BACKEND_EXPORT const numref_backend* numref_backend_open(const
   b.name = "broken";
   b.version = "test";
   b.description = "the reference, deliberately damaged (conformance/tests/broken_backend.cpp)";
-  b.ops = "cast scale quantize dequantize fake-quant";
+  b.ops = "cast scale quantize dequantize fake-quant mor mor-sub";
   b.profiles = "ocp";
   b.caps = NUMREF_CAP_FLAGS | NUMREF_CAP_COUNTS;
   b.ctx = inst;
@@ -259,6 +362,10 @@ extern "C" NUMREF_BACKEND_EXPORT const numref_backend* numref_backend_open(const
   b.quantize = quantize;
   b.dequantize = dequantize;
   b.fake_quant = fake_quant;
+  b.mor_supported = mor_supported;
+  b.mor = mor;
+  b.mor_sub = mor_sub;
+  if (mode == "v11") b.struct_size = static_cast<std::uint32_t>(offsetof(numref_backend, mor_supported));  // ABI 1.1
   if (mode == "v10") b.struct_size = static_cast<std::uint32_t>(offsetof(numref_backend, tensor_supported));  // ABI 1.0
   return &inst->b;
 }

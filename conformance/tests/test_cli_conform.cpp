@@ -97,6 +97,8 @@ TEST(ConformCli, PythonPipeExamplePasses) {
   EXPECT_NE(r.out.find("flags: NOT compared"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("FAIL"), std::string::npos) << r.out;
   EXPECT_NE(passed_of(r.out), 0u);
+  // §32.6 the tensor lines: its per-tensor amax quantize suites ran and passed
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\nquantize +ocp +[0-9]+ +[1-9][0-9]* +0 "))) << r.out;
 }
 
 // The plain-C example of docs/conformance.md (f32 -> bf16 bit trick) conforms to ocp.
@@ -307,4 +309,98 @@ TEST(ConformCli, ShardsPartitionTheCases) {
   for (int i = 1; i <= 3; ++i) sum += passed_of(run_numref(base + " --shard " + std::to_string(i) + "/3").out);
   EXPECT_EQ(sum, all);
   EXPECT_EQ(run_numref(base + " --shard 4/3").status, 2);
+}
+
+// §31.6 / §33.7 a backend whose open answers "unavailable: <reason>" is SKIPPED with the
+// reason (in process and isolated), exit 0; --require-backend makes it 77.
+TEST(ConformCli, UnavailableBackendIsSkippedWithItsReason) {
+  for (const char* iso : {"", " --no-isolate"}) {
+    const CliRun r = run_numref(conform(NUMREF_UNAVAILABLE_SO) + " --level 0 --ops cast:f8e5m2:f32" + iso);
+    EXPECT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find(": unavailable: no test device (this backend never has one)\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("SKIPPED "), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("ERROR"), std::string::npos) << r.out;
+    const CliRun q = run_numref(conform(NUMREF_UNAVAILABLE_SO) + " --level 0 --ops cast:f8e5m2:f32 --require-backend" + iso);
+    EXPECT_EQ(q.status, 77) << q.out;
+  }
+  const CliRun j = run_numref(conform(NUMREF_UNAVAILABLE_SO) + " --level 0 --ops cast:f8e5m2:f32 --report json");
+  EXPECT_EQ(j.status, 0) << j.out;
+  EXPECT_NE(j.out.find("\"unavailable\": \"no test device (this backend never has one)\""), std::string::npos) << j.out;
+  EXPECT_NE(j.out.find("\"complete\": true"), std::string::npos) << j.out;
+  const CliRun x = run_numref(conform(NUMREF_UNAVAILABLE_SO) + " --level 0 --ops cast:f8e5m2:f32 --report junit");
+  EXPECT_EQ(x.status, 0) << x.out;
+  EXPECT_NE(x.out.find("<skipped message=\"unavailable: no test device (this backend never has one)\"/>"),
+            std::string::npos)
+      << x.out;
+}
+
+// --backend all goes on with the other backends after an unavailable one.
+TEST(ConformCli, BackendAllGoesOnAfterAnUnavailableBackend) {
+  const fs::path d = temp_dir("unavailable");
+  // built-in names sort alphabetically after the known ones: aaa-gpu (unavailable) runs
+  // first, then zzz (the reference plugin under another file name)
+  fs::create_symlink(NUMREF_UNAVAILABLE_SO, d / "libnumref_backend_aaa_gpu.so");
+  fs::create_symlink(fs::path(NUMREF_BACKEND_DIR) / "libnumref_backend_reference.so", d / "libnumref_backend_zzz.so");
+  const std::string base = std::string("NUMREF_BACKEND_DIR='") + d.string() + "' '" + NUMREF_CLI +
+                           "' conform --no-progress --jobs 2 --vectors '" + vectors() +
+                           "' --backend all --level 0 --ops cast:f8e5m2:f32";
+  for (const bool req : {false, true}) {
+    CliRun r;
+    FILE* p = popen((base + (req ? " --require-backend" : "") + " 2>&1").c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    char buf[4096];
+    std::size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+    const int st = pclose(p);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    EXPECT_EQ(r.status, req ? 77 : 0) << r.out;
+    const auto skip = r.out.find("SKIPPED aaa-gpu: unavailable: no test device");
+    EXPECT_NE(skip, std::string::npos) << r.out;
+    EXPECT_GT(r.out.find("reference: "), skip) << r.out;  // the next backend ran after it
+    EXPECT_NE(passed_of(r.out), 0u) << r.out;
+    EXPECT_NE(passed_of(r.out), ~0ull) << r.out;
+  }
+  fs::remove_all(d);
+}
+
+// §26 / §33.9 a MoR backend that decides Eq. 2 with <= is caught by the golden vector whose
+// threshold equals the exact mean (mor/f32-tensor-at-threshold.vec: mean 47370963 / 2^30,
+// see mor_vectors.cpp for the derivation), one line naming the field, got vs expected.
+TEST(ConformCli, DetectsMorThresholdComparedWithLessOrEqual) {
+  const CliRun r = run_numref(conform(broken("morle")) + " --level 0 --ops mor");
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("FAIL mor f32 2x4 scaling=tensor threshold=47370963/1073741824 | x=f32[2x4] (4 zeros, 0 NaN, 0 Inf) "
+                       "| decision of tensor | got 00 (f8e4m3fn) | expected 02 (bf16) | mor/decision | "
+                       "mor/f32-tensor-at-threshold.vec:"),
+            std::string::npos)
+      << r.out;
+  // everything else passes: the threshold files with a strict gap are right
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("mor +ocp +[0-9]+ +[0-9]+ +2 "))) << r.out;
+}
+
+// A tensor-level error sum that drops the last element: the error-sum field differs (the
+// exact sum S and n; every generated tensor whose last element is finite and non-zero).
+TEST(ConformCli, DetectsMorSumDroppingTheLastElement) {
+  const CliRun r = run_numref(conform(broken("morsum")) + " --level 0 --ops mor --max-errors 1");
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\\| error-sum of tensor \\| got S=[^|]* n=[0-9]+ [^|]*\\| expected S=[^|]* "
+                                                  "\\| mor/error-sum(/n)? \\|")))
+      << r.out;
+  EXPECT_EQ(r.out.find("FAIL mor-sub"), std::string::npos) << r.out;
+}
+
+// §31.2 a backend whose struct_size ends before the MoR entry points (ABI 1.1): its MoR
+// cases are skipped-unsupported, never failed, and the run passes.
+TEST(ConformCli, Abi11BackendSkipsMor) {
+  const CliRun r = run_numref(conform(broken("v11")) + " --level 0 --ops mor,mor-sub");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\\n0 passed, 0 failed, [1-9][0-9]* skipped\\n$"))) << r.out;
+}
+
+// The reference passes the MoR families at level 1 (golden vectors included).
+TEST(ConformCli, ReferencePassesMorLevel1) {
+  const CliRun r = run_numref(conform("reference") + " --level 1 --ops mor,mor-sub");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find(" 0 failed, 0 skipped\n"), std::string::npos) << r.out;
+  EXPECT_GT(passed_of(r.out), 700u) << r.out;
 }

@@ -32,6 +32,8 @@ classification), a summary table per op and profile, and a final line
   --max-errors N     mismatch lines printed per suite (default 20, 0 = all); counting goes on
   --any-nan          any NaN result matches any expected NaN (reported as such)
   --strict           known departures declared by the backend count as failures
+  --require-backend  a backend that reports itself unavailable on this machine (no GPU, ...)
+                     makes the run exit 77 instead of being skipped with status 0
   --report FORMAT    text (default), json or junit
   --out FILE         write the report there (json/junit: the text report stays on stdout)
   --vectors DIR      golden-vector directory (default: the source tree's vectors/), or none
@@ -44,6 +46,7 @@ classification), a summary table per op and profile, and a final line
 
 exit status: 0 all compared cases passed, 1 mismatches, 2 usage or vector-file error,
 3 backend failure (load, ABI version, crash, timeout, wrong result count, protocol),
+77 a backend was unavailable and --require-backend was given (otherwise: SKIPPED, 0),
 130 interrupted (the report so far is written)
 )";
 
@@ -111,6 +114,7 @@ int run(Args& a) {
   if (auto s = a.opt("max-errors")) c.max_errors = static_cast<std::uint64_t>(parse_int(*s, 0, 1LL << 40, "--max-errors"));
   c.any_nan = a.flag("any-nan");
   c.strict = a.flag("strict");
+  c.require_backend = a.flag("require-backend");
   const std::string rep = a.opt_or("report", "text");
   if (rep == "text") c.report = conform::ReportFormat::text;
   else if (rep == "json") c.report = conform::ReportFormat::json;

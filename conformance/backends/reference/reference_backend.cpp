@@ -18,6 +18,7 @@
 #include "numref/conform/abi.hpp"
 #include "numref/convert.hpp"
 #include "numref/quantize.hpp"
+#include "numref/mor.hpp"
 
 namespace {
 
@@ -194,6 +195,107 @@ std::int64_t fake_quant(void* ctx, const numref_tensor_op* op, const void* x, co
   });
 }
 
+// ---- MoR families (1.2; §26, §27): numref::tensor_mor / subtensor_mor behind the C description ----
+
+struct MorOp {
+  const numref::Format* src;
+  std::size_t rows, cols;
+  std::ptrdiff_t rs, cs;
+  numref::Partition part;
+};
+
+// §31.7 Validates the description: a bf16 / f16 / f32 source, a bf16 output, the §26.1 element
+// policy (ocp, saturating) and a reduced threshold with den >= 1 (mor). Throws std::invalid_argument.
+MorOp mor_op(std::uint32_t family, const numref_mor_op& op) {
+  if (op.struct_size < sizeof(numref_mor_op)) throw std::invalid_argument("numref_mor_op too small");
+  const bool tensor = family == NUMREF_TENSOR_MOR;
+  if (tensor ? op.kind != NUMREF_MOR_TENSOR : (op.kind != NUMREF_MOR_THREE_WAY && op.kind != NUMREF_MOR_TWO_WAY))
+    throw std::invalid_argument("MoR kind does not match the family");
+  const numref::Format* src = numref::conform::format_from_c(op.source);
+  if (!src || (src->id != numref::FormatId::bf16 && src->id != numref::FormatId::f16 && src->id != numref::FormatId::f32))
+    throw std::invalid_argument("MoR source must be bf16, f16 or f32");
+  if (op.out_format != NUMREF_FMT_BF16) throw std::invalid_argument("MoR output must be bf16");
+  if (tensor && op.threshold_den == 0) throw std::invalid_argument("threshold denominator 0");
+  const auto pol = numref::conform::from_c_policy(op.policy);
+  const numref::QuantizeSpec q = numref::mor_quantize_spec(numref::format(numref::FormatId::f8e4m3fn));
+  if (!pol || !(*pol == q.policy)) throw std::invalid_argument("MoR element policy must be the §26.1 policy");
+  if (op.rows == 0 || op.cols == 0 || op.block_rows == 0 || op.block_cols == 0) throw std::invalid_argument("empty shape");
+  return {src, op.rows, op.cols, static_cast<std::ptrdiff_t>(op.row_stride), static_cast<std::ptrdiff_t>(op.col_stride),
+          numref::Partition::blocks(op.block_rows, op.block_cols)};
+}
+
+int mor_supported(void*, std::uint32_t family, const numref_mor_op* op) {
+  if (!op || (family != NUMREF_TENSOR_MOR && family != NUMREF_TENSOR_MOR_SUB)) return 0;
+  try {
+    (void)mor_op(family, *op);
+    return 1;
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+void put_sum(const numref::ErrorSum& s, numref_error_sum& c) {
+  for (int k = 0; k < 5; ++k) c.limb[k] = s.sum.limbs()[static_cast<std::size_t>(k)];
+  c.n = s.n;
+  c.nonfinite_input = s.nonfinite_input;
+  c.nonfinite_quant = s.nonfinite_quant;
+  c.zeros = s.zeros;
+}
+
+std::int64_t mor(void* ctx, const numref_mor_op* op, const void* x, numref_mor_result* res, std::uint32_t* scales) {
+  auto* inst = static_cast<Instance*>(ctx);
+  try {
+    if (!op || !res || !scales) throw std::invalid_argument("null argument");
+    const MorOp m = mor_op(NUMREF_TENSOR_MOR, *op);
+    const numref::TensorView v(*m.src, x, m.rows, m.cols, m.rs, m.cs);
+    numref::TensorMorSpec spec;
+    spec.scaling = m.part;
+    spec.threshold = numref::Threshold{op->threshold_num, op->threshold_den};
+    const numref::TensorMorResult r = numref::tensor_mor(v, spec);
+    res->decision = r.quantized ? NUMREF_BLOCK_F8E4M3FN : NUMREF_BLOCK_KEPT;
+    res->reason = static_cast<std::uint32_t>(r.verdict.reason);
+    res->mean = r.mean;
+    res->group_mantissa = r.scales.group_mantissa.empty() ? 0u : r.scales.group_mantissa[0];
+    put_sum(r.error, res->error);
+    std::copy(r.scales.scales.begin(), r.scales.scales.end(), scales);
+    return static_cast<std::int64_t>(m.rows * m.cols);
+  } catch (const std::exception& e) {
+    inst->error = e.what();
+    return -1;
+  }
+}
+
+std::int64_t mor_sub(void* ctx, const numref_mor_op* op, const void* x, std::uint8_t* type, std::uint8_t* eq3,
+                     std::uint8_t* eq4, numref_error_sum* e4m3_sum, numref_error_sum* e5m2_sum, std::uint32_t* e4m3_scales,
+                     std::uint32_t* e5m2_scales, std::uint32_t* group_mantissa, std::uint32_t* out) {
+  auto* inst = static_cast<Instance*>(ctx);
+  try {
+    if (!op) throw std::invalid_argument("null argument");
+    const MorOp m = mor_op(NUMREF_TENSOR_MOR_SUB, *op);
+    const numref::TensorView v(*m.src, x, m.rows, m.cols, m.rs, m.cs);
+    numref::SubtensorMorSpec spec;
+    spec.recipe = op->kind == NUMREF_MOR_THREE_WAY ? numref::SubtensorRecipe::three_way : numref::SubtensorRecipe::two_way;
+    spec.blocks = m.part;
+    const numref::SubtensorMorResult r = numref::subtensor_mor(v, spec);
+    for (std::size_t b = 0; b < r.type.size(); ++b) {
+      type[b] = static_cast<std::uint8_t>(r.type[b]);
+      eq3[b] = static_cast<std::uint8_t>(r.eq3[b].reason);
+      eq4[b] = static_cast<std::uint8_t>(r.eq4[b].reason);
+      put_sum(r.e4m3_sum[b], e4m3_sum[b]);
+      put_sum(r.e5m2_sum[b], e5m2_sum[b]);
+      e4m3_scales[b] = r.e4m3_scales.scales[b];
+      e5m2_scales[b] = r.e5m2_scales.scales[b];
+    }
+    group_mantissa[0] = r.e4m3_scales.group_mantissa.empty() ? 0u : r.e4m3_scales.group_mantissa[0];
+    group_mantissa[1] = r.e5m2_scales.group_mantissa.empty() ? 0u : r.e5m2_scales.group_mantissa[0];
+    std::copy(r.fake.begin(), r.fake.end(), out);
+    return static_cast<std::int64_t>(m.rows * m.cols);
+  } catch (const std::exception& e) {
+    inst->error = e.what();
+    return -1;
+  }
+}
+
 }  // namespace
 
 extern "C" NUMREF_BACKEND_EXPORT std::uint32_t numref_backend_abi_version(void) { return NUMREF_BACKEND_ABI_VERSION; }
@@ -212,7 +314,7 @@ extern "C" NUMREF_BACKEND_EXPORT const numref_backend* numref_backend_open(const
   b.name = "reference";
   b.version = "numref 0.1";
   b.description = "the numref reference (exact integer arithmetic), every format, policy, profile and tensor operation";
-  b.ops = "cast scale quantize dequantize fake-quant";
+  b.ops = "cast scale quantize dequantize fake-quant mor mor-sub";
   b.profiles = "ocp ieee cuda_satfinite cuda_nosat ml_dtypes";
   b.caps = NUMREF_CAP_FLAGS | NUMREF_CAP_COUNTS;
   b.departures = nullptr;
@@ -226,5 +328,8 @@ extern "C" NUMREF_BACKEND_EXPORT const numref_backend* numref_backend_open(const
   b.quantize = quantize;
   b.dequantize = dequantize;
   b.fake_quant = fake_quant;
+  b.mor_supported = mor_supported;
+  b.mor = mor;
+  b.mor_sub = mor_sub;
   return &inst->b;
 }

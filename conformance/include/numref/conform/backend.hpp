@@ -6,6 +6,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "numref/conform/core.hpp"
@@ -33,9 +34,11 @@ struct BackendInfo {
   std::vector<Departure> departures;
 };
 
-// §33.6 A failure of the backend itself (not a mismatch): exit status 3.
+// §33.6 A failure of the backend itself (not a mismatch): exit status 3. Kind::unavailable
+// (§31.6) is not a failure: numref_backend_open answered "unavailable: <reason>" (the
+// message is the reason); the runner reports the backend SKIPPED.
 struct BackendError : std::runtime_error {
-  enum class Kind { load, abi, crash, timeout, count, protocol, error };
+  enum class Kind { load, abi, crash, timeout, count, protocol, error, unavailable };
   Kind kind;
   BackendError(Kind k, const std::string& m) : std::runtime_error(m), kind(k) {}
 };
@@ -71,6 +74,9 @@ struct OpenOptions {
 // The directory that holds the built-in backend plugins: $NUMREF_BACKEND_DIR, else
 // <directory of the running executable>/backends, else the build tree's.
 std::string backend_dir();
+// §31.6 The prefix of an open error that means "cannot run on this machine".
+inline constexpr std::string_view kUnavailablePrefix = "unavailable: ";
+
 // Names of the built-in backends found in backend_dir() (reference, cpu-fast, nv-host).
 std::vector<std::string> builtin_backends();
 // Resolves a --backend argument; throws std::invalid_argument naming what was not found.

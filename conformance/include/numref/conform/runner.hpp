@@ -32,6 +32,7 @@ struct RunConfig {
   ReportFormat report = ReportFormat::text;
   std::string out;  // report file ("" = stdout)
   int progress = -1;  // -1 auto (TTY), 0 off, 1 on
+  bool require_backend = false;  // §33.7 an unavailable backend (§31.6) exits 77 instead of 0
 };
 
 // §33.7 Exit status.
@@ -40,6 +41,7 @@ enum ExitCode : int {
   kExitMismatch = 1,       // at least one mismatch
   kExitUsage = 2,          // bad options, malformed vector file, manifest mismatch
   kExitBackend = 3,        // the backend failed: load / ABI / crash / timeout / count / protocol
+  kExitUnavailable = 77,   // --require-backend and a backend was unavailable (§31.6; CTest's skip code)
   kExitInterrupted = 130,  // SIGINT / SIGTERM: the report so far is written
 };
 
