@@ -446,7 +446,7 @@ MismatchText MorParams::render_mismatch(CaseView in, CaseView expected, CaseView
   t.inputs = render_inputs(in) + " | " + d.cls.substr(d.cls.find('/') + 1) + " of " + d.where;
   t.got = d.got;
   t.expected = d.exp;
-  t.detail = std::to_string(d.count) + " field" + (d.count == 1 ? "" : "s") + " differ";
+  t.detail = d.count == 1 ? std::string("1 field differs") : std::to_string(d.count) + " fields differ";
   return t;
 }
 
