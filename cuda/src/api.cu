@@ -37,6 +37,11 @@ void throw_on(cudaError_t e, const char* what) {
 
 }  // namespace
 
+namespace kernels {
+cudaError_t invalid_argument(std::string reason) { return invalid(std::move(reason)); }
+void clear_why() { g_why.clear(); }
+}  // namespace kernels
+
 CudaError::CudaError(cudaError_t code, const std::string& what) : std::runtime_error(what), code_(code) {}
 
 const std::string& why() { return g_why; }

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <string>
 #include <utility>
 
 #include "numref/format.hpp"
@@ -55,6 +56,10 @@ cudaError_t launch_wide(numref::FormatId from, numref::FormatId to, const void* 
                         const CastPolicy& p, const RandomArgs& rnd, cudaStream_t stream);
 cudaError_t launch_e8m0(numref::FormatId from, const void* in, void* out, std::size_t n, const E8m0Policy& p,
                         cudaStream_t stream);
+// §35.3 Records why() for a try_* call of another kernel file and returns cudaErrorInvalidValue.
+cudaError_t invalid_argument(std::string reason);
+void clear_why();
+
 cudaError_t launch_philox(std::uint32_t* out, std::size_t n, const PhiloxStream& s, int k, cudaStream_t stream);
 
 }  // namespace numref_cuda::kernels

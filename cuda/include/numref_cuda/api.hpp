@@ -25,11 +25,14 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "numref/format.hpp"
 #include "numref/policy.hpp"
 #include "numref_cuda/cast.cuh"
 #include "numref_cuda/philox.cuh"
+#include "numref_cuda/quantize_plan.hpp"
+#include "numref/mor.hpp"
 
 namespace numref_cuda {
 
@@ -97,5 +100,59 @@ Path cast_path(numref::FormatId from, numref::FormatId to, const CastPolicy& p, 
 
 // §35.4 Device presence: the number of CUDA devices, 0 when there is none or no driver.
 int device_count() noexcept;
+
+// ---- phase 2: block quantization and MoR (§35.7, §35.8) --------------------------------------
+//
+// A QuantizePlan (quantize_plan.hpp: plan_quantize) fixes the spec, the source format and the
+// view; the kernels produce the reference's layout (§19.4): codes one byte per element in
+// element order, scales one code per block block-row-major, GAM mantissas per group, the NVFP4
+// tensor amax. Pipeline: amax (atomicMax on the integer amax keys, §13.4) -> group / tensor
+// amax -> block factors (scale.cuh) -> quantize (tiling.cuh), every pass a grid-stride loop.
+
+// §19.4 / §19.5 Device outputs of a quantization; a null pointer is not written.
+struct QuantizeOutputs {
+  std::uint8_t* codes = nullptr;               // rows·cols element codes
+  std::uint32_t* scales = nullptr;             // n_blocks stored scale codes
+  std::uint32_t* amax = nullptr;               // n_blocks binary32 amax codes
+  std::uint32_t* group_mantissa = nullptr;     // GAM: n_groups mantissas
+  std::uint32_t* tensor_amax = nullptr;        // NVFP4: 1 word
+  void* fake = nullptr;                        // §19.6 rows·cols codes of plan.out (2 or 4 bytes)
+  unsigned long long* counts = nullptr;        // 4 words, ADDED to: saturated, flushed, nan, inf
+};
+// §19, §35.7 Quantize (and/or fake-quantize) the view at `x` (device memory). Stochastic
+// rounding takes its values from `rnd` (explicit: one per element, element order; an invalid
+// value makes the call fail after synchronizing `stream`).
+cudaError_t try_quantize(const QuantizePlan& p, const void* x, const RandomSource& rnd, const QuantizeOutputs& out,
+                         cudaStream_t stream = nullptr) noexcept;
+// §19.3 Dequantize codes (element order) from the metadata alone into binary32 codes.
+cudaError_t try_dequantize(const QuantizePlan& p, const std::uint8_t* codes, const std::uint32_t* scales,
+                           const std::uint32_t* group_mantissa, std::uint32_t tensor_amax, std::uint32_t* out,
+                           cudaStream_t stream = nullptr) noexcept;
+
+// §26, §35.8 Tensor-level MoR of the view `x` (numref::TensorView over DEVICE memory: its
+// shape, strides and format are used, its data is never read on the host). Fused kernels: amax,
+// GAM scales, then one pass that quantizes, dequantizes to bf16, forms each relative error and
+// adds it to the exact carry-save sum (§22); the decision is made on the host from the final
+// counters (synchronizes `stream`). `codes`, `scales`, `group_mantissa` (device, optional)
+// receive the E4M3 codes and GAM scales.
+struct TensorMorDecision {
+  bool quantized = false;
+  Verdict verdict;
+  ErrorSumValue error{};
+  std::uint32_t mean = 0;
+};
+cudaError_t try_tensor_mor(const numref::TensorView& x, const numref::TensorMorSpec& spec, TensorMorDecision& result,
+                           std::uint8_t* codes = nullptr, std::uint32_t* scales = nullptr,
+                           std::uint32_t* group_mantissa = nullptr, cudaStream_t stream = nullptr) noexcept;
+// §27, §35.8 Sub-tensor MoR: per selection block the type (0 E4M3, 1 E5M2, 2 bf16 kept), both
+// verdicts and both exact error sums (host vectors), and the bf16 output tensor `out` (device,
+// element order). Synchronizes `stream`.
+struct SubtensorMorDecision {
+  std::vector<std::uint8_t> type;
+  std::vector<Verdict> eq3, eq4;
+  std::vector<ErrorSumValue> e4m3_sum, e5m2_sum;
+};
+cudaError_t try_subtensor_mor(const numref::TensorView& x, const numref::SubtensorMorSpec& spec,
+                              SubtensorMorDecision& result, std::uint16_t* out, cudaStream_t stream = nullptr) noexcept;
 
 }  // namespace numref_cuda

@@ -12,11 +12,16 @@
 #if defined(__CUDACC__)
 #define NUMREF_HD __host__ __device__
 #define NUMREF_FORCEINLINE __forceinline__
-#define NUMREF_UNROLL _Pragma("unroll")
 #else
 #define NUMREF_HD
 #define NUMREF_FORCEINLINE inline __attribute__((always_inline))
-#define NUMREF_UNROLL  // a host compiler unrolls on its own; g++ rejects "#pragma unroll"
+#endif
+// Unroll hint for the device pass only: the host compilers (g++, and g++ behind nvcc's host
+// pass) reject "#pragma unroll" under -Werror=unknown-pragmas and unroll on their own.
+#if defined(__CUDA_ARCH__)
+#define NUMREF_UNROLL _Pragma("unroll")
+#else
+#define NUMREF_UNROLL
 #endif
 
 namespace numref_cuda {
