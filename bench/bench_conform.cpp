@@ -8,6 +8,11 @@
 //            significand: what a kernel converts (about 2 % overflow f8e4m3fn);
 //   random — uniformly random 32-bit codes (every class, unpredictable branches).
 // bf16 inputs are the upper halves of the same f32 codes.
+// Block quantization (BM_Quantize_*): one 256 x 256 f32 tensor of the `range` kind (the
+// first 65 536 codes), quantized to f8e4m3fn under ocp with overflow=saturate (§19.1) by
+// four scale rules — MX 1 x 32 E8M0 FLOOR (§16.2) and RCEIL (§16.5), 128 x 128 blocks and one
+// per-tensor FP32 scale (rule amax, §14.1) — codes and scales, items/s = elements per
+// second; cpu-fast's FastQuant against numref::quantize on the same input.
 #include <benchmark/benchmark.h>
 
 #include <array>
@@ -18,7 +23,9 @@
 #include <vector>
 
 #include "fast_cast.hpp"
+#include "fast_quant.hpp"
 #include "numref/convert.hpp"
+#include "numref/quantize.hpp"
 
 #if NUMREF_BENCH_NV_HOST
 #include <cuda_bf16.h>
@@ -201,6 +208,82 @@ void BM_Sweep2e32(benchmark::State& st) {
   st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations()) * (std::int64_t{1} << 32));
 }
 BENCHMARK(BM_Sweep2e32)->ArgName("impl")->Arg(0)->Arg(1)->Arg(2)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
+
+// ---- block quantization, f32 -> f8e4m3fn (§16, §14.1, §19.2) ------------------------------------
+
+// Configuration c: 0 MX 1x32 FLOOR, 1 MX 1x32 RCEIL, 2 amax over 128 x 128 blocks, 3 amax per tensor.
+constexpr std::size_t kQR = 256, kQC = 256;
+numref::QuantizeSpec quant_spec(int c) {
+  numref::QuantizeSpec q;
+  q.element = &numref::format(FormatId::f8e4m3fn);
+  q.policy = numref::profile(numref::ProfileId::ocp).narrow;
+  q.policy.overflow = numref::Overflow::saturate;  // §19.1
+  q.wide = numref::profile(numref::ProfileId::ocp).wide;
+  switch (c) {
+    case 0: q.rule = numref::ScaleRule::mx_floor; q.partition = numref::Partition::blocks(1, 32); break;
+    case 1: q.rule = numref::ScaleRule::mx_rceil; q.partition = numref::Partition::blocks(1, 32); break;
+    case 2: q.rule = numref::ScaleRule::amax; q.partition = numref::Partition::blocks(128, 128); break;
+    default: q.rule = numref::ScaleRule::amax; q.partition = numref::Partition::tensor(); break;
+  }
+  return q;
+}
+
+void BM_Quantize_Reference(benchmark::State& st) {
+  const auto& in = f32_inputs(0);
+  const numref::QuantizeSpec q = quant_spec(static_cast<int>(st.range(0)));
+  const numref::TensorView v(numref::format(FormatId::f32), in.data(), kQR, kQC);
+  std::vector<std::uint8_t> codes(kQR * kQC);
+  for (auto _ : st) {
+    const numref::QuantizeResult r = numref::quantize(v, q, codes);
+    benchmark::DoNotOptimize(r.meta.scales.data());
+    benchmark::DoNotOptimize(codes.data());
+    benchmark::ClobberMemory();
+  }
+  st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * kQR * kQC));
+}
+BENCHMARK(BM_Quantize_Reference)->ArgName("cfg")->DenseRange(0, 3);
+
+void BM_Quantize_CpuFast(benchmark::State& st) {
+  const auto& in = f32_inputs(0);
+  const numref::QuantizeSpec q = quant_spec(static_cast<int>(st.range(0)));
+  const numref::Quantizer ref(q, kQR, kQC);  // the effective blocks and q_max, as the runner passes them
+  numref::cpu_fast::QuantOp op;
+  op.src = &numref::format(FormatId::f32);
+  op.elem = q.element;
+  op.out = &numref::format(FormatId::f32);
+  op.rule = q.rule;
+  op.rows = kQR;
+  op.cols = kQC;
+  op.rs = static_cast<std::ptrdiff_t>(kQC);
+  op.cs = 1;
+  op.br = ref.grid().block_rows();
+  op.bc = ref.grid().block_cols();
+  op.gr = kQR;
+  op.gc = kQC;
+  op.policy = q.policy;
+  op.wide = q.wide;
+  op.q_max = 0x43E00000u;  // 448, f8e4m3fn's max finite (§14.4)
+  if (const std::string why = numref::cpu_fast::FastQuant::unsupported(op); !why.empty()) {
+    st.SkipWithError(why.c_str());
+    return;
+  }
+  const numref::cpu_fast::FastQuant fq(op);
+  std::vector<std::uint8_t> codes(kQR * kQC);
+  std::vector<std::uint32_t> scales(fq.blocks());
+  for (auto _ : st) {
+    fq.quantize(in.data(), nullptr, codes.data(), scales.data(), nullptr);
+    benchmark::DoNotOptimize(codes.data());
+    benchmark::DoNotOptimize(scales.data());
+    benchmark::ClobberMemory();
+  }
+  // the same answer as the reference, or the numbers mean nothing
+  std::vector<std::uint8_t> rc(kQR * kQC);
+  const numref::QuantizeResult r =
+      numref::quantize(numref::TensorView(numref::format(FormatId::f32), in.data(), kQR, kQC), q, rc);
+  if (rc != codes || r.meta.scales != scales) st.SkipWithError("cpu-fast differs from the reference");
+  st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * kQR * kQC));
+}
+BENCHMARK(BM_Quantize_CpuFast)->ArgName("cfg")->DenseRange(0, 3);
 
 }  // namespace
 
