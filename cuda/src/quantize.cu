@@ -285,10 +285,14 @@ cudaError_t run_subtensor_mor(const QuantizePlan& p4, const QuantizePlan& p5, bo
                               SubtensorMorDecision& r, std::uint16_t* out, cudaStream_t s) {
   Scratch sc(s);
   ScaleState st4, st5;
-  cudaError_t e = run_scale<S, V>(p4, x, true, sc, st4, nullptr, nullptr, nullptr, nullptr);
-  if (e == cudaSuccess) e = run_scale<S, V>(p5, x, false, sc, st5, nullptr, nullptr, nullptr, nullptr);
-  if (e != cudaSuccess) return e;
   const std::uint32_t nb = p4.n_blocks;
+  auto* sc4 = sc.get<std::uint32_t>(nb);
+  auto* sc5 = sc.get<std::uint32_t>(nb);
+  auto* gm = sc.get<std::uint32_t>(2 * p4.n_groups);
+  if (sc.err != cudaSuccess) return sc.err;
+  cudaError_t e = run_scale<S, V>(p4, x, true, sc, st4, sc4, gm, nullptr, nullptr);
+  if (e == cudaSuccess) e = run_scale<S, V>(p5, x, false, sc, st5, sc5, gm + p4.n_groups, nullptr, nullptr);
+  if (e != cudaSuccess) return e;
   auto* s4 = sc.get<ErrorSumState>(nb);
   auto* s5 = sc.get<ErrorSumState>(nb);
   auto* type_d = sc.get<std::uint8_t>(nb);
@@ -312,6 +316,12 @@ cudaError_t run_subtensor_mor(const QuantizePlan& p4, const QuantizePlan& p5, bo
   if (e == cudaSuccess) e = cudaMemcpyAsync(h5.data(), s5, nb * sizeof(ErrorSumState), cudaMemcpyDeviceToHost, s);
   if (e == cudaSuccess) e = cudaMemcpyAsync(amax.data(), st4.amax, nb * 4u, cudaMemcpyDeviceToHost, s);
   if (e == cudaSuccess) e = cudaMemcpyAsync(mn.data(), st4.mn, nb * 4u, cudaMemcpyDeviceToHost, s);
+  r.e4m3_scales.resize(nb);
+  r.e5m2_scales.resize(nb);
+  if (e == cudaSuccess) e = cudaMemcpyAsync(r.e4m3_scales.data(), sc4, nb * 4u, cudaMemcpyDeviceToHost, s);
+  if (e == cudaSuccess) e = cudaMemcpyAsync(r.e5m2_scales.data(), sc5, nb * 4u, cudaMemcpyDeviceToHost, s);
+  if (e == cudaSuccess) e = cudaMemcpyAsync(&r.group_mantissa[0], gm, 4u, cudaMemcpyDeviceToHost, s);
+  if (e == cudaSuccess) e = cudaMemcpyAsync(&r.group_mantissa[1], gm + p4.n_groups, 4u, cudaMemcpyDeviceToHost, s);
   if (e == cudaSuccess) e = cudaStreamSynchronize(s);
   if (e != cudaSuccess) return e;
   // §27.1 – §27.3 the decisions, with the same function the host tests check

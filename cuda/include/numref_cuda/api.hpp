@@ -151,6 +151,8 @@ struct SubtensorMorDecision {
   std::vector<std::uint8_t> type;
   std::vector<Verdict> eq3, eq4;
   std::vector<ErrorSumValue> e4m3_sum, e5m2_sum;
+  std::vector<std::uint32_t> e4m3_scales, e5m2_scales;  // E8M0 codes per block (§19.4)
+  std::uint32_t group_mantissa[2] = {0, 0};             // E4M3, E5M2 GAM group mantissas (§17.1)
 };
 cudaError_t try_subtensor_mor(const numref::TensorView& x, const numref::SubtensorMorSpec& spec,
                               SubtensorMorDecision& result, std::uint16_t* out, cudaStream_t stream = nullptr) noexcept;
