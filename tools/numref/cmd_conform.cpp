@@ -76,6 +76,10 @@ int list_backends() {
       std::printf("  %-10s %s (%s) ops: %s; profiles: %s; flags: %s; %zu known departures\n", n.c_str(),
                   i.version.c_str(), i.description.c_str(), ops.c_str(), prof.c_str(), i.flags ? "yes" : "no",
                   i.departures.size());
+    } catch (const conform::BackendError& e) {
+      // §31.6 a backend that cannot run on this machine says why
+      std::printf("  %-10s %s: %s\n", n.c_str(),
+                  e.kind == conform::BackendError::Kind::unavailable ? "unavailable" : "cannot be opened", e.what());
     } catch (const std::exception& e) {
       std::printf("  %-10s cannot be opened: %s\n", n.c_str(), e.what());
     }
