@@ -211,3 +211,23 @@ TEST(MorVectors, FilesParseAndDamageIsNamed) {
     EXPECT_NE(std::string(e.what()).find("column sum"), std::string::npos) << e.what();
   }
 }
+
+// §33.9 --ops selectors: source format, then bf16, then the partition (mor, without
+// "block:") or the recipe (mor-sub); every planned suite matches its selector.
+TEST(MorPlan, SelectorsNarrowTheSuites) {
+  PlanRequest r;
+  r.level = Level::l1;
+  std::vector<GeneratedSuite> all, sel;
+  family(Kind::sub).plan(r, all);
+  r.selectors = {"f32:bf16:two-way"};
+  family(Kind::sub).plan(r, sel);
+  ASSERT_FALSE(sel.empty());
+  EXPECT_LT(sel.size(), all.size());
+  for (const auto& g : sel) EXPECT_EQ(g.params->selector_text().substr(0, 9), "f32 bf16 ") << g.params->text();
+  for (const auto& g : sel) EXPECT_NE(g.params->text().find("recipe=two-way"), std::string::npos) << g.params->text();
+  sel.clear();
+  r.selectors = {"*:*:128x128"};
+  family(Kind::tensor).plan(r, sel);
+  ASSERT_FALSE(sel.empty());
+  for (const auto& g : sel) EXPECT_NE(g.params->text().find("scaling=block:128x128"), std::string::npos);
+}

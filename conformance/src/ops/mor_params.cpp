@@ -231,8 +231,12 @@ MorParams::MorParams(const Spec& s) : s_(s), grid_(checked_grid(s)) {
 
 const Family& MorParams::family() const { return mor::family(s_.kind); }
 
+// §33.9 --ops mor:SRC:bf16:WORD — WORD is the partition without "block:" (tensor, rows, cols,
+// 128x128: a selector word cannot hold ':') for mor, the recipe for mor-sub.
 std::string MorParams::selector_text() const {
-  return formats() + " " + (s_.kind == Kind::tensor ? to_string(s_.part) : std::string(recipe_name(s_.recipe)));
+  std::string part = to_string(s_.part);
+  if (part.rfind("block:", 0) == 0) part = part.substr(6);
+  return formats() + " " + (s_.kind == Kind::tensor ? part : std::string(recipe_name(s_.recipe)));
 }
 
 std::string MorParams::label() const {

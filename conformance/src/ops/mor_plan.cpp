@@ -195,7 +195,8 @@ class Planner {
   // partition of mor, recipe of mor-sub).
   bool selected(const MorParams& p) const {
     if (req_.selectors.empty()) return true;
-    const auto words = split_ws(p.selector_text());
+    const std::string text = p.selector_text();  // the words below view it
+    const auto words = split_ws(text);
     for (const auto& s : req_.selectors) {
       if (s.empty()) return true;
       bool ok = true;
