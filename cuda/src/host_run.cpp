@@ -143,11 +143,17 @@ ScaleOut scale_any(const QuantizePlan& p, const void* x, const Walk& w, std::vec
 ScaleOut scale(const QuantizePlan& p, const void* x, const Walk& w) { return scale_any(p, x, w); }
 
 QuantizeOut quantize(const QuantizePlan& p0, const void* x, const ElementRandom& rnd, bool want_codes, bool want_fake,
-                     const Walk& w) {
+                     const Walk& w, bool row_blocks) {
+  if (row_blocks && !p0.row_blocks) throw std::invalid_argument("CUDA host run: the plan has no one-pass row-block path");
   QuantizePlan p = p0;
   p.geom.vec = vector_loads_ok(p, x);
   QuantizeOut o;
-  o.scale = scale_any(p, x, w);
+  if (row_blocks) {  // §35.7 item 3: every output comes from the one pass
+    o.scale.amax.assign(p.n_blocks, 0u);
+    o.scale.scales.assign(p.n_blocks, 0u);
+  } else {
+    o.scale = scale_any(p, x, w);
+  }
   const std::size_t n = static_cast<std::size_t>(p.geom.rows) * p.geom.cols;
   if (want_codes) o.codes.assign(n, 0u);
   if (want_fake) o.fake.assign(n, 0u);
@@ -168,11 +174,26 @@ QuantizeOut quantize(const QuantizePlan& p0, const void* x, const ElementRandom&
         a.fake = fake16.data();
       }
       const auto* base = static_cast<const unsigned char*>(x);
-      walk_units(p.geom, w, [&](std::uint32_t, std::uint64_t u) {
-        Counts c;  // the thread's counts, added to the totals (atomicAdd)
-        if (!quantize_unit<S, D, V>(p.geom, base, u, a, c)) o.random_ok = false;
+      auto add = [&](const Counts& c) {  // the thread's counts, added to the totals (atomicAdd)
         o.counts.saturated += c.saturated, o.counts.flushed += c.flushed, o.counts.nan += c.nan, o.counts.inf += c.inf;
-      });
+      };
+      if (row_blocks) {
+        Geometry blocks = p.geom;  // the simulated grid walks blocks
+        blocks.n_units = p.n_blocks;
+        walk_units(blocks, w, [&](std::uint32_t, std::uint64_t b) {
+          Counts c;
+          if (!quantize_row_block<S, D, V>(p.geom, base, static_cast<std::uint32_t>(b), p.scale, p.amax, a,
+                                           o.scale.scales.data(), o.scale.amax.data(), c))
+            o.random_ok = false;
+          add(c);
+        });
+      } else {
+        walk_units(p.geom, w, [&](std::uint32_t, std::uint64_t u) {
+          Counts c;
+          if (!quantize_unit<S, D, V>(p.geom, base, u, a, c)) o.random_ok = false;
+          add(c);
+        });
+      }
       if (!fake16.empty()) {
         std::vector<std::uint16_t> h(n);
         std::memcpy(h.data(), fake16.data(), n * 2);

@@ -7,6 +7,7 @@
 //   reduce_kernel    §17.1 / §18.1 group and tensor amax (atomicMax over block amaxes)
 //   factors_kernel   §14–§18, §20 block_factors per block; GAM group mantissas
 //   quantize_kernel  §19.2 / §19.6 quantize_unit: codes, fake-quant, counts (atomicAdd)
+//   row_block_kernel §35.7 item 3 one pass per row block (MX 1x32, 1x128, ...): amax, scale, codes
 //   dequant_kernel   §19.3 dequantize_unit
 //   tensor_mor_kernel     §21, §22 mor_error_unit: each thread's window and counts, pieces by
 //                          atomicAdd into the carry-save counters (integer adds: order-free)
@@ -91,6 +92,23 @@ __global__ void quantize_kernel(Geometry g, const unsigned char* x, QuantizeArgs
   Counts c;
   bool ok = true;
   for (std::uint64_t u = first_thread(); u < g.n_units; u += grid_threads()) ok &= quantize_unit<S, D, V>(g, x, u, a, c);
+  if (counts != nullptr) {
+    add_u64(&counts[0], c.saturated);
+    add_u64(&counts[1], c.flushed);
+    add_u64(&counts[2], c.nan);
+    add_u64(&counts[3], c.inf);
+  }
+  if (!ok) atomicOr(status, 1u);
+}
+
+template <class S, class D, int V>
+__global__ void row_block_kernel(Geometry g, std::uint32_t nb, const unsigned char* x, ScaleParams sp, AmaxPolicy ap,
+                                 QuantizeArgs<D> a, std::uint32_t* scales, std::uint32_t* amax, std::uint64_t* counts,
+                                 std::uint32_t* status) {
+  Counts c;
+  bool ok = true;
+  for (std::uint64_t b = first_thread(); b < nb; b += grid_threads())
+    ok &= quantize_row_block<S, D, V>(g, x, static_cast<std::uint32_t>(b), sp, ap, a, scales, amax, c);
   if (counts != nullptr) {
     add_u64(&counts[0], c.saturated);
     add_u64(&counts[1], c.flushed);
@@ -206,8 +224,11 @@ cudaError_t run_quantize(const QuantizePlan& p, const void* x, const RandomSourc
                          cudaStream_t stream) {
   Scratch sc(stream);
   ScaleState st;
-  cudaError_t e = run_scale<S, V>(p, x, false, sc, st, out.scales, out.group_mantissa, out.tensor_amax, out.amax);
-  if (e != cudaSuccess) return e;
+  cudaError_t e = cudaSuccess;
+  if (!p.row_blocks) {
+    e = run_scale<S, V>(p, x, false, sc, st, out.scales, out.group_mantissa, out.tensor_amax, out.amax);
+    if (e != cudaSuccess) return e;
+  }
   QuantizeArgs<D> a;
   a.factors = st.f;
   a.elem = make_element_ctx<D>(p.elem, p.fused, p.symmetric);
@@ -221,8 +242,13 @@ cudaError_t run_quantize(const QuantizePlan& p, const void* x, const RandomSourc
   else a.rnd.values = rnd.values;
   std::uint32_t* status = sc.get<std::uint32_t>(1);
   if (sc.err != cudaSuccess) return sc.err;
-  quantize_kernel<S, D, V><<<blocks_for(p.geom.n_units), 256, 0, stream>>>(
-      p.geom, static_cast<const unsigned char*>(x), a, reinterpret_cast<std::uint64_t*>(out.counts), status);
+  if (p.row_blocks)  // §35.7 item 3 one pass: amax, scale and codes of a row block in one thread
+    row_block_kernel<S, D, V><<<blocks_for(p.n_blocks), 256, 0, stream>>>(
+        p.geom, p.n_blocks, static_cast<const unsigned char*>(x), p.scale, p.amax, a, out.scales, out.amax,
+        reinterpret_cast<std::uint64_t*>(out.counts), status);
+  else
+    quantize_kernel<S, D, V><<<blocks_for(p.geom.n_units), 256, 0, stream>>>(
+        p.geom, static_cast<const unsigned char*>(x), a, reinterpret_cast<std::uint64_t*>(out.counts), status);
   e = cudaGetLastError();
   if (e != cudaSuccess || p.sr_bits == 0 || rnd.use_philox) return e;
   std::uint32_t h = 0;

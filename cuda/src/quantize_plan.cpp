@@ -156,6 +156,7 @@ QuantizePlan plan_quantize(const numref::QuantizeSpec& spec, numref::FormatId so
   if (!elem.is_integer()) p.wide_d = cast_policy(p.spec.wide, elem, numref::format(F::f32));
   p.wide_out = cast_policy(p.spec.wide, numref::format(F::f32), numref::format(out));
 
+  p.row_blocks = p.geom.br == 1 && p.geom.bc <= 256 && !rule_needs_prepare(s.rule);
   return p;
 }
 
@@ -168,7 +169,7 @@ bool vector_loads_ok(const QuantizePlan& p, const void* data) {
 std::string describe(const QuantizePlan& p) {
   return std::string(numref::format(p.source).name) + " -> " + std::string(numref::format(p.element).name) + " " +
          std::string(numref::to_string(p.spec.rule)) + " " + numref::to_string(p.spec.partition) +
-         " (" + std::to_string(p.n_blocks) + " blocks)";
+         " (" + std::to_string(p.n_blocks) + " blocks" + (p.row_blocks ? ", one pass)" : ")");
 }
 
 }  // namespace numref_cuda

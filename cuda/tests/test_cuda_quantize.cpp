@@ -87,6 +87,8 @@ std::vector<Case> cases() {
 const host::Walk kWalks[] = {
     {256, host::Walk::Order::forward, 1}, {7, host::Walk::Order::reverse, 1}, {33, host::Walk::Order::shuffled, 99}};
 
+int g_row_block_runs = 0;  // how often the one-pass path was compared (must not stay 0)
+
 struct Shape {
   std::size_t rows, cols;
 };
@@ -133,6 +135,18 @@ void run_case(const Case& c, FormatId src, const std::vector<T>& data, Shape sh,
     const auto deq = host::dequantize(p, got.codes.data(), got.scale.scales.data(), got.scale.group_mantissa.data(),
                                       got.scale.tensor_amax, w);
     EXPECT_EQ(deq, want_deq);
+    if (p.row_blocks) {  // §35.7 item 3 the one-pass row-block path gives the same outputs
+      ++g_row_block_runs;
+      const host::QuantizeOut one = host::quantize(p, x.data(), numref_cuda::ElementRandom{}, true, true, w, true);
+      EXPECT_EQ(one.scale.scales, want.meta.scales);
+      EXPECT_EQ(one.scale.amax, amax_want);
+      EXPECT_EQ(one.codes, want_codes);
+      EXPECT_EQ(one.fake, want_fake);
+      EXPECT_EQ(one.counts.saturated, want.total.saturated);
+      EXPECT_EQ(one.counts.flushed, want.total.flushed);
+      EXPECT_EQ(one.counts.nan, want.total.nan);
+      EXPECT_EQ(one.counts.inf, want.total.inf);
+    }
   }
 }
 
@@ -179,9 +193,19 @@ TEST(CudaQuantizeSr, ExplicitRandomMatchesReference) {
   const auto got = host::quantize(p, f.data(), rnd, true, false, {5, host::Walk::Order::shuffled, 4});
   EXPECT_TRUE(got.random_ok);
   EXPECT_EQ(got.codes, want);
+  ASSERT_TRUE(p.row_blocks);
+  EXPECT_EQ(host::quantize(p, f.data(), rnd, true, false, {3, host::Walk::Order::reverse, 1}, true).codes, want);
   r[17] = 0x100u;  // 9 bits for k = 8
   EXPECT_FALSE(host::quantize(p, f.data(), rnd, true, false).random_ok);
 }
+
+// §35.7 item 3 The one-pass path must have been compared by the parameterized cases (MX 1x32,
+// 1x128 and the other row-block specs); checked once all tests have run.
+class RowBlockCount : public ::testing::Environment {
+ public:
+  void TearDown() override { EXPECT_GT(g_row_block_runs, 0) << "the one-pass row-block path was never compared"; }
+};
+[[maybe_unused]] const auto* const kRowBlockEnv = ::testing::AddGlobalTestEnvironment(new RowBlockCount);
 
 // §35.7 What the kernels do not implement is refused with a message naming it.
 TEST(CudaQuantizePlan, RefusesWhatTheKernelsDoNotImplement) {

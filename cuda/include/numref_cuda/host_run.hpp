@@ -44,8 +44,10 @@ struct QuantizeOut {
   Counts counts;
   bool random_ok = true;  // false: an explicit random value had more than k bits (§4.3)
 };
+// `row_blocks` runs the one-pass row-block path (§35.7 item 3; requires p.row_blocks): the
+// simulated threads walk the blocks instead of the units.
 QuantizeOut quantize(const QuantizePlan& p, const void* x, const ElementRandom& rnd, bool want_codes, bool want_fake,
-                     const Walk& w = {});
+                     const Walk& w = {}, bool row_blocks = false);
 
 // §19.3 dequantize from the metadata alone (codes in element order, scales per block, group
 // mantissas per group, NVFP4 tensor amax).

@@ -42,7 +42,10 @@ struct QuantizePlan {
   CastPolicy wide_out;                  // f32 -> out under the wide policy (§19.6)
   int sr_bits = 0;                      // k when the element policy rounds stochastically, else 0
   std::uint32_t n_blocks = 0, n_groups = 1;
-  std::uint32_t chunk = 0;              // V: elements per 16-byte chunk of the source
+  std::uint32_t chunk = 0;
+  // §35.7 item 3 The one-pass row-block path applies: one row per block, at most 256 columns per
+  // block, and a rule whose scale needs only the block's amax (not gam, not nvfp4).
+  bool row_blocks = false;              // V: elements per 16-byte chunk of the source
 };
 
 // §35.7 The plan of a quantization of a rows × cols view of `source` (strides in elements).

@@ -251,6 +251,50 @@ NUMREF_HD inline bool quantize_unit(const Geometry& g, const unsigned char* x, s
   return !bad;
 }
 
+// ---- one pass for row blocks (§35.7 item 3) -------------------------------------------------------
+
+// §35.7 item 3 Block b of a partition with one row per block (MX 1×32, 1×16, DeepSeek 1×128, short
+// rows) and a rule whose scale needs only the block's amax, in ONE pass: the thread reads the
+// block's chunks for the amax, forms the block's factors, and quantizes the same chunks (read
+// again from the cache), so the tensor is read once from memory and no atomics are needed. The
+// stored scale and the amax go to scales[b] and amax[b] (when not null). Returns false when an
+// explicit random value was invalid (§4.3).
+template <class S, class D, int V>
+NUMREF_HD inline bool quantize_row_block(const Geometry& g, const unsigned char* x, std::uint32_t b, const ScaleParams& sp,
+                                         const AmaxPolicy& ap, const QuantizeArgs<D>& a, std::uint32_t* scales,
+                                         std::uint32_t* amax, Counts& counts) {
+  const std::uint32_t i = b / g.nbc, J = b - i * g.nbc;  // br = 1: block row I is row i
+  const std::uint32_t c0 = J * g.bc, c1 = g.cols - c0 < g.bc ? g.cols : c0 + g.bc;
+  std::uint32_t m = 0;
+  for (std::uint32_t c = c0; c < c1; c += static_cast<std::uint32_t>(V)) {
+    const std::uint32_t n = c1 - c < static_cast<std::uint32_t>(V) ? c1 - c : static_cast<std::uint32_t>(V);
+    std::uint32_t v[V];
+    load_chunk<S, V>(g, x, i, c, n, v);
+    NUMREF_UNROLL
+    for (int k = 0; k < V; ++k)
+      if (static_cast<std::uint32_t>(k) < n) m = amax_max(m, amax_key<S>(v[k], ap));
+  }
+  const BlockFactors f = block_factors(sp, m, TensorState{});
+  if (scales != nullptr) scales[b] = f.stored;
+  if (amax != nullptr) amax[b] = m;
+  bool bad = false;
+  for (std::uint32_t c = c0; c < c1; c += static_cast<std::uint32_t>(V)) {
+    const std::uint32_t n = c1 - c < static_cast<std::uint32_t>(V) ? c1 - c : static_cast<std::uint32_t>(V);
+    std::uint32_t v[V];
+    load_chunk<S, V>(g, x, i, c, n, v);
+    const std::uint64_t row = static_cast<std::uint64_t>(i) * g.cols + c;
+    for (std::uint32_t k = 0; k < n; ++k) {
+      std::uint32_t bits = 0;
+      const std::uint32_t r = a.rnd.get(row + k, bad);
+      const std::uint32_t code = quantize_element<S, D>(v[k], f, a.elem, r, bits);
+      counts.add(bits);
+      if (a.codes != nullptr) a.codes[row + k] = static_cast<std::uint8_t>(code);
+      if (a.fake != nullptr) detail::store_fake(a.fake, row + k, a.out, detail::fake_of<D>(code, f, a));
+    }
+  }
+  return !bad;
+}
+
 // ---- dequantize (§19.3) ---------------------------------------------------------------------
 
 // §19.3 Dequantizes the codes of unit u (codes are dense, element order) into binary32 codes.
