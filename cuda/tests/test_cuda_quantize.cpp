@@ -169,6 +169,15 @@ TEST_P(CudaQuantize, MatchesReference) {
     }
   }
 }
+// §19 Every bf16 code (a 256 x 256 tensor holding codes 0000 … FFFF, so each row of 256 codes
+// spans one binade pair of one sign, and its transpose mixes them) for every case.
+TEST_P(CudaQuantize, EveryBf16Code) {
+  const Case c = cases()[static_cast<std::size_t>(GetParam())];
+  std::vector<std::uint16_t> all(65536);
+  for (std::uint32_t i = 0; i < 65536; ++i) all[i] = static_cast<std::uint16_t>(i);
+  run_case(c, FormatId::bf16, all, {256, 256}, false, true);
+  run_case(c, FormatId::bf16, all, {256, 256}, true, true);
+}
 INSTANTIATE_TEST_SUITE_P(AllCases, CudaQuantize, ::testing::Range(0, static_cast<int>(cases().size())),
                          [](const ::testing::TestParamInfo<int>& i) { return cases()[static_cast<std::size_t>(i.param)].name; });
 
