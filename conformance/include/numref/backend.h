@@ -283,7 +283,8 @@ typedef struct numref_mor_op {
   uint64_t threshold_num; /* tensor: the threshold num / den, reduced (default 9 / 200, §23.2) */
   uint64_t threshold_den;
   numref_policy policy;   /* the element policy of the quantized types (§26.1: ocp, saturating) */
-  numref_policy wide;     /* the wide policy (Q(x) to out_format, kept blocks) */
+  numref_policy wide;     /* informative: the profile's wide policy. §26.1 / §27.1 fix the conversion of Q(x)
+                           * and of kept blocks to out_format (ocp wide: rne); backends may ignore it */
   const char* text;       /* the canonical parameter text (the pipe protocol's <params>) */
 } numref_mor_op;
 
