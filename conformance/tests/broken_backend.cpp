@@ -239,14 +239,6 @@ int mor_supported(void*, std::uint32_t family, const numref_mor_op* op) {
   return family == NUMREF_TENSOR_MOR || family == NUMREF_TENSOR_MOR_SUB ? 1 : 0;
 }
 
-void put_sum(const numref::ErrorSum& s, numref_error_sum& c) {
-  for (int k = 0; k < 5; ++k) c.limb[k] = s.sum.limbs()[static_cast<std::size_t>(k)];
-  c.n = s.n;
-  c.nonfinite_input = s.nonfinite_input;
-  c.nonfinite_quant = s.nonfinite_quant;
-  c.zeros = s.zeros;
-}
-
 std::int64_t mor(void* ctx, const numref_mor_op* op, const void* x, numref_mor_result* res, std::uint32_t* scales) {
   auto* inst = static_cast<Instance*>(ctx);
   try {
@@ -283,12 +275,7 @@ std::int64_t mor(void* ctx, const numref_mor_op* op, const void* x, numref_mor_r
         r.verdict = {true, numref::Reason::accepted};
       }
     }
-    res->decision = r.quantized ? NUMREF_BLOCK_F8E4M3FN : NUMREF_BLOCK_KEPT;
-    res->reason = static_cast<std::uint32_t>(r.verdict.reason);
-    res->mean = r.mean;
-    res->group_mantissa = r.scales.group_mantissa.empty() ? 0u : r.scales.group_mantissa[0];
-    put_sum(r.error, res->error);
-    std::copy(r.scales.scales.begin(), r.scales.scales.end(), scales);
+    numref::conform::to_c_tensor_mor(r, *res, scales);
     return static_cast<std::int64_t>(op->rows) * op->cols;
   } catch (const std::exception& e) {
     inst->error = e.what();
@@ -307,18 +294,7 @@ std::int64_t mor_sub(void* ctx, const numref_mor_op* op, const void* x, std::uin
     spec.recipe = op->kind == NUMREF_MOR_TWO_WAY ? numref::SubtensorRecipe::two_way : numref::SubtensorRecipe::three_way;
     spec.blocks = numref::Partition::blocks(op->block_rows, op->block_cols);
     const numref::SubtensorMorResult r = numref::subtensor_mor(v, spec);
-    for (std::size_t b = 0; b < r.type.size(); ++b) {
-      type[b] = static_cast<std::uint8_t>(r.type[b]);
-      eq3[b] = static_cast<std::uint8_t>(r.eq3[b].reason);
-      eq4[b] = static_cast<std::uint8_t>(r.eq4[b].reason);
-      put_sum(r.e4m3_sum[b], e4m3_sum[b]);
-      put_sum(r.e5m2_sum[b], e5m2_sum[b]);
-      e4m3_scales[b] = r.e4m3_scales.scales[b];
-      e5m2_scales[b] = r.e5m2_scales.scales[b];
-    }
-    group_mantissa[0] = r.e4m3_scales.group_mantissa.empty() ? 0u : r.e4m3_scales.group_mantissa[0];
-    group_mantissa[1] = r.e5m2_scales.group_mantissa.empty() ? 0u : r.e5m2_scales.group_mantissa[0];
-    std::copy(r.fake.begin(), r.fake.end(), out);
+    numref::conform::to_c_subtensor_mor(r, type, eq3, eq4, e4m3_sum, e5m2_sum, e4m3_scales, e5m2_scales, group_mantissa, out);
     return static_cast<std::int64_t>(op->rows) * op->cols;
   } catch (const std::exception& e) {
     inst->error = e.what();

@@ -2,12 +2,15 @@
 // the built-in backends).                                              spec §31.3
 #pragma once
 
+#include <algorithm>
 #include <optional>
 #include <stdexcept>
 #include <string>
 
 #include "numref/backend.h"
 #include "numref/format.hpp"
+#include "numref/metrics.hpp"
+#include "numref/mor.hpp"
 #include "numref/policy.hpp"
 #include "numref/quantize.hpp"
 #include "numref/scale.hpp"
@@ -193,6 +196,40 @@ inline TensorOpSpec tensor_spec_from_c(std::uint32_t family, const numref_tensor
     throw std::invalid_argument("fake-quant output must be 16 or 32 bits");
   if (BlockGrid(t.rows, t.cols, q.partition).count() != op.n_blocks) throw std::invalid_argument("n_blocks disagrees");
   return t;
+}
+
+// §31.7 The C form of the reference's MoR results (the reference backend and the test
+// backends write them through these, so they marshal alike).
+inline void to_c_error_sum(const ErrorSum& s, numref_error_sum& c) {
+  for (std::size_t k = 0; k < 5; ++k) c.limb[k] = s.sum.limbs()[k];
+  c.n = s.n;
+  c.nonfinite_input = s.nonfinite_input;
+  c.nonfinite_quant = s.nonfinite_quant;
+  c.zeros = s.zeros;
+}
+inline void to_c_tensor_mor(const TensorMorResult& r, numref_mor_result& res, std::uint32_t* scales) {
+  res.decision = r.quantized ? NUMREF_BLOCK_F8E4M3FN : NUMREF_BLOCK_KEPT;
+  res.reason = static_cast<std::uint32_t>(r.verdict.reason);
+  res.mean = r.mean;
+  res.group_mantissa = r.scales.group_mantissa.empty() ? 0u : r.scales.group_mantissa[0];
+  to_c_error_sum(r.error, res.error);
+  std::copy(r.scales.scales.begin(), r.scales.scales.end(), scales);
+}
+inline void to_c_subtensor_mor(const SubtensorMorResult& r, std::uint8_t* type, std::uint8_t* eq3, std::uint8_t* eq4,
+                               numref_error_sum* e4m3_sum, numref_error_sum* e5m2_sum, std::uint32_t* e4m3_scales,
+                               std::uint32_t* e5m2_scales, std::uint32_t* group_mantissa, std::uint32_t* out) {
+  for (std::size_t b = 0; b < r.type.size(); ++b) {
+    type[b] = static_cast<std::uint8_t>(r.type[b]);
+    eq3[b] = static_cast<std::uint8_t>(r.eq3[b].reason);
+    eq4[b] = static_cast<std::uint8_t>(r.eq4[b].reason);
+    to_c_error_sum(r.e4m3_sum[b], e4m3_sum[b]);
+    to_c_error_sum(r.e5m2_sum[b], e5m2_sum[b]);
+    e4m3_scales[b] = r.e4m3_scales.scales[b];
+    e5m2_scales[b] = r.e5m2_scales.scales[b];
+  }
+  group_mantissa[0] = r.e4m3_scales.group_mantissa.empty() ? 0u : r.e4m3_scales.group_mantissa[0];
+  group_mantissa[1] = r.e5m2_scales.group_mantissa.empty() ? 0u : r.e5m2_scales.group_mantissa[0];
+  std::copy(r.fake.begin(), r.fake.end(), out);
 }
 
 }  // namespace numref::conform
