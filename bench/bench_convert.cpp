@@ -144,7 +144,7 @@ void BM_f32_to_e4m3_sr8add_sat_random(benchmark::State& s) {
   Policy p = saturating();
   p.round = numref::Round::sr;
   p.sr_bits = 8;
-  p.sr_variant = numref::SrVariant::add_source;
+  p.sr_variant = numref::SrVariant::add;
   const Converter conv(FormatId::f32, FormatId::f8e4m3fn, p);
   const auto rs = random_codes(0xFFu, 6);
   run(s, conv, random_codes(0xFFFFFFFFu, 7), &rs);

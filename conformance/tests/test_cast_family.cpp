@@ -166,9 +166,9 @@ TEST(CastVariants, Level0AndEquivalence) {
   Policy a = profile(ProfileId::ocp).wide, b = a;
   b.e8m0_round = E8m0Round::ceil;
   b.int_range = IntRange::symmetric;
-  b.nan_to_finite = NanToFinite::pos_max;
+  b.nan_to_finite = NanToFinite::max;
   EXPECT_TRUE(cast::equivalent(a, b, format(FormatId::f32), format(FormatId::bf16)));
-  b.nan = NanOut::all_ones;
+  b.nan = NanOut::ones;
   EXPECT_FALSE(cast::equivalent(a, b, format(FormatId::f32), format(FormatId::bf16)));
 }
 

@@ -17,7 +17,7 @@ cudaError_t launch_pair(const void* in, void* out, std::size_t n, const CastPoli
                         cudaStream_t stream) {
   using S = FloatTraits<SF>;
   using D = FloatTraits<DF>;
-  const Specials<D> sp = make_specials<D>(p);
+  const SpecialCodes<D> sp = make_special_codes<D>(p);
   const int k = p.sr_bits;
   switch (p.mode) {
     case Mode::rne:

@@ -3,7 +3,7 @@
 // An operator binds the per-element function convert_as<S, D, M, V> of cast.cuh to a
 // kernel: it converts one chunk of V codes. The rounding mode (and the SR variant) is a
 // template argument, so each kernel is straight-line code; the policy's special-value codes
-// (NaN, Inf, overflow) come precomputed in Specials<D> (make_specials, once per launch).
+// (NaN, Inf, overflow) come precomputed in SpecialCodes<D> (make_special_codes, once per launch).
 // HW = true asks for the hardware instruction where the architecture has one (§35.5): only
 // launched for policies whose arithmetic the instruction implements.
 #pragma once
@@ -31,7 +31,7 @@ struct CastOp {
   static constexpr int in_bytes = S::bits / 8;
   static constexpr int out_bytes = D::bits / 8;
   static constexpr bool uses_random = M == Mode::sr;
-  Specials<D> sp;
+  SpecialCodes<D> sp;
   int k = 0;
   RandomArgs rnd;
 

@@ -39,21 +39,21 @@ CastPolicy cast_policy(const numref::Policy& p, const numref::Format& from, cons
     case numref::Round::sr:
       c.mode = Mode::sr;
       c.sr_bits = static_cast<std::uint8_t>(p.sr_bits);
-      c.sr_variant = p.sr_variant == numref::SrVariant::add_source ? SrVariant::add : SrVariant::fraction;
+      c.sr_variant = p.sr_variant == numref::SrVariant::add ? SrVariant::add : SrVariant::fraction;
       break;
   }
   c.saturate = p.overflow == numref::Overflow::saturate;
-  c.inf_to_max = p.inf_sat == numref::InfSat::to_max;
+  c.inf_to_max = p.inf_sat == numref::InfSat::max;
   switch (p.nan) {
     case numref::NanOut::payload: c.nan = NanOut::payload; break;
-    case numref::NanOut::keep_sign: c.nan = NanOut::sign; break;
+    case numref::NanOut::sign: c.nan = NanOut::sign; break;
     case numref::NanOut::canonical: c.nan = NanOut::canonical; break;
-    case numref::NanOut::all_ones: c.nan = NanOut::ones; break;
+    case numref::NanOut::ones: c.nan = NanOut::ones; break;
   }
   switch (p.nan_to_finite) {
-    case numref::NanToFinite::pos_zero: c.nan_to_finite = NanToFinite::zero; break;
-    case numref::NanToFinite::neg_zero: c.nan_to_finite = NanToFinite::negzero; break;
-    case numref::NanToFinite::pos_max: c.nan_to_finite = NanToFinite::max; break;
+    case numref::NanToFinite::zero: c.nan_to_finite = NanToFinite::zero; break;
+    case numref::NanToFinite::negzero: c.nan_to_finite = NanToFinite::negzero; break;
+    case numref::NanToFinite::max: c.nan_to_finite = NanToFinite::max; break;
   }
   return c;
 }
@@ -72,7 +72,7 @@ E8m0Policy e8m0_policy(const numref::Policy& p, const numref::Format& from) {
     case numref::Round::sr: unsupported(from, to, "stochastic rounding into f8e8m0fnu is not implemented (§35.2)");
   }
   e.saturate = p.overflow == numref::Overflow::saturate;
-  e.inf_to_max = p.inf_sat == numref::InfSat::to_max;
+  e.inf_to_max = p.inf_sat == numref::InfSat::max;
   e.zero_to_min = p.zero_to_nozero == numref::ZeroToNoZero::min;
   e.negative_abs = p.negative == numref::Negative::abs;
   return e;

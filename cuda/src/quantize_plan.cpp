@@ -143,9 +143,9 @@ QuantizePlan plan_quantize(const numref::QuantizeSpec& spec, numref::FormatId so
     p.elem.mode = int_mode(numref::effective_round(elem, ep));
     p.elem.sr_bits = static_cast<std::uint8_t>(p.elem.mode == Mode::sr ? ep.sr_bits : 0);
     switch (ep.nan_to_finite) {
-      case numref::NanToFinite::pos_zero: p.elem.nan_to_finite = NanToFinite::zero; break;
-      case numref::NanToFinite::neg_zero: p.elem.nan_to_finite = NanToFinite::negzero; break;
-      case numref::NanToFinite::pos_max: p.elem.nan_to_finite = NanToFinite::max; break;
+      case numref::NanToFinite::zero: p.elem.nan_to_finite = NanToFinite::zero; break;
+      case numref::NanToFinite::negzero: p.elem.nan_to_finite = NanToFinite::negzero; break;
+      case numref::NanToFinite::max: p.elem.nan_to_finite = NanToFinite::max; break;
     }
     p.symmetric = ep.int_range == numref::IntRange::symmetric;
   } else {

@@ -166,7 +166,7 @@ TEST(CudaDeviceCast, StochasticExplicitAndPhilox) {
   std::mt19937_64 rng(5);
   const std::vector<std::uint32_t> bf = all_codes(FormatId::bf16);
   for (int k : {3, 8, 16})
-    for (auto v : {numref::SrVariant::fraction, numref::SrVariant::add_source})
+    for (auto v : {numref::SrVariant::fraction, numref::SrVariant::add})
       for (FormatId to : {FormatId::f8e4m3fn, FormatId::f8e5m2}) {
         numref::Policy p = numref::profile(numref::ProfileId::cuda_satfinite).narrow;
         p.round = numref::Round::sr;

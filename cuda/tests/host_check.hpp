@@ -86,20 +86,20 @@ inline std::vector<numref::Policy> deterministic_policies(const numref::Format& 
   for (numref::Round m : {numref::Round::rne, numref::Round::rna, numref::Round::rtz, numref::Round::rup,
                           numref::Round::rdn})
     for (numref::Overflow o : {numref::Overflow::nonsat, numref::Overflow::saturate})
-      for (numref::InfSat i : {numref::InfSat::to_max, numref::InfSat::keep}) {
+      for (numref::InfSat i : {numref::InfSat::max, numref::InfSat::keep}) {
         numref::Policy p;
         p.round = m;
         p.overflow = o;
         p.inf_sat = i;
         if (to.has_nan()) {
-          for (numref::NanOut n : {numref::NanOut::payload, numref::NanOut::keep_sign, numref::NanOut::canonical,
-                                   numref::NanOut::all_ones}) {
+          for (numref::NanOut n : {numref::NanOut::payload, numref::NanOut::sign, numref::NanOut::canonical,
+                                   numref::NanOut::ones}) {
             p.nan = n;
             out.push_back(p);
           }
         } else {
           for (numref::NanToFinite n :
-               {numref::NanToFinite::pos_zero, numref::NanToFinite::neg_zero, numref::NanToFinite::pos_max}) {
+               {numref::NanToFinite::zero, numref::NanToFinite::negzero, numref::NanToFinite::max}) {
             p.nan_to_finite = n;
             out.push_back(p);
           }

@@ -24,7 +24,7 @@ numref::Policy sr_policy(int k, numref::SrVariant v, numref::Overflow o) {
   return p;
 }
 
-constexpr numref::SrVariant kVariants[] = {numref::SrVariant::fraction, numref::SrVariant::add_source};
+constexpr numref::SrVariant kVariants[] = {numref::SrVariant::fraction, numref::SrVariant::add};
 constexpr numref::Overflow kOverflows[] = {numref::Overflow::saturate, numref::Overflow::nonsat};
 
 // §5.1 / §5.2 Every code of `from` with every r in [0, 2^k) for k = 1..kmax.

@@ -28,7 +28,7 @@ std::vector<numref::Policy> e8m0_policies() {
       {numref::E8m0Round::follow, numref::Round::rdn}};
   for (const auto& [er, rm] : rounds)
     for (auto o : {numref::Overflow::nonsat, numref::Overflow::saturate})
-      for (auto i : {numref::InfSat::to_max, numref::InfSat::keep})
+      for (auto i : {numref::InfSat::max, numref::InfSat::keep})
         for (auto z : {numref::ZeroToNoZero::nan, numref::ZeroToNoZero::min})
           for (auto n : {numref::Negative::nan, numref::Negative::abs}) {
             numref::Policy p;

@@ -53,19 +53,19 @@ void check_model() {
   // The instruction's arithmetic on non-NaN inputs (rne; saturating: inf and overflow -> max).
   numref::Policy model;
   model.overflow = Saturating ? numref::Overflow::saturate : numref::Overflow::nonsat;
-  model.inf_sat = numref::InfSat::to_max;
+  model.inf_sat = numref::InfSat::max;
   const numref::Converter instr(SF, DF, model);
   // Every policy the kernels route to this instruction: rne with the instruction's overflow
   // behaviour, any inf_sat, any NaN output.
-  for (auto inf : {numref::InfSat::to_max, numref::InfSat::keep})
-    for (auto nan : {numref::NanOut::payload, numref::NanOut::keep_sign, numref::NanOut::canonical,
-                     numref::NanOut::all_ones}) {
+  for (auto inf : {numref::InfSat::max, numref::InfSat::keep})
+    for (auto nan : {numref::NanOut::payload, numref::NanOut::sign, numref::NanOut::canonical,
+                     numref::NanOut::ones}) {
       numref::Policy p = model;
       p.inf_sat = inf;
       p.nan = nan;
       const numref_cuda::CastPolicy cp = numref_cuda::cast_policy(p, numref::format(SF), to);
       ASSERT_EQ(Saturating ? numref_cuda::hardware_f8_path(cp) : numref_cuda::hardware_bf16_path(cp), true);
-      const numref_cuda::Specials<D> sp = numref_cuda::make_specials<D>(cp);
+      const numref_cuda::SpecialCodes<D> sp = numref_cuda::make_special_codes<D>(cp);
       int bad = 0;
       for (std::uint32_t x : inputs(SF)) {
         const std::uint32_t want = numref_cuda::convert<S, D>(x, cp);

@@ -34,7 +34,7 @@ std::string validate(const Policy& p, const Format& to) {
   if (mode == Round::sr || p.round == Round::sr) {
     if (p.sr_bits < 1 || p.sr_bits > 32)
       return "stochastic rounding needs sr_bits (k) in 1..32, got " + std::to_string(p.sr_bits);
-    if (p.sr_variant == SrVariant::add_source && to.is_integer())
+    if (p.sr_variant == SrVariant::add && to.is_integer())
       return "sr_variant=add is defined for floating-point targets only";
   }
   return {};
@@ -51,16 +51,16 @@ Result nan_result(const Decoded& d, const Format& from, const Format& to, const 
   if (!to.has_nan()) {
     flags |= kInvalid;
     switch (p.nan_to_finite) {
-      case NanToFinite::pos_zero: return {0u, flags};
-      case NanToFinite::neg_zero: return {to.is_integer() ? 0u : to.sign_bit(), flags};
-      case NanToFinite::pos_max: return {encode_max_finite(false, to), flags};
+      case NanToFinite::zero: return {0u, flags};
+      case NanToFinite::negzero: return {to.is_integer() ? 0u : to.sign_bit(), flags};
+      case NanToFinite::max: return {encode_max_finite(false, to), flags};
     }
   }
   const std::uint32_t sgn = d.sign ? to.sign_bit() : 0u;
   switch (p.nan) {
-    case NanOut::keep_sign: return {to.canonical_nan | sgn, flags};
+    case NanOut::sign: return {to.canonical_nan | sgn, flags};
     case NanOut::canonical: return {to.canonical_nan, flags};
-    case NanOut::all_ones: return {to.mag_mask(), flags};
+    case NanOut::ones: return {to.mag_mask(), flags};
     case NanOut::payload: {
       if (to.specials != Specials::ieee) return {to.canonical_nan | sgn, flags};  // one NaN per sign
       std::uint64_t pl = d.sig;  // source fraction field
@@ -83,7 +83,7 @@ Result inf_result(bool sign, const Format& to, const Policy& p) {
     if (p.negative == Negative::nan) return {to.canonical_nan, kInvalid};
     sign = false;
   }
-  if (p.overflow == Overflow::saturate && p.inf_sat == InfSat::to_max)
+  if (p.overflow == Overflow::saturate && p.inf_sat == InfSat::max)
     return {encode_max_finite(sign, to), static_cast<std::uint8_t>(kOverflow | kInexact)};
   if (to.has_inf()) return {encode_inf(sign, to), 0};
   if (to.has_nan()) return {to.canonical_nan | (sign ? to.sign_bit() : 0u), kInvalid};
@@ -132,7 +132,7 @@ Converter::Converter(const Format& from, const Format& to, const Policy& p, bool
   // signed, with subnormals, the target narrower in precision; not §5.2 (it rounds twice).
   const bool floats = !from.is_integer() && !to.is_integer() && from.is_signed && to.is_signed &&
                       from.has_subnormals && to.has_subnormals;
-  const bool sr_add = t_.mode == Round::sr && p.sr_variant == SrVariant::add_source;
+  const bool sr_add = t_.mode == Round::sr && p.sr_variant == SrVariant::add;
   if (binade && floats && !sr_add && from.man_bits > to.man_bits && t_.max_e[0] == t_.max_e[1]) {
     detail::BinadePath& b = bp_;
     b.mode = t_.mode;
@@ -206,7 +206,7 @@ Result Converter::operator()(std::uint32_t bits, std::uint64_t r) const {
     const std::uint32_t ef = mag >> from.man_bits;
     const bool special = (from.has_inf() && ef == from.exp_all_ones()) ||
                          (from.specials == Specials::fn && mag == from.mag_mask());
-    if (ef != 0 && !special && !(t_.mode == Round::sr && p.sr_variant == SrVariant::add_source)) {
+    if (ef != 0 && !special && !(t_.mode == Round::sr && p.sr_variant == SrVariant::add)) {
       const Exact x{(bits & from.sign_bit()) != 0, (std::uint64_t{1} << from.man_bits) | (mag & from.man_mask()),
                     static_cast<int>(ef) - from.bias - from.man_bits, false};
       return core_impl::round_core_inline(x, t_, p, t_.mode, t_.mode, r);
@@ -222,7 +222,7 @@ Result Converter::operator()(std::uint32_t bits, std::uint64_t r) const {
       break;
     case Class::normal: break;
   }
-  if (t_.mode == Round::sr && p.sr_variant == SrVariant::add_source && !from.is_integer())
+  if (t_.mode == Round::sr && p.sr_variant == SrVariant::add && !from.is_integer())
     return sr_add_source(d, bits, from, t_, p, r);
   return detail::round_core(Exact{d.sign, d.sig, d.exp, false}, t_, p, t_.mode, t_.mode, r);
 }

@@ -42,15 +42,15 @@ constexpr Names<Round, 6> kRound{{{{Round::rne, "rne"},
                                    {Round::rdn, "rdn"},
                                    {Round::rna, "rna"},
                                    {Round::sr, "sr"}}}};
-constexpr Names<SrVariant, 2> kSrVariant{{{{SrVariant::fraction, "fraction"}, {SrVariant::add_source, "add"}}}};
+constexpr Names<SrVariant, 2> kSrVariant{{{{SrVariant::fraction, "fraction"}, {SrVariant::add, "add"}}}};
 constexpr Names<Overflow, 2> kOverflowN{{{{Overflow::saturate, "saturate"}, {Overflow::nonsat, "nonsat"}}}};
-constexpr Names<InfSat, 2> kInfSat{{{{InfSat::to_max, "max"}, {InfSat::keep, "keep"}}}};
-constexpr Names<NanOut, 4> kNanOut{{{{NanOut::keep_sign, "sign"},
+constexpr Names<InfSat, 2> kInfSat{{{{InfSat::max, "max"}, {InfSat::keep, "keep"}}}};
+constexpr Names<NanOut, 4> kNanOut{{{{NanOut::sign, "sign"},
                                      {NanOut::canonical, "canonical"},
-                                     {NanOut::all_ones, "ones"},
+                                     {NanOut::ones, "ones"},
                                      {NanOut::payload, "payload"}}}};
 constexpr Names<NanToFinite, 3> kNanToFinite{
-    {{{NanToFinite::pos_zero, "zero"}, {NanToFinite::neg_zero, "negzero"}, {NanToFinite::pos_max, "max"}}}};
+    {{{NanToFinite::zero, "zero"}, {NanToFinite::negzero, "negzero"}, {NanToFinite::max, "max"}}}};
 constexpr Names<E8m0Round, 5> kE8m0Round{{{{E8m0Round::follow, "follow"},
                                            {E8m0Round::floor, "floor"},
                                            {E8m0Round::ceil, "ceil"},
@@ -69,9 +69,9 @@ Policy cuda_narrow(Overflow o) {
   Policy p;
   p.round = Round::rne;
   p.overflow = o;
-  p.inf_sat = InfSat::to_max;          // __NV_SATFINITE: +-Inf -> +-max finite
-  p.nan = NanOut::all_ones;            // NaN -> 0x7F for E4M3 and E5M2, sign dropped
-  p.nan_to_finite = NanToFinite::pos_max;  // __nv_cvt_float_to_fp4/fp6: NaN -> +max
+  p.inf_sat = InfSat::max;          // __NV_SATFINITE: +-Inf -> +-max finite
+  p.nan = NanOut::ones;            // NaN -> 0x7F for E4M3 and E5M2, sign dropped
+  p.nan_to_finite = NanToFinite::max;  // __nv_cvt_float_to_fp4/fp6: NaN -> +max
   p.e8m0_round = E8m0Round::floor;     // cudaRoundZero (cudaRoundPosInf = ceil)
   p.zero_to_nozero = ZeroToNoZero::min;  // 0 -> 0x00
   p.negative = Negative::abs;          // the sign bit is ignored
@@ -80,15 +80,15 @@ Policy cuda_narrow(Overflow o) {
 Policy cuda_wide() {
   Policy p;
   p.overflow = Overflow::nonsat;  // __float2bfloat16_rn / __float2half_rn: IEEE, overflow -> Inf
-  p.nan = NanOut::all_ones;       // NaN -> 0x7FFF
+  p.nan = NanOut::ones;       // NaN -> 0x7FFF
   return p;
 }
 Policy mld_narrow() {
   Policy p;
   p.overflow = Overflow::nonsat;
   p.inf_sat = InfSat::keep;  // Inf stays NaN (E4M3) / Inf (E5M2)
-  p.nan = NanOut::keep_sign;
-  p.nan_to_finite = NanToFinite::neg_zero;  // observed: float4_e2m1fn(nan) == 0x8
+  p.nan = NanOut::sign;
+  p.nan_to_finite = NanToFinite::negzero;  // observed: float4_e2m1fn(nan) == 0x8
   p.e8m0_round = E8m0Round::tiesup;
   p.zero_to_nozero = ZeroToNoZero::nan;
   p.negative = Negative::nan;
@@ -97,7 +97,7 @@ Policy mld_narrow() {
 Policy mld_wide() {
   Policy p;
   p.overflow = Overflow::nonsat;
-  p.nan = NanOut::keep_sign;  // Eigen bfloat16: 0x7FC0 / 0xFFC0
+  p.nan = NanOut::sign;  // Eigen bfloat16: 0x7FC0 / 0xFFC0
   return p;
 }
 

@@ -127,7 +127,7 @@ Quantizer::Quantizer(const QuantizeSpec& spec, std::size_t rows, std::size_t col
   apply_ = spec.apply ? *spec.apply : (is_int8(spec.rule) ? ScaleApply::fused : ScaleApply::rn32);
   sr_ = effective_round(e, spec_.policy) == Round::sr;
   if (apply_ == ScaleApply::fused) {
-    if (sr_ && spec_.policy.sr_variant == SrVariant::add_source)
+    if (sr_ && spec_.policy.sr_variant == SrVariant::add)
       bad("sr_variant=add needs a source bit pattern; it cannot be used with the fused scale application");
     if (spec_.policy.daz) bad("daz=1 applies to a conversion's source; it cannot be used with the fused scale application");
   }

@@ -101,13 +101,13 @@ struct Variant {
 const Variant kVariants[] = {
     {"defaults", [](Policy&) {}},
     {"inf_sat=keep", [](Policy& p) { p.inf_sat = InfSat::keep; }},
-    {"nan=sign", [](Policy& p) { p.nan = NanOut::keep_sign; }},
+    {"nan=sign", [](Policy& p) { p.nan = NanOut::sign; }},
     {"nan=canonical", [](Policy& p) { p.nan = NanOut::canonical; }},
     {"nan=ones nan_to_finite=max", [](Policy& p) {
-       p.nan = NanOut::all_ones;
-       p.nan_to_finite = NanToFinite::pos_max;
+       p.nan = NanOut::ones;
+       p.nan_to_finite = NanToFinite::max;
      }},
-    {"nan_to_finite=negzero", [](Policy& p) { p.nan_to_finite = NanToFinite::neg_zero; }},
+    {"nan_to_finite=negzero", [](Policy& p) { p.nan_to_finite = NanToFinite::negzero; }},
     {"e8m0_round=floor", [](Policy& p) { p.e8m0_round = E8m0Round::floor; }},
     {"e8m0_round=ceil", [](Policy& p) { p.e8m0_round = E8m0Round::ceil; }},
     {"e8m0_round=even", [](Policy& p) { p.e8m0_round = E8m0Round::even; }},

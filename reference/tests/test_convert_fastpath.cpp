@@ -43,7 +43,7 @@ std::vector<Setting> settings() {
         Policy p;
         p.round = modes[m];
         p.overflow = o;
-        p.inf_sat = variant == 1 ? InfSat::keep : InfSat::to_max;
+        p.inf_sat = variant == 1 ? InfSat::keep : InfSat::max;
         p.ftz = variant == 2;
         p.tininess = variant == 2 ? Tininess::before : Tininess::after;
         out.push_back({p, std::string(mode_names[m]) + (o == Overflow::saturate ? " sat" : " nonsat") +

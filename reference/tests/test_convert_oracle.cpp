@@ -73,12 +73,12 @@ bool float_target(const Format& f) { return !f.is_integer(); }
 bool int_target(const Format& f) { return f.is_integer(); }
 const Variant kVariants[] = {
     {"inf_sat=keep", [](Policy& p) { p.inf_sat = InfSat::keep; }, float_target, true, true},
-    {"nan=sign", [](Policy& p) { p.nan = NanOut::keep_sign; }, has_nan_target, true, false},
+    {"nan=sign", [](Policy& p) { p.nan = NanOut::sign; }, has_nan_target, true, false},
     {"nan=canonical", [](Policy& p) { p.nan = NanOut::canonical; }, has_nan_target, true, false},
-    {"nan=ones", [](Policy& p) { p.nan = NanOut::all_ones; }, has_nan_target, true, false},
-    {"nan_to_finite=negzero", [](Policy& p) { p.nan_to_finite = NanToFinite::neg_zero; }, no_nan_target, true,
+    {"nan=ones", [](Policy& p) { p.nan = NanOut::ones; }, has_nan_target, true, false},
+    {"nan_to_finite=negzero", [](Policy& p) { p.nan_to_finite = NanToFinite::negzero; }, no_nan_target, true,
      false},
-    {"nan_to_finite=max", [](Policy& p) { p.nan_to_finite = NanToFinite::pos_max; }, no_nan_target, true, false},
+    {"nan_to_finite=max", [](Policy& p) { p.nan_to_finite = NanToFinite::max; }, no_nan_target, true, false},
     {"e8m0_round=floor", [](Policy& p) { p.e8m0_round = E8m0Round::floor; }, e8m0_target, false, true},
     {"e8m0_round=ceil", [](Policy& p) { p.e8m0_round = E8m0Round::ceil; }, e8m0_target, false, true},
     {"e8m0_round=even", [](Policy& p) { p.e8m0_round = E8m0Round::even; }, e8m0_target, false, true},

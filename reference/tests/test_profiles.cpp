@@ -24,15 +24,15 @@ struct Row {
 // §10.1, column by column (round rne, wide overflow nonsat, daz 0, ftz 0, tininess after,
 // int_range full in every profile).
 const Row kTable[] = {
-    {"ocp", Overflow::nonsat, InfSat::to_max, NanOut::payload, NanToFinite::pos_zero, E8m0Round::follow,
+    {"ocp", Overflow::nonsat, InfSat::max, NanOut::payload, NanToFinite::zero, E8m0Round::follow,
      ZeroToNoZero::nan, Negative::nan},
-    {"ieee", Overflow::nonsat, InfSat::to_max, NanOut::payload, NanToFinite::pos_zero, E8m0Round::follow,
+    {"ieee", Overflow::nonsat, InfSat::max, NanOut::payload, NanToFinite::zero, E8m0Round::follow,
      ZeroToNoZero::nan, Negative::nan},
-    {"cuda_satfinite", Overflow::saturate, InfSat::to_max, NanOut::all_ones, NanToFinite::pos_max, E8m0Round::floor,
+    {"cuda_satfinite", Overflow::saturate, InfSat::max, NanOut::ones, NanToFinite::max, E8m0Round::floor,
      ZeroToNoZero::min, Negative::abs},
-    {"cuda_nosat", Overflow::nonsat, InfSat::to_max, NanOut::all_ones, NanToFinite::pos_max, E8m0Round::floor,
+    {"cuda_nosat", Overflow::nonsat, InfSat::max, NanOut::ones, NanToFinite::max, E8m0Round::floor,
      ZeroToNoZero::min, Negative::abs},
-    {"ml_dtypes", Overflow::nonsat, InfSat::keep, NanOut::keep_sign, NanToFinite::neg_zero, E8m0Round::tiesup,
+    {"ml_dtypes", Overflow::nonsat, InfSat::keep, NanOut::sign, NanToFinite::negzero, E8m0Round::tiesup,
      ZeroToNoZero::nan, Negative::nan},
 };
 
@@ -80,7 +80,7 @@ TEST(PolicyText, DescribeDefault) {
   Policy p;
   p.round = Round::sr;
   p.sr_bits = 12;
-  p.sr_variant = SrVariant::add_source;
+  p.sr_variant = SrVariant::add;
   EXPECT_EQ(describe(p),
             "round=sr sr_bits=12 sr_variant=add overflow=nonsat inf_sat=max nan=payload nan_to_finite=zero "
             "e8m0_round=follow zero_to_nozero=nan negative=nan daz=0 ftz=0 tininess=after int_range=full");
@@ -97,11 +97,11 @@ TEST(PolicyText, RoundTrip) {
   Policy odd;
   odd.round = Round::sr;
   odd.sr_bits = 32;
-  odd.sr_variant = SrVariant::add_source;
+  odd.sr_variant = SrVariant::add;
   odd.overflow = Overflow::saturate;
   odd.inf_sat = InfSat::keep;
   odd.nan = NanOut::canonical;
-  odd.nan_to_finite = NanToFinite::neg_zero;
+  odd.nan_to_finite = NanToFinite::negzero;
   odd.e8m0_round = E8m0Round::ceil;
   odd.zero_to_nozero = ZeroToNoZero::min;
   odd.negative = Negative::abs;

@@ -296,7 +296,7 @@ TEST(Quantize, Errors) {  // §19 bad input is an error naming the problem
   s.policy.sr_bits = 8;
   throws(s);  // sr without random values
   const std::vector<std::uint32_t> rnd = {1, 2};
-  s.policy.sr_variant = SrVariant::add_source;
+  s.policy.sr_variant = SrVariant::add;
   s.apply = ScaleApply::fused;  // add needs a source pattern
   throws(s, rnd);
   s = QuantizeSpec{};

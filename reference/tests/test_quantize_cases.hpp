@@ -92,21 +92,21 @@ inline Case random_case(SplitMix64& g, std::size_t rows, std::size_t cols) {
       static constexpr int kBits[] = {1, 3, 8, 13, 20, 24, 32};
       pol.round = Round::sr;
       pol.sr_bits = kBits[g.next() % std::size(kBits)];
-      if (!format(elem).is_integer() && g.next() % 2) pol.sr_variant = SrVariant::add_source;
+      if (!format(elem).is_integer() && g.next() % 2) pol.sr_variant = SrVariant::add;
       break;
     }
     default: break;  // rne
   }
   if (g.next() % 3 == 0) pol.overflow = Overflow::nonsat;
   if (g.next() % 4 == 0) pol.inf_sat = InfSat::keep;
-  static constexpr NanOut kNan[] = {NanOut::payload, NanOut::keep_sign, NanOut::canonical, NanOut::all_ones};
+  static constexpr NanOut kNan[] = {NanOut::payload, NanOut::sign, NanOut::canonical, NanOut::ones};
   pol.nan = kNan[g.next() % 4];
-  static constexpr NanToFinite kN2F[] = {NanToFinite::pos_zero, NanToFinite::neg_zero, NanToFinite::pos_max};
+  static constexpr NanToFinite kN2F[] = {NanToFinite::zero, NanToFinite::negzero, NanToFinite::max};
   pol.nan_to_finite = kN2F[g.next() % 3];
   c.spec.policy = pol;
   static constexpr ProfileId kWide[] = {ProfileId::ocp, ProfileId::cuda_satfinite, ProfileId::ml_dtypes};
   c.spec.wide = profile(kWide[g.next() % 3]).wide;
-  const bool sr_add = pol.round == Round::sr && pol.sr_variant == SrVariant::add_source;
+  const bool sr_add = pol.round == Round::sr && pol.sr_variant == SrVariant::add;
   if (!sr_add && g.next() % 3 == 0) c.spec.apply = is_int8(rule) ? ScaleApply::rn32 : ScaleApply::fused;
   if (is_int8(rule) && sr_add) c.spec.policy.sr_variant = SrVariant::fraction;
   c.spec.dequant = g.next() % 2 ? DequantOp::reciprocal : DequantOp::divide;

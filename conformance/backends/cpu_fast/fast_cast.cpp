@@ -76,7 +76,7 @@ Plan make_plan(const Format& from, const Format& to, const Policy& p) {
     }
   }
   pl.k = pl.mode == Round::sr ? p.sr_bits : 0;
-  pl.sr_add = pl.mode == Round::sr && p.sr_variant == SrVariant::add_source && !pl.s_int;
+  pl.sr_add = pl.mode == Round::sr && p.sr_variant == SrVariant::add && !pl.s_int;
   pl.p = p;
   pl.exact_e = pl.emin <= -126;
   return pl;
@@ -220,16 +220,16 @@ Out nan_out(const Plan& pl, bool sign, std::uint32_t payload) {  // §6.3, §6.4
   if (!pl.has_nan) {
     flags |= NV;
     switch (pl.p.nan_to_finite) {
-      case NanToFinite::pos_zero: return {0u, flags};
-      case NanToFinite::neg_zero: return {pl.integer ? 0u : pl.sign_bit, flags};
-      case NanToFinite::pos_max: return {max_out(pl, false), flags};
+      case NanToFinite::zero: return {0u, flags};
+      case NanToFinite::negzero: return {pl.integer ? 0u : pl.sign_bit, flags};
+      case NanToFinite::max: return {max_out(pl, false), flags};
     }
   }
   const std::uint32_t s = sign ? pl.sign_bit : 0u;
   switch (pl.p.nan) {
-    case NanOut::keep_sign: return {pl.canonical_nan | s, flags};
+    case NanOut::sign: return {pl.canonical_nan | s, flags};
     case NanOut::canonical: return {pl.canonical_nan, flags};
-    case NanOut::all_ones: return {pl.mag_mask, flags};
+    case NanOut::ones: return {pl.mag_mask, flags};
     case NanOut::payload:
       if (!pl.has_inf) return {pl.canonical_nan | s, flags};
       {
@@ -247,7 +247,7 @@ Out inf_out(const Plan& pl, bool sign) {  // §6.2
     if (pl.p.negative == Negative::nan) return {pl.canonical_nan, NV};
     sign = false;
   }
-  if (pl.p.overflow == Overflow::saturate && pl.p.inf_sat == InfSat::to_max)
+  if (pl.p.overflow == Overflow::saturate && pl.p.inf_sat == InfSat::max)
     return {max_out(pl, sign), static_cast<std::uint8_t>(OF | NX)};
   if (pl.has_inf) return {pl.inf_code | (sign ? pl.sign_bit : 0u), 0};
   if (pl.has_nan) return {pl.canonical_nan | (sign ? pl.sign_bit : 0u), NV};
@@ -492,7 +492,7 @@ LaneConst lane_const(const Plan& pl) {
   // whether the sign is kept, and the payload form, follow the policy (§6.3).
   c.nan_base = nan_out(pl, false, 1u << 22).code;
   c.nan_fl = nan_out(pl, false, 1u << 22).flags;
-  c.nan_sign = (pl.has_nan && (pl.p.nan == NanOut::keep_sign || pl.p.nan == NanOut::payload)) ? pl.sign_bit : 0u;
+  c.nan_sign = (pl.has_nan && (pl.p.nan == NanOut::sign || pl.p.nan == NanOut::payload)) ? pl.sign_bit : 0u;
   c.nan_payload = (pl.has_nan && pl.has_inf && pl.p.nan == NanOut::payload) ? 1u : 0u;
   c.nan_shift = static_cast<std::uint32_t>(23 - pl.m);
   c.nan_quiet = pl.m > 0 ? 1u << (pl.m - 1) : 0u;

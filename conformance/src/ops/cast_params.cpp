@@ -393,7 +393,7 @@ std::vector<Variant> variants(Level level, const Policy& base, const Format& fro
     p.sr_bits = k;
     p.sr_variant = v;
     p.e8m0_round = E8m0Round::follow;
-    if (v == SrVariant::add_source && to.is_integer()) return;
+    if (v == SrVariant::add && to.is_integer()) return;
     add("round=sr sr_bits=" + std::to_string(k) + " sr_variant=" + std::string(to_string(v)), p);
   };
   // exhaustive: 2^32 sweeps of 32-bit sources under the profile's own policy only; every
@@ -403,11 +403,11 @@ std::vector<Variant> variants(Level level, const Policy& base, const Format& fro
     return out;
   }
   sr(8, SrVariant::fraction);
-  sr(8, SrVariant::add_source);
+  sr(8, SrVariant::add);
   if (level == Level::l0) return out;  // level 1, 2 and exhaustive (small sources) go on
   for (int k : {1, 3, 16, 32}) {
     sr(k, SrVariant::fraction);
-    sr(k, SrVariant::add_source);
+    sr(k, SrVariant::add);
   }
   auto knob = [&](std::string_view settings) {
     Policy p = base;

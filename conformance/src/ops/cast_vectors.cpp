@@ -429,7 +429,7 @@ void generate_vectors(std::vector<VectorFileText>& out) {
   };
   const SrSet sr_sets[] = {{2, SrVariant::fraction, "ocp"},
                            {16, SrVariant::fraction, "ocp"},
-                           {16, SrVariant::add_source, "ocp"},
+                           {16, SrVariant::add, "ocp"},
                            {16, SrVariant::fraction, "cuda_satfinite"}};
   for (const auto& pr : sr_pairs)
     for (const auto& s : sr_sets) {

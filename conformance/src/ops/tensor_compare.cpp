@@ -290,7 +290,7 @@ std::string classify_code(const CaseCtx& c, std::size_t k, std::uint32_t r, std:
   const Converter to_elem(format(FormatId::f32), elem, s.policy);
   // the other application of the factor (§19.2)
   if (s.apply == ScaleApply::rn32) {
-    const bool fused_ok = !(p.sr() && s.policy.sr_variant == SrVariant::add_source) && !s.policy.daz;
+    const bool fused_ok = !(p.sr() && s.policy.sr_variant == SrVariant::add) && !s.policy.daz;
     if (fused_ok && Rounder(elem, s.policy)(prod, r).bits == gc) return "apply/fused";
   } else if (to_elem(y32, r).bits == gc) {
     return "apply/rn32";

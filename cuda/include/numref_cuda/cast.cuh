@@ -10,7 +10,7 @@
 //   convert_as<S, D, M, V>(bits, specials, k, r)   the kernels' form: the rounding mode M
 //                                    (and SR variant V) fixed at compile time, the policy's
 //                                    special-value codes precomputed once per launch
-//                                    (make_specials); straight-line code;
+//                                    (make_special_codes); straight-line code;
 //   convert<S, D>(bits, policy, r)   the same with the mode chosen at run time (tests, callers
 //                                    that do not specialise);
 //     S: f32, bf16, f16, f8e4m3fn, f8e5m2, FP6, FP4; D: the same list (a signed format with a
@@ -83,7 +83,7 @@ NUMREF_HD NUMREF_FORCEINLINE bool sr_value_valid(std::uint32_t r, int k) {
 // so that the per-element code is straight-line: [0] for a positive, [1] for a negative
 // operand. `nan_payload` selects the §6.3 payload rule (computed per element) over nan[].
 template <class D>
-struct Specials {
+struct SpecialCodes {
   std::uint32_t nan[2];  // §6.3 / §6.4 NaN operand (payload rule: see nan_payload)
   std::uint32_t inf[2];  // §6.2 infinite operand
   std::uint32_t ovf[2];  // §6.1 overflow of a finite operand, in the policy's direction
@@ -150,8 +150,8 @@ NUMREF_HD NUMREF_FORCEINLINE std::uint32_t inf_code(bool sign, const CastPolicy&
 
 // §35.2 The special-case codes of a conversion into D under p.
 template <class D>
-NUMREF_HD NUMREF_FORCEINLINE Specials<D> make_specials(const CastPolicy& p) {
-  Specials<D> sp{};
+NUMREF_HD NUMREF_FORCEINLINE SpecialCodes<D> make_special_codes(const CastPolicy& p) {
+  SpecialCodes<D> sp{};
   for (int s = 0; s < 2; ++s) {
     sp.nan[s] = detail::nan_code<D>(s != 0, p);
     sp.inf[s] = detail::inf_code<D>(s != 0, p);
@@ -203,7 +203,7 @@ NUMREF_HD NUMREF_FORCEINLINE std::uint32_t round_code(bool sign, std::uint32_t s
 }
 template <class D, Mode M>
 NUMREF_HD NUMREF_FORCEINLINE std::uint32_t round_finite(bool sign, std::uint32_t sig, int exp, int k, std::uint32_t r,
-                                                        const Specials<D>& sp) {
+                                                        const SpecialCodes<D>& sp) {
   const std::uint32_t code = round_code<D, M>(sign, sig, exp, k, r);
   return code > D::max_finite ? sp.ovf[sign ? 1 : 0] : (code | (sign ? D::sign_bit : 0u));  // n == 0: ±0
 }
@@ -246,7 +246,7 @@ NUMREF_HD NUMREF_FORCEINLINE bool is_inf_mag(std::uint32_t mag) {
 //                         source magnitude bits (nothing when S has no more fraction bits
 //                         than D), the sum truncated (rtz), overflow "to nearest" (§5.3).
 template <class S, class D, Mode M, SrVariant V = SrVariant::fraction>
-NUMREF_HD NUMREF_FORCEINLINE std::uint32_t convert_as(std::uint32_t bits, const Specials<D>& sp, int k,
+NUMREF_HD NUMREF_FORCEINLINE std::uint32_t convert_as(std::uint32_t bits, const SpecialCodes<D>& sp, int k,
                                                       std::uint32_t r) {
   static_assert(S::is_signed && S::has_zero, "sources are signed floating-point formats with a zero");
   static_assert(D::is_signed && D::has_zero && D::has_subnormals,
@@ -285,7 +285,7 @@ NUMREF_HD NUMREF_FORCEINLINE std::uint32_t convert_as(std::uint32_t bits, const 
 // gives 464.0 -> 7E (tie, to even), 465.0 -> 7E, +Inf -> 7E, -Inf -> FE, NaN -> 7F.
 template <class S, class D>
 NUMREF_HD inline std::uint32_t convert(std::uint32_t bits, const CastPolicy& p, std::uint32_t r = 0u) {
-  const Specials<D> sp = make_specials<D>(p);
+  const SpecialCodes<D> sp = make_special_codes<D>(p);
   const int k = p.sr_bits;
   switch (p.mode) {
     case Mode::rne: return convert_as<S, D, Mode::rne>(bits, sp, k, r);
@@ -307,7 +307,7 @@ NUMREF_HD inline std::uint32_t convert(std::uint32_t bits, const CastPolicy& p, 
 // false for cvt.rn.bf16x2.f32 (±Inf -> ±Inf). The host tests run this function on a model
 // of the instruction built from its PTX ISA description (test_cuda_hw_model.cpp).
 template <class S, class D, bool Saturating>
-NUMREF_HD NUMREF_FORCEINLINE std::uint32_t hardware_lane(std::uint32_t x, std::uint32_t hw, const Specials<D>& sp) {
+NUMREF_HD NUMREF_FORCEINLINE std::uint32_t hardware_lane(std::uint32_t x, std::uint32_t hw, const SpecialCodes<D>& sp) {
   static_assert(S::exp_bits == 8 && S::bias == 127 && (S::bits == 32 || S::bits == 16),
                 "the instructions read f32 (bf16 sources are widened by a shift, exactly)");
   const std::uint32_t a = (x << (32 - S::bits)) & 0x7FFFFFFFu;

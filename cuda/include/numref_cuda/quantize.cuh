@@ -47,7 +47,7 @@ struct IsInt8<Int8Elem> {
 template <class D, bool Int = IsInt8<D>::value>
 struct ElementCtx {
   CastPolicy p;
-  Specials<D> sp{};
+  SpecialCodes<D> sp{};
   bool fused = false;
 };
 template <class D>
@@ -62,7 +62,7 @@ NUMREF_HD inline ElementCtx<D> make_element_ctx(const CastPolicy& p, bool fused,
   c.p = p;
   c.fused = fused;
   if constexpr (IsInt8<D>::value) c.symmetric = symmetric;
-  else c.sp = make_specials<D>(p);
+  else c.sp = make_special_codes<D>(p);
   return c;
 }
 

@@ -35,8 +35,8 @@ enum class Round : std::uint8_t {
 
 // §5.3 How the random bits are applied in stochastic rounding.
 enum class SrVariant : std::uint8_t {
-  fraction,    // §5.1: fraction below the target ulp truncated to k bits; up iff frac_k + r >= 2^k
-  add_source,  // §5.2: r added to the source bit pattern below the target's normal ulp, then truncate
+  fraction,  // §5.1: fraction below the target ulp truncated to k bits; up iff frac_k + r >= 2^k
+  add,       // §5.2: r added to the source bit pattern below the target's normal ulp, then truncate
 };
 
 // §6.1 Overflow of a finite value beyond the largest finite magnitude.
@@ -47,23 +47,23 @@ enum class Overflow : std::uint8_t {
 
 // §6.2 An infinite operand when the policy saturates.
 enum class InfSat : std::uint8_t {
-  to_max,  // +-Inf becomes +-max finite
-  keep,    // +-Inf stays special: Inf where the target has Inf, else NaN
+  max,   // +-Inf becomes +-max finite
+  keep,  // +-Inf stays special: Inf where the target has Inf, else NaN
 };
 
 // §6.3 The NaN produced from a NaN operand.
 enum class NanOut : std::uint8_t {
-  keep_sign,  // target's canonical quiet NaN with the operand's sign
+  sign,       // target's canonical quiet NaN with the operand's sign
   canonical,  // target's canonical quiet NaN, positive (sign dropped)
-  all_ones,   // positive NaN with every magnitude bit set (CUDA: 0x7F, 0x7FFF, 0x7FFFFFFF)
+  ones,       // positive NaN with every magnitude bit set (CUDA: 0x7F, 0x7FFF, 0x7FFFFFFF)
   payload,    // IEEE 754 §6.2.3: sign kept, payload truncated to the target's width, quieted
 };
 
 // §6.4 A NaN operand converted into a format that has no NaN (FP6, FP4, int8).
 enum class NanToFinite : std::uint8_t {
-  pos_zero,  // +0
-  neg_zero,  // -0 (the sign pattern with zero magnitude; ml_dtypes)
-  pos_max,   // +max finite (CUDA __nv_cvt_float_to_fp4)
+  zero,     // +0
+  negzero,  // -0 (the sign pattern with zero magnitude; ml_dtypes)
+  max,      // +max finite (CUDA __nv_cvt_float_to_fp4)
 };
 
 // §7.1 Rounding for targets without trailing significand bits (f8e8m0fnu).
@@ -91,9 +91,9 @@ struct Policy {
   int sr_bits = 0;  // k, 1..32, required when round == sr
   SrVariant sr_variant = SrVariant::fraction;
   Overflow overflow = Overflow::nonsat;
-  InfSat inf_sat = InfSat::to_max;
+  InfSat inf_sat = InfSat::max;
   NanOut nan = NanOut::payload;
-  NanToFinite nan_to_finite = NanToFinite::pos_zero;
+  NanToFinite nan_to_finite = NanToFinite::zero;
   E8m0Round e8m0_round = E8m0Round::follow;
   ZeroToNoZero zero_to_nozero = ZeroToNoZero::nan;
   Negative negative = Negative::nan;

@@ -142,9 +142,9 @@ Out nan_out(const Value& v, const Format& from, const Format& to, const Policy& 
   if (!has_nan(to)) {                           // §6.4: always invalid
     flags |= kNV;
     switch (p.nan_to_finite) {
-      case NanToFinite::pos_zero: return {0u, flags};
-      case NanToFinite::neg_zero: return {is_int(to) ? 0u : sign_mask(to), flags};  // int8: 00
-      case NanToFinite::pos_max: return {max_code(false, to), flags};
+      case NanToFinite::zero: return {0u, flags};
+      case NanToFinite::negzero: return {is_int(to) ? 0u : sign_mask(to), flags};  // int8: 00
+      case NanToFinite::max: return {max_code(false, to), flags};
     }
   }
   switch (p.nan) {
@@ -157,9 +157,9 @@ Out nan_out(const Value& v, const Format& from, const Format& to, const Policy& 
       pl |= std::uint64_t{1} << (to.man_bits - 1);
       return {inf_code(v.sign, to) | static_cast<std::uint32_t>(pl), flags};
     }
-    case NanOut::keep_sign: return {to.canonical_nan | sgn(v.sign, to), flags};
+    case NanOut::sign: return {to.canonical_nan | sgn(v.sign, to), flags};
     case NanOut::canonical: return {to.canonical_nan, flags};
-    case NanOut::all_ones: return {magnitude_mask(to), flags};
+    case NanOut::ones: return {magnitude_mask(to), flags};
   }
   throw std::logic_error("oracle: bad nan policy");
 }
@@ -171,7 +171,7 @@ Out inf_out(bool s, const Format& to, const Policy& p) {
     if (p.negative == Negative::nan) return {nan_slot_code(false, to), kNV};
     s = false;
   }
-  if (p.overflow == Overflow::saturate && p.inf_sat == InfSat::to_max) return {max_code(s, to), kOF | kIX};  // 3.
+  if (p.overflow == Overflow::saturate && p.inf_sat == InfSat::max) return {max_code(s, to), kOF | kIX};  // 3.
   if (has_inf(to)) return {inf_code(s, to), 0};         // 4.
   if (has_nan(to)) return {nan_slot_code(s, to), kNV};  // 5.
   return {max_code(s, to), kNV};                        // 6.
@@ -400,7 +400,7 @@ int compare_values(std::uint32_t a, const Format& fa, std::uint32_t b, const For
 std::string validate(const Policy& p, const Format& to) {
   if (p.round == Round::sr) {
     if (p.sr_bits < 1 || p.sr_bits > 32) return "stochastic rounding needs k in 1..32";
-    if (p.sr_variant == SrVariant::add_source && is_int(to)) return "sr_variant=add needs a floating-point target";
+    if (p.sr_variant == SrVariant::add && is_int(to)) return "sr_variant=add needs a floating-point target";
   }
   return {};
 }
@@ -455,7 +455,7 @@ Out convert(std::uint32_t code, const Format& from, const Format& to, const Poli
     s = false;
   }
   if (m == Mode::sr) {
-    if (p.sr_variant == SrVariant::add_source && !is_int(from)) return sr_add(code, v, s, from, to, p, r);  // 5.
+    if (p.sr_variant == SrVariant::add && !is_int(from)) return sr_add(code, v, s, from, to, p, r);  // 5.
     return sr_fraction(v, s, to, p, r);                                                                    // 6.
   }
   Scratch& sc = scratch();  // 6.

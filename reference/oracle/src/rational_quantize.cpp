@@ -319,7 +319,7 @@ Out quantize(const Spec& s, std::span<const std::uint32_t> x, std::span<const st
       const rat::Value v = rat::decode(y, F32());
       if (v.kind == rat::Value::nan) return rat::nan_to(v.sign, v.payload, 23, true, el, pol);
       if (v.kind == rat::Value::inf) return rat::inf_to(v.sign, el, pol);
-      if (sr && pol.sr_variant == SrVariant::add_source && v.v != 0) {
+      if (sr && pol.sr_variant == SrVariant::add && v.v != 0) {
         // §5.2 add r below the element's ulp to the binary32 pattern, then truncate
         const int d = 23 - el.man_bits;
         const int k = pol.sr_bits;

@@ -204,7 +204,7 @@ Rounded inf_to(bool sign, const Format& f, const Policy& p) {
     o.invalid = true;
     return o;
   }
-  if (p.overflow == Overflow::saturate && p.inf_sat == InfSat::to_max) {  // §6.2.3
+  if (p.overflow == Overflow::saturate && p.inf_sat == InfSat::max) {  // §6.2.3
     o.code = f.max_finite | sb;
     o.overflow = true;
     return o;
@@ -230,16 +230,16 @@ Rounded nan_to(bool sign, std::uint64_t payload, int from_man, bool from_ieee, c
   if (f.specials == Specials::integer || f.specials == Specials::finite) {  // §6.4
     o.invalid = true;
     switch (p.nan_to_finite) {
-      case NanToFinite::pos_zero: o.code = 0; break;
-      case NanToFinite::neg_zero: o.code = f.specials == Specials::integer ? 0u : sign_bit_of(f); break;
-      case NanToFinite::pos_max: o.code = f.max_finite; break;
+      case NanToFinite::zero: o.code = 0; break;
+      case NanToFinite::negzero: o.code = f.specials == Specials::integer ? 0u : sign_bit_of(f); break;
+      case NanToFinite::max: o.code = f.max_finite; break;
     }
     return o;
   }
   switch (p.nan) {  // §6.3
-    case NanOut::keep_sign: o.code = f.canonical_nan | sb; break;
+    case NanOut::sign: o.code = f.canonical_nan | sb; break;
     case NanOut::canonical: o.code = f.canonical_nan; break;
-    case NanOut::all_ones: o.code = mag_mask_of(f); break;
+    case NanOut::ones: o.code = mag_mask_of(f); break;
     case NanOut::payload: {
       if (f.specials != Specials::ieee) {
         o.code = f.canonical_nan | sb;

@@ -39,18 +39,18 @@ inline std::uint8_t c_round(Round r) {
 }
 inline std::uint8_t c_nan(NanOut v) {
   switch (v) {
-    case NanOut::keep_sign: return NUMREF_NAN_SIGN;
+    case NanOut::sign: return NUMREF_NAN_SIGN;
     case NanOut::canonical: return NUMREF_NAN_CANONICAL;
-    case NanOut::all_ones: return NUMREF_NAN_ONES;
+    case NanOut::ones: return NUMREF_NAN_ONES;
     case NanOut::payload: return NUMREF_NAN_PAYLOAD;
   }
   return 0xFF;
 }
 inline std::uint8_t c_nan_to_finite(NanToFinite v) {
   switch (v) {
-    case NanToFinite::pos_zero: return NUMREF_NAN_TO_FINITE_ZERO;
-    case NanToFinite::neg_zero: return NUMREF_NAN_TO_FINITE_NEGZERO;
-    case NanToFinite::pos_max: return NUMREF_NAN_TO_FINITE_MAX;
+    case NanToFinite::zero: return NUMREF_NAN_TO_FINITE_ZERO;
+    case NanToFinite::negzero: return NUMREF_NAN_TO_FINITE_NEGZERO;
+    case NanToFinite::max: return NUMREF_NAN_TO_FINITE_MAX;
   }
   return 0xFF;
 }
@@ -81,9 +81,9 @@ inline numref_policy to_c_policy(const Policy& p, const Format& to, std::string&
   numref_policy c{};
   c.round = c_round(p.round);
   c.sr_bits = static_cast<std::uint8_t>(p.round == Round::sr ? p.sr_bits : 0);
-  c.sr_variant = p.sr_variant == SrVariant::add_source ? NUMREF_SR_ADD : NUMREF_SR_FRACTION;
+  c.sr_variant = p.sr_variant == SrVariant::add ? NUMREF_SR_ADD : NUMREF_SR_FRACTION;
   c.overflow = p.overflow == Overflow::saturate ? NUMREF_OVERFLOW_SATURATE : NUMREF_OVERFLOW_NONSAT;
-  c.inf_sat = p.inf_sat == InfSat::to_max ? NUMREF_INF_SAT_MAX : NUMREF_INF_SAT_KEEP;
+  c.inf_sat = p.inf_sat == InfSat::max ? NUMREF_INF_SAT_MAX : NUMREF_INF_SAT_KEEP;
   c.nan = c_nan(p.nan);
   c.nan_to_finite = c_nan_to_finite(p.nan_to_finite);
   c.e8m0_round = c_e8m0(p.e8m0_round);
@@ -116,12 +116,12 @@ inline std::optional<Policy> from_c_policy(const numref_policy& c) {
       c.zero_to_nozero > NUMREF_ZERO_TO_NOZERO_MIN || c.negative > NUMREF_NEGATIVE_ABS || c.daz > 1 || c.ftz > 1 ||
       c.tininess > NUMREF_TININESS_BEFORE || c.int_range > NUMREF_INT_RANGE_SYMMETRIC)
     return std::nullopt;
-  p.sr_variant = c.sr_variant == NUMREF_SR_ADD ? SrVariant::add_source : SrVariant::fraction;
+  p.sr_variant = c.sr_variant == NUMREF_SR_ADD ? SrVariant::add : SrVariant::fraction;
   p.overflow = c.overflow == NUMREF_OVERFLOW_SATURATE ? Overflow::saturate : Overflow::nonsat;
-  p.inf_sat = c.inf_sat == NUMREF_INF_SAT_MAX ? InfSat::to_max : InfSat::keep;
-  constexpr NanOut kNan[] = {NanOut::keep_sign, NanOut::canonical, NanOut::all_ones, NanOut::payload};
+  p.inf_sat = c.inf_sat == NUMREF_INF_SAT_MAX ? InfSat::max : InfSat::keep;
+  constexpr NanOut kNan[] = {NanOut::sign, NanOut::canonical, NanOut::ones, NanOut::payload};
   p.nan = kNan[c.nan];
-  constexpr NanToFinite kNtf[] = {NanToFinite::pos_zero, NanToFinite::neg_zero, NanToFinite::pos_max};
+  constexpr NanToFinite kNtf[] = {NanToFinite::zero, NanToFinite::negzero, NanToFinite::max};
   p.nan_to_finite = kNtf[c.nan_to_finite];
   constexpr E8m0Round kE8[] = {E8m0Round::follow, E8m0Round::floor, E8m0Round::ceil, E8m0Round::even,
                                E8m0Round::tiesup};
