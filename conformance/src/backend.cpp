@@ -113,7 +113,7 @@ class PluginBackend final : public Backend {
   bool supported(const Params& p) override { return p.plugin_supported(*b_); }
   void run(const Params& p, std::size_t n, const std::uint32_t* in, std::uint32_t* out) override {
     std::string err;
-    if (!p.plugin_call(*b_, n, in, out, p.uses_counts() ? info_.counts : info_.flags, err))
+    if (!p.plugin_call(*b_, n, in, out, info_.reports(p), err))
       throw BackendError(err.find("results for a batch") != std::string::npos ? Kind::count : Kind::error,
                          info_.name + ": " + err + " (" + std::string(p.family().name()) + " " + p.label() + ")");
   }
@@ -510,11 +510,11 @@ class PipeBackend final : public Backend {
     std::string line;
     const Shape sh = p.shape();
     for (std::size_t i = 0; i < n; ++i) {
-      p.pipe_case(case_view(in, n, i, sh, sh.in), line);
+      pipe_case(p, case_view(in, n, i, sh, sh.in), line);
       req += line;
       req += '\n';
     }
-    PipeBatchParser parser(p, n, p.uses_counts() ? info_.counts : info_.flags, out);
+    PipeBatchParser parser(p, n, info_.reports(p), out);
     try {
       transfer(req, deadline, what, &parser);
       while (true) {

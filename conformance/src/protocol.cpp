@@ -150,7 +150,7 @@ bool PipeBatchParser::feed(std::string_view line) {
     throw BackendError(BackendError::Kind::count,
                        "the backend returned more than " + std::to_string(n_) + " results for a batch of " +
                            std::to_string(n_) + " (or no 'end' line)");
-  const std::string err = p_.pipe_result(line, flags_, out_, n_, got_);
+  const std::string err = pipe_result(p_, line, flags_, out_, n_, got_);
   if (!err.empty()) throw ProtocolError("result " + std::to_string(got_ + 1) + " of " + std::to_string(n_) + ": " + err);
   ++got_;
   return false;

@@ -214,7 +214,7 @@ JobResult process(Context& c, Backend& b, Job& j) {
       }
       const CaseView in = case_view(j.in.data(), j.n, i, s, s.in), e = case_view(j.exp.data(), j.n, i, s, s.out),
                      g = case_view(got.data(), j.n, i, s, s.out);
-      const Finding f = p.compare(in, e, g, c.cmp);
+      const Finding f = compare(p, in, e, g, c.cmp);
       if (f.outcome == Outcome::pass) {
         ++r.passed;
         continue;
@@ -237,7 +237,7 @@ JobResult process(Context& c, Backend& b, Job& j) {
         m.label = p.label();
         m.params = p.text();
         m.where = j.cases ? "generated #" + std::to_string(j.first + i) : j.source + ":" + std::to_string(j.lines[i]);
-        MismatchText t = p.render_mismatch(in, e, g, c.cmp);
+        MismatchText t = render_mismatch(p, in, e, g, c.cmp);
         m.inputs = std::move(t.inputs);
         m.got = std::move(t.got);
         m.expected = std::move(t.expected);
@@ -407,37 +407,6 @@ std::vector<std::pair<const Family*, std::vector<std::string>>> select_families(
     it->second.push_back(c == std::string::npos ? std::string() : o.substr(c + 1));
   }
   return out;
-}
-
-bool selector_match(const Params& p, const std::vector<std::string>& sel) {
-  // Selectors are "A[:B[:C]]" over the selector_text() words of the params ("*" = any):
-  // format words compare as formats (aliases allowed), other words (a scale rule) literally.
-  if (sel.empty()) return true;
-  const std::string formats = p.selector_text();
-  const auto fm = split_ws(formats);
-  for (const auto& s : sel) {
-    if (s.empty()) return true;
-    std::vector<std::string> parts;
-    std::size_t i = 0;
-    while (i <= s.size()) {
-      const std::size_t j = std::min(s.find(':', i), s.size());
-      parts.push_back(s.substr(i, j - i));
-      i = j + 1;
-    }
-    bool ok = true;
-    for (std::size_t k = 0; k < parts.size() && ok; ++k) {
-      if (parts[k] == "*") continue;
-      if (k >= fm.size()) {
-        ok = false;
-        break;
-      }
-      const auto a = find_format(parts[k]);
-      const auto b = find_format(fm[k]);
-      ok = (a && b) ? *a == *b : parts[k] == fm[k];
-    }
-    if (ok) return true;
-  }
-  return false;
 }
 
 // ---- the golden-vector stage (§33.2) ----------------------------------------------------------
@@ -670,8 +639,7 @@ int run_one(const RunConfig& cfg, const std::string& backend_arg, BackendReport&
   text_header(text, cfg, rep);
 
   Context ctx{cfg, rep, {}, {}};
-  ctx.cmp.flags = rep.info.flags;
-  ctx.cmp.counts = rep.info.counts;
+  ctx.cmp.caps = rep.info.caps();
   ctx.cmp.any_nan = cfg.any_nan;
   const bool tty = isatty(2) != 0;
   Progress prog(tty, cfg.progress < 0 ? true : cfg.progress == 1);

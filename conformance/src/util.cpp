@@ -2,6 +2,7 @@
 #include "numref/conform/util.hpp"
 
 #include <cstdio>
+#include <string>
 
 #include "numref/policy.hpp"
 #include "numref/value.hpp"
@@ -49,6 +50,18 @@ std::vector<std::string_view> split_ws(std::string_view s) {
     i = j;
   }
   return out;
+}
+
+std::optional<std::pair<std::size_t, std::size_t>> parse_rxc(std::string_view s) {
+  const auto x = s.find('x');
+  auto num = [](std::string_view d) -> std::optional<std::size_t> {
+    if (d.empty() || d.size() > 7 || d.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
+    return static_cast<std::size_t>(std::stoul(std::string(d)));
+  };
+  if (x == std::string_view::npos) return std::nullopt;
+  const auto r = num(s.substr(0, x)), c = num(s.substr(x + 1));
+  if (!r || !c) return std::nullopt;
+  return std::make_pair(*r, *c);
 }
 
 std::string_view trim(std::string_view s) {

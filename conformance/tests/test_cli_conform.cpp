@@ -249,7 +249,7 @@ TEST(ConformCli, MalformedVectorFileIsRefusedWithFileAndLine) {
   std::ofstream(d / "MANIFEST") << numref::conform::Sha256::hex(text) << "  cast/bad.vec\n";
   const CliRun r = run_numref("conform --no-progress --backend reference --level 0 --vectors '" + d.string() + "'");
   EXPECT_EQ(r.status, 2) << r.out;
-  EXPECT_NE(r.out.find("cast/bad.vec:12: x '43e8000' is not 8 hex digits"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cast/bad.vec:12: column x: value '43e8000' is not 8 hex digits"), std::string::npos) << r.out;
   fs::remove_all(d);
 }
 

@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "../src/ops/cast.hpp"
+#include "ops/cast/cast.hpp"
 #include "fast_cast.hpp"
 #include "numref/conform/util.hpp"
 #include "numref/convert.hpp"

@@ -4,9 +4,10 @@
 // one field.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 
-#include "../src/ops/mor.hpp"
+#include "ops/mor/mor.hpp"
 #include "numref/conform/vectors.hpp"
 
 using namespace numref;
@@ -20,10 +21,10 @@ struct Case1 {
   std::vector<std::uint32_t> in, exp, got;
   CaseView v(const std::vector<std::uint32_t>& w, int words) const { return {w.data(), 1, 0, static_cast<std::size_t>(words)}; }
   Finding compare() const {
-    return p->compare(v(in, p->layout().in), v(exp, p->layout().out), v(got, p->layout().out), CompareOptions{});
+    return conform::compare(*p, v(in, p->layout().in), v(exp, p->layout().out), v(got, p->layout().out), CompareOptions{});
   }
   MismatchText text() const {
-    return p->render_mismatch(v(in, p->layout().in), v(exp, p->layout().out), v(got, p->layout().out), CompareOptions{});
+    return render_mismatch(*p, v(in, p->layout().in), v(exp, p->layout().out), v(got, p->layout().out), CompareOptions{});
   }
 };
 
@@ -161,7 +162,7 @@ TEST(MorCompare, FieldByField) {
   EXPECT_EQ(c.compare().cls, "mor/error-sum/n");
   c.got[static_cast<std::size_t>(L.sum) + 0] += 1;   // and a limb: the sum itself
   EXPECT_EQ(c.compare().cls, "mor/error-sum");
-  EXPECT_EQ(c.text().detail, "1 field differs");
+  EXPECT_EQ(c.text().detail, "1 of 1 error sums differ");
 
   const auto q = parse(Kind::sub, "src=bf16 shape=1x4 blocks=block:1x2");
   Case1 s = run(q, {0x3F80, 0x4000, 0x7FC0, 0x3F80});
@@ -170,7 +171,7 @@ TEST(MorCompare, FieldByField) {
   EXPECT_EQ(s.text().got, "3f81 (1.0078125)");
   s.got[static_cast<std::size_t>(q->layout().type) + 1] = NUMREF_BLOCK_F8E5M2;
   EXPECT_EQ(s.compare().cls, "mor-sub/type");
-  EXPECT_EQ(s.text().detail, "2 fields differ");
+  EXPECT_EQ(s.text().detail, "1 of 2 block types, 1 of 4 values differ");
 }
 
 // §32.7 a pipe result line: the output columns, flat; parsed back to the same words.
@@ -179,13 +180,13 @@ TEST(MorPipe, ResultLineRoundTrip) {
                         "src=bf16 shape=1x4 transpose=0 blocks=block:1x2 recipe=three-way"}) {
     const auto p = parse(std::string(t).find("recipe") != std::string::npos ? Kind::sub : Kind::tensor, t);
     const Case1 c = run(p, p->spec().src->bits == 32 ? kNear : std::vector<std::uint32_t>{0x3F80, 0x4000, 0x7FC0, 0x3F80});
-    std::string line;
-    for (const auto& col : columns(*p))
-      if (!col.input) line += (line.empty() ? "" : " ") + render_column(col, c.exp.data() + col.at, false);
+    const std::string line = pipe_result_line(*p, single_case(c.exp.data(), c.exp.size()), false);
+    EXPECT_EQ(std::count(line.begin(), line.end(), ' '), p->spec().kind == Kind::tensor ? 5 : 8) << line;
+    EXPECT_EQ(line.find('/'), std::string::npos) << line;  // flat (§32.7)
     std::vector<std::uint32_t> back(c.exp.size(), 0xDEADu);
-    EXPECT_EQ(p->pipe_result(line, false, back.data(), 1, 0), "") << line;
+    EXPECT_EQ(pipe_result(*p, line, false, back.data(), 1, 0), "") << line;
     EXPECT_EQ(back, c.exp);
-    EXPECT_NE(p->pipe_result("00 01", false, back.data(), 1, 0).find("expected"), std::string::npos);
+    EXPECT_NE(pipe_result(*p, "00 01", false, back.data(), 1, 0).find("expected"), std::string::npos);
   }
 }
 

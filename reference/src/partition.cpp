@@ -103,11 +103,14 @@ std::string parse_partition(const std::string& text, Partition& out) {
   if (text.rfind("block:", 0) == 0) {
     const std::string dims = text.substr(6);
     const auto x = dims.find('x');
+    // R or C "all": the whole extent of that dimension (§12.5; what to_string writes for 0)
+    auto dim = [](const std::string& d, std::size_t& v) { return d == "all" ? (v = 0, true) : parse_size(d, v); };
     std::size_t r = 0, c = 0;
-    if (x == std::string::npos || !parse_size(dims.substr(0, x), r) || !parse_size(dims.substr(x + 1), c))
-      return "partition '" + text + "': expected block:RxC with decimal R and C, e.g. block:128x128";
-    if (r == 0 || c == 0) return "partition '" + text + "': block dimensions must be at least 1";
-    out = Partition::blocks(r, c);
+    if (x == std::string::npos || !dim(dims.substr(0, x), r) || !dim(dims.substr(x + 1), c))
+      return "partition '" + text + "': expected block:RxC with decimal R and C (or all), e.g. block:128x128";
+    if ((r == 0 && dims.substr(0, x) != "all") || (c == 0 && dims.substr(x + 1) != "all"))
+      return "partition '" + text + "': block dimensions must be at least 1 (or all)";
+    out = Partition{r, c};
     return {};
   }
   return "unknown partition '" + text + "' (expected tensor, rows, cols, channel:rows, channel:cols or block:RxC)";

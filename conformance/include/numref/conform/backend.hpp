@@ -32,6 +32,13 @@ struct BackendInfo {
   bool flags = false;   // reports exception flags (§9)
   bool counts = false;  // reports the §19.5 counts of tensor operations
   std::vector<Departure> departures;
+  // The NUMREF_CAP_* of what the backend reports, and whether it reports every optional result
+  // of suite p (its schema's Role::opt columns).
+  std::uint32_t caps() const { return (flags ? NUMREF_CAP_FLAGS : 0u) | (counts ? NUMREF_CAP_COUNTS : 0u); }
+  bool reports(const Params& p) const {
+    const std::uint32_t want = p.schema().optional_caps();
+    return want != 0 && (caps() & want) == want;
+  }
 };
 
 // §33.6 A failure of the backend itself (not a mismatch): exit status 3. Kind::unavailable

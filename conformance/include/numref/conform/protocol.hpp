@@ -43,7 +43,7 @@ bool parse_pipe_supports(std::string_view line);
 // been accepted; wrong counts and malformed lines throw ProtocolError / BackendError.
 class PipeBatchParser {
  public:
-  PipeBatchParser(const Params& p, std::size_t n, bool flags, std::uint32_t* out);
+  PipeBatchParser(const Params& p, std::size_t n, bool optional, std::uint32_t* out);
   bool feed(std::string_view line);
   std::size_t received() const { return got_; }
 

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "numref/format.hpp"
@@ -23,6 +24,8 @@ std::optional<std::uint64_t> parse_hex(std::string_view s);
 
 // Splits on runs of spaces / tabs.
 std::vector<std::string_view> split_ws(std::string_view s);
+// "RxC" with 1 to 7 decimal digits each: the shape of a tensor; nullopt otherwise.
+std::optional<std::pair<std::size_t, std::size_t>> parse_rxc(std::string_view s);
 std::string_view trim(std::string_view s);
 
 // §33.3 The case RNG: 64-bit FNV-1a of a text, and the SplitMix64 finaliser as a

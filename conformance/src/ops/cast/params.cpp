@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "../kit.hpp"
 #include "cast.hpp"
 #include "numref/conform/abi.hpp"
 #include "numref/conform/util.hpp"
@@ -18,71 +19,63 @@ const std::vector<std::string>& checked_profiles() {
 
 namespace {
 
-const Profile& profile_by_name(std::string_view name) {
-  const auto id = find_profile(name);
-  if (!id) throw std::invalid_argument("unknown profile '" + std::string(name) + "'");
-  return numref::profile(*id);
-}
+std::string flags_decoded(std::uint32_t f) { return flags_text(f); }
 
-// The knobs of describe() as (key, value) pairs, in order.
-std::vector<std::pair<std::string, std::string>> knobs(const Policy& p) {
-  std::vector<std::pair<std::string, std::string>> out;
-  const std::string d = describe(p);
-  for (auto tok : split_ws(d)) {
-    const auto eq = tok.find('=');
-    out.emplace_back(std::string(tok.substr(0, eq)), std::string(tok.substr(eq + 1)));
-  }
-  return out;
+// The knobs of p that differ from the profile's policy for the target.
+std::string overrides_of(const Format& to, const std::string& profile, const Policy& p) {
+  return kit::policy_overrides(kit::profile_by_name(profile).for_target(to), p);
 }
 
 }  // namespace
 
 CastParams::CastParams(const Format& from, const Format& to, std::string profile, const Policy& p)
-    : from_(&from), to_(&to), profile_(std::move(profile)), policy_(p), conv_(from, to, p) {
-  policy_text_.clear();
+    : Params(cast::family()), from_(&from), to_(&to), policy_(p), conv_(from, to, p) {
+  sr_ = effective_round(to, p) == Round::sr;
   cpol_ = to_c_policy(policy_, to, policy_text_);
-  text_ = std::string(from.name) + " " + std::string(to.name) + " " + profile_ + " " + policy_text_;
-}
-
-const Family& CastParams::family() const { return cast::family(); }
-
-std::string CastParams::overrides() const {
-  const Policy& base = profile_by_name(profile_).for_target(*to_);
-  const auto a = knobs(base), b = knobs(policy_);
-  std::string s;
-  for (const auto& kv : b) {
-    const auto it = std::find_if(a.begin(), a.end(), [&](const auto& x) { return x.first == kv.first; });
-    if (it == a.end() || it->second != kv.second) {
-      if (!s.empty()) s += ' ';
-      s += kv.first + "=" + kv.second;
-    }
-  }
-  return s;
-}
-
-std::string CastParams::label() const {
-  std::string s = std::string(from_->name) + "->" + std::string(to_->name) + " " + profile_;
-  const std::string o = overrides();
-  if (!o.empty()) s += " " + o;
-  return s;
-}
-
-std::string CastParams::clause() const {
+  Identity id;
+  id.text = std::string(from.name) + " " + std::string(to.name) + " " + profile + " " + policy_text_;
+  id.profile = std::move(profile);
+  id.formats = std::string(from.name) + " " + std::string(to.name);
+  const std::string o = overrides_of(to, id.profile, p);
+  id.label = std::string(from.name) + "->" + std::string(to.name) + " " + id.profile + (o.empty() ? "" : " " + o);
   // §11 always; the clauses of the rules this suite exercises in addition.
-  std::string c = "§11";
-  const Round mode = effective_round(*to_, policy_);
-  if (mode == Round::sr) c += " §5";
-  else c += " §4";
-  if (to_->has_nan() || to_->has_inf() || to_->specials == Specials::finite) c += " §6";
-  if (to_->is_integer()) c += " §6.5";
-  if (!to_->has_zero || !to_->is_signed) c += " §7";
-  if (policy_.daz || policy_.ftz) c += " §8";
-  return c;
+  id.clause = "§11";
+  id.clause += sr_ ? " §5" : " §4";
+  if (to.has_nan() || to.has_inf() || to.specials == Specials::finite) id.clause += " §6";
+  if (to.is_integer()) id.clause += " §6.5";
+  if (!to.has_zero || !to.is_signed) id.clause += " §7";
+  if (p.daz || p.ftz) id.clause += " §8";
+  set_identity(std::move(id));
+
+  schema_.case_major = false;
+  schema_.add(kit::codes("x", Role::in, from, 1, 1, Place::whole));
+  if (sr_) {
+    Column r;
+    r.name = "r";
+    r.digits = (p.sr_bits + 3) / 4;
+    r.pipe_digits = 8;  // §32.4
+    r.limit = p.sr_bits >= 32 ? 0xFFFFFFFFull : (std::uint64_t{1} << p.sr_bits) - 1;
+    schema_.add(r);
+  }
+  Column y = kit::codes("y", Role::out, to, 1, 1, Place::whole);
+  y.any_nan = true;
+  schema_.add(y);
+  Column fl;
+  fl.name = "flags";
+  fl.role = Role::opt;
+  fl.cap = NUMREF_CAP_FLAGS;
+  fl.digits = 2;
+  fl.limit = 0xFF;
+  fl.mask = kFlagMask;
+  fl.decode = flags_decoded;
+  schema_.add(fl);
 }
+
+std::string CastParams::overrides() const { return overrides_of(*to_, profile(), policy_); }
 
 std::shared_ptr<const CastParams> make(const Format& from, const Format& to, std::string_view profile,
                                        const Policy& p) {
-  (void)profile_by_name(profile);
+  (void)kit::profile_by_name(profile);
   const std::string err = validate(p, to);
   if (!err.empty()) throw std::invalid_argument(err);
   return std::make_shared<const CastParams>(from, to, std::string(profile), p);
@@ -96,7 +89,7 @@ std::shared_ptr<const CastParams> parse(std::string_view text) {
   if (!from) throw std::invalid_argument("unknown format '" + std::string(f[0]) + "'");
   const auto to = find_format(f[1]);
   if (!to) throw std::invalid_argument("unknown format '" + std::string(f[1]) + "'");
-  const Profile& prof = profile_by_name(f[2]);
+  const Profile& prof = kit::profile_by_name(f[2]);
   Policy p = prof.for_target(format(*to));
   std::string settings;
   for (std::size_t i = 3; i < f.size(); ++i) {
@@ -111,11 +104,11 @@ std::shared_ptr<const CastParams> parse(std::string_view text) {
 
 void CastParams::expected(std::size_t n, const std::uint32_t* in, std::uint32_t* out) const {
   const std::uint32_t* x = in;
-  const std::uint32_t* r = in + n;
+  const std::uint32_t* r = sr_ ? in + n : nullptr;
   std::uint32_t* y = out;
   std::uint32_t* fl = out + n;
   for (std::size_t i = 0; i < n; ++i) {
-    const Result res = conv_(x[i], sr() ? r[i] : 0u);
+    const Result res = conv_(x[i], r ? r[i] : 0u);
     y[i] = res.bits;
     fl[i] = res.flags;
   }
@@ -164,8 +157,6 @@ bool is_midpoint(Dy x, Dy a, Dy b) {
   if (!x2 || !as || !bs) return false;
   return *x2 == *as + *bs;
 }
-
-bool is_nan(std::uint32_t code, const Format& f) { return decode(code, f).cls == Class::nan; }
 
 }  // namespace
 
@@ -249,101 +240,42 @@ std::string CastParams::classify(std::uint32_t x, std::uint32_t r, Result exp, R
   return "rounding";
 }
 
-Finding CastParams::compare(CaseView in, CaseView e, CaseView g, const CompareOptions& o) const {
-  const std::uint32_t ey = e[0], gy = g[0];
-  const bool flags = o.flags && g[1] != kNoFlags && e[1] != kNoFlags;
-  if (ey == gy && (!flags || e[1] == g[1])) return {Outcome::pass, {}};
-  if (ey != gy && o.any_nan && (gy & ~to_->mask()) == 0 && is_nan(ey, *to_) && is_nan(gy, *to_))
-    return {Outcome::pass_any_nan, "any-nan"};
-  const Result exp{ey, static_cast<std::uint8_t>(e[1])};
-  const Result got{gy, static_cast<std::uint8_t>(g[1] == kNoFlags ? 0 : g[1])};
-  return {Outcome::fail, classify(in[0], in[1], exp, got)};
+std::string CastParams::classify(const CaseDiff& d) const {
+  auto result = [](CaseView v) {  // output words: y, flags
+    return Result{v[0], static_cast<std::uint8_t>(v[1] == kNotReported ? 0 : v[1])};
+  };
+  return classify(d.in[0], sr_ ? d.in[1] : 0u, result(d.exp), result(d.got));
 }
 
-std::string CastParams::render_inputs(CaseView in) const {
-  std::string s = "x=" + hex(in[0], code_digits(*from_)) + " (" + render_value(in[0], *from_) + ")";
-  if (sr()) s += " r=" + hex(in[1], (policy_.sr_bits + 3) / 4);
-  return s;
-}
-
-std::string CastParams::render_output(CaseView out, bool with_flags) const {
-  std::string s;
-  if (out[0] & ~to_->mask()) {
-    s = hex(out[0], 8) + " (not a " + std::string(to_->name) + " code)";
-  } else {
-    s = hex(out[0], code_digits(*to_)) + " (" + render_value(out[0], *to_) + ")";
-  }
-  if (with_flags && out[1] != kNoFlags) s += " " + flags_text(out[1]);
-  return s;
-}
-
-// ---- C ABI ------------------------------------------------------------------------------
+// ---- C ABI (§31.4) -------------------------------------------------------------------------
 
 bool CastParams::plugin_supported(const numref_backend& b) const {
-  if (b.struct_size < offsetof(numref_backend, cast) + sizeof(b.cast) || !b.cast || !b.cast_supported) return false;
+  if (!NUMREF_HAS_ENTRY(b, cast) || !NUMREF_HAS_ENTRY(b, cast_supported)) return false;
   return b.cast_supported(b.ctx, c_format(*from_), c_format(*to_), &cpol_) == 1;
 }
 
 bool CastParams::plugin_call(const numref_backend& b, std::size_t n, const std::uint32_t* in, std::uint32_t* out,
-                             bool want_flags, std::string& error) const {
-  if (b.struct_size < offsetof(numref_backend, cast) + sizeof(b.cast) || !b.cast) {
+                             bool optional, std::string& error) const {
+  if (!NUMREF_HAS_ENTRY(b, cast)) {
     error = "the backend has no cast entry point";
     return false;
   }
-  std::vector<std::uint8_t> fl(want_flags ? n : 0);
-  const std::int64_t got = b.cast(b.ctx, c_format(*from_), c_format(*to_), &cpol_, n, in, sr() ? in + n : nullptr,
-                                  out, want_flags ? fl.data() : nullptr);
-  if (got < 0) {
-    const char* m = b.last_error ? b.last_error(b.ctx) : nullptr;
-    error = "cast returned " + std::to_string(got) + (m ? std::string(": ") + m : std::string());
-    return false;
-  }
-  if (static_cast<std::uint64_t>(got) != n) {
-    error = "cast returned " + std::to_string(got) + " results for a batch of " + std::to_string(n);
-    return false;
-  }
+  std::vector<std::uint8_t> fl(optional ? n : 0);
+  const std::int64_t got = b.cast(b.ctx, c_format(*from_), c_format(*to_), &cpol_, n, in, sr_ ? in + n : nullptr,
+                                  out, optional ? fl.data() : nullptr);
+  if (!kit::check_call(b, "cast", got, n, "", error)) return false;
   std::uint32_t* of = out + n;
-  for (std::size_t i = 0; i < n; ++i) of[i] = want_flags ? fl[i] : kNoFlags;
+  for (std::size_t i = 0; i < n; ++i) of[i] = optional ? fl[i] : kNotReported;
   return true;
 }
 
-// ---- pipe protocol (§32) -----------------------------------------------------------------
+// ---- pipe protocol (§32.3) ---------------------------------------------------------------------
 
 std::string CastParams::pipe_params() const {
   const std::int32_t prof = cpol_.profile;
   std::string pname = "none";
   if (prof != NUMREF_PROFILE_NONE) pname = std::string(numref::profile(static_cast<ProfileId>(prof)).name);
   return std::string(from_->name) + " " + std::string(to_->name) + " " + pname + " " + policy_text_;
-}
-
-void CastParams::pipe_case(CaseView in, std::string& line) const {
-  line.clear();
-  append_hex(line, in[0], code_digits(*from_));
-  if (sr()) {
-    line += ' ';
-    append_hex(line, in[1], 8);
-  }
-}
-
-std::string CastParams::pipe_result(std::string_view line, bool with_flags, std::uint32_t* out, std::size_t n,
-                                    std::size_t i) const {
-  const auto f = split_ws(line);
-  const std::size_t want = with_flags ? 2 : 1;
-  if (f.size() != want)
-    return "expected " + std::to_string(want) + (want == 1 ? " hex field (result)" : " hex fields (result flags)") +
-           ", got '" + std::string(line) + "'";
-  const auto y = parse_hex(f[0]);
-  if (!y || *y > 0xFFFFFFFFull) return "result '" + std::string(f[0]) + "' is not a hex code";
-  out[i] = static_cast<std::uint32_t>(*y);
-  if (with_flags) {
-    const auto fl = parse_hex(f[1]);
-    if (!fl || (*fl & ~static_cast<std::uint64_t>(kFlagMask)))
-      return "flags '" + std::string(f[1]) + "' are not a combination of 01 02 04 10";
-    out[n + i] = static_cast<std::uint32_t>(*fl);
-  } else {
-    out[n + i] = kNoFlags;
-  }
-  return {};
 }
 
 // ---- variants (§33.3) --------------------------------------------------------------------

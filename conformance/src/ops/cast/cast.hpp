@@ -2,7 +2,6 @@
 //
 // A cast suite is (from, to, profile, policy). Its cases are one input code x (and the
 // random bits r when round=sr); its outputs are the result code y and the flags.
-// Words: in = {x, r}, out = {y, flags}; a flags word of kNoFlags means "not reported".
 #pragma once
 
 #include <memory>
@@ -16,43 +15,26 @@
 
 namespace numref::conform::cast {
 
-inline constexpr std::uint32_t kNoFlags = 0xFFFFFFFFu;
 inline constexpr std::uint32_t kFlagMask = kInexact | kUnderflow | kOverflow | kInvalid;
-
 
 const Family& family();
 
-// §11 One cast suite.
+// §11 One cast suite. Schema (column-major): x [r] | y, flags (optional, NUMREF_CAP_FLAGS).
 class CastParams final : public Params {
  public:
   CastParams(const Format& from, const Format& to, std::string profile, const Policy& p);
 
-  const Family& family() const override;
-  const std::string& text() const override { return text_; }
-  std::string label() const override;
-  const std::string& profile() const override { return profile_; }
-  std::string formats() const override { return std::string(from_->name) + " " + std::string(to_->name); }
-  std::string clause() const override;
-  Shape shape() const override { return {2, 2}; }
-
   void expected(std::size_t n, const std::uint32_t* in, std::uint32_t* out) const override;
-  Finding compare(CaseView in, CaseView expected, CaseView got, const CompareOptions& o) const override;
-  std::string render_inputs(CaseView in) const override;
-  std::string render_output(CaseView out, bool with_flags) const override;
-
+  std::string classify(const CaseDiff& d) const override;
   bool plugin_supported(const numref_backend& b) const override;
   bool plugin_call(const numref_backend& b, std::size_t n, const std::uint32_t* in, std::uint32_t* out,
-                   bool want_flags, std::string& error) const override;
-
+                   bool optional, std::string& error) const override;
   std::string pipe_params() const override;
-  void pipe_case(CaseView in, std::string& line) const override;
-  std::string pipe_result(std::string_view line, bool with_flags, std::uint32_t* out, std::size_t n,
-                          std::size_t i) const override;
 
   const Format& from() const { return *from_; }
   const Format& to() const { return *to_; }
   const Policy& policy() const { return policy_; }
-  bool sr() const { return effective_round(*to_, policy_) == Round::sr; }
+  bool sr() const { return sr_; }
   int sr_bits() const { return policy_.sr_bits; }
   // The reference result of one case.
   Result reference(std::uint32_t x, std::uint32_t r) const { return conv_(x, r); }
@@ -64,10 +46,9 @@ class CastParams final : public Params {
  private:
   const Format* from_;
   const Format* to_;
-  std::string profile_;
   Policy policy_;
   Converter conv_;
-  std::string text_;
+  bool sr_ = false;
   std::string policy_text_;
   numref_policy cpol_;
 };
@@ -117,7 +98,7 @@ std::shared_ptr<const CaseSource> cases(const std::shared_ptr<const CastParams>&
 
 // ---- vectors (§30, §34) --------------------------------------------------------------
 void generate_vectors(std::vector<VectorFileText>& out);
-std::unique_ptr<VectorFileReader> open_vectors(const VectorHeader& h, const std::vector<std::string>& profiles);
+std::unique_ptr<VectorFileReader> open_divergence(const VectorHeader& h, const std::vector<std::string>& profiles);
 
 // The profiles a conformance run checks by default, in order (ieee is a synonym of ocp).
 const std::vector<std::string>& checked_profiles();

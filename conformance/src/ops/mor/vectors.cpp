@@ -1,15 +1,11 @@
 // numref conformance — golden vectors of the MoR families.                   spec §30.7
 //
 // A MoR file fixes every parameter but the shape in its header (the keys of the parameter
-// text: src, scaling | blocks, transpose, threshold | recipe); each case line is
-//   <R>x<C> <column> <column> ...
-// in the order of `columns` (mor: x decision reason mean gm sum scales; mor-sub: x type
-// eq3 eq4 sum4 sum5 scales4 scales5 gm y). Grids are hex, ',' between the columns of a row
-// and '/' between rows (x in memory order: C x R when transposed; per-block columns over the
-// block grid); decision / type are the NUMREF_BLOCK_* codes and reasons the NUMREF_REASON_*
-// codes (2 digits); an exact error sum is 9 values of 16 hex digits separated by ':' —
-// limb 0..4 of S (the sum is S · 2^-149), n, nonfinite_input, nonfinite_quant, zeros (§22.3).
-// The comment of a case line decodes the decision, reason and mean, or the type map.
+// text: src, transpose, scaling | blocks, threshold | recipe); each case line is the shape and
+// the columns of MorParams' schema (mor.hpp). An exact error sum is 9 values of 16 hex digits
+// separated by ':' — limb 0..4 of S (the sum is S · 2^-149), n, nonfinite_input,
+// nonfinite_quant, zeros (§22.3). The comment of a case line decodes the decision, reason and
+// mean, or the type map.
 #include <algorithm>
 #include <map>
 
@@ -22,63 +18,13 @@ namespace {
 
 constexpr std::uint64_t kVectorSeed = 1;
 
-std::string column_names(const MorParams& p) {
-  std::string s = "shape";
-  for (const auto& c : columns(p)) s += " " + c.name;
-  return s;
-}
-
-std::string case_line(const MorParams& p, const std::uint32_t* in, const std::uint32_t* out) {
-  std::string s = std::to_string(p.spec().rows) + "x" + std::to_string(p.spec().cols);
-  for (const auto& c : columns(p)) s += " " + render_column(c, (c.input ? in : out) + c.at, true);
-  // the comment: what the case decides, decoded
-  const MorLayout& L = p.layout();
-  s += "  # ";
-  if (p.spec().kind == Kind::tensor) {
-    s += std::string(out[L.decision] == NUMREF_BLOCK_F8E4M3FN ? "f8e4m3fn" : "bf16") + " (" +
-         std::string(to_string(static_cast<Reason>(out[L.reason]))) + "), mean " + render_value(out[L.mean], format(FormatId::f32));
-  } else {
-    std::size_t count[3] = {0, 0, 0};
-    for (std::size_t b = 0; b < L.nb; ++b) ++count[std::min<std::uint32_t>(out[static_cast<std::size_t>(L.type) + b], 2)];
-    s += std::to_string(count[0]) + " f8e4m3fn, " + std::to_string(count[1]) + " f8e5m2, " + std::to_string(count[2]) +
-         " bf16 blocks";
-  }
-  return s;
-}
-
-// The parameter keys of a file header, in canonical order, without shape.
-std::vector<std::pair<std::string, std::string>> param_fields(const MorParams& p) {
-  std::vector<std::pair<std::string, std::string>> out;
-  for (auto w : split_ws(p.text())) {
-    const auto eq = w.find('=');
-    const std::string k(w.substr(0, eq));
-    if (k != "shape") out.emplace_back(k, std::string(w.substr(eq + 1)));
-  }
-  return out;
-}
-
 std::string file_text(const std::vector<MorParamsPtr>& ps, const std::vector<std::vector<std::uint32_t>>& xs,
                       const std::string& coverage, std::uint64_t seed) {
-  const MorParams& first = *ps.front();
-  VectorWriter w;
-  w.field("op", kind_name(first.spec().kind));
-  for (const auto& [k, v] : param_fields(first)) w.field(k, v);
-  w.field("policy", "f8e4m3fn / f8e5m2: ocp, overflow=saturate, rule gam (one group), amax_nan=ignore amax_inf=ignore, "
-                    "apply=rn32, dequant=divide; Q(x) and kept blocks: bf16 (§26.1, §27.1)");
-  w.field("clause", first.clause());
-  w.field("generator", kGeneratorVersion);
-  w.field("seed", seed == 0 ? "none (no random cases)" : std::to_string(seed));
-  w.field("coverage", coverage);
-  w.field("columns", column_names(first));
-  w.begin();
-  for (std::size_t i = 0; i < ps.size(); ++i) {
-    const MorParams& p = *ps[i];
-    const MorLayout& L = p.layout();
-    std::vector<std::uint32_t> out(static_cast<std::size_t>(L.out));
-    p.reference(xs[i].data(), out.data());
-    w.line(case_line(p, xs[i].data(), out.data()));
-  }
-  return w.finish();
+  VectorFileCases f;
+  f.coverage = coverage;
+  f.seed = seed;
+  for (std::size_t i = 0; i < ps.size(); ++i) f.cases.emplace_back(ps[i], xs[i]);
+  return family(ps.front()->spec().kind).vector_file(f);
 }
 
 MorParamsPtr make(MorParams::Spec s) { return std::make_shared<const MorParams>(s); }
@@ -241,80 +187,8 @@ void family_files(Kind k, std::vector<VectorFileText>& out) {
   }
 }
 
-std::pair<std::size_t, std::size_t> parse_shape(std::string_view f) {
-  const auto x = f.find('x');
-  auto num = [&](std::string_view d) -> std::size_t {
-    if (d.empty() || d.size() > 5 || d.find_first_not_of("0123456789") != std::string_view::npos)
-      throw VectorError("shape '" + std::string(f) + "' is not RxC");
-    return std::stoul(std::string(d));
-  };
-  if (x == std::string_view::npos) throw VectorError("shape '" + std::string(f) + "' is not RxC");
-  return {num(f.substr(0, x)), num(f.substr(x + 1))};
-}
-
-class Reader final : public VectorFileReader {
- public:
-  Reader(Kind k, const VectorHeader& h) : k_(k), path_(h.path) {
-    const char* const keys[] = {"src", "transpose", k == Kind::tensor ? "scaling" : "blocks",
-                                k == Kind::tensor ? "threshold" : "recipe"};
-    for (const char* key : keys) fields_.emplace_back(key, h.get(key));
-    const MorParamsPtr p0 = params(1, 1);
-    std::vector<std::pair<std::string, std::string>> want = param_fields(*p0);
-    std::sort(want.begin(), want.end());
-    auto have = fields_;
-    std::sort(have.begin(), have.end());
-    if (want != have) throw VectorError(h.path + ": the parameter keys are not in canonical form");
-    if (h.get("columns") != column_names(*p0))
-      throw VectorError(h.path + ": columns '" + h.get("columns") + "', expected '" + column_names(*p0) + "'");
-  }
-
-  void read(const std::vector<std::string_view>& f, std::string_view note, std::vector<VectorCase>& out) override {
-    if (f.empty()) throw VectorError("empty case line");
-    const auto [rows, cols] = parse_shape(f[0]);
-    const MorParamsPtr p = params(rows, cols);
-    const auto cs = columns(*p);
-    if (f.size() != cs.size() + 1)
-      throw VectorError("expected " + std::to_string(cs.size() + 1) + " fields (" + column_names(*p) + "), got " +
-                        std::to_string(f.size()));
-    const MorLayout& L = p->layout();
-    std::vector<std::uint32_t> in(static_cast<std::size_t>(L.in)), ex(static_cast<std::size_t>(L.out));
-    for (std::size_t k = 0; k < cs.size(); ++k) {
-      const std::string err = parse_column(cs[k], f[k + 1], (cs[k].input ? in.data() : ex.data()) + cs[k].at, true);
-      if (!err.empty()) throw VectorError("column " + cs[k].name + ": " + err);
-    }
-    out.push_back({p, std::move(in), std::move(ex), std::string(note)});
-  }
-
- private:
-  MorParamsPtr params(std::size_t rows, std::size_t cols) {
-    const std::string key = std::to_string(rows) + "x" + std::to_string(cols);
-    auto it = cache_.find(key);
-    if (it != cache_.end()) return it->second;
-    std::string text = "shape=" + key;
-    for (const auto& [k, v] : fields_) text += " " + k + "=" + v;
-    MorParamsPtr p;
-    try {
-      p = parse(k_, text);
-    } catch (const std::invalid_argument& e) {
-      throw VectorError(path_ + ": bad " + std::string(kind_name(k_)) + " parameters: " + e.what());
-    }
-    if (cache_.size() > 64) cache_.clear();
-    cache_.emplace(key, p);
-    return p;
-  }
-  Kind k_;
-  std::string path_;
-  std::vector<std::pair<std::string, std::string>> fields_;
-  std::map<std::string, MorParamsPtr> cache_;
-};
-
 }  // namespace
 
 void generate_vectors(Kind k, std::vector<VectorFileText>& out) { family_files(k, out); }
-
-std::unique_ptr<VectorFileReader> open_vectors(Kind k, const VectorHeader& h, const std::vector<std::string>& profiles) {
-  (void)profiles;  // the MoR policy is fixed (§26.1): every file applies whatever profiles are checked
-  return std::make_unique<Reader>(k, h);
-}
 
 }  // namespace numref::conform::mor

@@ -304,14 +304,11 @@ class CastCases final : public CaseSource {
 
   void fill(std::uint64_t first, std::size_t n, std::uint32_t* in) const override {
     std::uint32_t* xs = in;
-    std::uint32_t* rs = in + n;
-    const std::uint64_t lst = listed();
     const bool sr = p_->sr();
+    std::uint32_t* rs = sr ? in + n : nullptr;  // the r column exists with round=sr only
+    const std::uint64_t lst = listed();
     if (!sr && all_ && first + n <= lst) {  // the common exhaustive case
-      for (std::size_t i = 0; i < n; ++i) {
-        xs[i] = static_cast<std::uint32_t>(first + i);
-        rs[i] = 0;
-      }
+      for (std::size_t i = 0; i < n; ++i) xs[i] = static_cast<std::uint32_t>(first + i);
       return;
     }
     const std::uint64_t rmask = sr ? ((std::uint64_t{1} << p_->sr_bits()) - 1) : 0;
@@ -338,7 +335,7 @@ class CastCases final : public CaseSource {
         if (sr) r = random_r(j, x);
       }
       xs[i] = x;
-      rs[i] = r;
+      if (rs) rs[i] = r;
     }
   }
 

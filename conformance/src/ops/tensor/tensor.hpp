@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "../kit.hpp"
 #include "numref/conform/core.hpp"
 #include "numref/conform/util.hpp"
 #include "numref/quantize.hpp"
@@ -34,12 +35,7 @@ inline constexpr Kind kKinds[] = {Kind::scale, Kind::quantize, Kind::dequantize,
 std::string_view kind_name(Kind k);  // "scale", "quantize", "dequantize", "fake-quant"
 const Family& family(Kind k);
 
-// Counts words a backend did not report (no NUMREF_CAP_COUNTS): not compared.
-inline constexpr std::uint32_t kNoCounts = 0xFFFFFFFFu;
-// The largest tensor a suite may have (elements): keeps a case well inside a batch.
-inline constexpr std::size_t kMaxElements = std::size_t{1} << 16;
-
-// Word offsets of one case (case-major). -1: the word group is absent.
+// Word offsets of one case (case-major), read from the schema's columns. -1: absent.
 struct Layout {
   std::size_t n = 0, nb = 0, ng = 0;  // elements, blocks, groups
   // inputs
@@ -51,7 +47,11 @@ struct Layout {
   int out = 0;
 };
 
-// §12–§20 One tensor suite.
+// §12–§20 One tensor suite. Schema (case-major; the vector-file columns, in order):
+//   scale       x [r] | amax scales [gm] [tamax]
+//   quantize    x [r] | codes scales [gm] [tamax] counts (optional, NUMREF_CAP_COUNTS)
+//   dequantize  codes scales [gm] [tamax] | y
+//   fake-quant  x [r] | y counts (optional)
 class TensorParams final : public Params {
  public:
   struct Spec {
@@ -72,45 +72,26 @@ class TensorParams final : public Params {
   };
   explicit TensorParams(const Spec& s);  // throws std::invalid_argument naming the problem
 
-  const Family& family() const override;
-  const std::string& text() const override { return text_; }
-  std::string label() const override;
-  const std::string& profile() const override { return profile_; }
-  std::string formats() const override;
-  std::string selector_text() const override;
-  std::string clause() const override;
-  Shape shape() const override { return {layout_.in, layout_.out, true}; }
-  bool uses_counts() const override { return s_.kind == Kind::quantize || s_.kind == Kind::fake_quant; }
-
   void expected(std::size_t n, const std::uint32_t* in, std::uint32_t* out) const override;
-  Finding compare(CaseView in, CaseView expected, CaseView got, const CompareOptions& o) const override;
-  std::string render_inputs(CaseView in) const override;
-  std::string render_output(CaseView out, bool with_counts) const override;
-  MismatchText render_mismatch(CaseView in, CaseView expected, CaseView got, const CompareOptions& o) const override;
-
+  std::string classify(const CaseDiff& d) const override;
+  MismatchText render(const CaseDiff& d) const override;
+  const BlockGrid* blocks() const override { return &grid_; }
+  const BlockGrid* groups() const override { return &ggrid_; }
+  std::pair<std::size_t, std::size_t> memory_to_view(std::size_t k) const override { return view_.of_memory(k); }
   bool plugin_supported(const numref_backend& b) const override;
   bool plugin_call(const numref_backend& b, std::size_t n, const std::uint32_t* in, std::uint32_t* out,
-                   bool want_counts, std::string& error) const override;
-
-  std::string pipe_params() const override { return text_; }
-  void pipe_case(CaseView in, std::string& line) const override;
-  std::string pipe_result(std::string_view line, bool with_counts, std::uint32_t* out, std::size_t n,
-                          std::size_t i) const override;
+                   bool optional, std::string& error) const override;
 
   const Spec& spec() const { return s_; }
   Kind kind() const { return s_.kind; }
   const Layout& layout() const { return layout_; }
   const BlockGrid& grid() const { return grid_; }
   const BlockGrid& group_grid() const { return ggrid_; }
+  const kit::View& view() const { return view_; }
   bool sr() const { return sr_; }
   const Exact& q_max() const { return qmax_; }
   // The reference's QuantizeSpec of this suite.
   QuantizeSpec quantize_spec() const;
-  // Rows x cols of the x words in memory (transposed views: cols x rows).
-  std::size_t mem_rows() const { return s_.transpose ? s_.cols : s_.rows; }
-  std::size_t mem_cols() const { return s_.transpose ? s_.rows : s_.cols; }
-  // The view index (i, j) of the x word at memory position k.
-  std::size_t view_index_of_mem(std::size_t k) const;
   // The format of the stored scales.
   const Format& scale_fmt() const { return scale_format(s_.rule); }
   // Knob settings of the element policy that differ from the tensor base of the profile.
@@ -119,12 +100,14 @@ class TensorParams final : public Params {
   const numref_tensor_op& c_op() const { return cop_; }
   // The reference results of one case: `in` and `out` are the case's words.
   void reference(const std::uint32_t* in, std::uint32_t* out) const;
+  // The §19.5 counts as text ("counts s,f,n,i"), "" when not reported.
+  std::string counts_text(CaseView out) const;
 
  private:
+  void build_schema();
   Spec s_;
-  std::string profile_;
-  std::string text_;
   Layout layout_;
+  kit::View view_;
   BlockGrid grid_, ggrid_;
   Exact qmax_;
   bool sr_ = false;
@@ -141,19 +124,8 @@ Policy tensor_base(const std::string& profile, ScaleRule rule);
 TensorParamsPtr parse(Kind k, std::string_view text);
 // The canonical key=value text of a spec (no validation).
 std::string spec_text(const TensorParams::Spec& s);
-
-// ---- tensor text (vector files §30.6, pipe lines §32.6) ----------------------------------
-// Words of a grid rendered as hex, `,` between the columns of a row and `/` between rows
-// (vector files), or flat with `,` only (pipe: rows = 1).
-void append_grid(std::string& s, const std::uint32_t* w, std::size_t rows, std::size_t cols, int digits);
-// Parses such a grid: exactly rows x cols hex words of exactly `digits` digits (digits = 0:
-// 1 to 8 digits, the pipe's leniency) and values <= limit; `/` must separate the rows when
-// rows > 1 and strict is set. Returns "" or the problem.
-std::string parse_grid(std::string_view text, std::size_t rows, std::size_t cols, int digits, std::uint64_t limit,
-                       bool strict, std::uint32_t* out);
-// The four §19.5 counts as "s,f,n,i" (decimal) and back.
-void append_counts(std::string& s, const std::uint32_t* c);
-std::string parse_counts(std::string_view text, std::uint32_t* out);
+// Whether family k has an element policy (quantize, fake-quant).
+bool has_policy(Kind k);
 
 // ---- generation (§33.8) ---------------------------------------------------------------------
 // The suites of a level for one family (tensor_plan.cpp).
@@ -167,6 +139,6 @@ std::shared_ptr<const CaseSource> sweep_cases(const TensorParamsPtr& p, std::uin
 
 // ---- vectors (§30.6, §34.4) -------------------------------------------------------------------
 void generate_vectors(Kind k, std::vector<VectorFileText>& out);
-std::unique_ptr<VectorFileReader> open_vectors(Kind k, const VectorHeader& h, const std::vector<std::string>& profiles);
+std::unique_ptr<VectorFileReader> open_divergence(Kind k, const VectorHeader& h, const std::vector<std::string>& profiles);
 
 }  // namespace numref::conform::tensor

@@ -15,8 +15,6 @@ constexpr std::uint64_t kVectorSeed = 1;  // seed of the few random cases in edg
 constexpr int kVectorRandom = 64;
 constexpr std::size_t kSrCodes = 160;  // source codes per SR vector file (16/32-bit sources)
 
-std::string flags_hex(std::uint32_t f) { return hex(f, 2); }
-
 std::vector<const Format*> formats_where(bool small) {
   std::vector<const Format*> v;
   for (const auto& f : kFormats)
@@ -25,39 +23,13 @@ std::vector<const Format*> formats_where(bool small) {
 }
 
 // One regular cast vector file: every case (x[, r]) of `xs` under params p.
-std::string cast_file(const CastParams& p, const std::vector<std::pair<std::uint32_t, std::uint32_t>>& xs,
+std::string cast_file(const std::shared_ptr<const CastParams>& p, const std::vector<std::pair<std::uint32_t, std::uint32_t>>& xs,
                       const std::string& coverage, std::uint64_t seed) {
-  VectorWriter w;
-  w.field("op", "cast");
-  w.field("from", p.from().name);
-  w.field("to", p.to().name);
-  w.field("profile", p.profile());
-  w.field("policy", describe(p.policy()));
-  const std::string ov = p.overrides();
-  w.field("derived", ov.empty() ? "profile " + p.profile() : "profile " + p.profile() + " with " + ov);
-  w.field("clause", p.clause());
-  w.field("generator", kGeneratorVersion);
-  w.field("seed", seed == 0 ? "none (no random cases)" : std::to_string(seed));
-  w.field("coverage", coverage);
-  w.field("columns", p.sr() ? "x r y flags" : "x y flags");
-  w.begin();
-  std::string line;
-  const int xd = code_digits(p.from()), yd = code_digits(p.to()), rd = (p.sr_bits() + 3) / 4;
-  for (const auto& [x, r] : xs) {
-    const Result res = p.reference(x, r);
-    line.clear();
-    append_hex(line, x, xd);
-    if (p.sr()) {
-      line += ' ';
-      append_hex(line, r, rd);
-    }
-    line += ' ';
-    append_hex(line, res.bits, yd);
-    line += ' ';
-    line += flags_hex(res.flags);
-    w.line(line);
-  }
-  return w.finish();
+  VectorFileCases f;
+  f.coverage = coverage;
+  f.seed = seed;
+  for (const auto& [x, r] : xs) f.cases.emplace_back(p, p->sr() ? std::vector<std::uint32_t>{x, r} : std::vector<std::uint32_t>{x});
+  return family().vector_file(f);
 }
 
 std::vector<std::pair<std::uint32_t, std::uint32_t>> all_codes(const Format& f) {
@@ -256,48 +228,6 @@ bool wanted(const std::vector<std::string>& profiles, const std::string& p) {
   return profiles.empty() || std::find(profiles.begin(), profiles.end(), p) != profiles.end();
 }
 
-class RegularReader final : public VectorFileReader {
- public:
-  RegularReader(const VectorHeader& h, const std::vector<std::string>& profiles) {
-    const std::string text = h.get("from") + " " + h.get("to") + " " + h.get("profile") + " " + h.get("policy");
-    try {
-      p_ = parse(text);
-    } catch (const std::invalid_argument& e) {
-      throw VectorError(h.path + ": bad cast parameters: " + e.what());
-    }
-    if (describe(p_->policy()) != h.get("policy"))
-      throw VectorError(h.path + ": the policy line is not in the canonical describe() form of §10.2");
-    const std::string cols = p_->sr() ? "x r y flags" : "x y flags";
-    if (h.get("columns") != cols)
-      throw VectorError(h.path + ": columns '" + h.get("columns") + "', expected '" + cols + "' for this policy");
-    use_ = wanted(profiles, p_->profile());
-  }
-  void read(const std::vector<std::string_view>& f, std::string_view note, std::vector<VectorCase>& out) override {
-    const bool sr = p_->sr();
-    const std::size_t want = sr ? 4 : 3;
-    if (f.size() != want)
-      throw VectorError("expected " + std::to_string(want) + " fields, got " + std::to_string(f.size()));
-    const Format& from = p_->from();
-    const Format& to = p_->to();
-    std::size_t i = 0;
-    const std::uint32_t x = hex_field(f[i++], code_digits(from), from.mask(), "x");
-    std::uint32_t r = 0;
-    if (sr) {
-      const int k = p_->sr_bits();
-      r = hex_field(f[i++], (k + 3) / 4, (std::uint64_t{1} << k) - 1, "r");
-    }
-    const std::uint32_t y = hex_field(f[i++], code_digits(to), to.mask(), "y");
-    const std::uint32_t fl = hex_field(f[i++], 2, 0xFF, "flags");
-    if (fl & ~kFlagMask) throw VectorError("flags '" + std::string(f[i - 1]) + "' are not a combination of 01 02 04 10");
-    if (!use_) return;
-    out.push_back({p_, {x, r}, {y, fl}, std::string(note)});
-  }
-
- private:
-  std::shared_ptr<const CastParams> p_;
-  bool use_ = true;
-};
-
 class DivergenceReader final : public VectorFileReader {
  public:
   DivergenceReader(const VectorHeader& h, const std::vector<std::string>& profiles) {
@@ -339,7 +269,7 @@ class DivergenceReader final : public VectorFileReader {
       const std::uint32_t fl = hex_field(a.substr(slash + 1), 2, kFlagMask, "flags");
       if (fl & ~kFlagMask) throw VectorError("flags in '" + std::string(a) + "' are not a combination of 01 02 04 10");
       if (!use_[i]) continue;
-      out.push_back({params(F, T, profs_[i]), {x, 0u}, {y, fl}, std::string(note)});
+      out.push_back({params(F, T, profs_[i]), {x}, {y, fl}, std::string(note)});
     }
     const std::string_view via = f.back();
     if (via != "-") {
@@ -365,11 +295,8 @@ class DivergenceReader final : public VectorFileReader {
 
 }  // namespace
 
-std::unique_ptr<VectorFileReader> open_vectors(const VectorHeader& h, const std::vector<std::string>& profiles) {
-  const std::string* kind = h.find("kind");
-  if (kind && *kind == "divergence") return std::make_unique<DivergenceReader>(h, profiles);
-  if (kind) throw VectorError(h.path + ": unknown cast file kind '" + *kind + "'");
-  return std::make_unique<RegularReader>(h, profiles);
+std::unique_ptr<VectorFileReader> open_divergence(const VectorHeader& h, const std::vector<std::string>& profiles) {
+  return std::make_unique<DivergenceReader>(h, profiles);
 }
 
 void generate_vectors(std::vector<VectorFileText>& out) {
@@ -384,7 +311,7 @@ void generate_vectors(std::vector<VectorFileText>& out) {
       for (const auto& to : kFormats) {
         const auto p = make(*from, to, prof, base_of(prof, to));
         out.push_back({"cast/" + prof + "/" + std::string(from->name) + "-" + std::string(to.name) + ".vec",
-                       cast_file(*p, all_codes(*from), "every " + std::string(from->name) + " code", 0)});
+                       cast_file(p, all_codes(*from), "every " + std::string(from->name) + " code", 0)});
       }
   // (b) the directed rounding modes under ocp where they change anything.
   for (Round m : {Round::rtz, Round::rup, Round::rdn, Round::rna})
@@ -400,7 +327,7 @@ void generate_vectors(std::vector<VectorFileText>& out) {
         if (!differs) continue;
         out.push_back({"cast/ocp-" + std::string(to_string(m)) + "/" + std::string(from->name) + "-" +
                            std::string(to.name) + ".vec",
-                       cast_file(*p, all_codes(*from), "every " + std::string(from->name) + " code", 0)});
+                       cast_file(p, all_codes(*from), "every " + std::string(from->name) + " code", 0)});
       }
   // (c) 16- and 32-bit sources: the compact edge set plus a few seeded random codes.
   for (const auto& prof : profs)
@@ -408,7 +335,7 @@ void generate_vectors(std::vector<VectorFileText>& out) {
       for (const auto& to : kFormats) {
         const auto p = make(*from, to, prof, base_of(prof, to));
         out.push_back({"cast/" + prof + "/" + std::string(from->name) + "-" + std::string(to.name) + ".vec",
-                       cast_file(*p, edge_cases(*p),
+                       cast_file(p, edge_cases(*p),
                                  "compact edges (specials, target extremes, ties near 1) + " +
                                      std::to_string(kVectorRandom) + " random codes",
                                  kVectorSeed)});
@@ -459,7 +386,7 @@ void generate_vectors(std::vector<VectorFileText>& out) {
       cases.erase(std::unique(cases.begin(), cases.end()), cases.end());
       out.push_back({"cast/sr/" + std::string(s.prof) + "/" + std::string(from.name) + "-" + std::string(to.name) +
                          "-k" + std::to_string(s.k) + "-" + std::string(to_string(s.v)) + ".vec",
-                     cast_file(*p, cases, "every source code, or 160 of the compact edges; r in {0, 2^k-1, the flip threshold 2^k - f_k and one below}", 0)});
+                     cast_file(p, cases, "every source code, or 160 of the compact edges; r in {0, 2^k-1, the flip threshold 2^k - f_k and one below}", 0)});
     }
   // (e) E8M0 rules (§7): every rounding choice, zero / negative handling.
   for (FormatId src : {FormatId::f32, FormatId::bf16}) {
@@ -471,7 +398,7 @@ void generate_vectors(std::vector<VectorFileText>& out) {
       (void)apply_policy_settings(pm, set);
       const auto p = make(from, to, "ocp", pm);
       out.push_back({"cast/e8m0/" + std::string(from.name) + "-" + std::string(to.name) + "-" + path_token(set) + ".vec",
-                     cast_file(*p, edge_cases(*p), "compact edges + random codes", kVectorSeed)});
+                     cast_file(p, edge_cases(*p), "compact edges + random codes", kVectorSeed)});
     }
   }
   // (f) single knobs (§6, §8, §9) on representative pairs.
@@ -489,7 +416,7 @@ void generate_vectors(std::vector<VectorFileText>& out) {
       if (equivalent(pm, base_of("ocp", to), from, to)) continue;
       const auto p = make(from, to, "ocp", pm);
       out.push_back({"cast/knobs/" + std::string(from.name) + "-" + std::string(to.name) + "-" + path_token(set) + ".vec",
-                     cast_file(*p, edge_cases(*p), "compact edges + random codes", kVectorSeed)});
+                     cast_file(p, edge_cases(*p), "compact edges + random codes", kVectorSeed)});
     }
   // (g) the divergence set (§34).
   out.push_back({"divergence/cast.vec", divergence_file()});

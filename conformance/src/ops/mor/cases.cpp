@@ -112,19 +112,6 @@ class Gen {
   int base_ = 0;
 };
 
-class MorCaseSource final : public CaseSource {
- public:
-  MorCaseSource(MorParamsPtr p, std::uint64_t count, std::uint64_t seed) : p_(std::move(p)), count_(count), seed_(seed) {}
-  std::uint64_t size() const override { return count_; }
-  void fill(std::uint64_t first, std::size_t n, std::uint32_t* in) const override {
-    for (std::size_t j = 0; j < n; ++j) generate_case(*p_, seed_, first + j, in + j * static_cast<std::size_t>(p_->layout().in));
-  }
-
- private:
-  MorParamsPtr p_;
-  std::uint64_t count_, seed_;
-};
-
 struct Shape {
   std::size_t rows, cols;
   Partition part;
@@ -191,33 +178,7 @@ class Planner {
     out_.push_back({p, cases(p, n, req_.seed)});
   }
 
-  // --ops mor:SRC[:ELEM[:WORD]]: formats as formats, the last word literally (scaling
-  // partition of mor, recipe of mor-sub).
-  bool selected(const MorParams& p) const {
-    if (req_.selectors.empty()) return true;
-    const std::string text = p.selector_text();  // the words below view it
-    const auto words = split_ws(text);
-    for (const auto& s : req_.selectors) {
-      if (s.empty()) return true;
-      bool ok = true;
-      std::size_t i = 0, pos = 0;
-      while (pos <= s.size() && ok) {
-        const std::size_t e = std::min(s.find(':', pos), s.size());
-        const std::string w = s.substr(pos, e - pos);
-        if (w != "*") {
-          if (i >= words.size()) ok = false;
-          else {
-            const auto a = find_format(w), b = find_format(words[i]);
-            ok = (a && b) ? *a == *b : w == words[i];
-          }
-        }
-        ++i;
-        pos = e + 1;
-      }
-      if (ok) return true;
-    }
-    return false;
-  }
+  bool selected(const MorParams& p) const { return selector_match(p, req_.selectors); }
 
   Kind k_;
   const PlanRequest& req_;
@@ -225,43 +186,23 @@ class Planner {
   std::set<std::string> seen_;
 };
 
-class MorFamily final : public Family {
- public:
-  explicit MorFamily(Kind k) : k_(k) {}
-  std::string_view name() const override { return kind_name(k_); }
-  std::string_view clause() const override { return k_ == Kind::tensor ? "§21-§23 §25 §26" : "§21-§25 §27"; }
-  ParamsPtr parse_params(std::string_view text) const override { return parse(k_, text); }
-  void plan(const PlanRequest& req, std::vector<GeneratedSuite>& out) const override {
-    Planner(k_, req, out).run();
-  }
-  void generate_vectors(std::vector<VectorFileText>& out) const override { mor::generate_vectors(k_, out); }
-  std::unique_ptr<VectorFileReader> open_vectors(const VectorHeader& h,
-                                                 const std::vector<std::string>& profiles) const override {
-    return mor::open_vectors(k_, h, profiles);
-  }
-
- private:
-  Kind k_;
-};
-
 }  // namespace
-
-const Family& family(Kind k) {
-  static const MorFamily f[] = {MorFamily(Kind::tensor), MorFamily(Kind::sub)};
-  return f[static_cast<int>(k)];
-}
 
 void generate_case(const MorParams& p, std::uint64_t seed, std::uint64_t index, std::uint32_t* in) {
   std::vector<std::uint32_t> v;
   Gen(p, seed, index).view(v);
   const MorLayout& L = p.layout();
-  for (std::size_t k = 0; k < L.n; ++k) in[static_cast<std::size_t>(L.x) + k] = v[p.view_index_of_mem(k)];
+  for (std::size_t k = 0; k < L.n; ++k) in[static_cast<std::size_t>(L.x) + k] = v[p.view().view_index_of_memory(k)];
 }
 
 std::shared_ptr<const CaseSource> cases(const MorParamsPtr& p, std::uint64_t count, std::uint64_t seed) {
-  return std::make_shared<MorCaseSource>(p, count, seed);
+  return std::make_shared<IndexedCases<MorParams, decltype(&generate_case)>>(p, count, seed, &generate_case);
 }
 
-void plan(Kind k, const PlanRequest& req, std::vector<GeneratedSuite>& out) { Planner(k, req, out).run(); }
+void plan(Kind k, const PlanRequest& req, std::vector<GeneratedSuite>& out) {
+  // --ops mor:SRC:bf16:SCALING and mor-sub:SRC:bf16:RECIPE (the last word literally)
+  check_selectors(kind_name(k), req.selectors, 2, 3);
+  Planner(k, req, out).run();
+}
 
 }  // namespace numref::conform::mor

@@ -22,113 +22,20 @@ namespace {
 
 constexpr std::uint64_t kVectorSeed = 1;
 
-// ---- the columns of a case line ------------------------------------------------------------------
-
-struct Column {
-  std::string name;
-  int at;  // word offset
-  bool input;
-  std::size_t rows, cols;
-  int digits;  // 0: counts (decimal)
-  std::uint64_t limit;
-};
-
-std::vector<Column> columns(const TensorParams& p) {
-  const Layout& L = p.layout();
-  const auto& s = p.spec();
-  const BlockGrid& g = p.grid();
-  const BlockGrid& gg = p.group_grid();
-  const Format& sf = p.scale_fmt();
-  std::vector<Column> c;
-  const std::size_t R = s.rows, C = s.cols;
-  if (L.x >= 0) c.push_back({"x", L.x, true, p.mem_rows(), p.mem_cols(), code_digits(*s.src), s.src->mask()});
-  if (L.r >= 0) {
-    const int k = s.policy.sr_bits;
-    c.push_back({"r", L.r, true, R, C, (k + 3) / 4, k >= 32 ? 0xFFFFFFFFull : (std::uint64_t{1} << k) - 1});
-  }
-  if (L.codes_in >= 0) c.push_back({"codes", L.codes_in, true, R, C, code_digits(*s.elem), s.elem->mask()});
-  if (L.scales_in >= 0) c.push_back({"scales", L.scales_in, true, g.grid_rows(), g.grid_cols(), code_digits(sf), sf.mask()});
-  if (L.gm_in >= 0) c.push_back({"gm", L.gm_in, true, gg.grid_rows(), gg.grid_cols(), 6, 0x7FFFFF});
-  if (L.tamax_in >= 0) c.push_back({"tamax", L.tamax_in, true, 1, 1, 8, 0xFFFFFFFFull});
-  if (L.amax >= 0) c.push_back({"amax", L.amax, false, g.grid_rows(), g.grid_cols(), 8, 0xFFFFFFFFull});
-  if (L.codes >= 0) c.push_back({"codes", L.codes, false, R, C, code_digits(*s.elem), s.elem->mask()});
-  if (L.scales >= 0) c.push_back({"scales", L.scales, false, g.grid_rows(), g.grid_cols(), code_digits(sf), sf.mask()});
-  if (L.gm >= 0) c.push_back({"gm", L.gm, false, gg.grid_rows(), gg.grid_cols(), 6, 0x7FFFFF});
-  if (L.tamax >= 0) c.push_back({"tamax", L.tamax, false, 1, 1, 8, 0xFFFFFFFFull});
-  if (L.y >= 0) {
-    const Format& of = s.kind == Kind::fake_quant ? *s.out : format(FormatId::f32);
-    c.push_back({"y", L.y, false, R, C, code_digits(of), of.mask()});
-  }
-  if (L.counts >= 0) c.push_back({"counts", L.counts, false, 1, 4, 0, 0});
-  return c;
-}
-
-std::string column_names(const TensorParams& p) {
-  std::string s = "shape";
-  for (const auto& c : columns(p)) s += " " + c.name;
-  return s;
-}
-
-// One case line: the shape and every column of the case's input and output words.
-std::string case_line(const TensorParams& p, const std::uint32_t* in, const std::uint32_t* out) {
-  std::string s = std::to_string(p.spec().rows) + "x" + std::to_string(p.spec().cols);
-  for (const auto& c : columns(p)) {
-    s += ' ';
-    const std::uint32_t* w = (c.input ? in : out) + c.at;
-    if (c.digits == 0) append_counts(s, w);
-    else append_grid(s, w, c.rows, c.cols, c.digits);
-  }
-  return s;
-}
-
-// ---- the header keys ------------------------------------------------------------------------
-
-// The parameter keys in canonical order (spec_text), without shape.
-const char* const kKeys[] = {"src", "elem", "partition", "transpose", "rule", "group", "amax_nan", "amax_inf",
-                             "apply", "dequant", "out", "profile"};
-
-// key -> value of the canonical text of p (shape and policy excluded).
-std::vector<std::pair<std::string, std::string>> param_fields(const TensorParams& p) {
-  std::vector<std::pair<std::string, std::string>> out;
-  std::map<std::string, std::string> kv;
-  for (auto w : split_ws(p.text())) {
-    const auto eq = w.find('=');
-    kv[std::string(w.substr(0, eq))] = std::string(w.substr(eq + 1));
-  }
-  for (const char* k : kKeys)
-    if (kv.count(k)) out.emplace_back(k, kv[k]);
-  return out;
-}
-
-bool has_policy(Kind k) { return k == Kind::quantize || k == Kind::fake_quant; }
-
-std::string file_text(const TensorParams& first, const std::vector<TensorParamsPtr>& ps, const std::string& coverage,
-                      std::uint64_t seed) {
-  VectorWriter w;
-  w.field("op", kind_name(first.kind()));
-  for (const auto& [k, v] : param_fields(first)) w.field(k, v);
-  if (has_policy(first.kind())) {
-    w.field("policy", describe(first.spec().policy));
-    const std::string ov = first.overrides();
-    w.field("derived", "profile " + first.spec().profile + " (narrow, overflow=saturate)" + (ov.empty() ? "" : " with " + ov));
-  }
-  w.field("clause", first.clause());
-  w.field("generator", kGeneratorVersion);
-  w.field("seed", seed == 0 ? "none (no random cases)" : std::to_string(seed));
-  w.field("coverage", coverage);
-  w.field("columns", column_names(first));
-  w.begin();
+// Cases 0..per-1 of the generator for each suite (two per small tensor).
+std::string file_text(const std::vector<TensorParamsPtr>& ps, const std::string& coverage, std::uint64_t seed) {
+  VectorFileCases f;
+  f.coverage = coverage;
+  f.seed = seed;
   for (const auto& p : ps) {
-    const Layout& L = p->layout();
     const std::uint64_t per = p->spec().rows * p->spec().cols <= 64 ? 2 : 1;
     for (std::uint64_t j = 0; j < per; ++j) {
-      std::vector<std::uint32_t> in(static_cast<std::size_t>(L.in)), out(static_cast<std::size_t>(L.out));
+      std::vector<std::uint32_t> in(static_cast<std::size_t>(p->layout().in));
       generate_case(*p, seed, j, in.data());
-      p->reference(in.data(), out.data());
-      w.line(case_line(*p, in.data(), out.data()));
+      f.cases.emplace_back(p, std::move(in));
     }
   }
-  return w.finish();
+  return family(ps.front()->kind()).vector_file(f);
 }
 
 // The shapes of a file: small, ragged against the partition, one transposed-friendly.
@@ -263,7 +170,7 @@ std::string divergence_file(Kind k) {
     if (en.x.size() != en.rows * en.cols) throw std::logic_error("divergence entry with a wrong number of values");
     std::string line = std::string(format(en.src).name) + " " + std::string(format(en.elem).name) + " " +
                        std::to_string(en.rows) + "x" + std::to_string(en.cols) + " " + en.partition + " ";
-    append_grid(line, en.x.data(), en.rows, en.cols, code_digits(format(en.src)));
+    line += column_text(kit::codes("x", Role::in, format(en.src), en.rows, en.cols, Place::view), en.x.data());
     std::string summary;
     for (const auto& v : vars) {
       const std::string text = "src=" + std::string(format(en.src).name) + " elem=" + std::string(format(en.elem).name) +
@@ -283,15 +190,17 @@ std::string divergence_file(Kind k) {
       p->reference(in.data(), out.data());
       line += ' ';
       const BlockGrid& g = p->grid();
+      auto answer = [&](const char* column) {
+        const Column& c = *p->schema().find(column, true);
+        return column_text(c, out.data() + c.at);
+      };
       if (k == Kind::quantize) {
-        append_grid(line, out.data() + L.scales, g.grid_rows(), g.grid_cols(), code_digits(p->scale_fmt()));
-        line += ':';
-        append_grid(line, out.data() + L.codes, en.rows, en.cols, code_digits(format(en.elem)));
+        line += answer("scales") + ":" + answer("codes");
         summary += std::string(" ") + v.name + "=";
         if (g.count() == 1) summary += "scale " + render_value(out[static_cast<std::size_t>(L.scales)], p->scale_fmt()) + ", ";
         summary += "x0 -> " + render_value(out[static_cast<std::size_t>(L.codes)], format(en.elem));
       } else {
-        append_grid(line, out.data() + L.y, en.rows, en.cols, 8);
+        line += answer("y");
         summary += std::string(" ") + v.name + "=" + render_value(out[static_cast<std::size_t>(L.y)], format(FormatId::f32));
       }
     }
@@ -306,91 +215,8 @@ std::string divergence_file(Kind k) {
 // ---- readers ------------------------------------------------------------------------------------
 
 bool wanted(const std::vector<std::string>& profiles, const std::string& p) {
-  return p == "-" || profiles.empty() || std::find(profiles.begin(), profiles.end(), p) != profiles.end();
+  return profiles.empty() || std::find(profiles.begin(), profiles.end(), p) != profiles.end();
 }
-
-std::pair<std::size_t, std::size_t> parse_shape(std::string_view f) {
-  const auto x = f.find('x');
-  auto num = [&](std::string_view d) -> std::size_t {
-    if (d.empty() || d.size() > 5 || d.find_first_not_of("0123456789") != std::string_view::npos)
-      throw VectorError("shape '" + std::string(f) + "' is not RxC");
-    return std::stoul(std::string(d));
-  };
-  if (x == std::string_view::npos) throw VectorError("shape '" + std::string(f) + "' is not RxC");
-  return {num(f.substr(0, x)), num(f.substr(x + 1))};
-}
-
-class RegularReader final : public VectorFileReader {
- public:
-  RegularReader(Kind k, const VectorHeader& h, const std::vector<std::string>& profiles) : k_(k), path_(h.path) {
-    // the parameter text from the header keys, in canonical order (shape added per line)
-    for (const char* key : kKeys)
-      if (const std::string* v = h.find(key)) fields_.emplace_back(key, *v);
-    if (has_policy(k)) policy_ = h.get("policy");
-    TensorParamsPtr p0 = params(1, 1);  // validates the header with a 1 x 1 shape
-    if (has_policy(k) && describe(p0->spec().policy) != policy_)
-      throw VectorError(h.path + ": the policy line is not in the canonical describe() form of §10.2");
-    if (param_fields(*p0) != fields_)
-      throw VectorError(h.path + ": the parameter keys are not the canonical set of a " + std::string(kind_name(k)) +
-                        " file (expected, in order: " + [&] {
-                          std::string s;
-                          for (const auto& [a, b] : param_fields(*p0)) s += a + " ";
-                          return s;
-                        }() + ")");
-    if (h.get("columns") != column_names(*p0))
-      throw VectorError(h.path + ": columns '" + h.get("columns") + "', expected '" + column_names(*p0) + "'");
-    use_ = wanted(profiles, p0->profile());
-  }
-
-  void read(const std::vector<std::string_view>& f, std::string_view note, std::vector<VectorCase>& out) override {
-    if (f.empty()) throw VectorError("empty case line");
-    const auto [rows, cols] = parse_shape(f[0]);
-    TensorParamsPtr p = params(rows, cols);
-    const auto cs = columns(*p);
-    if (f.size() != cs.size() + 1)
-      throw VectorError("expected " + std::to_string(cs.size() + 1) + " fields (" + column_names(*p) + "), got " +
-                        std::to_string(f.size()));
-    const Layout& L = p->layout();
-    std::vector<std::uint32_t> in(static_cast<std::size_t>(L.in)), ex(static_cast<std::size_t>(L.out));
-    for (std::size_t k = 0; k < cs.size(); ++k) {
-      const Column& c = cs[k];
-      std::uint32_t* w = (c.input ? in.data() : ex.data()) + c.at;
-      const std::string err = c.digits == 0 ? parse_counts(f[k + 1], w)
-                                            : parse_grid(f[k + 1], c.rows, c.cols, c.digits, c.limit, true, w);
-      if (!err.empty()) throw VectorError("column " + c.name + ": " + err);
-    }
-    if (!use_) return;
-    out.push_back({p, std::move(in), std::move(ex), std::string(note)});
-  }
-
- private:
-  TensorParamsPtr params(std::size_t rows, std::size_t cols) {
-    const std::string key = std::to_string(rows) + "x" + std::to_string(cols);
-    auto it = cache_.find(key);
-    if (it != cache_.end()) return it->second;
-    std::string text;
-    for (const auto& [k, v] : fields_) {
-      if (k == "partition") text += "shape=" + key + " ";
-      text += k + "=" + v + " ";
-    }
-    text += policy_;
-    TensorParamsPtr p;
-    try {
-      p = parse(k_, text);
-    } catch (const std::invalid_argument& e) {
-      throw VectorError(path_ + ": bad " + std::string(kind_name(k_)) + " parameters: " + e.what());
-    }
-    if (cache_.size() > 64) cache_.clear();
-    cache_.emplace(key, p);
-    return p;
-  }
-  Kind k_;
-  std::string path_;
-  std::vector<std::pair<std::string, std::string>> fields_;
-  std::string policy_;
-  std::map<std::string, TensorParamsPtr> cache_;
-  bool use_ = true;
-};
 
 class DivergenceReader final : public VectorFileReader {
  public:
@@ -421,7 +247,7 @@ class DivergenceReader final : public VectorFileReader {
   void read(const std::vector<std::string_view>& f, std::string_view note, std::vector<VectorCase>& out) override {
     if (f.size() != variants_.size() + 5)
       throw VectorError("expected " + std::to_string(variants_.size() + 5) + " fields, got " + std::to_string(f.size()));
-    const auto [rows, cols] = parse_shape(f[2]);
+    if (!parse_rxc(f[2])) throw VectorError("shape '" + std::string(f[2].substr(0, 20)) + "' is not RxC");
     for (std::size_t i = 0; i < variants_.size(); ++i) {
       const std::string_view a = f[5 + i];
       const std::string text = "src=" + std::string(f[0]) + " elem=" + std::string(f[1]) + " shape=" + std::string(f[2]) +
@@ -437,26 +263,23 @@ class DivergenceReader final : public VectorFileReader {
       if (a == "-") throw VectorError("variant " + variants_[i].first + " applies here but has no answer");
       const Layout& L = p->layout();
       std::vector<std::uint32_t> in(static_cast<std::size_t>(L.in)), ex(static_cast<std::size_t>(L.out));
-      std::string err = parse_grid(f[4], p->mem_rows(), p->mem_cols(), code_digits(*p->spec().src), p->spec().src->mask(),
-                                   true, in.data() + L.x);
+      auto read = [&](const char* column, bool output, std::string_view value) {
+        const Column& c = *p->schema().find(column, output);
+        return parse_column_text(c, value, (output ? ex.data() : in.data()) + c.at);
+      };
+      std::string err = read("x", false, f[4]);
       if (!err.empty()) throw VectorError("x: " + err);
-      (void)rows;
-      (void)cols;
-      const BlockGrid& g = p->grid();
       if (k_ == Kind::quantize) {
         const auto colon = a.find(':');
         if (colon == std::string_view::npos) throw VectorError("answer '" + std::string(a.substr(0, 40)) + "' is not <scales>:<codes>");
-        err = parse_grid(a.substr(0, colon), g.grid_rows(), g.grid_cols(), code_digits(p->scale_fmt()), p->scale_fmt().mask(),
-                         true, ex.data() + L.scales);
-        if (err.empty())
-          err = parse_grid(a.substr(colon + 1), p->spec().rows, p->spec().cols, code_digits(*p->spec().elem),
-                           p->spec().elem->mask(), true, ex.data() + L.codes);
+        err = read("scales", true, a.substr(0, colon));
+        if (err.empty()) err = read("codes", true, a.substr(colon + 1));
         if (L.gm >= 0 || L.tamax >= 0) throw VectorError("variant " + variants_[i].first + ": gam / nvfp4 have no divergence answers");
       } else {
-        err = parse_grid(a, p->spec().rows, p->spec().cols, 8, 0xFFFFFFFFull, true, ex.data() + L.y);
+        err = read("y", true, a);
       }
       if (!err.empty()) throw VectorError("variant " + variants_[i].first + ": " + err);
-      for (int c = 0; c < 4; ++c) ex[static_cast<std::size_t>(L.counts + c)] = kNoCounts;  // not in the file
+      for (int c = 0; c < 4; ++c) ex[static_cast<std::size_t>(L.counts + c)] = kNotReported;  // not in the file
       if (use_) out.push_back({p, std::move(in), std::move(ex), std::string(note)});
     }
   }
@@ -517,7 +340,7 @@ void family_files(Kind k, std::vector<VectorFileText>& out) {
       std::string name = fam + "/" + formats + "-" + std::string(to_string(base.rule)) + "-" + to_string(base.partition);
       for (char& ch : name)
         if (ch == ':') ch = '_';
-      out.push_back({name + suffix + ".vec", file_text(*ps[0], ps, cov, kVectorSeed)});
+      out.push_back({name + suffix + ".vec", file_text(ps, cov, kVectorSeed)});
     };
     file(s, "", "generated tensors (seed 1, cases 0..2): structured blocks, zeros, subnormals, NaN / Inf");
     if (k == Kind::scale) continue;
@@ -554,11 +377,8 @@ void family_files(Kind k, std::vector<VectorFileText>& out) {
 
 void generate_vectors(Kind k, std::vector<VectorFileText>& out) { family_files(k, out); }
 
-std::unique_ptr<VectorFileReader> open_vectors(Kind k, const VectorHeader& h, const std::vector<std::string>& profiles) {
-  const std::string* kind = h.find("kind");
-  if (kind && *kind == "divergence") return std::make_unique<DivergenceReader>(k, h, profiles);
-  if (kind) throw VectorError(h.path + ": unknown " + std::string(kind_name(k)) + " file kind '" + *kind + "'");
-  return std::make_unique<RegularReader>(k, h, profiles);
+std::unique_ptr<VectorFileReader> open_divergence(Kind k, const VectorHeader& h, const std::vector<std::string>& profiles) {
+  return std::make_unique<DivergenceReader>(k, h, profiles);
 }
 
 }  // namespace numref::conform::tensor

@@ -346,78 +346,42 @@ std::string classify_dequant_value(const CaseCtx& c, std::size_t b, std::uint32_
 
 }  // namespace
 
-Finding TensorParams::compare(CaseView in, CaseView e, CaseView g, const CompareOptions& o) const {
+std::string TensorParams::classify(const CaseDiff& d) const {
   const Layout& L = layout_;
-  // 1. identical words (counts only when both sides report them)
-  bool same = true;
-  for (int w = 0; w < L.out && same; ++w) {
-    if (L.counts >= 0 && w >= L.counts && w < L.counts + 4) continue;
-    same = e[w] == g[w];
-  }
-  bool counts_same = true;
-  if (L.counts >= 0 && o.counts)
-    for (int k = 0; k < 4; ++k)
-      if (g[L.counts + k] != kNoCounts && e[L.counts + k] != kNoCounts && e[L.counts + k] != g[L.counts + k])
-        counts_same = false;
-  if (same && counts_same) return {Outcome::pass, {}};
-  // 2. --any-nan: every difference is one NaN for another (codes, values)
-  if (!same && o.any_nan) {
-    bool only_nan = true;
-    const Format& vf = s_.kind == Kind::quantize ? *s_.elem : (s_.kind == Kind::fake_quant ? *s_.out : format(FormatId::f32));
-    const int at = s_.kind == Kind::quantize ? L.codes : L.y;
-    for (int w = 0; w < L.out && only_nan; ++w) {
-      if (e[w] == g[w]) continue;
-      if (L.counts >= 0 && w >= L.counts && w < L.counts + 4) continue;
-      only_nan = at >= 0 && w >= at && w < at + static_cast<int>(L.n) && is_nan_code(e[w], vf) && is_nan_code(g[w], vf);
-    }
-    if (only_nan && counts_same) return {Outcome::pass_any_nan, "any-nan"};
-  }
-  // 3. the first difference, in the order block metadata -> elements -> counts
+  const CaseView in = d.in, e = d.exp, g = d.got;
+  // the first difference, in the order block metadata -> elements -> counts
   const CaseCtx c(*this, in.data());
-  if (L.amax >= 0) {
-    const Diff d = diff(e, g, L.amax, L.nb);
-    if (d.count) return {Outcome::fail, classify_amax(c, d.first, e[L.amax + static_cast<int>(d.first)], g[L.amax + static_cast<int>(d.first)])};
+  if (const ColumnDiff* a = d.find("amax"))
+    return classify_amax(c, a->first, e[L.amax + static_cast<int>(a->first)], g[L.amax + static_cast<int>(a->first)]);
+  if (d.find("tamax")) return "scale/tensor-amax";
+  if (d.find("gm")) return "scale/group-mantissa";
+  if (const ColumnDiff* sd = d.find("scales")) return classify_scale(c, sd->first, e, g);
+  if (const ColumnDiff* cd = d.find("codes")) {
+    const int w = L.codes + static_cast<int>(cd->first);
+    const std::uint32_t r = L.r >= 0 ? in[L.r + static_cast<int>(cd->first)] : 0u;
+    return classify_code(c, cd->first, r, e[w], g[w]);
   }
-  if (L.tamax >= 0 && e[L.tamax] != g[L.tamax]) return {Outcome::fail, "scale/tensor-amax"};
-  if (L.gm >= 0 && diff(e, g, L.gm, L.ng).count) return {Outcome::fail, "scale/group-mantissa"};
-  if (L.scales >= 0) {
-    const Diff d = diff(e, g, L.scales, L.nb);
-    if (d.count) {
-      const int w = L.scales + static_cast<int>(d.first);
-      (void)w;
-      return {Outcome::fail, classify_scale(c, d.first, e, g)};
-    }
-  }
-  if (L.codes >= 0) {
-    const Diff d = diff(e, g, L.codes, L.n);
-    if (d.count) {
-      const int w = L.codes + static_cast<int>(d.first);
-      const std::uint32_t r = L.r >= 0 ? in[L.r + static_cast<int>(d.first)] : 0u;
-      return {Outcome::fail, classify_code(c, d.first, r, e[w], g[w])};
-    }
-  }
-  if (L.y >= 0) {
-    const Diff d = diff(e, g, L.y, L.n);
-    if (d.count) {
-      const std::size_t k = d.first;
+  if (const ColumnDiff* yd = d.find("y")) {
+    {
+      const std::size_t k = yd->first;
       const int w = L.y + static_cast<int>(k);
       if (s_.kind == Kind::dequantize) {
         const std::size_t b = grid_.block_of(k / s_.cols, k % s_.cols);
         const bool poisoned = block_poisoned(c.meta, b);
         const Factor f = poisoned ? Factor{} : dequant_factor(c.meta, b);
-        return {Outcome::fail, classify_dequant_value(c, b, in[L.codes_in + static_cast<int>(k)], e[w], g[w], f, poisoned)};
+        return classify_dequant_value(c, b, in[L.codes_in + static_cast<int>(k)], e[w], g[w], f, poisoned);
       }
       // fake-quant: find what the value corresponds to
       const std::size_t i = k / s_.cols, j = k % s_.cols;
       const std::size_t b = grid_.block_of(i, j);
       const Format& of = *s_.out;
-      if (g[w] & ~of.mask()) return {Outcome::fail, "code/width"};
-      if (c.bs[b].poisoned) return {Outcome::fail, "nan-block"};
+      if (g[w] & ~of.mask()) return "code/width";
+      if (c.bs[b].poisoned) return "nan-block";
       const Decoded dx = decode(c.view->code(i, j), *s_.src);
       if (is_nan_code(e[w], of) && is_nan_code(g[w], of))
-        return {Outcome::fail, decode(e[w], of).sign != decode(g[w], of).sign ? "nan/sign" : "nan/payload"};
-      if (dx.cls == Class::nan) return {Outcome::fail, "nan/operand"};
-      if (dx.cls == Class::inf) return {Outcome::fail, "inf"};
+        return decode(e[w], of).sign != decode(g[w], of).sign ? "nan/sign" : "nan/payload";
+      if (dx.cls == Class::nan) return "nan/operand";
+      if (dx.cls == Class::inf) return "inf";
       // the expected code and the chain behind it
       std::vector<std::uint8_t> codes(L.n);
       const std::span<const std::uint32_t> random =
@@ -438,12 +402,12 @@ Finding TensorParams::compare(CaseView in, CaseView e, CaseView g, const Compare
                               : exact_f32(c.bs[b].stored);
           const std::uint32_t alt = dq.divide ? rn32(exact_mul(v, exact_f32(rn32(exact_div(exact_pow2(0), S)))))
                                               : rn32(exact_div(v, S));
-          if (to_out(alt).bits == g[w]) return {Outcome::fail, dq.divide ? "dequant/reciprocal" : "dequant/divide"};
+          if (to_out(alt).bits == g[w]) return dq.divide ? "dequant/reciprocal" : "dequant/divide";
         }
         const std::uint32_t d32 = rn32(dq.divide ? exact_div(v, dq.value) : exact_mul(v, dq.value));
         Policy tr = c.qz->spec().wide;
         tr.round = Round::rtz;
-        if (Converter(format(FormatId::f32), of, tr)(d32).bits == g[w]) return {Outcome::fail, "output/truncation"};
+        if (Converter(format(FormatId::f32), of, tr)(d32).bits == g[w]) return "output/truncation";
         // a neighbouring element code: the quantization differs
         for (std::uint32_t nb : {code + 1, code - 1}) {
           if (nb & ~s_.elem->mask()) continue;
@@ -454,38 +418,29 @@ Finding TensorParams::compare(CaseView in, CaseView e, CaseView g, const Compare
                                                            : rn32(dq.divide ? exact_div(vn, dq.value) : exact_mul(vn, dq.value));
           if (to_out(dn32).bits == g[w]) {
             const std::uint32_t r = L.r >= 0 ? in[L.r + static_cast<int>(k)] : 0u;
-            return {Outcome::fail, "quantize/" + classify_code(c, k, r, code, nb)};
+            return "quantize/" + classify_code(c, k, r, code, nb);
           }
         }
       }
-      return {Outcome::fail, "rounding"};
+      return "rounding";
     }
   }
-  return {Outcome::fail, "counts"};
+  return "counts";
 }
 
 // ---- rendering ----------------------------------------------------------------------------------
 
-std::string TensorParams::render_inputs(CaseView in) const {
-  std::string s = std::to_string(s_.rows) + "x" + std::to_string(s_.cols) + (s_.transpose ? " (transposed view)" : "");
-  (void)in;
-  return s;
+std::string TensorParams::counts_text(CaseView out) const {
+  const Layout& L = layout_;
+  if (L.counts < 0 || out[L.counts] == kNotReported) return {};
+  return "counts " + std::to_string(out[L.counts]) + "," + std::to_string(out[L.counts + 1]) + "," +
+         std::to_string(out[L.counts + 2]) + "," + std::to_string(out[L.counts + 3]);
 }
 
-std::string TensorParams::render_output(CaseView out, bool with_counts) const {
-  std::string s;
+MismatchText TensorParams::render(const CaseDiff& dd) const {
   const Layout& L = layout_;
-  if (L.counts >= 0 && with_counts && out[L.counts] != kNoCounts) {
-    s = "counts ";
-    std::uint32_t c[4];
-    for (int k = 0; k < 4; ++k) c[k] = out[L.counts + k];
-    append_counts(s, c);
-  }
-  return s;
-}
-
-MismatchText TensorParams::render_mismatch(CaseView in, CaseView e, CaseView g, const CompareOptions& o) const {
-  const Layout& L = layout_;
+  const CaseView in = dd.in, e = dd.exp, g = dd.got;
+  const bool counts_compared = (dd.options.caps & NUMREF_CAP_COUNTS) != 0;
   MismatchText t;
   const CaseCtx c(*this, in.data());
   const Format& sf = scale_fmt();
@@ -505,7 +460,7 @@ MismatchText TensorParams::render_mismatch(CaseView in, CaseView e, CaseView g, 
   const Diff dc = count(L.codes, L.n, "codes");
   const Diff dy = count(L.y, L.n, "values");
   bool counts_differ = false;
-  if (L.counts >= 0 && o.counts && g[L.counts] != kNoCounts && e[L.counts] != kNoCounts)
+  if (L.counts >= 0 && counts_compared && g[L.counts] != kNotReported && e[L.counts] != kNotReported)
     for (int k = 0; k < 4; ++k) counts_differ |= e[L.counts + k] != g[L.counts + k];
   if (counts_differ) parts.push_back("the counts");
   for (const auto& p : parts) t.detail += (t.detail.empty() ? "" : ", ") + p;
@@ -594,12 +549,12 @@ MismatchText TensorParams::render_mismatch(CaseView in, CaseView e, CaseView g, 
     t.expected = code_text(e[L.y + static_cast<int>(k)], of);
   } else {
     t.inputs = shape;
-    t.got = render_output(g, true);
-    t.expected = render_output(e, true);
+    t.got = counts_text(g);
+    t.expected = counts_text(e);
   }
   if (counts_differ && (da.count || ds.count || dc.count || dy.count)) {
-    t.got += "; " + render_output(g, true);
-    t.expected += "; " + render_output(e, true);
+    t.got += "; " + counts_text(g);
+    t.expected += "; " + counts_text(e);
   }
   return t;
 }

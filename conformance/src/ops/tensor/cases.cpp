@@ -287,21 +287,6 @@ class Gen {
   bool specials_ok_ = true;
 };
 
-class TensorCaseSource final : public CaseSource {
- public:
-  TensorCaseSource(TensorParamsPtr p, std::uint64_t count, std::uint64_t seed)
-      : p_(std::move(p)), count_(count), seed_(seed) {}
-  std::uint64_t size() const override { return count_; }
-  void fill(std::uint64_t first, std::size_t n, std::uint32_t* in) const override {
-    const std::size_t words = static_cast<std::size_t>(p_->layout().in);
-    for (std::size_t j = 0; j < n; ++j) generate_case(*p_, seed_, first + j, in + j * words);
-  }
-
- private:
-  TensorParamsPtr p_;
-  std::uint64_t count_, seed_;
-};
-
 class SweepSource final : public CaseSource {
  public:
   SweepSource(TensorParamsPtr p, std::uint64_t total) : p_(std::move(p)), total_(total) {}
@@ -336,12 +321,12 @@ void generate_case(const TensorParams& p, std::uint64_t seed, std::uint64_t inde
   }
   std::vector<std::uint32_t> v;
   g.view(v);
-  for (std::size_t k = 0; k < L.n; ++k) in[static_cast<std::size_t>(L.x) + k] = v[p.view_index_of_mem(k)];
+  for (std::size_t k = 0; k < L.n; ++k) in[static_cast<std::size_t>(L.x) + k] = v[p.view().view_index_of_memory(k)];
   if (L.r >= 0) g.randoms(in + L.r, L.n);
 }
 
 std::shared_ptr<const CaseSource> cases(const TensorParamsPtr& p, std::uint64_t count, std::uint64_t seed) {
-  return std::make_shared<TensorCaseSource>(p, count, seed);
+  return std::make_shared<IndexedCases<TensorParams, decltype(&generate_case)>>(p, count, seed, &generate_case);
 }
 
 std::shared_ptr<const CaseSource> sweep_cases(const TensorParamsPtr& p, std::uint64_t total) {

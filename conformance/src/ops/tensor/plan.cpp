@@ -27,18 +27,19 @@ struct Combo {
   const Format* elem;
 };
 
+// §19.1 The element formats: every signed format of at most 8 bits with a zero (the table
+// order), the int8 rules with int8 only.
 const std::vector<Combo>& combos() {
   static const std::vector<Combo> v = [] {
     std::vector<Combo> out;
-    const FormatId elems[] = {FormatId::f8e4m3fn, FormatId::f8e5m2, FormatId::f6e3m2fn,
-                              FormatId::f6e2m3fn, FormatId::f4e2m1fn, FormatId::int8};
     for (int r = 0; r < kScaleRuleCount; ++r) {
       const auto rule = static_cast<ScaleRule>(r);
       if (is_int8(rule)) {
         out.push_back({rule, &format(FormatId::int8)});
         continue;
       }
-      for (FormatId e : elems) out.push_back({rule, &format(e)});
+      for (const Format& e : kFormats)
+        if (e.bits <= 8 && e.is_signed && e.has_zero) out.push_back({rule, &e});
     }
     return out;
   }();
@@ -53,12 +54,18 @@ const std::vector<Partition>& partitions() {
   return v;
 }
 
+// §12.1 The source of the i-th suite: the wide tensor sources (f32, bf16, f16) three times in
+// four, every narrow tensor source in turn the fourth time (table order).
 const Format* source(std::size_t i) {
-  static const FormatId s[] = {FormatId::f32,      FormatId::bf16,   FormatId::f16,      FormatId::f8e4m3fn,
-                               FormatId::f32,      FormatId::bf16,   FormatId::f8e5m2,   FormatId::f16,
-                               FormatId::f32,      FormatId::bf16,   FormatId::f6e3m2fn, FormatId::f32,
-                               FormatId::bf16,     FormatId::f16,    FormatId::f4e2m1fn, FormatId::f8e4m3fn};
-  return &format(s[i % (sizeof s / sizeof s[0])]);
+  static const auto lists = [] {
+    std::pair<std::vector<const Format*>, std::vector<const Format*>> wn;
+    for (const Format& f : kFormats)
+      if (check_source_format(f).empty()) (f.bits > 8 ? wn.first : wn.second).push_back(&f);
+    return wn;
+  }();
+  const auto& [wide, narrow] = lists;
+  if (i % 4 == 3) return narrow[(i / 4) % narrow.size()];
+  return wide[(i - i / 4) % wide.size()];
 }
 
 AmaxPolicy amax_policy(std::size_t i) {
@@ -104,21 +111,9 @@ Partition gam_group(const Partition& p, std::size_t i) {
 class Planner {
  public:
   Planner(Kind k, const PlanRequest& req, std::vector<GeneratedSuite>& out) : k_(k), req_(req), out_(out) {
-    for (const auto& s : req.selectors) {
-      if (s.empty()) continue;
-      std::size_t i = 0, pos = 0;
-      while (pos <= s.size()) {
-        const std::size_t e = std::min(s.find(':', pos), s.size());
-        const std::string w = s.substr(pos, e - pos);
-        if (w != "*" && i < 2 && !find_format(w))
-          throw std::invalid_argument("--ops " + std::string(kind_name(k)) + ":" + s + ": unknown format '" + w + "'");
-        if (w != "*" && i == 2 && !parse_scale_rule(w))
-          throw std::invalid_argument("--ops " + std::string(kind_name(k)) + ":" + s + ": unknown scale rule '" + w + "'");
-        if (i > 2) throw std::invalid_argument("--ops " + std::string(kind_name(k)) + ":" + s + ": at most SRC:ELEM:RULE");
-        ++i;
-        pos = e + 1;
-      }
-    }
+    // --ops <family>:SRC:ELEM:RULE
+    check_selectors(kind_name(k), req.selectors, 2, 3,
+                    [](std::size_t, std::string_view w) { return parse_scale_rule(w).has_value(); }, "scale rule");
   }
 
   std::uint64_t per_suite() const {
@@ -296,31 +291,7 @@ class Planner {
     }
   }
 
-  bool selected(const TensorParams& p) const {
-    if (req_.selectors.empty()) return true;
-    const std::string text = p.selector_text();
-    const auto words = split_ws(text);
-    for (const auto& s : req_.selectors) {
-      if (s.empty()) return true;
-      bool ok = true;
-      std::size_t i = 0, pos = 0;
-      while (pos <= s.size() && ok) {
-        const std::size_t e = std::min(s.find(':', pos), s.size());
-        const std::string w = s.substr(pos, e - pos);
-        if (w != "*") {
-          if (i >= words.size()) ok = false;
-          else {
-            const auto a = find_format(w), b = find_format(words[i]);
-            ok = (a && b) ? *a == *b : w == words[i];
-          }
-        }
-        ++i;
-        pos = e + 1;
-      }
-      if (ok) return true;
-    }
-    return false;
-  }
+  bool selected(const TensorParams& p) const { return selector_match(p, req_.selectors); }
 
   Kind k_;
   const PlanRequest& req_;

@@ -1,0 +1,166 @@
+// numref conformance — what op families share (kit.hpp).               spec §31, §33.1, §33.8
+#include "kit.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+#include "numref/value.hpp"
+
+namespace numref::conform::kit {
+
+const Profile& profile_by_name(std::string_view name) {
+  const auto id = find_profile(name);
+  if (!id) throw std::invalid_argument("unknown profile '" + std::string(name) + "'");
+  return profile(*id);
+}
+
+std::string policy_overrides(const Policy& base, const Policy& p) {
+  // describe() lists every knob as key=value in a fixed order (sr_bits / sr_variant only with
+  // round=sr): a setting of p is an override when base has another value or lacks the key.
+  const std::string a = describe(base), b = describe(p);
+  const auto aw = split_ws(a);
+  std::string s;
+  for (auto kv : split_ws(b))
+    if (std::find(aw.begin(), aw.end(), kv) == aw.end()) s += (s.empty() ? "" : " ") + std::string(kv);
+  return s;
+}
+
+Partition partition(std::string_view text, std::string_view what) {
+  Partition p;
+  const std::string err = parse_partition(std::string(text), p);
+  if (!err.empty()) throw std::invalid_argument(std::string(what) + ": " + err);
+  return p;
+}
+
+std::pair<std::size_t, std::size_t> shape(std::string_view text) {
+  const auto rc = parse_rxc(text);
+  if (!rc) throw std::invalid_argument("shape '" + std::string(text.substr(0, 40)) + "' is not RxC");
+  return *rc;
+}
+
+namespace {
+bool is_policy_key(std::string_view k) {
+  static const char* const kKeys[] = {"round",          "sr_bits",  "sr_variant", "overflow", "inf_sat",
+                                      "nan",            "nan_to_finite", "e8m0_round", "zero_to_nozero",
+                                      "negative",       "daz",      "ftz",        "tininess", "int_range"};
+  return std::find(std::begin(kKeys), std::end(kKeys), k) != std::end(kKeys);
+}
+}  // namespace
+
+KeyValues::KeyValues(std::string_view family, std::string_view text, bool policy_keys) : family_(family) {
+  for (auto w : split_ws(text)) {
+    const auto eq = w.find('=');
+    if (eq == std::string_view::npos || eq == 0 || eq + 1 == w.size())
+      throw std::invalid_argument(family_ + " parameter '" + std::string(w) + "' is not key=value");
+    const std::string key(w.substr(0, eq));
+    if (is_policy_key(key)) {
+      if (!policy_keys) throw std::invalid_argument(family_ + " has no element policy: '" + std::string(w) + "'");
+      policy_ += (policy_.empty() ? "" : " ") + std::string(w);
+      continue;
+    }
+    if (!kv_.emplace(key, std::string(w.substr(eq + 1))).second)
+      throw std::invalid_argument(family_ + " parameter '" + key + "' given twice");
+  }
+}
+
+std::optional<std::string> KeyValues::take(std::string_view key, bool used, bool required) {
+  auto it = kv_.find(key);
+  if (it == kv_.end()) {
+    if (used && required) throw std::invalid_argument(family_ + " parameters need " + std::string(key) + "=...");
+    return std::nullopt;
+  }
+  if (!used) throw std::invalid_argument(family_ + " does not take " + std::string(key) + "=");
+  std::string v = std::move(it->second);
+  kv_.erase(it);
+  return v;
+}
+
+void KeyValues::finish() const {
+  if (!kv_.empty()) throw std::invalid_argument("unknown " + family_ + " parameter '" + kv_.begin()->first + "'");
+}
+
+bool flag_value(const std::string& key, const std::string& v) {
+  if (v != "0" && v != "1") throw std::invalid_argument(key + "='" + v + "', expected 0 or 1");
+  return v == "1";
+}
+
+void put(std::string& text, std::string_view key, std::string_view value) {
+  if (!text.empty()) text += ' ';
+  text += key;
+  text += '=';
+  text += value;
+}
+
+void View::check() const {
+  if (rows == 0 || cols == 0)
+    throw std::invalid_argument("empty tensor shape " + std::to_string(rows) + "x" + std::to_string(cols));
+  if (rows * cols > kMaxElements)
+    throw std::invalid_argument("tensor shape " + std::to_string(rows) + "x" + std::to_string(cols) +
+                                " exceeds the suite limit of " + std::to_string(kMaxElements) + " elements");
+}
+
+std::pair<std::size_t, std::size_t> View::of_memory(std::size_t k) const {
+  if (!transpose) return {k / cols, k % cols};
+  // memory is cols x rows: position k = j * rows + i holds view element (i, j)
+  return {k % rows, k / rows};
+}
+
+void pack(const Format& f, const std::uint32_t* w, std::size_t n, std::vector<unsigned char>& buf) {
+  const std::size_t b = storage_bytes(f);
+  buf.assign(n * b, 0);
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::uint32_t v = w[k];
+    if (b == 1) {
+      buf[k] = static_cast<unsigned char>(v);
+    } else if (b == 2) {
+      const std::uint16_t h = static_cast<std::uint16_t>(v);
+      std::memcpy(&buf[2 * k], &h, 2);
+    } else {
+      std::memcpy(&buf[4 * k], &v, 4);
+    }
+  }
+}
+
+Column codes(std::string name, Role role, const Format& f, std::size_t rows, std::size_t cols, Place place) {
+  Column c;
+  c.name = std::move(name);
+  c.role = role;
+  c.format = &f;
+  c.digits = code_digits(f);
+  c.limit = f.mask();
+  c.rows = rows;
+  c.cols = cols;
+  c.place = place;
+  return c;
+}
+
+std::string e8m0_text(std::uint32_t code) {
+  const Format& e = format(FormatId::f8e8m0fnu);
+  if (code == e.canonical_nan) return "NaN";
+  return "2^" + std::to_string(static_cast<int>(code) - e.bias);
+}
+
+Column scales(std::string name, Role role, const Format& f, const BlockGrid& g) {
+  Column c = codes(std::move(name), role, f, g.grid_rows(), g.grid_cols(), Place::blocks);
+  if (f.man_bits == 0 && !f.is_integer()) c.decode = e8m0_text;  // an E8M0 code is a power of two
+  c.what = "scales";
+  return c;
+}
+
+bool check_call(const numref_backend& b, std::string_view entry, std::int64_t got, std::uint64_t want,
+                std::string_view unit, std::string& error) {
+  if (got < 0) {
+    const char* m = b.last_error ? b.last_error(b.ctx) : nullptr;
+    error = std::string(entry) + " returned " + std::to_string(got) + (m ? std::string(": ") + m : std::string());
+    return false;
+  }
+  if (static_cast<std::uint64_t>(got) != want) {
+    error = std::string(entry) + " returned " + std::to_string(got) + " results for a batch of " + std::to_string(want) +
+            (unit.empty() ? "" : " ") + std::string(unit);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace numref::conform::kit

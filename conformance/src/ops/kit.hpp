@@ -1,0 +1,105 @@
+// numref conformance — what op families share: parameter text, tensor views of a case, C ABI
+// calls. Internal to conformance/src/ops.                               spec §31, §33.1, §33.8
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "numref/conform/core.hpp"
+#include "numref/conform/util.hpp"
+#include "numref/partition.hpp"
+#include "numref/policy.hpp"
+#include "numref/tensor.hpp"
+
+namespace numref::conform::kit {
+
+// ---- parameter text (§33.1) -------------------------------------------------------------------
+
+// A profile by name; throws std::invalid_argument "unknown profile '...'".
+const Profile& profile_by_name(std::string_view name);
+// The knob settings of `p` that differ from `base`, in describe() order: "round=rtz daz=1".
+std::string policy_overrides(const Policy& base, const Policy& p);
+// A §12.5 partition; throws std::invalid_argument "<what>: <problem>".
+Partition partition(std::string_view text, std::string_view what);
+// A tensor shape "RxC"; throws std::invalid_argument.
+std::pair<std::size_t, std::size_t> shape(std::string_view text);
+
+// The key=value words of a family's canonical text (tensor and MoR families). Policy knobs
+// (describe() keys, §10.2) are collected apart when `policy_keys`, else they are unknown keys.
+class KeyValues {
+ public:
+  KeyValues(std::string_view family, std::string_view text, bool policy_keys);
+  // The value of `key` and removes it. A key that is absent: nullopt, or an error when
+  // `required`; a key given although `used` is false: an error.
+  std::optional<std::string> take(std::string_view key, bool used = true, bool required = false);
+  // The collected policy words ("round=rtz daz=1").
+  const std::string& policy() const { return policy_; }
+  // Throws for any key not taken.
+  void finish() const;
+
+ private:
+  std::string family_;
+  std::map<std::string, std::string, std::less<>> kv_;
+  std::string policy_;
+};
+// "1" / "0"; throws for anything else.
+bool flag_value(const std::string& key, const std::string& v);
+
+// Appends " key=value" (no leading space on an empty string).
+void put(std::string& text, std::string_view key, std::string_view value);
+
+// ---- a tensor case (tensor and MoR families) -------------------------------------------------
+
+// The largest tensor a suite may have (elements): keeps a case well inside a batch.
+inline constexpr std::size_t kMaxElements = std::size_t{1} << 16;
+
+// A rows x cols view of a source tensor stored row-major, or its transpose stored row-major
+// (a cols x rows buffer, §12.1).
+struct View {
+  std::size_t rows = 1, cols = 1;
+  bool transpose = false;
+  // Throws std::invalid_argument for an empty shape or one over kMaxElements.
+  void check() const;
+  std::size_t size() const { return rows * cols; }
+  std::size_t mem_rows() const { return transpose ? cols : rows; }
+  std::size_t mem_cols() const { return transpose ? rows : cols; }
+  std::int64_t row_stride() const { return transpose ? 1 : static_cast<std::int64_t>(cols); }
+  std::int64_t col_stride() const { return transpose ? static_cast<std::int64_t>(rows) : 1; }
+  // The view element (i, j) of memory word k.
+  std::pair<std::size_t, std::size_t> of_memory(std::size_t k) const;
+  std::size_t view_index_of_memory(std::size_t k) const {
+    const auto [i, j] = of_memory(k);
+    return i * cols + j;
+  }
+  std::string text() const { return std::to_string(rows) + "x" + std::to_string(cols); }
+};
+// The source codes of a case (32-bit words) in the format's storage width, as a TensorView reads them.
+void pack(const Format& f, const std::uint32_t* words, std::size_t n, std::vector<unsigned char>& buf);
+
+// ---- columns ---------------------------------------------------------------------------------
+
+// A column of codes of format f (digits, limit, decoding from the format).
+Column codes(std::string name, Role role, const Format& f, std::size_t rows, std::size_t cols, Place place);
+// A column of E8M0 / binary32 / E4M3 scale codes of format f over the block grid g.
+Column scales(std::string name, Role role, const Format& f, const BlockGrid& g);
+// "2^k" / "NaN" of an E8M0 scale code (§16).
+std::string e8m0_text(std::uint32_t code);
+
+// ---- C ABI (§31) -----------------------------------------------------------------------------
+
+// The entry point at `offset` exists in the backend's struct (struct_size reaches it, not NULL).
+template <typename Fn>
+bool has_entry(const numref_backend& b, std::size_t offset, Fn fn) {
+  return b.struct_size >= offset + sizeof(fn) && fn != nullptr;
+}
+#define NUMREF_HAS_ENTRY(b, field) ::numref::conform::kit::has_entry((b), offsetof(numref_backend, field), (b).field)
+// The result of one entry-point call: a negative value (with the backend's last_error) or a
+// count other than `want` sets `error` and returns false. `unit` names what was counted.
+bool check_call(const numref_backend& b, std::string_view entry, std::int64_t got, std::uint64_t want,
+                std::string_view unit, std::string& error);
+
+}  // namespace numref::conform::kit

@@ -1,0 +1,55 @@
+// numref conformance — the MoR families as Family objects, and the header of their vector
+// files.                                                               spec §26, §27, §30.7
+#include "mor.hpp"
+
+namespace numref::conform::mor {
+
+namespace {
+
+class MorFamily final : public Family {
+ public:
+  explicit MorFamily(Kind k) : Family(kind_name(k), k == Kind::tensor ? "§21-§23 §25 §26" : "§21-§25 §27"), k_(k) {}
+  ParamsPtr parse_params(std::string_view text) const override { return parse(k_, text); }
+  void plan(const PlanRequest& req, std::vector<GeneratedSuite>& out) const override { mor::plan(k_, req, out); }
+  void generate_vectors(std::vector<VectorFileText>& out) const override { mor::generate_vectors(k_, out); }
+
+  // §30.7 every parameter but the shape, and the fixed policy (informative).
+  std::vector<HeaderLine> header(const Params& p) const override {
+    std::vector<HeaderLine> out;
+    for (auto w : split_ws(p.text())) {
+      const auto eq = w.find('=');
+      const std::string key(w.substr(0, eq));
+      if (key != "shape") out.push_back({key, std::string(w.substr(eq + 1))});
+    }
+    out.push_back({"policy",
+                   "f8e4m3fn / f8e5m2: ocp, overflow=saturate, rule gam (one group), amax_nan=ignore amax_inf=ignore, "
+                   "apply=rn32, dequant=divide; Q(x) and kept blocks: bf16 (§26.1, §27.1)",
+                   false});
+    return out;
+  }
+
+  ParamsPtr params_from_header(const VectorHeader& h, std::size_t rows, std::size_t cols) const override {
+    std::string text = "shape=" + std::to_string(rows) + "x" + std::to_string(cols);
+    for (const auto& [k, v] : h.fields)
+      if (!is_file_key(k) && k != "policy") kit::put(text, k, v);
+    return parse(k_, text);
+  }
+
+ private:
+  Kind k_;
+};
+
+}  // namespace
+
+const Family& family(Kind k) {
+  static const MorFamily f[] = {MorFamily(Kind::tensor), MorFamily(Kind::sub)};
+  return f[static_cast<int>(k)];
+}
+
+}  // namespace numref::conform::mor
+
+// Registration, called from the list CMake generates from the folders of src/ops.
+void numref_conform_register_mor(numref::conform::Registry& r) {
+  r.add(numref::conform::mor::family(numref::conform::mor::Kind::tensor));
+  r.add(numref::conform::mor::family(numref::conform::mor::Kind::sub));
+}
