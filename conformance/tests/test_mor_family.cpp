@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "family_test_support.hpp"
 #include "ops/mor/mor.hpp"
 #include "numref/conform/vectors.hpp"
 
@@ -16,27 +17,8 @@ using namespace numref::conform::mor;
 
 namespace {
 
-struct Case1 {
-  MorParamsPtr p;
-  std::vector<std::uint32_t> in, exp, got;
-  CaseView v(const std::vector<std::uint32_t>& w, int words) const { return {w.data(), 1, 0, static_cast<std::size_t>(words)}; }
-  Finding compare() const {
-    return conform::compare(*p, v(in, p->layout().in), v(exp, p->layout().out), v(got, p->layout().out), CompareOptions{});
-  }
-  MismatchText text() const {
-    return render_mismatch(*p, v(in, p->layout().in), v(exp, p->layout().out), v(got, p->layout().out), CompareOptions{});
-  }
-};
-
-Case1 run(MorParamsPtr p, std::vector<std::uint32_t> x) {
-  Case1 r{p, {}, {}, {}};
-  r.in.assign(static_cast<std::size_t>(p->layout().in), 0);
-  std::copy(x.begin(), x.end(), r.in.begin() + p->layout().x);
-  r.exp.assign(static_cast<std::size_t>(p->layout().out), 0);
-  p->reference(r.in.data(), r.exp.data());
-  r.got = r.exp;
-  return r;
-}
+using Case1 = test::OneCase<MorParams>;
+Case1 run(MorParamsPtr p, std::vector<std::uint32_t> x) { return test::run_case(std::move(p), x); }
 
 // The near-threshold tensor of mor_vectors.cpp: 448, three times 1.0625, four zeros.
 const std::vector<std::uint32_t> kNear = {0x43E00000u, 0x3F880000u, 0, 0x3F880000u, 0x80000000u, 0, 0x3F880000u, 0};

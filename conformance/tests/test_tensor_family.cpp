@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "family_test_support.hpp"
 #include "ops/tensor/tensor.hpp"
 #include "numref/conform/abi.hpp"
 #include "numref/conform/vectors.hpp"
@@ -29,41 +30,20 @@ TensorParamsPtr q(const std::string& extra, const std::string& shape = "1x4", co
                                    " profile=ocp " + extra);
 }
 
-struct Case1 {
-  TensorParamsPtr p;
-  std::vector<std::uint32_t> in, exp, got;
-  CaseView vin() const { return {in.data(), 1, 0, static_cast<std::size_t>(p->layout().in)}; }
-  CaseView ve() const { return {exp.data(), 1, 0, static_cast<std::size_t>(p->layout().out)}; }
-  CaseView vg() const { return {got.data(), 1, 0, static_cast<std::size_t>(p->layout().out)}; }
+// The tests' one case, with compare(counts, any_nan) as the runner calls it.
+struct Case1 : test::OneCase<TensorParams> {
   Finding compare(bool counts = true, bool any_nan = false) const {
     CompareOptions o;
     o.caps = counts ? NUMREF_CAP_COUNTS : 0u;
     o.any_nan = any_nan;
-    return conform::compare(*p, vin(), ve(), vg(), o);
+    return OneCase::compare(o);
   }
 };
-
-Case1 run(TensorParamsPtr p, std::vector<std::uint32_t> x) {
-  Case1 r{p, {}, {}, {}};
-  r.in.assign(static_cast<std::size_t>(p->layout().in), 0);
-  std::copy(x.begin(), x.end(), r.in.begin() + p->layout().x);
-  r.exp.assign(static_cast<std::size_t>(p->layout().out), 0);
-  p->reference(r.in.data(), r.exp.data());
-  r.got = r.exp;
-  return r;
-}
+Case1 run(TensorParamsPtr p, std::vector<std::uint32_t> x) { return {test::run_case(std::move(p), x)}; }
 
 std::uint32_t bits(float f) { return std::bit_cast<std::uint32_t>(f); }
 
-std::string parse_error(const std::string& text) {
-  std::istringstream in(text);
-  try {
-    parse_vector_text(in, "t.vec");
-  } catch (const VectorError& e) {
-    return e.what();
-  }
-  return "";
-}
+std::string parse_error(const std::string& text) { return test::vector_error(text); }
 
 }  // namespace
 
@@ -164,7 +144,7 @@ TEST(TensorClassify, MxFloorImplementedAsRceil) {
   r.got[static_cast<std::size_t>(L.scales)] = 0x80u;
   r.got[static_cast<std::size_t>(L.codes)] = 0x77u;
   EXPECT_EQ(r.compare().cls, "scale/rule=mx-rceil");
-  const MismatchText t = render_mismatch(*r.p, r.vin(), r.ve(), r.vg(), CompareOptions{});
+  const MismatchText t = r.text();
   EXPECT_NE(t.inputs.find("block 0 (rows 0..0, cols 0..3) amax=43f00000 (480)"), std::string::npos) << t.inputs;
   EXPECT_NE(t.got.find("scale 80 (2^1) code 77 (240)"), std::string::npos) << t.got;
   EXPECT_NE(t.expected.find("scale 7f (2^0) code 7e (448)"), std::string::npos) << t.expected;

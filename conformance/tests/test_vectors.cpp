@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 
+#include "family_test_support.hpp"
 #include "numref/conform/vectors.hpp"
 
 using namespace numref::conform;
@@ -24,16 +25,7 @@ std::string file(const std::string& body, const std::string& count = "2") {
          "\ngenerator test\ncolumns x y flags\ncount " + count + "\nbegin\n" + body;
 }
 
-// Parses `text`; returns "" or the error message.
-std::string parse_error(const std::string& text) {
-  std::istringstream in(text);
-  try {
-    parse_vector_text(in, "t.vec");
-  } catch (const VectorError& e) {
-    return e.what();
-  }
-  return "";
-}
+std::string parse_error(const std::string& text) { return test::vector_error(text); }
 
 }  // namespace
 

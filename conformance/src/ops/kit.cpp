@@ -5,6 +5,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "numref/round.hpp"
 #include "numref/value.hpp"
 
 namespace numref::conform::kit {
@@ -120,6 +121,64 @@ void pack(const Format& f, const std::uint32_t* w, std::size_t n, std::vector<un
       std::memcpy(&buf[4 * k], &v, 4);
     }
   }
+}
+
+// ---- exact comparisons ----------------------------------------------------------------------
+
+namespace {
+using u128 = unsigned __int128;
+int bitlen(std::uint64_t v) { return v ? 64 - __builtin_clzll(v) : 0; }
+
+// 2|x| == |a| + |b| exactly. Exponent gaps beyond 126 bits cannot hold a midpoint of two
+// neighbours of a <= 32-bit format.
+bool is_midpoint(const Exact& x, const Exact& a, const Exact& b) {
+  if (x.sticky) return false;  // a rounded quotient with a remainder is never a dyadic midpoint
+  int lo = x.exp + 1;
+  if (a.sig) lo = std::min(lo, a.exp);
+  if (b.sig) lo = std::min(lo, b.exp);
+  auto scaled = [&](const Exact& v, int extra) -> std::optional<u128> {
+    if (!v.sig) return u128{0};
+    const int sh = v.exp + extra - lo;
+    if (sh < 0 || sh + bitlen(v.sig) > 126) return std::nullopt;
+    return u128{v.sig} << sh;
+  };
+  const auto x2 = scaled(x, 1), as = scaled(a, 0), bs = scaled(b, 0);
+  return x2 && as && bs && *x2 == *as + *bs;
+}
+}  // namespace
+
+int cmp_magnitude(const Exact& a, const Exact& b) {
+  if (a.sig == 0 || b.sig == 0) return (a.sig != 0) - (b.sig != 0);
+  const int ta = a.exp + bitlen(a.sig), tb = b.exp + bitlen(b.sig);
+  if (ta != tb) return ta < tb ? -1 : 1;
+  // same top bit position: the exponents differ by less than 64
+  u128 x = a.sig, y = b.sig;
+  if (a.exp > b.exp) x <<= (a.exp - b.exp);
+  else y <<= (b.exp - a.exp);
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+Exact exact_of(const Decoded& d) { return Exact{d.sign, d.sig, d.exp, false}; }
+
+bool is_tie(const Exact& v, const Format& to, const Policy& p) {
+  // the neighbour below |v| (round toward zero, saturating) and the one above it
+  Policy pt = p;
+  pt.round = Round::rtz;
+  pt.e8m0_round = E8m0Round::floor;
+  pt.overflow = Overflow::saturate;
+  pt.ftz = false;
+  pt.daz = false;
+  Exact mag = v;
+  mag.sign = false;
+  const Result lo = round_finite(mag, to, pt);
+  const Decoded dl = decode(lo.bits, to);
+  if (dl.cls == Class::nan) return false;
+  Exact a = exact_of(dl), b;
+  a.sign = false;
+  if (to.is_integer()) b = Exact{false, a.sig + 1, 0, false};
+  else if ((lo.bits & to.mag_mask()) == to.max_finite) b = Exact{false, dl.sig + 1, dl.exp, false};
+  else b = exact_of(decode((lo.bits & to.mag_mask()) + 1, to));
+  return is_midpoint(mag, a, b);
 }
 
 Column codes(std::string name, Role role, const Format& f, std::size_t rows, std::size_t cols, Place place) {

@@ -11,9 +11,11 @@
 
 #include "numref/conform/core.hpp"
 #include "numref/conform/util.hpp"
+#include "numref/exact.hpp"
 #include "numref/partition.hpp"
 #include "numref/policy.hpp"
 #include "numref/tensor.hpp"
+#include "numref/value.hpp"
 
 namespace numref::conform::kit {
 
@@ -77,8 +79,45 @@ struct View {
   }
   std::string text() const { return std::to_string(rows) + "x" + std::to_string(cols); }
 };
+// §31.5 / §31.7 The view and partition fields of a C operation (numref_tensor_op, numref_mor_op).
+template <class Op>
+void put_view(Op& c, const View& v, const BlockGrid& g) {
+  c.rows = static_cast<std::uint32_t>(v.rows);
+  c.cols = static_cast<std::uint32_t>(v.cols);
+  c.row_stride = v.row_stride();
+  c.col_stride = v.col_stride();
+  c.block_rows = static_cast<std::uint32_t>(g.block_rows());
+  c.block_cols = static_cast<std::uint32_t>(g.block_cols());
+  c.n_blocks = static_cast<std::uint32_t>(g.count());
+}
+// The word offset of each named column (-1 when absent) into the members of a layout struct.
+template <class L>
+struct ColumnAt {
+  int L::*member;
+  const char* name;
+  bool output;
+};
+template <class L, std::size_t N>
+void fill_layout(L& layout, const Schema& s, const ColumnAt<L> (&cols)[N]) {
+  for (const auto& c : cols) {
+    const Column* col = s.find(c.name, c.output);
+    layout.*(c.member) = col ? col->at : -1;
+  }
+}
+
 // The source codes of a case (32-bit words) in the format's storage width, as a TensorView reads them.
 void pack(const Format& f, const std::uint32_t* words, std::size_t n, std::vector<unsigned char>& buf);
+
+// ---- exact comparisons for the classification of mismatches (§33.4) --------------------------
+
+// |a| vs |b| for exact values (sticky bits ignored): -1, 0, 1.
+int cmp_magnitude(const Exact& a, const Exact& b);
+// The exact value of a finite code (sign kept).
+Exact exact_of(const Decoded& d);
+// |v| (finite, non-zero, not sticky) is exactly the midpoint of its two neighbours in `to`,
+// the largest finite value's upper neighbour being one quantum past it: a tie of the round-to-
+// nearest modes (464 -> f8e4m3fn is the tie between 448 and 480).
+bool is_tie(const Exact& v, const Format& to, const Policy& p);
 
 // ---- columns ---------------------------------------------------------------------------------
 

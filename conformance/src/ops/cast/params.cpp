@@ -114,52 +114,6 @@ void CastParams::expected(std::size_t n, const std::uint32_t* in, std::uint32_t*
   }
 }
 
-// ---- exact helpers for classification -----------------------------------------------
-
-namespace {
-
-using u128 = unsigned __int128;
-
-struct Dy {  // |v| = sig * 2^exp (sig == 0: zero)
-  std::uint64_t sig = 0;
-  int exp = 0;
-};
-
-int bitlen(std::uint64_t v) { return v ? 64 - __builtin_clzll(v) : 0; }
-
-Dy dyadic(const Decoded& d) { return {d.sig, d.exp}; }
-
-// Compares |a| with |b|: -1, 0, 1.
-int cmp(Dy a, Dy b) {
-  if (a.sig == 0 || b.sig == 0) return (a.sig != 0) - (b.sig != 0);
-  const int ta = a.exp + bitlen(a.sig), tb = b.exp + bitlen(b.sig);
-  if (ta != tb) return ta < tb ? -1 : 1;
-  // same top bit position: the exponents differ by less than 64
-  u128 x = a.sig, y = b.sig;
-  if (a.exp > b.exp) x <<= (a.exp - b.exp);
-  else y <<= (b.exp - a.exp);
-  return x < y ? -1 : x > y ? 1 : 0;
-}
-
-// 2|x| == |a| + |b| exactly (x a midpoint of a and b). Exponent gaps beyond 100 bits
-// cannot hold a midpoint of two neighbours of a <= 32-bit format.
-bool is_midpoint(Dy x, Dy a, Dy b) {
-  int lo = x.exp + 1;
-  if (a.sig) lo = std::min(lo, a.exp);
-  if (b.sig) lo = std::min(lo, b.exp);
-  auto scaled = [&](Dy v, int extra) -> std::optional<u128> {
-    if (!v.sig) return u128{0};
-    const int sh = v.exp + extra - lo;
-    if (sh < 0 || sh + bitlen(v.sig) > 126) return std::nullopt;
-    return u128{v.sig} << sh;
-  };
-  const auto x2 = scaled(x, 1), as = scaled(a, 0), bs = scaled(b, 0);
-  if (!x2 || !as || !bs) return false;
-  return *x2 == *as + *bs;
-}
-
-}  // namespace
-
 std::string CastParams::classify(std::uint32_t x, std::uint32_t r, Result exp, Result got) const {
   const Format& from = *from_;
   const Format& to = *to_;
@@ -198,28 +152,10 @@ std::string CastParams::classify(std::uint32_t x, std::uint32_t r, Result exp, R
   // A tie: x is exactly the midpoint of its two neighbours in the target (checked before
   // overflow: 464 -> f8e4m3fn is the tie between 448 and the first value past the top).
   const Round mode = effective_round(to, policy_);
-  if (mode == Round::rne || mode == Round::rna) {
-    Policy pt = policy_;
-    pt.round = Round::rtz;
-    pt.e8m0_round = E8m0Round::floor;
-    pt.overflow = Overflow::saturate;
-    pt.ftz = false;
-    const Result lo = convert(x, from, to, pt);
-    const Decoded dl = decode(lo.bits, to);
-    Dy a = dyadic(dl), b;
-    if (to.is_integer()) {
-      b = {a.sig + 1, 0};
-    } else if ((lo.bits & to.mag_mask()) == to.max_finite) {
-      b = {dl.sig + 1, dl.exp};
-    } else {
-      const Decoded dn = decode((lo.bits & to.mag_mask()) + 1, to);
-      b = dyadic(dn);
-    }
-    if (dl.cls != Class::nan && is_midpoint(dyadic(dx), a, b)) return "tie";
-  }
+  if ((mode == Round::rne || mode == Round::rna) && kit::is_tie(kit::exact_of(dx), to, policy_)) return "tie";
   // Overflow region: |x| beyond the largest finite value, or Inf/NaN on either side.
   const Decoded dmax = decode(to.max_finite, to);
-  const bool beyond = !to.is_integer() && cmp(dyadic(dx), dyadic(dmax)) > 0;
+  const bool beyond = !to.is_integer() && kit::cmp_magnitude(kit::exact_of(dx), kit::exact_of(dmax)) > 0;
   const auto special = [](Class c) { return c == Class::nan || c == Class::inf; };
   if (beyond || special(de.cls) || special(dg.cls)) return "overflow/saturation";
   if (to.is_integer()) {
@@ -231,8 +167,8 @@ std::string CastParams::classify(std::uint32_t x, std::uint32_t r, Result exp, R
   // Subnormal operand or a result below the target's smallest normal.
   if (!to.is_integer()) {
     const Decoded dminn = decode(static_cast<std::uint32_t>(1u) << to.man_bits, to);
-    const Dy minnormal = to.has_subnormals ? dyadic(dminn) : Dy{1, to.emin()};
-    if (dx.cls == Class::subnormal || cmp(dyadic(dx), minnormal) < 0 || de.cls == Class::subnormal ||
+    const Exact minnormal = to.has_subnormals ? kit::exact_of(dminn) : Exact{false, 1, to.emin(), false};
+    if (dx.cls == Class::subnormal || kit::cmp_magnitude(kit::exact_of(dx), minnormal) < 0 || de.cls == Class::subnormal ||
         dg.cls == Class::subnormal)
       return "subnormal";
   }

@@ -129,13 +129,7 @@ MorParams::MorParams(const Spec& s) : Params(mor::family(s.kind)), s_(s), view_{
   c.struct_size = sizeof(numref_mor_op);
   c.kind = tensor ? NUMREF_MOR_TENSOR : s_.recipe == SubtensorRecipe::three_way ? NUMREF_MOR_THREE_WAY : NUMREF_MOR_TWO_WAY;
   c.source = c_format(*s_.src);
-  c.rows = static_cast<std::uint32_t>(s_.rows);
-  c.cols = static_cast<std::uint32_t>(s_.cols);
-  c.row_stride = view_.row_stride();
-  c.col_stride = view_.col_stride();
-  c.block_rows = static_cast<std::uint32_t>(grid_.block_rows());
-  c.block_cols = static_cast<std::uint32_t>(grid_.block_cols());
-  c.n_blocks = static_cast<std::uint32_t>(grid_.count());
+  kit::put_view(c, view_, grid_);
   c.out_format = NUMREF_FMT_BF16;
   c.threshold_num = s_.threshold.num;
   c.threshold_den = s_.threshold.den;
@@ -210,26 +204,15 @@ void MorParams::build_schema() {
   MorLayout& L = L_;
   L.n = s_.rows * s_.cols;
   L.nb = grid_.count();
-  auto at = [&](const char* name) {
-    const Column* c = S.find(name, true);
-    return c ? c->at : -1;
-  };
-  L.x = S.find("x", false)->at;
+  static constexpr kit::ColumnAt<MorLayout> kAt[] = {
+      {&MorLayout::x, "x", false},          {&MorLayout::decision, "decision", true}, {&MorLayout::reason, "reason", true},
+      {&MorLayout::mean, "mean", true},     {&MorLayout::sum, "sum", true},          {&MorLayout::scales, "scales", true},
+      {&MorLayout::type, "type", true},     {&MorLayout::eq3, "eq3", true},          {&MorLayout::eq4, "eq4", true},
+      {&MorLayout::sum4, "sum4", true},     {&MorLayout::sum5, "sum5", true},        {&MorLayout::scales4, "scales4", true},
+      {&MorLayout::scales5, "scales5", true}, {&MorLayout::y, "y", true}};
+  kit::fill_layout(L, S, kAt);
   L.in = S.in;
-  L.decision = at("decision");
-  L.reason = at("reason");
-  L.mean = at("mean");
-  L.sum = at("sum");
-  L.scales = at("scales");
-  L.type = at("type");
-  L.eq3 = at("eq3");
-  L.eq4 = at("eq4");
-  L.sum4 = at("sum4");
-  L.sum5 = at("sum5");
-  L.scales4 = at("scales4");
-  L.scales5 = at("scales5");
-  L.y = at("y");
-  (s_.kind == Kind::tensor ? L.gm : L.gm2) = at("gm");
+  (s_.kind == Kind::tensor ? L.gm : L.gm2) = S.find("gm", true)->at;
   L.out = S.out;
 }
 

@@ -11,44 +11,9 @@ namespace numref::conform::tensor {
 
 namespace {
 
-using u128 = unsigned __int128;
+using kit::cmp_magnitude;
+using kit::exact_of;
 
-// ---- exact helpers --------------------------------------------------------------------------
-
-int bitlen(std::uint64_t v) { return v ? 64 - __builtin_clzll(v) : 0; }
-
-// |a| vs |b| for dyadic (non-sticky) values: -1, 0, 1.
-int cmp_mag(const Exact& a, const Exact& b) {
-  if (a.sig == 0 || b.sig == 0) return (a.sig != 0) - (b.sig != 0);
-  const int ta = a.exp + bitlen(a.sig), tb = b.exp + bitlen(b.sig);
-  if (ta != tb) return ta < tb ? -1 : 1;
-  u128 x = a.sig, y = b.sig;
-  if (a.exp > b.exp) x <<= (a.exp - b.exp);
-  else y <<= (b.exp - a.exp);
-  return x < y ? -1 : x > y ? 1 : 0;
-}
-
-// 2|x| == |a| + |b| exactly.
-bool is_midpoint(const Exact& x, const Exact& a, const Exact& b) {
-  if (x.sticky) return false;  // a rounded quotient with a remainder is never a dyadic midpoint
-  int lo = x.exp + 1;
-  if (a.sig) lo = std::min(lo, a.exp);
-  if (b.sig) lo = std::min(lo, b.exp);
-  auto scaled = [&](const Exact& v, int extra) -> std::optional<u128> {
-    if (!v.sig) return u128{0};
-    const int sh = v.exp + extra - lo;
-    if (sh < 0 || sh + bitlen(v.sig) > 126) return std::nullopt;
-    return u128{v.sig} << sh;
-  };
-  const auto x2 = scaled(x, 1), as = scaled(a, 0), bs = scaled(b, 0);
-  return x2 && as && bs && *x2 == *as + *bs;
-}
-
-Exact abs_of(Exact v) {
-  v.sign = false;
-  return v;
-}
-Exact dyadic_of(const Decoded& d) { return Exact{d.sign, d.sig, d.exp, false}; }
 
 // The §33.4-style class of an element conversion of the exact (or binary32) value v into
 // `elem` under `pol`: tie, overflow/saturation, subnormal or rounding.
@@ -56,27 +21,9 @@ std::string value_class(const Exact& v, const Format& elem, const Policy& pol, s
                         bool sr) {
   const Decoded de = decode(ec, elem), dg = decode(gc, elem);
   const Round mode = effective_round(elem, pol);
-  if (!sr && (mode == Round::rne || mode == Round::rna) && v.sig != 0) {
-    Policy pt = pol;
-    pt.round = Round::rtz;
-    pt.e8m0_round = E8m0Round::floor;
-    pt.overflow = Overflow::saturate;
-    pt.ftz = false;
-    pt.daz = false;
-    const Result lo = round_finite(abs_of(v), elem, pt);
-    const Decoded dl = decode(lo.bits, elem);
-    Exact a = dyadic_of(dl), b;
-    a.sign = false;
-    if (elem.is_integer()) b = Exact{false, a.sig + 1, 0, false};
-    else if ((lo.bits & elem.mag_mask()) == elem.max_finite) b = Exact{false, dl.sig + 1, dl.exp, false};
-    else {
-      const Decoded dn = decode((lo.bits & elem.mag_mask()) + 1, elem);
-      b = Exact{false, dn.sig, dn.exp, false};
-    }
-    if (dl.cls != Class::nan && is_midpoint(abs_of(v), a, b)) return "tie";
-  }
+  if (!sr && (mode == Round::rne || mode == Round::rna) && v.sig != 0 && kit::is_tie(v, elem, pol)) return "tie";
   const Decoded dmax = decode(elem.max_finite, elem);
-  const bool beyond = !elem.is_integer() && cmp_mag(v, dyadic_of(dmax)) > 0;
+  const bool beyond = !elem.is_integer() && cmp_magnitude(v, exact_of(dmax)) > 0;
   auto at_max = [&](std::uint32_t c, const Decoded& d) {
     if (d.cls == Class::nan || d.cls == Class::inf) return true;
     if (elem.is_integer()) return d.sig >= elem.max_finite;
@@ -86,7 +33,7 @@ std::string value_class(const Exact& v, const Format& elem, const Policy& pol, s
   if (sr) return "sr";
   if (!elem.is_integer()) {
     const Exact minnormal{false, 1, elem.emin(), false};
-    if (cmp_mag(v, minnormal) < 0 || de.cls == Class::subnormal || dg.cls == Class::subnormal) return "subnormal";
+    if (cmp_magnitude(v, minnormal) < 0 || de.cls == Class::subnormal || dg.cls == Class::subnormal) return "subnormal";
   }
   return "rounding";
 }
@@ -119,26 +66,10 @@ struct CaseCtx {
     const Layout& L = p.layout();
     const auto& s = p.spec();
     if (p.kind() == Kind::dequantize) {
-      meta.rule = s.rule;
-      meta.element = s.elem;
-      meta.rows = s.rows;
-      meta.cols = s.cols;
-      meta.partition = s.partition;
-      meta.group = s.rule == ScaleRule::gam ? s.group : Partition::tensor();
-      meta.q_max = p.q_max();
-      meta.dequant = s.dequant;
-      meta.wide = p.quantize_spec().wide;
-      meta.scales.assign(in + L.scales_in, in + L.scales_in + static_cast<std::ptrdiff_t>(L.nb));
-      if (L.gm_in >= 0) meta.group_mantissa.assign(in + L.gm_in, in + L.gm_in + static_cast<std::ptrdiff_t>(L.ng));
-      if (L.tamax_in >= 0) meta.tensor_amax = in[L.tamax_in];
+      meta = p.dequant_meta(in);
       return;
     }
-    const std::size_t b = storage_bytes(*s.src);
-    buf.resize(L.n * b);
-    for (std::size_t k = 0; k < L.n; ++k) {
-      const std::uint32_t v = in[static_cast<std::size_t>(L.x) + k];
-      std::memcpy(&buf[k * b], &v, b);  // little-endian hosts: the low bytes
-    }
+    kit::pack(*s.src, in + L.x, L.n, buf);
     view.emplace(*s.src, buf.data(), s.rows, s.cols, static_cast<std::ptrdiff_t>(p.c_op().row_stride),
                  static_cast<std::ptrdiff_t>(p.c_op().col_stride));
     qz.emplace(p.quantize_spec(), s.rows, s.cols);
@@ -284,7 +215,7 @@ std::string classify_code(const CaseCtx& c, std::size_t k, std::uint32_t r, std:
   if (dx.cls == Class::inf) return (ec & elem.mag_mask()) == elem.max_finite || (gc & elem.mag_mask()) == elem.max_finite ? "inf/saturation" : "inf";
   if (dx.cls == Class::zero) return de.cls == Class::zero && dg.cls == Class::zero ? "zero/sign" : "zero";
   if (de.cls == Class::zero && dg.cls == Class::zero) return "zero/sign";
-  const Exact x = dyadic_of(dx);
+  const Exact x = exact_of(dx);
   const Exact prod = bs.quant.divide ? exact_div(x, bs.quant.value) : exact_mul(x, bs.quant.value);
   const std::uint32_t y32 = rn32(prod);
   const Converter to_elem(format(FormatId::f32), elem, s.policy);
@@ -327,7 +258,7 @@ std::string classify_dequant_value(const CaseCtx& c, std::size_t b, std::uint32_
   if (dc.cls == Class::nan) return "nan/code";
   if (dc.cls == Class::inf) return "inf";
   if (dc.cls == Class::zero) return "zero/sign";
-  const Exact v = dyadic_of(dc);
+  const Exact v = exact_of(dc);
   // the other dequantize operation (§19.3): v / S against v * RN32(1 / S)
   const ScaleRule rule = p.spec().rule;
   if (rule == ScaleRule::amax || rule == ScaleRule::pow2 || rule == ScaleRule::gam) {
@@ -392,7 +323,7 @@ std::string TensorParams::classify(const CaseDiff& d) const {
       const Converter to_out(format(FormatId::f32), of, c.qz->spec().wide);
       const Decoded dc = decode(code, *s_.elem);
       if (dc.cls != Class::nan && dc.cls != Class::inf && dc.cls != Class::zero) {
-        const Exact v = dyadic_of(dc);
+        const Exact v = exact_of(dc);
         const Factor& dq = c.bs[b].dequant;
         const bool multiplier = s_.rule == ScaleRule::amax || s_.rule == ScaleRule::pow2 || s_.rule == ScaleRule::gam;
         if (multiplier) {  // the other §19.3 operation: v / S against v * RN32(1 / S)
@@ -413,7 +344,7 @@ std::string TensorParams::classify(const CaseDiff& d) const {
           if (nb & ~s_.elem->mask()) continue;
           const Decoded dn = decode(nb, *s_.elem);
           if (dn.cls == Class::nan || dn.cls == Class::inf) continue;
-          const Exact vn = dyadic_of(dn);
+          const Exact vn = exact_of(dn);
           const std::uint32_t dn32 = dn.cls == Class::zero ? (dn.sign ? 0x80000000u : 0u)
                                                            : rn32(dq.divide ? exact_div(vn, dq.value) : exact_mul(vn, dq.value));
           if (to_out(dn32).bits == g[w]) {

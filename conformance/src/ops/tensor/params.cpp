@@ -210,13 +210,7 @@ TensorParams::TensorParams(const Spec& s)
   co.source = c_format(*s_.src);
   co.element = c_format(*s_.elem);
   co.rule = c_rule(s_.rule);
-  co.rows = static_cast<std::uint32_t>(s_.rows);
-  co.cols = static_cast<std::uint32_t>(s_.cols);
-  co.row_stride = view_.row_stride();
-  co.col_stride = view_.col_stride();
-  co.block_rows = static_cast<std::uint32_t>(grid_.block_rows());
-  co.block_cols = static_cast<std::uint32_t>(grid_.block_cols());
-  co.n_blocks = static_cast<std::uint32_t>(grid_.count());
+  kit::put_view(co, view_, grid_);
   co.group_rows = static_cast<std::uint32_t>(ggrid_.block_rows());
   co.group_cols = static_cast<std::uint32_t>(ggrid_.block_cols());
   co.n_groups = static_cast<std::uint32_t>(ggrid_.count());
@@ -315,23 +309,13 @@ void TensorParams::build_schema() {
   L.n = R * C;
   L.nb = grid_.count();
   L.ng = ggrid_.count();
-  auto at = [&](const char* name, bool out) {
-    const Column* c = S.find(name, out);
-    return c ? c->at : -1;
-  };
-  L.x = at("x", false);
-  L.r = at("r", false);
-  L.codes_in = at("codes", false);
-  L.scales_in = at("scales", false);
-  L.gm_in = at("gm", false);
-  L.tamax_in = at("tamax", false);
-  L.amax = at("amax", true);
-  L.codes = at("codes", true);
-  L.scales = at("scales", true);
-  L.gm = at("gm", true);
-  L.tamax = at("tamax", true);
-  L.y = at("y", true);
-  L.counts = at("counts", true);
+  static constexpr kit::ColumnAt<Layout> kAt[] = {
+      {&Layout::x, "x", false},         {&Layout::r, "r", false},         {&Layout::codes_in, "codes", false},
+      {&Layout::scales_in, "scales", false}, {&Layout::gm_in, "gm", false}, {&Layout::tamax_in, "tamax", false},
+      {&Layout::amax, "amax", true},    {&Layout::codes, "codes", true},  {&Layout::scales, "scales", true},
+      {&Layout::gm, "gm", true},        {&Layout::tamax, "tamax", true},  {&Layout::y, "y", true},
+      {&Layout::counts, "counts", true}};
+  kit::fill_layout(L, S, kAt);
   L.in = S.in;
   L.out = S.out;
 }
@@ -355,25 +339,31 @@ std::string TensorParams::overrides() const {
   return kit::policy_overrides(tensor_base(s_.profile, s_.rule), s_.policy);
 }
 
+ScaleMeta TensorParams::dequant_meta(const std::uint32_t* in) const {
+  const Layout& L = layout_;
+  ScaleMeta m;
+  m.rule = s_.rule;
+  m.element = s_.elem;
+  m.rows = s_.rows;
+  m.cols = s_.cols;
+  m.partition = s_.partition;
+  m.group = s_.rule == ScaleRule::gam ? s_.group : Partition::tensor();
+  m.q_max = qmax_;
+  m.dequant = s_.dequant;
+  m.wide = kit::profile_by_name(s_.profile).wide;
+  m.scales.assign(in + L.scales_in, in + L.scales_in + static_cast<std::ptrdiff_t>(L.nb));
+  if (L.gm_in >= 0) m.group_mantissa.assign(in + L.gm_in, in + L.gm_in + static_cast<std::ptrdiff_t>(L.ng));
+  if (L.tamax_in >= 0) m.tensor_amax = in[L.tamax_in];
+  return m;
+}
+
 // ---- reference --------------------------------------------------------------------------------
 
 void TensorParams::reference(const std::uint32_t* in, std::uint32_t* out) const {
   const Layout& L = layout_;
   const QuantizeSpec spec = quantize_spec();
   if (s_.kind == Kind::dequantize) {
-    ScaleMeta m;
-    m.rule = s_.rule;
-    m.element = s_.elem;
-    m.rows = s_.rows;
-    m.cols = s_.cols;
-    m.partition = s_.partition;
-    m.group = s_.rule == ScaleRule::gam ? s_.group : Partition::tensor();
-    m.q_max = qmax_;
-    m.dequant = s_.dequant;
-    m.wide = spec.wide;
-    m.scales.assign(in + L.scales_in, in + L.scales_in + static_cast<std::ptrdiff_t>(L.nb));
-    if (L.gm_in >= 0) m.group_mantissa.assign(in + L.gm_in, in + L.gm_in + static_cast<std::ptrdiff_t>(L.ng));
-    if (L.tamax_in >= 0) m.tensor_amax = in[L.tamax_in];
+    const ScaleMeta m = dequant_meta(in);
     std::vector<std::uint8_t> codes(L.n);
     for (std::size_t k = 0; k < L.n; ++k) codes[k] = static_cast<std::uint8_t>(in[static_cast<std::size_t>(L.codes_in) + k]);
     dequantize(codes, m, std::span<std::uint32_t>(out + L.y, L.n));

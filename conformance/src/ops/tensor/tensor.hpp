@@ -98,6 +98,8 @@ class TensorParams final : public Params {
   std::string overrides() const;
   // The C struct (valid while this object lives).
   const numref_tensor_op& c_op() const { return cop_; }
+  // The metadata of a dequantize case (its input words: scales, group mantissas, tensor amax).
+  ScaleMeta dequant_meta(const std::uint32_t* in) const;
   // The reference results of one case: `in` and `out` are the case's words.
   void reference(const std::uint32_t* in, std::uint32_t* out) const;
   // The §19.5 counts as text ("counts s,f,n,i"), "" when not reported.
