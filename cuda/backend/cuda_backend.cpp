@@ -11,30 +11,26 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 #include <exception>
-#include <new>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "numref/backend.h"
 #include "numref/conform/abi.hpp"
+#include "numref/conform/plugin.hpp"
 #include "numref/mor.hpp"
 #include "numref/quantize.hpp"
 #include "numref_cuda/api.hpp"
 #include "numref_cuda/host_run.hpp"
 #include "numref_cuda/policy_map.hpp"
+#include "reference/reference_backend.hpp"
 
 namespace {
 
 using numref::FormatId;
-
-struct Instance {
-  numref_backend b{};
-  std::string error;
-};
 
 void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess)
@@ -74,83 +70,6 @@ struct DeviceView {
   }
 };
 
-const char* last_error(void* ctx) {
-  auto* in = static_cast<Instance*>(ctx);
-  return in->error.empty() ? nullptr : in->error.c_str();
-}
-void close_instance(void* ctx) { delete static_cast<Instance*>(ctx); }
-
-template <class Fn>
-auto guarded(void* ctx, Fn&& fn) -> decltype(fn()) {
-  auto* inst = static_cast<Instance*>(ctx);
-  try {
-    inst->error.clear();
-    return fn();
-  } catch (const std::exception& e) {
-    inst->error = e.what();
-    return -1;
-  }
-}
-
-// ---- cast (§11, §35.2) ---------------------------------------------------------------------
-
-int cast_supported(void*, std::uint32_t from, std::uint32_t to, const numref_policy* p) {
-  const numref::Format* f = numref::conform::format_from_c(from);
-  const numref::Format* t = numref::conform::format_from_c(to);
-  if (!f || !t || !p) return 0;
-  const auto pol = numref::conform::from_c_policy(*p);
-  if (!pol || !numref::validate(*pol, *t).empty()) return 0;
-  try {
-    const numref_cuda::CastPolicy cp = numref_cuda::cast_policy(*pol, *f, *t);
-    const bool sr = numref::effective_round(*t, *pol) == numref::Round::sr;
-    static const std::uint32_t dummy = 0;
-    const auto rnd = sr ? numref_cuda::RandomSource::explicit_values(&dummy) : numref_cuda::RandomSource::none();
-    return numref_cuda::cast_support(f->id, t->id, cp, rnd).empty() ? 1 : 0;
-  } catch (const std::exception&) {
-    return 0;
-  }
-}
-
-std::int64_t cast(void* ctx, std::uint32_t from, std::uint32_t to, const numref_policy* p, std::size_t n,
-                  const std::uint32_t* in, const std::uint32_t* r, std::uint32_t* out, std::uint8_t* flags) {
-  return guarded(ctx, [&]() -> std::int64_t {
-    if (flags != nullptr) throw std::invalid_argument("the cuda backend reports no flags");
-    const numref::Format* f = numref::conform::format_from_c(from);
-    const numref::Format* t = numref::conform::format_from_c(to);
-    const auto pol = p ? numref::conform::from_c_policy(*p) : std::nullopt;
-    if (!f || !t || !pol) throw std::invalid_argument("bad format id or policy");
-    if (n == 0) return 0;
-    const std::size_t bi = numref::storage_bytes(*f), bo = numref::storage_bytes(*t);
-    std::vector<unsigned char> packed(n * bi);
-    for (std::size_t i = 0; i < n; ++i) {
-      if ((in[i] & ~f->mask()) != 0u) throw std::invalid_argument("input has bits above the format's width");
-      std::memcpy(&packed[i * bi], &in[i], bi);  // little-endian low bytes
-    }
-    Dev din(n * bi), dout(n * bo);
-    h2d(din.p, packed.data(), n * bi);
-    const bool sr = numref::effective_round(*t, *pol) == numref::Round::sr;
-    std::unique_ptr<Dev> dr;
-    numref_cuda::RandomSource rnd;
-    if (sr) {
-      if (r == nullptr) throw std::invalid_argument("round=sr needs the r array");
-      dr = std::make_unique<Dev>(n * 4);
-      h2d(dr->p, r, n * 4);
-      rnd = numref_cuda::RandomSource::explicit_values(dr->as<std::uint32_t>());
-    }
-    const numref_cuda::CastPolicy cp = numref_cuda::cast_policy(*pol, *f, *t);
-    check(numref_cuda::try_cast(din.p, f->id, dout.p, t->id, n, cp, rnd), "cast kernel");
-    check(cudaDeviceSynchronize(), "cast kernel");
-    std::vector<unsigned char> o(n * bo);
-    d2h(o.data(), dout.p, n * bo);
-    for (std::size_t i = 0; i < n; ++i) {
-      std::uint32_t v = 0;
-      std::memcpy(&v, &o[i * bo], bo);
-      out[i] = v;
-    }
-    return static_cast<std::int64_t>(n);
-  });
-}
-
 // ---- tensor families (§12–§20, §35.7) ----------------------------------------------------------
 
 struct TensorPlan {
@@ -167,16 +86,6 @@ TensorPlan tensor_plan(std::uint32_t family, const numref_tensor_op& op) {
                                       family == NUMREF_TENSOR_FAKE_QUANT ? t.out->id : FormatId::bf16);
   }
   return tp;
-}
-
-int tensor_supported(void*, std::uint32_t family, const numref_tensor_op* op) {
-  if (!op || family > NUMREF_TENSOR_FAKE_QUANT) return 0;
-  try {
-    (void)tensor_plan(family, *op);
-    return 1;
-  } catch (const std::exception&) {
-    return 0;
-  }
 }
 
 // Runs the quantize pipeline on the device; the pointers given receive the results.
@@ -223,32 +132,123 @@ void run_quantize(const TensorPlan& tp, const void* x, const std::uint32_t* r, s
   }
 }
 
-std::int64_t scale(void* ctx, const numref_tensor_op* op, const void* x, std::uint32_t* amax, std::uint32_t* scales,
-                   std::uint32_t* group_mantissa, std::uint32_t* tensor_amax) {
-  return guarded(ctx, [&]() -> std::int64_t {
+// ---- MoR (§26, §27, §35.8) -----------------------------------------------------------------
+
+using MorOp = numref::conform::ReferenceBackend::MorOp;
+// The description the kernels implement: the reference backend's (§31.7) with f32 / bf16 sources only.
+MorOp mor_op(std::uint32_t family, const numref_mor_op* op) {
+  return numref::conform::ReferenceBackend::mor_op(family, op, {FormatId::bf16, FormatId::f32},
+                                                   "the CUDA MoR kernels read f32 and bf16 tensors");
+}
+
+void put_sum(const numref_cuda::ErrorSumValue& s, numref_error_sum& c) {
+  for (int k = 0; k < 5; ++k) c.limb[k] = s.s[k];
+  c.n = s.n;
+  c.nonfinite_input = s.nonfinite_input;
+  c.nonfinite_quant = s.nonfinite_quant;
+  c.zeros = s.zeros;
+}
+
+// The plugin (numref/conform/plugin.hpp): errors are exceptions, answered -1 with the message.
+class CudaBackend {
+ public:
+  static constexpr const char* name = "cuda";
+  static constexpr const char* version = numref::conform::ReferenceBackend::version;  // numref's own
+  static constexpr const char* description =
+      "the numref CUDA kernels (cuda/src): casts, block quantization, GAM, INT8, fake-quant, MoR";
+  static constexpr const char* profiles = "ocp cuda_satfinite cuda_nosat ml_dtypes";
+  static constexpr std::uint32_t caps = NUMREF_CAP_COUNTS;
+
+  // §35.4 without a usable device: "unavailable: ...", reported by the runner as SKIPPED, never as a pass.
+  CudaBackend() {
+    int count = 0;
+    const cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count == 0)
+      throw numref::conform::Unavailable(std::string("no CUDA device (cudaGetDeviceCount: ") +
+                                         (e != cudaSuccess ? cudaGetErrorString(e) : "0 devices") + ")");
+  }
+
+  // ---- cast (§11, §35.2) -------------------------------------------------------------------
+
+  static bool cast_supported(std::uint32_t from, std::uint32_t to, const numref_policy* p) {
+    if (!numref::conform::ReferenceBackend::cast_supported(from, to, p)) return false;  // a valid pair and policy
+    const numref::Format& f = *numref::conform::format_from_c(from);
+    const numref::Format& t = *numref::conform::format_from_c(to);
+    const numref::Policy pol = *numref::conform::from_c_policy(*p);
+    const numref_cuda::CastPolicy cp = numref_cuda::cast_policy(pol, f, t);
+    const bool sr = numref::effective_round(t, pol) == numref::Round::sr;
+    static const std::uint32_t dummy = 0;
+    const auto rnd = sr ? numref_cuda::RandomSource::explicit_values(&dummy) : numref_cuda::RandomSource::none();
+    return numref_cuda::cast_support(f.id, t.id, cp, rnd).empty();
+  }
+
+  static std::int64_t cast(std::uint32_t from, std::uint32_t to, const numref_policy* p, std::size_t n,
+                           const std::uint32_t* in, const std::uint32_t* r, std::uint32_t* out, std::uint8_t* flags) {
+    if (flags != nullptr) throw std::invalid_argument("the cuda backend reports no flags");
+    const numref::Format* f = numref::conform::format_from_c(from);
+    const numref::Format* t = numref::conform::format_from_c(to);
+    const auto pol = p ? numref::conform::from_c_policy(*p) : std::nullopt;
+    if (!f || !t || !pol) throw std::invalid_argument("bad format id or policy");
+    if (n == 0) return 0;
+    const std::size_t bi = numref::storage_bytes(*f), bo = numref::storage_bytes(*t);
+    std::vector<unsigned char> packed(n * bi);
+    for (std::size_t i = 0; i < n; ++i) {
+      if ((in[i] & ~f->mask()) != 0u) throw std::invalid_argument("input has bits above the format's width");
+      std::memcpy(&packed[i * bi], &in[i], bi);  // little-endian low bytes
+    }
+    Dev din(n * bi), dout(n * bo);
+    h2d(din.p, packed.data(), n * bi);
+    const bool sr = numref::effective_round(*t, *pol) == numref::Round::sr;
+    std::unique_ptr<Dev> dr;
+    numref_cuda::RandomSource rnd;
+    if (sr) {
+      if (r == nullptr) throw std::invalid_argument("round=sr needs the r array");
+      dr = std::make_unique<Dev>(n * 4);
+      h2d(dr->p, r, n * 4);
+      rnd = numref_cuda::RandomSource::explicit_values(dr->as<std::uint32_t>());
+    }
+    const numref_cuda::CastPolicy cp = numref_cuda::cast_policy(*pol, *f, *t);
+    check(numref_cuda::try_cast(din.p, f->id, dout.p, t->id, n, cp, rnd), "cast kernel");
+    check(cudaDeviceSynchronize(), "cast kernel");
+    std::vector<unsigned char> o(n * bo);
+    d2h(o.data(), dout.p, n * bo);
+    for (std::size_t i = 0; i < n; ++i) {
+      std::uint32_t v = 0;
+      std::memcpy(&v, &o[i * bo], bo);
+      out[i] = v;
+    }
+    return static_cast<std::int64_t>(n);
+  }
+
+  // ---- tensor families (§12–§20, §35.7) ------------------------------------------------------
+
+  static bool tensor_supported(std::uint32_t family, const numref_tensor_op* op) {
+    if (!op || family > NUMREF_TENSOR_FAKE_QUANT) return false;
+    (void)tensor_plan(family, *op);  // throws (answered 0) for what the kernels do not implement
+    return true;
+  }
+
+  static std::int64_t scale(const numref_tensor_op* op, const void* x, std::uint32_t* amax, std::uint32_t* scales,
+                            std::uint32_t* group_mantissa, std::uint32_t* tensor_amax) {
     if (!op) throw std::invalid_argument("no operation");
     TensorPlan tp = tensor_plan(NUMREF_TENSOR_SCALE, *op);
     // §19.2: the scale family has no element policy to honour; stochastic rounding would need r
     if (tp.p.sr_bits != 0) tp.p.sr_bits = 0, tp.p.elem.mode = numref_cuda::Mode::rne;
     run_quantize(tp, x, nullptr, nullptr, amax, scales, group_mantissa, tensor_amax, nullptr, nullptr);
     return static_cast<std::int64_t>(op->rows) * op->cols;
-  });
-}
+  }
 
-std::int64_t quantize(void* ctx, const numref_tensor_op* op, const void* x, const std::uint32_t* r, std::uint8_t* codes,
-                      std::uint32_t* scales, std::uint32_t* group_mantissa, std::uint32_t* tensor_amax,
-                      std::uint64_t* counts) {
-  return guarded(ctx, [&]() -> std::int64_t {
+  static std::int64_t quantize(const numref_tensor_op* op, const void* x, const std::uint32_t* r, std::uint8_t* codes,
+                               std::uint32_t* scales, std::uint32_t* group_mantissa, std::uint32_t* tensor_amax,
+                               std::uint64_t* counts) {
     if (!op || !codes) throw std::invalid_argument("null argument");
     const TensorPlan tp = tensor_plan(NUMREF_TENSOR_QUANTIZE, *op);
     run_quantize(tp, x, r, codes, nullptr, scales, group_mantissa, tensor_amax, counts, nullptr);
     return static_cast<std::int64_t>(op->rows) * op->cols;
-  });
-}
+  }
 
-std::int64_t dequantize(void* ctx, const numref_tensor_op* op, const std::uint8_t* codes, const std::uint32_t* scales,
-                        const std::uint32_t* group_mantissa, const std::uint32_t* tensor_amax, std::uint32_t* out) {
-  return guarded(ctx, [&]() -> std::int64_t {
+  static std::int64_t dequantize(const numref_tensor_op* op, const std::uint8_t* codes, const std::uint32_t* scales,
+                                 const std::uint32_t* group_mantissa, const std::uint32_t* tensor_amax, std::uint32_t* out) {
     if (!op || !codes || !scales || !out) throw std::invalid_argument("null argument");
     const TensorPlan tp = tensor_plan(NUMREF_TENSOR_DEQUANTIZE, *op);
     const auto& p = tp.p;
@@ -272,51 +272,24 @@ std::int64_t dequantize(void* ctx, const numref_tensor_op* op, const std::uint8_
     check(cudaDeviceSynchronize(), "dequantize kernel");
     d2h(out, dout.p, n * 4);
     return static_cast<std::int64_t>(n);
-  });
-}
+  }
 
-std::int64_t fake_quant(void* ctx, const numref_tensor_op* op, const void* x, const std::uint32_t* r, std::uint32_t* out,
-                        std::uint64_t* counts) {
-  return guarded(ctx, [&]() -> std::int64_t {
+  static std::int64_t fake_quant(const numref_tensor_op* op, const void* x, const std::uint32_t* r, std::uint32_t* out,
+                                 std::uint64_t* counts) {
     if (!op || !out) throw std::invalid_argument("null argument");
     const TensorPlan tp = tensor_plan(NUMREF_TENSOR_FAKE_QUANT, *op);
     run_quantize(tp, x, r, nullptr, nullptr, nullptr, nullptr, nullptr, counts, out);
     return static_cast<std::int64_t>(op->rows) * op->cols;
-  });
-}
+  }
 
-// ---- MoR (§26, §27, §35.8) -----------------------------------------------------------------
+  // ---- MoR (§26, §27, §35.8) -----------------------------------------------------------------
 
-struct MorOp {
-  const numref::Format* src;
-  std::size_t rows, cols;
-  std::int64_t rs, cs;
-  numref::Partition part;
-};
-// The description the kernels implement: f32 / bf16 sources, bf16 Q(x), the §26.1 element policy.
-MorOp mor_op(std::uint32_t family, const numref_mor_op& op) {
-  if (op.struct_size < sizeof(numref_mor_op)) throw std::invalid_argument("numref_mor_op too small");
-  const bool tensor = family == NUMREF_TENSOR_MOR;
-  if (tensor ? op.kind != NUMREF_MOR_TENSOR : (op.kind != NUMREF_MOR_THREE_WAY && op.kind != NUMREF_MOR_TWO_WAY))
-    throw std::invalid_argument("MoR kind does not match the family");
-  const numref::Format* src = numref::conform::format_from_c(op.source);
-  if (!src || (src->id != FormatId::bf16 && src->id != FormatId::f32))
-    throw std::invalid_argument("the CUDA MoR kernels read f32 and bf16 tensors");
-  if (op.out_format != NUMREF_FMT_BF16) throw std::invalid_argument("MoR output must be bf16");
-  if (tensor && op.threshold_den == 0) throw std::invalid_argument("threshold denominator 0");
-  const auto pol = numref::conform::from_c_policy(op.policy);
-  const numref::QuantizeSpec q = numref::mor_quantize_spec(numref::format(FormatId::f8e4m3fn));
-  if (!pol || !(*pol == q.policy)) throw std::invalid_argument("MoR element policy must be the §26.1 policy");
-  if (op.rows == 0 || op.cols == 0 || op.block_rows == 0 || op.block_cols == 0) throw std::invalid_argument("empty shape");
-  return {src, op.rows, op.cols, op.row_stride, op.col_stride, numref::Partition::blocks(op.block_rows, op.block_cols)};
-}
-
-int mor_supported(void*, std::uint32_t family, const numref_mor_op* op) {
-  if (!op || (family != NUMREF_TENSOR_MOR && family != NUMREF_TENSOR_MOR_SUB)) return 0;
-  try {
-    const MorOp m = mor_op(family, *op);
+  static bool mor_supported(std::uint32_t family, const numref_mor_op* op) {
+    if (!op || (family != NUMREF_TENSOR_MOR && family != NUMREF_TENSOR_MOR_SUB)) return false;
+    // throws (answered 0) for what the kernels do not implement
+    const MorOp m = mor_op(family, op);
     static const std::uint32_t dummy[1] = {0};
-    const numref::TensorView v(*m.src, dummy, m.rows, m.cols, m.rs, m.cs);  // shape checks only
+    const numref::TensorView v = m.view(dummy);  // shape checks only
     if (family == NUMREF_TENSOR_MOR) {
       numref::TensorMorSpec spec;
       spec.scaling = m.part;
@@ -327,29 +300,15 @@ int mor_supported(void*, std::uint32_t family, const numref_mor_op* op) {
       numref_cuda::QuantizePlan a, b;
       numref_cuda::host::plan_subtensor_mor(v, spec, a, b);
     }
-    return 1;
-  } catch (const std::exception&) {
-    return 0;
+    return true;
   }
-}
 
-void put_sum(const numref_cuda::ErrorSumValue& s, numref_error_sum& c) {
-  for (int k = 0; k < 5; ++k) c.limb[k] = s.s[k];
-  c.n = s.n;
-  c.nonfinite_input = s.nonfinite_input;
-  c.nonfinite_quant = s.nonfinite_quant;
-  c.zeros = s.zeros;
-}
-
-std::int64_t mor(void* ctx, const numref_mor_op* op, const void* x, numref_mor_result* res, std::uint32_t* scales) {
-  return guarded(ctx, [&]() -> std::int64_t {
+  static std::int64_t mor(const numref_mor_op* op, const void* x, numref_mor_result* res, std::uint32_t* scales) {
     if (!op || !res || !scales) throw std::invalid_argument("null argument");
-    const MorOp m = mor_op(NUMREF_TENSOR_MOR, *op);
+    const MorOp m = mor_op(NUMREF_TENSOR_MOR, op);
     const DeviceView dx(x, numref::storage_bytes(*m.src), m.rows, m.cols, m.rs, m.cs);
-    const numref::TensorView v(*m.src, dx.base, m.rows, m.cols, m.rs, m.cs);  // over device memory
-    numref::TensorMorSpec spec;
-    spec.scaling = m.part;
-    spec.threshold = numref::Threshold{op->threshold_num, op->threshold_den};
+    const numref::TensorView v = m.view(dx.base);  // over device memory
+    const numref::TensorMorSpec spec = numref::conform::ReferenceBackend::tensor_mor_spec(*op, m);
     Dev ds(static_cast<std::size_t>(op->n_blocks) * 4), dg(4);
     numref_cuda::TensorMorDecision d;
     check(numref_cuda::try_tensor_mor(v, spec, d, nullptr, ds.as<std::uint32_t>(), dg.as<std::uint32_t>()), "MoR kernels");
@@ -360,20 +319,16 @@ std::int64_t mor(void* ctx, const numref_mor_op* op, const void* x, numref_mor_r
     put_sum(d.error, res->error);
     d2h(scales, ds.p, static_cast<std::size_t>(op->n_blocks) * 4);
     return static_cast<std::int64_t>(m.rows * m.cols);
-  });
-}
+  }
 
-std::int64_t mor_sub(void* ctx, const numref_mor_op* op, const void* x, std::uint8_t* type, std::uint8_t* eq3,
-                     std::uint8_t* eq4, numref_error_sum* e4m3_sum, numref_error_sum* e5m2_sum, std::uint32_t* e4m3_scales,
-                     std::uint32_t* e5m2_scales, std::uint32_t* group_mantissa, std::uint32_t* out) {
-  return guarded(ctx, [&]() -> std::int64_t {
-    if (!op) throw std::invalid_argument("null argument");
-    const MorOp m = mor_op(NUMREF_TENSOR_MOR_SUB, *op);
+  static std::int64_t mor_sub(const numref_mor_op* op, const void* x, std::uint8_t* type, std::uint8_t* eq3,
+                              std::uint8_t* eq4, numref_error_sum* e4m3_sum, numref_error_sum* e5m2_sum,
+                              std::uint32_t* e4m3_scales, std::uint32_t* e5m2_scales, std::uint32_t* group_mantissa,
+                              std::uint32_t* out) {
+    const MorOp m = mor_op(NUMREF_TENSOR_MOR_SUB, op);
     const DeviceView dx(x, numref::storage_bytes(*m.src), m.rows, m.cols, m.rs, m.cs);
-    const numref::TensorView v(*m.src, dx.base, m.rows, m.cols, m.rs, m.cs);
-    numref::SubtensorMorSpec spec;
-    spec.recipe = op->kind == NUMREF_MOR_THREE_WAY ? numref::SubtensorRecipe::three_way : numref::SubtensorRecipe::two_way;
-    spec.blocks = m.part;
+    const numref::TensorView v = m.view(dx.base);
+    const numref::SubtensorMorSpec spec = numref::conform::ReferenceBackend::subtensor_mor_spec(*op, m);
     const std::size_t n = m.rows * m.cols;
     Dev dout(n * 2);
     numref_cuda::SubtensorMorDecision d;
@@ -393,50 +348,9 @@ std::int64_t mor_sub(void* ctx, const numref_mor_op* op, const void* x, std::uin
     d2h(h.data(), dout.p, n * 2);
     std::copy(h.begin(), h.end(), out);
     return static_cast<std::int64_t>(n);
-  });
-}
+  }
+};
 
 }  // namespace
 
-extern "C" NUMREF_BACKEND_EXPORT std::uint32_t numref_backend_abi_version(void) { return NUMREF_BACKEND_ABI_VERSION; }
-
-extern "C" NUMREF_BACKEND_EXPORT const numref_backend* numref_backend_open(const char* args, char* err,
-                                                                           std::size_t err_size) {
-  if (args && *args) {
-    std::snprintf(err, err_size, "the cuda backend takes no arguments (got '%s')", args);
-    return nullptr;
-  }
-  int count = 0;
-  const cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess || count == 0) {  // §35.4: reported by the runner as SKIPPED, never as a pass
-    std::snprintf(err, err_size, "unavailable: no CUDA device (cudaGetDeviceCount: %s)",
-                  e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
-    return nullptr;
-  }
-  auto* inst = new (std::nothrow) Instance;
-  if (!inst) return nullptr;
-  numref_backend& b = inst->b;
-  b.abi_version = NUMREF_BACKEND_ABI_VERSION;
-  b.struct_size = sizeof(numref_backend);
-  b.name = "cuda";
-  b.version = "numref 0.1";
-  b.description = "the numref CUDA kernels (cuda/src): casts, block quantization, GAM, INT8, fake-quant, MoR";
-  b.ops = "cast scale quantize dequantize fake-quant mor mor-sub";
-  b.profiles = "ocp cuda_satfinite cuda_nosat ml_dtypes";
-  b.caps = NUMREF_CAP_COUNTS;
-  b.departures = nullptr;
-  b.ctx = inst;
-  b.last_error = last_error;
-  b.close = close_instance;
-  b.cast_supported = cast_supported;
-  b.cast = cast;
-  b.tensor_supported = tensor_supported;
-  b.scale = scale;
-  b.quantize = quantize;
-  b.dequantize = dequantize;
-  b.fake_quant = fake_quant;
-  b.mor_supported = mor_supported;
-  b.mor = mor;
-  b.mor_sub = mor_sub;
-  return &inst->b;
-}
+NUMREF_BACKEND(CudaBackend)

@@ -243,16 +243,15 @@ void FastQuant::scales_of(const std::uint32_t* amax, std::uint32_t* scales, std:
   for (std::size_t b = 0; b < nb; ++b) {
     const std::uint32_t a = amax[b];
     BlockFactor& F = fac[b];
-    const bool poisoned = a >= kInf;
+    if (a >= kInf && rule != ScaleRule::gam) {  // §13.2 a NaN / Inf block: the NaN of the scale format (§19.4)
+      scales[b] = scale_format(rule).id == FormatId::f32 ? kNaN : 0xFFu;
+      F.poisoned = true;
+      continue;
+    }
     switch (rule) {
       case ScaleRule::amax:
       case ScaleRule::amax_recip:
       case ScaleRule::pow2: {
-        if (poisoned) {
-          scales[b] = kNaN;
-          F.poisoned = true;
-          break;
-        }
         std::uint32_t s = amax_scale(a, qmax_);
         if (rule == ScaleRule::pow2) s = s >= 0x00800000u ? (s & 0xFF800000u) : (s ? 1u << (31 - __builtin_clz(s)) : 0u);
         F.f = as_float(s);
@@ -262,11 +261,6 @@ void FastQuant::scales_of(const std::uint32_t* amax, std::uint32_t* scales, std:
       case ScaleRule::amax_dequant:
       case ScaleRule::int8:
       case ScaleRule::int8_127_5: {
-        if (poisoned) {
-          scales[b] = kNaN;
-          F.poisoned = true;
-          break;
-        }
         scales[b] = dequant_scale(a, qmax_);
         F.f = as_float(scales[b]);
         F.divide = true;
@@ -274,11 +268,6 @@ void FastQuant::scales_of(const std::uint32_t* amax, std::uint32_t* scales, std:
       }
       case ScaleRule::gam: break;  // below, once the group mantissas are known
       default: {  // §16 MX: an E8M0 exponent from the bits of amax
-        if (poisoned) {
-          scales[b] = 0xFFu;
-          F.poisoned = true;
-          break;
-        }
         if (a == 0) {
           scales[b] = 0x00u;
           F.f = pow2f(127);

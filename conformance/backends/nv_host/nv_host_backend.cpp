@@ -33,12 +33,12 @@
 #define NUMREF_NV_FP6_FP4 0
 #endif
 
-#include <cstdio>
 #include <cstring>
-#include <new>
+#include <stdexcept>
 #include <string>
 
 #include "numref/backend.h"
+#include "numref/conform/plugin.hpp"
 
 namespace {
 
@@ -160,6 +160,13 @@ __half_raw halfraw(std::uint32_t v) {
   return r;
 }
 
+// f32 -> bf16 / f16 through the CUDA function of the plan's rounding (0 _rn, 1 _rz, 2 _ru, 3 _rd).
+template <class Raw, class H>
+std::uint32_t by_rounding(const Plan& pl, std::uint32_t x, H (*rn)(float), H (*rz)(float), H (*ru)(float), H (*rd)(float)) {
+  H (*const fn)(float) = pl.rounding == 0 ? rn : pl.rounding == 1 ? rz : pl.rounding == 2 ? ru : rd;
+  return static_cast<Raw>(fn(f32_of(x))).x;
+}
+
 // One conversion through the CUDA header function for (from, to).
 std::uint32_t one(std::uint32_t from, std::uint32_t to, const Plan& pl, std::uint32_t x) {
   const __nv_saturation_t sat = pl.sat ? __NV_SATFINITE : __NV_NOSAT;
@@ -191,28 +198,12 @@ std::uint32_t one(std::uint32_t from, std::uint32_t to, const Plan& pl, std::uin
     }
 #endif
     case BF16:
-      if (from == F32) {
-        __nv_bfloat16 h;
-        switch (pl.rounding) {
-          case 0: h = __float2bfloat16_rn(f32_of(x)); break;
-          case 1: h = __float2bfloat16_rz(f32_of(x)); break;
-          case 2: h = __float2bfloat16_ru(f32_of(x)); break;
-          default: h = __float2bfloat16_rd(f32_of(x)); break;
-        }
-        return static_cast<__nv_bfloat16_raw>(h).x;
-      }
+      if (from == F32)
+        return by_rounding<__nv_bfloat16_raw>(pl, x, __float2bfloat16_rn, __float2bfloat16_rz, __float2bfloat16_ru,
+                                              __float2bfloat16_rd);
       return __nv_cvt_e8m0_to_bf16raw(static_cast<__nv_fp8_storage_t>(x)).x;
     case F16:
-      if (from == F32) {
-        __half h;
-        switch (pl.rounding) {
-          case 0: h = __float2half_rn(f32_of(x)); break;
-          case 1: h = __float2half_rz(f32_of(x)); break;
-          case 2: h = __float2half_ru(f32_of(x)); break;
-          default: h = __float2half_rd(f32_of(x)); break;
-        }
-        return static_cast<__half_raw>(h).x;
-      }
+      if (from == F32) return by_rounding<__half_raw>(pl, x, __float2half_rn, __float2half_rz, __float2half_ru, __float2half_rd);
       if (from == E4M3 || from == E5M2)
         return __nv_cvt_fp8_to_halfraw(static_cast<__nv_fp8_storage_t>(x), fp8_kind(from)).x;
 #if NUMREF_NV_FP6_FP4
@@ -235,21 +226,6 @@ std::uint32_t one(std::uint32_t from, std::uint32_t to, const Plan& pl, std::uin
   }
 }
 
-struct Instance {
-  numref_backend b{};
-  std::string error;
-};
-
-const char* last_error(void* ctx) {
-  auto* in = static_cast<Instance*>(ctx);
-  return in->error.empty() ? nullptr : in->error.c_str();
-}
-void close_instance(void* ctx) { delete static_cast<Instance*>(ctx); }
-
-int cast_supported(void*, std::uint32_t from, std::uint32_t to, const numref_policy* p) {
-  return p && plan(from, to, *p).ok ? 1 : 0;
-}
-
 std::uint32_t width_mask(std::uint32_t fmt) {
   switch (fmt) {
     case F32: return 0xFFFFFFFFu;
@@ -262,63 +238,40 @@ std::uint32_t width_mask(std::uint32_t fmt) {
   }
 }
 
-std::int64_t cast(void* ctx, std::uint32_t from, std::uint32_t to, const numref_policy* p, std::size_t n,
-                  const std::uint32_t* in, const std::uint32_t*, std::uint32_t* out, std::uint8_t*) {
-  auto* inst = static_cast<Instance*>(ctx);
-  const Plan pl = p ? plan(from, to, *p) : Plan{};
-  if (!pl.ok) {
-    inst->error = "nv-host has no CUDA function for this conversion and policy";
-    return -1;
-  }
-  const std::uint32_t mask = width_mask(from);
-  for (std::size_t i = 0; i < n; ++i) {
-    if (in[i] & ~mask) {
-      inst->error = "an input code has bits above the source format's width";
-      return -1;
-    }
-    out[i] = one(from, to, pl, in[i]);
-  }
-  return static_cast<std::int64_t>(n);
-}
+struct NvHost {
+  static constexpr const char* name = "nv-host";
+  static inline const std::string version = "CUDA " + std::to_string(CUDART_VERSION / 1000) + "." +
+                                            std::to_string((CUDART_VERSION % 1000) / 10) + " host headers";
+  static constexpr const char* description = "NVIDIA's host conversion functions from cuda_fp8.h / cuda_bf16.h / cuda_fp16.h"
+#if NUMREF_NV_FP6_FP4
+                                             " / cuda_fp6.h / cuda_fp4.h"
+#endif
+                                             ", compiled by the host C++ compiler";
+  static constexpr const char* profiles = "cuda_satfinite cuda_nosat";
+  static constexpr std::uint32_t caps = 0;  // CUDA conversions report no exception flags
+  // Known departures (docs/profiles.md, "nv-host"): found by `numref conform --backend nv-host`.
+  static constexpr const char* departures =
+      "cast bf16 f32 * nan | __bfloat162float widens by a 16-bit shift, so a NaN keeps its sign and "
+      "payload (0xffc1 -> 0xffc10000), while __half2float, __float2bfloat16_rn and the cuda_* "
+      "profiles return the canonical 0x7fffffff\n";
 
-// Known departures (docs/profiles.md, "nv-host"): found by `numref conform --backend nv-host`.
-constexpr const char* kDepartures =
-    "cast bf16 f32 * nan | __bfloat162float widens by a 16-bit shift, so a NaN keeps its sign and "
-    "payload (0xffc1 -> 0xffc10000), while __half2float, __float2bfloat16_rn and the cuda_* "
-    "profiles return the canonical 0x7fffffff\n";
+  static bool cast_supported(std::uint32_t from, std::uint32_t to, const numref_policy* p) {
+    return p && plan(from, to, *p).ok;
+  }
+
+  static std::int64_t cast(std::uint32_t from, std::uint32_t to, const numref_policy* p, std::size_t n,
+                           const std::uint32_t* in, const std::uint32_t*, std::uint32_t* out, std::uint8_t*) {
+    const Plan pl = p ? plan(from, to, *p) : Plan{};
+    if (!pl.ok) throw std::invalid_argument("nv-host has no CUDA function for this conversion and policy");
+    const std::uint32_t mask = width_mask(from);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (in[i] & ~mask) throw std::invalid_argument("an input code has bits above the source format's width");
+      out[i] = one(from, to, pl, in[i]);
+    }
+    return static_cast<std::int64_t>(n);
+  }
+};
 
 }  // namespace
 
-extern "C" NUMREF_BACKEND_EXPORT std::uint32_t numref_backend_abi_version(void) { return NUMREF_BACKEND_ABI_VERSION; }
-
-extern "C" NUMREF_BACKEND_EXPORT const numref_backend* numref_backend_open(const char* args, char* err,
-                                                                           std::size_t err_size) {
-  if (args && *args) {
-    std::snprintf(err, err_size, "nv-host takes no arguments (got '%s')", args);
-    return nullptr;
-  }
-  auto* inst = new (std::nothrow) Instance;
-  if (!inst) return nullptr;
-  numref_backend& b = inst->b;
-  b.abi_version = NUMREF_BACKEND_ABI_VERSION;
-  b.struct_size = sizeof(numref_backend);
-  b.name = "nv-host";
-  static const std::string version = "CUDA " + std::to_string(CUDART_VERSION / 1000) + "." +
-                                     std::to_string((CUDART_VERSION % 1000) / 10) + " host headers";
-  b.version = version.c_str();
-  b.description = "NVIDIA's host conversion functions from cuda_fp8.h / cuda_bf16.h / cuda_fp16.h"
-#if NUMREF_NV_FP6_FP4
-                  " / cuda_fp6.h / cuda_fp4.h"
-#endif
-                  ", compiled by the host C++ compiler";
-  b.ops = "cast";
-  b.profiles = "cuda_satfinite cuda_nosat";
-  b.caps = 0;  // CUDA conversions report no exception flags
-  b.departures = kDepartures;
-  b.ctx = inst;
-  b.last_error = last_error;
-  b.close = close_instance;
-  b.cast_supported = cast_supported;
-  b.cast = cast;
-  return &inst->b;
-}
+NUMREF_BACKEND(NvHost)
