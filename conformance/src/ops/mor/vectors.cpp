@@ -8,6 +8,7 @@
 // mean, or the type map.
 #include <algorithm>
 #include <map>
+#include <span>
 
 #include "mor.hpp"
 #include "numref/conform/vectors.hpp"
@@ -94,101 +95,87 @@ void near_threshold(std::vector<MorParamsPtr>& ps, std::vector<std::vector<std::
   }
 }
 
-void family_files(Kind k, std::vector<VectorFileText>& out) {
-  const std::string dir = std::string(kind_name(k)) + "/";
-  if (k == Kind::tensor) {
-    struct F {
-      FormatId src;
-      Partition part;
-      Threshold t;
-      bool transpose;
-    };
-    const F files[] = {{FormatId::bf16, Partition::blocks(8, 8), {9, 200}, false},
-                       {FormatId::f32, Partition::tensor(), {9, 200}, false},
-                       {FormatId::bf16, Partition::per_row(), {9, 200}, true},
-                       {FormatId::f16, Partition::per_col(), {1, 32}, false},
-                       {FormatId::f32, Partition::blocks(4, 4), {1, 20}, false}};
-    for (const F& f : files) {
-      MorParams::Spec s;
-      s.kind = k;
-      s.src = &format(f.src);
-      s.part = f.part;
-      s.threshold = f.t;
-      s.transpose = f.transpose;
-      std::vector<MorParamsPtr> ps;
-      std::vector<std::vector<std::uint32_t>> xs;
-      generated(s, ps, xs);
-      std::string t = f.t.to_string();
-      std::replace(t.begin(), t.end(), '/', '_');
-      out.push_back({dir + std::string(f.src == FormatId::f32 ? "f32" : f.src == FormatId::f16 ? "f16" : "bf16") + "-" +
-                         part_file(f.part) + (f.transpose ? "-T" : "") + "-t" + t + ".vec",
-                     file_text(ps, xs, "generated tensors (seed 1, cases 0-2 per shape): zero, NaN / Inf, exact, "
-                                       "narrow, moderate and wide blocks",
-                               kVectorSeed)});
-    }
-    // the same near-threshold tensors under 9/200 (accepted) and 11/250 (rejected)
-    std::vector<MorParamsPtr> ps;
-    std::vector<std::vector<std::uint32_t>> xs;
-    near_threshold(ps, xs);
-    if (!ps.empty()) {
-      out.push_back({dir + "f32-tensor-near-threshold-t9_200.vec",
-                     file_text(ps, xs, "hand-made tensors whose mean relative error is 3/68 (11/250 <= 3/68 < 9/200): "
-                                       "accepted here, rejected in f32-tensor-near-threshold-t11_250.vec",
-                               0)});
-      std::vector<MorParamsPtr> ps2;
-      for (const auto& p : ps) {
-        MorParams::Spec s = p->spec();
-        s.threshold = Threshold{11, 250};
-        ps2.push_back(make(s));
-      }
-      // the threshold equal to the exact mean: RN32(1/17) = 0xF0F0F1 · 2^-28 (1/17 =
-      // 2^-5 · 1.111000011110000111100001|111..., rounded up), so the mean is 3 · 0xF0F0F1 /
-      // (4 · 2^28) = 47370963 / 2^30 exactly; Eq. 2 is strict (§23.2): mean < t fails, rejected.
-      std::vector<MorParamsPtr> ps3;
-      for (const auto& p : ps) {
-        MorParams::Spec s = p->spec();
-        s.threshold = Threshold{47370963, 1073741824};
-        ps3.push_back(make(s));
-      }
-      out.push_back({dir + "f32-tensor-at-threshold.vec",
-                     file_text(ps3, xs, "the tensors of f32-tensor-near-threshold-t9_200.vec under a threshold equal "
-                                        "to their exact mean 47370963/2^30: Eq. 2 is strict, rejected (reason threshold)",
-                               0)});
-      out.push_back({dir + "f32-tensor-near-threshold-t11_250.vec",
-                     file_text(ps2, xs, "the tensors of f32-tensor-near-threshold-t9_200.vec: rejected under 11/250 "
-                                        "(reason threshold)",
-                               0)});
-    }
-    return;
-  }
+// The files of generated tensors: per file the source, the partition, and the threshold (mor)
+// or the recipe (mor-sub); the name says all three (and -T for a transposed view).
+void generated_files(Kind k, std::vector<VectorFileText>& out) {
   struct F {
     FormatId src;
     Partition part;
+    Threshold t;
+    bool transpose;
     SubtensorRecipe r;
   };
-  const F files[] = {{FormatId::bf16, Partition::blocks(8, 8), SubtensorRecipe::three_way},
-                     {FormatId::bf16, Partition::blocks(8, 8), SubtensorRecipe::two_way},
-                     {FormatId::f32, Partition::blocks(4, 8), SubtensorRecipe::three_way},
-                     {FormatId::f16, Partition::per_row(), SubtensorRecipe::three_way}};
-  for (const F& f : files) {
+  using R = SubtensorRecipe;
+  static const F tensor_files[] = {{FormatId::bf16, Partition::blocks(8, 8), {9, 200}, false, R::three_way},
+                                   {FormatId::f32, Partition::tensor(), {9, 200}, false, R::three_way},
+                                   {FormatId::bf16, Partition::per_row(), {9, 200}, true, R::three_way},
+                                   {FormatId::f16, Partition::per_col(), {1, 32}, false, R::three_way},
+                                   {FormatId::f32, Partition::blocks(4, 4), {1, 20}, false, R::three_way}};
+  static const F sub_files[] = {{FormatId::bf16, Partition::blocks(8, 8), {}, false, R::three_way},
+                                {FormatId::bf16, Partition::blocks(8, 8), {}, false, R::two_way},
+                                {FormatId::f32, Partition::blocks(4, 8), {}, false, R::three_way},
+                                {FormatId::f16, Partition::per_row(), {}, false, R::three_way}};
+  const bool tensor = k == Kind::tensor;
+  for (const F& f : tensor ? std::span<const F>(tensor_files) : std::span<const F>(sub_files)) {
     MorParams::Spec s;
     s.kind = k;
     s.src = &format(f.src);
     s.part = f.part;
+    s.threshold = f.t;
+    s.transpose = f.transpose;
     s.recipe = f.r;
     std::vector<MorParamsPtr> ps;
     std::vector<std::vector<std::uint32_t>> xs;
     generated(s, ps, xs);
-    out.push_back({dir + std::string(f.src == FormatId::f32 ? "f32" : f.src == FormatId::f16 ? "f16" : "bf16") + "-" +
-                       part_file(f.part) + "-" + (f.r == SubtensorRecipe::three_way ? "three-way" : "two-way") + ".vec",
+    std::string t = f.t.to_string();
+    std::replace(t.begin(), t.end(), '/', '_');
+    out.push_back({std::string(kind_name(k)) + "/" + std::string(format(f.src).name) + "-" + part_file(f.part) +
+                       (f.transpose ? "-T" : "") +
+                       (tensor ? "-t" + t : f.r == R::three_way ? std::string("-three-way") : std::string("-two-way")) + ".vec",
                    file_text(ps, xs, "generated tensors (seed 1, cases 0-2 per shape): zero, NaN / Inf, exact, "
                                      "narrow, moderate and wide blocks",
                              kVectorSeed)});
   }
 }
 
+// The near-threshold tensors under 9/200 (accepted), 11/250 and their exact mean (rejected).
+void threshold_files(std::vector<VectorFileText>& out) {
+  std::vector<MorParamsPtr> ps;
+  std::vector<std::vector<std::uint32_t>> xs;
+  near_threshold(ps, xs);
+  auto under = [&](Threshold t) {
+    std::vector<MorParamsPtr> v;
+    for (const auto& p : ps) {
+      MorParams::Spec s = p->spec();
+      s.threshold = t;
+      v.push_back(make(s));
+    }
+    return v;
+  };
+  out.push_back({"mor/f32-tensor-near-threshold-t9_200.vec",
+                 file_text(ps, xs, "hand-made tensors whose mean relative error is 3/68 (11/250 <= 3/68 < 9/200): "
+                                   "accepted here, rejected in f32-tensor-near-threshold-t11_250.vec",
+                           0)});
+  // the threshold equal to the exact mean: RN32(1/17) = 0xF0F0F1 · 2^-28 (1/17 =
+  // 2^-5 · 1.111000011110000111100001|111..., rounded up), so the mean is 3 · 0xF0F0F1 /
+  // (4 · 2^28) = 47370963 / 2^30 exactly; Eq. 2 is strict (§23.2): mean < t fails, rejected.
+  out.push_back({"mor/f32-tensor-at-threshold.vec",
+                 file_text(under(Threshold{47370963, 1073741824}), xs,
+                           "the tensors of f32-tensor-near-threshold-t9_200.vec under a threshold equal "
+                           "to their exact mean 47370963/2^30: Eq. 2 is strict, rejected (reason threshold)",
+                           0)});
+  out.push_back({"mor/f32-tensor-near-threshold-t11_250.vec",
+                 file_text(under(Threshold{11, 250}), xs,
+                           "the tensors of f32-tensor-near-threshold-t9_200.vec: rejected under 11/250 "
+                           "(reason threshold)",
+                           0)});
+}
+
 }  // namespace
 
-void generate_vectors(Kind k, std::vector<VectorFileText>& out) { family_files(k, out); }
+void generate_vectors(Kind k, std::vector<VectorFileText>& out) {
+  generated_files(k, out);
+  if (k == Kind::tensor) threshold_files(out);
+}
 
 }  // namespace numref::conform::mor
