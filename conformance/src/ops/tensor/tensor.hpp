@@ -130,9 +130,9 @@ std::string spec_text(const TensorParams::Spec& s);
 bool has_policy(Kind k);
 
 // ---- generation (§33.8) ---------------------------------------------------------------------
-// The suites of a level for one family (tensor_plan.cpp).
+// The suites of a level for one family (plan.cpp).
 void plan(Kind k, const PlanRequest& req, std::vector<GeneratedSuite>& out);
-// Fills the input words of one generated case (tensor_cases.cpp).
+// Fills the input words of one generated case (cases.cpp).
 void generate_case(const TensorParams& p, std::uint64_t seed, std::uint64_t index, std::uint32_t* in);
 std::shared_ptr<const CaseSource> cases(const TensorParamsPtr& p, std::uint64_t count, std::uint64_t seed);
 // A sweep of source codes as 1 x 1 blocks: case j holds codes [j * cols, (j + 1) * cols)
