@@ -155,9 +155,11 @@ inline constexpr std::string_view int_range[] = {"full", "symmetric"};
 
 // One knob: T is the type of its Policy member (an enum, bool for daz / ftz, int for sr_bits).
 template <class T>
+using PolicyMember = T Policy::*;
+template <class T>
 struct PolicyKnob {
   std::string_view key;                     // §10.2 "nan"
-  T Policy::*member;                        // &Policy::nan
+  PolicyMember<T> member;                   // &Policy::nan
   std::span<const std::string_view> words;  // canonical words in enum order; empty: a number (sr_bits)
   std::uint8_t c_first;                     // §31.3 the C value of word 0
   bool sr_only;                             // meaningful (and written by describe()) only with round=sr

@@ -122,32 +122,50 @@ struct ScaleRuleInfo {
   std::uint32_t abi_id;       // §31.5 NUMREF_RULE_* of backend.h (pinned in conform/abi.hpp)
   FormatId scale_format;      // §19.4 format of the stored per-block scale
   ScaleKind kind;             // how the factor is formed
-  MxExponent mx;              // kind mx: the exponent rule; else none
-  RuleQmax q_max;             // §14.4 default q_max
-  std::optional<IntRange> int_range;  // §20.2 set: integer elements only, this range fixed
-  ScaleApply apply;           // §19.2 default application
-  bool dequant_multiplier;    // §19.3 stored S multiplies at quantize, so dequantize divides
-                              // (dequant=divide) or multiplies by RN32(1 / S) (=reciprocal)
-  int library_rank;           // order of use in libraries, 1 = most used (mismatch diagnosis)
+  MxExponent mx = MxExponent::none;                   // kind mx: the exponent rule
+  RuleQmax q_max = RuleQmax::element_max;             // §14.4 default q_max
+  std::optional<IntRange> int_range = std::nullopt;  // §20.2 set: integer elements only, this range fixed
+  ScaleApply apply = ScaleApply::rn32;                // §19.2 default application
+  bool dequant_multiplier = false;  // §19.3 the stored S multiplies at quantize time, so dequantize
+                                    // divides (dequant=divide) or multiplies by RN32(1 / S) (=reciprocal)
+  int library_rank = 0;       // order of use in libraries, 1 = most used (mismatch diagnosis)
   std::string_view clause;    // spec clause
 };
 
-// §19.6 One row per ScaleRule, in enum order (checked below).
+// §19.6 One row per ScaleRule, in enum order (checked below); omitted columns take the defaults above.
 inline constexpr ScaleRuleInfo kScaleRules[] = {
-    // rule                   name            abi scale format          kind                     mx exponent            q_max                          int range            apply               mult   rank clause
-    {ScaleRule::amax,         "amax",          0, FormatId::f32,       ScaleKind::fp32_quotient, MxExponent::none,      RuleQmax::element_max,      std::nullopt,        ScaleApply::rn32,  true,   6, "§14.1"},
-    {ScaleRule::amax_recip,   "amax-recip",    1, FormatId::f32,       ScaleKind::fp32_recip,    MxExponent::none,      RuleQmax::element_max,      std::nullopt,        ScaleApply::rn32,  false,  8, "§14.2"},
-    {ScaleRule::amax_dequant, "amax-dequant",  2, FormatId::f32,       ScaleKind::fp32_dequant,  MxExponent::none,      RuleQmax::element_max,      std::nullopt,        ScaleApply::rn32,  false,  7, "§14.3"},
-    {ScaleRule::pow2,         "pow2",          3, FormatId::f32,       ScaleKind::pow2,          MxExponent::none,      RuleQmax::element_max,      std::nullopt,        ScaleApply::rn32,  true,   9, "§15"},
-    {ScaleRule::mx_floor,     "mx-floor",      4, FormatId::f8e8m0fnu, ScaleKind::mx,            MxExponent::floor,     RuleQmax::element_max,      std::nullopt,        ScaleApply::rn32,  false,  3, "§16.2"},
-    {ScaleRule::mx_ceil,      "mx-ceil",       5, FormatId::f8e8m0fnu, ScaleKind::mx,            MxExponent::ceil,      RuleQmax::element_max,      std::nullopt,        ScaleApply::rn32,  false,  5, "§16.3"},
-    {ScaleRule::mx_even,      "mx-even",       6, FormatId::f8e8m0fnu, ScaleKind::mx,            MxExponent::even,      RuleQmax::element_max,      std::nullopt,        ScaleApply::rn32,  false,  4, "§16.4"},
-    {ScaleRule::mx_rceil,     "mx-rceil",      7, FormatId::f8e8m0fnu, ScaleKind::mx,            MxExponent::rceil,     RuleQmax::element_max,      std::nullopt,        ScaleApply::rn32,  false,  1, "§16.5"},
-    {ScaleRule::mx_rceil_f32, "mx-rceil-f32",  8, FormatId::f8e8m0fnu, ScaleKind::mx,            MxExponent::rceil_f32, RuleQmax::element_max,      std::nullopt,        ScaleApply::rn32,  false,  2, "§16.6"},
-    {ScaleRule::gam,          "gam",           9, FormatId::f8e8m0fnu, ScaleKind::gam,           MxExponent::none,      RuleQmax::element_max,      std::nullopt,        ScaleApply::rn32,  true,  12, "§17"},
-    {ScaleRule::nvfp4,        "nvfp4",        10, FormatId::f8e4m3fn,  ScaleKind::nvfp4,         MxExponent::none,      RuleQmax::element_max,      std::nullopt,        ScaleApply::rn32,  false, 13, "§18"},
-    {ScaleRule::int8,         "int8",         11, FormatId::f32,       ScaleKind::fp32_dequant,  MxExponent::none,      RuleQmax::element_max,      IntRange::symmetric, ScaleApply::fused, false, 10, "§20"},
-    {ScaleRule::int8_127_5,   "int8-127.5",   12, FormatId::f32,       ScaleKind::fp32_dequant,  MxExponent::none,      RuleQmax::element_max_half, IntRange::full,      ScaleApply::fused, false, 11, "§20"},
+    // §14 – §15 binary32 scales
+    {.rule = ScaleRule::amax, .name = "amax", .abi_id = 0, .scale_format = FormatId::f32,
+     .kind = ScaleKind::fp32_quotient, .dequant_multiplier = true, .library_rank = 6, .clause = "§14.1"},
+    {.rule = ScaleRule::amax_recip, .name = "amax-recip", .abi_id = 1, .scale_format = FormatId::f32,
+     .kind = ScaleKind::fp32_recip, .library_rank = 8, .clause = "§14.2"},
+    {.rule = ScaleRule::amax_dequant, .name = "amax-dequant", .abi_id = 2, .scale_format = FormatId::f32,
+     .kind = ScaleKind::fp32_dequant, .library_rank = 7, .clause = "§14.3"},
+    {.rule = ScaleRule::pow2, .name = "pow2", .abi_id = 3, .scale_format = FormatId::f32,
+     .kind = ScaleKind::pow2, .dequant_multiplier = true, .library_rank = 9, .clause = "§15"},
+    // §16 MX E8M0 shared scales
+    {.rule = ScaleRule::mx_floor, .name = "mx-floor", .abi_id = 4, .scale_format = FormatId::f8e8m0fnu,
+     .kind = ScaleKind::mx, .mx = MxExponent::floor, .library_rank = 3, .clause = "§16.2"},
+    {.rule = ScaleRule::mx_ceil, .name = "mx-ceil", .abi_id = 5, .scale_format = FormatId::f8e8m0fnu,
+     .kind = ScaleKind::mx, .mx = MxExponent::ceil, .library_rank = 5, .clause = "§16.3"},
+    {.rule = ScaleRule::mx_even, .name = "mx-even", .abi_id = 6, .scale_format = FormatId::f8e8m0fnu,
+     .kind = ScaleKind::mx, .mx = MxExponent::even, .library_rank = 4, .clause = "§16.4"},
+    {.rule = ScaleRule::mx_rceil, .name = "mx-rceil", .abi_id = 7, .scale_format = FormatId::f8e8m0fnu,
+     .kind = ScaleKind::mx, .mx = MxExponent::rceil, .library_rank = 1, .clause = "§16.5"},
+    {.rule = ScaleRule::mx_rceil_f32, .name = "mx-rceil-f32", .abi_id = 8, .scale_format = FormatId::f8e8m0fnu,
+     .kind = ScaleKind::mx, .mx = MxExponent::rceil_f32, .library_rank = 2, .clause = "§16.6"},
+    // §17 – §18 scales with tensor-level state
+    {.rule = ScaleRule::gam, .name = "gam", .abi_id = 9, .scale_format = FormatId::f8e8m0fnu,
+     .kind = ScaleKind::gam, .dequant_multiplier = true, .library_rank = 12, .clause = "§17"},
+    {.rule = ScaleRule::nvfp4, .name = "nvfp4", .abi_id = 10, .scale_format = FormatId::f8e4m3fn,
+     .kind = ScaleKind::nvfp4, .library_rank = 13, .clause = "§18"},
+    // §20 INT8: integer elements, the exact quotient rounded once
+    {.rule = ScaleRule::int8, .name = "int8", .abi_id = 11, .scale_format = FormatId::f32,
+     .kind = ScaleKind::fp32_dequant, .int_range = IntRange::symmetric, .apply = ScaleApply::fused,
+     .library_rank = 10, .clause = "§20"},
+    {.rule = ScaleRule::int8_127_5, .name = "int8-127.5", .abi_id = 12, .scale_format = FormatId::f32,
+     .kind = ScaleKind::fp32_dequant, .q_max = RuleQmax::element_max_half, .int_range = IntRange::full,
+     .apply = ScaleApply::fused, .library_rank = 11, .clause = "§20"},
 };
 inline constexpr int kScaleRuleCount = static_cast<int>(std::size(kScaleRules));
 
