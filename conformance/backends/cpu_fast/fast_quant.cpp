@@ -156,7 +156,8 @@ std::string FastQuant::unsupported(const QuantOp& op) {
     case ScaleKind::pow2:
     case ScaleKind::mx:
     case ScaleKind::gam: break;
-    case ScaleKind::nvfp4: return "cpu-fast does not implement the nvfp4 scale kind (rule " + std::string(to_string(op.rule)) + ")";
+    case ScaleKind::nvfp4:
+      return "cpu-fast does not implement the nvfp4 scale kind (rule " + std::string(to_string(op.rule)) + ")";
   }
   if (op.src->bits > 32 || op.src->is_integer() || !op.src->is_signed) return "unsupported source";
   if (op.elem->bits > 8 || !op.elem->is_signed || !op.elem->has_zero) return "unsupported element";
