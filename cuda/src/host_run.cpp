@@ -86,7 +86,7 @@ std::vector<TensorState> tensor_states(const QuantizePlan& p, const std::vector<
   std::vector<TensorState> per_block(amax.size());
   tensor_amax = 0;
   for (std::uint32_t a : amax) tensor_amax = amax_max(tensor_amax, a);  // §13.4
-  if (p.scale.rule == Rule::gam) {
+  if (p.scale.kind == ScaleKind::gam) {
     std::vector<std::uint32_t> gamax(p.n_groups, 0u);
     for (std::uint32_t b = 0; b < amax.size(); ++b) {
       const std::uint32_t G = g.group_of_block(b);
@@ -99,7 +99,7 @@ std::vector<TensorState> tensor_states(const QuantizePlan& p, const std::vector<
       group_mantissa[G] = groups[G].m_g;
     }
     for (std::uint32_t b = 0; b < amax.size(); ++b) per_block[b] = groups[g.group_of_block(b)];
-  } else if (p.scale.rule == Rule::nvfp4) {
+  } else if (p.scale.kind == ScaleKind::nvfp4) {
     TensorState t;
     t.t_amax = tensor_amax;
     t.s_enc = nvfp4_tensor_scale(tensor_amax, p.scale);
@@ -130,7 +130,7 @@ ScaleOut scale_impl(const QuantizePlan& p0, const void* x, const Walk& w, std::v
     o.factors[b] = block_factors(p.scale, o.amax[b], states[b]);
     o.scales[b] = o.factors[b].stored;
   }
-  if (p.scale.rule != Rule::nvfp4) o.tensor_amax = 0;
+  if (p.scale.kind != ScaleKind::nvfp4) o.tensor_amax = 0;
   return o;
 }
 
@@ -210,7 +210,7 @@ std::vector<std::uint32_t> dequantize(const QuantizePlan& p, const std::uint8_t*
                                       const std::uint32_t* group_mantissa, std::uint32_t tensor_amax, const Walk& w) {
   std::vector<BlockFactors> f(p.n_blocks);
   for (std::uint32_t b = 0; b < p.n_blocks; ++b) {
-    const std::uint32_t m_g = p.scale.rule == Rule::gam ? group_mantissa[p.geom.group_of_block(b)] : 0u;
+    const std::uint32_t m_g = p.scale.kind == ScaleKind::gam ? group_mantissa[p.geom.group_of_block(b)] : 0u;
     f[b] = factors_from_stored(p.scale, scales[b], m_g, tensor_amax);
   }
   std::vector<std::uint32_t> out(static_cast<std::size_t>(p.geom.rows) * p.geom.cols);

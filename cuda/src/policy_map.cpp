@@ -30,31 +30,15 @@ CastPolicy cast_policy(const numref::Policy& p, const numref::Format& from, cons
     unsupported(from, to, "the target must be a signed floating-point format with a zero (f8e8m0fnu: e8m0_policy)");
   if (p.ftz) unsupported(from, to, "ftz=1 is not implemented by the CUDA kernels (§35.2)");
   CastPolicy c;
-  switch (numref::effective_round(to, p)) {
-    case numref::Round::rne: c.mode = Mode::rne; break;
-    case numref::Round::rna: c.mode = Mode::rna; break;
-    case numref::Round::rtz: c.mode = Mode::rtz; break;
-    case numref::Round::rup: c.mode = Mode::rup; break;
-    case numref::Round::rdn: c.mode = Mode::rdn; break;
-    case numref::Round::sr:
-      c.mode = Mode::sr;
-      c.sr_bits = static_cast<std::uint8_t>(p.sr_bits);
-      c.sr_variant = p.sr_variant == numref::SrVariant::add ? SrVariant::add : SrVariant::fraction;
-      break;
+  c.mode = numref::effective_round(to, p);
+  if (c.mode == Mode::sr) {
+    c.sr_bits = static_cast<std::uint8_t>(p.sr_bits);
+    c.sr_variant = p.sr_variant;
   }
   c.saturate = p.overflow == numref::Overflow::saturate;
   c.inf_to_max = p.inf_sat == numref::InfSat::max;
-  switch (p.nan) {
-    case numref::NanOut::payload: c.nan = NanOut::payload; break;
-    case numref::NanOut::sign: c.nan = NanOut::sign; break;
-    case numref::NanOut::canonical: c.nan = NanOut::canonical; break;
-    case numref::NanOut::ones: c.nan = NanOut::ones; break;
-  }
-  switch (p.nan_to_finite) {
-    case numref::NanToFinite::zero: c.nan_to_finite = NanToFinite::zero; break;
-    case numref::NanToFinite::negzero: c.nan_to_finite = NanToFinite::negzero; break;
-    case numref::NanToFinite::max: c.nan_to_finite = NanToFinite::max; break;
-  }
+  c.nan = p.nan;
+  c.nan_to_finite = p.nan_to_finite;
   return c;
 }
 
@@ -82,59 +66,28 @@ bool hardware_f8_path(const CastPolicy& p) { return p.mode == Mode::rne && p.sat
 bool hardware_bf16_path(const CastPolicy& p) { return p.mode == Mode::rne && !p.saturate; }
 
 namespace {
-const char* name(Mode m) {
-  switch (m) {
-    case Mode::rne: return "rne";
-    case Mode::rna: return "rna";
-    case Mode::rtz: return "rtz";
-    case Mode::rup: return "rup";
-    case Mode::rdn: return "rdn";
-    case Mode::sr: return "sr";
-  }
-  return "?";
+// §10.2 "key=word ..." of knob values, in the canonical text of numref's knob table.
+template <class... E>
+std::string settings(E... v) {
+  std::string s;
+  ((s += s.empty() ? "" : " ", s += numref::knob_setting(v)), ...);
+  return s;
 }
-const char* name(NanOut n) {
-  switch (n) {
-    case NanOut::payload: return "payload";
-    case NanOut::sign: return "sign";
-    case NanOut::canonical: return "canonical";
-    case NanOut::ones: return "ones";
-  }
-  return "?";
-}
-const char* name(NanToFinite n) {
-  switch (n) {
-    case NanToFinite::zero: return "zero";
-    case NanToFinite::negzero: return "negzero";
-    case NanToFinite::max: return "max";
-  }
-  return "?";
-}
-const char* name(E8m0Mode m) {
-  switch (m) {
-    case E8m0Mode::floor: return "floor";
-    case E8m0Mode::ceil: return "ceil";
-    case E8m0Mode::even: return "even";
-    case E8m0Mode::tiesup: return "tiesup";
-  }
-  return "?";
-}
+numref::Overflow overflow(bool saturate) { return saturate ? numref::Overflow::saturate : numref::Overflow::nonsat; }
+numref::InfSat inf_sat(bool to_max) { return to_max ? numref::InfSat::max : numref::InfSat::keep; }
 }  // namespace
 
 std::string describe(const CastPolicy& p) {
-  std::string s = std::string("round=") + name(p.mode);
   if (p.mode == Mode::sr)
-    s += " sr_bits=" + std::to_string(p.sr_bits) + " sr_variant=" + (p.sr_variant == SrVariant::add ? "add" : "fraction");
-  s += std::string(" overflow=") + (p.saturate ? "saturate" : "nonsat");
-  s += std::string(" inf_sat=") + (p.inf_to_max ? "max" : "keep");
-  s += std::string(" nan=") + name(p.nan) + " nan_to_finite=" + name(p.nan_to_finite);
-  return s;
+    return settings(p.mode, static_cast<int>(p.sr_bits), p.sr_variant, overflow(p.saturate), inf_sat(p.inf_to_max),
+                    p.nan, p.nan_to_finite);
+  return settings(p.mode, overflow(p.saturate), inf_sat(p.inf_to_max), p.nan, p.nan_to_finite);
 }
 
 std::string describe(const E8m0Policy& p) {
-  return std::string("e8m0_round=") + name(p.mode) + " overflow=" + (p.saturate ? "saturate" : "nonsat") +
-         " inf_sat=" + (p.inf_to_max ? "max" : "keep") + " zero_to_nozero=" + (p.zero_to_min ? "min" : "nan") +
-         " negative=" + (p.negative_abs ? "abs" : "nan");
+  return settings(p.mode, overflow(p.saturate), inf_sat(p.inf_to_max),
+                  p.zero_to_min ? numref::ZeroToNoZero::min : numref::ZeroToNoZero::nan,
+                  p.negative_abs ? numref::Negative::abs : numref::Negative::nan);
 }
 
 }  // namespace numref_cuda

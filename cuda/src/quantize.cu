@@ -72,8 +72,8 @@ __global__ void factors_kernel(ScaleParams sp, Geometry g, std::uint32_t nb, std
     if (i < nb) {
       const auto b = static_cast<std::uint32_t>(i);
       TensorState t;
-      if (sp.rule == Rule::gam) t = gam_group(gamax[g.group_of_block(b)], sp.q_max);
-      if (sp.rule == Rule::nvfp4) {
+      if (sp.kind == ScaleKind::gam) t = gam_group(gamax[g.group_of_block(b)], sp.q_max);
+      if (sp.kind == ScaleKind::nvfp4) {
         t.t_amax = *tamax;
         t.s_enc = nvfp4_tensor_scale(*tamax, sp);
       }
@@ -81,7 +81,7 @@ __global__ void factors_kernel(ScaleParams sp, Geometry g, std::uint32_t nb, std
       f[b] = bf;
       if (scales != nullptr) scales[b] = bf.stored;
     }
-    if (i < ng && gm != nullptr && sp.rule == Rule::gam) gm[i] = gam_group(gamax[i], sp.q_max).m_g;
+    if (i < ng && gm != nullptr && sp.kind == ScaleKind::gam) gm[i] = gam_group(gamax[i], sp.q_max).m_g;
     if (i == 0 && tamax_out != nullptr) *tamax_out = *tamax;
   }
 }
@@ -128,7 +128,7 @@ __global__ void stored_factors_kernel(ScaleParams sp, Geometry g, std::uint32_t 
                                       const std::uint32_t* gm, std::uint32_t tamax, BlockFactors* f) {
   for (std::uint64_t i = first_thread(); i < nb; i += grid_threads()) {
     const auto b = static_cast<std::uint32_t>(i);
-    f[b] = factors_from_stored(sp, scales[b], sp.rule == Rule::gam ? gm[g.group_of_block(b)] : 0u, tamax);
+    f[b] = factors_from_stored(sp, scales[b], sp.kind == ScaleKind::gam ? gm[g.group_of_block(b)] : 0u, tamax);
   }
 }
 
@@ -405,7 +405,7 @@ cudaError_t try_dequantize(const QuantizePlan& p, const std::uint8_t* codes, con
   kernels::clear_why();
   return guard([&]() -> cudaError_t {
     if (codes == nullptr || scales == nullptr || out == nullptr) return kernels::invalid_argument("null pointer");
-    if (p.scale.rule == Rule::gam && group_mantissa == nullptr) return kernels::invalid_argument("GAM needs the group mantissas");
+    if (p.scale.kind == ScaleKind::gam && group_mantissa == nullptr) return kernels::invalid_argument("GAM needs the group mantissas");
     kernels::Scratch sc(stream);
     auto* f = sc.get<BlockFactors>(p.n_blocks);
     if (sc.err != cudaSuccess) return sc.err;

@@ -30,16 +30,19 @@ std::uint32_t f32_code_of(const numref::Exact& q) {
   return c;
 }
 
-Mode int_mode(numref::Round r) {
-  switch (r) {
-    case numref::Round::rne: return Mode::rne;
-    case numref::Round::rna: return Mode::rna;
-    case numref::Round::rtz: return Mode::rtz;
-    case numref::Round::rup: return Mode::rup;
-    case numref::Round::rdn: return Mode::rdn;
-    case numref::Round::sr: return Mode::sr;
+// §19.6 The scale kinds the block kernels compute (scale.cuh): a rule is planned by its row's
+// kind, so a rule of a kind not listed here is refused, never computed as another.
+bool kernel_kind(numref::ScaleKind k) {
+  switch (k) {
+    case numref::ScaleKind::fp32_quotient:
+    case numref::ScaleKind::fp32_recip:
+    case numref::ScaleKind::fp32_dequant:
+    case numref::ScaleKind::pow2:
+    case numref::ScaleKind::mx:
+    case numref::ScaleKind::gam:
+    case numref::ScaleKind::nvfp4: return true;
   }
-  return Mode::rne;
+  return false;
 }
 
 }  // namespace
@@ -113,14 +116,18 @@ QuantizePlan plan_quantize(const numref::QuantizeSpec& spec, numref::FormatId so
   p.element = elem.id;
   p.out = out;
   p.chunk = 16u / static_cast<std::uint32_t>(numref::storage_bytes(numref::format(source)));
+  const numref::ScaleRuleInfo& rule = numref::rule_info(spec.rule);
+  if (!kernel_kind(rule.kind)) unsupported("no CUDA kernel for the scale kind of rule " + std::string(rule.name));
+  const bool gam = rule.kind == ScaleKind::gam;
   p.geom = make_geometry(rows, cols, row_stride, col_stride, spec.partition,
-                         spec.rule == numref::ScaleRule::gam ? spec.group : numref::Partition::tensor(), p.chunk);
+                         gam ? spec.group : numref::Partition::tensor(), p.chunk);
   p.n_blocks = p.geom.nbr * p.geom.nbc;
-  p.n_groups = spec.rule == numref::ScaleRule::gam ? ((p.geom.nbr + p.geom.gbr - 1) / p.geom.gbr) * p.geom.ngc : 1u;
+  p.n_groups = gam ? ((p.geom.nbr + p.geom.gbr - 1) / p.geom.gbr) * p.geom.ngc : 1u;
 
   // §14.4 / §16.1 scale constants
   ScaleParams& s = p.scale;
-  s.rule = static_cast<Rule>(static_cast<std::uint8_t>(spec.rule));
+  s.kind = rule.kind;
+  s.mx = rule.mx;
   s.q_max = f32_code_of(ref.q_max());
   const F32Split qs = f32_split(s.q_max);
   s.emax_elem = qs.e;
@@ -140,13 +147,9 @@ QuantizePlan plan_quantize(const numref::QuantizeSpec& spec, numref::FormatId so
   if (elem.is_integer()) {
     if (ep.daz) unsupported("daz=1 is not implemented by the CUDA kernels (§35.2)");
     if (ep.ftz) unsupported("ftz=1 is not implemented by the CUDA kernels (§35.2)");
-    p.elem.mode = int_mode(numref::effective_round(elem, ep));
+    p.elem.mode = numref::effective_round(elem, ep);
     p.elem.sr_bits = static_cast<std::uint8_t>(p.elem.mode == Mode::sr ? ep.sr_bits : 0);
-    switch (ep.nan_to_finite) {
-      case numref::NanToFinite::zero: p.elem.nan_to_finite = NanToFinite::zero; break;
-      case numref::NanToFinite::negzero: p.elem.nan_to_finite = NanToFinite::negzero; break;
-      case numref::NanToFinite::max: p.elem.nan_to_finite = NanToFinite::max; break;
-    }
+    p.elem.nan_to_finite = ep.nan_to_finite;
     p.symmetric = ep.int_range == numref::IntRange::symmetric;
   } else {
     p.elem = cast_policy(ep, numref::format(F::f32), elem);  // throws for daz / ftz
@@ -156,7 +159,7 @@ QuantizePlan plan_quantize(const numref::QuantizeSpec& spec, numref::FormatId so
   if (!elem.is_integer()) p.wide_d = cast_policy(p.spec.wide, elem, numref::format(F::f32));
   p.wide_out = cast_policy(p.spec.wide, numref::format(F::f32), numref::format(out));
 
-  p.row_blocks = p.geom.br == 1 && p.geom.bc <= 256 && !rule_needs_prepare(s.rule);
+  p.row_blocks = p.geom.br == 1 && p.geom.bc <= 256 && !numref::needs_tensor_state(s.kind);
   return p;
 }
 

@@ -1,4 +1,4 @@
-// numref CUDA tests — generated tensors for the block-quantization and MoR host runs.   spec §35.4
+// numref CUDA tests — generated tensors (and specs) for the block-quantization and MoR runs.  spec §35.4
 //
 // Values chosen to hit every branch of the per-block arithmetic: seeded random magnitudes over
 // many binades, an all-zero block region, subnormals, values at and around 448 / 57344 / 127 /
@@ -11,7 +11,18 @@
 #include <random>
 #include <vector>
 
+#include "numref/quantize.hpp"
+
 namespace numref_cuda_test {
+
+// A quantization spec with the defaults of numref::QuantizeSpec but the element, partition, rule.
+inline numref::QuantizeSpec spec_of(numref::FormatId elem, numref::Partition part, numref::ScaleRule rule) {
+  numref::QuantizeSpec s;
+  s.element = &numref::format(elem);
+  s.partition = part;
+  s.rule = rule;
+  return s;
+}
 
 struct GenOptions {
   bool specials = false;   // NaN / ±Inf elements

@@ -2,10 +2,9 @@
 #include "numref/policy.hpp"
 
 #include <array>
-#include <sstream>
 #include <stdexcept>
 #include <string>
-#include <vector>
+#include <type_traits>
 
 namespace numref {
 
@@ -20,46 +19,6 @@ std::string flags_to_string(std::uint8_t flags) {
 }
 
 namespace {
-
-template <class E, std::size_t N>
-struct Names {
-  std::array<std::pair<E, std::string_view>, N> items;
-  std::string_view name(E e) const {
-    for (auto& [v, n] : items)
-      if (v == e) return n;
-    return "?";
-  }
-  std::optional<E> parse(std::string_view s) const {
-    for (auto& [v, n] : items)
-      if (n == s) return v;
-    return std::nullopt;
-  }
-};
-
-constexpr Names<Round, 6> kRound{{{{Round::rne, "rne"},
-                                   {Round::rtz, "rtz"},
-                                   {Round::rup, "rup"},
-                                   {Round::rdn, "rdn"},
-                                   {Round::rna, "rna"},
-                                   {Round::sr, "sr"}}}};
-constexpr Names<SrVariant, 2> kSrVariant{{{{SrVariant::fraction, "fraction"}, {SrVariant::add, "add"}}}};
-constexpr Names<Overflow, 2> kOverflowN{{{{Overflow::saturate, "saturate"}, {Overflow::nonsat, "nonsat"}}}};
-constexpr Names<InfSat, 2> kInfSat{{{{InfSat::max, "max"}, {InfSat::keep, "keep"}}}};
-constexpr Names<NanOut, 4> kNanOut{{{{NanOut::sign, "sign"},
-                                     {NanOut::canonical, "canonical"},
-                                     {NanOut::ones, "ones"},
-                                     {NanOut::payload, "payload"}}}};
-constexpr Names<NanToFinite, 3> kNanToFinite{
-    {{{NanToFinite::zero, "zero"}, {NanToFinite::negzero, "negzero"}, {NanToFinite::max, "max"}}}};
-constexpr Names<E8m0Round, 5> kE8m0Round{{{{E8m0Round::follow, "follow"},
-                                           {E8m0Round::floor, "floor"},
-                                           {E8m0Round::ceil, "ceil"},
-                                           {E8m0Round::even, "even"},
-                                           {E8m0Round::tiesup, "tiesup"}}}};
-constexpr Names<ZeroToNoZero, 2> kZero{{{{ZeroToNoZero::nan, "nan"}, {ZeroToNoZero::min, "min"}}}};
-constexpr Names<Negative, 2> kNegative{{{{Negative::nan, "nan"}, {Negative::abs, "abs"}}}};
-constexpr Names<Tininess, 2> kTininess{{{{Tininess::after, "after"}, {Tininess::before, "before"}}}};
-constexpr Names<IntRange, 2> kIntRange{{{{IntRange::full, "full"}, {IntRange::symmetric, "symmetric"}}}};
 
 // ---- §10 profiles -------------------------------------------------------------------
 
@@ -129,39 +88,72 @@ std::optional<ProfileId> find_profile(std::string_view name) {
   return std::nullopt;
 }
 
-std::string_view to_string(Round r) { return kRound.name(r); }
-std::string_view to_string(SrVariant v) { return kSrVariant.name(v); }
-std::string_view to_string(Overflow o) { return kOverflowN.name(o); }
-std::string_view to_string(InfSat v) { return kInfSat.name(v); }
-std::string_view to_string(NanOut v) { return kNanOut.name(v); }
-std::string_view to_string(NanToFinite v) { return kNanToFinite.name(v); }
-std::string_view to_string(E8m0Round v) { return kE8m0Round.name(v); }
-std::string_view to_string(ZeroToNoZero v) { return kZero.name(v); }
-std::string_view to_string(Negative v) { return kNegative.name(v); }
-std::string_view to_string(Tininess v) { return kTininess.name(v); }
-std::string_view to_string(IntRange v) { return kIntRange.name(v); }
-std::optional<Round> parse_round(std::string_view s) { return kRound.parse(s); }
-std::optional<SrVariant> parse_sr_variant(std::string_view s) { return kSrVariant.parse(s); }
-std::optional<Overflow> parse_overflow(std::string_view s) { return kOverflowN.parse(s); }
-std::optional<InfSat> parse_inf_sat(std::string_view s) { return kInfSat.parse(s); }
-std::optional<NanOut> parse_nan_out(std::string_view s) { return kNanOut.parse(s); }
-std::optional<NanToFinite> parse_nan_to_finite(std::string_view s) { return kNanToFinite.parse(s); }
-std::optional<E8m0Round> parse_e8m0_round(std::string_view s) { return kE8m0Round.parse(s); }
-std::optional<ZeroToNoZero> parse_zero_to_nozero(std::string_view s) { return kZero.parse(s); }
-std::optional<Negative> parse_negative(std::string_view s) { return kNegative.parse(s); }
-std::optional<Tininess> parse_tininess(std::string_view s) { return kTininess.parse(s); }
-std::optional<IntRange> parse_int_range(std::string_view s) { return kIntRange.parse(s); }
+std::string_view to_string(Round v) { return knob_word(v); }
+std::string_view to_string(SrVariant v) { return knob_word(v); }
+std::string_view to_string(Overflow v) { return knob_word(v); }
+std::string_view to_string(InfSat v) { return knob_word(v); }
+std::string_view to_string(NanOut v) { return knob_word(v); }
+std::string_view to_string(NanToFinite v) { return knob_word(v); }
+std::string_view to_string(E8m0Round v) { return knob_word(v); }
+std::string_view to_string(ZeroToNoZero v) { return knob_word(v); }
+std::string_view to_string(Negative v) { return knob_word(v); }
+std::string_view to_string(Tininess v) { return knob_word(v); }
+std::string_view to_string(IntRange v) { return knob_word(v); }
+std::optional<Round> parse_round(std::string_view s) { return parse_knob_word<Round>(s); }
+std::optional<SrVariant> parse_sr_variant(std::string_view s) { return parse_knob_word<SrVariant>(s); }
+std::optional<Overflow> parse_overflow(std::string_view s) { return parse_knob_word<Overflow>(s); }
+std::optional<InfSat> parse_inf_sat(std::string_view s) { return parse_knob_word<InfSat>(s); }
+std::optional<NanOut> parse_nan_out(std::string_view s) { return parse_knob_word<NanOut>(s); }
+std::optional<NanToFinite> parse_nan_to_finite(std::string_view s) { return parse_knob_word<NanToFinite>(s); }
+std::optional<E8m0Round> parse_e8m0_round(std::string_view s) { return parse_knob_word<E8m0Round>(s); }
+std::optional<ZeroToNoZero> parse_zero_to_nozero(std::string_view s) { return parse_knob_word<ZeroToNoZero>(s); }
+std::optional<Negative> parse_negative(std::string_view s) { return parse_knob_word<Negative>(s); }
+std::optional<Tininess> parse_tininess(std::string_view s) { return parse_knob_word<Tininess>(s); }
+std::optional<IntRange> parse_int_range(std::string_view s) { return parse_knob_word<IntRange>(s); }
+
+namespace {
+
+// §10.2 The text of one knob's value ("?" for a value past the last word).
+template <class T>
+std::string knob_text(const PolicyKnob<T>& k, const Policy& p) {
+  const T v = p.*k.member;
+  if constexpr (std::is_same_v<T, int>) return std::to_string(v);  // sr_bits
+  const auto i = static_cast<std::size_t>(v);
+  return std::string(i < k.words.size() ? k.words[i] : "?");
+}
+
+// §10.2 Sets one knob from its text; false for a bad value. A number (sr_bits) is one or two
+// decimal digits (validate() checks the range).
+template <class T>
+bool set_knob(const PolicyKnob<T>& k, std::string_view v, Policy& p) {
+  if constexpr (std::is_same_v<T, int>) {  // sr_bits
+    if (v.empty() || v.size() > 2) return false;
+    int n = 0;
+    for (char c : v) {
+      if (c < '0' || c > '9') return false;
+      n = n * 10 + (c - '0');
+    }
+    p.*k.member = n;
+    return true;
+  }
+  for (std::size_t i = 0; i < k.words.size(); ++i)
+    if (k.words[i] == v) {
+      p.*k.member = static_cast<T>(i);
+      return true;
+    }
+  return false;
+}
+
+}  // namespace
 
 std::string describe(const Policy& p) {
-  std::ostringstream o;
-  o << "round=" << to_string(p.round);
-  if (p.round == Round::sr) o << " sr_bits=" << p.sr_bits << " sr_variant=" << to_string(p.sr_variant);
-  o << " overflow=" << to_string(p.overflow) << " inf_sat=" << to_string(p.inf_sat)
-    << " nan=" << to_string(p.nan) << " nan_to_finite=" << to_string(p.nan_to_finite)
-    << " e8m0_round=" << to_string(p.e8m0_round) << " zero_to_nozero=" << to_string(p.zero_to_nozero)
-    << " negative=" << to_string(p.negative) << " daz=" << (p.daz ? 1 : 0) << " ftz=" << (p.ftz ? 1 : 0)
-    << " tininess=" << to_string(p.tininess) << " int_range=" << to_string(p.int_range);
-  return o.str();
+  std::string s;
+  for_each_policy_knob([&](const auto& k) {
+    if (k.sr_only && p.round != Round::sr) return;
+    if (!s.empty()) s += ' ';
+    s += std::string(k.key) + "=" + knob_text(k, p);
+  });
+  return s;
 }
 
 std::optional<std::string> apply_policy_settings(Policy& base, std::string_view settings) {
@@ -177,39 +169,14 @@ std::optional<std::string> apply_policy_settings(Policy& base, std::string_view 
     const auto eq = kv.find('=');
     if (eq == std::string_view::npos) return "policy setting '" + std::string(kv) + "' is not key=value";
     const std::string_view k = kv.substr(0, eq), v = kv.substr(eq + 1);
-    auto bad = [&] { return "bad value '" + std::string(v) + "' for policy key '" + std::string(k) + "'"; };
-    auto set = [&](auto parsed, auto& field) -> bool {
-      if (!parsed) return false;
-      field = *parsed;
-      return true;
-    };
-    bool ok = true;
-    if (k == "round") ok = set(parse_round(v), p.round);
-    else if (k == "sr_variant") ok = set(parse_sr_variant(v), p.sr_variant);
-    else if (k == "overflow") ok = set(parse_overflow(v), p.overflow);
-    else if (k == "inf_sat") ok = set(parse_inf_sat(v), p.inf_sat);
-    else if (k == "nan") ok = set(parse_nan_out(v), p.nan);
-    else if (k == "nan_to_finite") ok = set(parse_nan_to_finite(v), p.nan_to_finite);
-    else if (k == "e8m0_round") ok = set(parse_e8m0_round(v), p.e8m0_round);
-    else if (k == "zero_to_nozero") ok = set(parse_zero_to_nozero(v), p.zero_to_nozero);
-    else if (k == "negative") ok = set(parse_negative(v), p.negative);
-    else if (k == "tininess") ok = set(parse_tininess(v), p.tininess);
-    else if (k == "int_range") ok = set(parse_int_range(v), p.int_range);
-    else if (k == "daz" || k == "ftz") {
-      if (v != "0" && v != "1") return bad();
-      (k == "daz" ? p.daz : p.ftz) = (v == "1");
-    } else if (k == "sr_bits") {
-      int n = 0;
-      if (v.empty() || v.size() > 2) return bad();
-      for (char c : v) {
-        if (c < '0' || c > '9') return bad();
-        n = n * 10 + (c - '0');
-      }
-      p.sr_bits = n;
-    } else {
-      return "unknown policy key '" + std::string(k) + "'";
-    }
-    if (!ok) return bad();
+    bool known = false, ok = false;
+    for_each_policy_knob([&](const auto& knob) {
+      if (knob.key != k) return;
+      known = true;
+      ok = set_knob(knob, v, p);
+    });
+    if (!known) return "unknown policy key '" + std::string(k) + "'";
+    if (!ok) return "bad value '" + std::string(v) + "' for policy key '" + std::string(k) + "'";
   }
   base = p;
   return std::nullopt;

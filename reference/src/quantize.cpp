@@ -36,33 +36,38 @@ namespace {
 
 [[noreturn]] void bad(const std::string& what) { throw std::invalid_argument("quantize: " + what); }
 
+// §13.3 A stored scale that is not a finite value of the rule's scale format (§19.4).
 bool is_poisoned_code(ScaleRule rule, std::uint32_t stored) {
-  if (is_mx(rule) || rule == ScaleRule::gam) return stored == 0xFFu;
-  if (rule == ScaleRule::nvfp4) return decode(stored, format(FormatId::f8e4m3fn)).cls == Class::nan;
+  switch (scale_kind(rule)) {
+    case ScaleKind::mx:
+    case ScaleKind::gam: return stored == 0xFFu;  // the E8M0 NaN
+    case ScaleKind::nvfp4: return decode(stored, format(FormatId::f8e4m3fn)).cls == Class::nan;
+    case ScaleKind::fp32_quotient:
+    case ScaleKind::fp32_recip:
+    case ScaleKind::fp32_dequant:
+    case ScaleKind::pow2: break;
+  }
   return !f32_is_finite(stored);
 }
 
 // §19.3 The dequantize factor from the stored scale (the same function serves quantize(),
-// which records it, and dequantize(), which reads only the metadata).
+// which records it, and dequantize(), which reads only the metadata): the scale's value v, then
+// v itself, or — for a rule whose stored scale multiplied at quantize time — v undone by `op`.
 Factor dequant_from_stored(ScaleRule rule, DequantOp op, const Exact& q_max, std::uint32_t stored, std::uint32_t m_g,
                            std::uint32_t tensor_amax) {
-  auto undo_multiplier = [&](const Exact& s) {
-    if (op == DequantOp::divide) return Factor{true, s};
-    return Factor{false, exact_f32(rn32(exact_div(exact_pow2(0), s)))};
-  };
-  switch (rule) {
-    case ScaleRule::amax:
-    case ScaleRule::pow2: return undo_multiplier(exact_f32(stored));
-    case ScaleRule::amax_recip:
-    case ScaleRule::amax_dequant:
-    case ScaleRule::int8:
-    case ScaleRule::int8_127_5: return Factor{false, exact_f32(stored)};
-    case ScaleRule::gam: return undo_multiplier(gam_block_scale(stored, m_g));
-    case ScaleRule::nvfp4: return Factor{false, exact_f32(nvfp4_decode_factor(stored, Amax{tensor_amax}, q_max))};
-    default: break;
+  Exact v = exact_pow2(0);
+  switch (scale_kind(rule)) {
+    case ScaleKind::fp32_quotient:
+    case ScaleKind::fp32_recip:
+    case ScaleKind::fp32_dequant:
+    case ScaleKind::pow2: v = exact_f32(stored); break;
+    case ScaleKind::gam: v = gam_block_scale(stored, m_g); break;
+    case ScaleKind::nvfp4: v = exact_f32(nvfp4_decode_factor(stored, Amax{tensor_amax}, q_max)); break;
+    case ScaleKind::mx: v = exact_pow2(static_cast<int>(stored) - 127); break;  // X = 2^(code - 127), exact
   }
-  // MX: X = 2^(code - 127), exact in binary32 for every code 00..FE.
-  return Factor{false, exact_pow2(static_cast<int>(stored) - 127)};
+  if (!dequant_is_multiplier(rule)) return Factor{false, v};
+  if (op == DequantOp::divide) return Factor{true, v};
+  return Factor{false, exact_f32(rn32(exact_div(exact_pow2(0), v)))};
 }
 
 inline Exact mul_or_div(const Exact& v, const Factor& f) { return f.divide ? exact_div(v, f.value) : exact_mul(v, f.value); }
@@ -88,8 +93,7 @@ namespace {
 Policy resolved_policy(const QuantizeSpec& spec) {
   Policy p = spec.policy;
   // §20.2 the int8 rules fix the integer range
-  if (spec.rule == ScaleRule::int8) p.int_range = IntRange::symmetric;
-  if (spec.rule == ScaleRule::int8_127_5) p.int_range = IntRange::full;
+  if (const auto r = rule_info(spec.rule).int_range) p.int_range = *r;
   return p;
 }
 }  // namespace
@@ -97,7 +101,7 @@ Policy resolved_policy(const QuantizeSpec& spec) {
 Quantizer::Quantizer(const QuantizeSpec& spec, std::size_t rows, std::size_t cols)
     : spec_(spec),
       grid_(rows, cols, spec.partition),
-      ggrid_(rows, cols, spec.rule == ScaleRule::gam ? spec.group : Partition::tensor()),
+      ggrid_(rows, cols, scale_kind(spec.rule) == ScaleKind::gam ? spec.group : Partition::tensor()),
       apply_(ScaleApply::rn32),
       qmax_{false, 0, 0, false},
       sr_(false) {
@@ -109,29 +113,21 @@ Quantizer::Quantizer(const QuantizeSpec& spec, std::size_t rows, std::size_t col
     bad("scale rule " + std::string(to_string(spec.rule)) + " needs an integer element format, got " +
         std::string(e.name));
   spec_.policy = resolved_policy(spec);
-  // §14.4 q_max
-  if (spec.q_max) {
-    qmax_ = *spec.q_max;
-  } else if (spec.rule == ScaleRule::int8_127_5) {
-    // 2^(n-1) - 1/2 = (2 max + 1) / 2: 127.5 for int8
-    qmax_ = Exact{false, 2 * std::uint64_t{e.max_finite} + 1, -1, false};
-  } else {
-    qmax_ = format_qmax(e);
-  }
+  qmax_ = spec.q_max ? *spec.q_max : rule_qmax(spec.rule, e);  // §14.4
   const std::string qerr = check_qmax(qmax_);
   if (!qerr.empty()) bad(qerr);
   const std::string perr = validate(spec_.policy, e);
   if (!perr.empty()) bad("element policy: " + perr);
   const std::string werr = validate(spec_.wide, format(FormatId::f32));
   if (!werr.empty()) bad("wide policy: " + werr);
-  apply_ = spec.apply ? *spec.apply : (is_int8(spec.rule) ? ScaleApply::fused : ScaleApply::rn32);
+  apply_ = spec.apply ? *spec.apply : rule_info(spec.rule).apply;
   sr_ = effective_round(e, spec_.policy) == Round::sr;
   if (apply_ == ScaleApply::fused) {
     if (sr_ && spec_.policy.sr_variant == SrVariant::add)
       bad("sr_variant=add needs a source bit pattern; it cannot be used with the fused scale application");
     if (spec_.policy.daz) bad("daz=1 applies to a conversion's source; it cannot be used with the fused scale application");
   }
-  if (spec.rule == ScaleRule::gam) {
+  if (scale_kind(spec.rule) == ScaleKind::gam) {
     const std::string gerr = check_groups(ggrid_, grid_);
     if (!gerr.empty()) bad(gerr);
   }
@@ -163,7 +159,8 @@ void Quantizer::prepare(std::span<const Amax> block_amax_values) {
   Amax t{0};
   for (const Amax& a : block_amax_values) t = combine(t, a);
   tensor_amax_ = t;
-  if (spec_.rule == ScaleRule::gam) {
+  const ScaleKind kind = scale_kind(spec_.rule);
+  if (kind == ScaleKind::gam) {
     std::vector<Amax> g(ggrid_.count(), Amax{0});
     for (std::size_t b = 0; b < grid_.count(); ++b) {
       const BlockRange r = grid_.range(b);
@@ -173,41 +170,40 @@ void Quantizer::prepare(std::span<const Amax> block_amax_values) {
     groups_.assign(g.size(), GamGroup{});
     for (std::size_t i = 0; i < g.size(); ++i) groups_[i] = gam_group(g[i], qmax_);
   }
-  if (spec_.rule == ScaleRule::nvfp4) nvfp4_s_enc_ = nvfp4_tensor_scale(tensor_amax_, qmax_);
+  if (kind == ScaleKind::nvfp4) nvfp4_s_enc_ = nvfp4_tensor_scale(tensor_amax_, qmax_);
   prepared_ = true;
 }
 
 BlockScale Quantizer::block_scale(std::size_t b, Amax a) const {
-  if ((spec_.rule == ScaleRule::gam || spec_.rule == ScaleRule::nvfp4) && !prepared_)
+  const ScaleKind kind = scale_kind(spec_.rule);
+  if (needs_tensor_state(kind) && !prepared_)
     throw std::logic_error("Quantizer::block_scale: prepare() must run first for the gam and nvfp4 rules");
   BlockScale s;
   s.amax = a;
   std::uint32_t m_g = 0;
-  switch (spec_.rule) {
-    case ScaleRule::amax: {
+  switch (kind) {
+    case ScaleKind::fp32_quotient: {
       s.stored = fp32_amax_scale(a, qmax_);  // §14.1
       s.quant = Factor{false, f32_is_finite(s.stored) ? exact_f32(s.stored) : exact_pow2(0)};
       break;
     }
-    case ScaleRule::amax_recip: {
+    case ScaleKind::fp32_recip: {
       const std::uint32_t S = fp32_amax_scale(a, qmax_);  // §14.2
       s.stored = f32_is_finite(S) ? rn32(exact_div(exact_pow2(0), exact_f32(S))) : kF32NaN;
       s.quant = Factor{false, f32_is_finite(S) ? exact_f32(S) : exact_pow2(0)};
       break;
     }
-    case ScaleRule::amax_dequant:
-    case ScaleRule::int8:
-    case ScaleRule::int8_127_5: {
+    case ScaleKind::fp32_dequant: {
       s.stored = fp32_dequant_scale(a, qmax_);  // §14.3, §20.1
       s.quant = Factor{true, f32_is_finite(s.stored) ? exact_f32(s.stored) : exact_pow2(0)};
       break;
     }
-    case ScaleRule::pow2: {
+    case ScaleKind::pow2: {
       s.stored = pow2_floor(fp32_amax_scale(a, qmax_));  // §15
       s.quant = Factor{false, f32_is_finite(s.stored) ? exact_f32(s.stored) : exact_pow2(0)};
       break;
     }
-    case ScaleRule::gam: {
+    case ScaleKind::gam: {
       const BlockRange r = grid_.range(b);
       const GamGroup& g = groups_[ggrid_.block_of(r.r0, r.c0)];
       m_g = g.m_g;
@@ -215,20 +211,20 @@ BlockScale Quantizer::block_scale(std::size_t b, Amax a) const {
       s.quant = Factor{false, s.stored != 0xFFu ? gam_block_scale(s.stored, m_g) : exact_pow2(0)};
       break;
     }
-    case ScaleRule::nvfp4: {
+    case ScaleKind::nvfp4: {
       s.stored = nvfp4_block_code(a, nvfp4_s_enc_, qmax_);  // §18.2
       const std::uint32_t c = nvfp4_encode_factor(s.stored, nvfp4_s_enc_);  // §18.3
       s.quant = Factor{false, f32_is_finite(c) ? exact_f32(c) : exact_pow2(0)};
       break;
     }
-    default: {  // §16 MX
+    case ScaleKind::mx: {  // §16
       s.stored = mx_scale_code(spec_.rule, a, qmax_, spec_.element->precision());
       // x / X with X = 2^(code - 127) is exactly x · 2^(127 - code)
       s.quant = Factor{false, exact_pow2(s.stored != 0xFFu ? 127 - static_cast<int>(s.stored) : 0)};
       break;
     }
   }
-  s.poisoned = is_poisoned_code(spec_.rule, s.stored) || (spec_.rule == ScaleRule::nvfp4 && tensor_amax_.poisoned());
+  s.poisoned = is_poisoned_code(spec_.rule, s.stored) || (kind == ScaleKind::nvfp4 && tensor_amax_.poisoned());
   if (!s.poisoned)
     s.dequant = dequant_from_stored(spec_.rule, spec_.dequant, qmax_, s.stored, m_g, tensor_amax_.f32);
   return s;
@@ -433,15 +429,15 @@ ScaleMeta Quantizer::meta(std::span<const BlockScale> scales) const {
   m.rows = grid_.rows();
   m.cols = grid_.cols();
   m.partition = spec_.partition;
-  m.group = spec_.rule == ScaleRule::gam ? spec_.group : Partition::tensor();
+  m.group = scale_kind(spec_.rule) == ScaleKind::gam ? spec_.group : Partition::tensor();
   m.q_max = qmax_;
   m.dequant = spec_.dequant;
   m.wide = spec_.wide;
   m.scales.reserve(scales.size());
   for (const BlockScale& s : scales) m.scales.push_back(s.stored);
-  if (spec_.rule == ScaleRule::gam)
+  if (scale_kind(spec_.rule) == ScaleKind::gam)
     for (const GamGroup& g : groups_) m.group_mantissa.push_back(g.m_g);
-  if (spec_.rule == ScaleRule::nvfp4) m.tensor_amax = tensor_amax_.f32;
+  if (scale_kind(spec_.rule) == ScaleKind::nvfp4) m.tensor_amax = tensor_amax_.f32;
   return m;
 }
 
@@ -464,13 +460,13 @@ QuantizeResult quantize(const TensorView& x, const QuantizeSpec& spec, std::span
 }
 
 bool block_poisoned(const ScaleMeta& m, std::size_t b) {
-  if (m.rule == ScaleRule::nvfp4 && !f32_is_finite(m.tensor_amax)) return true;
+  if (scale_kind(m.rule) == ScaleKind::nvfp4 && !f32_is_finite(m.tensor_amax)) return true;
   return is_poisoned_code(m.rule, m.scales.at(b));
 }
 
 Factor dequant_factor(const ScaleMeta& m, std::size_t b) {
   std::uint32_t m_g = 0;
-  if (m.rule == ScaleRule::gam) {
+  if (scale_kind(m.rule) == ScaleKind::gam) {
     const BlockGrid grid(m.rows, m.cols, m.partition), ggrid(m.rows, m.cols, m.group);
     const BlockRange r = grid.range(b);
     m_g = m.group_mantissa.at(ggrid.block_of(r.r0, r.c0));
@@ -484,7 +480,7 @@ void dequantize(std::span<const std::uint8_t> codes, const ScaleMeta& m, std::sp
   if (codes.size() != m.rows * m.cols || out.size() != codes.size())
     bad("dequantize: the code and output arrays need one entry per element");
   if (m.scales.size() != grid.count()) bad("dequantize: the metadata needs one scale per block");
-  if (m.rule == ScaleRule::gam && m.group_mantissa.size() != BlockGrid(m.rows, m.cols, m.group).count())
+  if (scale_kind(m.rule) == ScaleKind::gam && m.group_mantissa.size() != BlockGrid(m.rows, m.cols, m.group).count())
     bad("dequantize: the metadata needs one group mantissa per group");
   const Converter code_to_f32(*m.element, format(FormatId::f32), m.wide);
   const Rounder f32_round(format(FormatId::f32), Policy{});

@@ -45,49 +45,29 @@ Amax block_amax(const TensorView& x, const BlockRange& r, const AmaxPolicy& p) {
 
 // ---- rule names -------------------------------------------------------------------------
 
-namespace {
-struct RuleName {
-  ScaleRule rule;
-  std::string_view name;
-};
-constexpr std::array<RuleName, kScaleRuleCount> kRuleNames = {{
-    {ScaleRule::amax, "amax"},
-    {ScaleRule::amax_recip, "amax-recip"},
-    {ScaleRule::amax_dequant, "amax-dequant"},
-    {ScaleRule::pow2, "pow2"},
-    {ScaleRule::mx_floor, "mx-floor"},
-    {ScaleRule::mx_ceil, "mx-ceil"},
-    {ScaleRule::mx_even, "mx-even"},
-    {ScaleRule::mx_rceil, "mx-rceil"},
-    {ScaleRule::mx_rceil_f32, "mx-rceil-f32"},
-    {ScaleRule::gam, "gam"},
-    {ScaleRule::nvfp4, "nvfp4"},
-    {ScaleRule::int8, "int8"},
-    {ScaleRule::int8_127_5, "int8-127.5"},
-}};
-}  // namespace
-
-std::string_view to_string(ScaleRule r) {
-  for (const auto& n : kRuleNames)
-    if (n.rule == r) return n.name;
-  return "?";
-}
-
-std::optional<ScaleRule> parse_scale_rule(std::string_view s) {
-  for (const auto& n : kRuleNames)
-    if (n.name == s) return n.rule;
-  return std::nullopt;
-}
-
-const Format& scale_format(ScaleRule r) {
-  if (is_mx(r) || r == ScaleRule::gam) return format(FormatId::f8e8m0fnu);
-  if (r == ScaleRule::nvfp4) return format(FormatId::f8e4m3fn);
-  return format(FormatId::f32);
+std::string scale_rule_names(std::string_view sep) {
+  std::string s;
+  for (const ScaleRuleInfo& r : kScaleRules) {
+    if (!s.empty()) s += sep;
+    s += r.name;
+  }
+  return s;
 }
 
 // ---- §14 FP32 scales --------------------------------------------------------------------
 
 Exact format_qmax(const Format& elem) { return exact_value(encode_max_finite(false, elem), elem); }
+
+Exact rule_qmax(ScaleRule rule, const Format& elem) {
+  const Exact m = format_qmax(elem);
+  switch (rule_info(rule).q_max) {
+    case RuleQmax::element_max: return m;
+    case RuleQmax::element_max_half: break;
+  }
+  // §20.1 max + 1/2, both terms on the exponent e = min(m.exp, -1): 127.5 = 255 * 2^-1 for int8
+  const int e = m.exp < -1 ? m.exp : -1;
+  return Exact{false, (m.sig << (m.exp - e)) + (std::uint64_t{1} << (-1 - e)), e, false};
+}
 
 std::string check_qmax(const Exact& q) {
   if (q.sticky || q.sign || q.sig == 0) return "q_max must be a positive exact value";
@@ -127,24 +107,25 @@ std::uint32_t pow2_floor(std::uint32_t s) {
 int mx_emax_elem(const Exact& q_max) { return ilog2(q_max); }
 
 std::uint32_t mx_scale_code(ScaleRule rule, Amax a, const Exact& q_max, int elem_precision) {
-  if (!is_mx(rule)) throw std::invalid_argument("mx_scale_code: not an mx rule");
+  const MxExponent mx = rule_info(rule).mx;
+  if (mx == MxExponent::none) throw std::invalid_argument("mx_scale_code: not an mx rule");
   if (a.poisoned()) return 0xFFu;  // §16.7 NaN scale
   if (a.is_zero()) return 0x00u;   // §16.7 exponent -infinity, clamped to -127
   const Exact v = exact_f32(a.f32);
   const int emax = mx_emax_elem(q_max);
   const int E = ilog2(v);
   long e = 0;
-  switch (rule) {
-    case ScaleRule::mx_floor: e = E - emax; break;  // §16.2
-    case ScaleRule::mx_ceil: e = E + (is_pow2(v) ? 0 : 1) - emax; break;  // §16.3
-    case ScaleRule::mx_even: {
+  switch (mx) {
+    case MxExponent::floor: e = E - emax; break;  // §16.2
+    case MxExponent::ceil: e = E + (is_pow2(v) ? 0 : 1) - emax; break;  // §16.3
+    case MxExponent::even: {
       // §16.4 amax rounded to the element precision p (ties away, unbounded exponent) moves to
       // the next binade iff its significand is >= 2 - 2^-p, i.e. amax >= (2^(p+1) - 1) * 2^(E-p).
       const Exact threshold{false, (std::uint64_t{1} << (elem_precision + 1)) - 1, E - elem_precision, false};
       e = E + (compare_abs(v, threshold) >= 0 ? 1 : 0) - emax;
       break;
     }
-    case ScaleRule::mx_rceil: {
+    case MxExponent::rceil: {
       // §16.5 the smallest e with amax <= q_max * 2^e: E8M0 ceiling of the exact amax / q_max.
       const Exact ratio = exact_div(v, q_max);
       e = ilog2(ratio);
@@ -152,7 +133,7 @@ std::uint32_t mx_scale_code(ScaleRule rule, Amax a, const Exact& q_max, int elem
       if (!(is_pow2(ratio) && !ratio.sticky)) e += 1;
       break;
     }
-    case ScaleRule::mx_rceil_f32: {
+    case MxExponent::rceil_f32: {
       // §16.6 descale = RN32(amax * RN32(1 / q_max)); E8M0 ceiling of that binary32 value
       // (cvt.rp.satfinite.ue8m0x2.f32): a power of two keeps its exponent, else one more.
       const std::uint32_t rq = rn32_div(exact_pow2(0), q_max);
@@ -163,7 +144,7 @@ std::uint32_t mx_scale_code(ScaleRule rule, Amax a, const Exact& q_max, int elem
       e = ilog2(dv) + (is_pow2(dv) ? 0 : 1);
       break;
     }
-    default: break;
+    case MxExponent::none: break;
   }
   if (e < -127) e = -127;  // §16.1 clamp to the E8M0 range
   if (e > 127) e = 127;

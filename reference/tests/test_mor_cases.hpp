@@ -82,7 +82,7 @@ inline oracle::rq::Spec oracle_spec(const QuantizeSpec& q, const Format& src, st
   s.block_cols = q.partition.block_cols;
   s.group_rows = q.group.block_rows;
   s.group_cols = q.group.block_cols;
-  s.rule = *oracle::rq::parse_rule(to_string(q.rule));
+  s.rule = q.rule;
   s.nan_ignore = q.amax.nan == AmaxNan::ignore;
   s.inf_ignore = q.amax.inf == AmaxInf::ignore;
   s.policy = q.policy;

@@ -119,7 +119,7 @@ inline Case random_case(SplitMix64& g, std::size_t rows, std::size_t cols) {
   o.block_cols = p.block_cols;
   o.group_rows = c.spec.group.block_rows;
   o.group_cols = c.spec.group.block_cols;
-  o.rule = *oracle::rq::parse_rule(to_string(rule));
+  o.rule = rule;
   o.nan_ignore = c.spec.amax.nan == AmaxNan::ignore;
   o.inf_ignore = c.spec.amax.inf == AmaxInf::ignore;
   o.policy = c.spec.policy;

@@ -8,6 +8,9 @@
 
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "numref/convert.hpp"
@@ -291,6 +294,61 @@ TEST(ScaleRuleNames, RoundTrip) {  // §19.6
   EXPECT_EQ(scale_format(ScaleRule::gam).id, FormatId::f8e8m0fnu);
   EXPECT_EQ(scale_format(ScaleRule::nvfp4).id, FormatId::f8e4m3fn);
   EXPECT_EQ(scale_format(ScaleRule::int8).id, FormatId::f32);
+}
+
+// §19.3 / §19.4 / §20 The columns of the rule table against the spec's tables and clauses.
+TEST(ScaleRuleTable, ColumnsMatchTheSpec) {
+  for (const ScaleRuleInfo& r : kScaleRules) {
+    SCOPED_TRACE(std::string(r.name));
+    EXPECT_EQ(&rule_info(r.rule), &r);
+    const std::string_view n = r.name;
+    const bool mx = n.substr(0, 3) == "mx-", int8 = n.substr(0, 4) == "int8";
+    // §19.4 binary32 codes (amax, amax-recip, amax-dequant, pow2, int8 rules), E8M0 codes (MX
+    // rules, GAM), E4M3 codes (NVFP4)
+    const FormatId want_fmt = mx || n == "gam" ? FormatId::f8e8m0fnu : n == "nvfp4" ? FormatId::f8e4m3fn : FormatId::f32;
+    EXPECT_EQ(scale_format(r.rule).id, want_fmt);
+    EXPECT_EQ(is_mx(r.rule), mx);
+    EXPECT_EQ(is_int8(r.rule), int8);
+    // §19.3 table: the dequantize of amax, pow2 and gam is v / S (a multiplying scale undone)
+    EXPECT_EQ(dequant_is_multiplier(r.rule), n == "amax" || n == "pow2" || n == "gam");
+    // §19.2 application fused is the default for the int8 rules only
+    EXPECT_EQ(r.apply == ScaleApply::fused, int8);
+    // §17.1 / §18.1 tensor-level state
+    EXPECT_EQ(needs_tensor_state(r.rule), n == "gam" || n == "nvfp4");
+  }
+  // §20.1 / §20.2 q_max 127 with [-127, 127], 127.5 (= 255 / 2) with [-128, 127]
+  const Format& i8 = format(FormatId::int8);
+  EXPECT_EQ(compare_abs(rule_qmax(ScaleRule::int8, i8), Exact{false, 127, 0, false}), 0);
+  EXPECT_EQ(compare_abs(rule_qmax(ScaleRule::int8_127_5, i8), Exact{false, 255, -1, false}), 0);
+  EXPECT_EQ(rule_info(ScaleRule::int8).int_range, IntRange::symmetric);
+  EXPECT_EQ(rule_info(ScaleRule::int8_127_5).int_range, IntRange::full);
+  // §14.4 the element's max finite otherwise: 448 for f8e4m3fn, 6 = 3 * 2 for f4e2m1fn
+  EXPECT_EQ(compare_abs(rule_qmax(ScaleRule::mx_floor, E4M3), kQ448), 0);
+  EXPECT_EQ(compare_abs(rule_qmax(ScaleRule::amax, format(FormatId::f4e2m1fn)), Exact{false, 3, 1, false}), 0);
+  // §16.2 – §16.6 each MX rule has its own exponent rule
+  EXPECT_EQ(rule_info(ScaleRule::mx_floor).mx, MxExponent::floor);
+  EXPECT_EQ(rule_info(ScaleRule::mx_rceil_f32).mx, MxExponent::rceil_f32);
+  EXPECT_EQ(rule_info(ScaleRule::amax).mx, MxExponent::none);
+  EXPECT_THROW(mx_scale_code(ScaleRule::gam, Amax{0x3F800000u}, kQ448, 4), std::invalid_argument);
+}
+
+TEST(ScaleRuleTable, LibraryOrderIsAPermutation) {
+  // The order tensor_compare.cpp diagnosed scale mismatches in (d157a66): the MX RCEIL rules,
+  // FLOOR, EVEN, CEIL, then the binary32 rules, the int8 rules; gam and nvfp4 last.
+  const ScaleRule want[] = {ScaleRule::mx_rceil, ScaleRule::mx_rceil_f32, ScaleRule::mx_floor, ScaleRule::mx_even,
+                            ScaleRule::mx_ceil,  ScaleRule::amax,         ScaleRule::amax_dequant, ScaleRule::amax_recip,
+                            ScaleRule::pow2,     ScaleRule::int8,         ScaleRule::int8_127_5, ScaleRule::gam,
+                            ScaleRule::nvfp4};
+  const auto got = rules_by_library_use();
+  ASSERT_GE(got.size(), std::size(want));  // rules added later rank after these
+  for (std::size_t i = 0; i < std::size(want); ++i) EXPECT_EQ(got[i], want[i]) << i;
+  std::vector<bool> seen(got.size(), false);
+  for (const ScaleRule r : got) {
+    ASSERT_LT(static_cast<std::size_t>(r), seen.size());
+    EXPECT_FALSE(seen[static_cast<std::size_t>(r)]) << to_string(r);
+    seen[static_cast<std::size_t>(r)] = true;
+  }
+  EXPECT_EQ(scale_rule_names(", ").substr(0, 24), "amax, amax-recip, amax-d");
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
+#include <type_traits>
 
 #include "numref/convert.hpp"
 #include "numref/npy.hpp"
@@ -93,39 +95,32 @@ void print_table(const std::vector<std::string>& header, const std::vector<std::
 
 namespace {
 
-// "a|b|c": every name of an enum, read from numref's own to_string (which answers "?"
-// past the last enumerator), so the CLI never keeps a second copy of the names.
-template <class E>
-std::string enum_names() {
+// §10.2 The option of a knob: its key with '-' for '_' ("nan_to_finite" -> --nan-to-finite).
+std::string option_of(std::string_view key) {
+  std::string o(key);
+  std::replace(o.begin(), o.end(), '_', '-');
+  return o;
+}
+
+// "a|b|c": the canonical words of a knob, from numref's knob table.
+template <class T>
+std::string words_of(const PolicyKnob<T>& k) {
   std::string s;
-  for (int i = 0; i < 64; ++i) {
-    const std::string_view n = to_string(static_cast<E>(i));
-    if (n == "?") break;
+  for (const std::string_view w : k.words) {
     if (!s.empty()) s += '|';
-    s += n;
+    s += w;
   }
   return s;
 }
 
-template <class E>
-bool enum_opt(Args& a, std::string_view option, std::optional<E> (*parse)(std::string_view), E& field) {
-  const auto v = a.opt(option);
-  if (!v) return false;
-  const auto e = parse(*v);
-  if (!e)
-    throw UsageError("--" + std::string(option) + ": unknown value '" + *v + "' (expected " + enum_names<E>() +
-                     ")");
-  field = *e;
-  return true;
+template <class T>
+std::optional<T> parse_word(const PolicyKnob<T>& k, std::string_view v) {
+  for (std::size_t i = 0; i < k.words.size(); ++i)
+    if (k.words[i] == v) return static_cast<T>(i);
+  return std::nullopt;
 }
 
-bool bool_opt(Args& a, std::string_view option, bool& field) {
-  const auto v = a.opt(option);
-  if (!v) return false;
-  if (*v != "0" && *v != "1") throw UsageError("--" + std::string(option) + ": expected 0 or 1, got '" + *v + "'");
-  field = *v == "1";
-  return true;
-}
+constexpr std::string_view kDefaultProfile = "ocp";
 
 std::string profile_names() {
   std::string s;
@@ -140,7 +135,7 @@ std::string profile_names() {
 
 Policy policy_from_args(Args& a, const Format& to) {
   // §10.1 base policy from the profile, narrow or wide by the target's width.
-  const std::string pname = a.opt_or("profile", "ocp");
+  const std::string pname = a.opt_or("profile", kDefaultProfile);
   const auto pid = find_profile(pname);
   if (!pid) throw UsageError("--profile: unknown profile '" + pname + "' (known: " + profile_names() + ")");
   Policy p = profile(*pid).for_target(to);
@@ -150,26 +145,29 @@ Policy policy_from_args(Args& a, const Format& to) {
     if (const auto err = apply_policy_settings(p, *s)) throw UsageError("--policy: " + *err);
   }
 
-  // Single-knob options, most specific last.
-  const bool round_given = enum_opt(a, "round", parse_round, p.round);
-  const bool variant_given = enum_opt(a, "sr-variant", parse_sr_variant, p.sr_variant);
-  enum_opt(a, "overflow", parse_overflow, p.overflow);
-  enum_opt(a, "inf-sat", parse_inf_sat, p.inf_sat);
-  enum_opt(a, "nan", parse_nan_out, p.nan);
-  enum_opt(a, "nan-to-finite", parse_nan_to_finite, p.nan_to_finite);
-  const bool e8_given = enum_opt(a, "e8m0-round", parse_e8m0_round, p.e8m0_round);
+  // Single-knob options (one per row of numref's knob table), most specific last.
+  bool round_given = false, e8_given = false, bits_given = false, variant_given = false;
+  for_each_policy_knob([&](const auto& k) {
+    using T = std::remove_cvref_t<decltype(p.*k.member)>;
+    const std::string option = "--" + option_of(k.key);
+    const auto v = a.opt(option.substr(2));
+    if (!v) return;
+    if constexpr (std::is_same_v<T, int>) {  // sr_bits
+      p.*k.member = static_cast<int>(parse_int(*v, 1, 32, option));  // §4.3
+      bits_given = true;
+    } else {
+      const auto e = parse_word(k, *v);
+      if (!e) {
+        if constexpr (std::is_same_v<T, bool>) throw UsageError(option + ": expected 0 or 1, got '" + *v + "'");
+        else throw UsageError(option + ": unknown value '" + *v + "' (expected " + words_of(k) + ")");
+      }
+      p.*k.member = *e;
+      round_given |= std::is_same_v<T, Round>;
+      e8_given |= std::is_same_v<T, E8m0Round>;
+      variant_given |= std::is_same_v<T, SrVariant>;
+    }
+  });
   if (round_given && !e8_given) p.e8m0_round = E8m0Round::follow;  // §7.1 "follow"
-  enum_opt(a, "zero-to-nozero", parse_zero_to_nozero, p.zero_to_nozero);
-  enum_opt(a, "negative", parse_negative, p.negative);
-  enum_opt(a, "tininess", parse_tininess, p.tininess);
-  enum_opt(a, "int-range", parse_int_range, p.int_range);
-  bool_opt(a, "daz", p.daz);
-  bool_opt(a, "ftz", p.ftz);
-  bool bits_given = false;
-  if (const auto k = a.opt("sr-bits")) {
-    p.sr_bits = static_cast<int>(parse_int(*k, 1, 32, "--sr-bits"));  // §4.3
-    bits_given = true;
-  }
 
   if (p.round == Round::sr && p.sr_bits == 0)
     throw UsageError("stochastic rounding (round=sr) needs --sr-bits K with K in 1..32 (§4.3)");
@@ -181,21 +179,25 @@ Policy policy_from_args(Args& a, const Format& to) {
 }
 
 std::string_view policy_options_help() {
-  return "  --profile P          base policy: ocp (default), ieee, cuda_satfinite, cuda_nosat, ml_dtypes (§10)\n"
-         "  --policy \"k=v ...\"   settings in the describe() form of §10.2, applied on the profile\n"
-         "  --round M            rne|rtz|rup|rdn|rna|sr (§4.2, §5); also sets e8m0_round=follow\n"
-         "  --sr-bits K          random bits for round=sr, 1..32 (§4.3)\n"
-         "  --sr-variant V       fraction (default, §5.1) | add (§5.2)\n"
-         "  --overflow O         saturate|nonsat (§6.1)\n"
-         "  --inf-sat V          max|keep (§6.2)\n"
-         "  --nan N              payload|sign|canonical|ones (§6.3)\n"
-         "  --nan-to-finite V    zero|negzero|max (§6.4)\n"
-         "  --e8m0-round R       follow|floor|ceil|even|tiesup (§7.1)\n"
-         "  --zero-to-nozero V   nan|min (§7.2)\n"
-         "  --negative V         nan|abs (§7.3)\n"
-         "  --daz 0|1, --ftz 0|1 input / output subnormals to zero (§8)\n"
-         "  --tininess V         after|before (§9.2)\n"
-         "  --int-range V        full|symmetric (§6.5)\n";
+  static const std::string help = [] {
+    auto line = [](std::string opt, const std::string& text) {
+      opt.resize(std::max<std::size_t>(opt.size() + 1, 21), ' ');
+      return "  " + opt + text + "\n";
+    };
+    std::string h = line("--profile P", "base policy: " + profile_names() + " (default " + std::string(kDefaultProfile) +
+                                            "; §10)");
+    h += line("--policy \"k=v ...\"", "settings in the describe() form of §10.2, applied on the profile");
+    for_each_policy_knob([&](const auto& k) {
+      using T = std::remove_cvref_t<decltype(Policy{}.*k.member)>;
+      const std::string opt = "--" + option_of(k.key);
+      const std::string clause = " (" + std::string(k.clause) + ")";
+      if constexpr (std::is_same_v<T, int>) h += line(opt + " K", "random bits for round=sr, 1..32" + clause);
+      else if constexpr (std::is_same_v<T, Round>) h += line(opt + " V", words_of(k) + clause + "; also sets e8m0_round=follow");
+      else h += line(opt + " V", words_of(k) + clause);
+    });
+    return h;
+  }();
+  return help;
 }
 
 NpyTensor read_npy_tensor(const std::string& path, const Format* named) {

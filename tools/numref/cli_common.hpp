@@ -41,17 +41,16 @@ void print_table(const std::vector<std::string>& header, const std::vector<std::
 // §10 / §10.2 The conversion policy selected by the options of `numref cast` (and any
 // verb that converts): --profile P (default ocp) gives the base Policy for the target
 // (narrow or wide, §10.1); --policy "key=value ..." (§10.2 text form) is applied on top;
-// then the single-knob options, each overriding the previous layers:
-//   --round M, --sr-bits K, --sr-variant fraction|add, --overflow O, --inf-sat V, --nan N,
-//   --nan-to-finite V, --e8m0-round R, --zero-to-nozero V, --negative V, --daz 0|1,
-//   --ftz 0|1, --tininess V, --int-range V.
+// then the single-knob options, each overriding the previous layers: one per row of numref's
+// knob table (policy.hpp kPolicyKnobs), named by its key with '-' for '_' and taking its words
+// (--round rne|..., --sr-bits K, --sr-variant fraction|add, --nan sign|..., --daz 0|1, ...).
 // An explicit --round also sets e8m0_round=follow unless --e8m0-round is given (so
 // `--round rtz` means rtz for an f8e8m0fnu target too, §7.1).
 // Errors (UsageError): unknown profile or value (naming the option and listing the
 // accepted values), --round sr without --sr-bits, --sr-bits / --sr-variant without
 // round=sr, and any policy validate() rejects for `to` (§4.3).
 Policy policy_from_args(Args& a, const Format& to);
-// The usage lines for the options policy_from_args() reads.
+// The usage lines for the options policy_from_args() reads (generated from the knob table).
 std::string_view policy_options_help();
 
 // §19.7 / §12.1 A .npy file read as a tensor for the tensor verbs (quantize, mor):

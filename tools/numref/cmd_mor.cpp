@@ -233,7 +233,10 @@ struct Options {
 
 std::string codes_summary(const std::vector<std::uint32_t>& scales, const Format& sf, std::size_t max) {
   std::string s;
-  for (std::size_t i = 0; i < scales.size() && i < max; ++i) s += (i ? " " : "") + hex_code(scales[i], sf);
+  for (std::size_t i = 0; i < scales.size() && i < max; ++i) {
+    if (i) s += ' ';
+    s += hex_code(scales[i], sf);
+  }
   if (scales.size() > max) s += " ... (" + std::to_string(scales.size() - max) + " more)";
   return s;
 }
@@ -303,11 +306,20 @@ int run_mor(Args& a) {
     o.threshold_text = *th;
   }
   const std::string rule_name = a.opt_or("scale", "gam");
+  // FP8 MoR scales with any rule of numref::kScaleRules but NVFP4's and the integer-element ones.
+  auto fp8_rule = [](const ScaleRuleInfo& r) { return r.kind != ScaleKind::nvfp4 && !r.int_range; };
   const auto rule = parse_scale_rule(rule_name);
-  if (!rule || *rule == ScaleRule::nvfp4 || is_int8(*rule))
-    throw UsageError("--scale: '" + rule_name +
-                     "' is not a scale rule for FP8 MoR (use gam, amax, amax-recip, amax-dequant, pow2, mx-floor, "
-                     "mx-ceil, mx-even, mx-rceil, mx-rceil-f32)");
+  if (!rule || !fp8_rule(rule_info(*rule))) {
+    std::string msg = "--scale: '" + rule_name + "' is not a scale rule for FP8 MoR (use ";
+    const char* sep = "";
+    for (const ScaleRuleInfo& r : kScaleRules)
+      if (fp8_rule(r)) {
+        msg += sep;
+        msg += r.name;
+        sep = ", ";
+      }
+    throw UsageError(msg + ")");
+  }
   o.rule = *rule;
   o.fake = &format_arg(a.opt_or("fake", "bf16"), "--fake");
   if (o.fake->bits < 16 || o.fake->is_integer()) throw UsageError("--fake: the format of Q(x) must be bf16, f16 or f32");

@@ -22,6 +22,26 @@ namespace {
 
 static_assert(std::endian::native == std::endian::little, "the .npy reader and writer assume a little-endian host");
 
+constexpr ScaleRule kDefaultRule = ScaleRule::amax;
+
+// The rule names of numref::kScaleRules for --help: "amax (default) | amax-recip | ...", wrapped.
+std::string rule_list_help() {
+  std::string out, line;
+  for (const ScaleRuleInfo& r : kScaleRules) {
+    std::string item(r.name);
+    if (r.rule == kDefaultRule) item += " (default)";
+    if (!line.empty() && line.size() + 3 + item.size() > 72) {
+      out += line;
+      out += " |\n";
+      out.append(23, ' ');
+      line.clear();
+    }
+    if (!line.empty()) line += " | ";
+    line += item;
+  }
+  return out + line;
+}
+
 constexpr const char* kHelp =
     "usage: numref quantize --input X.npy --format ELEM [options]\n"
     "\n"
@@ -38,8 +58,7 @@ constexpr const char* kHelp =
     "quantization:\n"
     "  --format ELEM        element format: f8e4m3fn, f8e5m2, f6e3m2fn, f6e2m3fn, f4e2m1fn, int8\n"
     "  --partition P        tensor (default) | rows | cols | channel:rows | channel:cols | block:RxC\n"
-    "  --scale RULE         amax (default) | amax-recip | amax-dequant | pow2 | mx-floor | mx-ceil |\n"
-    "                       mx-even | mx-rceil | mx-rceil-f32 | gam | nvfp4 | int8 | int8-127.5\n"
+    "  --scale RULE         @RULES@\n"
     "  --group P            GAM groups (default tensor; whole multiples of the blocks)\n"
     "  --amax-nan V         propagate (default: NaN poisons its block) | ignore\n"
     "  --amax-inf V         propagate (default: Inf poisons its block) | ignore\n"
@@ -112,7 +131,9 @@ std::uint64_t splitmix64(std::uint64_t& s) {
 
 int run_quantize(Args& a) {
   if (a.flag("help")) {
-    std::fputs(kHelp, stdout);
+    std::string help = kHelp;
+    help.replace(help.find("@RULES@"), 7, rule_list_help());
+    std::fputs(help.c_str(), stdout);
     return 0;
   }
   const auto input_path = a.opt("input");
@@ -126,12 +147,9 @@ int run_quantize(Args& a) {
     throw UsageError("--partition: " + err);
   if (const std::string err = parse_partition(a.opt_or("group", "tensor"), spec.group); !err.empty())
     throw UsageError("--group: " + err);
-  const std::string rule_name = a.opt_or("scale", "amax");
+  const std::string rule_name = a.opt_or("scale", to_string(kDefaultRule));
   const auto rule = parse_scale_rule(rule_name);
-  if (!rule)
-    throw UsageError("--scale: unknown rule '" + rule_name +
-                     "' (known: amax, amax-recip, amax-dequant, pow2, mx-floor, mx-ceil, mx-even, mx-rceil, "
-                     "mx-rceil-f32, gam, nvfp4, int8, int8-127.5)");
+  if (!rule) throw UsageError("--scale: unknown rule '" + rule_name + "' (known: " + scale_rule_names(", ") + ")");
   spec.rule = *rule;
   const std::string an = a.opt_or("amax-nan", "propagate"), ai = a.opt_or("amax-inf", "propagate");
   if (an != "propagate" && an != "ignore") throw UsageError("--amax-nan: '" + an + "' is not propagate or ignore");

@@ -149,7 +149,16 @@ std::shared_ptr<const std::vector<std::uint32_t>> widen_table(const Format& src)
 
 std::string FastQuant::unsupported(const QuantOp& op) {
   if (!op.src || !op.elem || !op.out) return "bad format";
-  if (op.rule == ScaleRule::nvfp4) return "cpu-fast does not implement the nvfp4 rule";
+  switch (scale_kind(op.rule)) {  // the kinds of numref::kScaleRules this engine computes
+    case ScaleKind::fp32_quotient:
+    case ScaleKind::fp32_recip:
+    case ScaleKind::fp32_dequant:
+    case ScaleKind::pow2:
+    case ScaleKind::mx:
+    case ScaleKind::gam: break;
+    case ScaleKind::nvfp4:
+      return "cpu-fast does not implement the nvfp4 scale kind (rule " + std::string(to_string(op.rule)) + ")";
+  }
   if (op.src->bits > 32 || op.src->is_integer() || !op.src->is_signed) return "unsupported source";
   if (op.elem->bits > 8 || !op.elem->is_signed || !op.elem->has_zero) return "unsupported element";
   if (op.rows == 0 || op.cols == 0 || op.br == 0 || op.bc == 0 || op.gr == 0 || op.gc == 0) return "empty shape";
@@ -224,10 +233,10 @@ void FastQuant::scales_of(const std::uint32_t* amax, std::uint32_t* scales, std:
                           std::vector<BlockFactor>& fac) const {
   const std::size_t nb = blocks();
   fac.assign(nb, BlockFactor{});
-  const ScaleRule rule = op_.rule;
+  const ScaleKind kind = scale_kind(op_.rule);
   // GAM: the group mantissas first (§17.1)
   std::vector<std::uint32_t> gmant, gamax;
-  if (rule == ScaleRule::gam) {
+  if (kind == ScaleKind::gam) {
     gamax.assign(groups(), 0u);
     for (std::size_t I = 0; I < nbr_; ++I)
       for (std::size_t J = 0; J < nbc_; ++J) {
@@ -243,31 +252,30 @@ void FastQuant::scales_of(const std::uint32_t* amax, std::uint32_t* scales, std:
   for (std::size_t b = 0; b < nb; ++b) {
     const std::uint32_t a = amax[b];
     BlockFactor& F = fac[b];
-    if (a >= kInf && rule != ScaleRule::gam) {  // §13.2 a NaN / Inf block: the NaN of the scale format (§19.4)
+    if (a >= kInf && kind != ScaleKind::gam) {  // §13.2 a NaN / Inf block: the NaN of the scale format (§19.4)
       scales[b] = scale_format(rule).id == FormatId::f32 ? kNaN : 0xFFu;
       F.poisoned = true;
       continue;
     }
-    switch (rule) {
-      case ScaleRule::amax:
-      case ScaleRule::amax_recip:
-      case ScaleRule::pow2: {
+    switch (kind) {
+      case ScaleKind::fp32_quotient:
+      case ScaleKind::fp32_recip:
+      case ScaleKind::pow2: {
         std::uint32_t s = amax_scale(a, qmax_);
-        if (rule == ScaleRule::pow2) s = s >= 0x00800000u ? (s & 0xFF800000u) : (s ? 1u << (31 - __builtin_clz(s)) : 0u);
+        if (kind == ScaleKind::pow2) s = s >= 0x00800000u ? (s & 0xFF800000u) : (s ? 1u << (31 - __builtin_clz(s)) : 0u);
         F.f = as_float(s);
-        scales[b] = rule == ScaleRule::amax_recip ? as_bits(1.0f / F.f) : s;
+        scales[b] = kind == ScaleKind::fp32_recip ? as_bits(1.0f / F.f) : s;
         break;
       }
-      case ScaleRule::amax_dequant:
-      case ScaleRule::int8:
-      case ScaleRule::int8_127_5: {
+      case ScaleKind::fp32_dequant: {
         scales[b] = dequant_scale(a, qmax_);
         F.f = as_float(scales[b]);
         F.divide = true;
         break;
       }
-      case ScaleRule::gam: break;  // below, once the group mantissas are known
-      default: {  // §16 MX: an E8M0 exponent from the bits of amax
+      case ScaleKind::gam:
+      case ScaleKind::nvfp4: break;  // gam below, once the group mantissas are known; nvfp4 refused
+      case ScaleKind::mx: {  // §16 MX: an E8M0 exponent from the bits of amax
         if (a == 0) {
           scales[b] = 0x00u;
           F.f = pow2f(127);
@@ -277,17 +285,17 @@ void FastQuant::scales_of(const std::uint32_t* amax, std::uint32_t* scales, std:
         std::uint32_t sig;
         normalise(a, E, sig);
         int e = 0;
-        switch (rule) {
-          case ScaleRule::mx_floor: e = E - emax_; break;
-          case ScaleRule::mx_ceil: e = E + (sig != 0x800000u ? 1 : 0) - emax_; break;
-          case ScaleRule::mx_even: {
+        switch (rule_info(op_.rule).mx) {
+          case MxExponent::floor: e = E - emax_; break;
+          case MxExponent::ceil: e = E + (sig != 0x800000u ? 1 : 0) - emax_; break;
+          case MxExponent::even: {
             const int p = op_.elem->precision();
             const std::uint32_t thr = p >= 24 ? 0xFFFFFFFFu : (1u << 24) - (1u << (23 - p));
             e = E + (sig >= thr ? 1 : 0) - emax_;
             break;
           }
-          case ScaleRule::mx_rceil: e = E - emax_ + (sig > qsig_ ? 1 : 0); break;
-          default: {  // mx-rceil-f32: E8M0 round-up of RN32(amax * RN32(1 / q_max))
+          case MxExponent::rceil: e = E - emax_ + (sig > qsig_ ? 1 : 0); break;
+          case MxExponent::rceil_f32: {  // E8M0 round-up of RN32(amax * RN32(1 / q_max))
             const std::uint32_t d = as_bits(as_float(a) * inv_qmax_);
             if (d == 0) {
               e = -127;
@@ -299,6 +307,7 @@ void FastQuant::scales_of(const std::uint32_t* amax, std::uint32_t* scales, std:
             e = Ed + (sd != 0x800000u ? 1 : 0);
             break;
           }
+          case MxExponent::none: break;  // not a row of kind mx (kScaleRules is checked)
         }
         e = std::clamp(e, -127, 127);
         scales[b] = static_cast<std::uint32_t>(e + 127);
@@ -307,7 +316,7 @@ void FastQuant::scales_of(const std::uint32_t* amax, std::uint32_t* scales, std:
       }
     }
   }
-  if (rule == ScaleRule::gam) {
+  if (kind == ScaleKind::gam) {
     for (std::size_t I = 0; I < nbr_; ++I)
       for (std::size_t J = 0; J < nbc_; ++J) {
         const std::size_t b = I * nbc_ + J;
@@ -427,31 +436,30 @@ void FastQuant::quantize(const void* x, const std::uint32_t* r, std::uint8_t* co
 bool FastQuant::dequantize(const std::uint8_t* codes, const std::uint32_t* scales, const std::uint32_t* gm,
                            std::uint32_t* out, std::string& err) const {
   const std::size_t C = op_.cols;
-  const ScaleRule rule = op_.rule;
+  const ScaleKind kind = scale_kind(op_.rule);
   for (std::size_t I = 0; I < nbr_; ++I)
     for (std::size_t J = 0; J < nbc_; ++J) {
       const std::size_t b = I * nbc_ + J;
       const std::uint32_t s = scales[b];
-      // §19.3 the dequantize factor from the stored metadata alone
-      bool poisoned, divide = false;
+      // §19.3 the dequantize factor from the stored metadata alone: the scale's value, by which
+      // a multiplying scale (the row's dequant_multiplier) divides
+      bool poisoned, divide = dequant_is_multiplier(op_.rule);
       float fv = 1.0f;
-      if (is_mx(rule) || rule == ScaleRule::gam) {
+      if (kind == ScaleKind::mx || kind == ScaleKind::gam) {
         poisoned = s == 0xFFu;
-        if (!poisoned && rule == ScaleRule::gam) {
+        if (!poisoned && kind == ScaleKind::gam) {
           if (s == 0) {
             err = "GAM block code 00 is not a binary32 block scale (§17.3)";
             return false;
           }
           const std::size_t g = (I * op_.br / op_.gr) * ngc_ + (J * op_.bc / op_.gc);
           fv = as_float((s << 23) | (gm[g] & 0x7FFFFFu));
-          divide = true;
         } else if (!poisoned) {
           fv = pow2f(static_cast<int>(s) - 127);
         }
       } else {
         poisoned = (s & 0x7FFFFFFFu) >= kInf;
         fv = as_float(s);
-        divide = rule == ScaleRule::amax || rule == ScaleRule::pow2;
       }
       if (divide && op_.reciprocal) {  // v * RN32(1 / S)
         fv = 1.0f / fv;

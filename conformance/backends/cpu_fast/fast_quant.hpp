@@ -13,7 +13,9 @@
 // binary64 cannot cross or land on an integer or a half-integer boundary of a result below
 // 2^8 (the exact quotient's distance to such a point is at least 2^-26, binary64's error
 // below 2^-44), so rounding the binary64 value to an integer is the exact rounding.
-// Not supported (answered "no"): the nvfp4 rule, `fused` for floating-point elements and
+// The rule is read through numref::kScaleRules: the engine computes by the row's kind (and MX
+// exponent rule), so any rule of a kind it implements works; it implements every kind but
+// nvfp4. Not supported (answered "no"): kind nvfp4, `fused` for floating-point elements and
 // `fused` with stochastic rounding; GAM block code 00 as dequantize input.
 #pragma once
 

@@ -66,7 +66,7 @@ extern "C" {
 #define NUMREF_BACKEND_EXPORT __attribute__((visibility("default")))
 #endif
 
-/* ---- formats (spec §2.1, in table order) ------------------------------------------ */
+/* ---- formats (spec §2.1, in table order; pinned to numref::FormatId in conform/abi.hpp) ---- */
 #define NUMREF_FMT_F32 0u
 #define NUMREF_FMT_BF16 1u
 #define NUMREF_FMT_F16 2u
@@ -80,6 +80,8 @@ extern "C" {
 #define NUMREF_FMT_COUNT 10u
 
 /* ---- policy knobs (spec §4–§10); the names are those of describe(), §10.2 ---------- */
+/* Each knob's values are numbered in the order of its words in the knob table of
+ * reference/include/numref/policy.hpp (kPolicyKnobs); conform/abi.hpp pins every constant. */
 #define NUMREF_ROUND_RNE 0u /* round=rne */
 #define NUMREF_ROUND_RTZ 1u /* round=rtz */
 #define NUMREF_ROUND_RUP 2u /* round=rup */
@@ -123,7 +125,7 @@ extern "C" {
 #define NUMREF_INT_RANGE_FULL 0u /* int_range=full (§6.5) */
 #define NUMREF_INT_RANGE_SYMMETRIC 1u
 
-/* ---- profiles (spec §10.1) ------------------------------------------------------- */
+/* ---- profiles (spec §10.1; numref::ProfileId, pinned in conform/abi.hpp) ----------- */
 #define NUMREF_PROFILE_NONE (-1) /* the policy is not exactly a profile's */
 #define NUMREF_PROFILE_OCP 0
 #define NUMREF_PROFILE_IEEE 1
@@ -166,7 +168,8 @@ typedef struct numref_policy {
 #define NUMREF_CAP_COUNTS 0x2u
 
 /* ---- tensor operations (1.1; spec §12–§20) ----------------------------------------- */
-/* Scale rules (§19.6 names), in the order of spec §14–§20. */
+/* Scale rules (§19.6 names), in the order of spec §14–§20: the abi_id column of the rule table
+ * of reference/include/numref/scale.hpp (kScaleRules); conform/abi.hpp pins every constant. */
 #define NUMREF_RULE_AMAX 0u         /* amax: S = RN32(q_max / amax), stored S (§14.1) */
 #define NUMREF_RULE_AMAX_RECIP 1u   /* amax-recip: quantize x S, store RN32(1 / S) (§14.2) */
 #define NUMREF_RULE_AMAX_DEQUANT 2u /* amax-dequant: D = RN32(amax / q_max), x / D (§14.3) */
@@ -237,7 +240,7 @@ typedef struct numref_tensor_op {
 #define NUMREF_MOR_THREE_WAY 1u /* [f8e4m3fn, f8e5m2, bf16], M_1 = Eq. 3, M_2 = Eq. 4 (§27.1) */
 #define NUMREF_MOR_TWO_WAY 2u   /* [f8e4m3fn, bf16], M_1 = Eq. 3 against E5M2 as benchmark (§27.1) */
 
-/* §25.3 reasons, in the order of numref::Reason. */
+/* §25.3 reasons, in the order of numref::Reason (pinned in conform/abi.hpp). */
 #define NUMREF_REASON_ACCEPTED 0u
 #define NUMREF_REASON_ALL_ZERO 1u
 #define NUMREF_REASON_EXACT 2u
@@ -250,7 +253,7 @@ typedef struct numref_tensor_op {
 #define NUMREF_REASON_FALLBACK 9u
 #define NUMREF_REASON_NOT_EVALUATED 10u
 
-/* §27.4 the per-block type map. */
+/* §27.4 the per-block type map: numref::BlockType (pinned in conform/abi.hpp). */
 #define NUMREF_BLOCK_F8E4M3FN 0u
 #define NUMREF_BLOCK_F8E5M2 1u
 #define NUMREF_BLOCK_KEPT 2u

@@ -30,6 +30,7 @@
 
 #include <cstdint>
 
+#include "numref/policy.hpp"
 #include "numref_cuda/config.cuh"
 #include "numref_cuda/format_traits.cuh"
 
@@ -37,14 +38,17 @@ namespace numref_cuda {
 
 // ---- policy -----------------------------------------------------------------------------
 
-// §4.2 / §5 rounding of a finite operand (numref::Round without the e8m0 mapping).
-enum class Mode : std::uint8_t { rne, rna, rtz, rup, rdn, sr };
+// The knobs' values are numref's own enums (numref/policy.hpp, whose knob table gives their
+// canonical words and C ABI values): a kernel argument holds them directly, so there is no
+// second enumeration to keep in step.
+// §4.2 / §5 rounding of a finite operand (after the §7.1 e8m0 mapping: numref::effective_round).
+using Mode = numref::Round;
 // §5.1 / §5.2 how the random bits are applied.
-enum class SrVariant : std::uint8_t { fraction, add };
+using SrVariant = numref::SrVariant;
 // §6.3 the NaN produced from a NaN operand (targets with NaN).
-enum class NanOut : std::uint8_t { payload, sign, canonical, ones };
+using NanOut = numref::NanOut;
 // §6.4 a NaN operand into a target without NaN (FP6, FP4).
-enum class NanToFinite : std::uint8_t { zero, negzero, max };
+using NanToFinite = numref::NanToFinite;
 
 // §35.2 The knobs a cast kernel implements, as a trivially copyable kernel argument. Build
 // it from a numref::Policy with cast_policy() (policy_map.hpp), which rejects what the
@@ -60,8 +64,9 @@ struct CastPolicy {
   NanToFinite nan_to_finite = NanToFinite::zero;
 };
 
-// §7.1 rounding into f8e8m0fnu (after the `follow` mapping).
-enum class E8m0Mode : std::uint8_t { floor, ceil, even, tiesup };
+// §7.1 rounding into f8e8m0fnu: floor, ceil, even or tiesup (e8m0_policy() resolves `follow`,
+// which a kernel argument never holds).
+using E8m0Mode = numref::E8m0Round;
 
 // §35.2 The knobs of the f8e8m0fnu cast; cuda_satfinite is
 //   {floor, saturate=true, inf_to_max=true, zero_to_min=true, negative_abs=true}.

@@ -21,8 +21,10 @@
 //
 // normalize() turns the counters into the 320-bit S of numref::ExactSum (five 64-bit limbs);
 // mean_below() and mean_f32() are §23's decision and mean on that S, in integers. All of this
-// is host/device code: the kernels finish on the device, the host tests compare each function
-// with numref::ExactSum, mean_below and mean_f32 (test_cuda_exact_sum.cpp).
+// is host/device code: the kernels finish on the device. The host tests (cuda/tests/
+// test_cuda_mor.cpp) compare normalize() with numref::ExactSum (CudaExactSum) and, through the
+// host run's MoR sums, decisions and means, mean_below() and mean_f32() with the reference's
+// (CudaTensorMor, CudaSubtensorMor).
 #pragma once
 
 #include <cstdint>

@@ -6,11 +6,12 @@
 // binary32 quotient or product the spec defines "in FP32" is one IEEE operation of f32.cuh;
 // exponents are read from bits (never log2f); E8M0 codes are integer arithmetic. The host
 // tests compare every function with numref::fp32_amax_scale, mx_scale_code, gam_block_code,
-// nvfp4_* and the reference Quantizer's block factors (test_cuda_scale.cpp).
+// nvfp4_* and the reference Quantizer's block factors (cuda/tests/test_cuda_quantize.cpp).
 #pragma once
 
 #include <cstdint>
 
+#include "numref/scale.hpp"
 #include "numref_cuda/amax.cuh"
 #include "numref_cuda/cast.cuh"
 #include "numref_cuda/f32.cuh"
@@ -19,29 +20,15 @@
 
 namespace numref_cuda {
 
-// §19.6 The scale rules, in the order of numref::ScaleRule.
-enum class Rule : std::uint8_t {
-  amax,          // §14.1
-  amax_recip,    // §14.2
-  amax_dequant,  // §14.3
-  pow2,          // §15
-  mx_floor,      // §16.2
-  mx_ceil,       // §16.3
-  mx_even,       // §16.4
-  mx_rceil,      // §16.5
-  mx_rceil_f32,  // §16.6
-  gam,           // §17
-  nvfp4,         // §18
-  int8,          // §20 delta = RN32(amax / 127)
-  int8_127_5,    // §20 delta = RN32(amax / 127.5)
-};
-NUMREF_HD NUMREF_FORCEINLINE bool rule_is_mx(Rule r) { return r >= Rule::mx_floor && r <= Rule::mx_rceil_f32; }
-// §19.2 Rules whose block scale needs tensor-level state (group mantissas, tensor amax).
-NUMREF_HD NUMREF_FORCEINLINE bool rule_needs_prepare(Rule r) { return r == Rule::gam || r == Rule::nvfp4; }
-
+// §19.6 A rule reaches the kernels as the kind and MX exponent rule of its row of
+// numref::kScaleRules (make_scale_params / plan_quantize): the kernels compute by kind, never by
+// the rule's identity, so every rule of a kind they implement works (they implement all kinds).
+using numref::MxExponent;
+using numref::ScaleKind;
 // The constants of one quantization, computed once on the host (make_scale_params).
 struct ScaleParams {
-  Rule rule = Rule::amax;
+  ScaleKind kind = ScaleKind::fp32_quotient;  // the rule's row: how the factor is formed
+  MxExponent mx = MxExponent::none;           // kind mx: the exponent rule (§16)
   std::uint32_t q_max = 0;        // §14.4 binary32 code of q_max
   int emax_elem = 0;              // §16.1 E(q_max)
   std::uint32_t q_max_sig = 0;    // q_max's significand, normalised to 24 bits [2^23, 2^24)
@@ -97,25 +84,26 @@ NUMREF_HD NUMREF_FORCEINLINE std::uint32_t pow2_floor(std::uint32_t s) {
 
 // ---- §16 MX E8M0 shared scales --------------------------------------------------------------
 
-// §16 The E8M0 code of a block under an mx rule: FF poisoned, 00 for amax = 0, else the exponent
-// e of the rule clamped to [-127, 127], code e + 127.
+// §16 The E8M0 code of a block under a rule of kind mx: FF poisoned, 00 for amax = 0, else the
+// exponent e of the row's MxExponent clamped to [-127, 127], code e + 127.
 NUMREF_HD inline std::uint32_t mx_scale_code(const ScaleParams& sp, std::uint32_t amax) {
   if (amax_poisoned(amax)) return 0xFFu;  // §16.7
   if (amax == 0u) return 0x00u;
   const F32Split a = f32_split(amax);
   int e = 0;
-  switch (sp.rule) {
-    case Rule::mx_floor: e = a.e - sp.emax_elem; break;                              // §16.2
-    case Rule::mx_ceil: e = a.e + (a.sig == 0x800000u ? 0 : 1) - sp.emax_elem; break;  // §16.3
-    case Rule::mx_even: {  // §16.4 next binade iff the significand >= 2 - 2^-p
+  switch (sp.mx) {
+    case MxExponent::floor: e = a.e - sp.emax_elem; break;                              // §16.2
+    case MxExponent::ceil: e = a.e + (a.sig == 0x800000u ? 0 : 1) - sp.emax_elem; break;  // §16.3
+    case MxExponent::even: {  // §16.4 next binade iff the significand >= 2 - 2^-p
       const std::uint32_t threshold = ((2u << sp.elem_precision) - 1u) << (23 - sp.elem_precision);
       e = a.e + (a.sig >= threshold ? 1 : 0) - sp.emax_elem;
       break;
     }
-    case Rule::mx_rceil:  // §16.5 smallest e with amax <= q_max · 2^e, from the exact significands
+    case MxExponent::rceil:  // §16.5 smallest e with amax <= q_max · 2^e, from the exact significands
       e = a.e - sp.emax_elem + (a.sig > sp.q_max_sig ? 1 : 0);
       break;
-    default: {  // §16.6 d = RN32(amax · RN32(1 / q_max)), E8M0 ceiling of d
+    case MxExponent::none: return 0xFFu;  // not an mx row: plan_quantize never builds this
+    case MxExponent::rceil_f32: {  // §16.6 d = RN32(amax · RN32(1 / q_max)), E8M0 ceiling of d
       const std::uint32_t d = f32_mul(amax, sp.inv_q);
       if (!f32_finite(d)) return 0xFFu;  // cannot happen for a finite amax and q_max >= 4
       if (d == 0u) return 0x00u;
@@ -221,24 +209,21 @@ NUMREF_HD inline BlockFactors factors_from_stored(const ScaleParams& sp, std::ui
                                                   std::uint32_t t_amax) {
   BlockFactors f;
   f.stored = stored;
-  bool poisoned;
-  if (rule_is_mx(sp.rule) || sp.rule == Rule::gam) poisoned = stored == 0xFFu;
-  else if (sp.rule == Rule::nvfp4) poisoned = f32_nan(detail::e4m3_value(stored)) || amax_poisoned(t_amax);
-  else poisoned = !f32_finite(stored);
+  bool poisoned = !f32_finite(stored);  // binary32 scales
+  if (sp.kind == ScaleKind::mx || sp.kind == ScaleKind::gam) poisoned = stored == 0xFFu;
+  else if (sp.kind == ScaleKind::nvfp4) poisoned = f32_nan(detail::e4m3_value(stored)) || amax_poisoned(t_amax);
   if (poisoned) {
     f.flags = BlockFactors::kPoisoned;
     return f;
   }
-  switch (sp.rule) {
-    case Rule::amax:
-    case Rule::pow2: detail::undo_multiplier(sp, stored, f); break;
-    case Rule::gam: detail::undo_multiplier(sp, gam_block_scale(stored, m_g), f); break;
-    case Rule::nvfp4: f.df = nvfp4_decode_factor(stored, t_amax, sp); break;
-    case Rule::amax_recip:
-    case Rule::amax_dequant:
-    case Rule::int8:
-    case Rule::int8_127_5: f.df = stored; break;
-    default: f.df = f32_pow2(static_cast<int>(stored) - 127); break;  // MX: X = 2^(code - 127)
+  switch (sp.kind) {
+    case ScaleKind::fp32_quotient:
+    case ScaleKind::pow2: detail::undo_multiplier(sp, stored, f); break;
+    case ScaleKind::gam: detail::undo_multiplier(sp, gam_block_scale(stored, m_g), f); break;
+    case ScaleKind::nvfp4: f.df = nvfp4_decode_factor(stored, t_amax, sp); break;
+    case ScaleKind::fp32_recip:
+    case ScaleKind::fp32_dequant: f.df = stored; break;
+    case ScaleKind::mx: f.df = f32_pow2(static_cast<int>(stored) - 127); break;  // X = 2^(code - 127)
   }
   return f;
 }
@@ -247,31 +232,29 @@ NUMREF_HD inline BlockFactors factors_from_stored(const ScaleParams& sp, std::ui
 // tensor-level state of its group (GAM) or tensor (NVFP4), ignored by the other rules.
 NUMREF_HD inline BlockFactors block_factors(const ScaleParams& sp, std::uint32_t amax, const TensorState& t) {
   std::uint32_t stored = 0, qf = kF32One, qflags = 0;
-  switch (sp.rule) {
-    case Rule::amax: stored = fp32_amax_scale(amax, sp.q_max), qf = stored; break;  // §14.1
-    case Rule::amax_recip: {                                                       // §14.2
+  switch (sp.kind) {
+    case ScaleKind::fp32_quotient: stored = fp32_amax_scale(amax, sp.q_max), qf = stored; break;  // §14.1
+    case ScaleKind::fp32_recip: {                                                                // §14.2
       const std::uint32_t s = fp32_amax_scale(amax, sp.q_max);
       stored = f32_finite(s) ? f32_div(kF32One, s) : kF32NaN;
       qf = s;
       break;
     }
-    case Rule::amax_dequant:
-    case Rule::int8:
-    case Rule::int8_127_5:  // §14.3, §20.1
+    case ScaleKind::fp32_dequant:  // §14.3, §20.1
       stored = fp32_dequant_scale(amax, sp.q_max);
       qf = stored;
       qflags = BlockFactors::kQuantDivide;
       break;
-    case Rule::pow2: stored = pow2_floor(fp32_amax_scale(amax, sp.q_max)), qf = stored; break;  // §15
-    case Rule::gam:                                                                           // §17
+    case ScaleKind::pow2: stored = pow2_floor(fp32_amax_scale(amax, sp.q_max)), qf = stored; break;  // §15
+    case ScaleKind::gam:                                                                                // §17
       stored = gam_block_code(amax, t, sp.q_max);
       qf = stored != 0xFFu ? gam_block_scale(stored, t.m_g) : kF32One;
       break;
-    case Rule::nvfp4:  // §18.2, §18.3
+    case ScaleKind::nvfp4:  // §18.2, §18.3
       stored = nvfp4_block_code(amax, t.s_enc, sp);
       qf = nvfp4_encode_factor(stored, t.s_enc);
       break;
-    default:  // §16: x / X = x · 2^(127 - code), exact
+    case ScaleKind::mx:  // §16: x / X = x · 2^(127 - code), exact
       stored = mx_scale_code(sp, amax);
       qf = stored != 0xFFu ? f32_pow2(127 - static_cast<int>(stored)) : kF32One;
       break;

@@ -3,10 +3,14 @@
 //   §7 (f8e8m0fnu targets), §8 (subnormals), §9 (flags), §10 (profiles)
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <type_traits>
 
 #include "numref/format.hpp"
 
@@ -33,7 +37,7 @@ enum class Round : std::uint8_t {
   sr,   // stochastic, with explicit random bits r of width k (§5)
 };
 
-// §5.3 How the random bits are applied in stochastic rounding.
+// §5.1 / §5.2 How the random bits are applied in stochastic rounding.
 enum class SrVariant : std::uint8_t {
   fraction,  // §5.1: fraction below the target ulp truncated to k bits; up iff frac_k + r >= 2^k
   add,       // §5.2: r added to the source bit pattern below the target's normal ulp, then truncate
@@ -125,7 +129,94 @@ const Profile& profile(ProfileId id);
 std::optional<ProfileId> find_profile(std::string_view name);
 const Profile* all_profiles();  // kProfileCount entries
 
-// Name <-> enum helpers for the CLI, the vector files and reports (§10.3).
+// ---- §10.2 the knob table ---------------------------------------------------------------
+//
+// kPolicyKnobs is the single definition of the knobs' text form: per knob its key, the
+// canonical words of its values in enum order (word i names the enumerator with value i; the
+// enumerator names equal the words), the Policy member it sets, the C ABI numbering
+// (NUMREF_<KEY>_<WORD> = c_first + i, backend.h; pinned in conform/abi.hpp) and its clause. The
+// rows are in describe() order, which is also the field order of the C struct numref_policy.
+// describe(), apply_policy_settings(), to_string() / parse_*(), the C ABI mapping, the CUDA
+// describe() and the CLI options read it.
+namespace knob_words {
+inline constexpr std::string_view round[] = {"rne", "rtz", "rup", "rdn", "rna", "sr"};
+inline constexpr std::string_view sr_variant[] = {"fraction", "add"};
+inline constexpr std::string_view overflow[] = {"saturate", "nonsat"};
+inline constexpr std::string_view inf_sat[] = {"max", "keep"};
+inline constexpr std::string_view nan[] = {"sign", "canonical", "ones", "payload"};
+inline constexpr std::string_view nan_to_finite[] = {"zero", "negzero", "max"};
+inline constexpr std::string_view e8m0_round[] = {"follow", "floor", "ceil", "even", "tiesup"};
+inline constexpr std::string_view zero_to_nozero[] = {"nan", "min"};
+inline constexpr std::string_view negative[] = {"nan", "abs"};
+inline constexpr std::string_view bit[] = {"0", "1"};  // daz, ftz
+inline constexpr std::string_view tininess[] = {"after", "before"};
+inline constexpr std::string_view int_range[] = {"full", "symmetric"};
+}  // namespace knob_words
+
+// One knob: T is the type of its Policy member (an enum, bool for daz / ftz, int for sr_bits).
+template <class T>
+using PolicyMember = T Policy::*;
+template <class T>
+struct PolicyKnob {
+  std::string_view key;                     // §10.2 "nan"
+  PolicyMember<T> member;                   // &Policy::nan
+  std::span<const std::string_view> words;  // canonical words in enum order; empty: a number (sr_bits)
+  std::uint8_t c_first;                     // §31.3 the C value of word 0
+  bool sr_only;                             // meaningful (and written by describe()) only with round=sr
+  std::string_view clause;
+};
+
+inline constexpr auto kPolicyKnobs = std::make_tuple(
+    PolicyKnob<Round>{"round", &Policy::round, knob_words::round, 0, false, "§4.2, §5"},
+    PolicyKnob<int>{"sr_bits", &Policy::sr_bits, {}, 0, true, "§4.3"},
+    PolicyKnob<SrVariant>{"sr_variant", &Policy::sr_variant, knob_words::sr_variant, 0, true, "§5.1, §5.2"},
+    PolicyKnob<Overflow>{"overflow", &Policy::overflow, knob_words::overflow, 0, false, "§6.1"},
+    PolicyKnob<InfSat>{"inf_sat", &Policy::inf_sat, knob_words::inf_sat, 0, false, "§6.2"},
+    PolicyKnob<NanOut>{"nan", &Policy::nan, knob_words::nan, 0, false, "§6.3"},
+    PolicyKnob<NanToFinite>{"nan_to_finite", &Policy::nan_to_finite, knob_words::nan_to_finite, 0, false, "§6.4"},
+    PolicyKnob<E8m0Round>{"e8m0_round", &Policy::e8m0_round, knob_words::e8m0_round, 0, false, "§7.1"},
+    PolicyKnob<ZeroToNoZero>{"zero_to_nozero", &Policy::zero_to_nozero, knob_words::zero_to_nozero, 0, false, "§7.2"},
+    PolicyKnob<Negative>{"negative", &Policy::negative, knob_words::negative, 0, false, "§7.3"},
+    PolicyKnob<bool>{"daz", &Policy::daz, knob_words::bit, 0, false, "§8.1"},
+    PolicyKnob<bool>{"ftz", &Policy::ftz, knob_words::bit, 0, false, "§8.2"},
+    PolicyKnob<Tininess>{"tininess", &Policy::tininess, knob_words::tininess, 0, false, "§9.2"},
+    PolicyKnob<IntRange>{"int_range", &Policy::int_range, knob_words::int_range, 0, false, "§6.5"});
+inline constexpr std::size_t kPolicyKnobCount = std::tuple_size_v<decltype(kPolicyKnobs)>;
+
+// Calls f(knob) for every row, in table order.
+template <class F>
+constexpr void for_each_policy_knob(F&& f) {
+  std::apply([&](const auto&... k) { (f(k), ...); }, kPolicyKnobs);
+}
+// The row of the knob whose Policy member has type T (every enum knob has its own type).
+template <class T>
+constexpr const PolicyKnob<T>& policy_knob() {
+  return std::get<PolicyKnob<T>>(kPolicyKnobs);
+}
+// The canonical word of an enum knob's value ("?" past the last word).
+template <class E>
+constexpr std::string_view knob_word(E v) {
+  const auto i = static_cast<std::size_t>(v);
+  const auto& w = policy_knob<E>().words;
+  return i < w.size() ? w[i] : std::string_view("?");
+}
+// The value of an enum knob named by its canonical word.
+template <class E>
+constexpr std::optional<E> parse_knob_word(std::string_view s) {
+  const auto& w = policy_knob<E>().words;
+  for (std::size_t i = 0; i < w.size(); ++i)
+    if (w[i] == s) return static_cast<E>(i);
+  return std::nullopt;
+}
+// "key=word" of a knob's value, e.g. "nan=ones" ("sr_bits=8" for the number).
+template <class E>
+std::string knob_setting(E v) {
+  const std::string key(policy_knob<E>().key);
+  if constexpr (std::is_same_v<E, int>) return key + "=" + std::to_string(v);
+  else return key + "=" + std::string(knob_word(v));
+}
+
+// Name <-> enum helpers for the CLI, the vector files and reports (§10.3), read from the table.
 std::string_view to_string(Round r);
 std::string_view to_string(SrVariant v);
 std::string_view to_string(Overflow o);

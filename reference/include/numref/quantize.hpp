@@ -41,12 +41,8 @@
 
 namespace numref {
 
-// §19.2 How the block factor is applied before the element conversion.
-enum class ScaleApply : std::uint8_t {
-  rn32,   // y = RN32(x op f) in binary32, then one conversion to the element (kernels do this)
-  fused,  // the exact x op f rounded once into the element format
-};
-// §19.3 How a multiplying scale S (rules amax, pow2, gam) is undone.
+// §19.2 ScaleApply (rn32 | fused) is defined with the scale-rule table in scale.hpp.
+// §19.3 How a multiplying scale S (rules whose row has dequant_multiplier: amax, pow2, gam) is undone.
 enum class DequantOp : std::uint8_t {
   divide,      // default: RN32(v / S), one rounding
   reciprocal,  // RN32(v * RN32(1 / S)): multiply by the binary32 reciprocal
@@ -69,10 +65,10 @@ struct QuantizeSpec {
   Policy policy = default_element_policy();             // §19.2 element conversion
   Policy wide = Policy{};                               // §19.3 code -> f32 of NaN/Inf codes,
                                                         //       and the fake-quant output (ocp wide)
-  std::optional<ScaleApply> apply;                      // default: fused for int8 rules, else rn32
+  std::optional<ScaleApply> apply;                      // default: the rule's row (fused for int8 rules)
   DequantOp dequant = DequantOp::divide;                // §19.3
-  std::optional<Exact> q_max;                           // §14.4 default: the element's max finite
-                                                        //       (int8-127.5: 127.5)
+  std::optional<Exact> q_max;                           // §14.4 default: rule_qmax(rule, element)
+                                                        //       (max finite; int8-127.5: 127.5)
 };
 
 // §19.2 The factor of one block: the element is multiplied (divide = false) or divided

@@ -6,13 +6,17 @@
 // once by the core (exact.hpp), power-of-two exponents are read from bits, never log2f.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <iterator>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "numref/exact.hpp"
 #include "numref/format.hpp"
 #include "numref/partition.hpp"
+#include "numref/policy.hpp"
 #include "numref/tensor.hpp"
 
 namespace numref {
@@ -52,7 +56,15 @@ Amax block_amax(const TensorView& x, const BlockRange& r, const AmaxPolicy& p);
 // §13.4 amax of the union of two element sets.
 constexpr Amax combine(Amax a, Amax b) { return a.f32 >= b.f32 ? a : b; }
 
-// ---- scale rules ------------------------------------------------------------------------
+// ---- scale rules: the table --------------------------------------------------------------
+//
+// §19.6 kScaleRules below is the single definition of the scale rules: name, C ABI id, stored
+// scale format, how the factor is formed, q_max, integer range, default application, how
+// dequantization undoes the scale, spec clause. The reference, the oracle (descriptive columns
+// only), cpu-fast, the CUDA plans, the conformance runner and the CLI read it; the arithmetic
+// dispatches on the KIND (and the MX exponent rule), never on a rule's identity, so a new rule
+// of an existing kind is a new enumerator and a new row (plus its NUMREF_RULE_* define, pinned
+// in conformance/include/numref/conform/abi.hpp).
 
 enum class ScaleRule : std::uint8_t {
   amax,          // §14.1 S = RN32(q_max / amax), stored S (f32)
@@ -69,22 +81,150 @@ enum class ScaleRule : std::uint8_t {
   int8,          // §20   delta = RN32(amax / 127) (f32), range [-127, 127]
   int8_127_5,    // §20   delta = RN32(amax / 127.5) (f32), range [-128, 127]
 };
-inline constexpr int kScaleRuleCount = 13;
-// §19.6 names: amax, amax-recip, amax-dequant, pow2, mx-floor, mx-ceil, mx-even, mx-rceil,
-// mx-rceil-f32, gam, nvfp4, int8, int8-127.5.
-std::string_view to_string(ScaleRule r);
-std::optional<ScaleRule> parse_scale_rule(std::string_view s);
-// §19.4 The format of the stored per-block scale: f32, f8e8m0fnu (MX, GAM) or f8e4m3fn (NVFP4).
-const Format& scale_format(ScaleRule r);
-constexpr bool is_mx(ScaleRule r) {
-  return r == ScaleRule::mx_floor || r == ScaleRule::mx_ceil || r == ScaleRule::mx_even || r == ScaleRule::mx_rceil ||
-         r == ScaleRule::mx_rceil_f32;
+
+// §14 – §18 How a rule forms its block scale and factors (what implementations dispatch on).
+enum class ScaleKind : std::uint8_t {
+  fp32_quotient,  // §14.1 S = RN32(q_max / amax); stored S; quantize x · S
+  fp32_recip,     // §14.2 the same S for quantize; stored R = RN32(1 / S); dequantize v · R
+  fp32_dequant,   // §14.3 / §20.1 stored D = RN32(amax / q_max); quantize x / D; dequantize v · D
+  pow2,           // §15 stored P = 2^E(S) of the §14.1 S; quantize x · P
+  mx,             // §16 stored E8M0 code of X = 2^e, e by the row's MxExponent; quantize x / X
+  gam,            // §17 group mantissa + E8M0 block exponent (tensor-level state: the groups)
+  nvfp4,          // §18 E4M3 block scale under an f32 tensor scale (tensor-level state: t_amax)
+};
+inline constexpr int kScaleKindCount = 7;
+
+// §16 The exponent e of an MX shared scale X = 2^e (kind mx only).
+enum class MxExponent : std::uint8_t {
+  none,       // not an MX rule
+  floor,      // §16.2 e = E(amax) - emax_elem
+  ceil,       // §16.3 e = ceil(log2 amax) - emax_elem
+  even,       // §16.4 e = E(amax rounded to the element precision) - emax_elem
+  rceil,      // §16.5 e = ceil(log2(amax / q_max)), the exact quotient
+  rceil_f32,  // §16.6 e = ceil(log2 RN32(amax · RN32(1 / q_max))), the binary32 descale
+};
+
+// §14.4 / §20.1 The q_max a rule uses when none is given.
+enum class RuleQmax : std::uint8_t {
+  element_max,       // the element format's largest finite value (§14.4)
+  element_max_half,  // that value + 1/2 = 2^(n-1) - 1/2 for an n-bit integer: 127.5 (§20.1)
+};
+
+// §19.2 How the block factor is applied before the element conversion.
+enum class ScaleApply : std::uint8_t {
+  rn32,   // y = RN32(x op f) in binary32, then one conversion to the element (kernels do this)
+  fused,  // the exact x op f rounded once into the element format
+};
+
+struct ScaleRuleInfo {
+  ScaleRule rule;
+  std::string_view name;      // §19.6 the rule's name (CLI, vectors, reports)
+  std::uint32_t abi_id;       // §31.5 NUMREF_RULE_* of backend.h (pinned in conform/abi.hpp)
+  FormatId scale_format;      // §19.4 format of the stored per-block scale
+  ScaleKind kind;             // how the factor is formed
+  MxExponent mx = MxExponent::none;                   // kind mx: the exponent rule
+  RuleQmax q_max = RuleQmax::element_max;             // §14.4 default q_max
+  std::optional<IntRange> int_range = std::nullopt;  // §20.2 set: integer elements only, this range fixed
+  ScaleApply apply = ScaleApply::rn32;                // §19.2 default application
+  bool dequant_multiplier = false;  // §19.3 the stored S multiplies at quantize time, so dequantize
+                                    // divides (dequant=divide) or multiplies by RN32(1 / S) (=reciprocal)
+  int library_rank = 0;       // order of use in libraries, 1 = most used (mismatch diagnosis)
+  std::string_view clause;    // spec clause
+};
+
+// §19.6 One row per ScaleRule, in enum order (checked below); omitted columns take the defaults above.
+inline constexpr ScaleRuleInfo kScaleRules[] = {
+    // §14 – §15 binary32 scales
+    {.rule = ScaleRule::amax, .name = "amax", .abi_id = 0, .scale_format = FormatId::f32,
+     .kind = ScaleKind::fp32_quotient, .dequant_multiplier = true, .library_rank = 6, .clause = "§14.1"},
+    {.rule = ScaleRule::amax_recip, .name = "amax-recip", .abi_id = 1, .scale_format = FormatId::f32,
+     .kind = ScaleKind::fp32_recip, .library_rank = 8, .clause = "§14.2"},
+    {.rule = ScaleRule::amax_dequant, .name = "amax-dequant", .abi_id = 2, .scale_format = FormatId::f32,
+     .kind = ScaleKind::fp32_dequant, .library_rank = 7, .clause = "§14.3"},
+    {.rule = ScaleRule::pow2, .name = "pow2", .abi_id = 3, .scale_format = FormatId::f32,
+     .kind = ScaleKind::pow2, .dequant_multiplier = true, .library_rank = 9, .clause = "§15"},
+    // §16 MX E8M0 shared scales
+    {.rule = ScaleRule::mx_floor, .name = "mx-floor", .abi_id = 4, .scale_format = FormatId::f8e8m0fnu,
+     .kind = ScaleKind::mx, .mx = MxExponent::floor, .library_rank = 3, .clause = "§16.2"},
+    {.rule = ScaleRule::mx_ceil, .name = "mx-ceil", .abi_id = 5, .scale_format = FormatId::f8e8m0fnu,
+     .kind = ScaleKind::mx, .mx = MxExponent::ceil, .library_rank = 5, .clause = "§16.3"},
+    {.rule = ScaleRule::mx_even, .name = "mx-even", .abi_id = 6, .scale_format = FormatId::f8e8m0fnu,
+     .kind = ScaleKind::mx, .mx = MxExponent::even, .library_rank = 4, .clause = "§16.4"},
+    {.rule = ScaleRule::mx_rceil, .name = "mx-rceil", .abi_id = 7, .scale_format = FormatId::f8e8m0fnu,
+     .kind = ScaleKind::mx, .mx = MxExponent::rceil, .library_rank = 1, .clause = "§16.5"},
+    {.rule = ScaleRule::mx_rceil_f32, .name = "mx-rceil-f32", .abi_id = 8, .scale_format = FormatId::f8e8m0fnu,
+     .kind = ScaleKind::mx, .mx = MxExponent::rceil_f32, .library_rank = 2, .clause = "§16.6"},
+    // §17 – §18 scales with tensor-level state
+    {.rule = ScaleRule::gam, .name = "gam", .abi_id = 9, .scale_format = FormatId::f8e8m0fnu,
+     .kind = ScaleKind::gam, .dequant_multiplier = true, .library_rank = 12, .clause = "§17"},
+    {.rule = ScaleRule::nvfp4, .name = "nvfp4", .abi_id = 10, .scale_format = FormatId::f8e4m3fn,
+     .kind = ScaleKind::nvfp4, .library_rank = 13, .clause = "§18"},
+    // §20 INT8: integer elements, the exact quotient rounded once
+    {.rule = ScaleRule::int8, .name = "int8", .abi_id = 11, .scale_format = FormatId::f32,
+     .kind = ScaleKind::fp32_dequant, .int_range = IntRange::symmetric, .apply = ScaleApply::fused,
+     .library_rank = 10, .clause = "§20"},
+    {.rule = ScaleRule::int8_127_5, .name = "int8-127.5", .abi_id = 12, .scale_format = FormatId::f32,
+     .kind = ScaleKind::fp32_dequant, .q_max = RuleQmax::element_max_half, .int_range = IntRange::full,
+     .apply = ScaleApply::fused, .library_rank = 11, .clause = "§20"},
+};
+inline constexpr int kScaleRuleCount = static_cast<int>(std::size(kScaleRules));
+
+namespace detail {
+constexpr bool scale_rules_well_formed() {
+  for (int i = 0; i < kScaleRuleCount; ++i) {
+    const ScaleRuleInfo& r = kScaleRules[i];
+    if (static_cast<int>(r.rule) != i) return false;                             // enum order
+    if ((r.kind == ScaleKind::mx) != (r.mx != MxExponent::none)) return false;  // an exponent iff mx
+    if (r.library_rank < 1 || r.library_rank > kScaleRuleCount) return false;
+    for (int j = 0; j < i; ++j)
+      if (kScaleRules[j].name == r.name || kScaleRules[j].abi_id == r.abi_id ||
+          kScaleRules[j].library_rank == r.library_rank)
+        return false;  // names, ids and ranks are unique
+  }
+  return true;
 }
-constexpr bool is_int8(ScaleRule r) { return r == ScaleRule::int8 || r == ScaleRule::int8_127_5; }
+}  // namespace detail
+static_assert(detail::scale_rules_well_formed(), "kScaleRules: one row per ScaleRule in enum order, unique names, "
+                                                  "ids and ranks, an MX exponent exactly for kind mx");
+
+constexpr const ScaleRuleInfo& rule_info(ScaleRule r) { return kScaleRules[static_cast<std::size_t>(r)]; }
+
+// §19.6 names, read from the table.
+constexpr std::string_view to_string(ScaleRule r) {
+  return static_cast<int>(r) < kScaleRuleCount ? rule_info(r).name : std::string_view("?");
+}
+constexpr std::optional<ScaleRule> parse_scale_rule(std::string_view s) {
+  for (const ScaleRuleInfo& r : kScaleRules)
+    if (r.name == s) return r.rule;
+  return std::nullopt;
+}
+// Every rule name in table order, joined by `sep` ("amax, amax-recip, ..."): CLI help and errors.
+std::string scale_rule_names(std::string_view sep);
+// The rules in the order of their use in libraries (library_rank 1 first).
+constexpr std::array<ScaleRule, kScaleRuleCount> rules_by_library_use() {
+  std::array<ScaleRule, kScaleRuleCount> out{};
+  for (const ScaleRuleInfo& r : kScaleRules) out[static_cast<std::size_t>(r.library_rank - 1)] = r.rule;
+  return out;
+}
+
+// §19.4 The format of the stored per-block scale: f32, f8e8m0fnu (MX, GAM) or f8e4m3fn (NVFP4).
+constexpr const Format& scale_format(ScaleRule r) { return format(rule_info(r).scale_format); }
+constexpr ScaleKind scale_kind(ScaleRule r) { return rule_info(r).kind; }
+constexpr bool is_mx(ScaleRule r) { return rule_info(r).kind == ScaleKind::mx; }
+// §20 The rule needs integer elements (and fixes their range).
+constexpr bool is_int8(ScaleRule r) { return rule_info(r).int_range.has_value(); }
+// §19.3 The stored scale multiplies at quantize time (amax, pow2, gam): dequant=divide|reciprocal applies.
+constexpr bool dequant_is_multiplier(ScaleRule r) { return rule_info(r).dequant_multiplier; }
+// §17.1 / §18.1 The block scale needs tensor-level state (group mantissas, tensor amax).
+constexpr bool needs_tensor_state(ScaleKind k) { return k == ScaleKind::gam || k == ScaleKind::nvfp4; }
+constexpr bool needs_tensor_state(ScaleRule r) { return needs_tensor_state(scale_kind(r)); }
 
 // §14.4 q_max of an element format: its largest finite value (448 for f8e4m3fn, 57344 for
 // f8e5m2, 6 for f4e2m1fn, 127 for int8, ...).
 Exact format_qmax(const Format& elem);
+// §14.4 / §20.1 The default q_max of `rule` for `elem` (the row's RuleQmax): format_qmax(elem),
+// or format_qmax(elem) + 1/2 (127.5 for int8-127.5).
+Exact rule_qmax(ScaleRule rule, const Format& elem);
 // §14.4 Checks an explicit q_max: finite, 4 <= q_max <= max finite f32, at most 24
 // significant bits. Returns an error message or an empty string.
 std::string check_qmax(const Exact& q);
@@ -105,10 +245,10 @@ std::uint32_t pow2_floor(std::uint32_t s);
 // §16.1 emax_elem = E(q_max) = floor(log2 q_max): 8 for f8e4m3fn, 15 for f8e5m2, 4 for
 // f6e3m2fn, 2 for f6e2m3fn and f4e2m1fn, 6 for int8.
 int mx_emax_elem(const Exact& q_max);
-// §16 The E8M0 shared-scale code of a block under one of the mx_* rules: X = 2^(code - 127).
-// The exponent is clamped to [-127, 127] (codes 00..FE); amax = 0 gives 00 (the exponent is
-// -infinity, clamped); a poisoned amax gives FF (NaN). `elem_precision` (fraction bits + 1)
-// is used by mx_even only.
+// §16 The E8M0 shared-scale code of a block under a rule of kind mx (its MxExponent): X =
+// 2^(code - 127). The exponent is clamped to [-127, 127] (codes 00..FE); amax = 0 gives 00 (the
+// exponent is -infinity, clamped); a poisoned amax gives FF (NaN). `elem_precision` (fraction
+// bits + 1) is used by MxExponent::even only. Throws std::invalid_argument for another kind.
 std::uint32_t mx_scale_code(ScaleRule rule, Amax a, const Exact& q_max, int elem_precision);
 
 // ---- §18 NVFP4 two-level scale ----------------------------------------------------------

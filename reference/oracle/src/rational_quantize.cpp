@@ -12,34 +12,11 @@ namespace numref::oracle::rq {
 
 using rat::Rational;
 
-std::optional<Rule> parse_rule(std::string_view name) {
-  static constexpr std::array<std::pair<std::string_view, Rule>, 13> kNames = {{
-      {"amax", Rule::amax},
-      {"amax-recip", Rule::amax_recip},
-      {"amax-dequant", Rule::amax_dequant},
-      {"pow2", Rule::pow2},
-      {"mx-floor", Rule::mx_floor},
-      {"mx-ceil", Rule::mx_ceil},
-      {"mx-even", Rule::mx_even},
-      {"mx-rceil", Rule::mx_rceil},
-      {"mx-rceil-f32", Rule::mx_rceil_f32},
-      {"gam", Rule::gam},
-      {"nvfp4", Rule::nvfp4},
-      {"int8", Rule::int8},
-      {"int8-127.5", Rule::int8_127_5},
-  }};
-  for (const auto& [n, r] : kNames)
-    if (n == name) return r;
-  return std::nullopt;
-}
-
 namespace {
 
 constexpr std::uint32_t kNaN32 = 0x7FC00000u, kInf32 = 0x7F800000u, kOne32 = 0x3F800000u, kMax32 = 0x7F7FFFFFu;
 
 const Format& F32() { return format(FormatId::f32); }
-
-bool is_int8(Rule r) { return r == Rule::int8 || r == Rule::int8_127_5; }
 
 // The amax of a set of elements after the §13.2 policies.
 struct A {
@@ -103,24 +80,25 @@ Out quantize(const Spec& s, std::span<const std::uint32_t> x, std::span<const st
   const Format& el = format(s.element);
   const std::size_t rows = s.rows, cols = s.cols;
   if (x.size() != rows * cols) throw std::invalid_argument("oracle: element count mismatch");
+  // The descriptive columns of the rule's row (numref/scale.hpp); the arithmetic below is the oracle's.
+  const ScaleRuleInfo& info = rule_info(s.rule);
   Policy pol = s.policy;
-  if (s.rule == Rule::int8) pol.int_range = IntRange::symmetric;
-  if (s.rule == Rule::int8_127_5) pol.int_range = IntRange::full;
-  const bool fused = s.fused.value_or(is_int8(s.rule));
+  if (info.int_range) pol.int_range = *info.int_range;  // §20.2
+  const bool fused = s.fused.value_or(info.apply == ScaleApply::fused);
   const bool sr = pol.round == Round::sr;
 
-  // q_max
-  Rational q;
+  // q_max (§14.4, §20.1)
+  Rational q = rat::max_finite(el, false, false);
   if (s.q_sig != 0) q = Rational(s.q_sig) * rat::pow2(s.q_exp);
-  else if (s.rule == Rule::int8_127_5) q = rat::max_finite(el, false, false) + Rational(1, 2);
-  else q = rat::max_finite(el, false, false);
+  else if (info.q_max == RuleQmax::element_max_half) q += Rational(1, 2);
 
   // blocks (§12.2)
   auto eff = [](std::size_t want, std::size_t n) { return (want == 0 || want > n) ? n : want; };
   const std::size_t br = eff(s.block_rows, rows), bc = eff(s.block_cols, cols);
   const std::size_t nbr = (rows + br - 1) / br, nbc = (cols + bc - 1) / bc, nb = nbr * nbc;
-  const std::size_t gbr = eff(s.rule == Rule::gam ? s.group_rows : 0, rows);
-  const std::size_t gbc = eff(s.rule == Rule::gam ? s.group_cols : 0, cols);
+  const bool gam = info.kind == ScaleKind::gam;
+  const std::size_t gbr = eff(gam ? s.group_rows : 0, rows);
+  const std::size_t gbc = eff(gam ? s.group_cols : 0, cols);
   const std::size_t ngc = (cols + gbc - 1) / gbc, ng = ((rows + gbr - 1) / gbr) * ngc;
   auto block_rect = [&](std::size_t b, std::size_t& r0, std::size_t& r1, std::size_t& c0, std::size_t& c1) {
     r0 = (b / nbc) * br;
@@ -165,7 +143,7 @@ Out quantize(const Spec& s, std::span<const std::uint32_t> x, std::span<const st
     block_rect(b, r0, r1, c0, c1);
     return (r0 / gbr) * ngc + (c0 / gbc);
   };
-  if (s.rule == Rule::gam) {
+  if (gam) {
     for (std::size_t b = 0; b < nb; ++b) gamax[group_of(b)] = combine(gamax[group_of(b)], amax[b]);
     for (std::size_t g = 0; g < ng; ++g) {
       if (poisoned(gamax[g])) {
@@ -183,7 +161,7 @@ Out quantize(const Spec& s, std::span<const std::uint32_t> x, std::span<const st
   e4m3_sat.overflow = Overflow::saturate;
   const Rational C = f32v(rat::rn32(rat::max_finite(e4m3, false, false) * q));
   std::uint32_t s_enc = kOne32;
-  if (s.rule == Rule::nvfp4) {
+  if (info.kind == ScaleKind::nvfp4) {
     out.tensor_amax = amax_code(tensor);
     if (poisoned(tensor)) s_enc = kNaN32;
     else if (tensor.k != A::zero) s_enc = rat::rn32_sat(C / tensor.v);
@@ -200,11 +178,11 @@ Out quantize(const Spec& s, std::span<const std::uint32_t> x, std::span<const st
       if (s.dequant_reciprocal) return Factor{false, f32v(rat::rn32(Rational(1) / sv))};
       return Factor{true, sv};
     };
-    switch (s.rule) {
-      case Rule::amax:
-      case Rule::pow2: {
+    switch (info.kind) {
+      case ScaleKind::fp32_quotient:
+      case ScaleKind::pow2: {
         std::uint32_t S = scale_S(a, q);
-        if (s.rule == Rule::pow2 && f32_finite(S)) S = rat::rn32(rat::pow2(rat::floor_log2(f32v(S))));  // §15
+        if (info.kind == ScaleKind::pow2 && f32_finite(S)) S = rat::rn32(rat::pow2(rat::floor_log2(f32v(S))));  // §15
         stored = S;
         poison = !f32_finite(S);
         if (!poison) {
@@ -213,7 +191,7 @@ Out quantize(const Spec& s, std::span<const std::uint32_t> x, std::span<const st
         }
         break;
       }
-      case Rule::amax_recip: {
+      case ScaleKind::fp32_recip: {
         const std::uint32_t S = scale_S(a, q);
         poison = !f32_finite(S);
         stored = poison ? kNaN32 : rat::rn32(Rational(1) / f32v(S));
@@ -223,9 +201,7 @@ Out quantize(const Spec& s, std::span<const std::uint32_t> x, std::span<const st
         }
         break;
       }
-      case Rule::amax_dequant:
-      case Rule::int8:
-      case Rule::int8_127_5: {
+      case ScaleKind::fp32_dequant: {
         stored = scale_D(a, q);
         poison = !f32_finite(stored);
         if (!poison) {
@@ -234,7 +210,7 @@ Out quantize(const Spec& s, std::span<const std::uint32_t> x, std::span<const st
         }
         break;
       }
-      case Rule::gam: {
+      case ScaleKind::gam: {
         const std::size_t g = group_of(b);
         if (gpoison[g] || poisoned(a)) {
           stored = 0xFF;
@@ -251,7 +227,7 @@ Out quantize(const Spec& s, std::span<const std::uint32_t> x, std::span<const st
         df = undo(G);
         break;
       }
-      case Rule::nvfp4: {
+      case ScaleKind::nvfp4: {
         if (poisoned(tensor) || poisoned(a) || !f32_finite(s_enc)) {
           stored = e4m3.canonical_nan;
           poison = true;
@@ -271,21 +247,21 @@ Out quantize(const Spec& s, std::span<const std::uint32_t> x, std::span<const st
         df = Factor{false, f32v(rat::rn32(f32v(rat::rn32(db * f32v(out.tensor_amax))) * inv_c))};
         break;
       }
-      default: {  // MX (§16)
+      case ScaleKind::mx: {  // §16
         if (poisoned(a)) {
           stored = 0xFF;
           poison = true;
           break;
         }
-        long e;
+        long e = 0;
         if (a.k == A::zero) {
           e = -1000;
         } else {
           const int emax = rat::floor_log2(q);
-          switch (s.rule) {
-            case Rule::mx_floor: e = rat::floor_log2(a.v) - emax; break;
-            case Rule::mx_ceil: e = rat::ceil_log2(a.v) - emax; break;
-            case Rule::mx_even: {
+          switch (info.mx) {
+            case MxExponent::floor: e = rat::floor_log2(a.v) - emax; break;
+            case MxExponent::ceil: e = rat::ceil_log2(a.v) - emax; break;
+            case MxExponent::even: {
               const int p = el.man_bits + 1;
               const Rational unit = rat::pow2(rat::floor_log2(a.v) - p + 1);
               const Rational t = a.v / unit + Rational(1, 2);
@@ -293,8 +269,9 @@ Out quantize(const Spec& s, std::span<const std::uint32_t> x, std::span<const st
               e = rat::floor_log2(Rational(n) * unit) - emax;
               break;
             }
-            case Rule::mx_rceil: e = rat::ceil_log2(a.v / q); break;
-            default: {  // mx_rceil_f32
+            case MxExponent::rceil: e = rat::ceil_log2(a.v / q); break;
+            case MxExponent::none: throw std::logic_error("oracle: a rule of kind mx without an exponent rule");
+            case MxExponent::rceil_f32: {
               const Rational rq = f32v(rat::rn32(Rational(1) / q));
               const Rational d = f32v(rat::rn32(a.v * rq));
               e = d == 0 ? -1000 : rat::ceil_log2(d);

@@ -3,9 +3,12 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
+#include <iterator>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "numref/backend.h"
 #include "numref/format.hpp"
@@ -17,55 +20,84 @@
 
 namespace numref::conform {
 
-// §31.3 The C format id of a format row and back. The ids are the table order of §2.1,
-// which is also the order of numref::FormatId; the test test_abi.cpp checks both.
+// ---- §31.3 formats ---------------------------------------------------------------------
+
+// The C format id of a format row and back: NUMREF_FMT_* is the table order of §2.1, which is
+// also the order of numref::FormatId (pinned below; conformance/tests/test_abi.cpp round-trips).
 inline std::uint32_t c_format(const Format& f) { return static_cast<std::uint32_t>(f.id); }
 inline const Format* format_from_c(std::uint32_t id) {
   return id < static_cast<std::uint32_t>(kFormatCount) ? &kFormats[id] : nullptr;
 }
+static_assert(NUMREF_FMT_COUNT == kFormatCount);
+static_assert(NUMREF_FMT_F32 == static_cast<unsigned>(FormatId::f32));
+static_assert(NUMREF_FMT_BF16 == static_cast<unsigned>(FormatId::bf16));
+static_assert(NUMREF_FMT_F16 == static_cast<unsigned>(FormatId::f16));
+static_assert(NUMREF_FMT_F8E4M3FN == static_cast<unsigned>(FormatId::f8e4m3fn));
+static_assert(NUMREF_FMT_F8E5M2 == static_cast<unsigned>(FormatId::f8e5m2));
+static_assert(NUMREF_FMT_F8E8M0FNU == static_cast<unsigned>(FormatId::f8e8m0fnu));
+static_assert(NUMREF_FMT_F6E3M2FN == static_cast<unsigned>(FormatId::f6e3m2fn));
+static_assert(NUMREF_FMT_F6E2M3FN == static_cast<unsigned>(FormatId::f6e2m3fn));
+static_assert(NUMREF_FMT_F4E2M1FN == static_cast<unsigned>(FormatId::f4e2m1fn));
+static_assert(NUMREF_FMT_INT8 == static_cast<unsigned>(FormatId::int8));
 
-// §31.3 Round / knob enums <-> the NUMREF_* constants (explicit tables, no reliance on
-// the C++ enums' underlying values).
-inline std::uint8_t c_round(Round r) {
-  switch (r) {
-    case Round::rne: return NUMREF_ROUND_RNE;
-    case Round::rtz: return NUMREF_ROUND_RTZ;
-    case Round::rup: return NUMREF_ROUND_RUP;
-    case Round::rdn: return NUMREF_ROUND_RDN;
-    case Round::rna: return NUMREF_ROUND_RNA;
-    case Round::sr: return NUMREF_ROUND_SR;
-  }
-  return 0xFF;
-}
-inline std::uint8_t c_nan(NanOut v) {
-  switch (v) {
-    case NanOut::sign: return NUMREF_NAN_SIGN;
-    case NanOut::canonical: return NUMREF_NAN_CANONICAL;
-    case NanOut::ones: return NUMREF_NAN_ONES;
-    case NanOut::payload: return NUMREF_NAN_PAYLOAD;
-  }
-  return 0xFF;
-}
-inline std::uint8_t c_nan_to_finite(NanToFinite v) {
-  switch (v) {
-    case NanToFinite::zero: return NUMREF_NAN_TO_FINITE_ZERO;
-    case NanToFinite::negzero: return NUMREF_NAN_TO_FINITE_NEGZERO;
-    case NanToFinite::max: return NUMREF_NAN_TO_FINITE_MAX;
-  }
-  return 0xFF;
-}
-inline std::uint8_t c_e8m0(E8m0Round v) {
-  switch (v) {
-    case E8m0Round::follow: return NUMREF_E8M0_FOLLOW;
-    case E8m0Round::floor: return NUMREF_E8M0_FLOOR;
-    case E8m0Round::ceil: return NUMREF_E8M0_CEIL;
-    case E8m0Round::even: return NUMREF_E8M0_EVEN;
-    case E8m0Round::tiesup: return NUMREF_E8M0_TIESUP;
-  }
-  return 0xFF;
-}
+// ---- §31.3 policy knobs -------------------------------------------------------------------
 
-// §31.3 The profile whose policy for target `to` equals p exactly (first in table order),
+// The numref_policy field of every row of numref::kPolicyKnobs, in table order (the table's
+// rows are in the struct's field order). Each C value is the row's c_first + the value's index.
+inline constexpr std::uint8_t numref_policy::*kCPolicyFields[] = {
+    &numref_policy::round,          &numref_policy::sr_bits,  &numref_policy::sr_variant, &numref_policy::overflow,
+    &numref_policy::inf_sat,        &numref_policy::nan,      &numref_policy::nan_to_finite,
+    &numref_policy::e8m0_round,     &numref_policy::zero_to_nozero, &numref_policy::negative,
+    &numref_policy::daz,            &numref_policy::ftz,      &numref_policy::tininess,   &numref_policy::int_range};
+static_assert(std::size(kCPolicyFields) == kPolicyKnobCount, "one numref_policy field per knob");
+
+namespace detail {
+// The C value of an enum (or 0/1) knob's value.
+template <class E>
+constexpr std::uint8_t c_knob(E v) {
+  return static_cast<std::uint8_t>(policy_knob<E>().c_first + static_cast<unsigned>(v));
+}
+// Calls f(knob, C field) for every knob, in table order.
+template <class F>
+constexpr void for_each_c_knob(F&& f) {
+  std::size_t i = 0;
+  for_each_policy_knob([&](const auto& k) { f(k, kCPolicyFields[i++]); });
+}
+}  // namespace detail
+
+// The NUMREF_* knob constants of backend.h, each pinned to its enumerator through the table.
+static_assert(NUMREF_ROUND_RNE == detail::c_knob(Round::rne) && NUMREF_ROUND_RTZ == detail::c_knob(Round::rtz) &&
+              NUMREF_ROUND_RUP == detail::c_knob(Round::rup) && NUMREF_ROUND_RDN == detail::c_knob(Round::rdn) &&
+              NUMREF_ROUND_RNA == detail::c_knob(Round::rna) && NUMREF_ROUND_SR == detail::c_knob(Round::sr));
+static_assert(NUMREF_SR_FRACTION == detail::c_knob(SrVariant::fraction) && NUMREF_SR_ADD == detail::c_knob(SrVariant::add));
+static_assert(NUMREF_OVERFLOW_SATURATE == detail::c_knob(Overflow::saturate) &&
+              NUMREF_OVERFLOW_NONSAT == detail::c_knob(Overflow::nonsat));
+static_assert(NUMREF_INF_SAT_MAX == detail::c_knob(InfSat::max) && NUMREF_INF_SAT_KEEP == detail::c_knob(InfSat::keep));
+static_assert(NUMREF_NAN_SIGN == detail::c_knob(NanOut::sign) && NUMREF_NAN_CANONICAL == detail::c_knob(NanOut::canonical) &&
+              NUMREF_NAN_ONES == detail::c_knob(NanOut::ones) && NUMREF_NAN_PAYLOAD == detail::c_knob(NanOut::payload));
+static_assert(NUMREF_NAN_TO_FINITE_ZERO == detail::c_knob(NanToFinite::zero) &&
+              NUMREF_NAN_TO_FINITE_NEGZERO == detail::c_knob(NanToFinite::negzero) &&
+              NUMREF_NAN_TO_FINITE_MAX == detail::c_knob(NanToFinite::max));
+static_assert(NUMREF_E8M0_FOLLOW == detail::c_knob(E8m0Round::follow) && NUMREF_E8M0_FLOOR == detail::c_knob(E8m0Round::floor) &&
+              NUMREF_E8M0_CEIL == detail::c_knob(E8m0Round::ceil) && NUMREF_E8M0_EVEN == detail::c_knob(E8m0Round::even) &&
+              NUMREF_E8M0_TIESUP == detail::c_knob(E8m0Round::tiesup));
+static_assert(NUMREF_ZERO_TO_NOZERO_NAN == detail::c_knob(ZeroToNoZero::nan) &&
+              NUMREF_ZERO_TO_NOZERO_MIN == detail::c_knob(ZeroToNoZero::min));
+static_assert(NUMREF_NEGATIVE_NAN == detail::c_knob(Negative::nan) && NUMREF_NEGATIVE_ABS == detail::c_knob(Negative::abs));
+static_assert(NUMREF_TININESS_AFTER == detail::c_knob(Tininess::after) &&
+              NUMREF_TININESS_BEFORE == detail::c_knob(Tininess::before));
+static_assert(NUMREF_INT_RANGE_FULL == detail::c_knob(IntRange::full) &&
+              NUMREF_INT_RANGE_SYMMETRIC == detail::c_knob(IntRange::symmetric));
+
+// ---- §31.3 profiles ----------------------------------------------------------------------
+
+static_assert(NUMREF_PROFILE_OCP == static_cast<int>(ProfileId::ocp) && NUMREF_PROFILE_IEEE == static_cast<int>(ProfileId::ieee) &&
+              NUMREF_PROFILE_CUDA_SATFINITE == static_cast<int>(ProfileId::cuda_satfinite) &&
+              NUMREF_PROFILE_CUDA_NOSAT == static_cast<int>(ProfileId::cuda_nosat) &&
+              NUMREF_PROFILE_ML_DTYPES == static_cast<int>(ProfileId::ml_dtypes) && NUMREF_PROFILE_NONE < 0);
+static_assert(kProfileCount == 5, "a new profile needs its NUMREF_PROFILE_* define in backend.h and a pin here");
+
+// The profile whose policy for target `to` equals p exactly (first in table order),
 // or NUMREF_PROFILE_NONE.
 inline std::int32_t c_profile(const Policy& p, const Format& to) {
   const Profile* all = all_profiles();
@@ -74,81 +106,101 @@ inline std::int32_t c_profile(const Policy& p, const Format& to) {
   return NUMREF_PROFILE_NONE;
 }
 
-// §31.3 The C policy struct of p for target `to`. `text` must outlive the struct
-// (it receives describe(p) and the struct points into it).
+// The C policy struct of p for target `to`. `text` must outlive the struct (it receives
+// describe(p) and the struct points into it). sr_bits is 0 unless round=sr.
 inline numref_policy to_c_policy(const Policy& p, const Format& to, std::string& text) {
   text = describe(p);
   numref_policy c{};
-  c.round = c_round(p.round);
-  c.sr_bits = static_cast<std::uint8_t>(p.round == Round::sr ? p.sr_bits : 0);
-  c.sr_variant = p.sr_variant == SrVariant::add ? NUMREF_SR_ADD : NUMREF_SR_FRACTION;
-  c.overflow = p.overflow == Overflow::saturate ? NUMREF_OVERFLOW_SATURATE : NUMREF_OVERFLOW_NONSAT;
-  c.inf_sat = p.inf_sat == InfSat::max ? NUMREF_INF_SAT_MAX : NUMREF_INF_SAT_KEEP;
-  c.nan = c_nan(p.nan);
-  c.nan_to_finite = c_nan_to_finite(p.nan_to_finite);
-  c.e8m0_round = c_e8m0(p.e8m0_round);
-  c.zero_to_nozero = p.zero_to_nozero == ZeroToNoZero::min ? NUMREF_ZERO_TO_NOZERO_MIN : NUMREF_ZERO_TO_NOZERO_NAN;
-  c.negative = p.negative == Negative::abs ? NUMREF_NEGATIVE_ABS : NUMREF_NEGATIVE_NAN;
-  c.daz = p.daz ? 1 : 0;
-  c.ftz = p.ftz ? 1 : 0;
-  c.tininess = p.tininess == Tininess::before ? NUMREF_TININESS_BEFORE : NUMREF_TININESS_AFTER;
-  c.int_range = p.int_range == IntRange::symmetric ? NUMREF_INT_RANGE_SYMMETRIC : NUMREF_INT_RANGE_FULL;
+  detail::for_each_c_knob([&](const auto& k, std::uint8_t numref_policy::*field) {
+    const auto v = p.*k.member;
+    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(v)>, int>)  // sr_bits, a number
+      c.*field = static_cast<std::uint8_t>(p.round == Round::sr ? v : 0);
+    else
+      c.*field = static_cast<std::uint8_t>(k.c_first + static_cast<unsigned>(v));
+  });
   c.profile = c_profile(p, to);
   c.text = text.c_str();
   return c;
 }
 
-// §31.3 The numref::Policy of a C policy struct; nullopt when a field is out of range.
+// The numref::Policy of a C policy struct; nullopt when a field is out of range (the ranges are
+// the table's value counts).
 inline std::optional<Policy> from_c_policy(const numref_policy& c) {
   Policy p;
-  switch (c.round) {
-    case NUMREF_ROUND_RNE: p.round = Round::rne; break;
-    case NUMREF_ROUND_RTZ: p.round = Round::rtz; break;
-    case NUMREF_ROUND_RUP: p.round = Round::rup; break;
-    case NUMREF_ROUND_RDN: p.round = Round::rdn; break;
-    case NUMREF_ROUND_RNA: p.round = Round::rna; break;
-    case NUMREF_ROUND_SR: p.round = Round::sr; break;
-    default: return std::nullopt;
-  }
-  p.sr_bits = p.round == Round::sr ? c.sr_bits : 0;
-  if (c.sr_variant > NUMREF_SR_ADD || c.overflow > NUMREF_OVERFLOW_NONSAT || c.inf_sat > NUMREF_INF_SAT_KEEP ||
-      c.nan > NUMREF_NAN_PAYLOAD || c.nan_to_finite > NUMREF_NAN_TO_FINITE_MAX || c.e8m0_round > NUMREF_E8M0_TIESUP ||
-      c.zero_to_nozero > NUMREF_ZERO_TO_NOZERO_MIN || c.negative > NUMREF_NEGATIVE_ABS || c.daz > 1 || c.ftz > 1 ||
-      c.tininess > NUMREF_TININESS_BEFORE || c.int_range > NUMREF_INT_RANGE_SYMMETRIC)
-    return std::nullopt;
-  p.sr_variant = c.sr_variant == NUMREF_SR_ADD ? SrVariant::add : SrVariant::fraction;
-  p.overflow = c.overflow == NUMREF_OVERFLOW_SATURATE ? Overflow::saturate : Overflow::nonsat;
-  p.inf_sat = c.inf_sat == NUMREF_INF_SAT_MAX ? InfSat::max : InfSat::keep;
-  constexpr NanOut kNan[] = {NanOut::sign, NanOut::canonical, NanOut::ones, NanOut::payload};
-  p.nan = kNan[c.nan];
-  constexpr NanToFinite kNtf[] = {NanToFinite::zero, NanToFinite::negzero, NanToFinite::max};
-  p.nan_to_finite = kNtf[c.nan_to_finite];
-  constexpr E8m0Round kE8[] = {E8m0Round::follow, E8m0Round::floor, E8m0Round::ceil, E8m0Round::even,
-                               E8m0Round::tiesup};
-  p.e8m0_round = kE8[c.e8m0_round];
-  p.zero_to_nozero = c.zero_to_nozero == NUMREF_ZERO_TO_NOZERO_MIN ? ZeroToNoZero::min : ZeroToNoZero::nan;
-  p.negative = c.negative == NUMREF_NEGATIVE_ABS ? Negative::abs : Negative::nan;
-  p.daz = c.daz != 0;
-  p.ftz = c.ftz != 0;
-  p.tininess = c.tininess == NUMREF_TININESS_BEFORE ? Tininess::before : Tininess::after;
-  p.int_range = c.int_range == NUMREF_INT_RANGE_SYMMETRIC ? IntRange::symmetric : IntRange::full;
+  bool ok = true;
+  detail::for_each_c_knob([&](const auto& k, std::uint8_t numref_policy::*field) {
+    using T = std::remove_cvref_t<decltype(p.*k.member)>;
+    const unsigned v = c.*field;
+    if constexpr (std::is_same_v<T, int>) {  // sr_bits (after round in the table)
+      p.*k.member = p.round == Round::sr ? static_cast<int>(v) : 0;
+    } else {
+      if (v < k.c_first || v - k.c_first >= k.words.size()) ok = false;
+      else p.*k.member = static_cast<T>(v - k.c_first);
+    }
+  });
+  if (!ok) return std::nullopt;
   return p;
 }
 
-// §31.5 The NUMREF_RULE_* constant of a scale rule and back (explicit table, §19.6 order).
-inline constexpr ScaleRule kCRules[NUMREF_RULE_COUNT] = {
-    ScaleRule::amax,     ScaleRule::amax_recip, ScaleRule::amax_dequant, ScaleRule::pow2,         ScaleRule::mx_floor,
-    ScaleRule::mx_ceil,  ScaleRule::mx_even,    ScaleRule::mx_rceil,     ScaleRule::mx_rceil_f32, ScaleRule::gam,
-    ScaleRule::nvfp4,    ScaleRule::int8,       ScaleRule::int8_127_5};
-inline std::uint32_t c_rule(ScaleRule r) {
-  for (std::uint32_t i = 0; i < NUMREF_RULE_COUNT; ++i)
-    if (kCRules[i] == r) return i;
-  return 0xFFu;
-}
+// ---- §31.5 scale rules ------------------------------------------------------------------
+
+// The NUMREF_RULE_* constant of a scale rule and back: the abi_id column of numref::kScaleRules.
+inline std::uint32_t c_rule(ScaleRule r) { return rule_info(r).abi_id; }
 inline std::optional<ScaleRule> rule_from_c(std::uint32_t v) {
-  if (v >= NUMREF_RULE_COUNT) return std::nullopt;
-  return kCRules[v];
+  for (const ScaleRuleInfo& r : kScaleRules)
+    if (r.abi_id == v) return r.rule;
+  return std::nullopt;
 }
+namespace detail {
+constexpr bool rule_pinned(ScaleRule r, std::uint32_t c) { return rule_info(r).abi_id == c; }
+}  // namespace detail
+static_assert(NUMREF_RULE_COUNT == kScaleRuleCount, "one NUMREF_RULE_* per row of numref::kScaleRules");
+static_assert(detail::rule_pinned(ScaleRule::amax, NUMREF_RULE_AMAX) &&
+              detail::rule_pinned(ScaleRule::amax_recip, NUMREF_RULE_AMAX_RECIP) &&
+              detail::rule_pinned(ScaleRule::amax_dequant, NUMREF_RULE_AMAX_DEQUANT) &&
+              detail::rule_pinned(ScaleRule::pow2, NUMREF_RULE_POW2) &&
+              detail::rule_pinned(ScaleRule::mx_floor, NUMREF_RULE_MX_FLOOR) &&
+              detail::rule_pinned(ScaleRule::mx_ceil, NUMREF_RULE_MX_CEIL) &&
+              detail::rule_pinned(ScaleRule::mx_even, NUMREF_RULE_MX_EVEN) &&
+              detail::rule_pinned(ScaleRule::mx_rceil, NUMREF_RULE_MX_RCEIL) &&
+              detail::rule_pinned(ScaleRule::mx_rceil_f32, NUMREF_RULE_MX_RCEIL_F32) &&
+              detail::rule_pinned(ScaleRule::gam, NUMREF_RULE_GAM) &&
+              detail::rule_pinned(ScaleRule::nvfp4, NUMREF_RULE_NVFP4) &&
+              detail::rule_pinned(ScaleRule::int8, NUMREF_RULE_INT8) &&
+              detail::rule_pinned(ScaleRule::int8_127_5, NUMREF_RULE_INT8_127_5));
+namespace detail {
+constexpr bool rule_ids_dense() {  // NUMREF_RULE_COUNT bounds the ids
+  for (const ScaleRuleInfo& r : kScaleRules)
+    if (r.abi_id >= NUMREF_RULE_COUNT) return false;
+  return true;
+}
+}  // namespace detail
+static_assert(detail::rule_ids_dense());
+
+// ---- §31.5 / §31.7 the other tensor and MoR constants --------------------------------------
+
+static_assert(NUMREF_APPLY_RN32 == static_cast<unsigned>(ScaleApply::rn32) &&
+              NUMREF_APPLY_FUSED == static_cast<unsigned>(ScaleApply::fused));
+static_assert(NUMREF_DEQUANT_DIVIDE == static_cast<unsigned>(DequantOp::divide) &&
+              NUMREF_DEQUANT_RECIPROCAL == static_cast<unsigned>(DequantOp::reciprocal));
+static_assert(NUMREF_AMAX_PROPAGATE == static_cast<unsigned>(AmaxNan::propagate) &&
+              NUMREF_AMAX_IGNORE == static_cast<unsigned>(AmaxNan::ignore) &&
+              NUMREF_AMAX_PROPAGATE == static_cast<unsigned>(AmaxInf::propagate) &&
+              NUMREF_AMAX_IGNORE == static_cast<unsigned>(AmaxInf::ignore));
+static_assert(NUMREF_REASON_ACCEPTED == static_cast<unsigned>(Reason::accepted) &&
+              NUMREF_REASON_ALL_ZERO == static_cast<unsigned>(Reason::all_zero) &&
+              NUMREF_REASON_EXACT == static_cast<unsigned>(Reason::exact) &&
+              NUMREF_REASON_THRESHOLD == static_cast<unsigned>(Reason::threshold) &&
+              NUMREF_REASON_NOT_LOWER == static_cast<unsigned>(Reason::not_lower) &&
+              NUMREF_REASON_RANGE == static_cast<unsigned>(Reason::range) &&
+              NUMREF_REASON_NONFINITE_INPUT == static_cast<unsigned>(Reason::nonfinite_input) &&
+              NUMREF_REASON_NONFINITE_QUANT == static_cast<unsigned>(Reason::nonfinite_quant) &&
+              NUMREF_REASON_CUSTOM == static_cast<unsigned>(Reason::custom) &&
+              NUMREF_REASON_FALLBACK == static_cast<unsigned>(Reason::fallback) &&
+              NUMREF_REASON_NOT_EVALUATED == static_cast<unsigned>(Reason::not_evaluated));
+static_assert(NUMREF_BLOCK_F8E4M3FN == static_cast<unsigned>(BlockType::f8e4m3fn) &&
+              NUMREF_BLOCK_F8E5M2 == static_cast<unsigned>(BlockType::f8e5m2) &&
+              NUMREF_BLOCK_KEPT == static_cast<unsigned>(BlockType::bf16));
 
 // §31.5 A C tensor operation as the reference's QuantizeSpec plus the view, every field read
 // from the struct (used by the reference backend and the test backends, so that a
@@ -179,7 +231,7 @@ inline TensorOpSpec tensor_spec_from_c(std::uint32_t family, const numref_tensor
   q.element = elem;
   q.rule = *rule;
   q.partition = Partition::blocks(op.block_rows, op.block_cols);
-  q.group = *rule == ScaleRule::gam ? Partition::blocks(op.group_rows, op.group_cols) : Partition::tensor();
+  q.group = scale_kind(*rule) == ScaleKind::gam ? Partition::blocks(op.group_rows, op.group_cols) : Partition::tensor();
   q.amax.nan = op.amax_nan == NUMREF_AMAX_IGNORE ? AmaxNan::ignore : AmaxNan::propagate;
   q.amax.inf = op.amax_inf == NUMREF_AMAX_IGNORE ? AmaxInf::ignore : AmaxInf::propagate;
   q.policy = *pol;

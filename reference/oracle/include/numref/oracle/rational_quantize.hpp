@@ -3,38 +3,23 @@
 //
 // Independent of numref_reference (no function of it is called): elements arrive as codes in
 // element order, blocks are cut by index arithmetic, every scale rule is computed from its
-// mathematical definition (logarithms by comparison with powers of two, RN32 by the rational
-// rounding of rational_round.hpp). Tests compare it with numref::quantize bit for bit.
+// mathematical definition. Of the scale-rule table (numref/scale.hpp, constexpr) it reads only
+// the descriptive columns of the rule's row — the kind, the MX exponent rule, the default q_max,
+// the integer range and the default application — and computes everything itself (logarithms
+// by comparison with powers of two, RN32 by the rational rounding of rational_round.hpp). Tests
+// compare it with numref::quantize bit for bit.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <span>
-#include <string_view>
 #include <vector>
 
 #include "numref/format.hpp"
 #include "numref/policy.hpp"
+#include "numref/scale.hpp"
 
 namespace numref::oracle::rq {
-
-// The scale rules, by their §19.6 names (the oracle's own enum).
-enum class Rule : std::uint8_t {
-  amax,
-  amax_recip,
-  amax_dequant,
-  pow2,
-  mx_floor,
-  mx_ceil,
-  mx_even,
-  mx_rceil,
-  mx_rceil_f32,
-  gam,
-  nvfp4,
-  int8,
-  int8_127_5,
-};
-std::optional<Rule> parse_rule(std::string_view name);
 
 struct Spec {
   FormatId source = FormatId::f32;
@@ -42,11 +27,11 @@ struct Spec {
   std::size_t rows = 0, cols = 0;
   std::size_t block_rows = 0, block_cols = 0;  // 0 = whole extent
   std::size_t group_rows = 0, group_cols = 0;  // GAM groups
-  Rule rule = Rule::amax;
+  ScaleRule rule = ScaleRule::amax;
   bool nan_ignore = false, inf_ignore = false;
-  Policy policy;        // element conversion (int_range is overridden by the int8 rules)
+  Policy policy;        // element conversion (int_range is overridden by the rule's row, §20.2)
   Policy wide;          // NaN codes -> binary32, and the fake-quant output
-  std::optional<bool> fused;     // default: true for the int8 rules
+  std::optional<bool> fused;     // default: the rule's row (true for the int8 rules)
   bool dequant_reciprocal = false;
   // explicit q_max = q_sig * 2^q_exp (0: the element's default)
   std::uint64_t q_sig = 0;

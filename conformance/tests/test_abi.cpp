@@ -1,0 +1,227 @@
+// The C ABI <-> C++ mappings of conform/abi.hpp round-trip for every enumerator and profile.
+//                                                                       spec §31.3, §31.5
+//
+// abi.hpp pins every NUMREF_* constant of backend.h to its enumerator by static_assert (a
+// build-time check); this test checks the run-time mappings built on them: formats, scale
+// rules, every value of every policy knob (field by field, so a knob written into the wrong
+// field of numref_policy fails), the range checks of from_c_policy, and c_profile. Expected
+// values come from the spec's lists (§2.1 table order, §19.6 rule names, §10.2 words), written
+// out here, not read from the tables under test.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "numref/backend.h"
+#include "numref/conform/abi.hpp"
+
+namespace numref::conform {
+namespace {
+
+TEST(Abi, FormatsRoundTripInTableOrder) {  // §2.1, §31.3
+  const char* const spec_order[] = {"f32",       "bf16",     "f16",      "f8e4m3fn", "f8e5m2",
+                                    "f8e8m0fnu", "f6e3m2fn", "f6e2m3fn", "f4e2m1fn", "int8"};
+  ASSERT_EQ(std::size(spec_order), std::size_t{NUMREF_FMT_COUNT});
+  for (std::uint32_t id = 0; id < NUMREF_FMT_COUNT; ++id) {
+    const Format* f = format_from_c(id);
+    ASSERT_NE(f, nullptr) << id;
+    EXPECT_EQ(f->name, spec_order[id]);
+    EXPECT_EQ(c_format(*f), id);
+  }
+  EXPECT_EQ(format_from_c(NUMREF_FMT_COUNT), nullptr);
+  EXPECT_EQ(c_format(format(FormatId::f8e8m0fnu)), NUMREF_FMT_F8E8M0FNU);
+}
+
+TEST(Abi, ScaleRulesRoundTripInSpecOrder) {  // §19.6, §31.5: NUMREF_RULE_* in the order of §14–§20
+  const char* const spec_names[] = {"amax",     "amax-recip", "amax-dequant", "pow2",  "mx-floor",
+                                    "mx-ceil",  "mx-even",    "mx-rceil",     "mx-rceil-f32", "gam",
+                                    "nvfp4",    "int8",       "int8-127.5"};
+  ASSERT_LE(std::size(spec_names), std::size_t{NUMREF_RULE_COUNT});  // later rules are appended
+  for (std::uint32_t id = 0; id < std::size(spec_names); ++id) {
+    const auto r = parse_scale_rule(spec_names[id]);
+    ASSERT_TRUE(r.has_value()) << spec_names[id];
+    EXPECT_EQ(c_rule(*r), id) << spec_names[id];
+    EXPECT_EQ(rule_from_c(id), r) << id;
+  }
+  for (int i = 0; i < kScaleRuleCount; ++i) {
+    const auto r = static_cast<ScaleRule>(i);
+    EXPECT_EQ(rule_from_c(c_rule(r)), r) << to_string(r);
+  }
+  EXPECT_FALSE(rule_from_c(NUMREF_RULE_COUNT).has_value());
+  EXPECT_FALSE(rule_from_c(0xFFFFFFFFu).has_value());
+  EXPECT_EQ(c_rule(ScaleRule::mx_rceil), NUMREF_RULE_MX_RCEIL);
+}
+
+// One knob value set on the default policy and the C field that must carry it.
+struct KnobCase {
+  const char* setting;  // §10.2 key=word
+  std::uint8_t numref_policy::*field;
+  std::uint8_t c_value;
+};
+
+// §10.2 words, §31.3 numbering (backend.h), named fields: every value of every knob.
+const std::vector<KnobCase>& knob_cases() {
+  static const std::vector<KnobCase> cases = {
+      {"round=rne", &numref_policy::round, NUMREF_ROUND_RNE},
+      {"round=rtz", &numref_policy::round, NUMREF_ROUND_RTZ},
+      {"round=rup", &numref_policy::round, NUMREF_ROUND_RUP},
+      {"round=rdn", &numref_policy::round, NUMREF_ROUND_RDN},
+      {"round=rna", &numref_policy::round, NUMREF_ROUND_RNA},
+      {"overflow=saturate", &numref_policy::overflow, NUMREF_OVERFLOW_SATURATE},
+      {"overflow=nonsat", &numref_policy::overflow, NUMREF_OVERFLOW_NONSAT},
+      {"inf_sat=max", &numref_policy::inf_sat, NUMREF_INF_SAT_MAX},
+      {"inf_sat=keep", &numref_policy::inf_sat, NUMREF_INF_SAT_KEEP},
+      {"nan=sign", &numref_policy::nan, NUMREF_NAN_SIGN},
+      {"nan=canonical", &numref_policy::nan, NUMREF_NAN_CANONICAL},
+      {"nan=ones", &numref_policy::nan, NUMREF_NAN_ONES},
+      {"nan=payload", &numref_policy::nan, NUMREF_NAN_PAYLOAD},
+      {"nan_to_finite=zero", &numref_policy::nan_to_finite, NUMREF_NAN_TO_FINITE_ZERO},
+      {"nan_to_finite=negzero", &numref_policy::nan_to_finite, NUMREF_NAN_TO_FINITE_NEGZERO},
+      {"nan_to_finite=max", &numref_policy::nan_to_finite, NUMREF_NAN_TO_FINITE_MAX},
+      {"e8m0_round=follow", &numref_policy::e8m0_round, NUMREF_E8M0_FOLLOW},
+      {"e8m0_round=floor", &numref_policy::e8m0_round, NUMREF_E8M0_FLOOR},
+      {"e8m0_round=ceil", &numref_policy::e8m0_round, NUMREF_E8M0_CEIL},
+      {"e8m0_round=even", &numref_policy::e8m0_round, NUMREF_E8M0_EVEN},
+      {"e8m0_round=tiesup", &numref_policy::e8m0_round, NUMREF_E8M0_TIESUP},
+      {"zero_to_nozero=nan", &numref_policy::zero_to_nozero, NUMREF_ZERO_TO_NOZERO_NAN},
+      {"zero_to_nozero=min", &numref_policy::zero_to_nozero, NUMREF_ZERO_TO_NOZERO_MIN},
+      {"negative=nan", &numref_policy::negative, NUMREF_NEGATIVE_NAN},
+      {"negative=abs", &numref_policy::negative, NUMREF_NEGATIVE_ABS},
+      {"daz=0", &numref_policy::daz, 0},
+      {"daz=1", &numref_policy::daz, 1},
+      {"ftz=0", &numref_policy::ftz, 0},
+      {"ftz=1", &numref_policy::ftz, 1},
+      {"tininess=after", &numref_policy::tininess, NUMREF_TININESS_AFTER},
+      {"tininess=before", &numref_policy::tininess, NUMREF_TININESS_BEFORE},
+      {"int_range=full", &numref_policy::int_range, NUMREF_INT_RANGE_FULL},
+      {"int_range=symmetric", &numref_policy::int_range, NUMREF_INT_RANGE_SYMMETRIC},
+      // stochastic rounding: round, sr_bits and sr_variant together (§5)
+      {"round=sr sr_bits=7 sr_variant=fraction", &numref_policy::sr_variant, NUMREF_SR_FRACTION},
+      {"round=sr sr_bits=7 sr_variant=add", &numref_policy::sr_variant, NUMREF_SR_ADD},
+  };
+  return cases;
+}
+
+// The fields of a C policy, named, for comparing two structs field by field.
+std::vector<int> fields(const numref_policy& c) {
+  return {c.round, c.sr_bits, c.sr_variant, c.overflow, c.inf_sat, c.nan, c.nan_to_finite, c.e8m0_round,
+          c.zero_to_nozero, c.negative, c.daz, c.ftz, c.tininess, c.int_range};
+}
+
+TEST(Abi, EveryKnobValueReachesItsField) {  // §10.2, §31.3
+  const Format& to = format(FormatId::f8e4m3fn);
+  std::string base_text;
+  const numref_policy base = to_c_policy(Policy{}, to, base_text);
+  // §10.2 the default policy's text, and its C form (backend.h: the first word of each knob
+  // is 0, except nan=payload (3), overflow=nonsat (1))
+  EXPECT_EQ(base_text,
+            "round=rne overflow=nonsat inf_sat=max nan=payload nan_to_finite=zero e8m0_round=follow "
+            "zero_to_nozero=nan negative=nan daz=0 ftz=0 tininess=after int_range=full");
+  EXPECT_EQ(fields(base), (std::vector<int>{0, 0, 0, 1, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0}));
+  EXPECT_STREQ(base.text, base_text.c_str());
+  for (const KnobCase& k : knob_cases()) {
+    SCOPED_TRACE(k.setting);
+    Policy p;
+    ASSERT_FALSE(apply_policy_settings(p, k.setting).has_value());
+    std::string text;
+    const numref_policy c = to_c_policy(p, to, text);
+    EXPECT_EQ(c.*k.field, k.c_value);
+    // every other field keeps the default's value (sr_bits and round move together under sr)
+    numref_policy want = base;
+    want.*k.field = k.c_value;
+    if (p.round == Round::sr) {
+      want.round = NUMREF_ROUND_SR;
+      want.sr_bits = 7;
+    }
+    EXPECT_EQ(fields(c), fields(want));
+    // and back
+    const auto back = from_c_policy(c);
+    ASSERT_TRUE(back.has_value());
+    EXPECT_EQ(*back, p);
+    EXPECT_EQ(describe(*back), text);
+  }
+}
+
+TEST(Abi, SrBitsOnlyWithStochasticRounding) {  // §31.3 sr_bits: k when round == SR, else 0
+  Policy p;
+  p.sr_bits = 9;  // not meaningful under rne
+  std::string text;
+  numref_policy c = to_c_policy(p, format(FormatId::f8e5m2), text);
+  EXPECT_EQ(c.sr_bits, 0);
+  c.sr_bits = 12;
+  EXPECT_EQ(from_c_policy(c)->sr_bits, 0);
+  c.round = NUMREF_ROUND_SR;
+  EXPECT_EQ(from_c_policy(c)->sr_bits, 12);
+}
+
+TEST(Abi, OutOfRangeFieldsAreRejected) {  // §31.3 from_c_policy: nullopt for a field out of range
+  std::string text;
+  const numref_policy good = to_c_policy(Policy{}, format(FormatId::f32), text);
+  ASSERT_TRUE(from_c_policy(good).has_value());
+  struct Bad {
+    std::uint8_t numref_policy::*field;
+    std::uint8_t first_bad;  // one past the last value of backend.h
+  };
+  const Bad bad[] = {
+      {&numref_policy::round, NUMREF_ROUND_SR + 1},
+      {&numref_policy::sr_variant, NUMREF_SR_ADD + 1},
+      {&numref_policy::overflow, NUMREF_OVERFLOW_NONSAT + 1},
+      {&numref_policy::inf_sat, NUMREF_INF_SAT_KEEP + 1},
+      {&numref_policy::nan, NUMREF_NAN_PAYLOAD + 1},
+      {&numref_policy::nan_to_finite, NUMREF_NAN_TO_FINITE_MAX + 1},
+      {&numref_policy::e8m0_round, NUMREF_E8M0_TIESUP + 1},
+      {&numref_policy::zero_to_nozero, NUMREF_ZERO_TO_NOZERO_MIN + 1},
+      {&numref_policy::negative, NUMREF_NEGATIVE_ABS + 1},
+      {&numref_policy::daz, 2},
+      {&numref_policy::ftz, 2},
+      {&numref_policy::tininess, NUMREF_TININESS_BEFORE + 1},
+      {&numref_policy::int_range, NUMREF_INT_RANGE_SYMMETRIC + 1},
+  };
+  for (const Bad& b : bad) {
+    numref_policy c = good;
+    c.*b.field = static_cast<std::uint8_t>(b.first_bad - 1);
+    EXPECT_TRUE(from_c_policy(c).has_value()) << int(b.first_bad);
+    c.*b.field = b.first_bad;
+    EXPECT_FALSE(from_c_policy(c).has_value()) << int(b.first_bad);
+    c.*b.field = 0xFF;
+    EXPECT_FALSE(from_c_policy(c).has_value()) << int(b.first_bad);
+  }
+}
+
+TEST(Abi, ProfilesMapToTheirIds) {  // §10.1, §31.3 c_profile: the first profile with an equal policy
+  const Format& narrow = format(FormatId::f8e4m3fn);
+  const Format& wide = format(FormatId::bf16);
+  const struct {
+    ProfileId id;
+    std::int32_t c_narrow, c_wide;  // backend.h; ieee = ocp and the two CUDA wide policies coincide
+  } want[] = {
+      {ProfileId::ocp, NUMREF_PROFILE_OCP, NUMREF_PROFILE_OCP},
+      {ProfileId::ieee, NUMREF_PROFILE_OCP, NUMREF_PROFILE_OCP},
+      {ProfileId::cuda_satfinite, NUMREF_PROFILE_CUDA_SATFINITE, NUMREF_PROFILE_CUDA_SATFINITE},
+      {ProfileId::cuda_nosat, NUMREF_PROFILE_CUDA_NOSAT, NUMREF_PROFILE_CUDA_SATFINITE},
+      {ProfileId::ml_dtypes, NUMREF_PROFILE_ML_DTYPES, NUMREF_PROFILE_ML_DTYPES},
+  };
+  ASSERT_EQ(std::size(want), std::size_t(kProfileCount));
+  for (const auto& w : want) {
+    const Profile& pr = profile(w.id);
+    SCOPED_TRACE(std::string(pr.name));
+    EXPECT_EQ(c_profile(pr.narrow, narrow), w.c_narrow);
+    EXPECT_EQ(c_profile(pr.wide, wide), w.c_wide);
+    for (const Format* to : {&narrow, &wide}) {
+      std::string text;
+      const numref_policy c = to_c_policy(pr.for_target(*to), *to, text);
+      EXPECT_EQ(c.profile, c_profile(pr.for_target(*to), *to));
+      const auto back = from_c_policy(c);
+      ASSERT_TRUE(back.has_value());
+      EXPECT_EQ(*back, pr.for_target(*to));
+    }
+  }
+  Policy odd = profile(ProfileId::ocp).narrow;
+  odd.tininess = Tininess::before;
+  EXPECT_EQ(c_profile(odd, narrow), NUMREF_PROFILE_NONE);
+}
+
+}  // namespace
+}  // namespace numref::conform
