@@ -253,7 +253,7 @@ void FastQuant::scales_of(const std::uint32_t* amax, std::uint32_t* scales, std:
     const std::uint32_t a = amax[b];
     BlockFactor& F = fac[b];
     if (a >= kInf && kind != ScaleKind::gam) {  // §13.2 a NaN / Inf block: the NaN of the scale format (§19.4)
-      scales[b] = scale_format(rule).id == FormatId::f32 ? kNaN : 0xFFu;
+      scales[b] = scale_format(op_.rule).id == FormatId::f32 ? kNaN : 0xFFu;
       F.poisoned = true;
       continue;
     }

@@ -58,7 +58,7 @@ class Gen {
     const Layout& L = p_.layout();
     v.assign(L.n, 0);
     const std::uint64_t style = rng_.below(32);
-    if (style == 0 && s_.rule != ScaleRule::nvfp4) {
+    if (style == 0 && scale_kind(s_.rule) != ScaleKind::nvfp4) {
       for (auto& c : v) c = static_cast<std::uint32_t>(rng_.next()) & src_.mask();
       return;
     }
@@ -109,10 +109,10 @@ class Gen {
   }
 
   std::uint32_t stored_scale(const Format& sf) {
-    const ScaleRule rule = s_.rule;
-    if (rule == ScaleRule::gam) return rng_.below(16) == 0 ? 0xFFu : 1u + static_cast<std::uint32_t>(rng_.below(254));
-    if (rule == ScaleRule::nvfp4) return rng_.below(16) == 0 ? 0x7Fu : static_cast<std::uint32_t>(rng_.below(0x7F));
-    if (is_mx(rule)) return rng_.below(16) == 0 ? 0xFFu : static_cast<std::uint32_t>(rng_.below(255));
+    const ScaleKind kind = scale_kind(s_.rule);
+    if (kind == ScaleKind::gam) return rng_.below(16) == 0 ? 0xFFu : 1u + static_cast<std::uint32_t>(rng_.below(254));
+    if (kind == ScaleKind::nvfp4) return rng_.below(16) == 0 ? 0x7Fu : static_cast<std::uint32_t>(rng_.below(0x7F));
+    if (kind == ScaleKind::mx) return rng_.below(16) == 0 ? 0xFFu : static_cast<std::uint32_t>(rng_.below(255));
     (void)sf;
     const std::uint64_t t = rng_.below(16);
     if (t == 0) return kF32NaN;
@@ -120,10 +120,10 @@ class Gen {
     if (t == 2) return kF32One;
     if (t == 3) return 1u + static_cast<std::uint32_t>(rng_.below(0x7F7FFFFF));
     const Amax a{random_f32()};
-    switch (rule) {
-      case ScaleRule::amax: return fp32_amax_scale(a, p_.q_max());
-      case ScaleRule::amax_recip: return rn32(exact_div(exact_pow2(0), exact_f32(fp32_amax_scale(a, p_.q_max()))));
-      case ScaleRule::pow2: return pow2_floor(fp32_amax_scale(a, p_.q_max()));
+    switch (kind) {
+      case ScaleKind::fp32_quotient: return fp32_amax_scale(a, p_.q_max());
+      case ScaleKind::fp32_recip: return rn32(exact_div(exact_pow2(0), exact_f32(fp32_amax_scale(a, p_.q_max()))));
+      case ScaleKind::pow2: return pow2_floor(fp32_amax_scale(a, p_.q_max()));
       default: return fp32_dequant_scale(a, p_.q_max());
     }
   }
@@ -137,7 +137,7 @@ class Gen {
   // §18.4 decode factor RN32(d_b * t_amax) overflows binary32 above about 2^119 and
   // numref::nvfp4_decode_factor then throws (reported; the generator stays below).
   std::uint32_t field_top() const {
-    if (s_.rule != ScaleRule::nvfp4) return top_field(src_);
+    if (scale_kind(s_.rule) != ScaleKind::nvfp4) return top_field(src_);
     return std::min<std::uint32_t>(top_field(src_), static_cast<std::uint32_t>(src_.bias + 117));
   }
 
@@ -217,7 +217,7 @@ class Gen {
     const Decoded da = decode(amag, src_);
     if (da.cls == Class::normal || da.cls == Class::subnormal) {
       const Amax am{rn32(Exact{false, da.sig, da.exp, false})};
-      if (s_.rule == ScaleRule::gam || s_.rule == ScaleRule::nvfp4) {
+      if (needs_tensor_state(s_.rule)) {
         const std::uint32_t S = fp32_amax_scale(am, p_.q_max());
         f = Factor{false, exact_f32(S)};
       } else {

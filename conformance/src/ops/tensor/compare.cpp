@@ -128,34 +128,31 @@ std::string classify_amax(const CaseCtx& c, std::size_t b, std::uint32_t ea, std
   return "amax/value";
 }
 
-// The stored scale of block b's amax under another rule r2 (not gam / nvfp4).
+// The stored scale of block b's amax under another rule r2 (a rule without tensor-level state),
+// with r2's own q_max (§14.4; an int8 rule's with int8 elements).
 std::uint32_t rule_code(const CaseCtx& c, std::size_t b, ScaleRule r2) {
   const Amax a = c.amax[b];
-  Exact q = c.p.q_max();
-  if (r2 == ScaleRule::int8) q = Exact{false, 127, 0, false};
-  if (r2 == ScaleRule::int8_127_5) q = Exact{false, 255, -1, false};
-  switch (r2) {
-    case ScaleRule::amax: return fp32_amax_scale(a, q);
-    case ScaleRule::amax_recip: return a.poisoned() ? kF32NaN : rn32(exact_div(exact_pow2(0), exact_f32(fp32_amax_scale(a, q))));
-    case ScaleRule::amax_dequant:
-    case ScaleRule::int8:
-    case ScaleRule::int8_127_5: return fp32_dequant_scale(a, q);
-    case ScaleRule::pow2: return pow2_floor(fp32_amax_scale(a, q));
-    default: return mx_scale_code(r2, a, q, c.p.spec().elem->precision());
+  const Exact q = rule_info(r2).int_range ? rule_qmax(r2, format(FormatId::int8)) : c.p.q_max();
+  switch (scale_kind(r2)) {
+    case ScaleKind::fp32_quotient: return fp32_amax_scale(a, q);
+    case ScaleKind::fp32_recip: return a.poisoned() ? kF32NaN : rn32(exact_div(exact_pow2(0), exact_f32(fp32_amax_scale(a, q))));
+    case ScaleKind::fp32_dequant: return fp32_dequant_scale(a, q);
+    case ScaleKind::pow2: return pow2_floor(fp32_amax_scale(a, q));
+    case ScaleKind::mx: return mx_scale_code(r2, a, q, c.p.spec().elem->precision());
+    case ScaleKind::gam:
+    case ScaleKind::nvfp4: break;
   }
+  return kF32NaN;
 }
 
 // The other rules that give block b's scale, in the order of their use in libraries.
 std::vector<ScaleRule> rules_giving(const CaseCtx& c, std::size_t b, std::uint32_t gs) {
-  static const ScaleRule kOrder[] = {ScaleRule::mx_rceil, ScaleRule::mx_rceil_f32, ScaleRule::mx_floor,
-                                     ScaleRule::mx_even,  ScaleRule::mx_ceil,      ScaleRule::amax,
-                                     ScaleRule::amax_dequant, ScaleRule::amax_recip, ScaleRule::pow2,
-                                     ScaleRule::int8,     ScaleRule::int8_127_5};
   std::vector<ScaleRule> out;
   const ScaleRule rule = c.p.spec().rule;
-  if (rule == ScaleRule::gam || rule == ScaleRule::nvfp4) return out;
-  for (ScaleRule r2 : kOrder)
-    if (r2 != rule && &scale_format(r2) == &c.p.scale_fmt() && rule_code(c, b, r2) == gs) out.push_back(r2);
+  if (needs_tensor_state(rule)) return out;
+  for (ScaleRule r2 : rules_by_library_use())
+    if (r2 != rule && !needs_tensor_state(r2) && &scale_format(r2) == &c.p.scale_fmt() && rule_code(c, b, r2) == gs)
+      out.push_back(r2);
   return out;
 }
 
@@ -227,7 +224,9 @@ std::string classify_code(const CaseCtx& c, std::size_t k, std::uint32_t r, std:
     return "apply/rn32";
   }
   // an unrounded FP32 amax factor (q_max / amax kept exact, or in double precision)
-  if (s.rule == ScaleRule::amax || s.rule == ScaleRule::amax_recip || s.rule == ScaleRule::amax_dequant) {
+  const ScaleKind sk = scale_kind(s.rule);
+  const bool fp32_amax = sk == ScaleKind::fp32_quotient || sk == ScaleKind::fp32_recip || sk == ScaleKind::fp32_dequant;
+  if (fp32_amax && !is_int8(s.rule)) {
     const Amax a = c.amax[b];
     if (!a.is_zero()) {
       const Exact exact_prod = exact_div(exact_mul(x, p.q_max()), exact_f32(a.f32));
@@ -236,7 +235,7 @@ std::string classify_code(const CaseCtx& c, std::size_t k, std::uint32_t r, std:
       if (alt == gc) return "scale/unrounded-factor";
     }
   }
-  if (s.rule == ScaleRule::amax_dequant || is_int8(s.rule)) {  // x * RN32(1 / D) instead of x / D
+  if (sk == ScaleKind::fp32_dequant) {  // x * RN32(1 / D) instead of x / D
     const std::uint32_t rd = rn32(exact_div(exact_pow2(0), bs.quant.value));
     const Exact alt_prod = exact_mul(x, exact_f32(rd));
     const std::uint32_t alt = s.apply == ScaleApply::rn32 ? to_elem(rn32(alt_prod), r).bits
@@ -261,7 +260,7 @@ std::string classify_dequant_value(const CaseCtx& c, std::size_t b, std::uint32_
   const Exact v = exact_of(dc);
   // the other dequantize operation (§19.3): v / S against v * RN32(1 / S)
   const ScaleRule rule = p.spec().rule;
-  if (rule == ScaleRule::amax || rule == ScaleRule::pow2 || rule == ScaleRule::gam) {
+  if (dequant_is_multiplier(rule)) {
     ScaleMeta m = c.meta;
     m.dequant = DequantOp::divide;
     const Exact S = dequant_factor(m, b).value;
@@ -325,10 +324,10 @@ std::string TensorParams::classify(const CaseDiff& d) const {
       if (dc.cls != Class::nan && dc.cls != Class::inf && dc.cls != Class::zero) {
         const Exact v = exact_of(dc);
         const Factor& dq = c.bs[b].dequant;
-        const bool multiplier = s_.rule == ScaleRule::amax || s_.rule == ScaleRule::pow2 || s_.rule == ScaleRule::gam;
+        const bool multiplier = dequant_is_multiplier(s_.rule);
         if (multiplier) {  // the other §19.3 operation: v / S against v * RN32(1 / S)
           const BlockRange br = grid_.range(b);
-          const Exact S = s_.rule == ScaleRule::gam
+          const Exact S = scale_kind(s_.rule) == ScaleKind::gam
                               ? gam_block_scale(c.bs[b].stored, c.qz->groups()[ggrid_.block_of(br.r0, br.c0)].m_g)
                               : exact_f32(c.bs[b].stored);
           const std::uint32_t alt = dq.divide ? rn32(exact_mul(v, exact_f32(rn32(exact_div(exact_pow2(0), S)))))
@@ -408,11 +407,11 @@ MismatchText TensorParams::render(const CaseDiff& dd) const {
       else if (inf) s += " [Inf in block]";
     } else {
       s += " scale=" + hex(c.meta.scales[b], code_digits(sf)) + " (" + scale_value(c.meta.scales[b], sf) + ")";
-      if (s_.rule == ScaleRule::gam) {
+      if (scale_kind(s_.rule) == ScaleKind::gam) {
         const BlockRange rr = grid_.range(b);
         s += " m_g=" + hex(c.meta.group_mantissa[ggrid_.block_of(rr.r0, rr.c0)], 6);
       }
-      if (s_.rule == ScaleRule::nvfp4) s += " t_amax=" + hex(c.meta.tensor_amax, 8);
+      if (scale_kind(s_.rule) == ScaleKind::nvfp4) s += " t_amax=" + hex(c.meta.tensor_amax, 8);
     }
     return s;
   };

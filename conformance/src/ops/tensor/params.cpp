@@ -28,7 +28,7 @@ bool uses_dequant(Kind k) { return k == Kind::dequantize || k == Kind::fake_quan
 bool uses_out(Kind k) { return k == Kind::fake_quant; }
 bool uses_profile(Kind k) { return k != Kind::scale; }
 
-ScaleApply default_apply(ScaleRule r) { return is_int8(r) ? ScaleApply::fused : ScaleApply::rn32; }  // §19.2
+ScaleApply default_apply(ScaleRule r) { return rule_info(r).apply; }  // §19.2
 
 const char* amax_word(bool ignore) { return ignore ? "ignore" : "propagate"; }
 bool parse_amax_word(const std::string& key, const std::string& v) {
@@ -43,8 +43,7 @@ bool has_policy(Kind k) { return k == Kind::quantize || k == Kind::fake_quant; }
 Policy tensor_base(const std::string& profile, ScaleRule rule) {
   Policy p = kit::profile_by_name(profile).narrow;
   p.overflow = Overflow::saturate;  // §19.1
-  if (rule == ScaleRule::int8) p.int_range = IntRange::symmetric;  // §20.2
-  if (rule == ScaleRule::int8_127_5) p.int_range = IntRange::full;
+  if (const auto r = rule_info(rule).int_range) p.int_range = *r;  // §20.2
   return p;
 }
 
@@ -56,7 +55,7 @@ std::string spec_text(const TensorParams::Spec& s) {
   kit::put(t, "partition", to_string(s.partition));
   if (uses_src(s.kind)) kit::put(t, "transpose", s.transpose ? "1" : "0");
   kit::put(t, "rule", to_string(s.rule));
-  if (s.rule == ScaleRule::gam) kit::put(t, "group", to_string(s.group));
+  if (scale_kind(s.rule) == ScaleKind::gam) kit::put(t, "group", to_string(s.group));
   if (uses_amax(s.kind)) {
     kit::put(t, "amax_nan", amax_word(s.amax.nan == AmaxNan::ignore));
     kit::put(t, "amax_inf", amax_word(s.amax.inf == AmaxInf::ignore));
@@ -92,7 +91,7 @@ TensorParamsPtr parse(Kind k, std::string_view text) {
     if (!r) throw std::invalid_argument("unknown scale rule '" + v + "'");
     s.rule = *r;
   }
-  if (auto v = kv.take("group", s.rule == ScaleRule::gam)) s.group = kit::partition(*v, "group");
+  if (auto v = kv.take("group", scale_kind(s.rule) == ScaleKind::gam)) s.group = kit::partition(*v, "group");
   if (auto v = kv.take("amax_nan", uses_amax(k)))
     s.amax.nan = parse_amax_word("amax_nan", *v) ? AmaxNan::ignore : AmaxNan::propagate;
   if (auto v = kv.take("amax_inf", uses_amax(k)))
@@ -130,9 +129,9 @@ TensorParams::TensorParams(const Spec& s)
       s_(s),
       view_{s.rows, s.cols, s.transpose},
       grid_(checked_grid(s, s.partition)),
-      ggrid_(checked_grid(s, s.rule == ScaleRule::gam ? s.group : Partition::tensor())),
+      ggrid_(checked_grid(s, scale_kind(s.rule) == ScaleKind::gam ? s.group : Partition::tensor())),
       qmax_{false, 0, 0, false} {
-  if (s_.rule != ScaleRule::gam) s_.group = Partition::tensor();
+  if (scale_kind(s_.rule) != ScaleKind::gam) s_.group = Partition::tensor();
   if (uses_src(s_.kind)) {
     const std::string err = check_source_format(*s_.src);
     if (!err.empty()) throw std::invalid_argument("src: " + err);
@@ -170,7 +169,7 @@ TensorParams::TensorParams(const Spec& s)
   if (s_.kind == Kind::fake_quant) l += "->" + std::string(s_.out->name);
   l += " " + view_.text() + (s_.transpose ? "^T" : "");
   l += " " + to_string(s_.partition) + " " + std::string(to_string(s_.rule));
-  if (s_.rule == ScaleRule::gam) l += " group=" + to_string(s_.group);
+  if (scale_kind(s_.rule) == ScaleKind::gam) l += " group=" + to_string(s_.group);
   if (uses_profile(s_.kind)) l += " " + s_.profile;
   if (uses_amax(s_.kind)) {
     if (s_.amax.nan == AmaxNan::ignore) l += " amax_nan=ignore";
@@ -183,17 +182,13 @@ TensorParams::TensorParams(const Spec& s)
   // clauses
   std::string& c = id.clause;
   c = "§12 §13";
-  switch (s_.rule) {
-    case ScaleRule::amax:
-    case ScaleRule::amax_recip:
-    case ScaleRule::amax_dequant: c += " §14"; break;
-    case ScaleRule::pow2: c += " §14 §15"; break;
-    case ScaleRule::gam: c += " §14 §17"; break;
-    case ScaleRule::nvfp4: c += " §18"; break;
-    case ScaleRule::int8:
-    case ScaleRule::int8_127_5: c += " §14.3 §20"; break;
-    default: c += " §16"; break;
-  }
+  // the section of the rule's clause (§14.1 -> §14), after the one it builds on: the §14 FP32
+  // scale (pow2, gam) or the §14.3 dequant scale (the int8 rules)
+  const ScaleKind sk = scale_kind(s_.rule);
+  if (sk == ScaleKind::pow2 || sk == ScaleKind::gam) c += " §14";
+  else if (rule_info(s_.rule).int_range) c += " §14.3";
+  const std::string_view rc = rule_info(s_.rule).clause;
+  c += " " + std::string(rc.substr(0, rc.find('.')));
   switch (s_.kind) {
     case Kind::scale: break;
     case Kind::quantize: c += " §19.2 §19.4 §19.5 §11"; break;
@@ -233,7 +228,7 @@ void TensorParams::build_schema() {
   S.rows = s_.rows;
   S.cols = s_.cols;
   const std::size_t R = s_.rows, C = s_.cols;
-  const bool gam = s_.rule == ScaleRule::gam, nv = s_.rule == ScaleRule::nvfp4;
+  const bool gam = scale_kind(s_.rule) == ScaleKind::gam, nv = scale_kind(s_.rule) == ScaleKind::nvfp4;
   const Format& f32 = format(FormatId::f32);
   auto group_mantissas = [&](Role role) {
     Column c;
@@ -324,7 +319,7 @@ QuantizeSpec TensorParams::quantize_spec() const {
   QuantizeSpec q;
   q.element = s_.elem;
   q.partition = s_.partition;
-  q.group = s_.rule == ScaleRule::gam ? s_.group : Partition::tensor();
+  q.group = scale_kind(s_.rule) == ScaleKind::gam ? s_.group : Partition::tensor();
   q.rule = s_.rule;
   q.amax = s_.amax;
   q.policy = s_.policy;
@@ -347,7 +342,7 @@ ScaleMeta TensorParams::dequant_meta(const std::uint32_t* in) const {
   m.rows = s_.rows;
   m.cols = s_.cols;
   m.partition = s_.partition;
-  m.group = s_.rule == ScaleRule::gam ? s_.group : Partition::tensor();
+  m.group = scale_kind(s_.rule) == ScaleKind::gam ? s_.group : Partition::tensor();
   m.q_max = qmax_;
   m.dequant = s_.dequant;
   m.wide = kit::profile_by_name(s_.profile).wide;

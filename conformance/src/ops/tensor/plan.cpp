@@ -160,7 +160,7 @@ class Planner {
     s.transpose = i % 6 == 5;
     s.amax = amax_policy(i);
     s.group = gam_group(part, i);
-    s.apply = is_int8(c.rule) ? ScaleApply::fused : ScaleApply::rn32;
+    s.apply = rule_info(c.rule).apply;
     s.dequant = DequantOp::divide;
     static const FormatId outs[] = {FormatId::bf16, FormatId::f16, FormatId::f32};
     s.out = &format(outs[i % 3]);
@@ -251,8 +251,7 @@ class Planner {
       }
     }
     if (k_ == Kind::dequantize || k_ == Kind::fake_quant) {
-      const bool multiplier = c.rule == ScaleRule::amax || c.rule == ScaleRule::pow2 || c.rule == ScaleRule::gam;
-      if (multiplier) one("", [](TensorParams::Spec& s) { s.dequant = DequantOp::reciprocal; });
+      if (dequant_is_multiplier(c.rule)) one("", [](TensorParams::Spec& s) { s.dequant = DequantOp::reciprocal; });
     }
     if (k_ == Kind::fake_quant && !l0) {
       for (FormatId o : {FormatId::bf16, FormatId::f16, FormatId::f32})
@@ -279,12 +278,12 @@ class Planner {
       for (FormatId f : {FormatId::bf16, FormatId::f16}) {
         // NVFP4 with bf16 amaxes above ~2^119 makes the reference's §18.4 decode factor
         // overflow and numref::nvfp4_decode_factor throw: f16 only (reported).
-        if (c.rule == ScaleRule::nvfp4 && f == FormatId::bf16) continue;
+        if (scale_kind(c.rule) == ScaleKind::nvfp4 && f == FormatId::bf16) continue;
         s.src = &format(f);
         add_sweep(s, 65536);
       }
       const bool f32_sweep = c.elem->id == FormatId::f8e4m3fn || (is_int8(c.rule) && c.elem->id == FormatId::int8);
-      if (req_.level == Level::exhaustive && f32_sweep && c.rule != ScaleRule::gam && c.rule != ScaleRule::nvfp4) {
+      if (req_.level == Level::exhaustive && f32_sweep && !needs_tensor_state(c.rule)) {
         s.src = &format(FormatId::f32);
         add_sweep(s, std::uint64_t{1} << 32);
       }
