@@ -41,11 +41,11 @@ std::pair<std::size_t, std::size_t> shape(std::string_view text) {
 }
 
 namespace {
+// A §10.2 knob key (kPolicyKnobs).
 bool is_policy_key(std::string_view k) {
-  static const char* const kKeys[] = {"round",          "sr_bits",  "sr_variant", "overflow", "inf_sat",
-                                      "nan",            "nan_to_finite", "e8m0_round", "zero_to_nozero",
-                                      "negative",       "daz",      "ftz",        "tininess", "int_range"};
-  return std::find(std::begin(kKeys), std::end(kKeys), k) != std::end(kKeys);
+  bool found = false;
+  for_each_policy_knob([&](const auto& knob) { found |= knob.key == k; });
+  return found;
 }
 }  // namespace
 
