@@ -1,4 +1,5 @@
-// numref CUDA tests — generated tensors for the block-quantization and MoR host runs.   spec §35.4
+// numref CUDA tests — generated tensors for the block-quantization and MoR host runs, and the
+// quantize specs they run (shared by the host-run and device tests and bench/cuda).  spec §35.4
 //
 // Values chosen to hit every branch of the per-block arithmetic: seeded random magnitudes over
 // many binades, an all-zero block region, subnormals, values at and around 448 / 57344 / 127 /
@@ -11,7 +12,18 @@
 #include <random>
 #include <vector>
 
+#include "numref/quantize.hpp"
+
 namespace numref_cuda_test {
+
+// §19 the spec of one element format, partition (§12.2) and scale rule, other knobs default.
+inline numref::QuantizeSpec quantize_spec(numref::FormatId elem, numref::Partition part, numref::ScaleRule rule) {
+  numref::QuantizeSpec s;
+  s.element = &numref::format(elem);
+  s.partition = part;
+  s.rule = rule;
+  return s;
+}
 
 struct GenOptions {
   bool specials = false;   // NaN / ±Inf elements

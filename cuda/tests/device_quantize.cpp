@@ -52,26 +52,20 @@ struct Dev {
   }
 };
 
-numref::QuantizeSpec mk(FormatId elem, Partition part, ScaleRule rule) {
-  numref::QuantizeSpec s;
-  s.element = &numref::format(elem);
-  s.partition = part;
-  s.rule = rule;
-  return s;
-}
+using numref_cuda_test::quantize_spec;
 std::vector<numref::QuantizeSpec> specs() {
   std::vector<numref::QuantizeSpec> v = {
-      mk(FormatId::f8e4m3fn, Partition::blocks(1, 32), ScaleRule::mx_floor),
-      mk(FormatId::f8e4m3fn, Partition::blocks(1, 32), ScaleRule::mx_rceil),
-      mk(FormatId::f8e5m2, Partition::blocks(1, 32), ScaleRule::mx_floor),
-      mk(FormatId::f4e2m1fn, Partition::blocks(1, 32), ScaleRule::mx_rceil),
-      mk(FormatId::f8e4m3fn, Partition::blocks(1, 128), ScaleRule::amax),
-      mk(FormatId::f8e4m3fn, Partition::blocks(128, 128), ScaleRule::amax),
-      mk(FormatId::f8e4m3fn, Partition::per_row(), ScaleRule::amax),
-      mk(FormatId::f8e4m3fn, Partition::per_col(), ScaleRule::amax),
-      mk(FormatId::f8e4m3fn, Partition::tensor(), ScaleRule::amax),
-      mk(FormatId::f8e4m3fn, Partition::blocks(128, 128), ScaleRule::gam),
-      mk(FormatId::f4e2m1fn, Partition::blocks(1, 16), ScaleRule::nvfp4)};
+      quantize_spec(FormatId::f8e4m3fn, Partition::blocks(1, 32), ScaleRule::mx_floor),
+      quantize_spec(FormatId::f8e4m3fn, Partition::blocks(1, 32), ScaleRule::mx_rceil),
+      quantize_spec(FormatId::f8e5m2, Partition::blocks(1, 32), ScaleRule::mx_floor),
+      quantize_spec(FormatId::f4e2m1fn, Partition::blocks(1, 32), ScaleRule::mx_rceil),
+      quantize_spec(FormatId::f8e4m3fn, Partition::blocks(1, 128), ScaleRule::amax),
+      quantize_spec(FormatId::f8e4m3fn, Partition::blocks(128, 128), ScaleRule::amax),
+      quantize_spec(FormatId::f8e4m3fn, Partition::per_row(), ScaleRule::amax),
+      quantize_spec(FormatId::f8e4m3fn, Partition::per_col(), ScaleRule::amax),
+      quantize_spec(FormatId::f8e4m3fn, Partition::tensor(), ScaleRule::amax),
+      quantize_spec(FormatId::f8e4m3fn, Partition::blocks(128, 128), ScaleRule::gam),
+      quantize_spec(FormatId::f4e2m1fn, Partition::blocks(1, 16), ScaleRule::nvfp4)};
   numref::Int8Spec s;
   v.push_back(numref::int8_quantize_spec(s));
   s.partition = Partition::per_row();

@@ -28,13 +28,7 @@ struct Case {
   numref::QuantizeSpec spec;
 };
 
-numref::QuantizeSpec mk(FormatId elem, Partition part, ScaleRule rule) {
-  numref::QuantizeSpec s;
-  s.element = &numref::format(elem);
-  s.partition = part;
-  s.rule = rule;
-  return s;
-}
+using numref_cuda_test::quantize_spec;
 
 // §16 MX 1x32 (FLOOR, RCEIL, the other E8M0 rules), §14 1x128 / 128x128 FP32 scales, per
 // channel, per tensor, §17 GAM over the tensor, §20 INT8 per tensor / per channel, §18 NVFP4.
@@ -42,23 +36,23 @@ std::vector<Case> cases() {
   std::vector<Case> c;
   for (FormatId e : {FormatId::f8e4m3fn, FormatId::f8e5m2, FormatId::f4e2m1fn}) {
     const std::string en(numref::format(e).name);
-    c.push_back({"mx_floor_1x32_" + en, mk(e, Partition::blocks(1, 32), ScaleRule::mx_floor)});
-    c.push_back({"mx_rceil_1x32_" + en, mk(e, Partition::blocks(1, 32), ScaleRule::mx_rceil)});
+    c.push_back({"mx_floor_1x32_" + en, quantize_spec(e, Partition::blocks(1, 32), ScaleRule::mx_floor)});
+    c.push_back({"mx_rceil_1x32_" + en, quantize_spec(e, Partition::blocks(1, 32), ScaleRule::mx_rceil)});
   }
-  c.push_back({"mx_ceil_1x32", mk(FormatId::f8e4m3fn, Partition::blocks(1, 32), ScaleRule::mx_ceil)});
-  c.push_back({"mx_even_1x32", mk(FormatId::f8e4m3fn, Partition::blocks(1, 32), ScaleRule::mx_even)});
-  c.push_back({"mx_rceil_f32_1x32", mk(FormatId::f8e4m3fn, Partition::blocks(1, 32), ScaleRule::mx_rceil_f32)});
-  c.push_back({"amax_1x128", mk(FormatId::f8e4m3fn, Partition::blocks(1, 128), ScaleRule::amax)});
-  c.push_back({"amax_128x128", mk(FormatId::f8e4m3fn, Partition::blocks(128, 128), ScaleRule::amax)});
-  c.push_back({"amax_recip_1x128", mk(FormatId::f8e4m3fn, Partition::blocks(1, 128), ScaleRule::amax_recip)});
-  c.push_back({"amax_dequant_128x128", mk(FormatId::f8e5m2, Partition::blocks(128, 128), ScaleRule::amax_dequant)});
-  c.push_back({"pow2_rows", mk(FormatId::f8e4m3fn, Partition::per_row(), ScaleRule::pow2)});
-  c.push_back({"amax_cols", mk(FormatId::f8e4m3fn, Partition::per_col(), ScaleRule::amax)});
-  c.push_back({"amax_tensor", mk(FormatId::f8e4m3fn, Partition::tensor(), ScaleRule::amax)});
-  c.push_back({"gam_128x128", mk(FormatId::f8e4m3fn, Partition::blocks(128, 128), ScaleRule::gam)});
-  c.push_back({"gam_1x32", mk(FormatId::f8e4m3fn, Partition::blocks(1, 32), ScaleRule::gam)});
-  c.push_back({"gam_rows_e5m2", mk(FormatId::f8e5m2, Partition::per_row(), ScaleRule::gam)});
-  c.push_back({"nvfp4_1x16", mk(FormatId::f4e2m1fn, Partition::blocks(1, 16), ScaleRule::nvfp4)});
+  c.push_back({"mx_ceil_1x32", quantize_spec(FormatId::f8e4m3fn, Partition::blocks(1, 32), ScaleRule::mx_ceil)});
+  c.push_back({"mx_even_1x32", quantize_spec(FormatId::f8e4m3fn, Partition::blocks(1, 32), ScaleRule::mx_even)});
+  c.push_back({"mx_rceil_f32_1x32", quantize_spec(FormatId::f8e4m3fn, Partition::blocks(1, 32), ScaleRule::mx_rceil_f32)});
+  c.push_back({"amax_1x128", quantize_spec(FormatId::f8e4m3fn, Partition::blocks(1, 128), ScaleRule::amax)});
+  c.push_back({"amax_128x128", quantize_spec(FormatId::f8e4m3fn, Partition::blocks(128, 128), ScaleRule::amax)});
+  c.push_back({"amax_recip_1x128", quantize_spec(FormatId::f8e4m3fn, Partition::blocks(1, 128), ScaleRule::amax_recip)});
+  c.push_back({"amax_dequant_128x128", quantize_spec(FormatId::f8e5m2, Partition::blocks(128, 128), ScaleRule::amax_dequant)});
+  c.push_back({"pow2_rows", quantize_spec(FormatId::f8e4m3fn, Partition::per_row(), ScaleRule::pow2)});
+  c.push_back({"amax_cols", quantize_spec(FormatId::f8e4m3fn, Partition::per_col(), ScaleRule::amax)});
+  c.push_back({"amax_tensor", quantize_spec(FormatId::f8e4m3fn, Partition::tensor(), ScaleRule::amax)});
+  c.push_back({"gam_128x128", quantize_spec(FormatId::f8e4m3fn, Partition::blocks(128, 128), ScaleRule::gam)});
+  c.push_back({"gam_1x32", quantize_spec(FormatId::f8e4m3fn, Partition::blocks(1, 32), ScaleRule::gam)});
+  c.push_back({"gam_rows_e5m2", quantize_spec(FormatId::f8e5m2, Partition::per_row(), ScaleRule::gam)});
+  c.push_back({"nvfp4_1x16", quantize_spec(FormatId::f4e2m1fn, Partition::blocks(1, 16), ScaleRule::nvfp4)});
   {
     numref::Int8Spec s;
     c.push_back({"int8_tensor", numref::int8_quantize_spec(s)});
@@ -69,14 +63,14 @@ std::vector<Case> cases() {
     c.push_back({"int8_127_5_cols", numref::int8_quantize_spec(s)});
   }
   {
-    auto s = mk(FormatId::f8e4m3fn, Partition::blocks(1, 32), ScaleRule::mx_floor);
+    auto s = quantize_spec(FormatId::f8e4m3fn, Partition::blocks(1, 32), ScaleRule::mx_floor);
     s.apply = numref::ScaleApply::fused;
     c.push_back({"mx_floor_fused", s});
-    auto t = mk(FormatId::f8e4m3fn, Partition::blocks(1, 128), ScaleRule::amax);
+    auto t = quantize_spec(FormatId::f8e4m3fn, Partition::blocks(1, 128), ScaleRule::amax);
     t.policy.overflow = numref::Overflow::nonsat;
     t.dequant = numref::DequantOp::reciprocal;
     c.push_back({"amax_nonsat_reciprocal", t});
-    auto u = mk(FormatId::f8e4m3fn, Partition::blocks(128, 128), ScaleRule::amax);
+    auto u = quantize_spec(FormatId::f8e4m3fn, Partition::blocks(128, 128), ScaleRule::amax);
     u.amax.nan = numref::AmaxNan::ignore;
     u.amax.inf = numref::AmaxInf::ignore;
     c.push_back({"amax_ignore_specials", u});
@@ -184,7 +178,7 @@ INSTANTIATE_TEST_SUITE_P(AllCases, CudaQuantize, ::testing::Range(0, static_cast
 // §19.2 / §35.3 stochastic rounding with explicit random values (one per element, element
 // order) gives the reference's codes; an invalid value (>= 2^k) is reported, never masked.
 TEST(CudaQuantizeSr, ExplicitRandomMatchesReference) {
-  auto spec = mk(FormatId::f8e4m3fn, Partition::blocks(1, 32), ScaleRule::mx_floor);
+  auto spec = quantize_spec(FormatId::f8e4m3fn, Partition::blocks(1, 32), ScaleRule::mx_floor);
   spec.policy.round = numref::Round::sr;
   spec.policy.sr_bits = 8;
   const Shape sh{5, 70};
@@ -218,9 +212,9 @@ class RowBlockCount : public ::testing::Environment {
 
 // §35.7 What the kernels do not implement is refused with a message naming it.
 TEST(CudaQuantizePlan, RefusesWhatTheKernelsDoNotImplement) {
-  const auto s = mk(FormatId::f8e4m3fn, Partition::blocks(1, 32), ScaleRule::mx_floor);
+  const auto s = quantize_spec(FormatId::f8e4m3fn, Partition::blocks(1, 32), ScaleRule::mx_floor);
   EXPECT_THROW(numref_cuda::plan_quantize(s, FormatId::f16, 4, 64, 64, 1), std::invalid_argument);
-  auto t = mk(FormatId::f6e3m2fn, Partition::blocks(1, 32), ScaleRule::mx_floor);
+  auto t = quantize_spec(FormatId::f6e3m2fn, Partition::blocks(1, 32), ScaleRule::mx_floor);
   try {
     numref_cuda::plan_quantize(t, FormatId::f32, 4, 64, 64, 1);
     ADD_FAILURE() << "f6e3m2fn elements accepted";
