@@ -6,7 +6,6 @@
 // PREFIX.scales.npy (+ group mantissas for gam, the tensor amax for nvfp4, and optionally
 // the dequantized / fake-quant tensors) and a text or JSON summary with per-block scales
 // (hex and exact value) and the counts of saturated / flushed / NaN / Inf elements.
-#include <bit>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -20,8 +19,6 @@
 
 namespace numref::cli {
 namespace {
-
-static_assert(std::endian::native == std::endian::little, "the .npy reader and writer assume a little-endian host");
 
 constexpr const char* kHelp =
     "usage: numref quantize --input X.npy --format ELEM [options]\n"
