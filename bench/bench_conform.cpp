@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_support.hpp"
 #include "fast_cast.hpp"
 #include "fast_quant.hpp"
 #include "numref/convert.hpp"
@@ -36,13 +37,6 @@ namespace {
 
 using numref::FormatId;
 
-std::uint64_t splitmix(std::uint64_t& s) {
-  std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 constexpr std::size_t kN = 65536;
 
 const std::vector<std::uint32_t>& f32_inputs(int kind) {
@@ -50,122 +44,101 @@ const std::vector<std::uint32_t>& f32_inputs(int kind) {
     std::vector<std::uint32_t> range(kN), random(kN);
     std::uint64_t s = 12345;
     for (std::size_t i = 0; i < kN; ++i) {
-      const std::uint64_t r = splitmix(s);
+      const std::uint64_t r = numref::splitmix64_next(s);
       const std::uint32_t exp = 127 - 14 + static_cast<std::uint32_t>(r % 24);  // 2^-14 .. 2^9
       range[i] = (static_cast<std::uint32_t>(r >> 63) << 31) | (exp << 23) | static_cast<std::uint32_t>((r >> 20) & 0x7FFFFF);
-      random[i] = static_cast<std::uint32_t>(splitmix(s));
+      random[i] = static_cast<std::uint32_t>(numref::splitmix64_next(s));
     }
     return std::array<std::vector<std::uint32_t>, 2>{range, random};
   }();
   return sets[static_cast<std::size_t>(kind)];
 }
 
-std::vector<std::uint32_t> bf16_inputs(int kind) {
-  std::vector<std::uint32_t> v(kN);
-  const auto& f = f32_inputs(kind);
-  for (std::size_t i = 0; i < kN; ++i) v[i] = f[i] >> 16;
+// The inputs of a cast benchmark from `from` (f32, or bf16: the upper halves of the f32 codes);
+// range(0) picks the kind (0 range, 1 random).
+std::vector<std::uint32_t> inputs(FormatId from, const benchmark::State& st) {
+  std::vector<std::uint32_t> v = f32_inputs(static_cast<int>(st.range(0)));
+  if (from == FormatId::bf16)
+    for (auto& c : v) c >>= 16;
   return v;
 }
 
 const numref::Policy& satfinite() { return numref::profile(numref::ProfileId::cuda_satfinite).narrow; }
 
-// ---- f32 -> f8e4m3fn, cuda_satfinite ---------------------------------------------------------
-
-void BM_F32ToE4M3_CpuFast(benchmark::State& st) {
-  const auto& in = f32_inputs(static_cast<int>(st.range(0)));
-  const bool flags = st.range(1) != 0;
-  const numref::cpu_fast::FastCast fc(numref::format(FormatId::f32), numref::format(FormatId::f8e4m3fn), satfinite());
-  std::vector<std::uint32_t> out(kN);
-  std::vector<std::uint8_t> fl(kN);
+// Times `pass()` (one conversion of the kN inputs into `out`) per iteration.
+template <class Pass>
+void time_casts(benchmark::State& st, const std::vector<std::uint32_t>& out, Pass&& pass) {
   for (auto _ : st) {
-    fc.run(in.data(), nullptr, out.data(), flags ? fl.data() : nullptr, kN);
+    pass();
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }
-  st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * kN));
+  numref::bench::set_items(st, kN);
 }
-BENCHMARK(BM_F32ToE4M3_CpuFast)->ArgNames({"random", "flags"})->Args({0, 0})->Args({0, 1})->Args({1, 0})->Args({1, 1});
 
-void BM_F32ToE4M3_Reference(benchmark::State& st) {
-  const auto& in = f32_inputs(static_cast<int>(st.range(0)));
-  const numref::Converter conv(FormatId::f32, FormatId::f8e4m3fn, satfinite());
+// ---- `from` -> f8e4m3fn, cuda_satfinite: cpu-fast (range(1): with flags), the reference --------
+
+void cast_cpu_fast(benchmark::State& st, FormatId from) {
+  const auto in = inputs(from, st);
+  const bool flags = st.range(1) != 0;
+  const numref::cpu_fast::FastCast fc(numref::format(from), numref::format(FormatId::f8e4m3fn), satfinite());
   std::vector<std::uint32_t> out(kN);
   std::vector<std::uint8_t> fl(kN);
-  for (auto _ : st) {
+  time_casts(st, out, [&] { fc.run(in.data(), nullptr, out.data(), flags ? fl.data() : nullptr, kN); });
+}
+
+// kWithFlags: the flags are stored too (as the runner stores them).
+template <bool kWithFlags>
+void cast_reference(benchmark::State& st, FormatId from) {
+  const auto in = inputs(from, st);
+  const numref::Converter conv(from, FormatId::f8e4m3fn, satfinite());
+  std::vector<std::uint32_t> out(kN);
+  std::vector<std::uint8_t> fl(kN);
+  time_casts(st, out, [&] {
     for (std::size_t i = 0; i < kN; ++i) {
       const numref::Result r = conv(in[i]);
       out[i] = r.bits;
-      fl[i] = r.flags;
+      if constexpr (kWithFlags) fl[i] = r.flags;
     }
-    benchmark::DoNotOptimize(out.data());
-    benchmark::ClobberMemory();
-  }
-  st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * kN));
+  });
 }
+
+void BM_F32ToE4M3_CpuFast(benchmark::State& st) { cast_cpu_fast(st, FormatId::f32); }
+BENCHMARK(BM_F32ToE4M3_CpuFast)->ArgNames({"random", "flags"})->Args({0, 0})->Args({0, 1})->Args({1, 0})->Args({1, 1});
+void BM_F32ToE4M3_Reference(benchmark::State& st) { cast_reference<true>(st, FormatId::f32); }
 BENCHMARK(BM_F32ToE4M3_Reference)->ArgName("random")->Arg(0)->Arg(1);
 
 #if NUMREF_BENCH_NV_HOST
 void BM_F32ToE4M3_NvHost(benchmark::State& st) {
-  const auto& in = f32_inputs(static_cast<int>(st.range(0)));
+  const auto in = inputs(FormatId::f32, st);
   std::vector<std::uint32_t> out(kN);
-  for (auto _ : st) {
+  time_casts(st, out, [&] {
     for (std::size_t i = 0; i < kN; ++i) {
       float f;
       std::memcpy(&f, &in[i], sizeof f);
       out[i] = __nv_cvt_float_to_fp8(f, __NV_SATFINITE, __NV_E4M3);
     }
-    benchmark::DoNotOptimize(out.data());
-    benchmark::ClobberMemory();
-  }
-  st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * kN));
+  });
 }
 BENCHMARK(BM_F32ToE4M3_NvHost)->ArgName("random")->Arg(0)->Arg(1);
 #endif
 
-// ---- bf16 -> f8e4m3fn, cuda_satfinite ------------------------------------------------------------
-
-void BM_Bf16ToE4M3_CpuFast(benchmark::State& st) {
-  const auto in = bf16_inputs(static_cast<int>(st.range(0)));
-  const bool flags = st.range(1) != 0;
-  const numref::cpu_fast::FastCast fc(numref::format(FormatId::bf16), numref::format(FormatId::f8e4m3fn), satfinite());
-  std::vector<std::uint32_t> out(kN);
-  std::vector<std::uint8_t> fl(kN);
-  for (auto _ : st) {
-    fc.run(in.data(), nullptr, out.data(), flags ? fl.data() : nullptr, kN);
-    benchmark::DoNotOptimize(out.data());
-    benchmark::ClobberMemory();
-  }
-  st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * kN));
-}
+void BM_Bf16ToE4M3_CpuFast(benchmark::State& st) { cast_cpu_fast(st, FormatId::bf16); }
 BENCHMARK(BM_Bf16ToE4M3_CpuFast)->ArgNames({"random", "flags"})->Args({0, 0})->Args({0, 1})->Args({1, 0})->Args({1, 1});
-
-void BM_Bf16ToE4M3_Reference(benchmark::State& st) {
-  const auto in = bf16_inputs(static_cast<int>(st.range(0)));
-  const numref::Converter conv(FormatId::bf16, FormatId::f8e4m3fn, satfinite());
-  std::vector<std::uint32_t> out(kN);
-  for (auto _ : st) {
-    for (std::size_t i = 0; i < kN; ++i) out[i] = conv(in[i]).bits;
-    benchmark::DoNotOptimize(out.data());
-    benchmark::ClobberMemory();
-  }
-  st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * kN));
-}
+void BM_Bf16ToE4M3_Reference(benchmark::State& st) { cast_reference<false>(st, FormatId::bf16); }
 BENCHMARK(BM_Bf16ToE4M3_Reference)->ArgName("random")->Arg(0)->Arg(1);
 
 #if NUMREF_BENCH_NV_HOST
 void BM_Bf16ToE4M3_NvHost(benchmark::State& st) {
-  const auto in = bf16_inputs(static_cast<int>(st.range(0)));
+  const auto in = inputs(FormatId::bf16, st);
   std::vector<std::uint32_t> out(kN);
-  for (auto _ : st) {
+  time_casts(st, out, [&] {
     for (std::size_t i = 0; i < kN; ++i) {
       __nv_bfloat16_raw r;
       r.x = static_cast<unsigned short>(in[i]);
       out[i] = __nv_cvt_bfloat16raw_to_fp8(r, __NV_SATFINITE, __NV_E4M3);
     }
-    benchmark::DoNotOptimize(out.data());
-    benchmark::ClobberMemory();
-  }
-  st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * kN));
+  });
 }
 BENCHMARK(BM_Bf16ToE4M3_NvHost)->ArgName("random")->Arg(0)->Arg(1);
 #endif
@@ -239,7 +212,7 @@ void BM_Quantize_Reference(benchmark::State& st) {
     benchmark::DoNotOptimize(codes.data());
     benchmark::ClobberMemory();
   }
-  st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * kQR * kQC));
+  numref::bench::set_items(st, kQR * kQC);
 }
 BENCHMARK(BM_Quantize_Reference)->ArgName("cfg")->DenseRange(0, 3);
 
@@ -281,7 +254,7 @@ void BM_Quantize_CpuFast(benchmark::State& st) {
   const numref::QuantizeResult r =
       numref::quantize(numref::TensorView(numref::format(FormatId::f32), in.data(), kQR, kQC), q, rc);
   if (rc != codes || r.meta.scales != scales) st.SkipWithError("cpu-fast differs from the reference");
-  st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * kQR * kQC));
+  numref::bench::set_items(st, kQR * kQC);
 }
 BENCHMARK(BM_Quantize_CpuFast)->ArgName("cfg")->DenseRange(0, 3);
 

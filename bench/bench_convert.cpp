@@ -10,8 +10,10 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
+#include "bench_support.hpp"
 #include "numref/convert.hpp"
 
 namespace {
@@ -22,16 +24,9 @@ using numref::Policy;
 
 constexpr std::size_t kN = std::size_t{1} << 16;  // codes per pass (fits in L2 with the results)
 
-std::uint64_t splitmix64(std::uint64_t& x) {
-  std::uint64_t z = (x += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 std::vector<std::uint32_t> random_codes(std::uint32_t mask, std::uint64_t seed) {
   std::vector<std::uint32_t> v(kN);
-  for (auto& c : v) c = static_cast<std::uint32_t>(splitmix64(seed) >> 32) & mask;
+  for (auto& c : v) c = static_cast<std::uint32_t>(numref::splitmix64_next(seed) >> 32) & mask;
   return v;
 }
 
@@ -71,7 +66,7 @@ void run(benchmark::State& state, const Converter& conv, const std::vector<std::
     }
     benchmark::DoNotOptimize(acc);
   }
-  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(codes.size()));
+  numref::bench::set_items(state, codes.size());
 }
 
 Policy saturating() {
@@ -79,20 +74,62 @@ Policy saturating() {
   p.overflow = numref::Overflow::saturate;  // §6.1
   return p;
 }
+// §5.1 stochastic rounding with k random bits per value (variant `add`: §5.2).
+Policy sr(Policy p, int k, numref::SrVariant v = Policy{}.sr_variant) {
+  p.round = numref::Round::sr;
+  p.sr_bits = k;
+  p.sr_variant = v;
+  return p;
+}
 
-// §11 f32 -> f8e4m3fn, RNE, saturating: the headline number (target >= 100M/s per core).
-void BM_f32_to_e4m3_rne_sat_sweep(benchmark::State& s) {
-  const Converter conv(FormatId::f32, FormatId::f8e4m3fn, saturating());
-  run(s, conv, sweep_codes(0x3F000000u, 0xFFFFFFFFu));
+// One Converter benchmark: the conversion and its input codes (for sr, the random values
+// of the same length, masked to k bits, from another seed).
+enum class Input { sweep_f32, sweep_bf16, sweep_sample, random };
+struct Case {
+  const char* name;
+  FormatId from, to;
+  Policy policy;
+  Input input;
+  std::uint64_t seed;  // random codes (Input::random); sr: seed - 1 for the random values
+};
+std::vector<std::uint32_t> codes_of(Input in, std::uint64_t seed) {
+  switch (in) {
+    case Input::sweep_f32: return sweep_codes(0x3F000000u, 0xFFFFFFFFu);
+    case Input::sweep_bf16: return sweep_codes(0, 0xFFFFu);
+    case Input::sweep_sample: return sweep_sample_codes();
+    case Input::random: break;
+  }
+  return random_codes(0xFFFFFFFFu, seed);
 }
-void BM_f32_to_e4m3_rne_sat_sweep_sample(benchmark::State& s) {
-  const Converter conv(FormatId::f32, FormatId::f8e4m3fn, saturating());
-  run(s, conv, sweep_sample_codes());
+
+const Case kCases[] = {
+    // §11 f32 -> f8e4m3fn, RNE, saturating: the headline number (target >= 100M/s per core).
+    {"BM_f32_to_e4m3_rne_sat_sweep", FormatId::f32, FormatId::f8e4m3fn, saturating(), Input::sweep_f32, 0},
+    {"BM_f32_to_e4m3_rne_sat_sweep_sample", FormatId::f32, FormatId::f8e4m3fn, saturating(), Input::sweep_sample, 0},
+    {"BM_f32_to_e4m3_rne_sat_random", FormatId::f32, FormatId::f8e4m3fn, saturating(), Input::random, 1},
+    // bf16 -> f8e4m3fn over all 65536 codes.
+    {"BM_bf16_to_e4m3_rne_sat_all", FormatId::bf16, FormatId::f8e4m3fn, saturating(), Input::sweep_bf16, 0},
+    // f32 -> bf16, RNE, IEEE overflow (ocp wide policy).
+    {"BM_f32_to_bf16_rne_sweep", FormatId::f32, FormatId::bf16, Policy{}, Input::sweep_f32, 0},
+    {"BM_f32_to_bf16_rne_random", FormatId::f32, FormatId::bf16, Policy{}, Input::random, 2},
+    // f32 -> f8e8m0fnu, ocp (§7.1 follow -> even code). Random codes: half are negative (NaN, §7.3).
+    {"BM_f32_to_e8m0_even_sweep", FormatId::f32, FormatId::f8e8m0fnu, Policy{}, Input::sweep_f32, 0},
+    {"BM_f32_to_e8m0_even_random", FormatId::f32, FormatId::f8e8m0fnu, Policy{}, Input::random, 3},
+    // §5.1 stochastic rounding f32 -> f8e4m3fn, k = 8 random bits per value, saturating;
+    // §5.2 the `add` variant of the same; f32 -> bf16 with k = 16.
+    {"BM_f32_to_e4m3_sr8_sat_random", FormatId::f32, FormatId::f8e4m3fn, sr(saturating(), 8), Input::random, 5},
+    {"BM_f32_to_e4m3_sr8add_sat_random", FormatId::f32, FormatId::f8e4m3fn,
+     sr(saturating(), 8, numref::SrVariant::add), Input::random, 7},
+    {"BM_f32_to_bf16_sr16_random", FormatId::f32, FormatId::bf16, sr(Policy{}, 16), Input::random, 9},
+};
+
+void convert_case(benchmark::State& s, const Case& c) {
+  const Converter conv(c.from, c.to, c.policy);
+  if (c.policy.round != numref::Round::sr) return run(s, conv, codes_of(c.input, c.seed));
+  const auto rs = random_codes((1u << c.policy.sr_bits) - 1u, c.seed - 1);
+  run(s, conv, codes_of(c.input, c.seed), &rs);
 }
-void BM_f32_to_e4m3_rne_sat_random(benchmark::State& s) {
-  const Converter conv(FormatId::f32, FormatId::f8e4m3fn, saturating());
-  run(s, conv, random_codes(0xFFFFFFFFu, 1));
-}
+
 // The free function validates the policy on every call (§11 step 1).
 void BM_f32_to_e4m3_rne_sat_random_convert_fn(benchmark::State& s) {
   const Policy p = saturating();
@@ -105,72 +142,18 @@ void BM_f32_to_e4m3_rne_sat_random_convert_fn(benchmark::State& s) {
     }
     benchmark::DoNotOptimize(acc);
   }
-  s.SetItemsProcessed(static_cast<std::int64_t>(s.iterations()) * static_cast<std::int64_t>(codes.size()));
-}
-// bf16 -> f8e4m3fn over all 65536 codes.
-void BM_bf16_to_e4m3_rne_sat_all(benchmark::State& s) {
-  const Converter conv(FormatId::bf16, FormatId::f8e4m3fn, saturating());
-  run(s, conv, sweep_codes(0, 0xFFFFu));
-}
-// f32 -> bf16, RNE, IEEE overflow (ocp wide policy).
-void BM_f32_to_bf16_rne_sweep(benchmark::State& s) {
-  const Converter conv(FormatId::f32, FormatId::bf16, Policy{});
-  run(s, conv, sweep_codes(0x3F000000u, 0xFFFFFFFFu));
-}
-void BM_f32_to_bf16_rne_random(benchmark::State& s) {
-  const Converter conv(FormatId::f32, FormatId::bf16, Policy{});
-  run(s, conv, random_codes(0xFFFFFFFFu, 2));
-}
-// f32 -> f8e8m0fnu, ocp (§7.1 follow -> even code). Random codes: half are negative (NaN, §7.3).
-void BM_f32_to_e8m0_even_sweep(benchmark::State& s) {
-  const Converter conv(FormatId::f32, FormatId::f8e8m0fnu, Policy{});
-  run(s, conv, sweep_codes(0x3F000000u, 0xFFFFFFFFu));
-}
-void BM_f32_to_e8m0_even_random(benchmark::State& s) {
-  const Converter conv(FormatId::f32, FormatId::f8e8m0fnu, Policy{});
-  run(s, conv, random_codes(0xFFFFFFFFu, 3));
-}
-// §5.1 stochastic rounding f32 -> f8e4m3fn, k = 8 random bits per value, saturating.
-void BM_f32_to_e4m3_sr8_sat_random(benchmark::State& s) {
-  Policy p = saturating();
-  p.round = numref::Round::sr;
-  p.sr_bits = 8;
-  const Converter conv(FormatId::f32, FormatId::f8e4m3fn, p);
-  const auto rs = random_codes(0xFFu, 4);
-  run(s, conv, random_codes(0xFFFFFFFFu, 5), &rs);
-}
-// §5.2 the `add` variant of the same.
-void BM_f32_to_e4m3_sr8add_sat_random(benchmark::State& s) {
-  Policy p = saturating();
-  p.round = numref::Round::sr;
-  p.sr_bits = 8;
-  p.sr_variant = numref::SrVariant::add;
-  const Converter conv(FormatId::f32, FormatId::f8e4m3fn, p);
-  const auto rs = random_codes(0xFFu, 6);
-  run(s, conv, random_codes(0xFFFFFFFFu, 7), &rs);
-}
-// §5.1 f32 -> bf16 with k = 16.
-void BM_f32_to_bf16_sr16_random(benchmark::State& s) {
-  Policy p;
-  p.round = numref::Round::sr;
-  p.sr_bits = 16;
-  const Converter conv(FormatId::f32, FormatId::bf16, p);
-  const auto rs = random_codes(0xFFFFu, 8);
-  run(s, conv, random_codes(0xFFFFFFFFu, 9), &rs);
+  numref::bench::set_items(s, codes.size());
 }
 
-BENCHMARK(BM_f32_to_e4m3_rne_sat_sweep);
-BENCHMARK(BM_f32_to_e4m3_rne_sat_sweep_sample);
-BENCHMARK(BM_f32_to_e4m3_rne_sat_random);
-BENCHMARK(BM_f32_to_e4m3_rne_sat_random_convert_fn);
-BENCHMARK(BM_bf16_to_e4m3_rne_sat_all);
-BENCHMARK(BM_f32_to_bf16_rne_sweep);
-BENCHMARK(BM_f32_to_bf16_rne_random);
-BENCHMARK(BM_f32_to_e8m0_even_sweep);
-BENCHMARK(BM_f32_to_e8m0_even_random);
-BENCHMARK(BM_f32_to_e4m3_sr8_sat_random);
-BENCHMARK(BM_f32_to_e4m3_sr8add_sat_random);
-BENCHMARK(BM_f32_to_bf16_sr16_random);
+// Registered in the order of the table, the free-function row after the random f32 -> e4m3 one.
+const bool kRegistered = [] {
+  for (const Case& c : kCases) {
+    benchmark::RegisterBenchmark(c.name, convert_case, c);
+    if (c.name == std::string_view("BM_f32_to_e4m3_rne_sat_random"))
+      benchmark::RegisterBenchmark("BM_f32_to_e4m3_rne_sat_random_convert_fn", BM_f32_to_e4m3_rne_sat_random_convert_fn);
+  }
+  return true;
+}();
 
 }  // namespace
 

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "bench_support.hpp"
 #include "numref/mor.hpp"
 #include "numref/stats.hpp"
 
@@ -19,26 +20,8 @@ namespace {
 
 constexpr std::size_t kRows = 4096, kCols = 4096;
 
-std::uint64_t splitmix(std::uint64_t& s) {
-  std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 const std::vector<std::uint16_t>& input() {
-  static const std::vector<std::uint16_t> data = [] {
-    std::vector<std::uint16_t> v(kRows * kCols);
-    std::uint64_t s = 42;
-    for (auto& c : v) {
-      const std::uint64_t r = splitmix(s);
-      const std::uint32_t sign = static_cast<std::uint32_t>(r & 1) << 15;
-      const std::uint32_t e = static_cast<std::uint32_t>(127 - 12 + (r >> 1) % 17);
-      const std::uint32_t frac = static_cast<std::uint32_t>(r >> 20) & 0x7F;
-      c = static_cast<std::uint16_t>(sign | (e << 7) | frac);
-    }
-    return v;
-  }();
+  static const std::vector<std::uint16_t> data = numref::bench::random_bf16(kRows * kCols, 42);
   return data;
 }
 
@@ -54,7 +37,7 @@ void tensor_level(benchmark::State& state, numref::Partition p) {
     state.counters["mean_f32"] = static_cast<double>(r.mean);  // bits (same every iteration)
     state.counters["quantized"] = r.quantized ? 1 : 0;
   }
-  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(kRows * kCols));
+  numref::bench::set_items(state, kRows * kCols);
 }
 
 void BM_TensorMor_Block128(benchmark::State& s) { tensor_level(s, numref::Partition::blocks(128, 128)); }
@@ -68,7 +51,7 @@ void BM_SubtensorMor_ThreeWay(benchmark::State& state) {
     const numref::SubtensorMorResult r = numref::subtensor_mor(x);
     benchmark::DoNotOptimize(r.fake.data());
   }
-  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(kRows * kCols));
+  numref::bench::set_items(state, kRows * kCols);
 }
 
 // f32 source, 1024 x 1024 (the direct path: no lookup tables for 32-bit sources)
@@ -81,7 +64,7 @@ void BM_TensorMor_F32_1024(benchmark::State& state) {
     const numref::TensorMorResult r = numref::tensor_mor(x);
     benchmark::DoNotOptimize(r.mean);
   }
-  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(n * n));
+  numref::bench::set_items(state, n * n);
 }
 
 void BM_Moments(benchmark::State& state) {
@@ -90,7 +73,7 @@ void BM_Moments(benchmark::State& state) {
     const numref::Moments m = numref::tensor_moments(x);
     benchmark::DoNotOptimize(m.kurtosis);
   }
-  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(kRows * kCols));
+  numref::bench::set_items(state, kRows * kCols);
 }
 
 }  // namespace

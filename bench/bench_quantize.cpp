@@ -12,32 +12,15 @@
 #include <cstdint>
 #include <vector>
 
+#include "bench_support.hpp"
 #include "numref/quantize.hpp"
 
 namespace {
 
 constexpr std::size_t kRows = 4096, kCols = 4096;
 
-std::uint64_t splitmix(std::uint64_t& s) {
-  std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 const std::vector<std::uint16_t>& input() {
-  static const std::vector<std::uint16_t> data = [] {
-    std::vector<std::uint16_t> v(kRows * kCols);
-    std::uint64_t s = 42;
-    for (auto& c : v) {
-      const std::uint64_t r = splitmix(s);
-      const std::uint32_t sign = static_cast<std::uint32_t>(r & 1) << 15;
-      const std::uint32_t e = static_cast<std::uint32_t>(127 - 12 + (r >> 1) % 17);
-      const std::uint32_t frac = static_cast<std::uint32_t>(r >> 20) & 0x7F;
-      c = static_cast<std::uint16_t>(sign | (e << 7) | frac);
-    }
-    return v;
-  }();
+  static const std::vector<std::uint16_t> data = numref::bench::random_bf16(kRows * kCols, 42);
   return data;
 }
 
@@ -50,7 +33,7 @@ void run(benchmark::State& state, numref::QuantizeSpec spec) {
     benchmark::DoNotOptimize(r.meta.scales.data());
     benchmark::DoNotOptimize(codes.data());
   }
-  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(kRows * kCols));
+  numref::bench::set_items(state, kRows * kCols);
 }
 
 // The streaming per-block path (Quantizer::quantize_block, no memo tables): what a caller
@@ -67,7 +50,7 @@ void run_per_block(benchmark::State& state, numref::QuantizeSpec spec) {
     for (std::size_t b = 0; b < amax.size(); ++b) q.quantize_block(x, b, q.block_scale(b, amax[b]), codes, {});
     benchmark::DoNotOptimize(codes.data());
   }
-  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(kRows * kCols));
+  numref::bench::set_items(state, kRows * kCols);
 }
 
 numref::QuantizeSpec spec(numref::ScaleRule rule, numref::Partition p) {

@@ -8,7 +8,7 @@ PACKAGES=(
   libmpfr-dev libgmp-dev libboost-dev
   librapidcheck-dev libgtest-dev googletest libbenchmark-dev
 )
-# clang (libFuzzer) is optional: the fuzz targets are built only when it is present.
+# clang (libFuzzer) is optional: only the fuzz build needs it (-DNUMREF_FUZZ=ON, see README.md).
 OPTIONAL=(clang)
 
 missing=()
@@ -48,6 +48,6 @@ for p in "${missing[@]}"; do
 done
 if [ ${#req[@]} -gt 0 ]; then $SUDO apt-get install -y -qq --no-install-recommends "${req[@]}"; fi
 if [ ${#opt[@]} -gt 0 ]; then $SUDO apt-get install -y -qq --no-install-recommends "${opt[@]}" || \
-  echo "setup: optional packages not installed: ${opt[*]} (fuzz targets will be skipped)"; fi
+  echo "setup: optional packages not installed: ${opt[*]} (needed only for the fuzz build)"; fi
 install_python_helpers
 echo "setup: done"

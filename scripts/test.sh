@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # README command 2: install what is missing, build, and run the whole default test suite.
-# Long sweeps (CTest label `exhaustive`) and the libFuzzer runs (label `fuzz`) are not
-# part of it: see scripts/sweep.sh and `ctest --test-dir build -L fuzz`.
+# Long sweeps (CTest label `exhaustive`) and the libFuzzer runs (label `fuzz`, a build of
+# its own with -DNUMREF_FUZZ=ON) are not part of it: see scripts/sweep.sh and README.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh

@@ -18,6 +18,7 @@
 #include <random>
 #include <vector>
 
+#include "cuda_tensors.hpp"
 #include "numref/int8.hpp"
 #include "numref/mor.hpp"
 #include "numref/quantize.hpp"
@@ -55,13 +56,7 @@ const std::uint16_t* device_tensor() {
   return d;
 }
 
-numref::QuantizeSpec mk(FormatId elem, Partition part, ScaleRule rule) {
-  numref::QuantizeSpec s;
-  s.element = &numref::format(elem);
-  s.partition = part;
-  s.rule = rule;
-  return s;
-}
+using numref_cuda_test::spec_of;
 
 template <class Launch>
 void timed(benchmark::State& state, Launch&& launch, double bytes) {
@@ -136,15 +131,15 @@ numref::QuantizeSpec int8_rows() {
   return numref::int8_quantize_spec(s);
 }
 
-BENCHMARK_CAPTURE(bench_quantize, mxfp8_e4m3_1x32_floor, mk(FormatId::f8e4m3fn, Partition::blocks(1, 32), ScaleRule::mx_floor), true)
+BENCHMARK_CAPTURE(bench_quantize, mxfp8_e4m3_1x32_floor, spec_of(FormatId::f8e4m3fn, Partition::blocks(1, 32), ScaleRule::mx_floor), true)
     ->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(bench_quantize, mxfp8_e4m3_1x32_rceil, mk(FormatId::f8e4m3fn, Partition::blocks(1, 32), ScaleRule::mx_rceil), false)
+BENCHMARK_CAPTURE(bench_quantize, mxfp8_e4m3_1x32_rceil, spec_of(FormatId::f8e4m3fn, Partition::blocks(1, 32), ScaleRule::mx_rceil), false)
     ->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(bench_quantize, e4m3_1x128_amax, mk(FormatId::f8e4m3fn, Partition::blocks(1, 128), ScaleRule::amax), false)
+BENCHMARK_CAPTURE(bench_quantize, e4m3_1x128_amax, spec_of(FormatId::f8e4m3fn, Partition::blocks(1, 128), ScaleRule::amax), false)
     ->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(bench_quantize, e4m3_128x128_amax, mk(FormatId::f8e4m3fn, Partition::blocks(128, 128), ScaleRule::amax), false)
+BENCHMARK_CAPTURE(bench_quantize, e4m3_128x128_amax, spec_of(FormatId::f8e4m3fn, Partition::blocks(128, 128), ScaleRule::amax), false)
     ->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(bench_quantize, e4m3_gam_128x128, mk(FormatId::f8e4m3fn, Partition::blocks(128, 128), ScaleRule::gam), false)
+BENCHMARK_CAPTURE(bench_quantize, e4m3_gam_128x128, spec_of(FormatId::f8e4m3fn, Partition::blocks(128, 128), ScaleRule::gam), false)
     ->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(bench_quantize, int8_per_row, int8_rows(), false)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(bench_tensor_mor)->UseManualTime()->Unit(benchmark::kMillisecond);

@@ -15,22 +15,16 @@ of NaN / out-of-range values is undefined behaviour in C, not an ml_dtypes conve
 
 usage: divergence_ml_dtypes.py vectors/divergence/cast.vec
 """
+import os
 import sys
 
 import ml_dtypes
 import numpy as np
 
-DTYPES = {
-    "f32": np.float32,
-    "bf16": ml_dtypes.bfloat16,
-    "f16": np.float16,
-    "f8e4m3fn": ml_dtypes.float8_e4m3fn,
-    "f8e5m2": ml_dtypes.float8_e5m2,
-    "f8e8m0fnu": ml_dtypes.float8_e8m0fnu,
-    "f6e3m2fn": ml_dtypes.float6_e3m2fn,
-    "f6e2m3fn": ml_dtypes.float6_e2m3fn,
-    "f4e2m1fn": ml_dtypes.float4_e2m1fn,
-}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "tests"))
+from numref_testlib import ml_dtypes_formats  # noqa: E402  (tools/tests/numref_testlib.py)
+
+DTYPES = ml_dtypes_formats()
 STORAGE = {32: np.uint32, 16: np.uint16, 8: np.uint8}
 BITS = {"f32": 32, "bf16": 16, "f16": 16, "f8e4m3fn": 8, "f8e5m2": 8, "f8e8m0fnu": 8, "f6e3m2fn": 8,
         "f6e2m3fn": 8, "f4e2m1fn": 8}

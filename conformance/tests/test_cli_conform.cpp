@@ -7,9 +7,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <string>
+#include <string_view>
 
 #include "numref/conform/vectors.hpp"
 
@@ -22,9 +22,10 @@ struct CliRun {
   std::string out;
 };
 
-// Runs the numref CLI with `args` (shell syntax), stdout and stderr together.
-CliRun run_numref(const std::string& args) {
-  const std::string cmd = std::string("NUMREF_BACKEND_DIR='") + NUMREF_BACKEND_DIR + "' '" + NUMREF_CLI + "' " + args + " 2>&1";
+// Runs the numref CLI with `args` (shell syntax), stdout and stderr together; `env` is put
+// before the command (shell assignments).
+CliRun run_numref(const std::string& args, const std::string& env = "") {
+  const std::string cmd = env + "NUMREF_BACKEND_DIR='" + NUMREF_BACKEND_DIR + "' '" + NUMREF_CLI + "' " + args + " 2>&1";
   CliRun r;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
@@ -42,11 +43,42 @@ std::string conform(const std::string& backend) {
 }
 std::string broken(const std::string& mode) { return std::string(NUMREF_BROKEN_SO) + "?" + mode; }
 
+// Whether `text` contains a match of `pattern`: its characters match themselves except
+//   {n}  one or more decimal digits          {p}  a positive number: [1-9][0-9]*
+//   {s}  one or more spaces                  {*}  any run, maybe empty, of characters other
+//   {$}  the end of the text                      than '|' and newline (within a report field)
+// (A few report shapes, without <regex>: GCC 12 warns falsely inside it under -fsanitize.)
+bool match_at(std::string_view t, std::string_view p) {
+  if (p.empty()) return true;
+  if (p.size() >= 3 && p[0] == '{' && p[2] == '}') {
+    const char k = p[1];
+    const std::string_view rest = p.substr(3);
+    if (k == '$') return t.empty() && match_at(t, rest);
+    auto in_run = [k](char c) {
+      if (k == 's') return c == ' ';
+      if (k == '*') return c != '|' && c != '\n';
+      return c >= '0' && c <= '9';
+    };
+    if (k == 'p' && (t.empty() || t[0] < '1' || t[0] > '9')) return false;
+    std::size_t n = 0;
+    while (n < t.size() && in_run(t[n])) ++n;
+    const std::size_t shortest = k == '*' ? 0 : 1;
+    for (std::size_t len = n + 1; len-- > shortest;)  // the longest run first, then shorter ones
+      if (match_at(t.substr(len), rest)) return true;
+    return false;
+  }
+  return !t.empty() && t[0] == p[0] && match_at(t.substr(1), p.substr(1));
+}
+bool contains(std::string_view text, std::string_view pattern) {
+  for (std::size_t i = 0; i <= text.size(); ++i)
+    if (match_at(text.substr(i), pattern)) return true;
+  return false;
+}
+
+// The passed count of the summary line that ends a report (§33.4), ~0 when there is none.
 std::uint64_t passed_of(const std::string& out) {
-  std::smatch m;
-  std::regex re("\\n([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped\\n$");
-  if (!std::regex_search(out, m, re)) return ~0ull;
-  return std::stoull(m[1]);
+  if (!contains(out, "\n{n} passed, {n} failed, {n} skipped\n{$}")) return ~0ull;
+  return std::stoull(out.substr(out.rfind('\n', out.size() - 2) + 1));
 }
 
 fs::path temp_dir(const std::string& name) {
@@ -98,7 +130,7 @@ TEST(ConformCli, PythonPipeExamplePasses) {
   EXPECT_EQ(r.out.find("FAIL"), std::string::npos) << r.out;
   EXPECT_NE(passed_of(r.out), 0u);
   // §32.6 the tensor lines: its per-tensor amax quantize suites ran and passed
-  EXPECT_TRUE(std::regex_search(r.out, std::regex("\nquantize +ocp +[0-9]+ +[1-9][0-9]* +0 "))) << r.out;
+  EXPECT_TRUE(contains(r.out, "\nquantize{s}ocp{s}{n}{s}{p}{s}0 ")) << r.out;
 }
 
 // The plain-C example of docs/conformance.md (f32 -> bf16 bit trick) conforms to ocp.
@@ -119,8 +151,8 @@ TEST(ConformCli, DetectsTieAt464) {
             std::string::npos)
       << r.out;
   // the golden vectors of the selected pair ran too: the edge file and the divergence set
-  EXPECT_TRUE(std::regex_search(r.out, std::regex("\\| tie \\| cast/ocp/f32-f8e4m3fn\\.vec:[0-9]+\n"))) << r.out;
-  EXPECT_TRUE(std::regex_search(r.out, std::regex("\\| tie \\| divergence/cast\\.vec:[0-9]+\n"))) << r.out;
+  EXPECT_TRUE(contains(r.out, "| tie | cast/ocp/f32-f8e4m3fn.vec:{n}\n")) << r.out;
+  EXPECT_TRUE(contains(r.out, "| tie | divergence/cast.vec:{n}\n")) << r.out;
   // under a directed mode 464 is not a tie question: 448 is simply the rtz result
   EXPECT_NE(r.out.find("FAIL cast f32->f8e4m3fn ocp round=rtz | x=43e80000 (464) | got 7f (NaN) ---x | expected 7e (448) ---x | overflow/saturation"),
             std::string::npos)
@@ -153,13 +185,20 @@ TEST(ConformCli, DetectsFlags) {
 TEST(ConformCli, WrongCountIsABackendError) {
   const CliRun r = run_numref(conform(broken("count")) + " --level 0 --ops cast:f32:f8e4m3fn");
   EXPECT_EQ(r.status, 3) << r.out;
-  EXPECT_TRUE(std::regex_search(r.out, std::regex("returned [0-9]+ results for a batch of [0-9]+"))) << r.out;
+  EXPECT_TRUE(contains(r.out, "returned {n} results for a batch of {n}")) << r.out;
 }
+
+// The broken backend's SIGSEGV must kill its isolated process, as it would in any build: in a
+// sanitizer build (NUMREF_SANITIZE) the runtime's SEGV handler would report it and exit 1
+// instead. handle_segv=0 is added to the sanitizer options of the environment; a plain build
+// ignores them.
+const std::string kSegvKills =
+    "ASAN_OPTIONS=\"${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0\" UBSAN_OPTIONS=\"${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}handle_segv=0\" ";
 
 TEST(ConformCli, CrashIsReportedAndTheReportSoFarIsKept) {
   const fs::path d = temp_dir("crash");
   const std::string json = (d / "r.json").string();
-  const CliRun r = run_numref(conform(broken("crash")) + " --level 0 --report json --out '" + json + "'");
+  const CliRun r = run_numref(conform(broken("crash")) + " --level 0 --report json --out '" + json + "'", kSegvKills);
   EXPECT_EQ(r.status, 3) << r.out;
   std::ifstream f(json);
   std::stringstream ss;
@@ -168,8 +207,8 @@ TEST(ConformCli, CrashIsReportedAndTheReportSoFarIsKept) {
   EXPECT_NE(j.find("killed by signal 11"), std::string::npos) << j.substr(0, 2000);
   EXPECT_NE(j.find("\"complete\": false"), std::string::npos);
   // cases checked before the crash are in the report
-  EXPECT_TRUE(std::regex_search(j, std::regex("\"passed\": [1-9][0-9]*"))) << j.substr(0, 2000);
-  const CliRun t = run_numref(conform(broken("crash")) + " --level 0");
+  EXPECT_TRUE(contains(j, "\"passed\": {p}")) << j.substr(0, 2000);
+  const CliRun t = run_numref(conform(broken("crash")) + " --level 0", kSegvKills);
   EXPECT_EQ(t.status, 3);
   EXPECT_NE(t.out.find("ERROR broken: the backend process killed by signal 11"), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("STOPPED"), std::string::npos) << t.out;
@@ -375,7 +414,7 @@ TEST(ConformCli, DetectsMorThresholdComparedWithLessOrEqual) {
             std::string::npos)
       << r.out;
   // everything else passes: the threshold files with a strict gap are right
-  EXPECT_TRUE(std::regex_search(r.out, std::regex("mor +ocp +[0-9]+ +[0-9]+ +2 "))) << r.out;
+  EXPECT_TRUE(contains(r.out, "mor{s}ocp{s}{n}{s}{n}{s}2 ")) << r.out;
 }
 
 // A tensor-level error sum that drops the last element: the error-sum field differs (the
@@ -383,9 +422,8 @@ TEST(ConformCli, DetectsMorThresholdComparedWithLessOrEqual) {
 TEST(ConformCli, DetectsMorSumDroppingTheLastElement) {
   const CliRun r = run_numref(conform(broken("morsum")) + " --level 0 --ops mor --max-errors 1");
   EXPECT_EQ(r.status, 1) << r.out;
-  EXPECT_TRUE(std::regex_search(r.out, std::regex("\\| error-sum of tensor \\| got S=[^|]* n=[0-9]+ [^|]*\\| expected S=[^|]* "
-                                                  "\\| mor/error-sum(/n)? \\|")))
-      << r.out;
+  const std::string field = "| error-sum of tensor | got S={*} n={n} {*}| expected S={*} ";
+  EXPECT_TRUE(contains(r.out, field + "| mor/error-sum |") || contains(r.out, field + "| mor/error-sum/n |")) << r.out;
   EXPECT_EQ(r.out.find("FAIL mor-sub"), std::string::npos) << r.out;
 }
 
@@ -394,7 +432,7 @@ TEST(ConformCli, DetectsMorSumDroppingTheLastElement) {
 TEST(ConformCli, Abi11BackendSkipsMor) {
   const CliRun r = run_numref(conform(broken("v11")) + " --level 0 --ops mor,mor-sub");
   EXPECT_EQ(r.status, 0) << r.out;
-  EXPECT_TRUE(std::regex_search(r.out, std::regex("\\n0 passed, 0 failed, [1-9][0-9]* skipped\\n$"))) << r.out;
+  EXPECT_TRUE(contains(r.out, "\n0 passed, 0 failed, {p} skipped\n{$}")) << r.out;
 }
 
 // The reference passes the MoR families at level 1 (golden vectors included).

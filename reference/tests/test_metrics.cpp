@@ -16,14 +16,8 @@
 namespace numref {
 namespace {
 
-using mortest::hex32;
-using mortest::Rational;
-using mortest::SplitMix64;
-using mortest::Tensor;
+using namespace mortest;  // Tensor, Rational, SplitMix64, F32, BF16, hex32
 namespace rat = oracle::rat;
-
-const Format& F32 = format(FormatId::f32);
-const Format& BF16 = format(FormatId::bf16);
 
 // ---- §21 --------------------------------------------------------------------------------------
 
@@ -253,15 +247,14 @@ TEST(Mean, NoElementsAndNonFinite) {  // §23.1, §21.3
 TEST(Mean, AgreesWithOracle) {
   SplitMix64 g(23);
   for (int t = 0; t < 3000; ++t) {
-    ErrorSum s;
-    oracle::rm::Sum o;
+    SumWithOracle p;
+    auto& [s, o] = p;
     const int k = 1 + static_cast<int>(g.next() % 12);
     for (int i = 0; i < k; ++i) {
       // errors mostly in [2^-12, 2), sometimes tiny or large
-      std::uint32_t e = static_cast<std::uint32_t>(((117 + g.next() % 12) << 23) | (g.next() & 0x7FFFFF));
+      std::uint32_t e = random_error(g, 117, 12);
       if (g.next() % 10 == 0) e = static_cast<std::uint32_t>(g.next() % 0x7F800000u);
-      s.sum.add(e);
-      o.sum += rat::decode(e, F32).v;
+      p.add(e);
     }
     s.n = o.n = static_cast<std::uint64_t>(k);
     ASSERT_EQ(mean_f32(s), oracle::rm::mean_rn32(o)) << t;

@@ -18,13 +18,8 @@
 namespace numref {
 namespace {
 
-using mortest::Rational;
-using mortest::SplitMix64;
-using mortest::Tensor;
+using namespace mortest;  // Tensor, Rational, SplitMix64, F32, BF16
 namespace rat = oracle::rat;
-
-const Format& F32 = format(FormatId::f32);
-const Format& BF16 = format(FormatId::bf16);
 
 Tensor bf16(std::size_t rows, std::size_t cols, std::vector<std::uint32_t> v) { return Tensor(BF16, rows, cols, std::move(v)); }
 
@@ -292,7 +287,7 @@ TEST(MorFramework, RejectsBadSetups) {
 TEST(MorFramework, TensorLevelIsEq2OverTheTensor) {
   SplitMix64 g(27);
   for (int t = 0; t < 30; ++t) {
-    const Tensor x = mortest::random_tensor(BF16, 1 + g.next() % 30, 1 + g.next() % 30, g, static_cast<int>(g.next() % 25));
+    const Tensor x = random_shaped_tensor(BF16, g, 30, 30, 25);
     TensorMorSpec spec;
     spec.scaling = Partition::blocks(1 + g.next() % 8, 1 + g.next() % 8);
     spec.threshold = Threshold{1 + g.next() % 100, 1000};
@@ -331,8 +326,7 @@ TEST(MorOracle, TensorLevel) {
   const FormatId sources[] = {FormatId::bf16, FormatId::f32, FormatId::f16};
   for (int t = 0; t < 160; ++t) {
     const Format& src = format(sources[t % 3]);
-    const Tensor x = mortest::random_tensor(src, 1 + g.next() % 16, 1 + g.next() % 24, g, static_cast<int>(g.next() % 28),
-                                            40, t % 7 == 0 ? 30 : 0);
+    const Tensor x = random_shaped_tensor(src, g, 16, 24, 28, 40, t % 7 == 0 ? 30 : 0);
     const bool transpose = t % 4 == 3;
     const TensorView v = transpose ? x.view().transposed() : x.view();
     TensorMorSpec spec;
@@ -360,8 +354,7 @@ TEST(MorOracle, SubTensor) {
   const FormatId sources[] = {FormatId::bf16, FormatId::f32, FormatId::f16};
   for (int t = 0; t < 160; ++t) {
     const Format& src = format(sources[t % 3]);
-    const Tensor x = mortest::random_tensor(src, 1 + g.next() % 16, 1 + g.next() % 24, g, static_cast<int>(g.next() % 45),
-                                            100, t % 6 == 0 ? 25 : 0);
+    const Tensor x = random_shaped_tensor(src, g, 16, 24, 45, 100, t % 6 == 0 ? 25 : 0);
     SubtensorMorSpec spec;
     spec.recipe = t % 2 ? SubtensorRecipe::two_way : SubtensorRecipe::three_way;
     spec.blocks = Partition::blocks(1 + g.next() % 6, 1 + g.next() % 8);
@@ -515,7 +508,7 @@ TEST(OrderIndependence, PermutedBlocksAndElements) {
 
 Tensor prop_tensor(std::uint64_t seed) {
   SplitMix64 g(seed);
-  return mortest::random_tensor(BF16, 1 + g.next() % 20, 1 + g.next() % 20, g, static_cast<int>(g.next() % 30), 60);
+  return random_shaped_tensor(BF16, g, 20, 20, 30, 60);
 }
 
 // §23.2 The decision is monotone in the threshold.

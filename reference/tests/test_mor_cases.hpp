@@ -19,6 +19,9 @@ namespace numref::mortest {
 using convtest::SplitMix64;
 using oracle::rat::Rational;
 
+inline const Format& F32 = format(FormatId::f32);
+inline const Format& BF16 = format(FormatId::bf16);
+
 // A tensor owned by the test: codes in element order and the bytes a TensorView reads.
 struct Tensor {
   const Format* f = nullptr;
@@ -69,6 +72,12 @@ inline Tensor random_tensor(const Format& f, std::size_t rows, std::size_t cols,
   for (auto& c : v) c = mor_code(f, g, e_hi, spread, zero_permille, special_permille);
   return Tensor(f, rows, cols, std::move(v));
 }
+// random_tensor of a random shape, 1 .. max_rows x 1 .. max_cols, and spread 0 .. max_spread - 1.
+inline Tensor random_shaped_tensor(const Format& f, SplitMix64& g, std::uint64_t max_rows, std::uint64_t max_cols,
+                                   std::uint64_t max_spread, unsigned zero_permille = 30, unsigned special_permille = 0) {
+  return random_tensor(f, 1 + g.next() % max_rows, 1 + g.next() % max_cols, g, static_cast<int>(g.next() % max_spread),
+                       zero_permille, special_permille);
+}
 
 // The oracle's spec for the reference QuantizeSpec `q` applied to a rows x cols tensor of `src`.
 inline oracle::rq::Spec oracle_spec(const QuantizeSpec& q, const Format& src, std::size_t rows, std::size_t cols,
@@ -101,6 +110,21 @@ inline Rational rational_of(const ExactSum& s) {
     v += s.limbs()[static_cast<std::size_t>(i)];
   }
   return Rational(v) / oracle::rat::pow2(ExactSum::kScale);
+}
+
+// §22 An ErrorSum and the oracle's sum of the same f32 terms: add() puts a term in both.
+struct SumWithOracle {
+  ErrorSum s;
+  oracle::rm::Sum o;
+  void add(std::uint32_t e) {
+    s.sum.add(e);
+    o.sum += oracle::rat::decode(e, F32).v;
+  }
+};
+// A positive normal f32 error with a random exponent field in [field_lo, field_lo + fields)
+// and a random fraction.
+inline std::uint32_t random_error(SplitMix64& g, std::uint64_t field_lo, std::uint64_t fields) {
+  return static_cast<std::uint32_t>(((field_lo + g.next() % fields) << 23) | (g.next() & 0x7FFFFF));
 }
 
 inline std::string hex32(std::uint32_t v) {

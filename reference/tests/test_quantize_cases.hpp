@@ -162,7 +162,7 @@ void compare(const char* what, const A& got, const B& want, std::string& report)
 // random bits. Runs the reference (quantize, dequantize, fake_quantize) and the oracle;
 // returns an empty string when they agree bit for bit, else a report with the case.
 inline std::string run_one(std::uint64_t seed, std::uint64_t t, std::size_t max_rows, std::size_t max_cols) {
-  SplitMix64 g(seed ^ (0x9E3779B97F4A7C15ull * (t + 1)));
+  SplitMix64 g(seed ^ (kSplitMix64Gamma * (t + 1)));
   const std::size_t rows = 1 + g.next() % max_rows, cols = 1 + g.next() % max_cols;
   Case c = random_case(g, rows, cols);
   const Format& src = format(kSources[g.next() % std::size(kSources)]);

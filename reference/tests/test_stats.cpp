@@ -9,12 +9,7 @@
 namespace numref {
 namespace {
 
-using mortest::Rational;
-using mortest::SplitMix64;
-using mortest::Tensor;
-
-const Format& F32 = format(FormatId::f32);
-const Format& BF16 = format(FormatId::bf16);
+using namespace mortest;  // Tensor, Rational, SplitMix64, F32, BF16
 
 // An ErrorSum with sum `ones` · 1.0 + extra and n elements.
 ErrorSum sum_of(std::uint64_t ones, std::uint64_t n, std::uint32_t extra = 0) {
@@ -58,14 +53,10 @@ TEST(Histogram, BinsAreExact) {
 TEST(Histogram, AgreesWithOracle) {
   SplitMix64 g(281);
   for (int t = 0; t < 3000; ++t) {
-    ErrorSum s;
-    oracle::rm::Sum o;
+    SumWithOracle p;
+    auto& [s, o] = p;
     const int k = 1 + static_cast<int>(g.next() % 8);
-    for (int i = 0; i < k; ++i) {
-      const std::uint32_t e = static_cast<std::uint32_t>(((115 + g.next() % 10) << 23) | (g.next() & 0x7FFFFF));
-      s.sum.add(e);
-      o.sum += oracle::rat::decode(e, F32).v;
-    }
+    for (int i = 0; i < k; ++i) p.add(random_error(g, 115, 10));
     s.n = o.n = static_cast<std::uint64_t>(k) + g.next() % 3;
     ASSERT_EQ(histogram_bin(s), oracle::rm::bin(o, Rational(1, 200), 11)) << t;
   }
@@ -155,8 +146,7 @@ TEST(Moments, AgreesWithOracle) {
   const FormatId sources[] = {FormatId::f32, FormatId::bf16, FormatId::f16};
   for (int t = 0; t < 120; ++t) {
     const Format& src = format(sources[t % 3]);
-    const Tensor x = mortest::random_tensor(src, 1 + g.next() % 6, 1 + g.next() % 12, g, static_cast<int>(g.next() % 60),
-                                            150, t % 5 == 0 ? 50 : 0);
+    const Tensor x = random_shaped_tensor(src, g, 6, 12, 60, 150, t % 5 == 0 ? 50 : 0);
     const Moments m = tensor_moments(x.view());
     const oracle::rm::Moments o = oracle::rm::moments(src.id, x.codes);
     ASSERT_EQ(m.n, o.n) << t;

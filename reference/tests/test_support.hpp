@@ -14,6 +14,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -21,6 +22,7 @@
 #include "numref/format.hpp"
 #include "numref/oracle/oracle_convert.hpp"
 #include "numref/policy.hpp"
+#include "numref/splitmix64.hpp"
 
 namespace numref::convtest {
 
@@ -121,18 +123,14 @@ inline Policy with(Round r, Overflow o, Policy base = Policy{}) {
   base.overflow = o;
   return base;
 }
+// `base` with the §10.2 text-form settings ("key=value ...") applied; a bad one fails the test.
+inline Policy with(std::string_view settings, Policy base) {
+  if (const auto err = apply_policy_settings(base, settings)) ADD_FAILURE() << *err << " in '" << settings << "'";
+  return base;
+}
 
 // A 64-bit seeded generator (splitmix64): deterministic across platforms.
-struct SplitMix64 {
-  std::uint64_t s;
-  explicit SplitMix64(std::uint64_t seed) : s(seed) {}
-  std::uint64_t next() {
-    std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-};
+using numref::SplitMix64;
 
 // The f32 code of the dyadic value (-1)^s * sig * 2^exp, or nothing when it is not an
 // f32 value (§3.3 for binary32: bias 127, 23 fraction bits, subnormal quantum 2^-149).

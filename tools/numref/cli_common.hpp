@@ -3,6 +3,7 @@
 //   spec §1.2 (code notation), §2.3 (names), §2.4 (sub-byte storage), §10 (profiles)
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "numref/conform/util.hpp"
 #include "numref/format.hpp"
 #include "numref/policy.hpp"
 #include "numref/value.hpp"
@@ -33,6 +35,15 @@ std::string binary_field(std::uint32_t v, int width);
 // expansion when it has at most `max_chars` characters, else the C99 hex-float.
 std::string compact_value(const Decoded& d, std::size_t max_chars = 12);
 
+// A JSON string: `s` quoted, escaped as the conformance reports escape it.
+// (Appended, not "\"" + ...: GCC 12 warns falsely on operator+(const char*, string&&), bug 105651.)
+inline std::string json_string(std::string_view s) {
+  std::string o(1, '"');
+  o += conform::json_escape(s);
+  o += '"';
+  return o;
+}
+
 // A table on stdout: aligned plain-text columns (two spaces apart, header underlined
 // with dashes) or, with `markdown`, a GitHub-flavoured Markdown pipe table.
 void print_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows,
@@ -52,6 +63,9 @@ void print_table(const std::vector<std::string>& header, const std::vector<std::
 Policy policy_from_args(Args& a, const Format& to);
 // The usage lines for the options policy_from_args() reads (generated from the knob table).
 std::string_view policy_options_help();
+
+// The tensor verbs read and write .npy data ('<' little-endian dtypes) in place.
+static_assert(std::endian::native == std::endian::little, "the .npy reader and writer assume a little-endian host");
 
 // §19.7 / §12.1 A .npy file read as a tensor for the tensor verbs (quantize, mor):
 // <f4 (f32), <f2 (f16), or bit patterns (<u2, V2, |u1) whose format `named` gives

@@ -7,7 +7,6 @@
 // the fallback percentage and the relative-error histogram (0.5 % bins, MoR §4.1.3); --svg
 // draws the histogram heatmap (tensor × bin) as a standalone SVG file.
 #include <algorithm>
-#include <bit>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -23,8 +22,6 @@
 
 namespace numref::cli {
 namespace {
-
-static_assert(std::endian::native == std::endian::little, "the .npy reader assumes a little-endian host");
 
 constexpr const char* kHelp =
     "usage: numref mor --input X.npy [Y.npy ... | DIR] [options]\n"
@@ -96,23 +93,6 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& args) {
 // ---- rendering -------------------------------------------------------------------------------
 
 const Format& F32() { return format(FormatId::f32); }
-
-std::string json_string(const std::string& s) {
-  std::string o = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      o.push_back('\\');
-      o.push_back(c);
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char b[8];
-      std::snprintf(b, sizeof b, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(c)));
-      o += b;
-    } else {
-      o.push_back(c);
-    }
-  }
-  return o + "\"";
-}
 
 // A binary32 code as {"hex", "hexfloat", "value"} (exact decimal).
 std::string json_f32(std::uint32_t code) {

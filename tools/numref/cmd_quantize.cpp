@@ -6,7 +6,6 @@
 // PREFIX.scales.npy (+ group mantissas for gam, the tensor amax for nvfp4, and optionally
 // the dequantized / fake-quant tensors) and a text or JSON summary with per-block scales
 // (hex and exact value) and the counts of saturated / flushed / NaN / Inf elements.
-#include <bit>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -16,11 +15,10 @@
 #include "cli_common.hpp"
 #include "numref/npy.hpp"
 #include "numref/quantize.hpp"
+#include "numref/splitmix64.hpp"
 
 namespace numref::cli {
 namespace {
-
-static_assert(std::endian::native == std::endian::little, "the .npy reader and writer assume a little-endian host");
 
 constexpr ScaleRule kDefaultRule = ScaleRule::amax;
 
@@ -89,23 +87,6 @@ std::string json_code(std::uint32_t code, const Format& f) {
   return "{\"hex\": \"" + hex_code(code, f) + "\", \"value\": \"" + compact_value(decode(code, f), 40) + "\"}";
 }
 
-std::string json_string(const std::string& s) {
-  std::string o = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      o.push_back('\\');
-      o.push_back(c);
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char b[8];
-      std::snprintf(b, sizeof b, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(c)));
-      o += b;
-    } else {
-      o.push_back(c);
-    }
-  }
-  return o + "\"";
-}
-
 std::string counts_json(const QuantizeStats& s) {
   return "\"saturated\": " + std::to_string(s.saturated) + ", \"flushed\": " + std::to_string(s.flushed) +
          ", \"nan\": " + std::to_string(s.nan) + ", \"inf\": " + std::to_string(s.inf);
@@ -120,13 +101,6 @@ void write_npy(const std::string& path, npy::Dtype d, const std::vector<std::siz
                std::size_t n_bytes) {
   const auto bytes = npy::encode(d, shape, as_bytes(data, n_bytes));
   npy::write_file(path, bytes);
-}
-
-std::uint64_t splitmix64(std::uint64_t& s) {
-  std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
 }
 
 int run_quantize(Args& a) {
@@ -204,7 +178,10 @@ int run_quantize(Args& a) {
     if (seed) {
       std::uint64_t s = static_cast<std::uint64_t>(parse_int(*seed, 0, 1LL << 53, "--seed"));
       random.resize(n);
-      for (auto& r : random) r = static_cast<std::uint32_t>(k == 32 ? splitmix64(s) & 0xFFFFFFFFu : splitmix64(s) & ((1ull << k) - 1));
+      for (auto& r : random) {
+        const std::uint64_t z = splitmix64_next(s);
+        r = static_cast<std::uint32_t>(k == 32 ? z & 0xFFFFFFFFu : z & ((1ull << k) - 1));
+      }
     } else {
       const auto rb = npy::read_file(*random_path);
       npy::Array ra;

@@ -20,6 +20,8 @@ It never passes silently without numpy / ml_dtypes: it fails and says how to ins
 
 usage: ml_dtypes_diff.py path/to/numref
 """
+import itertools
+import os
 import subprocess
 import sys
 
@@ -30,6 +32,8 @@ except ImportError as e:  # a missing dependency is a failure, never a skip
     print(f"FAIL: the ml_dtypes differential test needs numpy and ml_dtypes ({e}).\n"
           "Run scripts/setup.sh (it installs them with pip), then re-run ctest.", file=sys.stderr)
     sys.exit(1)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from numref_testlib import ml_dtypes_formats, splitmix64  # noqa: E402  (tools/tests/numref_testlib.py)
 
 # Source formats: (numpy dtype, storage dtype, bits, exponent bits, fraction bits) — the
 # §2.1 descriptor columns the departure predicates below need.
@@ -38,30 +42,14 @@ SOURCES = {
     "f16": (np.float16, np.uint16, 16, 5, 10),
     "f32": (np.float32, np.uint32, 32, 8, 23),
 }
-TARGETS = {
-    "f8e4m3fn": ml_dtypes.float8_e4m3fn,
-    "f8e5m2": ml_dtypes.float8_e5m2,
-    "f8e8m0fnu": ml_dtypes.float8_e8m0fnu,
-    "f6e3m2fn": ml_dtypes.float6_e3m2fn,
-    "f6e2m3fn": ml_dtypes.float6_e2m3fn,
-    "f4e2m1fn": ml_dtypes.float4_e2m1fn,
-    "bf16": ml_dtypes.bfloat16,
-    "f16": np.float16,
-}
+TARGETS = {name: dtype for name, dtype in ml_dtypes_formats().items() if name != "f32"}
 NO_NAN_TARGETS = {"f6e3m2fn": 0x20, "f6e2m3fn": 0x20, "f4e2m1fn": 0x08}  # target -> its sign bit
 CANONICAL_NAN = {"bf16": 0x7FC0, "f16": 0x7E00}  # §2.1 table
 
 
 def splitmix64_u32(seed, n):
     """n 32-bit codes: the high halves of splitmix64 outputs (fixed, version-independent)."""
-    out, x, m = [], seed, (1 << 64) - 1
-    for _ in range(n):
-        x = (x + 0x9E3779B97F4A7C15) & m
-        z = x
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & m
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & m
-        out.append((z ^ (z >> 31)) >> 32)
-    return out
+    return [z >> 32 for z in itertools.islice(splitmix64(seed), n)]
 
 
 def f32_structured():

@@ -13,7 +13,6 @@ skips, without them.
 """
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
@@ -22,20 +21,12 @@ from fractions import Fraction
 import ml_dtypes
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from numref_testlib import VerbChecks  # noqa: E402  (tools/tests/numref_testlib.py)
+
 NUMREF = sys.argv[1] if len(sys.argv) > 1 else "build/numref"
-FAILURES = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILURES.append(what)
-        print("FAIL:", what)
-
-
-def run(*args, expect=0):
-    p = subprocess.run([NUMREF, "mor", *args], capture_output=True, text=True)
-    check(p.returncode == expect, f"numref mor {' '.join(args)}: exit {p.returncode}, expected {expect}\n{p.stderr}")
-    return p
+CHECKS = VerbChecks(NUMREF, "mor")
+check, run = CHECKS.check, CHECKS.run
 
 
 def bits32(a):
@@ -232,11 +223,7 @@ def main():
     check(".npy" in run("--input", P("bad.npy"), expect=2).stderr, "malformed .npy")
     check("--fake" in run("--input", P("b.npy"), "--fake", "f8e4m3fn", expect=2).stderr, "bad --fake")
 
-    if FAILURES:
-        print(f"{len(FAILURES)} failure(s)")
-        return 1
-    print("all numref mor CLI checks passed")
-    return 0
+    return CHECKS.finish()
 
 
 if __name__ == "__main__":

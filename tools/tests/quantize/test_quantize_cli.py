@@ -12,27 +12,18 @@ Needs numpy and ml_dtypes (scripts/setup.sh installs them); fails, never skips, 
 import json
 import os
 import struct
-import subprocess
 import sys
 import tempfile
 
 import ml_dtypes
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from numref_testlib import VerbChecks, splitmix64  # noqa: E402  (tools/tests/numref_testlib.py)
+
 NUMREF = sys.argv[1] if len(sys.argv) > 1 else "build/numref"
-FAILURES = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILURES.append(what)
-        print("FAIL:", what)
-
-
-def run(*args, expect=0):
-    p = subprocess.run([NUMREF, "quantize", *args], capture_output=True, text=True)
-    check(p.returncode == expect, f"numref quantize {' '.join(args)}: exit {p.returncode}, expected {expect}\n{p.stderr}")
-    return p
+CHECKS = VerbChecks(NUMREF, "quantize")
+check, run = CHECKS.check, CHECKS.run
 
 
 def bits32(a):
@@ -119,14 +110,8 @@ def main():
     check(np.array_equal(np.load(P("mx.scales.npy")).astype(np.int64), e + 127), "mx-floor scale codes")
 
     # ---- stochastic rounding: --seed and --random give the same codes ---------------------
-    r = np.zeros(64 * 96, dtype=np.uint64)
-    state = 5
-    for i in range(r.size):  # splitmix64(5), low 8 bits, element order (docs/quantize.md)
-        state = (state + 0x9E3779B97F4A7C15) & (2**64 - 1)
-        z = state
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & (2**64 - 1)
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & (2**64 - 1)
-        r[i] = (z ^ (z >> 31)) & 0xFF
+    gen = splitmix64(5)  # splitmix64(5), low 8 bits, element order (docs/quantize.md)
+    r = np.array([next(gen) & 0xFF for _ in range(64 * 96)], dtype=np.uint64)
     np.save(P("r.npy"), r.astype(np.uint32).reshape(64, 96))
     run("--input", P("a.npy"), "--format", "f8e4m3fn", "--round", "sr", "--sr-bits", "8", "--seed", "5", "--out", P("s1"))
     run("--input", P("a.npy"), "--format", "f8e4m3fn", "--round", "sr", "--sr-bits", "8", "--random", P("r.npy"),
@@ -190,11 +175,7 @@ def main():
     # 1.125·2^5 -> field 5 + 7 = 12, fraction 1 -> 0x61; -6·S = -448 -> 0xFE
     check(np.load(P("fp4.codes.npy")).tolist() == [0x61, 0xFE], "f4e2m1fn source codes")
 
-    if FAILURES:
-        print(f"{len(FAILURES)} failure(s)")
-        return 1
-    print("all numref quantize CLI checks passed")
-    return 0
+    return CHECKS.finish()
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "numref/format.hpp"
+#include "numref/splitmix64.hpp"
 
 namespace numref::conform {
 
@@ -28,20 +29,17 @@ std::vector<std::string_view> split_ws(std::string_view s);
 std::optional<std::pair<std::size_t, std::size_t>> parse_rxc(std::string_view s);
 std::string_view trim(std::string_view s);
 
-// §33.3 The case RNG: 64-bit FNV-1a of a text, and the SplitMix64 finaliser as a
-// counter-based generator: word(seed, key, j, lane) depends only on its arguments, so
-// any range of cases can be produced independently (shards, workers, resumption) and
-// the stream is identical on every platform.
+// §33.3 The case RNG: 64-bit FNV-1a of a text, and the SplitMix64 finaliser and step
+// (numref/splitmix64.hpp) as a counter-based generator: word(seed, key, j, lane) depends
+// only on its arguments, so any range of cases can be produced independently (shards,
+// workers, resumption) and the stream is identical on every platform.
 std::uint64_t fnv1a64(std::string_view s);
 std::uint64_t mix64(std::uint64_t x);
 struct CaseRng {
   std::uint64_t state;
   CaseRng(std::uint64_t seed, std::uint64_t key, std::uint64_t index)
-      : state(mix64(seed ^ mix64(key ^ mix64(index + 0x9E3779B97F4A7C15ull)))) {}
-  std::uint64_t next() {
-    state += 0x9E3779B97F4A7C15ull;
-    return mix64(state);
-  }
+      : state(splitmix64_mix(seed ^ splitmix64_mix(key ^ splitmix64_mix(index + kSplitMix64Gamma)))) {}
+  std::uint64_t next() { return splitmix64_next(state); }
   // Uniform in [0, n) for n >= 1 (multiply-shift; the tiny bias is irrelevant here).
   std::uint64_t below(std::uint64_t n) {
     return static_cast<std::uint64_t>((static_cast<unsigned __int128>(next()) * n) >> 64);
