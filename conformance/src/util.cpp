@@ -80,16 +80,6 @@ std::uint64_t fnv1a64(std::string_view s) {
   return h;
 }
 
-// SplitMix64 finaliser (Steele, Lea, Flood 2014): constants 0xbf58476d1ce4e5b9, 0x94d049bb133111eb.
-std::uint64_t mix64(std::uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xBF58476D1CE4E5B9ull;
-  x ^= x >> 27;
-  x *= 0x94D049BB133111EBull;
-  x ^= x >> 31;
-  return x;
-}
-
 std::string render_value(std::uint32_t code, const Format& f) {
   const Decoded d = decode(code, f);
   switch (d.cls) {

@@ -14,7 +14,6 @@
 namespace {
 
 using numref::FormatId;
-const numref::Format& kE8m0 = numref::format(FormatId::f8e8m0fnu);
 
 // Every policy that changes an f8e8m0fnu result: e8m0_round (4 explicit + follow of the 4
 // rounding modes that map onto them) x overflow x inf_sat x zero_to_nozero x negative.

@@ -440,7 +440,6 @@ namespace {
 // terms stay below 2^586 < 2^640.
 struct ProductAcc {
   static constexpr int kLimbs = 10;
-  static constexpr int kScale = 298;
   std::array<std::uint64_t, kLimbs> limb{};
   void add(std::uint64_t m, int pos) {  // m < 2^48, pos >= 0
     const int w = pos >> 6, b = pos & 63;

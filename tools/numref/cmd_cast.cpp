@@ -86,7 +86,7 @@ class Output {
 class Caster {
  public:
   Caster(const Format& from, const Format& to, const Policy& p)
-      : from_(from), to_(to), conv_(from, to, p), need_r_(effective_round(to, p) == Round::sr), k_(p.sr_bits) {
+      : from_(from), conv_(from, to, p), need_r_(effective_round(to, p) == Round::sr), k_(p.sr_bits) {
     digits_ = static_cast<std::size_t>(hex_digits(to));
     for (unsigned f = 0; f < 256; ++f) std::memcpy(flags_[f].data(), flags_to_string(static_cast<std::uint8_t>(f)).data(), 4);
     // §11 The lookup table: every output line of a <= 16-bit source, computed by the
@@ -190,7 +190,6 @@ class Caster {
   }
 
   const Format& from_;
-  const Format& to_;
   Converter conv_;
   bool need_r_;
   int k_;

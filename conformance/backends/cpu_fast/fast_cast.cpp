@@ -9,7 +9,6 @@ namespace numref::cpu_fast {
 namespace {
 
 constexpr std::uint8_t NX = kInexact, UF = kUnderflow, OF = kOverflow, NV = kInvalid;
-constexpr std::uint32_t NVu = kInvalid;
 
 inline int bitlen64(std::uint64_t v) { return v ? 64 - __builtin_clzll(v) : 0; }
 

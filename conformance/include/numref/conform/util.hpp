@@ -34,7 +34,7 @@ std::string_view trim(std::string_view s);
 // only on its arguments, so any range of cases can be produced independently (shards,
 // workers, resumption) and the stream is identical on every platform.
 std::uint64_t fnv1a64(std::string_view s);
-std::uint64_t mix64(std::uint64_t x);
+inline std::uint64_t mix64(std::uint64_t x) { return splitmix64_mix(x); }
 struct CaseRng {
   std::uint64_t state;
   CaseRng(std::uint64_t seed, std::uint64_t key, std::uint64_t index)
