@@ -10,22 +10,16 @@
 namespace numref {
 
 std::optional<FormatId> find_format(std::string_view name) {
-  for (const auto& f : kFormats)
+  if (name.empty()) return std::nullopt;
+  for (const auto& f : kFormats) {
     if (f.name == name) return f.id;
-  // §2.3 accepted aliases
-  struct Alias {
-    std::string_view alias;
-    FormatId id;
-  };
-  static constexpr Alias kAliases[] = {
-      {"fp32", FormatId::f32},         {"float32", FormatId::f32},     {"bfloat16", FormatId::bf16},
-      {"fp16", FormatId::f16},         {"float16", FormatId::f16},     {"e4m3", FormatId::f8e4m3fn},
-      {"float8_e4m3fn", FormatId::f8e4m3fn}, {"e5m2", FormatId::f8e5m2}, {"float8_e5m2", FormatId::f8e5m2},
-      {"e8m0", FormatId::f8e8m0fnu},   {"float8_e8m0fnu", FormatId::f8e8m0fnu},
-      {"e3m2", FormatId::f6e3m2fn},    {"e2m3", FormatId::f6e2m3fn},   {"e2m1", FormatId::f4e2m1fn},
-  };
-  for (const auto& a : kAliases)
-    if (a.alias == name) return a.id;
+    // §2.3 the aliases of the row, separated by single spaces
+    for (std::string_view rest = f.aliases; !rest.empty();) {
+      const std::size_t end = std::min(rest.find(' '), rest.size());
+      if (rest.substr(0, end) == name) return f.id;
+      rest.remove_prefix(std::min(end + 1, rest.size()));
+    }
+  }
   return std::nullopt;
 }
 
@@ -67,7 +61,7 @@ Result nan_result(const Decoded& d, const Format& from, const Format& to, const 
       pl = from.man_bits >= to.man_bits ? (pl >> (from.man_bits - to.man_bits))
                                         : (pl << (to.man_bits - from.man_bits));
       pl |= std::uint64_t{1} << (to.man_bits - 1);  // quiet
-      return {sgn | (to.exp_all_ones() << to.man_bits) | static_cast<std::uint32_t>(pl & to.man_mask()), flags};
+      return {sgn | to.first_special_magnitude() | static_cast<std::uint32_t>(pl & to.man_mask()), flags};  // Inf | payload
     }
   }
   return {to.canonical_nan, flags};
@@ -204,9 +198,7 @@ Result Converter::operator()(std::uint32_t bits, std::uint64_t r) const {
   if (!from.is_integer()) {
     const std::uint32_t mag = bits & from.mag_mask();
     const std::uint32_t ef = mag >> from.man_bits;
-    const bool special = (from.has_inf() && ef == from.exp_all_ones()) ||
-                         (from.specials == Specials::fn && mag == from.mag_mask());
-    if (ef != 0 && !special && !(t_.mode == Round::sr && p.sr_variant == SrVariant::add)) {
+    if (ef != 0 && from.is_finite_magnitude(mag) && !(t_.mode == Round::sr && p.sr_variant == SrVariant::add)) {
       const Exact x{(bits & from.sign_bit()) != 0, (std::uint64_t{1} << from.man_bits) | (mag & from.man_mask()),
                     static_cast<int>(ef) - from.bias - from.man_bits, false};
       return core_impl::round_core_inline(x, t_, p, t_.mode, t_.mode, r);

@@ -43,16 +43,13 @@ Decoded decode(std::uint32_t code, const Format& f) {
   const std::uint32_t mag = code & f.mag_mask();
   d.exp_field = mag >> f.man_bits;
   d.man_field = mag & f.man_mask();
-  const bool nan_slot =
-      (f.specials == Specials::ieee && d.exp_field == f.exp_all_ones() && d.man_field != 0) ||
-      (f.specials == Specials::fn && mag == f.mag_mask());
-  if (nan_slot) {
+  if (f.is_nan_magnitude(mag)) {  // §2.2
     d.cls = Class::nan;
     d.sig = d.man_field;
     d.exp = 0;
     return d;
   }
-  if (f.specials == Specials::ieee && d.exp_field == f.exp_all_ones()) {
+  if (f.is_inf_magnitude(mag)) {
     d.cls = Class::inf;
     d.sig = 0;
     d.exp = 0;
@@ -127,7 +124,7 @@ std::uint32_t encode_zero(bool sign, const Format& f) {
 
 std::uint32_t encode_inf(bool sign, const Format& f) {
   if (!f.has_inf()) throw std::invalid_argument(std::string(f.name) + " has no infinity");
-  return (f.exp_all_ones() << f.man_bits) | (sign ? f.sign_bit() : 0u);
+  return f.first_special_magnitude() | (sign ? f.sign_bit() : 0u);  // §2.2 the Inf magnitude
 }
 
 std::uint32_t encode_max_finite(bool sign, const Format& f) {

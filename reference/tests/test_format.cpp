@@ -3,7 +3,10 @@
 // the stated values match the defining documents; names and aliases parse (§2.3).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "numref/format.hpp"
 #include "numref/oracle/oracle_convert.hpp"
@@ -119,6 +122,26 @@ TEST(FormatTable, SpecialCodeCounts) {
   }
 }
 
+// §2.2 The first special magnitude, by hand: f32 7F800000 (exponent all ones), bf16 7F80,
+// f16 7C00, E5M2 7C (Inf), E4M3 7F, E8M0 FF (the NaN: all-ones magnitude), FP6 E3M2 / E2M3 20,
+// FP4 8, int8 80 (= mag_mask + 1: none). Then for every code of the formats of at most 16 bits,
+// against the oracle's independent reading of the code: finite iff the magnitude is below it,
+// Inf iff it is the Inf magnitude, NaN otherwise.
+TEST(FormatTable, FirstSpecialMagnitude) {
+  const std::uint32_t want[kFormatCount] = {0x7F800000u, 0x7F80u, 0x7C00u, 0x7Fu, 0x7Cu, 0xFFu, 0x20u, 0x20u, 0x8u, 0x80u};
+  for (const auto& f : kFormats) {
+    EXPECT_EQ(f.first_special_magnitude(), want[static_cast<std::size_t>(f.id)]) << f.name;
+    if (f.bits > 16) continue;
+    for (std::uint32_t c = 0; c < (1u << f.bits); ++c) {
+      const std::uint32_t mag = c & f.mag_mask();
+      const oracle::Kind k = oracle::read_code(c, f).kind;
+      EXPECT_EQ(f.is_finite_magnitude(mag), k != oracle::Kind::nan && k != oracle::Kind::inf) << f.name << " " << c;
+      EXPECT_EQ(f.is_inf_magnitude(mag), k == oracle::Kind::inf) << f.name << " " << c;
+      EXPECT_EQ(f.is_nan_magnitude(mag), k == oracle::Kind::nan) << f.name << " " << c;
+    }
+  }
+}
+
 // §2.1 table order = FormatId order, names are the LLVM/MLIR spellings.
 TEST(FormatNames, EveryNameParses) {
   const char* names[] = {"f32", "bf16", "f16", "f8e4m3fn", "f8e5m2", "f8e8m0fnu", "f6e3m2fn", "f6e2m3fn", "f4e2m1fn", "int8"};
@@ -131,7 +154,7 @@ TEST(FormatNames, EveryNameParses) {
   }
 }
 
-// §2.3 the aliases, and that nothing else is accepted.
+// §2.3 the aliases (the spec's list), and that nothing else is accepted.
 TEST(FormatNames, Aliases) {
   const std::pair<const char*, FormatId> aliases[] = {
       {"fp32", FormatId::f32},          {"float32", FormatId::f32},         {"bfloat16", FormatId::bf16},
@@ -144,6 +167,25 @@ TEST(FormatNames, Aliases) {
     ASSERT_TRUE(got.has_value()) << a;
     EXPECT_EQ(*got, id) << a;
   }
+  // The aliases column holds exactly these (single spaces, no empty entry), and no name or
+  // alias is used twice across the table.
+  std::vector<std::string_view> all;
+  for (const auto& f : kFormats) {
+    all.push_back(f.name);
+    for (std::string_view rest = f.aliases; !rest.empty();) {
+      const std::size_t end = std::min(rest.find(' '), rest.size());
+      ASSERT_NE(end, 0u) << "empty alias in the row of " << f.name;
+      all.push_back(rest.substr(0, end));
+      rest.remove_prefix(end);
+      if (!rest.empty()) {
+        rest.remove_prefix(1);
+        ASSERT_FALSE(rest.empty()) << "trailing space in the aliases of " << f.name;
+      }
+    }
+  }
+  EXPECT_EQ(all.size(), static_cast<std::size_t>(kFormatCount) + std::size(aliases));
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(std::adjacent_find(all.begin(), all.end()), all.end()) << "a name or alias appears twice";
   for (const char* bad : {"", "E4M3", "f8e4m3", "fp8", "float8_e4m3fnuz", "int4", "f32 ", "bf16x", "e8m0fnu", "uint8"})
     EXPECT_FALSE(find_format(bad).has_value()) << "'" << bad << "'";
 }
