@@ -130,7 +130,7 @@ Converter::Converter(const Format& from, const Format& to, const Policy& p, bool
   if (binade && floats && !sr_add && from.man_bits > to.man_bits && t_.max_e[0] == t_.max_e[1]) {
     detail::BinadePath& b = bp_;
     b.mode = t_.mode;
-    b.k = p.sr_bits;
+    b.k = t_.mode == Round::sr ? p.sr_bits : 0;  // f_k is read by sr only (§5.1)
     b.d = from.man_bits - to.man_bits;
     b.man_in = from.man_bits;
     b.sign_in = from.sign_bit();
@@ -171,20 +171,8 @@ Result Converter::operator()(std::uint32_t bits, std::uint64_t r) const {
       const std::uint64_t low = t & ((std::uint64_t{1} << b.d) - 1u);
       const std::uint64_t half = std::uint64_t{1} << (b.d - 1);
       std::uint64_t q = t >> b.d;
-      bool up = false;
-      switch (b.mode) {
-        case Round::rne: up = low > half || (low == half && (q & 1u)); break;  // §4.1
-        case Round::rna: up = low >= half; break;                                // §4.2
-        case Round::rtz: break;
-        case Round::rup: up = !neg && low != 0; break;
-        case Round::rdn: up = neg && low != 0; break;
-        case Round::sr: {  // §5.1: f_k + r >= 2^k, f_k the dropped fraction truncated to k bits
-          const std::uint64_t fk = b.k <= b.d ? (low >> (b.d - b.k)) : (low << (b.k - b.d));
-          up = fk + r >= (std::uint64_t{1} << b.k);
-          break;
-        }
-      }
-      q += up ? 1u : 0u;
+      // §4.2 / §5.1: q is the code of N (its last bit the parity), low the d dropped bits.
+      q += round_increment(b.mode, neg, low, half, false, (q & 1u) != 0, fraction_bits(low, b.d, b.k), r, b.k) ? 1u : 0u;
       if (q <= b.max_code)
         return {static_cast<std::uint32_t>(q) | (neg ? b.sign_out : 0u), low != 0 ? static_cast<std::uint8_t>(kInexact) : std::uint8_t{0}};
       // rounded past max finite: the generic core applies the overflow policy
