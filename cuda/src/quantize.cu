@@ -21,6 +21,7 @@
 
 #include "launch.hpp"
 #include "numref_cuda/api.hpp"
+#include "numref_cuda/format_list.hpp"
 #include "numref_cuda/host_run.hpp"
 #include "numref_cuda/policy_map.hpp"
 #include "numref_cuda/tiling.cuh"
@@ -33,7 +34,6 @@ using numref::FormatId;
 using E4 = FloatTraits<FormatId::f8e4m3fn>;
 using E5 = FloatTraits<FormatId::f8e5m2>;
 using BF16 = FloatTraits<FormatId::bf16>;
-using F32T = FloatTraits<FormatId::f32>;
 using ull = unsigned long long;
 
 __device__ __forceinline__ std::uint64_t first_thread() {
@@ -259,17 +259,6 @@ cudaError_t run_quantize(const QuantizePlan& p, const void* x, const RandomSourc
   return e;
 }
 
-template <class S, int V>
-cudaError_t quantize_source(const QuantizePlan& p, const void* x, const RandomSource& rnd, const QuantizeOutputs& out,
-                            cudaStream_t s) {
-  switch (p.element) {
-    case FormatId::f8e4m3fn: return run_quantize<S, V, E4>(p, x, rnd, out, s);
-    case FormatId::f8e5m2: return run_quantize<S, V, E5>(p, x, rnd, out, s);
-    case FormatId::f4e2m1fn: return run_quantize<S, V, FloatTraits<FormatId::f4e2m1fn>>(p, x, rnd, out, s);
-    case FormatId::int8: return run_quantize<S, V, Int8Elem>(p, x, rnd, out, s);
-    default: return invalid_argument("no CUDA kernel for this element format");
-  }
-}
 
 template <class D>
 cudaError_t run_dequant(const QuantizePlan& p, const std::uint8_t* codes, const BlockFactors* f, std::uint32_t* out,
@@ -394,8 +383,12 @@ cudaError_t try_quantize(const QuantizePlan& p0, const void* x, const RandomSour
       return kernels::invalid_argument("stochastic rounding needs random values (explicit or Philox)");
     QuantizePlan p = p0;
     p.geom.vec = vector_loads_ok(p, x);
-    if (p.source == numref::FormatId::f32) return kernels::quantize_source<kernels::F32T, 4>(p, x, rnd, out, stream);
-    return kernels::quantize_source<kernels::BF16, 8>(p, x, rnd, out, stream);
+    cudaError_t e = cudaErrorInvalidValue;
+    bool found = false;
+    with_source(p.source, [&]<class S, int V>() {
+      found = with_element(p.element, [&]<class D>() { e = kernels::run_quantize<S, V, D>(p, x, rnd, out, stream); });
+    });
+    return found ? e : kernels::invalid_argument("no CUDA kernel for this source or element format");
   });
 }
 
@@ -411,13 +404,10 @@ cudaError_t try_dequantize(const QuantizePlan& p, const std::uint8_t* codes, con
     if (sc.err != cudaSuccess) return sc.err;
     kernels::stored_factors_kernel<<<kernels::blocks_for(p.n_blocks), 256, 0, stream>>>(
         p.scale, p.geom, p.n_blocks, scales, group_mantissa, tensor_amax, f);
-    switch (p.element) {
-      case numref::FormatId::f8e4m3fn: return kernels::run_dequant<kernels::E4>(p, codes, f, out, stream);
-      case numref::FormatId::f8e5m2: return kernels::run_dequant<kernels::E5>(p, codes, f, out, stream);
-      case numref::FormatId::f4e2m1fn: return kernels::run_dequant<FloatTraits<numref::FormatId::f4e2m1fn>>(p, codes, f, out, stream);
-      case numref::FormatId::int8: return kernels::run_dequant<Int8Elem>(p, codes, f, out, stream);
-      default: return kernels::invalid_argument("no CUDA kernel for this element format");
-    }
+    cudaError_t e = cudaErrorInvalidValue;
+    if (!with_element(p.element, [&]<class D>() { e = kernels::run_dequant<D>(p, codes, f, out, stream); }))
+      return kernels::invalid_argument("no CUDA kernel for this element format");
+    return e;
   });
 }
 
@@ -428,9 +418,12 @@ cudaError_t try_tensor_mor(const numref::TensorView& x, const numref::TensorMorS
   return guard([&]() -> cudaError_t {
     QuantizePlan p = host::plan_tensor_mor(x, spec);
     p.geom.vec = vector_loads_ok(p, x.data());
-    if (p.source == numref::FormatId::f32)
-      return kernels::run_tensor_mor<kernels::F32T, 4>(p, x.data(), spec, result, codes, scales, group_mantissa, stream);
-    return kernels::run_tensor_mor<kernels::BF16, 8>(p, x.data(), spec, result, codes, scales, group_mantissa, stream);
+    cudaError_t e = cudaErrorInvalidValue;
+    if (!with_source(p.source, [&]<class S, int V>() {
+          e = kernels::run_tensor_mor<S, V>(p, x.data(), spec, result, codes, scales, group_mantissa, stream);
+        }))
+      return kernels::invalid_argument("no CUDA kernel reads this source format");
+    return e;
   });
 }
 
@@ -442,9 +435,12 @@ cudaError_t try_subtensor_mor(const numref::TensorView& x, const numref::Subtens
     host::plan_subtensor_mor(x, spec, p4, p5);
     p4.geom.vec = p5.geom.vec = vector_loads_ok(p4, x.data());
     const bool three = spec.recipe == numref::SubtensorRecipe::three_way;
-    if (p4.source == numref::FormatId::f32)
-      return kernels::run_subtensor_mor<kernels::F32T, 4>(p4, p5, three, x.data(), result, out, stream);
-    return kernels::run_subtensor_mor<kernels::BF16, 8>(p4, p5, three, x.data(), result, out, stream);
+    cudaError_t e = cudaErrorInvalidValue;
+    if (!with_source(p4.source, [&]<class S, int V>() {
+          e = kernels::run_subtensor_mor<S, V>(p4, p5, three, x.data(), result, out, stream);
+        }))
+      return kernels::invalid_argument("no CUDA kernel reads this source format");
+    return e;
   });
 }
 
