@@ -273,12 +273,8 @@ TensorMorOut tensor_mor(const numref::TensorView& x, const numref::TensorMorSpec
   o.codes.assign(static_cast<std::size_t>(p.geom.rows) * p.geom.cols, 0u);
   ErrorSumState st{};
   for_source(p.source, [&]<class S, int V>() {
-    MorArgs<E4> a;
-    a.factors = o.scale.factors.data();
-    a.elem = make_element_ctx<E4>(p.elem, p.fused);
-    a.wide_d = p.wide_d;
-    a.wide_o = p.wide_out;
-    a.codes = o.codes.data();
+    const MorArgs<E4> a{o.scale.factors.data(), make_element_ctx<E4>(p.elem, p.fused), p.wide_d, p.wide_out,
+                        o.codes.data()};
     const auto* base = static_cast<const unsigned char*>(x.data());
     const auto ord = thread_order(w, p.geom.n_units);
     for (std::uint32_t t : ord) {
@@ -315,16 +311,10 @@ SubtensorMorOut subtensor_mor(const numref::TensorView& x, const numref::Subtens
   o.e5m2_sum.resize(nb);
   o.fake.assign(static_cast<std::size_t>(p4.geom.rows) * p4.geom.cols, 0u);
   for_source(p4.source, [&]<class S, int V>() {
-    MorArgs<E4> a4;
-    a4.factors = o.e4m3_scale.factors.data();
-    a4.elem = make_element_ctx<E4>(p4.elem, p4.fused);
-    a4.wide_d = p4.wide_d;
-    a4.wide_o = p4.wide_out;
-    MorArgs<E5> a5;
-    a5.factors = o.e5m2_scale.factors.data();
-    a5.elem = make_element_ctx<E5>(p5.elem, p5.fused);
-    a5.wide_d = p5.wide_d;
-    a5.wide_o = p5.wide_out;
+    const MorArgs<E4> a4{o.e4m3_scale.factors.data(), make_element_ctx<E4>(p4.elem, p4.fused), p4.wide_d,
+                         p4.wide_out, nullptr};
+    const MorArgs<E5> a5{o.e5m2_scale.factors.data(), make_element_ctx<E5>(p5.elem, p5.fused), p5.wide_d,
+                         p5.wide_out, nullptr};
     const auto* base = static_cast<const unsigned char*>(x.data());
     // pass 2: per-block error sums (a unit's accumulators are flushed into its block)
     walk_units(p4.geom, w, [&](std::uint32_t, std::uint64_t u) {

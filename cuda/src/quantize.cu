@@ -86,12 +86,9 @@ __global__ void factors_kernel(ScaleParams sp, Geometry g, std::uint32_t nb, std
   }
 }
 
-template <class S, class D, int V>
-__global__ void quantize_kernel(Geometry g, const unsigned char* x, QuantizeArgs<D> a, std::uint64_t* counts,
-                                std::uint32_t* status) {
-  Counts c;
-  bool ok = true;
-  for (std::uint64_t u = first_thread(); u < g.n_units; u += grid_threads()) ok &= quantize_unit<S, D, V>(g, x, u, a, c);
+// §19.5 A thread's counts into the launch's four counters (integer adds: order-free), and an
+// invalid random value into the status word.
+__device__ __forceinline__ void flush_counts(const Counts& c, bool ok, std::uint64_t* counts, std::uint32_t* status) {
   if (counts != nullptr) {
     add_u64(&counts[0], c.saturated);
     add_u64(&counts[1], c.flushed);
@@ -102,6 +99,15 @@ __global__ void quantize_kernel(Geometry g, const unsigned char* x, QuantizeArgs
 }
 
 template <class S, class D, int V>
+__global__ void quantize_kernel(Geometry g, const unsigned char* x, QuantizeArgs<D> a, std::uint64_t* counts,
+                                std::uint32_t* status) {
+  Counts c;
+  bool ok = true;
+  for (std::uint64_t u = first_thread(); u < g.n_units; u += grid_threads()) ok &= quantize_unit<S, D, V>(g, x, u, a, c);
+  flush_counts(c, ok, counts, status);
+}
+
+template <class S, class D, int V>
 __global__ void row_block_kernel(Geometry g, std::uint32_t nb, const unsigned char* x, ScaleParams sp, AmaxPolicy ap,
                                  QuantizeArgs<D> a, std::uint32_t* scales, std::uint32_t* amax, std::uint64_t* counts,
                                  std::uint32_t* status) {
@@ -109,13 +115,7 @@ __global__ void row_block_kernel(Geometry g, std::uint32_t nb, const unsigned ch
   bool ok = true;
   for (std::uint64_t b = first_thread(); b < nb; b += grid_threads())
     ok &= quantize_row_block<S, D, V>(g, x, static_cast<std::uint32_t>(b), sp, ap, a, scales, amax, c);
-  if (counts != nullptr) {
-    add_u64(&counts[0], c.saturated);
-    add_u64(&counts[1], c.flushed);
-    add_u64(&counts[2], c.nan);
-    add_u64(&counts[3], c.inf);
-  }
-  if (!ok) atomicOr(status, 1u);
+  flush_counts(c, ok, counts, status);
 }
 
 template <class D, int V>
@@ -277,12 +277,7 @@ cudaError_t run_tensor_mor(const QuantizePlan& p, const void* x, const numref::T
   if (e != cudaSuccess) return e;
   auto* sum = sc.get<ErrorSumState>(1);
   if (sc.err != cudaSuccess) return sc.err;
-  MorArgs<E4> a;
-  a.factors = st.f;
-  a.elem = make_element_ctx<E4>(p.elem, p.fused);
-  a.wide_d = p.wide_d;
-  a.wide_o = p.wide_out;
-  a.codes = codes;
+  const MorArgs<E4> a{st.f, make_element_ctx<E4>(p.elem, p.fused), p.wide_d, p.wide_out, codes};
   tensor_mor_kernel<S, V><<<blocks_for(p.geom.n_units), 256, 0, s>>>(p.geom, static_cast<const unsigned char*>(x), a, sum);
   if ((e = cudaGetLastError()) != cudaSuccess) return e;
   ErrorSumState h{};
@@ -312,16 +307,8 @@ cudaError_t run_subtensor_mor(const QuantizePlan& p4, const QuantizePlan& p5, bo
   auto* s5 = sc.get<ErrorSumState>(nb);
   auto* type_d = sc.get<std::uint8_t>(nb);
   if (sc.err != cudaSuccess) return sc.err;
-  MorArgs<E4> a4;
-  a4.factors = st4.f;
-  a4.elem = make_element_ctx<E4>(p4.elem, p4.fused);
-  a4.wide_d = p4.wide_d;
-  a4.wide_o = p4.wide_out;
-  MorArgs<E5> a5;
-  a5.factors = st5.f;
-  a5.elem = make_element_ctx<E5>(p5.elem, p5.fused);
-  a5.wide_d = p5.wide_d;
-  a5.wide_o = p5.wide_out;
+  const MorArgs<E4> a4{st4.f, make_element_ctx<E4>(p4.elem, p4.fused), p4.wide_d, p4.wide_out, nullptr};
+  const MorArgs<E5> a5{st5.f, make_element_ctx<E5>(p5.elem, p5.fused), p5.wide_d, p5.wide_out, nullptr};
   const auto* xb = static_cast<const unsigned char*>(x);
   subtensor_err_kernel<S, V><<<blocks_for(p4.geom.n_units), 256, 0, s>>>(p4.geom, xb, a4, a5, s4, s5);
   if ((e = cudaGetLastError()) != cudaSuccess) return e;

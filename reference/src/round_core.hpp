@@ -56,15 +56,10 @@ inline Result overflow_result(bool sign, Round mode, const Format& to, const Pol
   }
   const Result sat{encode_max_finite(sign, to), static_cast<std::uint8_t>(kOverflow | kInexact)};
   if (to.specials == Specials::finite || p.overflow == Overflow::saturate) return sat;
-  bool infinite = true;
-  switch (mode) {
-    case Round::rne:
-    case Round::rna:
-    case Round::sr: infinite = true; break;
-    case Round::rtz: infinite = false; break;
-    case Round::rup: infinite = !sign; break;
-    case Round::rdn: infinite = sign; break;
-  }
+  // IEEE 754 §7.4: to infinity under the nearest modes and SR, and under a directed mode
+  // that points away from zero
+  const bool infinite = mode == Round::rne || mode == Round::rna || mode == Round::sr ||
+                        (mode == Round::rup && !sign) || (mode == Round::rdn && sign);
   if (!infinite) return sat;
   if (to.has_inf()) return {encode_inf(sign, to), static_cast<std::uint8_t>(kOverflow | kInexact)};
   // §6.1: where the infinity slot is a NaN (OCP E4M3, E8M0) overflow gives that NaN,
