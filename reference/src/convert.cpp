@@ -119,7 +119,7 @@ Result sr_add_source(const Decoded& d, std::uint32_t bits, const Format& from, c
 }  // namespace
 
 Converter::Converter(const Format& from, const Format& to, const Policy& p, bool binade)
-    : from_(&from), to_(&to), p_(p), t_(detail::make_target(to, p)) {
+    : from_(&from), to_(&to), p_(p), t_(detail::make_target(to, p)), from_special_(from.first_special_magnitude()) {
   const std::string err = validate(p, to);
   if (!err.empty()) throw std::invalid_argument(err);
   // §11.1 The binade path (see detail::BinadePath): both binary floating-point formats,
@@ -172,7 +172,7 @@ Result Converter::operator()(std::uint32_t bits, std::uint64_t r) const {
       const std::uint64_t half = std::uint64_t{1} << (b.d - 1);
       std::uint64_t q = t >> b.d;
       // §4.2 / §5.1: q is the code of N (its last bit the parity), low the d dropped bits.
-      q += round_increment(b.mode, neg, low, half, false, (q & 1u) != 0, fraction_bits(low, b.d, b.k), r, b.k) ? 1u : 0u;
+      q += round_increment(b.mode, neg, low, half, false, (q & 1u) != 0, b.k > 0 ? fraction_bits(low, b.d, b.k) : 0u, r, b.k) ? 1u : 0u;
       if (q <= b.max_code)
         return {static_cast<std::uint32_t>(q) | (neg ? b.sign_out : 0u), low != 0 ? static_cast<std::uint8_t>(kInexact) : std::uint8_t{0}};
       // rounded past max finite: the generic core applies the overflow policy
@@ -186,7 +186,7 @@ Result Converter::operator()(std::uint32_t bits, std::uint64_t r) const {
   if (!from.is_integer()) {
     const std::uint32_t mag = bits & from.mag_mask();
     const std::uint32_t ef = mag >> from.man_bits;
-    if (ef != 0 && from.is_finite_magnitude(mag) && !(t_.mode == Round::sr && p.sr_variant == SrVariant::add)) {
+    if (ef != 0 && mag < from_special_ && !(t_.mode == Round::sr && p.sr_variant == SrVariant::add)) {
       const Exact x{(bits & from.sign_bit()) != 0, (std::uint64_t{1} << from.man_bits) | (mag & from.man_mask()),
                     static_cast<int>(ef) - from.bias - from.man_bits, false};
       return core_impl::round_core_inline(x, t_, p, t_.mode, t_.mode, r);

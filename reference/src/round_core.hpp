@@ -194,7 +194,7 @@ inline Result round_core_inline(const Exact& x, const detail::Target& t, const P
       const std::uint32_t code = top | static_cast<std::uint32_t>((x.sig >> shift) & ((std::uint64_t{1} << t.man) - 1));
       const bool inexact = rem != 0 || x.sticky;
       // §4.2 the code's last bit is the parity of N; §5.1 f_k from the discarded bits.
-      const bool up = round_increment(mode, sign, rem, half, x.sticky, (code & 1u) != 0, fraction_bits(rem, shift, k), r, k);
+      const bool up = round_increment(mode, sign, rem, half, x.sticky, (code & 1u) != 0, k > 0 ? fraction_bits(rem, shift, k) : 0u, r, k);
       return {sgn | (code + (up ? 1u : 0u)), static_cast<std::uint8_t>(inexact ? kInexact : 0)};
     }
   }

@@ -29,7 +29,9 @@ namespace numref {
 //         1..32: up iff f_k + r >= 2^k (§5.1).
 // §5.2 (sr_variant=add) adds r to the operand first and then truncates: its callers pass rtz.
 // Each mode reads only what it needs, so that a caller with a compile-time mode (CUDA) or a
-// predictable one (the reference's hot paths) pays for nothing else.
+// predictable one (the reference's hot paths) pays for nothing else. The short-circuit || and
+// && are deliberate: a branch-free form (bitwise | and &) is faster on random codes but slower
+// on sweep-like input, the case docs/performance.md holds the §11.1 path to.
 NUMREF_HD NUMREF_FORCEINLINE constexpr bool round_increment(Round mode, bool sign, std::uint64_t rem, std::uint64_t half,
                                                             bool sticky, bool odd, std::uint64_t fk = 0,
                                                             std::uint64_t r = 0, int k = 0) {
