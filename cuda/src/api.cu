@@ -3,7 +3,9 @@
 
 #include <string>
 
+#include "cast_hw.cuh"
 #include "launch.hpp"
+#include "numref_cuda/format_list.hpp"
 #include "numref_cuda/policy_map.hpp"
 
 namespace numref_cuda {
@@ -16,15 +18,6 @@ cudaError_t invalid(std::string reason) {
   return cudaErrorInvalidValue;
 }
 
-bool is_narrow_pair(numref::FormatId from, numref::FormatId to) {
-  using F = numref::FormatId;
-  return (from == F::f32 || from == F::bf16) && (to == F::f8e4m3fn || to == F::f8e5m2);
-}
-bool is_wide_pair(numref::FormatId from, numref::FormatId to) {
-  using F = numref::FormatId;
-  return (from == F::f32 && to == F::bf16) ||
-         ((from == F::f8e4m3fn || from == F::f8e5m2) && (to == F::f32 || to == F::bf16));
-}
 bool rounds(numref::FormatId from, numref::FormatId to) {
   return numref::format(from).man_bits > numref::format(to).man_bits;
 }
@@ -48,9 +41,11 @@ const std::string& why() { return g_why; }
 
 std::string cast_support(numref::FormatId from, numref::FormatId to, const CastPolicy& p, const RandomSource& rnd) {
   const std::string pair = std::string(numref::format(from).name) + " -> " + std::string(numref::format(to).name);
-  if (!is_narrow_pair(from, to) && !is_wide_pair(from, to))
-    return "no CUDA cast kernel for " + pair + " (kernels: f32/bf16 -> f8e4m3fn/f8e5m2, f32 -> bf16, "
-           "f8e4m3fn/f8e5m2 -> f32/bf16; f32/bf16 -> f8e8m0fnu via cast_to_e8m0)";
+  if (!is_narrow_cast(from, to) && !is_wide_cast(from, to)) {
+    const std::string wide = role_names(kWide, "/"), narrow = role_names(kNarrow, "/");
+    return "no CUDA cast kernel for " + pair + " (kernels: " + wide + " -> " + narrow + ", " + wide +
+           " to fewer fraction bits, " + narrow + " -> " + wide + "; " + wide + " -> f8e8m0fnu via cast_to_e8m0)";
+  }
   if ((p.mode == Mode::rna || p.mode == Mode::rup || p.mode == Mode::rdn) && rounds(from, to))
     return "no CUDA cast kernel rounds " + pair + " with rna, rup or rdn (kernels: rne, rtz, sr; the "
            "per-element functions of cast.cuh implement every mode)";
@@ -101,7 +96,7 @@ cudaError_t try_cast(const void* in, numref::FormatId from, void* out, numref::F
         }
       }
     }
-    cudaError_t e = is_narrow_pair(from, to) ? kernels::launch_narrow(from, to, in, out, n, p, ra, stream)
+    cudaError_t e = is_narrow_cast(from, to) ? kernels::launch_narrow(from, to, in, out, n, p, ra, stream)
                                              : kernels::launch_wide(from, to, in, out, n, p, ra, stream);
     if (own_status != nullptr) {
       std::uint32_t status = 0;
@@ -133,8 +128,9 @@ void cast(const void* in, numref::FormatId from, void* out, numref::FormatId to,
 cudaError_t try_cast_to_e8m0(const void* in, numref::FormatId from, std::uint8_t* out, std::size_t n,
                              const E8m0Policy& p, cudaStream_t stream) noexcept {
   g_why.clear();
-  if (from != numref::FormatId::f32 && from != numref::FormatId::bf16)
-    return invalid("no CUDA f8e8m0fnu kernel for source " + std::string(numref::format(from).name) + " (f32, bf16)");
+  if (!has_role(from, kWide))
+    return invalid("no CUDA f8e8m0fnu kernel for source " + std::string(numref::format(from).name) + " (" +
+                   role_names(kWide) + ")");
   if (n == 0) return cudaSuccess;
   if (in == nullptr || out == nullptr) return invalid("null device pointer");
   return kernels::launch_e8m0(from, in, out, n, p, stream);
@@ -160,7 +156,9 @@ void philox_bits(std::uint32_t* out, std::size_t n, const PhiloxStream& s, int k
 }
 
 Path cast_path(numref::FormatId from, numref::FormatId to, const CastPolicy& p, int cc) {
-  if (is_narrow_pair(from, to) && hardware_f8_path(p) && cc >= 89) return Path::hardware;
+  bool hw_f8 = false;  // §35.5 the target has a cvt instruction (cast_hw.cuh)
+  visit_format<kNarrow>(to, [&]<numref::FormatId D>() { hw_f8 = kernels::HwF8<D>::available; });
+  if (is_narrow_cast(from, to) && hw_f8 && hardware_f8_path(p) && cc >= 89) return Path::hardware;
   if (from == numref::FormatId::f32 && to == numref::FormatId::bf16 && hardware_bf16_path(p) && cc >= 80)
     return Path::hardware;
   return Path::portable;

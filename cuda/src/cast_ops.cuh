@@ -13,8 +13,10 @@
 
 #include "cast_hw.cuh"
 #include "elementwise.cuh"
+#include "launch.hpp"
 #include "numref_cuda/cast.cuh"
 #include "numref_cuda/format_traits.cuh"
+#include "numref_cuda/policy_map.hpp"
 
 namespace numref_cuda::kernels {
 
@@ -86,5 +88,41 @@ struct E8m0Op {
     for (int t = 0; t < V; ++t) y[t] = to_e8m0<S>(x[t], p);
   }
 };
+
+// §35.3 The cast S -> D under p (a pair of format_list.hpp's is_narrow_cast / is_wide_cast).
+// Rounding casts: one straight-line kernel per mode offered (rne, rtz, sr fraction, sr add;
+// rna/rup/rdn exist in the per-element functions only: no profile uses them, and every kernel
+// costs compile time on every architecture), the rne kernel on the hardware path (§35.5) for
+// the policies whose arithmetic the instruction implements (policy_map.hpp: saturating for
+// the 8-bit cvt, non-saturating for the bf16 one). Widening casts (decode) are exact whatever
+// the mode (rtz is as good as any): one kernel.
+template <numref::FormatId SF, numref::FormatId DF>
+cudaError_t launch_cast(const void* in, void* out, std::size_t n, const CastPolicy& p, const RandomArgs& rnd,
+                        cudaStream_t stream) {
+  using S = FloatTraits<SF>;
+  using D = FloatTraits<DF>;
+  const SpecialCodes<D> sp = make_special_codes<D>(p);
+  const int k = p.sr_bits;
+  if constexpr (S::man > D::man) {
+    switch (p.mode) {
+      case Mode::rne:
+        if (D::bits == 8 ? hardware_f8_path(p) : hardware_bf16_path(p))
+          return launch_elementwise(in, out, n, CastOp<S, D, Mode::rne, SrVariant::fraction, true>{sp, k, {}},
+                                    nullptr, stream);
+        return launch_elementwise(in, out, n, CastOp<S, D, Mode::rne>{sp, k, {}}, nullptr, stream);
+      case Mode::rtz: return launch_elementwise(in, out, n, CastOp<S, D, Mode::rtz>{sp, k, {}}, nullptr, stream);
+      case Mode::sr:
+        if (p.sr_variant == SrVariant::add)
+          return launch_elementwise(in, out, n, CastOp<S, D, Mode::sr, SrVariant::add>{sp, k, rnd}, rnd.values,
+                                    stream);
+        return launch_elementwise(in, out, n, CastOp<S, D, Mode::sr>{sp, k, rnd}, rnd.values, stream);
+      default: break;  // rna, rup, rdn: per-element functions only (api.cu refuses them)
+    }
+    return cudaErrorInvalidValue;
+  } else {
+    (void)rnd;
+    return launch_elementwise(in, out, n, CastOp<S, D, Mode::rtz>{sp, k, {}}, nullptr, stream);
+  }
+}
 
 }  // namespace numref_cuda::kernels

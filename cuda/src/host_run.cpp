@@ -17,6 +17,7 @@
 #include <string>
 
 #include "numref/metrics.hpp"
+#include "numref_cuda/format_list.hpp"
 #include "numref_cuda/policy_map.hpp"
 
 namespace numref_cuda::host {
@@ -60,23 +61,16 @@ void walk_units(const Geometry& g, const Walk& w, Body&& body) {  // body(thread
   for (std::uint32_t t : ord) thread_units(t, ord.size(), g.n_units, w, [&](std::uint64_t u) { body(t, u); });
 }
 
-// Calls f.template operator()<S, V>() for the plan's source format.
+// Calls f.template operator()<S, V>() for the plan's source format (format_list.hpp, as the
+// launchers of quantize.cu do).
 template <class F>
-decltype(auto) with_source(FormatId s, F&& f) {
-  if (s == FormatId::f32) return f.template operator()<FloatTraits<FormatId::f32>, 4>();
-  if (s == FormatId::bf16) return f.template operator()<BF16, 8>();
-  throw std::invalid_argument("CUDA host run: sources are f32 and bf16");
+void for_source(FormatId s, F&& f) {
+  if (!with_source(s, f)) throw std::invalid_argument("CUDA host run: sources are " + role_names(kWide));
 }
 // Calls f.template operator()<D>() for the plan's element format.
 template <class F>
-decltype(auto) with_element(FormatId e, F&& f) {
-  switch (e) {
-    case FormatId::f8e4m3fn: return f.template operator()<E4>();
-    case FormatId::f8e5m2: return f.template operator()<E5>();
-    case FormatId::f4e2m1fn: return f.template operator()<FloatTraits<FormatId::f4e2m1fn>>();
-    case FormatId::int8: return f.template operator()<Int8Elem>();
-    default: throw std::invalid_argument("CUDA host run: no kernel for this element format");
-  }
+void for_element(FormatId e, F&& f) {
+  if (!with_element(e, f)) throw std::invalid_argument("CUDA host run: no kernel for this element format");
 }
 
 // §17.1 / §18.1 The per-block tensor state from the block amaxes.
@@ -135,7 +129,9 @@ ScaleOut scale_impl(const QuantizePlan& p0, const void* x, const Walk& w, std::v
 }
 
 ScaleOut scale_any(const QuantizePlan& p, const void* x, const Walk& w, std::vector<std::uint32_t>* min_out = nullptr) {
-  return with_source(p.source, [&]<class S, int V>() { return scale_impl<S, V>(p, x, w, min_out); });
+  ScaleOut o;
+  for_source(p.source, [&]<class S, int V>() { o = scale_impl<S, V>(p, x, w, min_out); });
+  return o;
 }
 
 }  // namespace
@@ -157,8 +153,8 @@ QuantizeOut quantize(const QuantizePlan& p0, const void* x, const ElementRandom&
   const std::size_t n = static_cast<std::size_t>(p.geom.rows) * p.geom.cols;
   if (want_codes) o.codes.assign(n, 0u);
   if (want_fake) o.fake.assign(n, 0u);
-  with_source(p.source, [&]<class S, int V>() {
-    with_element(p.element, [&]<class D>() {
+  for_source(p.source, [&]<class S, int V>() {
+    for_element(p.element, [&]<class D>() {
       QuantizeArgs<D> a;
       a.factors = o.scale.factors.data();
       a.elem = make_element_ctx<D>(p.elem, p.fused, p.symmetric);
@@ -215,7 +211,7 @@ std::vector<std::uint32_t> dequantize(const QuantizePlan& p, const std::uint8_t*
   }
   std::vector<std::uint32_t> out(static_cast<std::size_t>(p.geom.rows) * p.geom.cols);
   // Dequantize reads the dense codes: the unit geometry of the codes (V = 16 one-byte codes).
-  with_element(p.element, [&]<class D>() {
+  for_element(p.element, [&]<class D>() {
     walk_units(p.geom, w, [&](std::uint32_t, std::uint64_t u) {
       if (p.chunk == 4) dequantize_unit<D, 4>(p.geom, codes, u, f.data(), p.wide_d, out.data());
       else dequantize_unit<D, 8>(p.geom, codes, u, f.data(), p.wide_d, out.data());
@@ -276,13 +272,9 @@ TensorMorOut tensor_mor(const numref::TensorView& x, const numref::TensorMorSpec
   o.scale = scale_any(p, x.data(), w);
   o.codes.assign(static_cast<std::size_t>(p.geom.rows) * p.geom.cols, 0u);
   ErrorSumState st{};
-  with_source(p.source, [&]<class S, int V>() {
-    MorArgs<E4> a;
-    a.factors = o.scale.factors.data();
-    a.elem = make_element_ctx<E4>(p.elem, p.fused);
-    a.wide_d = p.wide_d;
-    a.wide_o = p.wide_out;
-    a.codes = o.codes.data();
+  for_source(p.source, [&]<class S, int V>() {
+    const MorArgs<E4> a{o.scale.factors.data(), make_element_ctx<E4>(p.elem, p.fused), p.wide_d, p.wide_out,
+                        o.codes.data()};
     const auto* base = static_cast<const unsigned char*>(x.data());
     const auto ord = thread_order(w, p.geom.n_units);
     for (std::uint32_t t : ord) {
@@ -318,17 +310,11 @@ SubtensorMorOut subtensor_mor(const numref::TensorView& x, const numref::Subtens
   o.e4m3_sum.resize(nb);
   o.e5m2_sum.resize(nb);
   o.fake.assign(static_cast<std::size_t>(p4.geom.rows) * p4.geom.cols, 0u);
-  with_source(p4.source, [&]<class S, int V>() {
-    MorArgs<E4> a4;
-    a4.factors = o.e4m3_scale.factors.data();
-    a4.elem = make_element_ctx<E4>(p4.elem, p4.fused);
-    a4.wide_d = p4.wide_d;
-    a4.wide_o = p4.wide_out;
-    MorArgs<E5> a5;
-    a5.factors = o.e5m2_scale.factors.data();
-    a5.elem = make_element_ctx<E5>(p5.elem, p5.fused);
-    a5.wide_d = p5.wide_d;
-    a5.wide_o = p5.wide_out;
+  for_source(p4.source, [&]<class S, int V>() {
+    const MorArgs<E4> a4{o.e4m3_scale.factors.data(), make_element_ctx<E4>(p4.elem, p4.fused), p4.wide_d,
+                         p4.wide_out, nullptr};
+    const MorArgs<E5> a5{o.e5m2_scale.factors.data(), make_element_ctx<E5>(p5.elem, p5.fused), p5.wide_d,
+                         p5.wide_out, nullptr};
     const auto* base = static_cast<const unsigned char*>(x.data());
     // pass 2: per-block error sums (a unit's accumulators are flushed into its block)
     walk_units(p4.geom, w, [&](std::uint32_t, std::uint64_t u) {

@@ -21,6 +21,7 @@
 
 #include "launch.hpp"
 #include "numref_cuda/api.hpp"
+#include "numref_cuda/format_list.hpp"
 #include "numref_cuda/host_run.hpp"
 #include "numref_cuda/policy_map.hpp"
 #include "numref_cuda/tiling.cuh"
@@ -33,7 +34,6 @@ using numref::FormatId;
 using E4 = FloatTraits<FormatId::f8e4m3fn>;
 using E5 = FloatTraits<FormatId::f8e5m2>;
 using BF16 = FloatTraits<FormatId::bf16>;
-using F32T = FloatTraits<FormatId::f32>;
 using ull = unsigned long long;
 
 __device__ __forceinline__ std::uint64_t first_thread() {
@@ -86,12 +86,9 @@ __global__ void factors_kernel(ScaleParams sp, Geometry g, std::uint32_t nb, std
   }
 }
 
-template <class S, class D, int V>
-__global__ void quantize_kernel(Geometry g, const unsigned char* x, QuantizeArgs<D> a, std::uint64_t* counts,
-                                std::uint32_t* status) {
-  Counts c;
-  bool ok = true;
-  for (std::uint64_t u = first_thread(); u < g.n_units; u += grid_threads()) ok &= quantize_unit<S, D, V>(g, x, u, a, c);
+// §19.5 A thread's counts into the launch's four counters (integer adds: order-free), and an
+// invalid random value into the status word.
+__device__ __forceinline__ void flush_counts(const Counts& c, bool ok, std::uint64_t* counts, std::uint32_t* status) {
   if (counts != nullptr) {
     add_u64(&counts[0], c.saturated);
     add_u64(&counts[1], c.flushed);
@@ -102,6 +99,15 @@ __global__ void quantize_kernel(Geometry g, const unsigned char* x, QuantizeArgs
 }
 
 template <class S, class D, int V>
+__global__ void quantize_kernel(Geometry g, const unsigned char* x, QuantizeArgs<D> a, std::uint64_t* counts,
+                                std::uint32_t* status) {
+  Counts c;
+  bool ok = true;
+  for (std::uint64_t u = first_thread(); u < g.n_units; u += grid_threads()) ok &= quantize_unit<S, D, V>(g, x, u, a, c);
+  flush_counts(c, ok, counts, status);
+}
+
+template <class S, class D, int V>
 __global__ void row_block_kernel(Geometry g, std::uint32_t nb, const unsigned char* x, ScaleParams sp, AmaxPolicy ap,
                                  QuantizeArgs<D> a, std::uint32_t* scales, std::uint32_t* amax, std::uint64_t* counts,
                                  std::uint32_t* status) {
@@ -109,13 +115,7 @@ __global__ void row_block_kernel(Geometry g, std::uint32_t nb, const unsigned ch
   bool ok = true;
   for (std::uint64_t b = first_thread(); b < nb; b += grid_threads())
     ok &= quantize_row_block<S, D, V>(g, x, static_cast<std::uint32_t>(b), sp, ap, a, scales, amax, c);
-  if (counts != nullptr) {
-    add_u64(&counts[0], c.saturated);
-    add_u64(&counts[1], c.flushed);
-    add_u64(&counts[2], c.nan);
-    add_u64(&counts[3], c.inf);
-  }
-  if (!ok) atomicOr(status, 1u);
+  flush_counts(c, ok, counts, status);
 }
 
 template <class D, int V>
@@ -259,17 +259,6 @@ cudaError_t run_quantize(const QuantizePlan& p, const void* x, const RandomSourc
   return e;
 }
 
-template <class S, int V>
-cudaError_t quantize_source(const QuantizePlan& p, const void* x, const RandomSource& rnd, const QuantizeOutputs& out,
-                            cudaStream_t s) {
-  switch (p.element) {
-    case FormatId::f8e4m3fn: return run_quantize<S, V, E4>(p, x, rnd, out, s);
-    case FormatId::f8e5m2: return run_quantize<S, V, E5>(p, x, rnd, out, s);
-    case FormatId::f4e2m1fn: return run_quantize<S, V, FloatTraits<FormatId::f4e2m1fn>>(p, x, rnd, out, s);
-    case FormatId::int8: return run_quantize<S, V, Int8Elem>(p, x, rnd, out, s);
-    default: return invalid_argument("no CUDA kernel for this element format");
-  }
-}
 
 template <class D>
 cudaError_t run_dequant(const QuantizePlan& p, const std::uint8_t* codes, const BlockFactors* f, std::uint32_t* out,
@@ -288,12 +277,7 @@ cudaError_t run_tensor_mor(const QuantizePlan& p, const void* x, const numref::T
   if (e != cudaSuccess) return e;
   auto* sum = sc.get<ErrorSumState>(1);
   if (sc.err != cudaSuccess) return sc.err;
-  MorArgs<E4> a;
-  a.factors = st.f;
-  a.elem = make_element_ctx<E4>(p.elem, p.fused);
-  a.wide_d = p.wide_d;
-  a.wide_o = p.wide_out;
-  a.codes = codes;
+  const MorArgs<E4> a{st.f, make_element_ctx<E4>(p.elem, p.fused), p.wide_d, p.wide_out, codes};
   tensor_mor_kernel<S, V><<<blocks_for(p.geom.n_units), 256, 0, s>>>(p.geom, static_cast<const unsigned char*>(x), a, sum);
   if ((e = cudaGetLastError()) != cudaSuccess) return e;
   ErrorSumState h{};
@@ -323,16 +307,8 @@ cudaError_t run_subtensor_mor(const QuantizePlan& p4, const QuantizePlan& p5, bo
   auto* s5 = sc.get<ErrorSumState>(nb);
   auto* type_d = sc.get<std::uint8_t>(nb);
   if (sc.err != cudaSuccess) return sc.err;
-  MorArgs<E4> a4;
-  a4.factors = st4.f;
-  a4.elem = make_element_ctx<E4>(p4.elem, p4.fused);
-  a4.wide_d = p4.wide_d;
-  a4.wide_o = p4.wide_out;
-  MorArgs<E5> a5;
-  a5.factors = st5.f;
-  a5.elem = make_element_ctx<E5>(p5.elem, p5.fused);
-  a5.wide_d = p5.wide_d;
-  a5.wide_o = p5.wide_out;
+  const MorArgs<E4> a4{st4.f, make_element_ctx<E4>(p4.elem, p4.fused), p4.wide_d, p4.wide_out, nullptr};
+  const MorArgs<E5> a5{st5.f, make_element_ctx<E5>(p5.elem, p5.fused), p5.wide_d, p5.wide_out, nullptr};
   const auto* xb = static_cast<const unsigned char*>(x);
   subtensor_err_kernel<S, V><<<blocks_for(p4.geom.n_units), 256, 0, s>>>(p4.geom, xb, a4, a5, s4, s5);
   if ((e = cudaGetLastError()) != cudaSuccess) return e;
@@ -394,8 +370,12 @@ cudaError_t try_quantize(const QuantizePlan& p0, const void* x, const RandomSour
       return kernels::invalid_argument("stochastic rounding needs random values (explicit or Philox)");
     QuantizePlan p = p0;
     p.geom.vec = vector_loads_ok(p, x);
-    if (p.source == numref::FormatId::f32) return kernels::quantize_source<kernels::F32T, 4>(p, x, rnd, out, stream);
-    return kernels::quantize_source<kernels::BF16, 8>(p, x, rnd, out, stream);
+    cudaError_t e = cudaErrorInvalidValue;
+    bool found = false;
+    with_source(p.source, [&]<class S, int V>() {
+      found = with_element(p.element, [&]<class D>() { e = kernels::run_quantize<S, V, D>(p, x, rnd, out, stream); });
+    });
+    return found ? e : kernels::invalid_argument("no CUDA kernel for this source or element format");
   });
 }
 
@@ -411,13 +391,10 @@ cudaError_t try_dequantize(const QuantizePlan& p, const std::uint8_t* codes, con
     if (sc.err != cudaSuccess) return sc.err;
     kernels::stored_factors_kernel<<<kernels::blocks_for(p.n_blocks), 256, 0, stream>>>(
         p.scale, p.geom, p.n_blocks, scales, group_mantissa, tensor_amax, f);
-    switch (p.element) {
-      case numref::FormatId::f8e4m3fn: return kernels::run_dequant<kernels::E4>(p, codes, f, out, stream);
-      case numref::FormatId::f8e5m2: return kernels::run_dequant<kernels::E5>(p, codes, f, out, stream);
-      case numref::FormatId::f4e2m1fn: return kernels::run_dequant<FloatTraits<numref::FormatId::f4e2m1fn>>(p, codes, f, out, stream);
-      case numref::FormatId::int8: return kernels::run_dequant<Int8Elem>(p, codes, f, out, stream);
-      default: return kernels::invalid_argument("no CUDA kernel for this element format");
-    }
+    cudaError_t e = cudaErrorInvalidValue;
+    if (!with_element(p.element, [&]<class D>() { e = kernels::run_dequant<D>(p, codes, f, out, stream); }))
+      return kernels::invalid_argument("no CUDA kernel for this element format");
+    return e;
   });
 }
 
@@ -428,9 +405,12 @@ cudaError_t try_tensor_mor(const numref::TensorView& x, const numref::TensorMorS
   return guard([&]() -> cudaError_t {
     QuantizePlan p = host::plan_tensor_mor(x, spec);
     p.geom.vec = vector_loads_ok(p, x.data());
-    if (p.source == numref::FormatId::f32)
-      return kernels::run_tensor_mor<kernels::F32T, 4>(p, x.data(), spec, result, codes, scales, group_mantissa, stream);
-    return kernels::run_tensor_mor<kernels::BF16, 8>(p, x.data(), spec, result, codes, scales, group_mantissa, stream);
+    cudaError_t e = cudaErrorInvalidValue;
+    if (!with_source(p.source, [&]<class S, int V>() {
+          e = kernels::run_tensor_mor<S, V>(p, x.data(), spec, result, codes, scales, group_mantissa, stream);
+        }))
+      return kernels::invalid_argument("no CUDA kernel reads this source format");
+    return e;
   });
 }
 
@@ -442,9 +422,12 @@ cudaError_t try_subtensor_mor(const numref::TensorView& x, const numref::Subtens
     host::plan_subtensor_mor(x, spec, p4, p5);
     p4.geom.vec = p5.geom.vec = vector_loads_ok(p4, x.data());
     const bool three = spec.recipe == numref::SubtensorRecipe::three_way;
-    if (p4.source == numref::FormatId::f32)
-      return kernels::run_subtensor_mor<kernels::F32T, 4>(p4, p5, three, x.data(), result, out, stream);
-    return kernels::run_subtensor_mor<kernels::BF16, 8>(p4, p5, three, x.data(), result, out, stream);
+    cudaError_t e = cudaErrorInvalidValue;
+    if (!with_source(p4.source, [&]<class S, int V>() {
+          e = kernels::run_subtensor_mor<S, V>(p4, p5, three, x.data(), result, out, stream);
+        }))
+      return kernels::invalid_argument("no CUDA kernel reads this source format");
+    return e;
   });
 }
 

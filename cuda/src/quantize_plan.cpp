@@ -7,17 +7,13 @@
 #include "numref/convert.hpp"
 #include "numref/round.hpp"
 #include "numref/scale.hpp"
+#include "numref_cuda/format_list.hpp"
 #include "numref_cuda/policy_map.hpp"
 
 namespace numref_cuda {
 namespace {
 
 [[noreturn]] void unsupported(const std::string& what) { throw std::invalid_argument("CUDA quantize: " + what); }
-
-bool kernel_element(numref::FormatId e) {
-  using F = numref::FormatId;
-  return e == F::f8e4m3fn || e == F::f8e5m2 || e == F::f4e2m1fn || e == F::int8;
-}
 
 std::uint32_t effective(std::size_t extent, std::size_t dim) {
   return static_cast<std::uint32_t>(extent == 0 || extent > dim ? dim : extent);
@@ -97,14 +93,15 @@ QuantizePlan plan_quantize(const numref::QuantizeSpec& spec, numref::FormatId so
                            std::size_t cols, std::ptrdiff_t row_stride, std::ptrdiff_t col_stride,
                            numref::FormatId out) {
   using F = numref::FormatId;
-  if (source != F::f32 && source != F::bf16)
-    unsupported("no CUDA kernel reads " + std::string(numref::format(source).name) + " tensors (sources: f32, bf16)");
+  if (!has_role(source, kWide))  // format_list.hpp
+    unsupported("no CUDA kernel reads " + std::string(numref::format(source).name) + " tensors (sources: " +
+                role_names(kWide) + ")");
   if (spec.element == nullptr) unsupported("no element format");
   // The reference's validation first (element, q_max, policies, fused, groups, shape).
   const numref::Quantizer ref(spec, rows, cols);
   const numref::Format& elem = *spec.element;
-  if (!kernel_element(elem.id))
-    unsupported("no CUDA kernel for " + std::string(elem.name) + " elements (f8e4m3fn, f8e5m2, f4e2m1fn, int8)");
+  if (!has_role(elem.id, kElement))
+    unsupported("no CUDA kernel for " + std::string(elem.name) + " elements (" + role_names(kElement) + ")");
   if (out != F::bf16 && out != F::f16 && out != F::f32)
     unsupported("the fake-quant output must be bf16, f16 or f32, not " + std::string(numref::format(out).name));
 

@@ -7,6 +7,8 @@
 // CUDA is enabled), so the tests check the nvcc-compiled host code as well.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 
 #include "numref/format.hpp"
@@ -17,16 +19,28 @@ namespace numref_cuda_test {
 using ElementFn = std::uint32_t (*)(std::uint32_t, const numref_cuda::CastPolicy&, std::uint32_t);
 using E8m0Fn = std::uint32_t (*)(std::uint32_t, const numref_cuda::E8m0Policy&);
 
-// The formats cast.cuh's convert<S, D> handles on both sides.
-inline constexpr numref::FormatId kElementFormats[] = {
-    numref::FormatId::f32,      numref::FormatId::bf16,     numref::FormatId::f16,
-    numref::FormatId::f8e4m3fn, numref::FormatId::f8e5m2,   numref::FormatId::f6e3m2fn,
-    numref::FormatId::f6e2m3fn, numref::FormatId::f4e2m1fn,
-};
+// The formats cast.cuh's convert<S, D> handles on both sides (its static_asserts): every
+// signed floating-point row of numref::kFormats with a zero and subnormals, in table order
+// (f32, bf16, f16, f8e4m3fn, f8e5m2, f6e3m2fn, f6e2m3fn, f4e2m1fn today).
+constexpr bool is_element_format(const numref::Format& f) {
+  return !f.is_integer() && f.is_signed && f.has_zero && f.has_subnormals;
+}
+inline constexpr std::size_t kElementCount = [] {
+  std::size_t n = 0;
+  for (const numref::Format& f : numref::kFormats) n += is_element_format(f) ? 1u : 0u;
+  return n;
+}();
+inline constexpr std::array<numref::FormatId, kElementCount> kElementFormats = [] {
+  std::array<numref::FormatId, kElementCount> a{};
+  std::size_t i = 0;
+  for (const numref::Format& f : numref::kFormats)
+    if (is_element_format(f)) a[i++] = f.id;
+  return a;
+}();
 
 namespace gxx {
 ElementFn element_fn(numref::FormatId from, numref::FormatId to);  // nullptr: not in the table
-E8m0Fn e8m0_fn(numref::FormatId from);                             // f32, bf16; else nullptr
+E8m0Fn e8m0_fn(numref::FormatId from);                             // kWide (f32, bf16); else nullptr
 }  // namespace gxx
 namespace nvcc {
 bool available();  // false when the project was built without CUDA (then the table is empty)

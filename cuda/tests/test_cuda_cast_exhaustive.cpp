@@ -34,9 +34,13 @@ TEST(CudaCastExhaustive, F16SourceEveryTargetEveryDeterministicPolicy) { sweep_s
 
 // §35.4 Every 8-, 6- and 4-bit code (f8 decode to f32/bf16 included) under every policy.
 TEST(CudaCastExhaustive, NarrowSourcesEveryTargetEveryDeterministicPolicy) {
-  for (FormatId from : {FormatId::f8e4m3fn, FormatId::f8e5m2, FormatId::f6e3m2fn, FormatId::f6e2m3fn,
-                        FormatId::f4e2m1fn})
+  int n = 0;
+  for (FormatId from : numref_cuda_test::kElementFormats) {
+    if (numref::format(from).bits > 8) continue;
     sweep_source(from);
+    ++n;
+  }
+  EXPECT_GE(n, 5);  // f8e4m3fn, f8e5m2, f6e3m2fn, f6e2m3fn, f4e2m1fn at least
 }
 
 // §10 The four profiles exactly as the kernels are called with them (the policy a backend

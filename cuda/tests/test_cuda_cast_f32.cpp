@@ -16,9 +16,6 @@ namespace {
 using numref::FormatId;
 using numref_cuda_test::Checker;
 
-constexpr FormatId kTargets[] = {FormatId::f8e4m3fn, FormatId::f8e5m2, FormatId::bf16, FormatId::f16,
-                                 FormatId::f6e3m2fn, FormatId::f6e2m3fn, FormatId::f4e2m1fn, FormatId::f32};
-
 // Every exponent field and sign; fractions 0, 1, all ones, and for every split position
 // d = 1..23 (the discarded bits of any target) the tie 2^(d-1), its neighbours ±1, and the
 // same with the kept part odd (2^d | tie): the cases where RNE, the subnormal boundary and
@@ -47,7 +44,7 @@ std::vector<std::uint32_t> structured_f32() {
 TEST(CudaCastF32, StructuredEveryTargetEveryDeterministicPolicy) {
   const std::vector<std::uint32_t> inputs = structured_f32();
   ASSERT_GT(inputs.size(), 100000u);
-  for (FormatId to : kTargets)
+  for (FormatId to : numref_cuda_test::kElementFormats)  // every target of cast.cuh
     for (const numref::Policy& p : numref_cuda_test::deterministic_policies(numref::format(to))) {
       Checker c(FormatId::f32, to, p);
       for (std::uint32_t x : inputs) c.check(x);

@@ -13,6 +13,7 @@
 #include "cuda_tensors.hpp"
 #include "numref/int8.hpp"
 #include "numref/quantize.hpp"
+#include "numref_cuda/format_list.hpp"
 #include "numref_cuda/host_run.hpp"
 #include "numref_cuda/quantize_plan.hpp"
 
@@ -34,7 +35,9 @@ using numref_cuda_test::spec_of;
 // channel, per tensor, §17 GAM over the tensor, §20 INT8 per tensor / per channel, §18 NVFP4.
 std::vector<Case> cases() {
   std::vector<Case> c;
-  for (FormatId e : {FormatId::f8e4m3fn, FormatId::f8e5m2, FormatId::f4e2m1fn}) {
+  for (const numref_cuda::KernelFormat& k : numref_cuda::kKernelFormats) {  // every floating-point element
+    const FormatId e = k.id;
+    if ((k.roles & numref_cuda::kElement) == 0u || numref::format(e).is_integer()) continue;
     const std::string en(numref::format(e).name);
     c.push_back({"mx_floor_1x32_" + en, spec_of(e, Partition::blocks(1, 32), ScaleRule::mx_floor)});
     c.push_back({"mx_rceil_1x32_" + en, spec_of(e, Partition::blocks(1, 32), ScaleRule::mx_rceil)});

@@ -10,22 +10,16 @@
 namespace numref {
 
 std::optional<FormatId> find_format(std::string_view name) {
-  for (const auto& f : kFormats)
+  if (name.empty()) return std::nullopt;
+  for (const auto& f : kFormats) {
     if (f.name == name) return f.id;
-  // §2.3 accepted aliases
-  struct Alias {
-    std::string_view alias;
-    FormatId id;
-  };
-  static constexpr Alias kAliases[] = {
-      {"fp32", FormatId::f32},         {"float32", FormatId::f32},     {"bfloat16", FormatId::bf16},
-      {"fp16", FormatId::f16},         {"float16", FormatId::f16},     {"e4m3", FormatId::f8e4m3fn},
-      {"float8_e4m3fn", FormatId::f8e4m3fn}, {"e5m2", FormatId::f8e5m2}, {"float8_e5m2", FormatId::f8e5m2},
-      {"e8m0", FormatId::f8e8m0fnu},   {"float8_e8m0fnu", FormatId::f8e8m0fnu},
-      {"e3m2", FormatId::f6e3m2fn},    {"e2m3", FormatId::f6e2m3fn},   {"e2m1", FormatId::f4e2m1fn},
-  };
-  for (const auto& a : kAliases)
-    if (a.alias == name) return a.id;
+    // §2.3 the aliases of the row, separated by single spaces
+    for (std::string_view rest = f.aliases; !rest.empty();) {
+      const std::size_t end = std::min(rest.find(' '), rest.size());
+      if (rest.substr(0, end) == name) return f.id;
+      rest.remove_prefix(std::min(end + 1, rest.size()));
+    }
+  }
   return std::nullopt;
 }
 
@@ -67,7 +61,7 @@ Result nan_result(const Decoded& d, const Format& from, const Format& to, const 
       pl = from.man_bits >= to.man_bits ? (pl >> (from.man_bits - to.man_bits))
                                         : (pl << (to.man_bits - from.man_bits));
       pl |= std::uint64_t{1} << (to.man_bits - 1);  // quiet
-      return {sgn | (to.exp_all_ones() << to.man_bits) | static_cast<std::uint32_t>(pl & to.man_mask()), flags};
+      return {sgn | to.first_special_magnitude() | static_cast<std::uint32_t>(pl & to.man_mask()), flags};  // Inf | payload
     }
   }
   return {to.canonical_nan, flags};
@@ -125,7 +119,7 @@ Result sr_add_source(const Decoded& d, std::uint32_t bits, const Format& from, c
 }  // namespace
 
 Converter::Converter(const Format& from, const Format& to, const Policy& p, bool binade)
-    : from_(&from), to_(&to), p_(p), t_(detail::make_target(to, p)) {
+    : from_(&from), to_(&to), p_(p), t_(detail::make_target(to, p)), from_special_(from.first_special_magnitude()) {
   const std::string err = validate(p, to);
   if (!err.empty()) throw std::invalid_argument(err);
   // §11.1 The binade path (see detail::BinadePath): both binary floating-point formats,
@@ -136,7 +130,7 @@ Converter::Converter(const Format& from, const Format& to, const Policy& p, bool
   if (binade && floats && !sr_add && from.man_bits > to.man_bits && t_.max_e[0] == t_.max_e[1]) {
     detail::BinadePath& b = bp_;
     b.mode = t_.mode;
-    b.k = p.sr_bits;
+    b.k = t_.mode == Round::sr ? p.sr_bits : 0;  // f_k is read by sr only (§5.1)
     b.d = from.man_bits - to.man_bits;
     b.man_in = from.man_bits;
     b.sign_in = from.sign_bit();
@@ -177,20 +171,8 @@ Result Converter::operator()(std::uint32_t bits, std::uint64_t r) const {
       const std::uint64_t low = t & ((std::uint64_t{1} << b.d) - 1u);
       const std::uint64_t half = std::uint64_t{1} << (b.d - 1);
       std::uint64_t q = t >> b.d;
-      bool up = false;
-      switch (b.mode) {
-        case Round::rne: up = low > half || (low == half && (q & 1u)); break;  // §4.1
-        case Round::rna: up = low >= half; break;                                // §4.2
-        case Round::rtz: break;
-        case Round::rup: up = !neg && low != 0; break;
-        case Round::rdn: up = neg && low != 0; break;
-        case Round::sr: {  // §5.1: f_k + r >= 2^k, f_k the dropped fraction truncated to k bits
-          const std::uint64_t fk = b.k <= b.d ? (low >> (b.d - b.k)) : (low << (b.k - b.d));
-          up = fk + r >= (std::uint64_t{1} << b.k);
-          break;
-        }
-      }
-      q += up ? 1u : 0u;
+      // §4.2 / §5.1: q is the code of N (its last bit the parity), low the d dropped bits.
+      q += round_increment(b.mode, neg, low, half, false, (q & 1u) != 0, b.k > 0 ? fraction_bits(low, b.d, b.k) : 0u, r, b.k) ? 1u : 0u;
       if (q <= b.max_code)
         return {static_cast<std::uint32_t>(q) | (neg ? b.sign_out : 0u), low != 0 ? static_cast<std::uint8_t>(kInexact) : std::uint8_t{0}};
       // rounded past max finite: the generic core applies the overflow policy
@@ -204,9 +186,7 @@ Result Converter::operator()(std::uint32_t bits, std::uint64_t r) const {
   if (!from.is_integer()) {
     const std::uint32_t mag = bits & from.mag_mask();
     const std::uint32_t ef = mag >> from.man_bits;
-    const bool special = (from.has_inf() && ef == from.exp_all_ones()) ||
-                         (from.specials == Specials::fn && mag == from.mag_mask());
-    if (ef != 0 && !special && !(t_.mode == Round::sr && p.sr_variant == SrVariant::add)) {
+    if (ef != 0 && mag < from_special_ && !(t_.mode == Round::sr && p.sr_variant == SrVariant::add)) {
       const Exact x{(bits & from.sign_bit()) != 0, (std::uint64_t{1} << from.man_bits) | (mag & from.man_mask()),
                     static_cast<int>(ef) - from.bias - from.man_bits, false};
       return core_impl::round_core_inline(x, t_, p, t_.mode, t_.mode, r);

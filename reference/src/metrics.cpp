@@ -30,13 +30,6 @@ F32Parts parts(std::uint32_t c) {
   return {(c >> 31) != 0, frac | 0x800000u, static_cast<int>(field) - 150};
 }
 
-// The special-value threshold of a source format: magnitudes at or above it are NaN / Inf.
-std::uint32_t special_threshold(const Format& f) {
-  if (f.specials == Specials::ieee) return f.exp_all_ones() << f.man_bits;
-  if (f.specials == Specials::fn) return f.mag_mask();
-  return f.mag_mask() + 1;  // finite-only formats: none
-}
-
 }  // namespace
 
 // ---- §21 -------------------------------------------------------------------------------------
@@ -218,7 +211,7 @@ bool mean_below(const ErrorSum& s, const Threshold& t) {
 
 MagnitudeRange magnitude_range(const TensorView& x, const BlockRange& r) {
   const Format& f = x.format();
-  const std::uint32_t mask = f.mag_mask(), special = special_threshold(f);
+  const std::uint32_t mask = f.mag_mask(), special = f.first_special_magnitude();  // §2.2
   std::uint32_t mx = 0, mn = 0;
   MagnitudeRange out;
   for (std::size_t i = r.r0; i < r.r1; ++i)
@@ -291,7 +284,7 @@ void ErrorEvaluator::evaluate_codes(std::span<const std::uint32_t> codes, const 
   }
   std::uint32_t fq[kChunk];
   chunk_q_->fake_quantize_block(TensorView(src, chunk_bytes_.data(), 1, kChunk), 0, s, *fake_, fq, {});
-  const std::uint32_t mask = src.mag_mask(), special = special_threshold(src);
+  const std::uint32_t mask = src.mag_mask(), special = src.first_special_magnitude();  // §2.2
   for (std::size_t i = 0; i < codes.size(); ++i) {
     const std::uint32_t c = codes[i], mag = c & mask;
     Entry e{fq[i], 0};
@@ -468,11 +461,11 @@ Val val_of(std::uint32_t c) {
 std::vector<std::uint32_t> widened(const TensorView& t, const char* what) {
   std::vector<std::uint32_t> v(t.size());
   const Converter widen(t.format(), format(FormatId::f32), Policy{});
-  const std::uint32_t special = special_threshold(t.format());
+  const Format& f = t.format();
   for (std::size_t i = 0; i < t.rows(); ++i)
     for (std::size_t j = 0; j < t.cols(); ++j) {
       const std::uint32_t c = t.code(i, j);
-      if ((c & t.format().mag_mask()) >= special)
+      if (!f.is_finite_magnitude(c & f.mag_mask()))  // §2.2
         throw std::invalid_argument(std::string("backward error: ") + what + " holds a NaN or infinite element at (" +
                                     std::to_string(i) + ", " + std::to_string(j) + ")");
       v[i * t.cols() + j] = widen(c).bits;

@@ -237,11 +237,8 @@ class ElementQuantizer {
  public:
   ElementQuantizer(const Format& src, const Format& elem, ScaleApply apply, const Converter& to_elem,
                    const Rounder& elem_round, const Rounder& f32_round)
-      : src_(src), elem_(elem), apply_(apply), to_elem_(to_elem), elem_round_(elem_round), f32_round_(f32_round) {
-    special_ = src.mag_mask() + 1;
-    if (src.specials == Specials::ieee) special_ = src.exp_all_ones() << src.man_bits;
-    else if (src.specials == Specials::fn) special_ = src.mag_mask();
-  }
+      : src_(src), elem_(elem), apply_(apply), to_elem_(to_elem), elem_round_(elem_round), f32_round_(f32_round),
+        special_(src.first_special_magnitude()) {}
 
   // §19.2 one element: returns the element code and updates the counts.
   std::uint32_t quantize(std::uint32_t c, std::uint64_t r, const BlockScale& s, QuantizeStats& st) {
@@ -252,7 +249,7 @@ class ElementQuantizer {
     const std::uint32_t mag = c & src_.mag_mask();
     const bool neg = (c & src_.sign_bit()) != 0;
     if (mag >= special_) {
-      if (src_.specials == Specials::ieee && mag == special_) {  // ±Inf: Inf op f = Inf (§19.2)
+      if (src_.is_inf_magnitude(mag)) {  // ±Inf: Inf op f = Inf (§19.2)
         ++st.inf;
         return to_elem_(neg ? 0xFF800000u : kF32Inf, r).bits;
       }
@@ -287,7 +284,7 @@ class ElementQuantizer {
   const Rounder& elem_round_;
   const Rounder& f32_round_;
   std::optional<Converter> nan_to_f32_;
-  std::uint32_t special_;
+  std::uint32_t special_;  // §2.2 the source's first NaN / Inf magnitude
 };
 
 // §19.3 one element: the binary32 code of the dequantized value.

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "numref/round.hpp"
+#include "numref/round_increment.hpp"
 #include "numref/value.hpp"
 
 namespace numref {
@@ -34,8 +35,9 @@ namespace core_impl {
 using detail::bit_length;
 using detail::u128;
 
-// How the discarded part compares with half a quantum.
-enum class Rest : std::uint8_t { zero, below, half, above };
+// How the discarded part compares with half a quantum. The values are round_increment()'s
+// `rem` for `half` = 2 (f = 0, 1/4, 1/2, 3/4 stand for each class).
+enum class Rest : std::uint8_t { zero = 0, below = 1, half = 2, above = 3 };
 
 inline Result zero_result(bool sign, const Format& to, const Policy& p) {
   // §7.2 zero into a format without zero (f8e8m0fnu).
@@ -54,15 +56,10 @@ inline Result overflow_result(bool sign, Round mode, const Format& to, const Pol
   }
   const Result sat{encode_max_finite(sign, to), static_cast<std::uint8_t>(kOverflow | kInexact)};
   if (to.specials == Specials::finite || p.overflow == Overflow::saturate) return sat;
-  bool infinite = true;
-  switch (mode) {
-    case Round::rne:
-    case Round::rna:
-    case Round::sr: infinite = true; break;
-    case Round::rtz: infinite = false; break;
-    case Round::rup: infinite = !sign; break;
-    case Round::rdn: infinite = sign; break;
-  }
+  // IEEE 754 §7.4: to infinity under the nearest modes and SR, and under a directed mode
+  // that points away from zero
+  const bool infinite = mode == Round::rne || mode == Round::rna || mode == Round::sr ||
+                        (mode == Round::rup && !sign) || (mode == Round::rdn && sign);
   if (!infinite) return sat;
   if (to.has_inf()) return {encode_inf(sign, to), static_cast<std::uint8_t>(kOverflow | kInexact)};
   // §6.1: where the infinity slot is a NaN (OCP E4M3, E8M0) overflow gives that NaN,
@@ -104,7 +101,7 @@ inline Split split(const Exact& x, int q, int k) {
     else if (rem > half || (rem == half && x.sticky)) s.rest = Rest::above;
     else if (rem == half) s.rest = Rest::half;
     else s.rest = Rest::below;
-    if (k > 0) s.fk = shift >= k ? rem >> (shift - k) : rem << (k - shift);
+    if (k > 0) s.fk = fraction_bits(rem, shift, k);
     return s;
   }
   // shift >= 64: n = 0 and the whole significand is the fraction.
@@ -127,17 +124,11 @@ inline Split split(const Exact& x, int q, int k) {
   return s;
 }
 
+// §4.2 / §5.1 the increment of the general path (round_increment.hpp); the parity decides a
+// tie only, so it is read (a bit_length for f8e8m0fnu) only then.
 inline bool round_up(Round mode, bool sign, const Split& s, std::uint64_t r, int k, int q, const Format& to) {
-  switch (mode) {
-    case Round::rne:
-      return s.rest == Rest::above || (s.rest == Rest::half && code_is_odd(s.n, q, to));
-    case Round::rna: return s.rest == Rest::above || s.rest == Rest::half;
-    case Round::rtz: return false;
-    case Round::rup: return s.rest != Rest::zero && !sign;
-    case Round::rdn: return s.rest != Rest::zero && sign;
-    case Round::sr: return s.fk + r >= (std::uint64_t{1} << k);  // §5.1
-  }
-  return false;
+  return round_increment(mode, sign, static_cast<std::uint64_t>(s.rest), 2u, false,
+                         s.rest == Rest::half && code_is_odd(s.n, q, to), s.fk, r, k);
 }
 
 inline detail::Target make_target_inline(const Format& to, const Policy& p) {
@@ -202,15 +193,8 @@ inline Result round_core_inline(const Exact& x, const detail::Target& t, const P
       const std::uint64_t half = std::uint64_t{1} << (shift - 1);
       const std::uint32_t code = top | static_cast<std::uint32_t>((x.sig >> shift) & ((std::uint64_t{1} << t.man) - 1));
       const bool inexact = rem != 0 || x.sticky;
-      bool up;
-      switch (mode) {
-        case Round::rne: up = rem > half || (rem == half && (x.sticky || (code & 1u))); break;
-        case Round::rna: up = rem >= half && inexact; break;
-        case Round::rtz: up = false; break;
-        case Round::rup: up = inexact && !sign; break;
-        case Round::rdn: up = inexact && sign; break;
-        default: up = ((shift >= k ? rem >> (shift - k) : rem << (k - shift)) + r) >= (std::uint64_t{1} << k); break;
-      }
+      // §4.2 the code's last bit is the parity of N; §5.1 f_k from the discarded bits.
+      const bool up = round_increment(mode, sign, rem, half, x.sticky, (code & 1u) != 0, k > 0 ? fraction_bits(rem, shift, k) : 0u, r, k);
       return {sgn | (code + (up ? 1u : 0u)), static_cast<std::uint8_t>(inexact ? kInexact : 0)};
     }
   }

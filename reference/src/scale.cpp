@@ -18,10 +18,8 @@ Amax block_amax(const TensorView& x, const BlockRange& r, const AmaxPolicy& p) {
   const std::uint32_t mag_mask = f.mag_mask();
   // §13.1 Finite magnitudes are ordered like their codes (sign-magnitude encodings: the
   // exponent field above the fraction, subnormals below normals; tested exhaustively for
-  // every source format of at most 16 bits). Magnitudes at or above `special` are Inf/NaN.
-  std::uint32_t special = mag_mask + 1;  // finite-only formats: none
-  if (f.specials == Specials::ieee) special = f.exp_all_ones() << f.man_bits;
-  else if (f.specials == Specials::fn) special = mag_mask;
+  // every source format of at most 16 bits). Magnitudes at or above `special` are Inf/NaN (§2.2).
+  const std::uint32_t special = f.first_special_magnitude();
   bool has_nan = false, has_inf = false;
   std::uint32_t best = 0;
   for (std::size_t i = r.r0; i < r.r1; ++i) {
@@ -29,7 +27,7 @@ Amax block_amax(const TensorView& x, const BlockRange& r, const AmaxPolicy& p) {
       const std::uint32_t mag = x.code(i, j) & mag_mask;
       if (mag < special) {
         if (mag > best) best = mag;
-      } else if (f.specials == Specials::ieee && mag == special) {
+      } else if (f.is_inf_magnitude(mag)) {
         has_inf = true;
       } else {
         has_nan = true;

@@ -157,9 +157,7 @@ BigUInt big(std::uint64_t v) { return BigUInt(v); }
 Moments tensor_moments(const TensorView& x) {
   const Format& f = x.format();
   const std::uint32_t mask = f.mag_mask();
-  std::uint32_t special = mask + 1;
-  if (f.specials == Specials::ieee) special = f.exp_all_ones() << f.man_bits;
-  else if (f.specials == Specials::fn) special = mask;
+  const std::uint32_t special = f.first_special_magnitude();  // §2.2 NaN / Inf from here up
   const Converter widen(f, format(FormatId::f32), Policy{});
   PowerAcc pos[4], neg[2];  // Σ k^p for p = 1..4; odd powers split by sign
   Moments m;

@@ -28,11 +28,8 @@ Decoded decode(std::uint32_t code, const Format& f) {
   code &= f.mask();
   Decoded d{};
   if (f.is_integer()) {
-    const bool neg = (code & f.sign_bit()) != 0;
-    const std::int64_t v = neg ? static_cast<std::int64_t>(code) - (std::int64_t{1} << f.bits)
-                               : static_cast<std::int64_t>(code);
-    d.sign = neg;
-    d.sig = static_cast<std::uint64_t>(neg ? -v : v);
+    d.sign = (code & f.sign_bit()) != 0;
+    d.sig = d.sign ? (std::uint64_t{1} << f.bits) - code : code;  // |code - 2^bits| for a negative code
     d.exp = 0;
     d.cls = d.sig == 0 ? Class::zero : Class::normal;
     d.exp_field = 0;
@@ -43,16 +40,13 @@ Decoded decode(std::uint32_t code, const Format& f) {
   const std::uint32_t mag = code & f.mag_mask();
   d.exp_field = mag >> f.man_bits;
   d.man_field = mag & f.man_mask();
-  const bool nan_slot =
-      (f.specials == Specials::ieee && d.exp_field == f.exp_all_ones() && d.man_field != 0) ||
-      (f.specials == Specials::fn && mag == f.mag_mask());
-  if (nan_slot) {
+  if (f.is_nan_magnitude(mag)) {  // §2.2
     d.cls = Class::nan;
     d.sig = d.man_field;
     d.exp = 0;
     return d;
   }
-  if (f.specials == Specials::ieee && d.exp_field == f.exp_all_ones()) {
+  if (f.is_inf_magnitude(mag)) {
     d.cls = Class::inf;
     d.sig = 0;
     d.exp = 0;
@@ -127,7 +121,7 @@ std::uint32_t encode_zero(bool sign, const Format& f) {
 
 std::uint32_t encode_inf(bool sign, const Format& f) {
   if (!f.has_inf()) throw std::invalid_argument(std::string(f.name) + " has no infinity");
-  return (f.exp_all_ones() << f.man_bits) | (sign ? f.sign_bit() : 0u);
+  return f.first_special_magnitude() | (sign ? f.sign_bit() : 0u);  // §2.2 the Inf magnitude
 }
 
 std::uint32_t encode_max_finite(bool sign, const Format& f) {
@@ -180,15 +174,18 @@ struct BigDec {
   }
 };
 
+// §3.4 The text of NaN, ±Inf and ±0 (`zero` without its sign); nullptr for a number.
+const char* special_text(const Decoded& d, const char* zero, const char* neg_zero) {
+  if (d.cls == Class::nan) return d.sign ? "-nan" : "nan";
+  if (d.cls == Class::inf) return d.sign ? "-inf" : "inf";
+  if (d.cls == Class::zero) return d.sign ? neg_zero : zero;
+  return nullptr;
+}
+
 }  // namespace
 
 std::string exact_decimal(const Decoded& d) {
-  switch (d.cls) {
-    case Class::nan: return d.sign ? "-nan" : "nan";
-    case Class::inf: return d.sign ? "-inf" : "inf";
-    case Class::zero: return d.sign ? "-0" : "0";
-    default: break;
-  }
+  if (const char* s = special_text(d, "0", "-0")) return s;
   std::string sign = d.sign ? "-" : "";
   std::uint64_t sig = d.sig;
   int exp = d.exp;
@@ -219,12 +216,7 @@ std::string exact_decimal(const Decoded& d) {
 }
 
 std::string exact_hexfloat(const Decoded& d) {
-  switch (d.cls) {
-    case Class::nan: return d.sign ? "-nan" : "nan";
-    case Class::inf: return d.sign ? "-inf" : "inf";
-    case Class::zero: return d.sign ? "-0x0p+0" : "0x0p+0";
-    default: break;
-  }
+  if (const char* s = special_text(d, "0x0p+0", "-0x0p+0")) return s;
   // normalise to 1.xxx * 2^e with the fraction in whole hex digits
   std::uint64_t sig = d.sig;
   const int bl = detail::bit_length(sig);

@@ -31,6 +31,7 @@
 #include <cstdint>
 
 #include "numref/policy.hpp"
+#include "numref/round_increment.hpp"
 #include "numref_cuda/config.cuh"
 #include "numref_cuda/format_traits.cuh"
 
@@ -168,6 +169,19 @@ NUMREF_HD NUMREF_FORCEINLINE SpecialCodes<D> make_special_codes(const CastPolicy
 
 namespace detail {
 
+// §4.2 / §5 The kernels' Mode as the numref::Round that round_increment() reads (the same
+// words; a compile-time M stays a compile-time constant).
+NUMREF_HD NUMREF_FORCEINLINE constexpr numref::Round as_round(Mode m) {
+  switch (m) {
+    case Mode::rne: return numref::Round::rne;
+    case Mode::rna: return numref::Round::rna;
+    case Mode::rtz: return numref::Round::rtz;
+    case Mode::rup: return numref::Round::rup;
+    case Mode::rdn: return numref::Round::rdn;
+    default: return numref::Round::sr;
+  }
+}
+
 // §4, §5.1, §6.1, §8 Round |x| = sig * 2^exp (sig < 2^25; sig = 0 gives a value the caller
 // discards) into D with the compile-time mode M.
 //
@@ -179,6 +193,7 @@ namespace detail {
 // N + 1 = 2^m). The code grows with the value over every exponent, so "the rounded value
 // exceeds max finite" is "code > max_finite" (f8e4m3fn: 7F, the value 480, overflows).
 //
+// The increment is numref::round_increment (§4.2 / §5.1, the reference's own definition).
 // round_code() returns the magnitude code before the overflow check (a value above
 // D::max_finite means the rounded value exceeds the largest finite magnitude: the §6.1
 // overflow, whose flag the quantize kernels count, §19.5); round_finite() maps it.
@@ -195,14 +210,11 @@ NUMREF_HD NUMREF_FORCEINLINE std::uint32_t round_code(bool sign, std::uint32_t s
   const std::uint64_t rem = s & ((std::uint64_t{1} << dr) - 1u);
   const std::uint64_t half = dr > 0 ? (std::uint64_t{1} << (dr - 1)) : ~std::uint64_t{0};
   std::uint32_t n = static_cast<std::uint32_t>(s >> dr);
-  bool up;
-  if constexpr (M == Mode::rne) up = rem > half || (rem == half && (n & 1u) != 0u);  // §4.2
-  else if constexpr (M == Mode::rna) up = rem >= half;
-  else if constexpr (M == Mode::rtz) up = false;
-  else if constexpr (M == Mode::rup) up = rem != 0u && !sign;
-  else if constexpr (M == Mode::rdn) up = rem != 0u && sign;
-  else up = ((rem << k) >> dr) + r >= (std::uint64_t{1} << k);  // §5.1: f_k + r >= 2^k (rem < 2^25)
-  n += up ? 1u : 0u;
+  // §4.2 the code's last bit is N's; §5.1 f_k of the dr dropped bits (rem < 2^25)
+  n += numref::round_increment(as_round(M), sign, rem, half, false, (n & 1u) != 0u, numref::fraction_bits(rem, dr, k),
+                               r, k)
+           ? 1u
+           : 0u;
   const std::uint32_t base = E >= D::emin ? static_cast<std::uint32_t>(E + D::bias - 1) << D::man : 0u;
   return base + n;
 }
@@ -228,12 +240,11 @@ NUMREF_HD NUMREF_FORCEINLINE Unpacked unpack(std::uint32_t mag) {
   return {frac | (normal ? (1u << S::man) : 0u), (normal ? static_cast<int>(ef) : 1) - S::bias - S::man};
 }
 
-// §2.2 Operand classes of a source magnitude.
+// §2.2 Operand classes of a source magnitude (Format::is_nan_magnitude / is_inf_magnitude).
 template <class S>
 NUMREF_HD NUMREF_FORCEINLINE bool is_nan_mag(std::uint32_t mag) {
-  if constexpr (S::has_inf) return mag > S::inf_mag;
-  else if constexpr (S::has_nan) return mag == S::mag_mask;
-  else return false;
+  if constexpr (S::has_inf) return mag > S::first_special;  // above the Inf magnitude
+  else return mag >= S::first_special;                       // fn: the all-ones magnitude; finite: never
 }
 template <class S>
 NUMREF_HD NUMREF_FORCEINLINE bool is_inf_mag(std::uint32_t mag) {
@@ -316,7 +327,8 @@ NUMREF_HD NUMREF_FORCEINLINE std::uint32_t hardware_lane(std::uint32_t x, std::u
   static_assert(S::exp_bits == 8 && S::bias == 127 && (S::bits == 32 || S::bits == 16),
                 "the instructions read f32 (bf16 sources are widened by a shift, exactly)");
   const std::uint32_t a = (x << (32 - S::bits)) & 0x7FFFFFFFu;
-  const std::uint32_t first_special = (Saturating && sp.inf[0] != D::max_finite) ? 0x7F800000u : 0x7F800001u;
+  constexpr std::uint32_t f32_inf = FloatTraits<numref::FormatId::f32>::first_special;
+  const std::uint32_t first_special = (Saturating && sp.inf[0] != D::max_finite) ? f32_inf : f32_inf + 1u;
   return a >= first_special ? convert_as<S, D, Mode::rne>(x, sp, 0, 0u) : hw;
 }
 
@@ -337,13 +349,13 @@ NUMREF_HD NUMREF_FORCEINLINE std::uint32_t to_e8m0(std::uint32_t bits, const E8m
   const int e = u.exp + top;                              // floor(log2 |x|)
   const std::uint32_t rem = u.sig & ((1u << top) - 1u);   // |x| / 2^e = 1 + rem / 2^top
   const std::uint32_t half = top > 0 ? (1u << (top - 1)) : 1u;  // top == 0: rem == 0
-  bool up;
-  switch (p.mode) {
-    case E8m0Mode::floor: up = false; break;
-    case E8m0Mode::ceil: up = rem != 0u; break;
-    case E8m0Mode::even: up = rem > half || (rem == half && ((e + D::bias) & 1) != 0); break;  // §4.2 even code
-    default: up = rem >= half && rem != 0u; break;                                             // tiesup
-  }
+  // §7.1 the E8M0 modes on positive operands: floor = rtz, ceil = rup, even = rne (§4.2 to the
+  // even code, the biased exponent), tiesup = rna.
+  const numref::Round mode = p.mode == E8m0Mode::floor  ? numref::Round::rtz
+                             : p.mode == E8m0Mode::ceil ? numref::Round::rup
+                             : p.mode == E8m0Mode::even ? numref::Round::rne
+                                                        : numref::Round::rna;
+  const bool up = numref::round_increment(mode, false, rem, half, false, ((e + D::bias) & 1) != 0);
   const int er = e + (up ? 1 : 0);
   // §7.5 overflow: FE, or the NaN when rounding "to infinity" without saturation.
   const std::uint32_t over = p.saturate || p.mode == E8m0Mode::floor ? D::max_finite : D::canonical_nan;

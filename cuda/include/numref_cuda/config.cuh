@@ -9,13 +9,7 @@
 
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define NUMREF_HD __host__ __device__
-#define NUMREF_FORCEINLINE __forceinline__
-#else
-#define NUMREF_HD
-#define NUMREF_FORCEINLINE inline __attribute__((always_inline))
-#endif
+#include "numref/hd.hpp"  // NUMREF_HD, NUMREF_FORCEINLINE (shared with the reference)
 // Unroll hint for the device pass only: the host compilers (g++, and g++ behind nvcc's host
 // pass) reject "#pragma unroll" under -Werror=unknown-pragmas and unroll on their own.
 #if defined(__CUDA_ARCH__)

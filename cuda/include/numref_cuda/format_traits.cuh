@@ -33,7 +33,8 @@ struct FloatTraits {
   static constexpr std::uint32_t mag_mask = numref::format(F).mag_mask();
   static constexpr std::uint32_t man_mask = numref::format(F).man_mask();
   static constexpr std::uint32_t exp_all_ones = numref::format(F).exp_all_ones();
-  static constexpr std::uint32_t inf_mag = exp_all_ones << man;  // meaningful when has_inf
+  static constexpr std::uint32_t first_special = numref::format(F).first_special_magnitude();  // §2.2
+  static constexpr std::uint32_t inf_mag = first_special;  // meaningful when has_inf
   static constexpr std::uint32_t max_finite = numref::format(F).max_finite;
   static constexpr std::uint32_t canonical_nan = numref::format(F).canonical_nan;
   static constexpr int emin = numref::format(F).emin();

@@ -79,34 +79,20 @@ NUMREF_HD inline std::uint64_t round_units(bool sign, std::uint64_t sig, int exp
                                            std::uint32_t r) {
   const int d = q - exp;
   if (d <= 0) return sig << (-d);  // exact
-  std::uint64_t n, fk;
-  bool above, tie, nonzero;
+  std::uint64_t n, rem, half, fk;
   if (d < 64) {
-    const std::uint64_t rem = sig & ((std::uint64_t{1} << d) - 1u);
-    const std::uint64_t half = std::uint64_t{1} << (d - 1);
+    rem = sig & ((std::uint64_t{1} << d) - 1u);
+    half = std::uint64_t{1} << (d - 1);
     n = sig >> d;
-    above = rem > half || (rem == half && sticky);
-    tie = rem == half && !sticky;
-    nonzero = rem != 0u || sticky;
-    fk = d >= k ? rem >> (d - k) : rem << (k - d);
-  } else {  // n = 0: the whole significand is the fraction, sig < 2^64 <= 2^(d - 1) unless d = 64
-    const std::uint64_t half = std::uint64_t{1} << 63;
+    fk = numref::fraction_bits(rem, d, k);
+  } else {  // n = 0: the whole significand is the fraction; unless d = 64, 0 < f < 1/2 (1 against half = 2)
     n = 0;
-    above = d == 64 && (sig > half || (sig == half && sticky));
-    tie = d == 64 && sig == half && !sticky;
-    nonzero = true;
+    rem = d == 64 ? sig : 1u;
+    half = d == 64 ? std::uint64_t{1} << 63 : 2u;
     fk = d - k >= 64 ? 0u : sig >> (d - k);
   }
-  bool up;
-  switch (mode) {
-    case Mode::rne: up = above || (tie && (n & 1u) != 0u); break;
-    case Mode::rna: up = above || tie; break;
-    case Mode::rtz: up = false; break;
-    case Mode::rup: up = nonzero && !sign; break;
-    case Mode::rdn: up = nonzero && sign; break;
-    default: up = fk + r >= (std::uint64_t{1} << k); break;  // §5.1 (k <= 32)
-  }
-  return n + (up ? 1u : 0u);
+  // §4.2 / §5.1 (k <= 32): numref::round_increment, N's last bit the parity
+  return n + (numref::round_increment(as_round(mode), sign, rem, half, sticky, (n & 1u) != 0u, fk, r, k) ? 1u : 0u);
 }
 
 // §4, §6.1 A finite non-zero exact operand rounded once into the floating-point element D:

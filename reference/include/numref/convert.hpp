@@ -72,6 +72,7 @@ class Converter {
   Policy p_;
   detail::Target t_;
   detail::BinadePath bp_;
+  std::uint32_t from_special_;  // from_->first_special_magnitude() (§2.2), read per operand
 };
 
 }  // namespace numref

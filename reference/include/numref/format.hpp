@@ -37,7 +37,10 @@ inline constexpr int kFormatCount = 10;
 
 // §2.1 One row per format. Bias and the largest finite code are STATED (as in the
 // defining document), not derived; tests/test_format.cpp checks them against the
-// values derived from the field widths so that a typo cannot go unnoticed.
+// values derived from the field widths so that a typo cannot go unnoticed. Every other
+// fact of a format (its aliases, §2.3; its special magnitudes, §2.2; emin, qmin, masks)
+// is a column here or a constexpr member function below: nothing outside this header
+// derives one by hand.
 struct Format {
   FormatId id;
   std::string_view name;     // LLVM/MLIR spelling
@@ -52,6 +55,7 @@ struct Format {
   std::uint32_t max_finite;  // code of the largest finite positive value
   std::uint32_t canonical_nan;  // code of the canonical (positive, quiet) NaN; 0 when none
   std::string_view source;   // defining document
+  std::string_view aliases;  // §2.3 other accepted names, separated by single spaces ("" = none)
 
   // ---- derived quantities (pure functions of the stated fields) -------------
   constexpr std::uint32_t mask() const { return bits >= 32 ? 0xFFFFFFFFu : ((1u << bits) - 1u); }
@@ -71,6 +75,23 @@ struct Format {
   constexpr int qmin() const { return emin() - man_bits; }
   // Precision in bits (implicit bit included).
   constexpr int precision() const { return man_bits + 1; }
+  // §2.2 The smallest magnitude code (code & mag_mask()) that is NaN or Inf: the all-ones
+  // exponent field for ieee, the all-ones magnitude for fn; mag_mask() + 1 (no magnitude
+  // reaches it) for finite and integer formats. Finite magnitudes are exactly those below it.
+  constexpr std::uint32_t first_special_magnitude() const {
+    switch (specials) {
+      case Specials::ieee: return exp_all_ones() << man_bits;
+      case Specials::fn: return mag_mask();
+      default: return mag_mask() + 1u;
+    }
+  }
+  // §2.2 Classes of a magnitude code: finite (number, zero included), Inf (ieee: the first
+  // special magnitude itself), NaN (every other special magnitude).
+  constexpr bool is_finite_magnitude(std::uint32_t mag) const { return mag < first_special_magnitude(); }
+  constexpr bool is_inf_magnitude(std::uint32_t mag) const { return has_inf() && mag == first_special_magnitude(); }
+  constexpr bool is_nan_magnitude(std::uint32_t mag) const {
+    return !is_finite_magnitude(mag) && !is_inf_magnitude(mag);
+  }
 };
 
 // §2.1 The descriptor table. Sources:
@@ -78,23 +99,23 @@ struct Format {
 //   OCP 8-bit Floating Point Specification (OFP8) rev 1.0 (E4M3, E5M2);
 //   OCP Microscaling Formats (MX) Specification v1.0 (E8M0, FP6 E3M2/E2M3, FP4 E2M1).
 inline constexpr std::array<Format, kFormatCount> kFormats = {{
-    // id                 name         bits e  m   bias signed specials           zero  subn  max_finite   canonical_nan source
-    {FormatId::f32,       "f32",       32,  8, 23, 127, true,  Specials::ieee,    true, true, 0x7F7FFFFFu, 0x7FC00000u, "IEEE 754-2019 binary32"},
-    {FormatId::bf16,      "bf16",      16,  8,  7, 127, true,  Specials::ieee,    true, true, 0x7F7Fu,     0x7FC0u,     "bfloat16 (truncated binary32)"},
-    {FormatId::f16,       "f16",       16,  5, 10,  15, true,  Specials::ieee,    true, true, 0x7BFFu,     0x7E00u,     "IEEE 754-2019 binary16"},
-    {FormatId::f8e4m3fn,  "f8e4m3fn",   8,  4,  3,   7, true,  Specials::fn,      true, true, 0x7Eu,       0x7Fu,       "OCP OFP8 v1.0 E4M3"},
-    {FormatId::f8e5m2,    "f8e5m2",     8,  5,  2,  15, true,  Specials::ieee,    true, true, 0x7Bu,       0x7Eu,       "OCP OFP8 v1.0 E5M2"},
-    {FormatId::f8e8m0fnu, "f8e8m0fnu",  8,  8,  0, 127, false, Specials::fn,      false, false, 0xFEu,     0xFFu,       "OCP MX v1.0 E8M0 scale"},
-    {FormatId::f6e3m2fn,  "f6e3m2fn",   6,  3,  2,   3, true,  Specials::finite,  true, true, 0x1Fu,       0x00u,       "OCP MX v1.0 FP6 E3M2"},
-    {FormatId::f6e2m3fn,  "f6e2m3fn",   6,  2,  3,   1, true,  Specials::finite,  true, true, 0x1Fu,       0x00u,       "OCP MX v1.0 FP6 E2M3"},
-    {FormatId::f4e2m1fn,  "f4e2m1fn",   4,  2,  1,   1, true,  Specials::finite,  true, true, 0x7u,        0x00u,       "OCP MX v1.0 FP4 E2M1"},
-    {FormatId::int8,      "int8",       8,  0,  7,   0, true,  Specials::integer, true, false, 0x7Fu,      0x00u,       "two's complement 8-bit integer"},
+    // id                 name         bits e  m   bias signed specials           zero  subn  max_finite   canonical_nan source / aliases
+    {FormatId::f32,       "f32",       32,  8, 23, 127, true,  Specials::ieee,    true, true, 0x7F7FFFFFu, 0x7FC00000u, "IEEE 754-2019 binary32", "fp32 float32"},
+    {FormatId::bf16,      "bf16",      16,  8,  7, 127, true,  Specials::ieee,    true, true, 0x7F7Fu,     0x7FC0u,     "bfloat16 (truncated binary32)", "bfloat16"},
+    {FormatId::f16,       "f16",       16,  5, 10,  15, true,  Specials::ieee,    true, true, 0x7BFFu,     0x7E00u,     "IEEE 754-2019 binary16", "fp16 float16"},
+    {FormatId::f8e4m3fn,  "f8e4m3fn",   8,  4,  3,   7, true,  Specials::fn,      true, true, 0x7Eu,       0x7Fu,       "OCP OFP8 v1.0 E4M3", "e4m3 float8_e4m3fn"},
+    {FormatId::f8e5m2,    "f8e5m2",     8,  5,  2,  15, true,  Specials::ieee,    true, true, 0x7Bu,       0x7Eu,       "OCP OFP8 v1.0 E5M2", "e5m2 float8_e5m2"},
+    {FormatId::f8e8m0fnu, "f8e8m0fnu",  8,  8,  0, 127, false, Specials::fn,      false, false, 0xFEu,     0xFFu,       "OCP MX v1.0 E8M0 scale", "e8m0 float8_e8m0fnu"},
+    {FormatId::f6e3m2fn,  "f6e3m2fn",   6,  3,  2,   3, true,  Specials::finite,  true, true, 0x1Fu,       0x00u,       "OCP MX v1.0 FP6 E3M2", "e3m2"},
+    {FormatId::f6e2m3fn,  "f6e2m3fn",   6,  2,  3,   1, true,  Specials::finite,  true, true, 0x1Fu,       0x00u,       "OCP MX v1.0 FP6 E2M3", "e2m3"},
+    {FormatId::f4e2m1fn,  "f4e2m1fn",   4,  2,  1,   1, true,  Specials::finite,  true, true, 0x7u,        0x00u,       "OCP MX v1.0 FP4 E2M1", "e2m1"},
+    {FormatId::int8,      "int8",       8,  0,  7,   0, true,  Specials::integer, true, false, 0x7Fu,      0x00u,       "two's complement 8-bit integer", ""},
 }};
 
 constexpr const Format& format(FormatId id) { return kFormats[static_cast<std::size_t>(id)]; }
 
-// Looks a format up by its LLVM/MLIR name (also accepts a few common aliases,
-// listed in docs/spec.md §2.3). Returns nullopt for an unknown name.
+// Looks a format up by its LLVM/MLIR name or one of the aliases of its row (§2.3).
+// Returns nullopt for an unknown name.
 std::optional<FormatId> find_format(std::string_view name);
 
 }  // namespace numref
