@@ -120,44 +120,50 @@ std::string fmt_count(double n) {
   return buf;
 }
 
-std::string json_escape(std::string_view s) {
+namespace {
+// One escaping loop for both notations: `put` appends the escape of c and returns true, or
+// returns false to keep c as it is.
+template <class Put>
+std::string escape(std::string_view s, Put put) {
   std::string o;
   o.reserve(s.size() + 8);
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': o += "\\\""; break;
-      case '\\': o += "\\\\"; break;
-      case '\n': o += "\\n"; break;
-      case '\r': o += "\\r"; break;
-      case '\t': o += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          o += "\\u00";
-          append_hex(o, c, 2);
-        } else {
-          o += static_cast<char>(c);
-        }
-    }
-  }
+  for (unsigned char c : s)
+    if (!put(o, c)) o += static_cast<char>(c);
   return o;
+}
+}  // namespace
+
+std::string json_escape(std::string_view s) {
+  return escape(s, [](std::string& o, unsigned char c) {
+    switch (c) {
+      case '"': o += "\\\""; return true;
+      case '\\': o += "\\\\"; return true;
+      case '\n': o += "\\n"; return true;
+      case '\r': o += "\\r"; return true;
+      case '\t': o += "\\t"; return true;
+      default:
+        if (c >= 0x20) return false;
+        o += "\\u00";
+        append_hex(o, c, 2);
+        return true;
+    }
+  });
 }
 
 std::string xml_escape(std::string_view s) {
-  std::string o;
-  o.reserve(s.size() + 8);
-  for (unsigned char c : s) {
+  return escape(s, [](std::string& o, unsigned char c) {
     switch (c) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      case '\'': o += "&apos;"; break;
+      case '&': o += "&amp;"; return true;
+      case '<': o += "&lt;"; return true;
+      case '>': o += "&gt;"; return true;
+      case '"': o += "&quot;"; return true;
+      case '\'': o += "&apos;"; return true;
       default:
-        if (c < 0x20 && c != '\n' && c != '\t') o += '?';  // not representable in XML 1.0
-        else o += static_cast<char>(c);
+        if (c >= 0x20 || c == '\n' || c == '\t') return false;
+        o += '?';  // not representable in XML 1.0
+        return true;
     }
-  }
-  return o;
+  });
 }
 
 }  // namespace numref::conform
