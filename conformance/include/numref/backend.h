@@ -78,6 +78,12 @@ extern "C" {
 #define NUMREF_FMT_F4E2M1FN 8u
 #define NUMREF_FMT_INT8 9u
 #define NUMREF_FMT_COUNT 10u
+/* Every format as X(NAME, name): the NUMREF_FMT_NAME constant and the §2.1 name, in table order.
+ * conform/abi.hpp expands it to pin every constant; C code may expand it too (a name table). */
+#define NUMREF_FORMAT_LIST(X)                                                                      \
+  X(F32, f32) X(BF16, bf16) X(F16, f16) X(F8E4M3FN, f8e4m3fn) X(F8E5M2, f8e5m2)                   \
+  X(F8E8M0FNU, f8e8m0fnu) X(F6E3M2FN, f6e3m2fn) X(F6E2M3FN, f6e2m3fn) X(F4E2M1FN, f4e2m1fn)       \
+  X(INT8, int8)
 
 /* ---- policy knobs (spec §4–§10); the names are those of describe(), §10.2 ---------- */
 /* Each knob's values are numbered in the order of its words in the knob table of
@@ -184,6 +190,12 @@ typedef struct numref_policy {
 #define NUMREF_RULE_INT8 11u        /* int8: delta = RN32(amax / 127), [-127, 127] (§20) */
 #define NUMREF_RULE_INT8_127_5 12u  /* int8-127.5: delta = RN32(amax / 127.5), [-128, 127] */
 #define NUMREF_RULE_COUNT 13u
+/* Every scale rule as X(NAME, name): the NUMREF_RULE_NAME constant and the enumerator of
+ * numref::ScaleRule (the §19.6 name with '_' for '-' and '.'); conform/abi.hpp pins them. */
+#define NUMREF_RULE_LIST(X)                                                                        \
+  X(AMAX, amax) X(AMAX_RECIP, amax_recip) X(AMAX_DEQUANT, amax_dequant) X(POW2, pow2)            \
+  X(MX_FLOOR, mx_floor) X(MX_CEIL, mx_ceil) X(MX_EVEN, mx_even) X(MX_RCEIL, mx_rceil)            \
+  X(MX_RCEIL_F32, mx_rceil_f32) X(GAM, gam) X(NVFP4, nvfp4) X(INT8, int8) X(INT8_127_5, int8_127_5)
 
 #define NUMREF_APPLY_RN32 0u  /* y = RN32(x op f), then convert (§19.2; default but int8 rules) */
 #define NUMREF_APPLY_FUSED 1u /* the exact x op f rounded once into the element */

@@ -28,17 +28,15 @@ inline std::uint32_t c_format(const Format& f) { return static_cast<std::uint32_
 inline const Format* format_from_c(std::uint32_t id) {
   return id < static_cast<std::uint32_t>(kFormatCount) ? &kFormats[id] : nullptr;
 }
-static_assert(NUMREF_FMT_COUNT == kFormatCount);
-static_assert(NUMREF_FMT_F32 == static_cast<unsigned>(FormatId::f32));
-static_assert(NUMREF_FMT_BF16 == static_cast<unsigned>(FormatId::bf16));
-static_assert(NUMREF_FMT_F16 == static_cast<unsigned>(FormatId::f16));
-static_assert(NUMREF_FMT_F8E4M3FN == static_cast<unsigned>(FormatId::f8e4m3fn));
-static_assert(NUMREF_FMT_F8E5M2 == static_cast<unsigned>(FormatId::f8e5m2));
-static_assert(NUMREF_FMT_F8E8M0FNU == static_cast<unsigned>(FormatId::f8e8m0fnu));
-static_assert(NUMREF_FMT_F6E3M2FN == static_cast<unsigned>(FormatId::f6e3m2fn));
-static_assert(NUMREF_FMT_F6E2M3FN == static_cast<unsigned>(FormatId::f6e2m3fn));
-static_assert(NUMREF_FMT_F4E2M1FN == static_cast<unsigned>(FormatId::f4e2m1fn));
-static_assert(NUMREF_FMT_INT8 == static_cast<unsigned>(FormatId::int8));
+// NUMREF_FORMAT_LIST names every row once, and each NUMREF_FMT_* equals its row's index.
+#define NUMREF_ABI_PIN_FORMAT(NAME, name)                                 \
+  static_assert(NUMREF_FMT_##NAME == static_cast<unsigned>(FormatId::name), \
+                "NUMREF_FMT_" #NAME " is not the table index of " #name);
+NUMREF_FORMAT_LIST(NUMREF_ABI_PIN_FORMAT)
+#undef NUMREF_ABI_PIN_FORMAT
+#define NUMREF_ABI_COUNT_ONE(NAME, name) +1
+static_assert(NUMREF_FMT_COUNT == kFormatCount && 0 NUMREF_FORMAT_LIST(NUMREF_ABI_COUNT_ONE) == kFormatCount,
+              "one NUMREF_FMT_* and one NUMREF_FORMAT_LIST entry per row of numref::kFormats");
 
 // ---- §31.3 policy knobs -------------------------------------------------------------------
 
@@ -154,20 +152,14 @@ inline std::optional<ScaleRule> rule_from_c(std::uint32_t v) {
 namespace detail {
 constexpr bool rule_pinned(ScaleRule r, std::uint32_t c) { return rule_info(r).abi_id == c; }
 }  // namespace detail
-static_assert(NUMREF_RULE_COUNT == kScaleRuleCount, "one NUMREF_RULE_* per row of numref::kScaleRules");
-static_assert(detail::rule_pinned(ScaleRule::amax, NUMREF_RULE_AMAX) &&
-              detail::rule_pinned(ScaleRule::amax_recip, NUMREF_RULE_AMAX_RECIP) &&
-              detail::rule_pinned(ScaleRule::amax_dequant, NUMREF_RULE_AMAX_DEQUANT) &&
-              detail::rule_pinned(ScaleRule::pow2, NUMREF_RULE_POW2) &&
-              detail::rule_pinned(ScaleRule::mx_floor, NUMREF_RULE_MX_FLOOR) &&
-              detail::rule_pinned(ScaleRule::mx_ceil, NUMREF_RULE_MX_CEIL) &&
-              detail::rule_pinned(ScaleRule::mx_even, NUMREF_RULE_MX_EVEN) &&
-              detail::rule_pinned(ScaleRule::mx_rceil, NUMREF_RULE_MX_RCEIL) &&
-              detail::rule_pinned(ScaleRule::mx_rceil_f32, NUMREF_RULE_MX_RCEIL_F32) &&
-              detail::rule_pinned(ScaleRule::gam, NUMREF_RULE_GAM) &&
-              detail::rule_pinned(ScaleRule::nvfp4, NUMREF_RULE_NVFP4) &&
-              detail::rule_pinned(ScaleRule::int8, NUMREF_RULE_INT8) &&
-              detail::rule_pinned(ScaleRule::int8_127_5, NUMREF_RULE_INT8_127_5));
+#define NUMREF_ABI_PIN_RULE(NAME, name)                                    \
+  static_assert(detail::rule_pinned(ScaleRule::name, NUMREF_RULE_##NAME), \
+                "NUMREF_RULE_" #NAME " is not the abi_id of ScaleRule::" #name);
+NUMREF_RULE_LIST(NUMREF_ABI_PIN_RULE)
+#undef NUMREF_ABI_PIN_RULE
+static_assert(NUMREF_RULE_COUNT == kScaleRuleCount && 0 NUMREF_RULE_LIST(NUMREF_ABI_COUNT_ONE) == kScaleRuleCount,
+              "one NUMREF_RULE_* and one NUMREF_RULE_LIST entry per row of numref::kScaleRules");
+#undef NUMREF_ABI_COUNT_ONE
 namespace detail {
 constexpr bool rule_ids_dense() {  // NUMREF_RULE_COUNT bounds the ids
   for (const ScaleRuleInfo& r : kScaleRules)
