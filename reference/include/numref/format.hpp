@@ -33,7 +33,6 @@ enum class FormatId : std::uint8_t {
   f4e2m1fn,
   int8,
 };
-inline constexpr int kFormatCount = 10;
 
 // §2.1 One row per format. Bias and the largest finite code are STATED (as in the
 // defining document), not derived; tests/test_format.cpp checks them against the
@@ -98,7 +97,7 @@ struct Format {
 //   IEEE 754-2019 (binary32, binary16); bfloat16 (Google TPU / Intel BF16 spec);
 //   OCP 8-bit Floating Point Specification (OFP8) rev 1.0 (E4M3, E5M2);
 //   OCP Microscaling Formats (MX) Specification v1.0 (E8M0, FP6 E3M2/E2M3, FP4 E2M1).
-inline constexpr std::array<Format, kFormatCount> kFormats = {{
+inline constexpr auto kFormats = std::to_array<Format>({
     // id                 name         bits e  m   bias signed specials           zero  subn  max_finite   canonical_nan source / aliases
     {FormatId::f32,       "f32",       32,  8, 23, 127, true,  Specials::ieee,    true, true, 0x7F7FFFFFu, 0x7FC00000u, "IEEE 754-2019 binary32", "fp32 float32"},
     {FormatId::bf16,      "bf16",      16,  8,  7, 127, true,  Specials::ieee,    true, true, 0x7F7Fu,     0x7FC0u,     "bfloat16 (truncated binary32)", "bfloat16"},
@@ -110,7 +109,17 @@ inline constexpr std::array<Format, kFormatCount> kFormats = {{
     {FormatId::f6e2m3fn,  "f6e2m3fn",   6,  2,  3,   1, true,  Specials::finite,  true, true, 0x1Fu,       0x00u,       "OCP MX v1.0 FP6 E2M3", "e2m3"},
     {FormatId::f4e2m1fn,  "f4e2m1fn",   4,  2,  1,   1, true,  Specials::finite,  true, true, 0x7u,        0x00u,       "OCP MX v1.0 FP4 E2M1", "e2m1"},
     {FormatId::int8,      "int8",       8,  0,  7,   0, true,  Specials::integer, true, false, 0x7Fu,      0x00u,       "two's complement 8-bit integer", ""},
-}};
+});
+inline constexpr int kFormatCount = static_cast<int>(kFormats.size());
+
+namespace detail {
+constexpr bool formats_in_enum_order() {
+  for (int i = 0; i < kFormatCount; ++i)
+    if (static_cast<int>(kFormats[static_cast<std::size_t>(i)].id) != i) return false;
+  return true;
+}
+}  // namespace detail
+static_assert(detail::formats_in_enum_order(), "kFormats: one row per FormatId, in enum order");
 
 constexpr const Format& format(FormatId id) { return kFormats[static_cast<std::size_t>(id)]; }
 
