@@ -97,6 +97,17 @@ TEST(CastClassify, Classes) {
   EXPECT_EQ(cls(*params(FormatId::f32, FormatId::f8e4m3fn, "ocp"), 0x3F800000, 0x138), "code/width");
   // 1.5 (3fc00000) -> f8e4m3fn is exact 3c; 3d is an ordinary rounding mistake.
   EXPECT_EQ(cls(*params(FormatId::f32, FormatId::f8e4m3fn, "ocp"), 0x3FC00000, 0x3D), "rounding");
+  // §33.4 the intermediate holds every target value; a finite-only one counts. 2.51f (4020a3d7)
+  // -> f4e2m1fn: direct 3 = 5 (3 is nearer than 2). bf16 2.5078125 and f16 2.509765625 still
+  // round to 3; f8e4m3fn (precision 4, max 448 >= 6, quantum 2^-9 <= 2^-1) first rounds to
+  // 2.5, the tie 2 | 3 -> even 2 = 4: through f8e4m3fn, the first such format of the table.
+  EXPECT_EQ(cls(*params(FormatId::f32, FormatId::f4e2m1fn, "ocp"), 0x4020A3D7, 0x4), "double-rounding/via-f8e4m3fn");
+  // A format too coarse at the bottom is no intermediate: 2^-30 (30800000) -> f8e8m0fnu is
+  // exact 61 (bias 127). f16 (precision 11, but quantum 2^-24 > 2^-127) flushes it to 0, and
+  // 0 -> f8e8m0fnu is the NaN ff: ff is not named double rounding via f16 but, a NaN result
+  // for a finite operand, overflow/saturation. (f16 fails both halves of the rule: its top
+  // 65504 is also below 2^127.)
+  EXPECT_EQ(cls(*params(FormatId::f32, FormatId::f8e8m0fnu, "ocp"), 0x30800000, 0xFF), "overflow/saturation");
 }
 
 TEST(CastClassify, CompareHonoursAnyNanAndMissingFlags) {

@@ -136,11 +136,17 @@ std::string CastParams::classify(std::uint32_t x, std::uint32_t r, Result exp, R
   }
   if (dx.sign && !to.is_signed) return "negative";
   // Double rounding: the result equals a conversion through an intermediate format of
-  // precision strictly between the source's and the target's (§11).
+  // precision strictly between the source's and the target's that holds every value of the
+  // target (its quantum no coarser, its largest finite value no smaller) (§11, §33.4). A
+  // narrower-range format is no intermediate: 464 -> f8e4m3fn through a format whose top is
+  // below 448 would overflow first, and a NaN result would be misnamed double rounding.
   if (!sr()) {
+    const Exact to_max = kit::exact_of(decode(to.max_finite, to));
     for (const Format& mid : kFormats) {
-      if (&mid == &from || &mid == &to || mid.is_integer() || !mid.has_inf()) continue;
+      if (&mid == &from || &mid == &to || mid.is_integer()) continue;
       if (!(mid.precision() < from.precision() && mid.precision() > to.precision())) continue;
+      if (mid.qmin() > to.qmin() || (to.is_signed && !mid.is_signed)) continue;
+      if (kit::cmp_magnitude(kit::exact_of(decode(mid.max_finite, mid)), to_max) < 0) continue;
       Policy pm = policy_;
       pm.round = Round::rne;
       pm.e8m0_round = E8m0Round::follow;
