@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <optional>
+#include <span>
 #include <type_traits>
 
 #include "numref/convert.hpp"
@@ -202,12 +203,12 @@ std::string_view policy_options_help() {
 
 NpyTensor read_npy_tensor(const std::string& path, const Format* named) {
   NpyTensor in;
-  in.bytes = npy::read_file(path);
   npy::Array a;
   try {
+    in.bytes = npy::read_file(path);  // errors name the path
     a = npy::parse(in.bytes);
   } catch (const npy::NpyError& e) {
-    throw UsageError(path + ": " + e.what());
+    throw UsageError(e.what());
   }
   switch (a.dtype) {
     case npy::Dtype::f4: in.format = &format(FormatId::f32); break;
@@ -247,6 +248,18 @@ NpyTensor read_npy_tensor(const std::string& path, const Format* named) {
   in.rows = a.count() / in.cols;
   in.offset = a.data_offset;
   return in;
+}
+
+void write_npy(conform::OutputFile& out, npy::Dtype d, const std::vector<std::size_t>& shape, const void* data,
+               std::size_t n_bytes) {
+  const auto* b = static_cast<const std::uint8_t*>(data);
+  const auto bytes = npy::encode(d, shape, std::span<const std::uint8_t>(b, n_bytes));
+  out.write(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+}
+
+conform::OutputFile& Outputs::add(std::string_view option, const std::string& path) {
+  conform::refuse_output_that_is_input(option, path, inputs_);
+  return set_.add(path);
 }
 
 }  // namespace numref::cli

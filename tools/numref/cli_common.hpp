@@ -11,8 +11,10 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "numref/conform/output.hpp"
 #include "numref/conform/util.hpp"
 #include "numref/format.hpp"
+#include "numref/npy.hpp"
 #include "numref/policy.hpp"
 #include "numref/value.hpp"
 
@@ -81,5 +83,24 @@ struct NpyTensor {
   std::vector<std::size_t> shape;
 };
 NpyTensor read_npy_tensor(const std::string& path, const Format* named);
+
+// §19.7 / §36 The .npy file of `n_bytes` bytes at `data` (dtype d, C order) written to an output
+// of a command (an OutputFile of its OutputSet; committed with the others).
+void write_npy(conform::OutputFile& out, npy::Dtype d, const std::vector<std::size_t>& shape, const void* data,
+               std::size_t n_bytes);
+
+// §36.1 The outputs of one command, checked before any work: each is refused when it names one
+// of `inputs` (the message names `option`) or another output, or its directory is missing.
+// Their files are written through the set and appear together at commit_all().
+class Outputs {
+ public:
+  explicit Outputs(std::vector<std::string> inputs) : inputs_(std::move(inputs)) {}
+  conform::OutputFile& add(std::string_view option, const std::string& path);
+  void commit_all() { set_.commit_all(); }
+
+ private:
+  std::vector<std::string> inputs_;
+  conform::OutputSet set_;
+};
 
 }  // namespace numref::cli

@@ -71,7 +71,7 @@ class Output {
       const ssize_t w = ::write(1, buf_.data() + done, n_ - done);
       if (w < 0) {
         if (errno == EINTR) continue;
-        throw std::runtime_error(std::string("writing to stdout failed: ") + std::strerror(errno));
+        throw conform::OutputError(std::string("standard output: write failed: ") + std::strerror(errno));  // §36.2
       }
       done += static_cast<std::size_t>(w);
     }

@@ -6,19 +6,29 @@ named there — never copied from numref's output.
 
 usage: test_cli.py path/to/numref
 """
+import hashlib
+import os
+import struct
 import subprocess
 import sys
+import tempfile
 
 NUMREF = None
 FAILURES = []
 CHECKS = 0
 
 
-def run(args, stdin=b""):
+def run(args, stdin=b"", stdout=None, timeout=120):
+    """Runs numref ARGS; `stdout` a file object to send its standard output to (else captured)."""
     if isinstance(stdin, str):
         stdin = stdin.encode()
-    p = subprocess.run([NUMREF] + args, input=stdin, capture_output=True, timeout=120)
-    return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+    if stdout is None:
+        p = subprocess.run([NUMREF] + args, input=stdin, capture_output=True, timeout=timeout)
+        out = p.stdout.decode(errors="replace")
+    else:
+        p = subprocess.run([NUMREF] + args, input=stdin, stdout=stdout, stderr=subprocess.PIPE, timeout=timeout)
+        out = ""
+    return p.returncode, out, p.stderr.decode(errors="replace")
 
 
 def fail(name, msg):
@@ -43,9 +53,10 @@ def expect_ok(name, args, stdin=b"", stdout=None, contains=()):
     return out
 
 
-def expect_error(name, args, stdin=b"", contains=(), stdout=None):
-    """Exit 2 with exactly one line on stderr containing every string of `contains`."""
-    rc, out, err = run(args, stdin)
+def expect_error(name, args, stdin=b"", contains=(), stdout=None, to=None, timeout=120):
+    """Exit 2 with exactly one line on stderr containing every string of `contains`
+    (`to`: a file object for its standard output)."""
+    rc, out, err = run(args, stdin, stdout=to, timeout=timeout)
     check(name, rc == 2, f"exit {rc}, expected 2 (stderr {err.strip()!r})")
     check(name, err.count("\n") == 1 and err.endswith("\n"), f"stderr is not one line: {err!r}")
     for c in contains:
@@ -449,13 +460,160 @@ def test_cast_streaming():
           f"{len(a)} lines; first difference at {next((i for i, (p, q) in enumerate(zip(a, b)) if p != q), None)}")
 
 
+# ---- files a command writes (spec §36) ------------------------------------------------------
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def npy_f32(rows):
+    """A .npy file (version 1.0, '<f4', C order) of the float32 values `rows` (a list of equal
+    rows), written by hand from the NumPy format description."""
+    flat = [v for r in rows for v in r]
+    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (%d, %d), }" % (len(rows), len(rows[0]))
+    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + struct.pack("<%df" % len(flat), *flat)
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def write(path, data):
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def test_outputs_not_inputs():
+    tmp = tempfile.mkdtemp(prefix="numref-cli-out-")
+    P = lambda n: os.path.join(tmp, n)
+    x = npy_f32([[float(i % 7) - 3.0 for i in range(32)] for _ in range(2)])
+    for n in ["t.codes.npy", "u.dequant.npy", "a.npy", "b.npy", "m.fakequant.npy", "ok.npy"]:
+        write(P(n), x)
+    # §36.1 an output that is an input is refused before any work; the input is untouched
+    cases = [
+        ("quantize --out = input", ["quantize", "--input", P("t.codes.npy"), "--format", "f8e4m3fn", "--out", P("t")],
+         ["--out", P("t.codes.npy"), "is also an input"], "t.codes.npy"),
+        ("quantize --dequant-out = input", ["quantize", "--input", P("u.dequant.npy"), "--format", "f8e4m3fn",
+                                            "--out", P("u"), "--dequant-out"],
+         ["--dequant-out", P("u.dequant.npy"), "is also an input"], "u.dequant.npy"),
+        ("mor --svg = input", ["mor", "--input", P("a.npy"), P("b.npy"), "--svg", P("a.npy")],
+         ["--svg", P("a.npy"), "is also an input"], "a.npy"),
+        ("mor --out = input", ["mor", "--input", P("m.fakequant.npy"), "--recipe", "subtensor3", "--out", P("m")],
+         ["--out", P("m.fakequant.npy"), "is also an input"], "m.fakequant.npy"),
+    ]
+    for name, args, contains, victim in cases:
+        expect_error(name, args, contains=contains)
+        check(name, read(P(victim)) == x, f"{victim} was changed")
+    check("no partial outputs", not os.path.exists(P("t.scales.npy")) and not os.path.exists(P("u.codes.npy"))
+          and not os.path.exists(P("m.types.npy")), sorted(os.listdir(tmp)))
+    # §36.1 the outputs of one command appear together: a later output that cannot be written
+    # (its path is a directory) leaves no earlier PREFIX.*.npy behind
+    os.mkdir(P("v.fakequant.npy"))
+    expect_error("quantize later output fails", ["quantize", "--input", P("ok.npy"), "--format", "f8e4m3fn",
+                                                 "--out", P("v"), "--fake-quant", "bf16"],
+                 contains=[P("v.fakequant.npy"), "is a directory"])
+    left = sorted(n for n in os.listdir(tmp) if n.startswith("v.") or n.startswith(".v."))
+    check("quantize later output fails", left == ["v.fakequant.npy"], f"left behind: {left}")
+    # and a good run writes them all (and no temporary file)
+    expect_ok("quantize outputs", ["quantize", "--input", P("ok.npy"), "--format", "f8e4m3fn", "--out", P("w"),
+                                   "--dequant-out"])
+    left = sorted(n for n in os.listdir(tmp) if n.startswith("w.") or n.startswith(".w."))
+    check("quantize outputs", left == ["w.codes.npy", "w.dequant.npy", "w.scales.npy"], f"files {left}")
+
+
+def test_vectors_generate():
+    tmp = tempfile.mkdtemp(prefix="numref-cli-vec-")
+    d = os.path.join(tmp, "d")
+    os.makedirs(os.path.join(d, "mine"))
+    os.makedirs(os.path.join(d, "empty"))
+    write(os.path.join(d, "mine", "run1.vec"), b"x\n")
+    # an earlier generator's MANIFEST (§30.5) lists two files the generator no longer produces:
+    # gone.vec unchanged (its sha256 as listed: removed, §36.3) and edited.vec changed since (kept)
+    os.makedirs(os.path.join(d, "old"))
+    write(os.path.join(d, "old", "gone.vec"), b"old\n")
+    write(os.path.join(d, "old", "edited.vec"), b"edited\n")
+    sha = lambda b: hashlib.sha256(b).hexdigest()
+    write(os.path.join(d, "MANIFEST"), f"{sha(b'old-original')}  old/edited.vec\n{sha(b'old' + bytes([10]))}  old/gone.vec\n"
+          .encode())
+    out = expect_ok("vectors generate", ["vectors", "generate", "--out", d], contains=["removed stale old/gone.vec",
+                                                                                     "kept old/edited.vec"])
+    check("vectors generate keeps", read(os.path.join(d, "mine", "run1.vec")) == b"x\n", "mine/run1.vec changed")
+    check("vectors generate keeps", os.path.isdir(os.path.join(d, "empty")), "empty directory removed")
+    check("vectors generate keeps", read(os.path.join(d, "old", "edited.vec")) == b"edited\n", "edited.vec removed")
+    check("vectors generate stale", not os.path.exists(os.path.join(d, "old", "gone.vec")), out)
+    # byte-identical to the checked-in vectors (spec §30.4): the same MANIFEST, the same files
+    want = read(os.path.join(REPO, "vectors", "MANIFEST"))
+    check("vectors generate identical", read(os.path.join(d, "MANIFEST")) == want, "MANIFEST differs from vectors/")
+    listed = [line.split("  ", 1)[1] for line in want.decode().splitlines()]
+    diff = [p for p in listed if read(os.path.join(d, p)) != read(os.path.join(REPO, "vectors", p))]
+    check("vectors generate identical", not diff, f"{len(diff)} files differ, e.g. {diff[:3]}")
+    tmpfiles = [os.path.join(r, n) for r, _, ns in os.walk(d) for n in ns if ".tmp-" in n]
+    check("vectors generate no temporary files", not tmpfiles, tmpfiles[:3])
+    # --out naming a file, and a MANIFEST numref did not write: one line, exit 2, nothing changed
+    f = os.path.join(tmp, "file")
+    write(f, b"keep\n")
+    expect_error("vectors generate --out file", ["vectors", "generate", "--out", f],
+                 contains=["--out", f, "not a directory"])
+    check("vectors generate --out file", read(f) == b"keep\n", "the file was changed")
+    d2 = os.path.join(tmp, "d2")
+    os.makedirs(d2)
+    write(os.path.join(d2, "MANIFEST"), b"my notes\n")
+    expect_error("vectors generate foreign MANIFEST", ["vectors", "generate", "--out", d2],
+                 contains=[os.path.join(d2, "MANIFEST"), "refusing to replace it"])
+    check("vectors generate foreign MANIFEST", read(os.path.join(d2, "MANIFEST")) == b"my notes\n", "MANIFEST replaced")
+
+
+def test_stdout_errors():
+    # §36.2 a write error on standard output is exit 2 with one line, for every verb
+    tmp = tempfile.mkdtemp(prefix="numref-cli-stdout-")
+    x = os.path.join(tmp, "x.npy")
+    write(x, npy_f32([[1.0, 2.0, 3.0, 4.0]]))
+    verbs = [["explain", "f8e4m3fn", "7e"], ["table", "f4e2m1fn"], ["formats"], ["cast", "--from", "f8e4m3fn",
+                                                                                  "--to", "f32"],
+             ["quantize", "--input", x, "--format", "f8e4m3fn"], ["mor", "--input", x], ["--help"],
+             ["vectors", "verify", os.path.join(REPO, "vectors")]]
+    with open("/dev/full", "w") as full:
+        for args in verbs:
+            expect_error(f"{args[0]} > /dev/full", args, stdin="7e\n", to=full, contains=["standard output: write failed"])
+
+
+def test_messages():
+    tmp = tempfile.mkdtemp(prefix="numref-cli-msg-")
+    x = os.path.join(tmp, "x.npy")
+    write(x, npy_f32([[1.0, 2.0, 3.0, 4.0]]))
+    # a directory given as .npy: one line naming the path
+    expect_error("npy directory", ["quantize", "--input", tmp, "--format", "f8e4m3fn"],
+                 contains=[tmp, "is a directory"])
+    # /dev/zero is not a .npy file: refused after its first bytes (never read to the end)
+    expect_error("npy /dev/zero", ["quantize", "--input", "/dev/zero", "--format", "f8e4m3fn"],
+                 contains=["/dev/zero", "wrong magic"], timeout=30)
+    expect_error("npy /dev/zero mor", ["mor", "--input", "/dev/zero"], contains=["/dev/zero", "wrong magic"], timeout=30)
+    # a truncated header from a pipe: the header's declared length runs past the end
+    expect_error("npy truncated stream", ["quantize", "--input", "/dev/stdin", "--format", "f8e4m3fn"],
+                 stdin=b"\x93NUMPY\x01\x00\x40\x00{'descr'", contains=["/dev/stdin", "header length 64"])
+    # user text with control characters is echoed escaped on one line
+    expect_error("newline in a format", ["quantize", "--input", x, "--format", "f8\ne4\x1b"],
+                 contains=["--format", "'f8\\ne4\\x1b'"])
+    expect_error("newline in a hex value", ["explain", "f8e4m3fn", "7\ne"], contains=["7\\ne"])
+    expect_error("newline in a verb", ["ca\nst"], contains=["unknown verb 'ca\\nst'"])
+    # a repeated option is an error naming it (multi-valued options stay repeatable)
+    expect_error("repeated option", ["cast", "--from", "f32", "--to", "f16", "--to", "bf16"],
+                 contains=["--to", "given twice"])
+    expect_error("repeated flag", ["quantize", "--input", x, "--format", "f8e4m3fn", "--json", "--json"],
+                 contains=["--json", "given twice"])
+    expect_error("repeated option =", ["cast", "--from=f32", "--from=f32", "--to", "f16"],
+                 contains=["--from", "given twice"])
+    expect_ok("repeatable --input", ["mor", "--input", x, "--input", x])
+
+
 def main():
     global NUMREF
     if len(sys.argv) != 2:
         raise SystemExit(__doc__)
     NUMREF = sys.argv[1]
     for t in [test_formats, test_explain, test_table, test_cast_values, test_cast_e8m0_and_overrides, test_cast_sr,
-              test_cast_input_rules, test_cast_options, test_cast_streaming]:
+              test_cast_input_rules, test_cast_options, test_cast_streaming, test_outputs_not_inputs,
+              test_vectors_generate, test_stdout_errors, test_messages]:
         t()
     if FAILURES:
         print(f"FAIL: {len(FAILURES)} of {CHECKS} checks failed:\n  " + "\n  ".join(FAILURES), file=sys.stderr)
