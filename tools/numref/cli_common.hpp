@@ -46,6 +46,18 @@ inline std::string json_string(std::string_view s) {
   return o;
 }
 
+// §11 A source value written as a number rather than a code (numref cast): a decimal
+// (`3.14`, `-2.5e-3`, `+12`), a C99 hex-float (`-0x1.8p-3`), `inf` / `infinity` / `nan` with an
+// optional sign, any case. looks_like_value() tells such a token from a hex code: it has a sign,
+// a '.', a 'p' exponent or a signed exponent, or is inf / nan (a bare `12` or `1e5` stays a hex code).
+bool looks_like_value(std::string_view tok);
+// The code of `f` for the value `tok`: the exact rational value rounded once to `f` by the
+// rounding core (§4; round to nearest, ties to even, §7.1 "even" for f8e8m0fnu), never through
+// host floating point. Returns an error text ("" on success): malformed, a value beyond the
+// largest finite value of `f` (§6.1 overflow), one `f` cannot hold (negative for an unsigned
+// format, zero in f8e8m0fnu, Inf or NaN where `f` has none).
+std::string value_code(std::string_view tok, const Format& f, std::uint32_t& code);
+
 // A table on stdout: aligned plain-text columns (two spaces apart, header underlined
 // with dashes) or, with `markdown`, a GitHub-flavoured Markdown pipe table.
 void print_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows,

@@ -390,8 +390,9 @@ def test_cast_input_rules():
     expect_error("cast malformed", ["cast"] + base, "3c\n\n# c\nzz\n3c\n", contains=["line 4:", "malformed hex 'zz'"],
                  stdout="3fc00000 ----\n")
     expect_error("cast 0x only", ["cast"] + base, "0x\n", contains=["line 1:", "malformed hex '0x'"])
-    expect_error("cast negative", ["cast"] + base, "-1\n", contains=["line 1:", "malformed hex '-1'"])
-    expect_error("cast decimal point", ["cast"] + base, "1.5\n", contains=["line 1:", "malformed"])
+    # a sign or a '.' makes the token a value (test_cast_values_decimal), not a malformed code
+    expect_error("cast negative", ["cast"] + base, "-1z\n", contains=["line 1:", "malformed value '-1z'"])
+    expect_error("cast decimal point", ["cast"] + base, "1.5.\n", contains=["line 1:", "malformed"])
     expect_error("cast malformed after wide", ["cast", "--from", "f32", "--to", "bf16"], "123456789abz\n",
                  contains=["line 1:", "malformed hex"])
     expect_error("cast extra token", ["cast"] + base, "3c\n3c 1\n", contains=["line 2:", "unexpected extra token '1'"],
@@ -606,6 +607,107 @@ def test_messages():
     expect_ok("repeatable --input", ["mor", "--input", x, "--input", x])
 
 
+
+# ---- numref cast: values and .npy (§11, §4, §19.7) ---------------------------------------------
+HALF_MIN_SUB = ("7.00649232162408535461864791644958065640130970938257885878534141944895541342930300743319094181060791"
+                "015625e-46")  # 2^-150 exactly: half the smallest f32 subnormal 2^-149
+
+
+def test_cast_values_decimal():
+    # A value is rounded exactly to the source (nearest, ties to even), then cast; f32 -> f32
+    # shows the source code itself (the cast is exact: flags ----).
+    expect_cast("cast decimal f32", ["--from", "f32", "--to", "f32"], [
+        # 3.14 = 1.57 * 2^1: 0.57 * 2^23 = 4781506.56 -> 4781507 = 0x48f5c3; exponent 128 -> 0x40000000
+        ("3.14", "4048f5c3 ----"),
+        # 0.1 = 1.6 * 2^-4: 0.6 * 2^23 = 5033164.8 -> 0x4ccccd; exponent 123 -> 0x3d800000
+        ("0.1", "3dcccccd ----"),
+        # -0x1.8p-3 = -1.5 * 2^-3: sign, exponent 124 (0x3e000000), fraction 0.5 (0x400000)
+        ("-0x1.8p-3", "be400000 ----"),
+        ("-0x1.8P-3", "be400000 ----"),
+        # 2^24 + 1 is the tie of 2^24 (even) and 2^24 + 2; 2^24 + 3 the tie of +2 and +4 (even: +4)
+        ("+16777217", "4b800000 ----"),
+        ("+16777219", "4b800002 ----"),
+        ("16777217.000000000000000000001", "4b800001 ----"),  # just above the tie: up
+        ("1.6777217e+7", "4b800000 ----"),
+        # exactly half the smallest subnormal: the tie of 0 (even) and 0x00000001; a digit more: up
+        (HALF_MIN_SUB, "00000000 ----"),
+        (HALF_MIN_SUB.replace("015625e", "015626e"), "00000001 ----"),
+        # max finite (2 - 2^-23) * 2^127 = 3.40282346639e38; 3.4028235e38 is within half an ulp (2^103)
+        ("3.4028235e38", "7f7fffff ----"),
+        ("-0", "80000000 ----"), ("+0.0", "00000000 ----"),
+        ("inf", "7f800000 ----"), ("-Infinity", "ff800000 ----"),
+        ("nan", "7fc00000 ----"), ("-NaN", "ffc00000 ----"),  # §2.1 canonical NaN 7fc00000, sign as given
+        ("1e-3000000000000", "00000000 ----"), ("-1e-60", "80000000 ----"),
+        ("1e5", "000001e5 ----"),  # hex digits alone are a code (0x1e5), not 10^5
+    ])
+    # f8e4m3fn source: 3.14 lies between 3 (0x44) and 3.25 (0x45), nearer 3.25 = 0x40500000;
+    # 464 is the tie of 448 (0x7e, even) and 480 (0x7f is NaN in f8e4m3fn: 480 is not a value,
+    # but the tie still goes to the even code 448)
+    expect_cast("cast decimal e4m3", ["--from", "f8e4m3fn", "--to", "f32"], [
+        ("3.14", "40500000 ----"), ("+464", "43e00000 ----"), ("-0x1.8p-3", "be400000 ----"),
+    ])
+    # f8e8m0fnu: 5 lies between 4 (0x81) and 8 (0x82), nearer 4 = 0x40800000
+    expect_cast("cast decimal e8m0", ["--from", "f8e8m0fnu", "--to", "f32"], [("+5", "40800000 ----")])
+    # int8: 3.5 is the tie of 3 and 4 (even), -2.5 of -2 (even) and -3
+    expect_cast("cast decimal int8", ["--from", "int8", "--to", "f32"], [("+3.5", "40800000 ----"),
+                                                                         ("-2.5", "c0000000 ----")])
+    c = ["cast", "--from", "f32", "--to", "f16"]
+    expect_error("cast value overflow", c, stdin="3.5e38\n", contains=["line 1", "3.5e38", "largest finite value of f32"])
+    expect_error("cast value e4m3 overflow", ["cast", "--from", "f8e4m3fn", "--to", "f32"], stdin="+470\n",
+                 contains=["'+470'", "largest finite value of f8e4m3fn"])
+    expect_error("cast value malformed", c, stdin="+1\n3.1z\n", contains=["line 2", "malformed value '3.1z'"],
+                 stdout="3c00 ----\n")
+    expect_error("cast value no p", c, stdin="0x1.8\n", contains=["malformed value '0x1.8'"])
+    expect_error("cast value no inf", ["cast", "--from", "f8e4m3fn", "--to", "f32"], stdin="inf\n",
+                 contains=["f8e4m3fn has no infinity"])
+    expect_error("cast value no nan", ["cast", "--from", "f4e2m1fn", "--to", "f32"], stdin="nan\n",
+                 contains=["f4e2m1fn has no NaN"])
+    expect_error("cast value unsigned", ["cast", "--from", "f8e8m0fnu", "--to", "f32"], stdin="-1.0\n",
+                 contains=["f8e8m0fnu has no negative values"])
+    expect_error("cast value no zero", ["cast", "--from", "f8e8m0fnu", "--to", "f32"], stdin="0.0\n",
+                 contains=["has no code in f8e8m0fnu (it has no zero)"])
+    expect_error("cast value long", c, stdin="1." + "0" * 1200 + "\n", contains=["longer than 1000 characters"])
+
+
+def npy_parse(data):
+    """(descr, shape, data bytes) of a .npy file, parsed by hand (version 1.0)."""
+    check("npy magic", data[:8] == b"\x93NUMPY\x01\x00", data[:8])
+    hl = struct.unpack("<H", data[8:10])[0]
+    h = eval(data[10:10 + hl].decode())  # the header is a Python literal (NumPy's format)
+    return h["descr"], h["shape"], data[10 + hl:]
+
+
+def test_cast_npy():
+    tmp = tempfile.mkdtemp(prefix="numref-cli-cast-")
+    P = lambda n: os.path.join(tmp, n)
+    # 1 = 0x38 (exponent 7), 3 = 1.5 * 2 = 0x44, 500 > 464 rounds past 448: overflow, NaN 0x7f
+    # (ocp non-saturating, flags o and x), -0 = 0x80
+    write(P("x.npy"), npy_f32([[1.0, 3.0], [500.0, -0.0]]))
+    out = expect_ok("cast npy", ["cast", "--from", "f32", "--to", "f8e4m3fn", "--input", P("x.npy"), "--output", P("y.npy")],
+                    contains=["1 overflow", "1 inexact", "0 invalid", "0 underflow"])
+    descr, shape, data = npy_parse(read(P("y.npy")))
+    check("cast npy", (descr, shape, data) == ("|u1", (2, 2), bytes([0x38, 0x44, 0x7F, 0x80])), (descr, shape, data, out))
+    expect_ok("cast npy to lines", ["cast", "--from", "f32", "--to", "f8e4m3fn", "--input", P("x.npy")],
+              stdout="38 ----\n44 ----\n7f -o-x\n80 ----\n")
+    # bf16 output as <u2: 1.0 = 0x3f80, 3.0 = 0x4040, 500 = 0x43fa, -0 = 0x8000
+    expect_ok("cast npy bf16", ["cast", "--from", "f32", "--to", "bf16", "--input", P("x.npy"), "--output", P("b.npy")])
+    descr, shape, data = npy_parse(read(P("b.npy")))
+    check("cast npy bf16", (descr, shape, struct.unpack("<4H", data)) == ("<u2", (2, 2), (0x3F80, 0x4040, 0x43FA, 0x8000)),
+          (descr, shape, data))
+    # lines in, .npy out: 1-D; values in lines too
+    expect_ok("cast lines to npy", ["cast", "--from", "f32", "--to", "f8e4m3fn", "--output", P("z.npy")],
+              stdin="3f800000\n+3\n")
+    check("cast lines to npy", npy_parse(read(P("z.npy"))) == ("|u1", (2,), bytes([0x38, 0x44])), "z.npy")
+    # the input is never the output; a dtype that does not hold the --from codes
+    expect_error("cast npy output = input", ["cast", "--from", "f32", "--to", "f32", "--input", P("x.npy"),
+                                             "--output", P("x.npy")], contains=["--output", "is also an input"])
+    check("cast npy output = input", read(P("x.npy")) == npy_f32([[1.0, 3.0], [500.0, -0.0]]), "x.npy changed")
+    expect_error("cast npy dtype", ["cast", "--from", "f16", "--to", "f32", "--input", P("x.npy")],
+                 contains=[P("x.npy"), "'<f4' does not hold f16 codes"])
+    expect_error("cast npy sr", ["cast", "--from", "f32", "--to", "bf16", "--round", "sr", "--sr-bits", "8",
+                                 "--input", P("x.npy")], contains=["--input", "stochastic rounding"])
+
+
 def main():
     global NUMREF
     if len(sys.argv) != 2:
@@ -613,7 +715,7 @@ def main():
     NUMREF = sys.argv[1]
     for t in [test_formats, test_explain, test_table, test_cast_values, test_cast_e8m0_and_overrides, test_cast_sr,
               test_cast_input_rules, test_cast_options, test_cast_streaming, test_outputs_not_inputs,
-              test_vectors_generate, test_stdout_errors, test_messages]:
+              test_vectors_generate, test_stdout_errors, test_messages, test_cast_values_decimal, test_cast_npy]:
         t()
     if FAILURES:
         print(f"FAIL: {len(FAILURES)} of {CHECKS} checks failed:\n  " + "\n  ".join(FAILURES), file=sys.stderr)
