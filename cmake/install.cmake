@@ -10,7 +10,7 @@
 include(CMakePackageConfigHelpers)
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/reference/include/numref ${PROJECT_SOURCE_DIR}/conformance/include/numref
-  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  ${PROJECT_BINARY_DIR}/reference/include/numref DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} PATTERN "*.in" EXCLUDE)
 # numref_warnings is an INTERFACE target the static libraries list as link-only; it carries no
 # usage requirements for consumers but must be in the export set.
 set_target_properties(numref_warnings PROPERTIES EXPORT_NAME warnings)

@@ -5,6 +5,7 @@
 
 #include "cli.hpp"
 #include "numref/conform/output.hpp"
+#include "numref/version.hpp"
 
 namespace numref::cli {
 
@@ -180,7 +181,8 @@ void usage(std::FILE* out) {
   std::fprintf(out, "usage: numref <verb> [options]\n\nverbs:\n");
   for (const auto& [name, v] : numref::cli::registry())
     std::fprintf(out, "  %-10s %s\n", name.c_str(), v.summary.c_str());
-  std::fprintf(out, "\nnumref <verb> --help shows the options of a verb; docs/ has the full manual.\n");
+  std::fprintf(out, "\nnumref <verb> --help shows the options of a verb; numref --version the version;\n"
+                   "docs/ has the full manual.\n");
 }
 }  // namespace
 
@@ -192,8 +194,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string verb = argv[1];
-  if (verb == "--help" || verb == "-h" || verb == "help") {
-    usage(stdout);
+  const bool version = verb == "--version" || verb == "version";
+  if (verb == "--help" || verb == "-h" || verb == "help" || version) {
+    if (version) std::printf("numref %s (spec %s)\n", numref::kVersion, numref::kSpecVersion);
+    else usage(stdout);
     try {
       numref::conform::check_stdout();
     } catch (const numref::conform::OutputError& e) {

@@ -8,6 +8,7 @@ usage: test_cli.py path/to/numref
 """
 import hashlib
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -708,6 +709,19 @@ def test_cast_npy():
                                  "--input", P("x.npy")], contains=["--input", "stochastic rounding"])
 
 
+def test_version():
+    # The version is the project's (CMakeLists.txt project(numref VERSION ...)) and the spec's
+    # ("Spec version" at the top of docs/spec.md): read both here, independently of the binary.
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    cm = open(os.path.join(root, "CMakeLists.txt")).read()
+    v = re.search(r"project\(numref VERSION ([0-9.]+)", cm).group(1)
+    sv = re.search(r"^\*\*Spec version ([0-9.]+)\*\*", open(os.path.join(root, "docs", "spec.md")).read(), re.M).group(1)
+    want = f"numref {v} (spec {sv})\n"
+    expect_ok("--version", ["--version"], stdout=want)
+    expect_ok("version verb", ["version"], stdout=want)
+    expect_ok("--help names --version", ["--help"], contains=("--version",))
+
+
 def main():
     global NUMREF
     if len(sys.argv) != 2:
@@ -715,7 +729,7 @@ def main():
     NUMREF = sys.argv[1]
     for t in [test_formats, test_explain, test_table, test_cast_values, test_cast_e8m0_and_overrides, test_cast_sr,
               test_cast_input_rules, test_cast_options, test_cast_streaming, test_outputs_not_inputs,
-              test_vectors_generate, test_stdout_errors, test_messages, test_cast_values_decimal, test_cast_npy]:
+              test_vectors_generate, test_stdout_errors, test_messages, test_cast_values_decimal, test_cast_npy, test_version]:
         t()
     if FAILURES:
         print(f"FAIL: {len(FAILURES)} of {CHECKS} checks failed:\n  " + "\n  ".join(FAILURES), file=sys.stderr)
