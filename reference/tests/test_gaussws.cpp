@@ -335,9 +335,15 @@ TEST(GaussWS, OracleRandom) {
       const auto o = ogw::forward(wf, sh.m, sh.n, w, bt, r, FormatId::bf16, f32sum);
       const auto ga = gw::grad_bt(wf, sh, w, bt, r, FormatId::f32, gr);
       const auto go = ogw::grad(wf, sh.m, sh.n, w, bt, r, FormatId::f32, gr);
-      if (a.w_hat != o.w_hat || a.scale != o.scale || ga != go) {
-        fail[static_cast<std::size_t>(t)] = "mismatch at shape " + std::to_string(sh.m) + "x" + std::to_string(sh.n);
-      }
+      std::string& err = fail[static_cast<std::size_t>(t)];
+      for (std::size_t k = 0; k < w.size() && err.empty(); ++k)
+        if (a.w_hat[k] != o.w_hat[k])
+          err = "w_hat[" + std::to_string(k) + "] w=" + std::to_string(w[k]) + " ref " + std::to_string(a.w_hat[k]) +
+                " oracle " + std::to_string(o.w_hat[k]) + (f32sum ? " sum=f32" : "");
+      for (std::size_t b = 0; b < bt.size() && err.empty(); ++b)
+        if (a.scale[b] != o.scale[b] || ga[b] != go[b])
+          err = "block " + std::to_string(b) + " bt=" + std::to_string(bt[b]) + " scale " + std::to_string(a.scale[b]) +
+                "/" + std::to_string(o.scale[b]) + " grad " + std::to_string(ga[b]) + "/" + std::to_string(go[b]);
       done[static_cast<std::size_t>(t)] += sh.size();
     }
   };

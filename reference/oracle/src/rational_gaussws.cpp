@@ -5,6 +5,7 @@
 #include <mpfr.h>
 
 #include <algorithm>
+#include <bit>
 #include <stdexcept>
 #include <string>
 
@@ -28,10 +29,6 @@ std::uint32_t rn(const Rational& v, FormatId f) {
   return rat::round(v, false, fmt, Round::rne, Round::rne, p, 0).code;
 }
 
-bool finite(std::uint32_t code, FormatId f) {
-  const Value v = read_code(code, format(f));
-  return v.kind != Kind::nan && v.kind != Kind::inf;
-}
 
 // mpfr <-> dyadic rational
 void to_mpfr(mpfr_t out, const Rational& v) {
@@ -112,101 +109,160 @@ std::uint32_t bitwidth(std::uint32_t bi, std::uint32_t binit, std::uint32_t btar
   return rn(t + value(bi, FormatId::f32) * (value(binit, FormatId::f32) - t), FormatId::f32);
 }
 
-Forward forward(FormatId wf, std::size_t m, std::size_t n, std::span<const std::uint32_t> w,
-                std::span<const std::uint32_t> bt, std::span<const std::int8_t> r, FormatId out, bool sum_f32) {
+namespace {
+
+// An f32 or bf16 code into an MPFR variable (exact: the code is widened to binary32 bits and
+// read as a float container; no host arithmetic).
+void set_code(mpfr_t x, std::uint32_t code, FormatId f) {
+  const std::uint32_t b = f == FormatId::bf16 ? (code & 0xFFFFu) << 16 : code;
+  mpfr_set_flt(x, std::bit_cast<float>(b), MPFR_RNDN);
+}
+
+// The scale of every block (kNaN for a block holding NaN / Inf).
+std::vector<std::uint32_t> scales(FormatId wf, std::size_t m, std::size_t n, std::span<const std::uint32_t> w,
+                                  std::span<const std::uint32_t> bt) {
   const std::size_t br = (m + kB - 1) / kB, bc = (n + kB - 1) / kB;
-  Forward f;
-  f.w_hat.resize(m * n);
-  f.scale.resize(br * bc);
-  const Format& of = format(out);
-  for (std::size_t I = 0; I < br; ++I) {
+  std::vector<std::uint32_t> out(br * bc);
+  for (std::size_t I = 0; I < br; ++I)
     for (std::size_t J = 0; J < bc; ++J) {
-      Rational amax = 0;
+      mpfr_t amax, x;
+      mpfr_inits2(64, amax, x, static_cast<mpfr_ptr>(nullptr));
+      mpfr_set_zero(amax, 1);
       bool bad = false;
       for (std::size_t i = I * kB; i < std::min(m, I * kB + kB); ++i)
         for (std::size_t j = J * kB; j < std::min(n, J * kB + kB); ++j) {
-          const std::uint32_t c = w[i * n + j];
-          if (!finite(c, wf)) bad = true;
-          else {
-            const Rational av = abs(value(c, wf));
-            if (av > amax) amax = av;
-          }
+          set_code(x, w[i * n + j], wf);
+          if (!mpfr_number_p(x)) bad = true;
+          else if (mpfr_cmpabs(x, amax) > 0) mpfr_abs(amax, x, MPFR_RNDN);
         }
-      const std::size_t b = I * bc + J;
-      if (bad) {
-        f.scale[b] = 0x7FC00000u;
-        for (std::size_t i = I * kB; i < std::min(m, I * kB + kB); ++i)
-          for (std::size_t j = J * kB; j < std::min(n, J * kB + kB); ++j) f.w_hat[i * n + j] = of.canonical_nan;
-        continue;
-      }
-      const std::uint32_t s = scale(rn(amax, FormatId::f32), bt[b]);
-      f.scale[b] = s;
-      for (std::size_t i = I * kB; i < std::min(m, I * kB + kB); ++i)
-        for (std::size_t j = J * kB; j < std::min(n, J * kB + kB); ++j) {
-          const std::size_t k = i * n + j;
-          const Rational wv = value(w[k], wf);
-          const bool wneg = (w[k] >> (format(wf).bits - 1)) & 1u;
-          const int R = r[k];
-          std::uint32_t res;
-          if (R == 0 || s == 0) {
-            res = rat::round(wv, wneg, of, Round::rne, Round::rne, Policy{}, 0).code;
-          } else if (s == 0x7F800000u) {
-            res = rn(R > 0 ? rat::pow2(1000) : -rat::pow2(1000), out);
-          } else {
-            Rational v = wv + R * value(s, FormatId::f32);
-            if (v == 0) {
-              res = 0;
-            } else {
-              if (sum_f32) {
-                const std::uint32_t v32 = rn(v, FormatId::f32);
-                if (!finite(v32, FormatId::f32)) v = (v32 >> 31) ? -rat::pow2(1000) : rat::pow2(1000);
-                else v = value(v32, FormatId::f32);
-              }
-              res = rn(v, out);
-            }
-          }
-          f.w_hat[k] = res;
-        }
+      const std::uint32_t amax_code = std::bit_cast<std::uint32_t>(mpfr_get_flt(amax, MPFR_RNDN));  // exact
+      mpfr_clears(amax, x, static_cast<mpfr_ptr>(nullptr));
+      out[I * bc + J] = bad ? 0x7FC00000u : scale(amax_code, bt[I * bc + J]);
     }
-  }
+  return out;
+}
+
+// RNE of an MPFR value (exact, any precision) to f32 or bf16 by MPFR's own rounding with the
+// format's exponent range (subnormals via mpfr_subnormalize); overflow to ±Inf.
+std::uint32_t round_mpfr(const mpfr_t v, FormatId out) {
+  const int prec = out == FormatId::bf16 ? 8 : 24;
+  const mpfr_exp_t emin_old = mpfr_get_emin(), emax_old = mpfr_get_emax();
+  mpfr_set_emin(-148);  // binary32 and bf16: the smallest subnormal quantum 2^-149 = 0.1 * 2^-148
+  mpfr_set_emax(128);
+  if (out == FormatId::bf16) mpfr_set_emin(-132);  // bf16 subnormal quantum 2^-133
+  mpfr_t y;
+  mpfr_init2(y, prec);
+  int t = mpfr_set(y, v, MPFR_RNDN);
+  t = mpfr_check_range(y, t, MPFR_RNDN);
+  mpfr_subnormalize(y, t, MPFR_RNDN);
+  const float f = mpfr_get_flt(y, MPFR_RNDN);  // exact: y is on the grid of the format
+  mpfr_clear(y);
+  mpfr_set_emin(emin_old);
+  mpfr_set_emax(emax_old);
+  const std::uint32_t b = std::bit_cast<std::uint32_t>(f);
+  return out == FormatId::bf16 ? b >> 16 : b;
+}
+
+}  // namespace
+
+Forward forward(FormatId wf, std::size_t m, std::size_t n, std::span<const std::uint32_t> w,
+                std::span<const std::uint32_t> bt, std::span<const std::int8_t> r, FormatId out, bool sum_f32) {
+  const std::size_t bc = (n + kB - 1) / kB;
+  Forward f;
+  f.w_hat.resize(m * n);
+  f.scale = scales(wf, m, n, w, bt);
+  const Format& of = format(out);
+  const bool fast = out == FormatId::bf16 || out == FormatId::f32;
+  mpfr_t x, d, v;
+  mpfr_inits2(1024, x, d, v, static_cast<mpfr_ptr>(nullptr));
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      const std::size_t k = i * n + j;
+      const std::uint32_t s = f.scale[(i / kB) * bc + j / kB];
+      const int R = r[k];
+      std::uint32_t res;
+      if (s == 0x7FC00000u) {
+        res = of.canonical_nan;
+      } else if ((R == 0 || s == 0) && fast) {
+        set_code(x, w[k], wf);  // the sign of a zero w is kept (no noise)
+        res = round_mpfr(x, out);
+      } else if (R == 0 || s == 0) {
+        const bool wneg = (w[k] >> (format(wf).bits - 1)) & 1u;
+        res = rat::round(value(w[k], wf), wneg, of, Round::rne, Round::rne, Policy{}, 0).code;
+      } else if (s == 0x7F800000u) {
+        res = rn(R > 0 ? rat::pow2(1000) : -rat::pow2(1000), out);
+      } else if (fast) {
+        set_code(x, w[k], wf);
+        set_code(d, s, FormatId::f32);
+        mpfr_mul_si(d, d, R, MPFR_RNDN);       // exact
+        mpfr_add(v, x, d, MPFR_RNDN);          // exact in 1024 bits
+        if (mpfr_zero_p(v)) {
+          res = 0;
+        } else {
+          if (sum_f32) {
+            const std::uint32_t v32 = round_mpfr(v, FormatId::f32);
+            set_code(v, v32, FormatId::f32);   // ±Inf stays ±Inf
+          }
+          res = round_mpfr(v, out);
+        }
+      } else {
+        Rational vv = value(w[k], wf) + R * value(s, FormatId::f32);
+        if (sum_f32) throw std::invalid_argument("gw oracle: sum=f32 only for f32 / bf16 outputs");
+        res = vv == 0 ? 0u : rn(vv, out);
+      }
+      f.w_hat[k] = res;
+    }
+  mpfr_clears(x, d, v, static_cast<mpfr_ptr>(nullptr));
   return f;
 }
 
 std::vector<std::uint32_t> grad(FormatId wf, std::size_t m, std::size_t n, std::span<const std::uint32_t> w,
                                 std::span<const std::uint32_t> bt, std::span<const std::int8_t> r, FormatId gf,
                                 std::span<const std::uint32_t> g) {
-  const Forward fw = forward(wf, m, n, w, bt, r, FormatId::bf16, false);
+  const std::vector<std::uint32_t> sc = scales(wf, m, n, w, bt);
   const std::size_t br = (m + kB - 1) / kB, bc = (n + kB - 1) / kB;
   std::vector<std::uint32_t> out(br * bc);
+  mpfr_t t, x;
+  mpfr_init2(t, 2048);
+  mpfr_init2(x, 64);
   for (std::size_t I = 0; I < br; ++I)
     for (std::size_t J = 0; J < bc; ++J) {
       const std::size_t b = I * bc + J;
-      Rational t = 0;
-      bool bad = fw.scale[b] == 0x7FC00000u;
+      mpfr_set_zero(t, 1);
+      bool bad = sc[b] == 0x7FC00000u;
       for (std::size_t i = I * kB; i < std::min(m, I * kB + kB); ++i)
         for (std::size_t j = J * kB; j < std::min(n, J * kB + kB); ++j) {
           const std::size_t k = i * n + j;
-          if (!finite(g[k], gf)) bad = true;
-          else t += r[k] * value(g[k], gf);
+          set_code(x, g[k], gf);
+          if (!mpfr_number_p(x)) {
+            bad = true;
+            continue;
+          }
+          mpfr_mul_si(x, x, r[k], MPFR_RNDN);  // exact in 64 bits
+          mpfr_add(t, t, x, MPFR_RNDN);        // exact in 2048 bits
         }
-      const std::uint32_t s = fw.scale[b];
+      const std::uint32_t s = sc[b];
       if (bad) out[b] = 0x7FC00000u;
-      else if (t == 0 || s == 0) out[b] = 0;
-      else if (s == 0x7F800000u) out[b] = t > 0 ? 0xFF800000u : 0x7F800000u;
+      else if (mpfr_zero_p(t) || s == 0) out[b] = 0;
+      else if (s == 0x7F800000u) out[b] = mpfr_sgn(t) > 0 ? 0xFF800000u : 0x7F800000u;
       else {
-        const Rational prod = -t * value(s, FormatId::f32);
+        mpfr_t a;
+        mpfr_init2(a, 2048);
+        set_code(x, s, FormatId::f32);
+        mpfr_mul(a, t, x, MPFR_RNDN);  // exact
+        mpfr_neg(a, a, MPFR_RNDN);
         out[b] = rn32_of([&](mpfr_t y, mpfr_prec_t p) {
-          mpfr_t a, l;
-          mpfr_init2(a, 2048);
+          mpfr_t l;
           mpfr_init2(l, p + 8);
-          to_mpfr(a, prod);
           mpfr_const_log2(l, MPFR_RNDN);
           mpfr_mul(y, a, l, MPFR_RNDN);
-          mpfr_clear(a);
           mpfr_clear(l);
         });
+        mpfr_clear(a);
       }
     }
+  mpfr_clear(t);
+  mpfr_clear(x);
   return out;
 }
 
