@@ -25,6 +25,13 @@ install_python_helpers() {
     python3 -m pip install --quiet --disable-pip-version-check numpy ml_dtypes || \
       python3 -m pip install --quiet --disable-pip-version-check --break-system-packages numpy ml_dtypes
   fi
+  # NUMREF_PEERS=1: the libraries of the `peers` differential tests (jax for xla, torch; several
+  # GiB). Then configure with -DNUMREF_PEERS=ON and run `ctest --test-dir build -L peers`.
+  if [ "${NUMREF_PEERS:-0}" = 1 ] && ! python3 -c "import jax, torch" >/dev/null 2>&1; then
+    echo "setup: NUMREF_PEERS=1: installing jax and torch (CPU) for the peers tests"
+    python3 -m pip install --quiet --disable-pip-version-check jax torch || \
+      python3 -m pip install --quiet --disable-pip-version-check --break-system-packages jax torch
+  fi
 }
 
 if [ ${#missing[@]} -eq 0 ]; then

@@ -99,6 +99,13 @@ const std::vector<KnobCase>& knob_cases() {
       {"tininess=before", &numref_policy::tininess, NUMREF_TININESS_BEFORE},
       {"int_range=full", &numref_policy::int_range, NUMREF_INT_RANGE_FULL},
       {"int_range=symmetric", &numref_policy::int_range, NUMREF_INT_RANGE_SYMMETRIC},
+      {"nan=ones_sign", &numref_policy::nan, NUMREF_NAN_ONES_SIGN},
+      {"nan=raw", &numref_policy::nan, NUMREF_NAN_RAW},
+      {"nan=all_ones", &numref_policy::nan, NUMREF_NAN_ALL_ONES},
+      {"nan_to_finite=signzero", &numref_policy::nan_to_finite, NUMREF_NAN_TO_FINITE_SIGNZERO},
+      {"nan_to_finite=flipzero", &numref_policy::nan_to_finite, NUMREF_NAN_TO_FINITE_FLIPZERO},
+      {"e8m0_low=linear", &numref_policy::e8m0_low, NUMREF_E8M0_LOW_LINEAR},
+      {"e8m0_low=grid", &numref_policy::e8m0_low, NUMREF_E8M0_LOW_GRID},
       // stochastic rounding: round, sr_bits and sr_variant together (§5)
       {"round=sr sr_bits=7 sr_variant=fraction", &numref_policy::sr_variant, NUMREF_SR_FRACTION},
       {"round=sr sr_bits=7 sr_variant=add", &numref_policy::sr_variant, NUMREF_SR_ADD},
@@ -120,7 +127,7 @@ TEST(Abi, EveryKnobValueReachesItsField) {  // §10.2, §31.3
   // is 0, except nan=payload (3), overflow=nonsat (1))
   EXPECT_EQ(base_text,
             "round=rne overflow=nonsat inf_sat=max nan=payload nan_to_finite=zero e8m0_round=follow "
-            "zero_to_nozero=nan negative=nan daz=0 ftz=0 tininess=after int_range=full");
+            "zero_to_nozero=nan negative=nan daz=0 ftz=0 tininess=after int_range=full e8m0_low=linear");
   EXPECT_EQ(fields(base), (std::vector<int>{0, 0, 0, 1, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0}));
   EXPECT_STREQ(base.text, base_text.c_str());
   for (const KnobCase& k : knob_cases()) {
@@ -204,6 +211,10 @@ TEST(Abi, ProfilesMapToTheirIds) {  // §10.1, §31.3 c_profile: the first profi
       {ProfileId::cuda_satfinite, NUMREF_PROFILE_CUDA_SATFINITE, NUMREF_PROFILE_CUDA_SATFINITE},
       {ProfileId::cuda_nosat, NUMREF_PROFILE_CUDA_NOSAT, NUMREF_PROFILE_CUDA_SATFINITE},
       {ProfileId::ml_dtypes, NUMREF_PROFILE_ML_DTYPES, NUMREF_PROFILE_ML_DTYPES},
+      // torch, torch_default and xla differ from ocp's wide policy (payload) only by pair rules
+      {ProfileId::torch, NUMREF_PROFILE_TORCH, NUMREF_PROFILE_OCP},
+      {ProfileId::torch_default, NUMREF_PROFILE_TORCH, NUMREF_PROFILE_OCP},
+      {ProfileId::xla, NUMREF_PROFILE_XLA, NUMREF_PROFILE_OCP},
   };
   ASSERT_EQ(std::size(want), std::size_t(kProfileCount));
   for (const auto& w : want) {

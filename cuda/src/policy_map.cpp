@@ -20,6 +20,15 @@ void check_common(const numref::Policy& p, const numref::Format& from, const num
   if (from.is_integer() || !from.is_signed || !from.has_zero || from.bits > 32 || from.man_bits > 23)
     unsupported(from, to, "the kernels read signed floating-point sources with a zero (f32, bf16, f16, f8, FP6, FP4)");
   if (p.daz) unsupported(from, to, "daz=1 is not implemented by the CUDA kernels (§35.2)");
+  // §35.2: the NaN rules of the torch / xla / ml_dtypes pair rules (§6.3, §6.4) and the
+  // e8m0_low=grid bottom binade (§7.4) are refused by name, not approximated.
+  if (p.nan == numref::NanOut::ones_sign || p.nan == numref::NanOut::raw || p.nan == numref::NanOut::all_ones)
+    unsupported(from, to, "nan=" + std::string(numref::to_string(p.nan)) + " is not implemented by the CUDA kernels (§35.2)");
+  if (p.nan_to_finite == numref::NanToFinite::signzero || p.nan_to_finite == numref::NanToFinite::flipzero)
+    unsupported(from, to, "nan_to_finite=" + std::string(numref::to_string(p.nan_to_finite)) +
+                              " is not implemented by the CUDA kernels (§35.2)");
+  if (p.e8m0_low == numref::E8m0Low::grid && to.id == numref::FormatId::f8e8m0fnu)
+    unsupported(from, to, "e8m0_low=grid is not implemented by the CUDA kernels (§35.2)");
 }
 
 }  // namespace

@@ -48,6 +48,8 @@ Result nan_result(const Decoded& d, const Format& from, const Format& to, const 
       case NanToFinite::zero: return {0u, flags};
       case NanToFinite::negzero: return {to.is_integer() ? 0u : to.sign_bit(), flags};
       case NanToFinite::max: return {encode_max_finite(false, to), flags};
+      case NanToFinite::signzero: return {to.is_integer() || !d.sign ? 0u : to.sign_bit(), flags};
+      case NanToFinite::flipzero: return {to.is_integer() || d.sign ? 0u : to.sign_bit(), flags};
     }
   }
   const std::uint32_t sgn = d.sign ? to.sign_bit() : 0u;
@@ -55,12 +57,16 @@ Result nan_result(const Decoded& d, const Format& from, const Format& to, const 
     case NanOut::sign: return {to.canonical_nan | sgn, flags};
     case NanOut::canonical: return {to.canonical_nan, flags};
     case NanOut::ones: return {to.mag_mask(), flags};
-    case NanOut::payload: {
+    case NanOut::ones_sign: return {sgn | to.mag_mask(), flags};
+    case NanOut::all_ones: return {to.sign_bit() | to.mag_mask(), flags};
+    case NanOut::payload:
+    case NanOut::raw: {
       if (to.specials != Specials::ieee) return {to.canonical_nan | sgn, flags};  // one NaN per sign
       std::uint64_t pl = d.sig;  // source fraction field
       pl = from.man_bits >= to.man_bits ? (pl >> (from.man_bits - to.man_bits))
                                         : (pl << (to.man_bits - from.man_bits));
-      pl |= std::uint64_t{1} << (to.man_bits - 1);  // quiet
+      if (p.nan == NanOut::payload) pl |= std::uint64_t{1} << (to.man_bits - 1);  // quiet (§6.3 payload)
+      else if ((pl & to.man_mask()) == 0) pl = 1;  // §6.3 raw: still a NaN, not Inf
       return {sgn | to.first_special_magnitude() | static_cast<std::uint32_t>(pl & to.man_mask()), flags};  // Inf | payload
     }
   }

@@ -1,6 +1,7 @@
 // numref — policy names, descriptions and the named profiles.     spec §9, §10
 #include "numref/policy.hpp"
 
+#include <algorithm>
 #include <array>
 #include <stdexcept>
 #include <string>
@@ -47,8 +48,9 @@ Policy mld_narrow() {
   p.overflow = Overflow::nonsat;
   p.inf_sat = InfSat::keep;  // Inf stays NaN (E4M3) / Inf (E5M2)
   p.nan = NanOut::sign;
-  p.nan_to_finite = NanToFinite::negzero;  // observed: float4_e2m1fn(nan) == 0x8
+  p.nan_to_finite = NanToFinite::flipzero;  // quiet_NaN() is the -0 pattern, negated for -NaN (D2)
   p.e8m0_round = E8m0Round::tiesup;
+  p.e8m0_low = E8m0Low::grid;  // below 2^-126: x / 2^-126 rounded to an integer (D1)
   p.zero_to_nozero = ZeroToNoZero::nan;
   p.negative = Negative::nan;
   return p;
@@ -60,6 +62,80 @@ Policy mld_wide() {
   return p;
 }
 
+// §10.4 The pair rules (docs/profiles.md gives the evidence for each).
+constexpr ProfileRule kCudaRules[] = {
+    {"bf16", "f32", "nan=raw", "__bfloat162float widens by a 16-bit shift (__internal_bfloat162float: u = h << 16)"},
+};
+constexpr ProfileRule kMlDtypesRules[] = {
+    {"bf16 f16 f32", "f32", "nan=raw", "widening to float32 copies the NaN bits (NumPy's half -> float, bf16 shift)"},
+    {"bf16", "bf16", "nan=raw", "a cast to the same dtype is a copy in NumPy (D3)"},
+    {"f16", "f16", "nan=raw", "a cast to the same dtype is a copy in NumPy (D3)"},
+    {"f8e5m2", "f8e5m2", "nan=raw", "a cast to the same dtype is a copy in NumPy"},
+    {"f32", "f16", "nan=raw", "NumPy's own float32 -> float16 cast truncates the payload unquieted (D4)"},
+};
+
+// torch 2.15 CPU eager (c10/util/Float8_*.h, BFloat16.h, Half.h and the ATen copy kernels).
+Policy torch_narrow() {
+  Policy p;
+  p.overflow = Overflow::nonsat;        // fp8e5m2_from_fp32_value: overflow -> Inf; e8m0: -> 0xFF
+  p.inf_sat = InfSat::max;             // f8e4m3fn (saturating by rule below): +-Inf -> +-448
+  p.nan = NanOut::ones_sign;           // fp8e5m2: 0x7F | sign; e4m3fn: 0x7F | sign; e8m0: 0xFF
+  p.e8m0_round = E8m0Round::tiesup;    // Float8_e8m0fnu: round half up on the exponent
+  p.e8m0_low = E8m0Low::grid;          // f32 00400001..005FFFFF -> 0x01
+  p.zero_to_nozero = ZeroToNoZero::min;  // 0 -> 0x00
+  p.negative = Negative::abs;            // the sign bit is dropped
+  return p;
+}
+Policy torch_wide() {
+  Policy p;
+  p.nan = NanOut::payload;  // c10::Half / float widenings keep and quiet the payload
+  return p;
+}
+constexpr ProfileRule kTorchRules[] = {
+    {"*", "f8e4m3fn", "overflow=saturate", "fp8e4m3fn_from_fp32_value saturates finite overflow and +-Inf to +-448"},
+    {"*", "bf16", "nan=canonical", "c10::BFloat16 round_to_nearest_even: any NaN -> 0x7FC0"},
+    {"f32", "bf16", "nan=all_ones", "the AVX2 / AVX-512 float -> bfloat16 kernel: any NaN -> 0xFFFF"},
+    {"bf16 f8e8m0fnu", "f32", "nan=raw", "bfloat16 / e8m0 -> float widen by a bit shift (NaN bits kept)"},
+    {"bf16", "bf16", "nan=raw", "a .to() to the same dtype returns the tensor itself"},
+    {"f16", "f16", "nan=raw", "a .to() to the same dtype returns the tensor itself"},
+    {"f32", "f32", "nan=raw", "a .to() to the same dtype returns the tensor itself"},
+    {"f8e5m2", "f8e5m2", "nan=raw", "a .to() to the same dtype returns the tensor itself"},
+};
+// ATEN_CPU_CAPABILITY=default: the scalar f32 -> bf16 path (0x7FC0); the rest as torch.
+constexpr ProfileRule kTorchDefaultRules[] = {
+    kTorchRules[0], kTorchRules[1], kTorchRules[3], kTorchRules[4], kTorchRules[5], kTorchRules[6], kTorchRules[7],
+    {"bf16 f8e4m3fn f8e5m2", "f16", "nan=sign", "the scalar c10::Half conversion: canonical NaN with the sign"},
+};
+
+// XLA (jax 0.10 CPU, xla/service/cpu elemental convert and the float8 normalisation passes).
+Policy xla_narrow() {
+  Policy p;
+  p.overflow = Overflow::nonsat;
+  p.inf_sat = InfSat::keep;
+  p.nan = NanOut::sign;                    // f32 -> f8e5m2: 0x7E / 0xFE; e4m3fn 0x7F / 0xFF
+  p.nan_to_finite = NanToFinite::negzero;  // f4e2m1fn: every NaN -> 0x8
+  p.e8m0_round = E8m0Round::tiesup;
+  p.e8m0_low = E8m0Low::grid;
+  p.zero_to_nozero = ZeroToNoZero::nan;
+  p.negative = Negative::nan;
+  return p;
+}
+Policy xla_wide() {
+  Policy p;
+  p.nan = NanOut::payload;  // f32 -> f16, bf16 -> f16, f16 -> f32: payload kept, quieted
+  return p;
+}
+constexpr ProfileRule kXlaRules[] = {
+    {"bf16 f16 f8e4m3fn f8e8m0fnu", "f8e5m2", "nan=ones", "sources other than f32 reach f8e5m2 through f16 bits: NaN -> 0x7F"},
+    {"f8e4m3fn f8e5m2", "f16 f32", "nan=sign", "float8 widenings give the canonical NaN with the sign"},
+    {"f8e5m2", "f8e5m2", "nan=raw", "a convert to the same type is removed"},
+    {"*", "bf16", "nan=sign", "conversions into bf16 give the canonical NaN with the sign"},
+    {"bf16", "f32", "nan=raw", "bf16 -> f32 is a 16-bit shift"},
+    {"bf16", "bf16", "nan=raw", "a convert to the same type is removed"},
+    {"f16", "f16", "nan=raw", "a convert to the same type is removed"},
+    {"f32", "f32", "nan=raw", "a convert to the same type is removed"},
+};
+
 const std::array<Profile, kProfileCount>& profiles() {
   static const std::array<Profile, kProfileCount> table = {{
       {ProfileId::ocp, "ocp",
@@ -69,16 +145,45 @@ const std::array<Profile, kProfileCount>& profiles() {
        make_ocp(), make_ocp()},
       {ProfileId::cuda_satfinite, "cuda_satfinite",
        "CUDA cuda_fp8.h host path with __NV_SATFINITE; __float2bfloat16_rn / __float2half_rn for wide targets",
-       cuda_narrow(Overflow::saturate), cuda_wide()},
+       cuda_narrow(Overflow::saturate), cuda_wide(), kCudaRules},
       {ProfileId::cuda_nosat, "cuda_nosat",
        "CUDA cuda_fp8.h host path with __NV_NOSAT; __float2bfloat16_rn / __float2half_rn for wide targets",
-       cuda_narrow(Overflow::nonsat), cuda_wide()},
-      {ProfileId::ml_dtypes, "ml_dtypes", "NumPy ml_dtypes 0.5/0.6 astype() casts", mld_narrow(), mld_wide()},
+       cuda_narrow(Overflow::nonsat), cuda_wide(), kCudaRules},
+      {ProfileId::ml_dtypes, "ml_dtypes", "NumPy ml_dtypes 0.5/0.6 astype() casts", mld_narrow(), mld_wide(),
+       kMlDtypesRules},
+      {ProfileId::torch, "torch", "PyTorch 2.15 CPU eager .to(dtype), x86-64 AVX2 / AVX-512 kernels", torch_narrow(),
+       torch_wide(), kTorchRules},
+      {ProfileId::torch_default, "torch_default", "PyTorch 2.15 CPU eager .to(dtype) with ATEN_CPU_CAPABILITY=default",
+       torch_narrow(), torch_wide(), kTorchDefaultRules},
+      {ProfileId::xla, "xla", "XLA's convert on CPU (jax 0.10: jax.jit(lambda v: v.astype(t)))", xla_narrow(), xla_wide(),
+       kXlaRules},
   }};
   return table;
 }
 
+// §10.4 Is `name` one of the space-separated names of `list` ("*" matches every format)?
+bool names_format(std::string_view list, const Format& f) {
+  while (!list.empty()) {
+    const std::size_t end = std::min(list.find(' '), list.size());
+    const std::string_view n = list.substr(0, end);
+    if (n == "*" || n == f.name) return true;
+    list.remove_prefix(std::min(end + 1, list.size()));
+  }
+  return false;
+}
+
 }  // namespace
+
+bool ProfileRule::matches(const Format& f, const Format& t) const { return names_format(from, f) && names_format(to, t); }
+
+Policy Profile::for_cast(const Format& from, const Format& to) const {
+  Policy p = for_target(to);
+  for (const ProfileRule& r : rules)
+    if (r.matches(from, to))
+      if (const auto err = apply_policy_settings(p, r.settings))
+        throw std::logic_error("profile " + std::string(name) + ": rule '" + std::string(r.settings) + "': " + *err);
+  return p;
+}
 
 const Profile& profile(ProfileId id) { return profiles()[static_cast<std::size_t>(id)]; }
 const Profile* all_profiles() { return profiles().data(); }
@@ -99,6 +204,7 @@ std::string_view to_string(ZeroToNoZero v) { return knob_word(v); }
 std::string_view to_string(Negative v) { return knob_word(v); }
 std::string_view to_string(Tininess v) { return knob_word(v); }
 std::string_view to_string(IntRange v) { return knob_word(v); }
+std::string_view to_string(E8m0Low v) { return knob_word(v); }
 std::optional<Round> parse_round(std::string_view s) { return parse_knob_word<Round>(s); }
 std::optional<SrVariant> parse_sr_variant(std::string_view s) { return parse_knob_word<SrVariant>(s); }
 std::optional<Overflow> parse_overflow(std::string_view s) { return parse_knob_word<Overflow>(s); }
@@ -110,6 +216,7 @@ std::optional<ZeroToNoZero> parse_zero_to_nozero(std::string_view s) { return pa
 std::optional<Negative> parse_negative(std::string_view s) { return parse_knob_word<Negative>(s); }
 std::optional<Tininess> parse_tininess(std::string_view s) { return parse_knob_word<Tininess>(s); }
 std::optional<IntRange> parse_int_range(std::string_view s) { return parse_knob_word<IntRange>(s); }
+std::optional<E8m0Low> parse_e8m0_low(std::string_view s) { return parse_knob_word<E8m0Low>(s); }
 
 namespace {
 
@@ -153,6 +260,15 @@ std::string describe(const Policy& p) {
     if (!s.empty()) s += ' ';
     s += std::string(k.key) + "=" + knob_text(k, p);
   });
+  return s;
+}
+
+std::string describe_rules(const Profile& pr) {
+  std::string s;
+  for (const ProfileRule& r : pr.rules) {
+    if (!s.empty()) s += "; ";
+    s += std::string(r.from) + " > " + std::string(r.to) + ": " + std::string(r.settings);
+  }
   return s;
 }
 

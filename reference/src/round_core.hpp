@@ -131,6 +131,21 @@ inline bool round_up(Round mode, bool sign, const Split& s, std::uint64_t r, int
                          s.rest == Rest::half && code_is_odd(s.n, q, to), s.fk, r, k);
 }
 
+// §7.4 e8m0_low=grid: an operand below 2^(emin+1) (2^-126 for f8e8m0fnu) into a format with
+// neither zero nor fraction bits is rounded to n * 2^(emin+1), n in {0, 1}, with the effective
+// mode on the integer n (a tie, x = 2^emin, goes to the even n = 0 under both nearest modes);
+// the code is n (00 = 2^emin for n = 0). e = floor(log2 x) <= emin.
+inline Result e8m0_grid(const Exact& x, const detail::Target& t, Round mode, std::uint64_t r, int k, int e) {
+  const Split s = split(x, t.emin + 1, k);  // s.n == 0
+  const Round m = mode == Round::rna ? Round::rne : mode;  // ties to the even integer
+  const bool up = round_increment(m, false, static_cast<std::uint64_t>(s.rest), 2u, false, false, s.fk, r, k);
+  const bool pow2 = (x.sig & (x.sig - 1)) == 0 && !x.sticky;
+  const bool exact = !up && e == t.emin && pow2;  // x = 2^emin exactly, delivered as code 00
+  std::uint8_t flags = exact ? 0 : kInexact;
+  if (e < t.emin) flags |= kUnderflow;  // tiny (below the smallest magnitude) and inexact
+  return {encode_min_positive(*t.f) + (up ? 1u : 0u), flags};
+}
+
 inline detail::Target make_target_inline(const Format& to, const Policy& p) {
   using detail::Target;
   using detail::max_magnitude;
@@ -172,6 +187,8 @@ inline Result round_core_inline(const Exact& x, const detail::Target& t, const P
   const int e_max = t.max_e[si];
   const int e = x.exp + bit_length(x.sig) - 1;  // floor(log2 |x|)
   if (e > e_max) return overflow_result(sign, ovf_mode, to, p);  // |x| >= 2^(e_max+1) > max
+  if (e <= t.emin && p.e8m0_low == E8m0Low::grid && !to.has_zero && t.man == 0 && !to.is_integer())
+    return e8m0_grid(x, t, mode, r, k, e);  // §7.4
 
   // Fast path: a result in the normal range strictly below the top binade cannot
   // overflow or be tiny, and its code is (biased exponent, fraction) + carry; the

@@ -125,8 +125,8 @@ TEST(OracleAgreement, EveryKnobEverySmallSourceEveryTarget) {
   EXPECT_EQ(mm.count(), 0u) << mm.summary();
 }
 
-// §10 every profile, its narrow and wide policies, on every target (the profile picks
-// the policy by the target's width), every mode.
+// §10 every profile, its narrow and wide policies and its §10.4 pair rules, on every target,
+// every mode; and every profile's policy with e8m0_low=grid (§7.4) against the oracle.
 TEST(OracleAgreement, EveryProfileEverySmallSourceEveryTarget) {
   Mismatches mm;
   for (int i = 0; i < kProfileCount; ++i) {
@@ -134,10 +134,14 @@ TEST(OracleAgreement, EveryProfileEverySmallSourceEveryTarget) {
     for (const Format* from : small_sources())
       for (const auto& to : kFormats)
         for (Round r : kDeterministic) {
-          Policy p = prof.for_target(to);
+          Policy p = prof.for_cast(*from, to);
           p.round = r;
           if (p == convtest::with(r, Overflow::nonsat)) continue;  // ocp / ieee: the sweep above
           sweep_codes(*from, to, p, mm);
+          if (to.id == FormatId::f8e8m0fnu && p.e8m0_low == E8m0Low::linear) {
+            p.e8m0_low = E8m0Low::grid;
+            sweep_codes(*from, to, p, mm);
+          }
         }
   }
   EXPECT_EQ(mm.count(), 0u) << mm.summary();

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "numref/convert.hpp"
 #include "numref/policy.hpp"
 
 namespace numref {
@@ -32,7 +33,7 @@ const Row kTable[] = {
      ZeroToNoZero::min, Negative::abs},
     {"cuda_nosat", Overflow::nonsat, InfSat::max, NanOut::ones, NanToFinite::max, E8m0Round::floor,
      ZeroToNoZero::min, Negative::abs},
-    {"ml_dtypes", Overflow::nonsat, InfSat::keep, NanOut::sign, NanToFinite::negzero, E8m0Round::tiesup,
+    {"ml_dtypes", Overflow::nonsat, InfSat::keep, NanOut::sign, NanToFinite::flipzero, E8m0Round::tiesup,
      ZeroToNoZero::nan, Negative::nan},
 };
 
@@ -76,14 +77,14 @@ TEST(Profiles, ForTargetSplitsAtEightBits) {
 TEST(PolicyText, DescribeDefault) {
   EXPECT_EQ(describe(Policy{}),
             "round=rne overflow=nonsat inf_sat=max nan=payload nan_to_finite=zero e8m0_round=follow "
-            "zero_to_nozero=nan negative=nan daz=0 ftz=0 tininess=after int_range=full");
+            "zero_to_nozero=nan negative=nan daz=0 ftz=0 tininess=after int_range=full e8m0_low=linear");
   Policy p;
   p.round = Round::sr;
   p.sr_bits = 12;
   p.sr_variant = SrVariant::add;
   EXPECT_EQ(describe(p),
             "round=sr sr_bits=12 sr_variant=add overflow=nonsat inf_sat=max nan=payload nan_to_finite=zero "
-            "e8m0_round=follow zero_to_nozero=nan negative=nan daz=0 ftz=0 tininess=after int_range=full");
+            "e8m0_round=follow zero_to_nozero=nan negative=nan daz=0 ftz=0 tininess=after int_range=full e8m0_low=linear");
 }
 
 // §10.2 describe() / apply_policy_settings() round trip for every profile and for a
@@ -150,4 +151,79 @@ TEST(Flags, Text) {
 }
 
 }  // namespace
+// §10.4 the pair rules, §6.3 nan=ones_sign / raw / all_ones, §6.4 signzero / flipzero, §7.4
+// e8m0_low=grid. Every expected code is computed by hand in the comment (the library's value,
+// measured: docs/profiles.md).
+TEST(Profiles, PairRulesAndNewKnobsByHand) {
+  constexpr std::uint8_t V = kInvalid, O = kOverflow, U = kUnderflow, X = kInexact;
+  struct Case {
+    const char* prof;
+    FormatId from, to;
+    std::uint32_t x, want;
+    std::uint8_t flags;
+  } cases[] = {
+      // ml_dtypes D1: 2^-127 + 2^-149 is n = 0.5 + 2^-23 of 2^-126 -> n = 1 -> code 01 (not tiny: >= 2^-127)
+      {"ml_dtypes", FormatId::f32, FormatId::f8e8m0fnu, 0x00400001, 0x01, X},
+      {"ml_dtypes", FormatId::f32, FormatId::f8e8m0fnu, 0x005FFFFF, 0x01, X},
+      {"ml_dtypes", FormatId::f32, FormatId::f8e8m0fnu, 0x00400000, 0x00, 0},      // 2^-127: the tie n = 1/2 -> 0, exact
+      {"ml_dtypes", FormatId::f32, FormatId::f8e8m0fnu, 0x00200000, 0x00, X | U},  // 2^-128 -> n = 0, tiny
+      {"ml_dtypes", FormatId::bf16, FormatId::f8e8m0fnu, 0x0041, 0x01, X},
+      // D2: quiet_NaN() is the -0 pattern (8 / 20), negated for a negative NaN
+      {"ml_dtypes", FormatId::f32, FormatId::f4e2m1fn, 0xFFC00000, 0x0, V},
+      {"ml_dtypes", FormatId::f32, FormatId::f4e2m1fn, 0x7FC00000, 0x8, V},
+      {"ml_dtypes", FormatId::bf16, FormatId::f6e3m2fn, 0xFFC0, 0x00, V},
+      // D3: a copy (signaling NaN 7F81 stays signaling; invalid is still raised)
+      {"ml_dtypes", FormatId::bf16, FormatId::bf16, 0x7F81, 0x7F81, V},
+      // D4: payload 1 >> 13 = 0, unquieted, zero -> 1: 7C01; 7F9A8971: 0x1A8971 >> 13 = 0xD4 -> 7CD4
+      {"ml_dtypes", FormatId::f32, FormatId::f16, 0x7F800001, 0x7C01, V},
+      {"ml_dtypes", FormatId::f32, FormatId::f16, 0x7F9A8971, 0x7CD4, V},
+      // D5: bf16 -> f32 shift by 16; f32 -> bf16 stays nan=sign (Eigen): 7FC0
+      {"ml_dtypes", FormatId::bf16, FormatId::f32, 0xFFC1, 0xFFC10000, 0},
+      {"ml_dtypes", FormatId::f32, FormatId::bf16, 0x7F800001, 0x7FC0, V},
+      // cuda: __bfloat162float is u << 16 (7F81 stays signaling); __half2float still 7FFFFFFF
+      {"cuda_satfinite", FormatId::bf16, FormatId::f32, 0x7F81, 0x7F810000, V},
+      {"cuda_nosat", FormatId::bf16, FormatId::f32, 0xFFC1, 0xFFC10000, 0},
+      {"cuda_satfinite", FormatId::f16, FormatId::f32, 0xFE01, 0x7FFFFFFF, 0},
+      // torch: f32 -> f8e5m2 NaN 7F | sign; f8e4m3fn saturates Inf to 448 (7E); e5m2 overflows to Inf
+      {"torch", FormatId::f32, FormatId::f8e5m2, 0xFFC00000, 0xFF, 0},
+      {"torch", FormatId::f32, FormatId::f8e5m2, 0x7FC00000, 0x7F, 0},
+      {"torch", FormatId::f32, FormatId::f8e4m3fn, 0x7F800000, 0x7E, O | X},
+      {"torch", FormatId::f32, FormatId::f8e5m2, 0x47800000, 0x7C, O | X},  // 65536 -> Inf
+      {"torch", FormatId::f32, FormatId::bf16, 0x7FC00000, 0xFFFF, 0},       // AVX2 / AVX-512 kernel
+      {"torch_default", FormatId::f32, FormatId::bf16, 0xFFC00000, 0x7FC0, 0},
+      {"torch", FormatId::f16, FormatId::bf16, 0xFE00, 0x7FC0, 0},
+      {"torch", FormatId::f32, FormatId::f8e8m0fnu, 0x00400001, 0x01, X},
+      {"torch", FormatId::f32, FormatId::f8e8m0fnu, 0xBF800000, 0x7F, 0},  // -1: sign dropped -> 2^0
+      {"torch", FormatId::f8e8m0fnu, FormatId::f32, 0xFF, 0x7F800001, 0},  // raw: fraction 0 -> 1
+      // xla: f8e5m2 NaN keeps the sign from f32 (7E | sign), 7F from 16-bit sources
+      {"xla", FormatId::f32, FormatId::f8e5m2, 0xFFC00000, 0xFE, 0},
+      {"xla", FormatId::bf16, FormatId::f8e5m2, 0xFFC0, 0x7F, 0},
+      {"xla", FormatId::f16, FormatId::f8e5m2, 0xFE00, 0x7F, 0},
+      {"xla", FormatId::bf16, FormatId::f16, 0x7F81, 0x7E08, V},  // payload 1 << 3, quieted
+      {"xla", FormatId::f32, FormatId::bf16, 0xFF800001, 0xFFC0, V},
+      {"xla", FormatId::f32, FormatId::f4e2m1fn, 0x7FC00000, 0x8, V},
+  };
+  for (const Case& c : cases) {
+    const Profile& pr = profile(*find_profile(c.prof));
+    const Result r = convert(c.x, format(c.from), format(c.to), pr.for_cast(format(c.from), format(c.to)));
+    EXPECT_EQ(r.bits, c.want) << c.prof << " " << format(c.from).name << "->" << format(c.to).name << " " << std::hex << c.x;
+    EXPECT_EQ(r.flags, c.flags) << c.prof << " " << format(c.from).name << "->" << format(c.to).name << " " << std::hex << c.x;
+  }
+  // The knobs alone (ocp base): signzero / flipzero / all_ones / ones_sign; e8m0_low=grid with ceil.
+  Policy p;
+  ASSERT_FALSE(apply_policy_settings(p, "nan_to_finite=signzero").has_value());
+  EXPECT_EQ(convert(0xFFC00000, format(FormatId::f32), format(FormatId::f4e2m1fn), p).bits, 0x8u);
+  EXPECT_EQ(convert(0x7FC00000, format(FormatId::f32), format(FormatId::f4e2m1fn), p).bits, 0x0u);
+  p = Policy{};
+  ASSERT_FALSE(apply_policy_settings(p, "e8m0_round=ceil e8m0_low=grid").has_value());
+  EXPECT_EQ(convert(0x00000001, format(FormatId::f32), format(FormatId::f8e8m0fnu), p).bits, 0x01u);  // 2^-149 -> n = 1
+  p.e8m0_low = E8m0Low::linear;
+  EXPECT_EQ(convert(0x00000001, format(FormatId::f32), format(FormatId::f8e8m0fnu), p).bits, 0x00u);  // §7.4 minimum
+  // A rule that does not parse is a logic error, never silently ignored.
+  const ProfileRule bad[] = {{"*", "*", "nan=bogus", ""}};
+  Profile broken = profile(ProfileId::ocp);
+  broken.rules = bad;
+  EXPECT_THROW(broken.for_cast(format(FormatId::f32), format(FormatId::bf16)), std::logic_error);
+}
+
 }  // namespace numref

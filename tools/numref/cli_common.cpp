@@ -245,12 +245,12 @@ std::string profile_names() {
 
 }  // namespace
 
-Policy policy_from_args(Args& a, const Format& to) {
+Policy policy_from_args(Args& a, const Format& to, const Format* from) {
   // §10.1 base policy from the profile, narrow or wide by the target's width.
   const std::string pname = a.opt_or("profile", kDefaultProfile);
   const auto pid = find_profile(pname);
   if (!pid) throw UsageError("--profile: unknown profile '" + pname + "' (known: " + profile_names() + ")");
-  Policy p = profile(*pid).for_target(to);
+  Policy p = from ? profile(*pid).for_cast(*from, to) : profile(*pid).for_target(to);
 
   // §10.2 textual settings on top.
   if (const auto s = a.opt("policy")) {

@@ -74,7 +74,8 @@ void print_table(const std::vector<std::string>& header, const std::vector<std::
 // Errors (UsageError): unknown profile or value (naming the option and listing the
 // accepted values), --round sr without --sr-bits, --sr-bits / --sr-variant without
 // round=sr, and any policy validate() rejects for `to` (§4.3).
-Policy policy_from_args(Args& a, const Format& to);
+// With `from` (a cast), the profile's (source, target) rules apply too (§10.4).
+Policy policy_from_args(Args& a, const Format& to, const Format* from = nullptr);
 // The usage lines for the options policy_from_args() reads (generated from the knob table).
 std::string_view policy_options_help();
 

@@ -316,7 +316,7 @@ int run_cast(Args& a) {
   if (!to_name) throw UsageError("--to FORMAT is required (known: " + known_formats() + ")");
   const Format& from = format_arg(*from_name, "--from");
   const Format& to = format_arg(*to_name, "--to");
-  const Policy p = policy_from_args(a, to);
+  const Policy p = policy_from_args(a, to, &from);
   const auto input = a.opt("input");
   const auto output = a.opt("output");
   a.finish();

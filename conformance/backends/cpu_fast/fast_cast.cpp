@@ -222,6 +222,8 @@ Out nan_out(const Plan& pl, bool sign, std::uint32_t payload) {  // §6.3, §6.4
       case NanToFinite::zero: return {0u, flags};
       case NanToFinite::negzero: return {pl.integer ? 0u : pl.sign_bit, flags};
       case NanToFinite::max: return {max_out(pl, false), flags};
+      case NanToFinite::signzero: return {pl.integer || !sign ? 0u : pl.sign_bit, flags};
+      case NanToFinite::flipzero: return {pl.integer || sign ? 0u : pl.sign_bit, flags};
     }
   }
   const std::uint32_t s = sign ? pl.sign_bit : 0u;
@@ -229,11 +231,16 @@ Out nan_out(const Plan& pl, bool sign, std::uint32_t payload) {  // §6.3, §6.4
     case NanOut::sign: return {pl.canonical_nan | s, flags};
     case NanOut::canonical: return {pl.canonical_nan, flags};
     case NanOut::ones: return {pl.mag_mask, flags};
+    case NanOut::ones_sign: return {s | pl.mag_mask, flags};
+    case NanOut::all_ones: return {pl.sign_bit | pl.mag_mask, flags};
     case NanOut::payload:
+    case NanOut::raw:
       if (!pl.has_inf) return {pl.canonical_nan | s, flags};
       {
         std::uint32_t f = pl.s_m >= pl.m ? payload >> (pl.s_m - pl.m) : payload << (pl.m - pl.s_m);
-        f = (f | (1u << (pl.m - 1))) & pl.man_mask;
+        if (pl.p.nan == NanOut::payload) f |= 1u << (pl.m - 1);
+        f &= pl.man_mask;
+        if (f == 0) f = 1;  // raw: never the Inf pattern (payload has the quiet bit, so f != 0)
         return {s | pl.inf_code | f, flags};
       }
   }
@@ -391,7 +398,7 @@ template <Round MODE, bool FLAGS, bool TINY>
   const std::uint32_t is_nan = static_cast<std::uint32_t>(a > 0x7F800000u);
   const std::uint32_t frac = a & 0x7FFFFFu;
   const std::uint32_t nan_pl = sgn | c.nan_base | (((frac >> c.nan_shift) | c.nan_quiet) & c.nan_man);
-  const std::uint32_t nan_code = sel(c.nan_payload, nan_pl, c.nan_base | (sgn & c.nan_sign));
+  const std::uint32_t nan_code = sel(c.nan_payload, nan_pl, c.nan_base ^ (sgn & c.nan_sign));  // flipzero: ^
   res = sel(is_inf, sel(s, c.inf_neg, c.inf_pos), res);
   res = sel(is_nan, nan_code, res);
   if (FLAGS) {
@@ -491,7 +498,10 @@ LaneConst lane_const(const Plan& pl) {
   // whether the sign is kept, and the payload form, follow the policy (§6.3).
   c.nan_base = nan_out(pl, false, 1u << 22).code;
   c.nan_fl = nan_out(pl, false, 1u << 22).flags;
-  c.nan_sign = (pl.has_nan && (pl.p.nan == NanOut::sign || pl.p.nan == NanOut::payload)) ? pl.sign_bit : 0u;
+  const bool keeps_sign = pl.has_nan ? (pl.p.nan == NanOut::sign || pl.p.nan == NanOut::payload || pl.p.nan == NanOut::ones_sign)
+                                     : (!pl.integer && (pl.p.nan_to_finite == NanToFinite::signzero ||
+                                                        pl.p.nan_to_finite == NanToFinite::flipzero));
+  c.nan_sign = keeps_sign ? pl.sign_bit : 0u;
   c.nan_payload = (pl.has_nan && pl.has_inf && pl.p.nan == NanOut::payload) ? 1u : 0u;
   c.nan_shift = static_cast<std::uint32_t>(23 - pl.m);
   c.nan_quiet = pl.m > 0 ? 1u << (pl.m - 1) : 0u;

@@ -129,9 +129,12 @@ Plan plan(std::uint32_t from, std::uint32_t to, const numref_policy& p) {
       if (to == BF16 && from == E8M0 && p.nan == NUMREF_NAN_ONES) pl.ok = true;
       return pl;
     case F32:
-      // __bfloat162float, __half2float: exact, Inf stays Inf; NaN: see the departure below.
+      // __bfloat162float, __half2float: exact, Inf stays Inf. NaN: __half2float gives 0x7fffffff
+      // (nan=ones); __bfloat162float widens by a 16-bit shift (u = h << 16), so a NaN keeps its
+      // sign and payload unquieted: nan=raw, the cuda_* profiles' bf16 -> f32 rule (§10.4).
       if (p.overflow == NUMREF_OVERFLOW_SATURATE && p.inf_sat == NUMREF_INF_SAT_MAX) return pl;
-      if ((from == BF16 || from == F16) && p.nan == NUMREF_NAN_ONES) pl.ok = true;
+      if (from == F16 && p.nan == NUMREF_NAN_ONES) pl.ok = true;
+      if (from == BF16 && p.nan == NUMREF_NAN_RAW) pl.ok = true;
       return pl;
     default: return pl;
   }
@@ -249,11 +252,8 @@ struct NvHost {
                                              ", compiled by the host C++ compiler";
   static constexpr const char* profiles = "cuda_satfinite cuda_nosat";
   static constexpr std::uint32_t caps = 0;  // CUDA conversions report no exception flags
-  // Known departures (docs/profiles.md, "nv-host"): found by `numref conform --backend nv-host`.
-  static constexpr const char* departures =
-      "cast bf16 f32 * nan | __bfloat162float widens by a 16-bit shift, so a NaN keeps its sign and "
-      "payload (0xffc1 -> 0xffc10000), while __half2float, __float2bfloat16_rn and the cuda_* "
-      "profiles return the canonical 0x7fffffff\n";
+  // Known departures (docs/profiles.md, "nv-host"): none. The one found earlier (bf16 -> f32
+  // NaNs) is now the profiles' nan=raw rule for that pair.
 
   static bool cast_supported(std::uint32_t from, std::uint32_t to, const numref_policy* p) {
     return p && plan(from, to, *p).ok;

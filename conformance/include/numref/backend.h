@@ -108,10 +108,15 @@ extern "C" {
 #define NUMREF_NAN_CANONICAL 1u /* nan=canonical */
 #define NUMREF_NAN_ONES 2u      /* nan=ones */
 #define NUMREF_NAN_PAYLOAD 3u   /* nan=payload */
+#define NUMREF_NAN_ONES_SIGN 4u /* nan=ones_sign */
+#define NUMREF_NAN_RAW 5u       /* nan=raw */
+#define NUMREF_NAN_ALL_ONES 6u  /* nan=all_ones */
 
 #define NUMREF_NAN_TO_FINITE_ZERO 0u    /* nan_to_finite=zero (§6.4) */
 #define NUMREF_NAN_TO_FINITE_NEGZERO 1u /* nan_to_finite=negzero */
 #define NUMREF_NAN_TO_FINITE_MAX 2u     /* nan_to_finite=max */
+#define NUMREF_NAN_TO_FINITE_SIGNZERO 3u /* nan_to_finite=signzero */
+#define NUMREF_NAN_TO_FINITE_FLIPZERO 4u /* nan_to_finite=flipzero */
 
 #define NUMREF_E8M0_FOLLOW 0u /* e8m0_round=follow (§7.1) */
 #define NUMREF_E8M0_FLOOR 1u
@@ -131,6 +136,9 @@ extern "C" {
 #define NUMREF_INT_RANGE_FULL 0u /* int_range=full (§6.5) */
 #define NUMREF_INT_RANGE_SYMMETRIC 1u
 
+#define NUMREF_E8M0_LOW_LINEAR 0u /* e8m0_low=linear (§7.4) */
+#define NUMREF_E8M0_LOW_GRID 1u   /* e8m0_low=grid */
+
 /* ---- profiles (spec §10.1; numref::ProfileId, pinned in conform/abi.hpp) ----------- */
 #define NUMREF_PROFILE_NONE (-1) /* the policy is not exactly a profile's */
 #define NUMREF_PROFILE_OCP 0
@@ -138,6 +146,9 @@ extern "C" {
 #define NUMREF_PROFILE_CUDA_SATFINITE 2
 #define NUMREF_PROFILE_CUDA_NOSAT 3
 #define NUMREF_PROFILE_ML_DTYPES 4
+#define NUMREF_PROFILE_TORCH 5
+#define NUMREF_PROFILE_TORCH_DEFAULT 6
+#define NUMREF_PROFILE_XLA 7
 
 /* The complete policy of one operation. Every knob is present; a backend that supports
  * only some settings answers 0 from its *_supported() query for the others. */
@@ -156,10 +167,12 @@ typedef struct numref_policy {
   uint8_t ftz;            /* 0 or 1 (§8.2) */
   uint8_t tininess;       /* NUMREF_TININESS_* */
   uint8_t int_range;      /* NUMREF_INT_RANGE_* */
-  uint8_t reserved[2];    /* zero */
-  /* NUMREF_PROFILE_* when the policy is exactly the profile's policy for the target
-   * of the operation (§10.1: narrow or wide), else NUMREF_PROFILE_NONE. When several
-   * profiles have the same policy, the first in the table above. */
+  uint8_t e8m0_low;       /* NUMREF_E8M0_LOW_* (was reserved: zero = linear, the old behaviour) */
+  uint8_t reserved[1];    /* zero */
+  /* NUMREF_PROFILE_* when the policy is exactly the profile's policy for the operation
+   * (§10.1 narrow or wide by the target, then the §10.4 rules of the (source, target)
+   * pair), else NUMREF_PROFILE_NONE. When several profiles have the same policy, the
+   * first in the table above. */
   int32_t profile;
   /* The same policy in the describe() text form of §10.2, NUL-terminated. */
   const char* text;

@@ -61,6 +61,10 @@ enum class NanOut : std::uint8_t {
   canonical,  // target's canonical quiet NaN, positive (sign dropped)
   ones,       // positive NaN with every magnitude bit set (CUDA: 0x7F, 0x7FFF, 0x7FFFFFFF)
   payload,    // IEEE 754 §6.2.3: sign kept, payload truncated to the target's width, quieted
+  ones_sign,  // sign kept, every magnitude bit set (torch f32 -> f8e5m2: 0x7F / 0xFF)
+  raw,        // sign kept, fraction field shifted to the target's width, NOT quieted; a zero
+              // fraction becomes 1 (NumPy's half casts, bit-shift widenings, copies)
+  all_ones,   // every bit set, the sign bit included (torch's AVX2 / AVX-512 f32 -> bf16: 0xFFFF)
 };
 
 // §6.4 A NaN operand converted into a format that has no NaN (FP6, FP4, int8).
@@ -68,6 +72,8 @@ enum class NanToFinite : std::uint8_t {
   zero,     // +0
   negzero,  // -0 (the sign pattern with zero magnitude; ml_dtypes)
   max,      // +max finite (CUDA __nv_cvt_float_to_fp4)
+  signzero, // the zero with the operand's sign (XLA)
+  flipzero, // the -0 pattern with the operand's sign flipped: +NaN -> -0, -NaN -> +0 (ml_dtypes)
 };
 
 // §7.1 Rounding for targets without trailing significand bits (f8e8m0fnu).
@@ -77,6 +83,13 @@ enum class E8m0Round : std::uint8_t {
   ceil,    // toward +inf
   even,    // nearest; a tie 1.5*2^e goes to the even CODE
   tiesup,  // nearest; a tie 1.5*2^e goes up to 2^(e+1)
+};
+
+// §7.4 Operands below 2^-126 into f8e8m0fnu (the binade under code 01).
+enum class E8m0Low : std::uint8_t {
+  linear,  // §7.1 rounding between 2^-127 (00) and 2^-126 (01), §7.4 below 2^-127
+  grid,    // rounded to n * 2^-126, n in {0, 1}, on the integer grid (ties to n = 0); code n
+           // (ml_dtypes, torch: f32 00400001..005FFFFF -> 01)
 };
 
 // §7.2 Zero into a format that has no zero (f8e8m0fnu).
@@ -99,6 +112,7 @@ struct Policy {
   NanOut nan = NanOut::payload;
   NanToFinite nan_to_finite = NanToFinite::zero;
   E8m0Round e8m0_round = E8m0Round::follow;
+  E8m0Low e8m0_low = E8m0Low::linear;
   ZeroToNoZero zero_to_nozero = ZeroToNoZero::nan;
   Negative negative = Negative::nan;
   bool daz = false;  // §8.1 input subnormals treated as (signed) zero
@@ -112,9 +126,25 @@ struct Policy {
 // §10 Named profiles. A profile gives one Policy for "narrow" targets (storage width
 // <= 8 bits: the OCP 8-bit, MX and int8 formats) and one for "wide" targets (f16, bf16,
 // f32), because real libraries treat them differently (CUDA saturates FP8 under
-// __NV_SATFINITE while __float2bfloat16_rn is IEEE round-to-nearest with Inf).
-enum class ProfileId : std::uint8_t { ocp, ieee, cuda_satfinite, cuda_nosat, ml_dtypes };
-inline constexpr int kProfileCount = 5;
+// __NV_SATFINITE while __float2bfloat16_rn is IEEE round-to-nearest with Inf), and then
+// a short list of rules keyed on the (source, target) pair (§10.4): where a library's
+// behaviour depends on the source too (XLA's f8e5m2 NaN from f32 vs from 16-bit sources,
+// NumPy's own f32 -> f16 cast inside ml_dtypes), the rule's knob settings are applied on top.
+// The rules are data: format names and §10.2 settings text; a later recipe table can key on
+// the same ProfileId.
+enum class ProfileId : std::uint8_t { ocp, ieee, cuda_satfinite, cuda_nosat, ml_dtypes, torch, torch_default, xla };
+inline constexpr int kProfileCount = 8;
+
+// §10.4 One (source, target) rule of a profile: `from` and `to` are space-separated format
+// names ("*" = any format); `settings` are §10.2 "key=word" settings applied, in rule order,
+// on top of the narrow / wide policy of the target; `why` names the library behaviour.
+struct ProfileRule {
+  std::string_view from;
+  std::string_view to;
+  std::string_view settings;
+  std::string_view why;
+  bool matches(const Format& f, const Format& t) const;
+};
 
 struct Profile {
   ProfileId id;
@@ -122,7 +152,12 @@ struct Profile {
   std::string_view summary;
   Policy narrow;
   Policy wide;
+  std::span<const ProfileRule> rules = {};
+  // The policy by target width alone (§10.1), without the pair rules: for callers that have
+  // no source format (the element policy of a quantizer is narrow by definition).
   const Policy& for_target(const Format& to) const { return to.bits <= 8 ? narrow : wide; }
+  // §10.4 The policy of the cast from -> to: for_target(to) and every matching rule.
+  Policy for_cast(const Format& from, const Format& to) const;
 };
 
 const Profile& profile(ProfileId id);
@@ -143,9 +178,10 @@ inline constexpr std::string_view round[] = {"rne", "rtz", "rup", "rdn", "rna", 
 inline constexpr std::string_view sr_variant[] = {"fraction", "add"};
 inline constexpr std::string_view overflow[] = {"saturate", "nonsat"};
 inline constexpr std::string_view inf_sat[] = {"max", "keep"};
-inline constexpr std::string_view nan[] = {"sign", "canonical", "ones", "payload"};
-inline constexpr std::string_view nan_to_finite[] = {"zero", "negzero", "max"};
+inline constexpr std::string_view nan[] = {"sign", "canonical", "ones", "payload", "ones_sign", "raw", "all_ones"};
+inline constexpr std::string_view nan_to_finite[] = {"zero", "negzero", "max", "signzero", "flipzero"};
 inline constexpr std::string_view e8m0_round[] = {"follow", "floor", "ceil", "even", "tiesup"};
+inline constexpr std::string_view e8m0_low[] = {"linear", "grid"};
 inline constexpr std::string_view zero_to_nozero[] = {"nan", "min"};
 inline constexpr std::string_view negative[] = {"nan", "abs"};
 inline constexpr std::string_view bit[] = {"0", "1"};  // daz, ftz
@@ -180,7 +216,8 @@ inline constexpr auto kPolicyKnobs = std::make_tuple(
     PolicyKnob<bool>{"daz", &Policy::daz, knob_words::bit, 0, false, "§8.1"},
     PolicyKnob<bool>{"ftz", &Policy::ftz, knob_words::bit, 0, false, "§8.2"},
     PolicyKnob<Tininess>{"tininess", &Policy::tininess, knob_words::tininess, 0, false, "§9.2"},
-    PolicyKnob<IntRange>{"int_range", &Policy::int_range, knob_words::int_range, 0, false, "§6.5"});
+    PolicyKnob<IntRange>{"int_range", &Policy::int_range, knob_words::int_range, 0, false, "§6.5"},
+    PolicyKnob<E8m0Low>{"e8m0_low", &Policy::e8m0_low, knob_words::e8m0_low, 0, false, "§7.4"});
 inline constexpr std::size_t kPolicyKnobCount = std::tuple_size_v<decltype(kPolicyKnobs)>;
 
 // Calls f(knob) for every row, in table order.
@@ -228,6 +265,7 @@ std::string_view to_string(ZeroToNoZero v);
 std::string_view to_string(Negative v);
 std::string_view to_string(Tininess v);
 std::string_view to_string(IntRange v);
+std::string_view to_string(E8m0Low v);
 std::optional<Round> parse_round(std::string_view s);
 std::optional<SrVariant> parse_sr_variant(std::string_view s);
 std::optional<Overflow> parse_overflow(std::string_view s);
@@ -239,10 +277,13 @@ std::optional<ZeroToNoZero> parse_zero_to_nozero(std::string_view s);
 std::optional<Negative> parse_negative(std::string_view s);
 std::optional<Tininess> parse_tininess(std::string_view s);
 std::optional<IntRange> parse_int_range(std::string_view s);
+std::optional<E8m0Low> parse_e8m0_low(std::string_view s);
 
 // A complete, canonical one-line description of a policy ("round=rne overflow=nonsat ..."),
 // used in vector headers and mismatch reports; parse_policy() reads it back (§10.3).
 std::string describe(const Policy& p);
+// §10.4 The rules of a profile in one line: "bf16>f32: nan=raw; * > f32: ..." ("" when none).
+std::string describe_rules(const Profile& pr);
 // Applies "key=value" settings (space separated) on top of `base`. Returns an error
 // message naming the offending key or value, or nullopt on success.
 std::optional<std::string> apply_policy_settings(Policy& base, std::string_view settings);

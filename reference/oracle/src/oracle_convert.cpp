@@ -145,9 +145,21 @@ Out nan_out(const Value& v, const Format& from, const Format& to, const Policy& 
       case NanToFinite::zero: return {0u, flags};
       case NanToFinite::negzero: return {is_int(to) ? 0u : sign_mask(to), flags};  // int8: 00
       case NanToFinite::max: return {max_code(false, to), flags};
+      case NanToFinite::signzero: return {is_int(to) ? 0u : sgn(v.sign, to), flags};   // the zero with the sign
+      case NanToFinite::flipzero: return {is_int(to) ? 0u : sgn(!v.sign, to), flags};  // the zero, sign flipped
     }
   }
   switch (p.nan) {
+    case NanOut::raw: {  // §6.3 raw: like payload, but the quiet bit is not set; never the Inf pattern
+      if (to.specials != Specials::ieee) return {nan_slot_code(v.sign, to), flags};
+      std::uint64_t pl = v.sig;
+      if (from.man_bits >= to.man_bits) pl >>= (from.man_bits - to.man_bits);
+      else pl <<= (to.man_bits - from.man_bits);
+      if (pl == 0) pl = 1;
+      return {inf_code(v.sign, to) | static_cast<std::uint32_t>(pl), flags};
+    }
+    case NanOut::ones_sign: return {nan_slot_code(v.sign, to), flags};
+    case NanOut::all_ones: return {width_mask(to), flags};  // every bit of the code  // every magnitude bit, the sign kept
     case NanOut::payload: {
       if (to.specials != Specials::ieee) return {nan_slot_code(v.sign, to), flags};  // one NaN per sign
       // the source fraction truncated (or zero-extended) to the target width, quiet bit set
@@ -438,6 +450,34 @@ SrSplit sr_split(const Rational& v, const Format& to, int k) {
   return sp;
 }
 
+// §7.4 e8m0_low=grid, written from the clause: 0 < |x| < 2^(emin+1); n = |x| / 2^(emin+1) in
+// (0, 1) is rounded to the integer 0 or 1 (nearest: up iff n > 1/2, the tie n = 1/2 to the even
+// 0; rup: 1; rtz, rdn: 0; sr: up iff floor(n * 2^k) + r >= 2^k); the code is that integer
+// (code 00 = 2^emin). Inexact unless |x| = 2^emin gives 00; underflow when |x| < 2^emin.
+Out e8m0_grid_out(const mpfr_t ax, Mode m, const Grid& g, const Format& to, const Policy& p, std::uint64_t r) {
+  bool up = false;
+  const int half = mpfr_cmp_ui_2exp(ax, 1, g.emin);  // n vs 1/2
+  switch (m) {
+    case Mode::rne:
+    case Mode::rna: up = half > 0; break;
+    case Mode::rup: up = true; break;
+    case Mode::rtz:
+    case Mode::rdn: up = false; break;
+    case Mode::sr: {
+      Scratch& s = scratch();
+      mpfr_mul_2si(s.a, ax, p.sr_bits - (g.emin + 1), MPFR_RNDN);  // n * 2^k, exact
+      mpfr_floor(s.a, s.a);
+      up = detail::exact_u64(s, s.a) + r >= (std::uint64_t{1} << p.sr_bits);
+      break;
+    }
+  }
+  std::uint8_t flags = (up || half != 0) ? kIX : 0;
+  if (half < 0) flags |= kUF;
+  Scratch& s = scratch();
+  mpfr_set_ui_2exp(s.y, 1, up ? g.emin + 1 : g.emin, MPFR_RNDN);
+  return {encode_float(s.y, to, g), flags};
+}
+
 // §11 The conversion, step by step.
 Out convert(std::uint32_t code, const Format& from, const Format& to, const Policy& p, std::uint64_t r) {
   const std::string err = validate(p, to);  // 1.
@@ -453,6 +493,12 @@ Out convert(std::uint32_t code, const Format& from, const Format& to, const Poli
   if (s && !to.is_signed) {  // §7.3 (-0 was a zero above)
     if (p.negative == Negative::nan) return {nan_slot_code(false, to), kNV};
     s = false;
+  }
+  if (p.e8m0_low == E8m0Low::grid && !to.has_zero && !is_int(to) && to.man_bits == 0) {  // §7.4 grid
+    const Grid g = grid_of(to);
+    Scratch& sc = scratch();
+    mpfr_set_ui_2exp(sc.x, v.sig, v.exp, MPFR_RNDN);  // |x|
+    if (mpfr_cmp_ui_2exp(sc.x, 1, g.emin + 1) < 0) return e8m0_grid_out(sc.x, m, g, to, p, r);
   }
   if (m == Mode::sr) {
     if (p.sr_variant == SrVariant::add && !is_int(from)) return sr_add(code, v, s, from, to, p, r);  // 5.

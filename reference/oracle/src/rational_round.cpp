@@ -233,6 +233,8 @@ Rounded nan_to(bool sign, std::uint64_t payload, int from_man, bool from_ieee, c
       case NanToFinite::zero: o.code = 0; break;
       case NanToFinite::negzero: o.code = f.specials == Specials::integer ? 0u : sign_bit_of(f); break;
       case NanToFinite::max: o.code = f.max_finite; break;
+      case NanToFinite::signzero: o.code = f.specials == Specials::integer ? 0u : sb; break;
+      case NanToFinite::flipzero: o.code = f.specials == Specials::integer ? 0u : (sb ^ sign_bit_of(f)); break;
     }
     return o;
   }
@@ -240,14 +242,18 @@ Rounded nan_to(bool sign, std::uint64_t payload, int from_man, bool from_ieee, c
     case NanOut::sign: o.code = f.canonical_nan | sb; break;
     case NanOut::canonical: o.code = f.canonical_nan; break;
     case NanOut::ones: o.code = mag_mask_of(f); break;
+    case NanOut::ones_sign: o.code = sb | mag_mask_of(f); break;
+    case NanOut::all_ones: o.code = sign_bit_of(f) | mag_mask_of(f); break;
+    case NanOut::raw:
     case NanOut::payload: {
       if (f.specials != Specials::ieee) {
         o.code = f.canonical_nan | sb;
         break;
       }
       std::uint64_t pl = from_man >= f.man_bits ? (payload >> (from_man - f.man_bits)) : (payload << (f.man_bits - from_man));
-      pl |= std::uint64_t{1} << (f.man_bits - 1);
+      if (p.nan == NanOut::payload) pl |= std::uint64_t{1} << (f.man_bits - 1);  // quieted
       pl &= (std::uint64_t{1} << f.man_bits) - 1;
+      if (pl == 0) pl = 1;  // raw: a zero payload would be Inf
       o.code = sb | (exp_ones(f) << f.man_bits) | static_cast<std::uint32_t>(pl);
       break;
     }

@@ -46,7 +46,8 @@ inline constexpr std::uint8_t numref_policy::*kCPolicyFields[] = {
     &numref_policy::round,          &numref_policy::sr_bits,  &numref_policy::sr_variant, &numref_policy::overflow,
     &numref_policy::inf_sat,        &numref_policy::nan,      &numref_policy::nan_to_finite,
     &numref_policy::e8m0_round,     &numref_policy::zero_to_nozero, &numref_policy::negative,
-    &numref_policy::daz,            &numref_policy::ftz,      &numref_policy::tininess,   &numref_policy::int_range};
+    &numref_policy::daz,            &numref_policy::ftz,      &numref_policy::tininess,   &numref_policy::int_range,
+    &numref_policy::e8m0_low};
 static_assert(std::size(kCPolicyFields) == kPolicyKnobCount, "one numref_policy field per knob");
 
 namespace detail {
@@ -72,10 +73,14 @@ static_assert(NUMREF_OVERFLOW_SATURATE == detail::c_knob(Overflow::saturate) &&
               NUMREF_OVERFLOW_NONSAT == detail::c_knob(Overflow::nonsat));
 static_assert(NUMREF_INF_SAT_MAX == detail::c_knob(InfSat::max) && NUMREF_INF_SAT_KEEP == detail::c_knob(InfSat::keep));
 static_assert(NUMREF_NAN_SIGN == detail::c_knob(NanOut::sign) && NUMREF_NAN_CANONICAL == detail::c_knob(NanOut::canonical) &&
-              NUMREF_NAN_ONES == detail::c_knob(NanOut::ones) && NUMREF_NAN_PAYLOAD == detail::c_knob(NanOut::payload));
+              NUMREF_NAN_ONES == detail::c_knob(NanOut::ones) && NUMREF_NAN_PAYLOAD == detail::c_knob(NanOut::payload) &&
+              NUMREF_NAN_ONES_SIGN == detail::c_knob(NanOut::ones_sign) && NUMREF_NAN_RAW == detail::c_knob(NanOut::raw) &&
+              NUMREF_NAN_ALL_ONES == detail::c_knob(NanOut::all_ones));
 static_assert(NUMREF_NAN_TO_FINITE_ZERO == detail::c_knob(NanToFinite::zero) &&
               NUMREF_NAN_TO_FINITE_NEGZERO == detail::c_knob(NanToFinite::negzero) &&
-              NUMREF_NAN_TO_FINITE_MAX == detail::c_knob(NanToFinite::max));
+              NUMREF_NAN_TO_FINITE_MAX == detail::c_knob(NanToFinite::max) &&
+              NUMREF_NAN_TO_FINITE_SIGNZERO == detail::c_knob(NanToFinite::signzero) &&
+              NUMREF_NAN_TO_FINITE_FLIPZERO == detail::c_knob(NanToFinite::flipzero));
 static_assert(NUMREF_E8M0_FOLLOW == detail::c_knob(E8m0Round::follow) && NUMREF_E8M0_FLOOR == detail::c_knob(E8m0Round::floor) &&
               NUMREF_E8M0_CEIL == detail::c_knob(E8m0Round::ceil) && NUMREF_E8M0_EVEN == detail::c_knob(E8m0Round::even) &&
               NUMREF_E8M0_TIESUP == detail::c_knob(E8m0Round::tiesup));
@@ -86,27 +91,33 @@ static_assert(NUMREF_TININESS_AFTER == detail::c_knob(Tininess::after) &&
               NUMREF_TININESS_BEFORE == detail::c_knob(Tininess::before));
 static_assert(NUMREF_INT_RANGE_FULL == detail::c_knob(IntRange::full) &&
               NUMREF_INT_RANGE_SYMMETRIC == detail::c_knob(IntRange::symmetric));
+static_assert(NUMREF_E8M0_LOW_LINEAR == detail::c_knob(E8m0Low::linear) &&
+              NUMREF_E8M0_LOW_GRID == detail::c_knob(E8m0Low::grid));
 
 // ---- §31.3 profiles ----------------------------------------------------------------------
 
 static_assert(NUMREF_PROFILE_OCP == static_cast<int>(ProfileId::ocp) && NUMREF_PROFILE_IEEE == static_cast<int>(ProfileId::ieee) &&
               NUMREF_PROFILE_CUDA_SATFINITE == static_cast<int>(ProfileId::cuda_satfinite) &&
               NUMREF_PROFILE_CUDA_NOSAT == static_cast<int>(ProfileId::cuda_nosat) &&
-              NUMREF_PROFILE_ML_DTYPES == static_cast<int>(ProfileId::ml_dtypes) && NUMREF_PROFILE_NONE < 0);
-static_assert(kProfileCount == 5, "a new profile needs its NUMREF_PROFILE_* define in backend.h and a pin here");
+              NUMREF_PROFILE_ML_DTYPES == static_cast<int>(ProfileId::ml_dtypes) &&
+              NUMREF_PROFILE_TORCH == static_cast<int>(ProfileId::torch) &&
+              NUMREF_PROFILE_TORCH_DEFAULT == static_cast<int>(ProfileId::torch_default) &&
+              NUMREF_PROFILE_XLA == static_cast<int>(ProfileId::xla) && NUMREF_PROFILE_NONE < 0);
+static_assert(kProfileCount == 8, "a new profile needs its NUMREF_PROFILE_* define in backend.h and a pin here");
 
 // The profile whose policy for target `to` equals p exactly (first in table order),
-// or NUMREF_PROFILE_NONE.
-inline std::int32_t c_profile(const Policy& p, const Format& to) {
+// or NUMREF_PROFILE_NONE. With `from`, the policy of the cast from -> to (§10.4 rules).
+inline std::int32_t c_profile(const Policy& p, const Format& to, const Format* from = nullptr) {
   const Profile* all = all_profiles();
   for (int i = 0; i < kProfileCount; ++i)
-    if (all[i].for_target(to) == p) return static_cast<std::int32_t>(all[i].id);
+    if ((from ? all[i].for_cast(*from, to) : all[i].for_target(to)) == p) return static_cast<std::int32_t>(all[i].id);
   return NUMREF_PROFILE_NONE;
 }
 
 // The C policy struct of p for target `to`. `text` must outlive the struct (it receives
 // describe(p) and the struct points into it). sr_bits is 0 unless round=sr.
-inline numref_policy to_c_policy(const Policy& p, const Format& to, std::string& text) {
+// With `from` (a cast), the profile is matched against the pair's policy (§10.4).
+inline numref_policy to_c_policy(const Policy& p, const Format& to, std::string& text, const Format* from = nullptr) {
   text = describe(p);
   numref_policy c{};
   detail::for_each_c_knob([&](const auto& k, std::uint8_t numref_policy::*field) {
@@ -116,7 +127,7 @@ inline numref_policy to_c_policy(const Policy& p, const Format& to, std::string&
     else
       c.*field = static_cast<std::uint8_t>(k.c_first + static_cast<unsigned>(v));
   });
-  c.profile = c_profile(p, to);
+  c.profile = c_profile(p, to, from);
   c.text = text.c_str();
   return c;
 }

@@ -23,7 +23,7 @@ class CastFamily final : public Family {
       for (const auto& from : kFormats)
         for (const auto& to : kFormats) {
           if (!selector_match(std::string(from.name) + " " + std::string(to.name), req.selectors)) continue;
-          for (const auto& v : variants(req.level, pr.for_target(to), from, to)) {
+          for (const auto& v : variants(req.level, pr.for_cast(from, to), from, to)) {
             auto p = make(from, to, prof, v.policy);
             out.push_back({p, cases(p, req.level, req.seed)});
           }

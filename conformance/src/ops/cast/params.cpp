@@ -13,7 +13,7 @@ namespace numref::conform::cast {
 
 const std::vector<std::string>& checked_profiles() {
   // §10.1: ieee is a synonym of ocp, so a run checks the four distinct profiles.
-  static const std::vector<std::string> v = {"ocp", "cuda_satfinite", "cuda_nosat", "ml_dtypes"};
+  static const std::vector<std::string> v = {"ocp", "cuda_satfinite", "cuda_nosat", "ml_dtypes", "torch", "torch_default", "xla"};
   return v;
 }
 
@@ -21,9 +21,9 @@ namespace {
 
 std::string flags_decoded(std::uint32_t f) { return flags_text(f); }
 
-// The knobs of p that differ from the profile's policy for the target.
-std::string overrides_of(const Format& to, const std::string& profile, const Policy& p) {
-  return kit::policy_overrides(kit::profile_by_name(profile).for_target(to), p);
+// The knobs of p that differ from the profile's policy for the cast (§10.4).
+std::string overrides_of(const Format& from, const Format& to, const std::string& profile, const Policy& p) {
+  return kit::policy_overrides(kit::profile_by_name(profile).for_cast(from, to), p);
 }
 
 }  // namespace
@@ -31,12 +31,12 @@ std::string overrides_of(const Format& to, const std::string& profile, const Pol
 CastParams::CastParams(const Format& from, const Format& to, std::string profile, const Policy& p)
     : Params(cast::family()), from_(&from), to_(&to), policy_(p), conv_(from, to, p) {
   sr_ = effective_round(to, p) == Round::sr;
-  cpol_ = to_c_policy(policy_, to, policy_text_);
+  cpol_ = to_c_policy(policy_, to, policy_text_, &from);
   Identity id;
   id.text = std::string(from.name) + " " + std::string(to.name) + " " + profile + " " + policy_text_;
   id.profile = std::move(profile);
   id.formats = std::string(from.name) + " " + std::string(to.name);
-  const std::string o = overrides_of(to, id.profile, p);
+  const std::string o = overrides_of(from, to, id.profile, p);
   id.label = std::string(from.name) + "->" + std::string(to.name) + " " + id.profile + (o.empty() ? "" : " " + o);
   // §11 always; the clauses of the rules this suite exercises in addition.
   id.clause = "§11";
@@ -71,7 +71,7 @@ CastParams::CastParams(const Format& from, const Format& to, std::string profile
   schema_.add(fl);
 }
 
-std::string CastParams::overrides() const { return overrides_of(*to_, profile(), policy_); }
+std::string CastParams::overrides() const { return overrides_of(*from_, *to_, profile(), policy_); }
 
 std::shared_ptr<const CastParams> make(const Format& from, const Format& to, std::string_view profile,
                                        const Policy& p) {
@@ -90,7 +90,7 @@ std::shared_ptr<const CastParams> parse(std::string_view text) {
   const auto to = find_format(f[1]);
   if (!to) throw std::invalid_argument("unknown format '" + std::string(f[1]) + "'");
   const Profile& prof = kit::profile_by_name(f[2]);
-  Policy p = prof.for_target(format(*to));
+  Policy p = prof.for_cast(format(*from), format(*to));
   std::string settings;
   for (std::size_t i = 3; i < f.size(); ++i) {
     if (!settings.empty()) settings += ' ';
@@ -238,6 +238,7 @@ bool equivalent(const Policy& a, const Policy& b, const Format& from, const Form
   if (nan_in && to.has_nan() && a.nan != b.nan) return false;
   if (nan_in && !to.has_nan() && a.nan_to_finite != b.nan_to_finite) return false;
   if (!to.has_zero && a.zero_to_nozero != b.zero_to_nozero) return false;
+  if (!to.has_zero && to.man_bits == 0 && !to.is_integer() && a.e8m0_low != b.e8m0_low) return false;  // §7.4
   if (!to.is_signed && from.is_signed && a.negative != b.negative) return false;
   if (from.has_subnormals && !from.is_integer() && a.daz != b.daz) return false;
   if (to.has_subnormals && to.has_zero && !to.is_integer() && a.ftz != b.ftz) return false;
@@ -291,8 +292,11 @@ std::vector<Variant> variants(Level level, const Policy& base, const Format& fro
   knob(base.overflow == Overflow::saturate ? "overflow=nonsat" : "overflow=saturate");
   knob("overflow=saturate inf_sat=keep");
   knob("overflow=saturate inf_sat=max");
-  for (auto n : {"nan=payload", "nan=sign", "nan=canonical", "nan=ones"}) knob(n);
-  for (auto n : {"nan_to_finite=zero", "nan_to_finite=negzero", "nan_to_finite=max"}) knob(n);
+  for (auto n : {"nan=payload", "nan=sign", "nan=canonical", "nan=ones", "nan=ones_sign", "nan=raw", "nan=all_ones"}) knob(n);
+  for (auto n : {"nan_to_finite=zero", "nan_to_finite=negzero", "nan_to_finite=max", "nan_to_finite=signzero",
+                 "nan_to_finite=flipzero"})
+    knob(n);
+  knob(base.e8m0_low == E8m0Low::linear ? "e8m0_low=grid" : "e8m0_low=linear");
   for (auto e : {"e8m0_round=floor", "e8m0_round=ceil", "e8m0_round=even", "e8m0_round=tiesup"}) knob(e);
   knob(base.zero_to_nozero == ZeroToNoZero::nan ? "zero_to_nozero=min" : "zero_to_nozero=nan");
   knob(base.negative == Negative::nan ? "negative=abs" : "negative=nan");

@@ -162,6 +162,7 @@ std::string divergence_file() {
     const Profile& pr = profile(*find_profile(p));
     w.field("policy." + p + ".narrow", describe(pr.narrow));
     w.field("policy." + p + ".wide", describe(pr.wide));
+    if (!pr.rules.empty()) w.field("rules." + p, describe_rules(pr));  // §10.4
   }
   w.field("clause", "§34 §6 §7 §11");
   w.field("generator", kGeneratorVersion);
@@ -176,7 +177,7 @@ std::string divergence_file() {
     std::string summary;
     for (const auto& p : profs) {
       const Profile& pr = profile(*find_profile(p));
-      const Result r = convert(d.x, from, to, pr.for_target(to));
+      const Result r = convert(d.x, from, to, pr.for_cast(from, to));
       line += ' ';
       append_hex(line, r.bits, code_digits(to));
       line += '/';
@@ -242,6 +243,9 @@ class DivergenceReader final : public VectorFileReader {
           throw VectorError(h.path + ": " + key + " differs from profile " + std::string(p) +
                             " as this numref defines it; regenerate the vectors");
       }
+      if (!pr.rules.empty() && h.get("rules." + std::string(p)) != describe_rules(pr))
+        throw VectorError(h.path + ": rules." + std::string(p) + " differs from profile " + std::string(p) +
+                          " as this numref defines it; regenerate the vectors");
       profs_.emplace_back(p);
       use_.push_back(wanted(profiles, std::string(p)));
     }
@@ -285,7 +289,7 @@ class DivergenceReader final : public VectorFileReader {
     const std::string key = std::string(F.name) + " " + std::string(T.name) + " " + p;
     auto it = cache_.find(key);
     if (it == cache_.end())
-      it = cache_.emplace(key, make(F, T, p, profile(*find_profile(p)).for_target(T))).first;
+      it = cache_.emplace(key, make(F, T, p, profile(*find_profile(p)).for_cast(F, T))).first;
     return it->second;
   }
   std::vector<std::string> profs_;
@@ -303,13 +307,15 @@ void generate_vectors(std::vector<VectorFileText>& out) {
   const auto& profs = checked_profiles();
   const auto small = formats_where(true);
   const auto wide = formats_where(false);
-  auto base_of = [](const std::string& prof, const Format& to) { return profile(*find_profile(prof)).for_target(to); };
+  auto base_of = [](const std::string& prof, const Format& from, const Format& to) {
+    return profile(*find_profile(prof)).for_cast(from, to);
+  };
 
   // (a) every code of every <= 8-bit source, into every format, under every profile.
   for (const auto& prof : profs)
     for (const Format* from : small)
       for (const auto& to : kFormats) {
-        const auto p = make(*from, to, prof, base_of(prof, to));
+        const auto p = make(*from, to, prof, base_of(prof, *from, to));
         out.push_back({"cast/" + prof + "/" + std::string(from->name) + "-" + std::string(to.name) + ".vec",
                        cast_file(p, all_codes(*from), "every " + std::string(from->name) + " code", 0)});
       }
@@ -317,11 +323,11 @@ void generate_vectors(std::vector<VectorFileText>& out) {
   for (Round m : {Round::rtz, Round::rup, Round::rdn, Round::rna})
     for (const Format* from : small)
       for (const auto& to : kFormats) {
-        Policy pm = base_of("ocp", to);
+        Policy pm = base_of("ocp", *from, to);
         pm.round = m;
         pm.e8m0_round = E8m0Round::follow;
         const auto p = make(*from, to, "ocp", pm);
-        const auto b = make(*from, to, "ocp", base_of("ocp", to));
+        const auto b = make(*from, to, "ocp", base_of("ocp", *from, to));
         bool differs = false;
         for (std::uint32_t c = 0; c <= from->mask() && !differs; ++c) differs = !(p->reference(c, 0) == b->reference(c, 0));
         if (!differs) continue;
@@ -333,7 +339,7 @@ void generate_vectors(std::vector<VectorFileText>& out) {
   for (const auto& prof : profs)
     for (const Format* from : wide)
       for (const auto& to : kFormats) {
-        const auto p = make(*from, to, prof, base_of(prof, to));
+        const auto p = make(*from, to, prof, base_of(prof, *from, to));
         out.push_back({"cast/" + prof + "/" + std::string(from->name) + "-" + std::string(to.name) + ".vec",
                        cast_file(p, edge_cases(*p),
                                  "compact edges (specials, target extremes, ties near 1) + " +
@@ -363,7 +369,7 @@ void generate_vectors(std::vector<VectorFileText>& out) {
       const Format& from = format(pr.from);
       const Format& to = format(pr.to);
       if (std::string_view(s.prof) != "ocp" && pr.to != FormatId::f8e4m3fn) continue;
-      Policy pm = base_of(s.prof, to);
+      Policy pm = base_of(s.prof, from, to);
       pm.round = Round::sr;
       pm.sr_bits = s.k;
       pm.sr_variant = s.v;
@@ -393,8 +399,9 @@ void generate_vectors(std::vector<VectorFileText>& out) {
     const Format& from = format(src);
     const Format& to = format(FormatId::f8e8m0fnu);
     for (const char* set : {"e8m0_round=floor", "e8m0_round=ceil", "e8m0_round=even", "e8m0_round=tiesup",
-                            "e8m0_round=floor zero_to_nozero=min negative=abs"}) {
-      Policy pm = base_of("ocp", to);
+                            "e8m0_round=floor zero_to_nozero=min negative=abs", "e8m0_round=tiesup e8m0_low=grid",
+                            "e8m0_round=even e8m0_low=grid", "e8m0_round=ceil e8m0_low=grid"}) {
+      Policy pm = base_of("ocp", from, to);
       (void)apply_policy_settings(pm, set);
       const auto p = make(from, to, "ocp", pm);
       out.push_back({"cast/e8m0/" + std::string(from.name) + "-" + std::string(to.name) + "-" + path_token(set) + ".vec",
@@ -408,12 +415,13 @@ void generate_vectors(std::vector<VectorFileText>& out) {
   for (const auto& pr : knob_pairs)
     for (const char* set : {"daz=1", "ftz=1", "tininess=before", "ftz=1 tininess=before", "nan=sign", "nan=canonical",
                             "nan=ones", "overflow=saturate", "overflow=saturate inf_sat=keep", "nan_to_finite=negzero",
-                            "nan_to_finite=max", "int_range=symmetric"}) {
+                            "nan_to_finite=max", "int_range=symmetric", "nan=ones_sign", "nan=raw",
+                            "nan_to_finite=signzero", "nan_to_finite=flipzero"}) {
       const Format& from = format(pr.from);
       const Format& to = format(pr.to);
-      Policy pm = base_of("ocp", to);
+      Policy pm = base_of("ocp", from, to);
       (void)apply_policy_settings(pm, set);
-      if (equivalent(pm, base_of("ocp", to), from, to)) continue;
+      if (equivalent(pm, base_of("ocp", from, to), from, to)) continue;
       const auto p = make(from, to, "ocp", pm);
       out.push_back({"cast/knobs/" + std::string(from.name) + "-" + std::string(to.name) + "-" + path_token(set) + ".vec",
                      cast_file(p, edge_cases(*p), "compact edges + random codes", kVectorSeed)});

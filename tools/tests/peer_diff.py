@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""Differential test: `numref cast --profile P` against the library that profile names.
+
+spec §10.1 (profiles), §10.4 (pair rules), §11 (conversion); docs/profiles.md.
+
+usage: peer_diff.py NUMREF LIB [--f32 N]
+  LIB: ml_dtypes (np.ndarray.astype), xla (jax.jit(lambda v: v.astype(t)) on CPU),
+       torch (Tensor.to, the CPU kernels of this machine), torch_default (the same with
+       ATEN_CPU_CAPABILITY=default)
+  --f32 N: number of binary32 inputs (default 1 048 576): a structured set (both signs x every
+       exponent field x fractions 0, 1, all ones and the tie of every target width +- 1 ulp;
+       max finite and just beyond; subnormals; +-0; +-Inf; NaN payloads of both signs, signaling
+       and quiet) plus seeded random codes (splitmix64, seed 20240601) up to N.
+
+For every source format the library has and every target format it has (the same format
+included), every code of each <= 16-bit source and the binary32 set are converted by both;
+every result must be equal, NaN bits included. Prints one line per pair and the total; exits 1
+on any difference (listing the first ones), 0 when there is none. A missing library is a
+failure, never a skip: the message says how to install it (scripts/setup.sh, NUMREF_PEERS=1).
+"""
+import argparse
+import itertools
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from numref_testlib import splitmix64  # noqa: E402  (tools/tests/numref_testlib.py)
+
+# Format name (§2.1) -> (bits, exponent bits, fraction bits).
+LAYOUT = {"f32": (32, 8, 23), "bf16": (16, 8, 7), "f16": (16, 5, 10), "f8e4m3fn": (8, 4, 3), "f8e5m2": (8, 5, 2),
+          "f8e8m0fnu": (8, 8, 0), "f6e3m2fn": (6, 3, 2), "f6e2m3fn": (6, 2, 3), "f4e2m1fn": (4, 2, 1)}
+
+
+def f32_inputs(n, seed=20240601):
+    """The structured binary32 set, then seeded random codes up to n (sorted, unique)."""
+    fracs = {0, 1, 2, 0x7FFFFF, 0x7FFFFE, 0x400000, 0x400001, 0x3FFFFF, 0x5FFFFF, 0x600000, 0x200000, 0x100000}
+    for m in (0, 1, 2, 3, 7, 10):  # the rounding points of every target width: tie, tie +- 1, odd tie
+        tie = 1 << (22 - m)
+        for base in (tie, tie + (tie << 1)):
+            fracs |= {base - 1, base, base + 1}
+    s = {(sg << 31) | (e << 23) | f for sg in (0, 1) for e in range(256) for f in fracs}
+    s |= {0x7F7FFFFF, 0xFF7FFFFF, 0x7F800000, 0xFF800000, 0x00000001, 0x80000001, 0x007FFFFF}
+    s |= {0x7FC00000 | p for p in (0, 1, 0x1234, 0x3FFFFF)} | {0x7F800000 | p for p in (1, 0x2000, 0x3FFFFF)}
+    s |= {c | 0x80000000 for c in list(s) if (c & 0x7F800000) == 0x7F800000}
+    for z in splitmix64(seed):
+        if len(s) >= n:
+            break
+        s.add(z >> 32)
+    return sorted(s)
+
+
+# ---- the libraries ------------------------------------------------------------------------
+
+def lib_ml_dtypes():
+    import numpy as np
+    import ml_dtypes
+    dt = {"f32": np.float32, "bf16": ml_dtypes.bfloat16, "f16": np.float16, "f8e4m3fn": ml_dtypes.float8_e4m3fn,
+          "f8e5m2": ml_dtypes.float8_e5m2, "f8e8m0fnu": ml_dtypes.float8_e8m0fnu, "f6e3m2fn": ml_dtypes.float6_e3m2fn,
+          "f6e2m3fn": ml_dtypes.float6_e2m3fn, "f4e2m1fn": ml_dtypes.float4_e2m1fn}
+
+    def cast(src, dst, codes):
+        storage = {1: np.uint8, 2: np.uint16, 4: np.uint32}[np.dtype(dt[src]).itemsize]
+        with np.errstate(all="ignore"):
+            out = codes.astype(storage).view(dt[src]).astype(dt[dst])
+        return out.view({1: np.uint8, 2: np.uint16, 4: np.uint32}[out.dtype.itemsize]).astype(np.int64)
+    return f"numpy {np.__version__}, ml_dtypes {ml_dtypes.__version__}", list(dt), cast
+
+
+def lib_xla():
+    import numpy as np
+    import jax
+    jax.config.update("jax_platforms", "cpu")
+    import jax.numpy as jnp
+    dt = {"f32": jnp.float32, "bf16": jnp.bfloat16, "f16": jnp.float16, "f8e4m3fn": jnp.float8_e4m3fn,
+          "f8e5m2": jnp.float8_e5m2, "f8e8m0fnu": jnp.float8_e8m0fnu, "f4e2m1fn": jnp.float4_e2m1fn}
+    _, mld_formats, mld_cast = lib_ml_dtypes()  # ml_dtypes builds the source arrays only (a view, no conversion)
+
+    def cast(src, dst, codes):
+        import ml_dtypes
+        np_dt = {"f32": np.float32, "bf16": ml_dtypes.bfloat16, "f16": np.float16,
+                 "f8e4m3fn": ml_dtypes.float8_e4m3fn, "f8e5m2": ml_dtypes.float8_e5m2,
+                 "f8e8m0fnu": ml_dtypes.float8_e8m0fnu, "f4e2m1fn": ml_dtypes.float4_e2m1fn}[src]
+        storage = {1: np.uint8, 2: np.uint16, 4: np.uint32}[np.dtype(np_dt).itemsize]
+        x = codes.astype(storage).view(np_dt)
+        out = np.asarray(jax.jit(lambda v: v.astype(dt[dst]))(x))
+        return out.view({1: np.uint8, 2: np.uint16, 4: np.uint32}[out.dtype.itemsize]).astype(np.int64)
+    return f"jax {jax.__version__}, jaxlib {jax.lib.__version__}", list(dt), cast
+
+
+def lib_torch():
+    import numpy as np
+    import torch
+    dt = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16, "f8e4m3fn": torch.float8_e4m3fn,
+          "f8e5m2": torch.float8_e5m2, "f8e8m0fnu": torch.float8_e8m0fnu}
+    signed = {1: (np.uint8, torch.uint8), 2: (np.int16, torch.int16), 4: (np.int32, torch.int32)}
+
+    def cast(src, dst, codes):
+        n = torch.empty(0, dtype=dt[src]).element_size()
+        unsigned = {1: np.uint8, 2: np.uint16, 4: np.uint32}[n]
+        x = torch.from_numpy(codes.astype(unsigned).view(signed[n][0]).copy()).view(dt[src])
+        y = x.to(dt[dst])
+        m = y.element_size()
+        return y.view(signed[m][1]).numpy().astype(np.int64) & ((1 << (8 * m)) - 1)
+    cap = torch.backends.cpu.get_cpu_capability()
+    return f"torch {torch.__version__} (CPU capability {cap})", list(dt), cast
+
+
+LIBS = {"ml_dtypes": lib_ml_dtypes, "xla": lib_xla, "torch": lib_torch, "torch_default": lib_torch}
+INSTALL = {"ml_dtypes": "pip install ml_dtypes (scripts/setup.sh does)",
+           "xla": "pip install jax (NUMREF_PEERS=1 scripts/setup.sh)",
+           "torch": "pip install torch (NUMREF_PEERS=1 scripts/setup.sh)"}
+
+
+def numref_cast(numref, profile, src, dst, codes):
+    import numpy as np
+    text = "".join(f"{c:x}\n" for c in codes.tolist())
+    p = subprocess.run([numref, "cast", "--from", src, "--to", dst, "--profile", profile], input=text.encode(),
+                       capture_output=True)
+    if p.returncode != 0:
+        raise SystemExit(f"FAIL: numref cast {src}->{dst} exited {p.returncode}: {p.stderr.decode().strip()}")
+    out = np.array([int(line[:line.index(" ")], 16) for line in p.stdout.decode().splitlines()], dtype=np.int64)
+    if len(out) != len(codes):
+        raise SystemExit(f"FAIL: numref cast {src}->{dst} wrote {len(out)} lines for {len(codes)} cases")
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("numref")
+    ap.add_argument("lib", choices=sorted(LIBS))
+    ap.add_argument("--f32", type=int, default=1 << 20)
+    args = ap.parse_args()
+    if args.lib == "torch_default" and os.environ.get("ATEN_CPU_CAPABILITY") != "default":
+        os.environ["ATEN_CPU_CAPABILITY"] = "default"  # read when torch is imported
+    try:
+        import numpy as np
+        version, formats, cast = LIBS[args.lib]()
+    except ImportError as e:  # a missing dependency is a failure, never a skip
+        print(f"FAIL: the {args.lib} differential test needs its library ({e}); "
+              f"{INSTALL.get(args.lib, INSTALL['torch'])}", file=sys.stderr)
+        return 1
+    print(f"{args.lib}: {version}; profile {args.lib}")
+    inputs = {f: np.arange(1 << LAYOUT[f][0], dtype=np.int64) for f in formats if LAYOUT[f][0] <= 16}
+    inputs["f32"] = np.array(f32_inputs(args.f32), dtype=np.int64)
+    total = differ = 0
+    failures = []
+    for src in formats:
+        for dst in formats:
+            codes = inputs[src]
+            try:
+                want = cast(src, dst, codes)
+            except TypeError as e:  # the library has no such cast (ml_dtypes: f8e4m3fn -> f8e8m0fnu)
+                print(f"  {src:>9} -> {dst:<9} not offered by {args.lib} ({str(e).splitlines()[0]})")
+                continue
+            got = numref_cast(args.numref, args.lib, src, dst, codes)
+            bad = np.nonzero(got != want)[0]
+            total += len(codes)
+            differ += len(bad)
+            print(f"  {src:>9} -> {dst:<9} {len(codes):>9} inputs, {len(bad)} differ")
+            for i in bad[:5]:
+                failures.append(f"{src}->{dst} input {int(codes[i]):x}: numref {int(got[i]):x}, {args.lib} {int(want[i]):x}")
+    print(f"{args.lib}: {total} conversions, {differ} differ")
+    if differ:
+        print("FAIL:\n  " + "\n  ".join(failures), file=sys.stderr)
+        return 1
+    print(f"OK: numref --profile {args.lib} equals {args.lib} on every input, NaN bits included")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
