@@ -84,13 +84,13 @@ struct MorPlan {
   numref::TensorMorSpec tensor;        // family NUMREF_TENSOR_MOR
   numref::SubtensorMorSpec subtensor;  // family NUMREF_TENSOR_MOR_SUB
 };
-// §35.8 The description the kernels implement: the reference backend's (§31.7) with f32 / bf16
-// sources only, planned by host_run.hpp's plan_tensor_mor / plan_subtensor_mor (shape checks
+// §35.8 The description the kernels implement: the reference backend's (§31.7) with the kernels'
+// sources (format_list.hpp kSource: f32, bf16, f16, the reference's list), planned by host_run.hpp's plan_tensor_mor / plan_subtensor_mor (shape checks
 // only: the data is not read). Throws std::invalid_argument with the refusal.
 inline MorPlan mor_plan(std::uint32_t family, const numref_mor_op* op) {
   using RB = numref::conform::ReferenceBackend;
   if (family != NUMREF_TENSOR_MOR && family != NUMREF_TENSOR_MOR_SUB) throw std::invalid_argument("unknown MoR family");
-  MorPlan mp{RB::mor_op(family, op, {FormatId::bf16, FormatId::f32}, "the CUDA MoR kernels read f32 and bf16 tensors"),
+  MorPlan mp{RB::mor_op(family, op),
              {}, {}};
   static const std::uint32_t dummy[1] = {0};
   const numref::TensorView v = mp.m.view(dummy);

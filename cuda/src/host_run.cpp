@@ -71,7 +71,7 @@ void walk_units(const Geometry& g, const Walk& w, Body&& body) {
 // launchers of quantize.cu do).
 template <class F>
 void for_source(FormatId s, F&& f) {
-  if (!with_source(s, f)) throw std::invalid_argument("CUDA host run: sources are " + role_names(kWide));
+  if (!with_source(s, f)) throw std::invalid_argument("CUDA host run: sources are " + role_names(kSource));
 }
 // Calls f.template operator()<D>() for the plan's element format.
 template <class F>
