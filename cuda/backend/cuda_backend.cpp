@@ -27,6 +27,7 @@
 #include "numref_cuda/host_run.hpp"
 #include "numref_cuda/policy_map.hpp"
 #include "reference/reference_backend.hpp"
+#include "contract.hpp"
 
 namespace {
 
@@ -72,21 +73,7 @@ struct DeviceView {
 
 // ---- tensor families (§12–§20, §35.7) ----------------------------------------------------------
 
-struct TensorPlan {
-  numref::conform::TensorOpSpec t;
-  numref_cuda::QuantizePlan p;
-};
-TensorPlan tensor_plan(std::uint32_t family, const numref_tensor_op& op) {
-  TensorPlan tp{numref::conform::tensor_spec_from_c(family, op), {}};
-  const auto& t = tp.t;
-  if (family == NUMREF_TENSOR_DEQUANTIZE) {  // no source: the codes are dense, element order
-    tp.p = numref_cuda::plan_quantize(t.spec, FormatId::f32, t.rows, t.cols, static_cast<std::ptrdiff_t>(t.cols), 1);
-  } else {
-    tp.p = numref_cuda::plan_quantize(t.spec, t.src->id, t.rows, t.cols, t.rs, t.cs,
-                                      family == NUMREF_TENSOR_FAKE_QUANT ? t.out->id : FormatId::bf16);
-  }
-  return tp;
-}
+using numref_cuda::contract::TensorPlan;
 
 // Runs the quantize pipeline on the device; the pointers given receive the results.
 void run_quantize(const TensorPlan& tp, const void* x, const std::uint32_t* r, std::uint8_t* codes, std::uint32_t* amax,
@@ -132,32 +119,16 @@ void run_quantize(const TensorPlan& tp, const void* x, const std::uint32_t* r, s
   }
 }
 
-// ---- MoR (§26, §27, §35.8) -----------------------------------------------------------------
-
-using MorOp = numref::conform::ReferenceBackend::MorOp;
-// The description the kernels implement: the reference backend's (§31.7) with f32 / bf16 sources only.
-MorOp mor_op(std::uint32_t family, const numref_mor_op* op) {
-  return numref::conform::ReferenceBackend::mor_op(family, op, {FormatId::bf16, FormatId::f32},
-                                                   "the CUDA MoR kernels read f32 and bf16 tensors");
-}
-
-void put_sum(const numref_cuda::ErrorSumValue& s, numref_error_sum& c) {
-  for (int k = 0; k < 5; ++k) c.limb[k] = s.s[k];
-  c.n = s.n;
-  c.nonfinite_input = s.nonfinite_input;
-  c.nonfinite_quant = s.nonfinite_quant;
-  c.zeros = s.zeros;
-}
+using numref_cuda::contract::put_sum;
 
 // The plugin (numref/conform/plugin.hpp): errors are exceptions, answered -1 with the message.
-class CudaBackend {
+// The *_supported entries and every refusal are contract.hpp's (shared with cuda-emu, §35.11).
+class CudaBackend : public numref_cuda::contract::KernelContract {
  public:
   static constexpr const char* name = "cuda";
   static constexpr const char* version = numref::conform::ReferenceBackend::version;  // numref's own
   static constexpr const char* description =
       "the numref CUDA kernels (cuda/src): casts, block quantization, GAM, INT8, fake-quant, MoR";
-  static constexpr const char* profiles = "ocp cuda_satfinite cuda_nosat ml_dtypes";
-  static constexpr std::uint32_t caps = NUMREF_CAP_COUNTS;
 
   // §35.4 without a usable device: "unavailable: ...", reported by the runner as SKIPPED, never as a pass.
   CudaBackend() {
@@ -170,25 +141,12 @@ class CudaBackend {
 
   // ---- cast (§11, §35.2) -------------------------------------------------------------------
 
-  static bool cast_supported(std::uint32_t from, std::uint32_t to, const numref_policy* p) {
-    if (!numref::conform::ReferenceBackend::cast_supported(from, to, p)) return false;  // a valid pair and policy
-    const numref::Format& f = *numref::conform::format_from_c(from);
-    const numref::Format& t = *numref::conform::format_from_c(to);
-    const numref::Policy pol = *numref::conform::from_c_policy(*p);
-    const numref_cuda::CastPolicy cp = numref_cuda::cast_policy(pol, f, t);
-    const bool sr = numref::effective_round(t, pol) == numref::Round::sr;
-    static const std::uint32_t dummy = 0;
-    const auto rnd = sr ? numref_cuda::RandomSource::explicit_values(&dummy) : numref_cuda::RandomSource::none();
-    return numref_cuda::cast_support(f.id, t.id, cp, rnd).empty();
-  }
-
   static std::int64_t cast(std::uint32_t from, std::uint32_t to, const numref_policy* p, std::size_t n,
                            const std::uint32_t* in, const std::uint32_t* r, std::uint32_t* out, std::uint8_t* flags) {
+    const numref_cuda::contract::CastPlan c = numref_cuda::contract::cast_plan(from, to, p);  // throws the refusal
     if (flags != nullptr) throw std::invalid_argument("the cuda backend reports no flags");
-    const numref::Format* f = numref::conform::format_from_c(from);
-    const numref::Format* t = numref::conform::format_from_c(to);
-    const auto pol = p ? numref::conform::from_c_policy(*p) : std::nullopt;
-    if (!f || !t || !pol) throw std::invalid_argument("bad format id or policy");
+    const numref::Format* f = c.from;
+    const numref::Format* t = c.to;
     if (n == 0) return 0;
     const std::size_t bi = numref::storage_bytes(*f), bo = numref::storage_bytes(*t);
     std::vector<unsigned char> packed(n * bi);
@@ -198,7 +156,7 @@ class CudaBackend {
     }
     Dev din(n * bi), dout(n * bo);
     h2d(din.p, packed.data(), n * bi);
-    const bool sr = numref::effective_round(*t, *pol) == numref::Round::sr;
+    const bool sr = c.sr;
     std::unique_ptr<Dev> dr;
     numref_cuda::RandomSource rnd;
     if (sr) {
@@ -207,8 +165,7 @@ class CudaBackend {
       h2d(dr->p, r, n * 4);
       rnd = numref_cuda::RandomSource::explicit_values(dr->as<std::uint32_t>());
     }
-    const numref_cuda::CastPolicy cp = numref_cuda::cast_policy(*pol, *f, *t);
-    check(numref_cuda::try_cast(din.p, f->id, dout.p, t->id, n, cp, rnd), "cast kernel");
+    check(numref_cuda::try_cast(din.p, f->id, dout.p, t->id, n, c.kernel, rnd), "cast kernel");
     check(cudaDeviceSynchronize(), "cast kernel");
     std::vector<unsigned char> o(n * bo);
     d2h(o.data(), dout.p, n * bo);
@@ -222,18 +179,10 @@ class CudaBackend {
 
   // ---- tensor families (§12–§20, §35.7) ------------------------------------------------------
 
-  static bool tensor_supported(std::uint32_t family, const numref_tensor_op* op) {
-    if (!op || family > NUMREF_TENSOR_FAKE_QUANT) return false;
-    (void)tensor_plan(family, *op);  // throws (answered 0) for what the kernels do not implement
-    return true;
-  }
-
   static std::int64_t scale(const numref_tensor_op* op, const void* x, std::uint32_t* amax, std::uint32_t* scales,
                             std::uint32_t* group_mantissa, std::uint32_t* tensor_amax) {
     if (!op) throw std::invalid_argument("no operation");
-    TensorPlan tp = tensor_plan(NUMREF_TENSOR_SCALE, *op);
-    // §19.2: the scale family has no element policy to honour; stochastic rounding would need r
-    if (tp.p.sr_bits != 0) tp.p.sr_bits = 0, tp.p.elem.mode = numref_cuda::Mode::rne;
+    const TensorPlan tp = numref_cuda::contract::tensor_plan(NUMREF_TENSOR_SCALE, op);
     run_quantize(tp, x, nullptr, nullptr, amax, scales, group_mantissa, tensor_amax, nullptr, nullptr);
     return static_cast<std::int64_t>(op->rows) * op->cols;
   }
@@ -242,7 +191,7 @@ class CudaBackend {
                                std::uint32_t* scales, std::uint32_t* group_mantissa, std::uint32_t* tensor_amax,
                                std::uint64_t* counts) {
     if (!op || !codes) throw std::invalid_argument("null argument");
-    const TensorPlan tp = tensor_plan(NUMREF_TENSOR_QUANTIZE, *op);
+    const TensorPlan tp = numref_cuda::contract::tensor_plan(NUMREF_TENSOR_QUANTIZE, op);
     run_quantize(tp, x, r, codes, nullptr, scales, group_mantissa, tensor_amax, counts, nullptr);
     return static_cast<std::int64_t>(op->rows) * op->cols;
   }
@@ -250,7 +199,7 @@ class CudaBackend {
   static std::int64_t dequantize(const numref_tensor_op* op, const std::uint8_t* codes, const std::uint32_t* scales,
                                  const std::uint32_t* group_mantissa, const std::uint32_t* tensor_amax, std::uint32_t* out) {
     if (!op || !codes || !scales || !out) throw std::invalid_argument("null argument");
-    const TensorPlan tp = tensor_plan(NUMREF_TENSOR_DEQUANTIZE, *op);
+    const TensorPlan tp = numref_cuda::contract::tensor_plan(NUMREF_TENSOR_DEQUANTIZE, op);
     const auto& p = tp.p;
     const std::size_t n = static_cast<std::size_t>(op->rows) * op->cols;
     Dev dc(n), ds(p.n_blocks * 4), dg(p.n_groups * 4), dout(n * 4);
@@ -277,38 +226,20 @@ class CudaBackend {
   static std::int64_t fake_quant(const numref_tensor_op* op, const void* x, const std::uint32_t* r, std::uint32_t* out,
                                  std::uint64_t* counts) {
     if (!op || !out) throw std::invalid_argument("null argument");
-    const TensorPlan tp = tensor_plan(NUMREF_TENSOR_FAKE_QUANT, *op);
+    const TensorPlan tp = numref_cuda::contract::tensor_plan(NUMREF_TENSOR_FAKE_QUANT, op);
     run_quantize(tp, x, r, nullptr, nullptr, nullptr, nullptr, nullptr, counts, out);
     return static_cast<std::int64_t>(op->rows) * op->cols;
   }
 
   // ---- MoR (§26, §27, §35.8) -----------------------------------------------------------------
 
-  static bool mor_supported(std::uint32_t family, const numref_mor_op* op) {
-    if (!op || (family != NUMREF_TENSOR_MOR && family != NUMREF_TENSOR_MOR_SUB)) return false;
-    // throws (answered 0) for what the kernels do not implement
-    const MorOp m = mor_op(family, op);
-    static const std::uint32_t dummy[1] = {0};
-    const numref::TensorView v = m.view(dummy);  // shape checks only
-    if (family == NUMREF_TENSOR_MOR) {
-      numref::TensorMorSpec spec;
-      spec.scaling = m.part;
-      (void)numref_cuda::host::plan_tensor_mor(v, spec);
-    } else {
-      numref::SubtensorMorSpec spec;
-      spec.blocks = m.part;
-      numref_cuda::QuantizePlan a, b;
-      numref_cuda::host::plan_subtensor_mor(v, spec, a, b);
-    }
-    return true;
-  }
-
   static std::int64_t mor(const numref_mor_op* op, const void* x, numref_mor_result* res, std::uint32_t* scales) {
     if (!op || !res || !scales) throw std::invalid_argument("null argument");
-    const MorOp m = mor_op(NUMREF_TENSOR_MOR, op);
+    const auto mp = numref_cuda::contract::mor_plan(NUMREF_TENSOR_MOR, op);  // throws the refusal
+    const auto& m = mp.m;
     const DeviceView dx(x, numref::storage_bytes(*m.src), m.rows, m.cols, m.rs, m.cs);
     const numref::TensorView v = m.view(dx.base);  // over device memory
-    const numref::TensorMorSpec spec = numref::conform::ReferenceBackend::tensor_mor_spec(*op, m);
+    const numref::TensorMorSpec& spec = mp.tensor;
     Dev ds(static_cast<std::size_t>(op->n_blocks) * 4), dg(4);
     numref_cuda::TensorMorDecision d;
     check(numref_cuda::try_tensor_mor(v, spec, d, nullptr, ds.as<std::uint32_t>(), dg.as<std::uint32_t>()), "MoR kernels");
@@ -325,10 +256,11 @@ class CudaBackend {
                               std::uint8_t* eq4, numref_error_sum* e4m3_sum, numref_error_sum* e5m2_sum,
                               std::uint32_t* e4m3_scales, std::uint32_t* e5m2_scales, std::uint32_t* group_mantissa,
                               std::uint32_t* out) {
-    const MorOp m = mor_op(NUMREF_TENSOR_MOR_SUB, op);
+    const auto mp = numref_cuda::contract::mor_plan(NUMREF_TENSOR_MOR_SUB, op);  // throws the refusal
+    const auto& m = mp.m;
     const DeviceView dx(x, numref::storage_bytes(*m.src), m.rows, m.cols, m.rs, m.cs);
     const numref::TensorView v = m.view(dx.base);
-    const numref::SubtensorMorSpec spec = numref::conform::ReferenceBackend::subtensor_mor_spec(*op, m);
+    const numref::SubtensorMorSpec& spec = mp.subtensor;
     const std::size_t n = m.rows * m.cols;
     Dev dout(n * 2);
     numref_cuda::SubtensorMorDecision d;

@@ -7,6 +7,7 @@
 #include "launch.hpp"
 #include "numref_cuda/format_list.hpp"
 #include "numref_cuda/policy_map.hpp"
+#include "numref_cuda/support.hpp"
 
 namespace numref_cuda {
 namespace {
@@ -40,22 +41,7 @@ CudaError::CudaError(cudaError_t code, const std::string& what) : std::runtime_e
 const std::string& why() { return g_why; }
 
 std::string cast_support(numref::FormatId from, numref::FormatId to, const CastPolicy& p, const RandomSource& rnd) {
-  const std::string pair = std::string(numref::format(from).name) + " -> " + std::string(numref::format(to).name);
-  if (!is_narrow_cast(from, to) && !is_wide_cast(from, to)) {
-    const std::string wide = role_names(kWide, "/"), narrow = role_names(kNarrow, "/");
-    return "no CUDA cast kernel for " + pair + " (kernels: " + wide + " -> " + narrow + ", " + wide +
-           " to fewer fraction bits, " + narrow + " -> " + wide + "; " + wide + " -> f8e8m0fnu via cast_to_e8m0)";
-  }
-  if ((p.mode == Mode::rna || p.mode == Mode::rup || p.mode == Mode::rdn) && rounds(from, to))
-    return "no CUDA cast kernel rounds " + pair + " with rna, rup or rdn (kernels: rne, rtz, sr; the "
-           "per-element functions of cast.cuh implement every mode)";
-  if (p.mode == Mode::sr && rounds(from, to)) {
-    if (p.sr_bits < 1 || p.sr_bits > 32)
-      return "stochastic rounding needs sr_bits (k) in 1..32, got " + std::to_string(p.sr_bits);
-    if (rnd.values == nullptr && !rnd.use_philox)
-      return "stochastic rounding " + pair + " needs a random source (explicit values or a Philox stream)";
-  }
-  return {};
+  return cast_support(from, to, p, rnd.values != nullptr || rnd.use_philox);  // support.cpp
 }
 
 namespace {
@@ -105,8 +91,7 @@ cudaError_t try_cast(const void* in, numref::FormatId from, void* out, numref::F
       const cudaError_t f = cudaFreeAsync(own_status, stream);
       if (e == cudaSuccess) e = f;
       if (e == cudaSuccess && (status & 1u) != 0u)
-        return invalid("stochastic rounding: an explicit random value has more than k = " + std::to_string(p.sr_bits) +
-                       " bits (§4.3); the output is not valid");
+        return invalid(cast_random_error(p.sr_bits));
     }
     return e;
   } catch (const std::exception& ex) {

@@ -15,6 +15,7 @@
 #include "elementwise.cuh"
 #include "launch.hpp"
 #include "numref_cuda/cast.cuh"
+#include "numref_cuda/cast_kernels.hpp"
 #include "numref_cuda/format_traits.cuh"
 #include "numref_cuda/policy_map.hpp"
 
@@ -89,13 +90,11 @@ struct E8m0Op {
   }
 };
 
-// §35.3 The cast S -> D under p (a pair of format_list.hpp's is_narrow_cast / is_wide_cast).
-// Rounding casts: one straight-line kernel per mode offered (rne, rtz, sr fraction, sr add;
-// rna/rup/rdn exist in the per-element functions only: no profile uses them, and every kernel
-// costs compile time on every architecture), the rne kernel on the hardware path (§35.5) for
-// the policies whose arithmetic the instruction implements (policy_map.hpp: saturating for
-// the 8-bit cvt, non-saturating for the bf16 one). Widening casts (decode) are exact whatever
-// the mode (rtz is as good as any): one kernel.
+// §35.3 The cast S -> D under p (a pair of format_list.hpp's is_narrow_cast / is_wide_cast): the
+// kernel of cast_kernels.hpp's with_cast_kernel (the one list of the kernels, shared with the host
+// emulation), one straight-line kernel per mode; the rne kernel on the hardware path (§35.5) for
+// the policies whose arithmetic the instruction implements (policy_map.hpp: saturating for the
+// 8-bit cvt, non-saturating for the bf16 one). Widening casts (decode) are exact: one kernel.
 template <numref::FormatId SF, numref::FormatId DF>
 cudaError_t launch_cast(const void* in, void* out, std::size_t n, const CastPolicy& p, const RandomArgs& rnd,
                         cudaStream_t stream) {
@@ -103,26 +102,20 @@ cudaError_t launch_cast(const void* in, void* out, std::size_t n, const CastPoli
   using D = FloatTraits<DF>;
   const SpecialCodes<D> sp = make_special_codes<D>(p);
   const int k = p.sr_bits;
-  if constexpr (S::man > D::man) {
-    switch (p.mode) {
-      case Mode::rne:
-        if (D::bits == 8 ? hardware_f8_path(p) : hardware_bf16_path(p))
-          return launch_elementwise(in, out, n, CastOp<S, D, Mode::rne, SrVariant::fraction, true>{sp, k, {}},
-                                    nullptr, stream);
-        return launch_elementwise(in, out, n, CastOp<S, D, Mode::rne>{sp, k, {}}, nullptr, stream);
-      case Mode::rtz: return launch_elementwise(in, out, n, CastOp<S, D, Mode::rtz>{sp, k, {}}, nullptr, stream);
-      case Mode::sr:
-        if (p.sr_variant == SrVariant::add)
-          return launch_elementwise(in, out, n, CastOp<S, D, Mode::sr, SrVariant::add>{sp, k, rnd}, rnd.values,
-                                    stream);
-        return launch_elementwise(in, out, n, CastOp<S, D, Mode::sr>{sp, k, rnd}, rnd.values, stream);
-      default: break;  // rna, rup, rdn: per-element functions only (api.cu refuses them)
+  cudaError_t e = cudaErrorInvalidValue;  // no kernel rounds with p.mode (api.cu refuses it first)
+  with_cast_kernel<S, D>(p, [&]<Mode M, SrVariant SV>() {
+    if constexpr (M == Mode::sr) {
+      e = launch_elementwise(in, out, n, CastOp<S, D, M, SV>{sp, k, rnd}, rnd.values, stream);
+    } else if constexpr (M == Mode::rne && S::man > D::man) {
+      if (D::bits == 8 ? hardware_f8_path(p) : hardware_bf16_path(p))
+        e = launch_elementwise(in, out, n, CastOp<S, D, M, SV, true>{sp, k, {}}, nullptr, stream);
+      else
+        e = launch_elementwise(in, out, n, CastOp<S, D, M>{sp, k, {}}, nullptr, stream);
+    } else {
+      e = launch_elementwise(in, out, n, CastOp<S, D, M>{sp, k, {}}, nullptr, stream);
     }
-    return cudaErrorInvalidValue;
-  } else {
-    (void)rnd;
-    return launch_elementwise(in, out, n, CastOp<S, D, Mode::rtz>{sp, k, {}}, nullptr, stream);
-  }
+  });
+  return e;
 }
 
 }  // namespace numref_cuda::kernels

@@ -17,8 +17,10 @@
 #include <string>
 
 #include "numref/metrics.hpp"
+#include "numref_cuda/cast_kernels.hpp"
 #include "numref_cuda/format_list.hpp"
 #include "numref_cuda/policy_map.hpp"
+#include "numref_cuda/support.hpp"
 
 namespace numref_cuda::host {
 namespace {
@@ -56,16 +58,20 @@ void thread_units(std::uint32_t t, std::uint64_t T, std::uint64_t n_units, const
   }
 }
 template <class Body>
-void walk_units(const Geometry& g, const Walk& w, Body&& body) {  // body(thread, unit)
-  const auto ord = thread_order(w, g.n_units);
-  for (std::uint32_t t : ord) thread_units(t, ord.size(), g.n_units, w, [&](std::uint64_t u) { body(t, u); });
+void walk_units(std::uint64_t n_units, const Walk& w, Body&& body) {  // body(thread, unit)
+  const auto ord = thread_order(w, n_units);
+  for (std::uint32_t t : ord) thread_units(t, ord.size(), n_units, w, [&](std::uint64_t u) { body(t, u); });
+}
+template <class Body>
+void walk_units(const Geometry& g, const Walk& w, Body&& body) {
+  walk_units(g.n_units, w, body);
 }
 
 // Calls f.template operator()<S, V>() for the plan's source format (format_list.hpp, as the
 // launchers of quantize.cu do).
 template <class F>
 void for_source(FormatId s, F&& f) {
-  if (!with_source(s, f)) throw std::invalid_argument("CUDA host run: sources are " + role_names(kWide));
+  if (!with_source(s, f)) throw std::invalid_argument("CUDA host run: sources are " + role_names(kSource));
 }
 // Calls f.template operator()<D>() for the plan's element format.
 template <class F>
@@ -135,6 +141,37 @@ ScaleOut scale_any(const QuantizePlan& p, const void* x, const Walk& w, std::vec
 }
 
 }  // namespace
+
+bool cast(const std::uint32_t* in, FormatId from, std::uint32_t* out, FormatId to, std::size_t n, const CastPolicy& p,
+          const std::uint32_t* r, const Walk& w) {
+  if (const std::string err = cast_support(from, to, p, r != nullptr); !err.empty()) throw std::invalid_argument(err);
+  bool random_ok = true;
+  visit_format<kWide | kNarrow>(from, [&]<FormatId SF>() {
+    visit_format<kWide | kNarrow>(to, [&]<FormatId DF>() {
+      if constexpr (is_narrow_cast(SF, DF) || is_wide_cast(SF, DF)) {
+        using S = FloatTraits<SF>;
+        using D = FloatTraits<DF>;
+        const SpecialCodes<D> sp = make_special_codes<D>(p);
+        const int k = p.sr_bits;
+        constexpr int bytes_in = (S::bits + 7) / 8, bytes_out = (D::bits + 7) / 8;  // storage per code
+        constexpr std::uint64_t V = 16 / static_cast<std::uint64_t>(bytes_in < bytes_out ? bytes_in : bytes_out);
+        with_cast_kernel<S, D>(p, [&]<Mode M, SrVariant SV>() {
+          walk_units((n + V - 1) / V, w, [&](std::uint32_t, std::uint64_t u) {
+            for (std::uint64_t i = u * V; i < n && i < (u + 1) * V; ++i) {
+              std::uint32_t ri = 0;
+              if constexpr (M == Mode::sr) {
+                ri = r[i];
+                if (!sr_value_valid(ri, k)) random_ok = false;
+              }
+              out[i] = convert_as<S, D, M, SV>(in[i], sp, k, ri);
+            }
+          });
+        });
+      }
+    });
+  });
+  return random_ok;
+}
 
 ScaleOut scale(const QuantizePlan& p, const void* x, const Walk& w) { return scale_any(p, x, w); }
 

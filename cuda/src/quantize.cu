@@ -255,7 +255,7 @@ cudaError_t run_quantize(const QuantizePlan& p, const void* x, const RandomSourc
   e = cudaMemcpyAsync(&h, status, 4, cudaMemcpyDeviceToHost, stream);
   if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
   if (e == cudaSuccess && h != 0u)
-    return invalid_argument("an explicit random value is >= 2^" + std::to_string(p.sr_bits) + " (§4.3)");
+    return invalid_argument(quantize_random_error(p.sr_bits));
   return e;
 }
 

@@ -93,9 +93,9 @@ QuantizePlan plan_quantize(const numref::QuantizeSpec& spec, numref::FormatId so
                            std::size_t cols, std::ptrdiff_t row_stride, std::ptrdiff_t col_stride,
                            numref::FormatId out) {
   using F = numref::FormatId;
-  if (!has_role(source, kWide))  // format_list.hpp
+  if (!has_role(source, kSource))  // format_list.hpp
     unsupported("no CUDA kernel reads " + std::string(numref::format(source).name) + " tensors (sources: " +
-                role_names(kWide) + ")");
+                role_names(kSource) + ")");
   if (spec.element == nullptr) unsupported("no element format");
   // The reference's validation first (element, q_max, policies, fused, groups, shape).
   const numref::Quantizer ref(spec, rows, cols);

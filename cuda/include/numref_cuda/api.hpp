@@ -32,6 +32,7 @@
 #include "numref_cuda/cast.cuh"
 #include "numref_cuda/philox.cuh"
 #include "numref_cuda/quantize_plan.hpp"
+#include "numref_cuda/support.hpp"
 #include "numref/mor.hpp"
 
 namespace numref_cuda {
@@ -64,7 +65,7 @@ struct RandomSource {
 // §35.3 Why the last try_* call of this thread returned cudaErrorInvalidValue ("" otherwise).
 const std::string& why();
 
-// §35.2 Whether the kernels implement from -> to under p: "" if so, else the reason.
+// §35.2 Whether the kernels implement from -> to under p: "" if so, else the reason (support.hpp).
 std::string cast_support(numref::FormatId from, numref::FormatId to, const CastPolicy& p,
                          const RandomSource& rnd);
 

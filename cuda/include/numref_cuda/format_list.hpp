@@ -21,10 +21,11 @@ namespace numref_cuda {
 // What the kernels do with a format (a row may have several roles).
 enum KernelRole : unsigned {
   kWide = 1u,     // read by the rounding casts (into kNarrow formats, and into a kWide format with
-                  // fewer fraction bits: f32 -> bf16), by cast_to_e8m0 and by the quantize / MoR
-                  // kernels; written by the decode casts
+                  // fewer fraction bits: f32 -> bf16) and by cast_to_e8m0; written by the decode casts
   kNarrow = 2u,   // written by a rounding cast from every kWide format, decoded into every kWide one
   kElement = 4u,  // element format of the quantize / dequantize kernels
+  kSource = 8u,   // source tensor of the quantize / fake-quant / scale / MoR kernels (2- or 4-byte
+                  // codes, 16-byte chunks; widened exactly to binary32 by amax.cuh's widen_finite_mag)
 };
 
 struct KernelFormat {
@@ -33,10 +34,13 @@ struct KernelFormat {
 };
 
 inline constexpr KernelFormat kKernelFormats[] = {
-    {numref::FormatId::f32, kWide},
-    {numref::FormatId::bf16, kWide},
+    {numref::FormatId::f32, kWide | kSource},
+    {numref::FormatId::bf16, kWide | kSource},
+    {numref::FormatId::f16, kSource},
     {numref::FormatId::f8e4m3fn, kNarrow | kElement},
     {numref::FormatId::f8e5m2, kNarrow | kElement},
+    {numref::FormatId::f6e3m2fn, kElement},
+    {numref::FormatId::f6e2m3fn, kElement},
     {numref::FormatId::f4e2m1fn, kElement},
     {numref::FormatId::int8, kElement},
 };
@@ -44,12 +48,16 @@ inline constexpr KernelFormat kKernelFormats[] = {
 // What the roles require of a row of the descriptor table (the kernels' static_asserts say the
 // same where they are instantiated): kWide, binary32's exponent (f32, or bf16 widened by a shift,
 // §35.5) in 16 or 32 bits; kNarrow, a signed 8-bit floating-point format with a zero and
-// subnormals (one byte per code); kElement, at most 8 bits.
+// subnormals (one byte per code); kElement, at most 8 bits; kSource, a signed floating-point
+// format with a zero and subnormals in 2 or 4 bytes (the 16-byte chunk of tiling.cuh's load_chunk).
 constexpr bool row_fits(const KernelFormat& k) {
   const numref::Format& f = numref::format(k.id);
   if ((k.roles & kWide) != 0u && (f.is_integer() || f.exp_bits != 8 || f.bias != 127 || (f.bits != 32 && f.bits != 16)))
     return false;
   if ((k.roles & kNarrow) != 0u && (f.is_integer() || f.bits != 8 || !f.is_signed || !f.has_zero || !f.has_subnormals))
+    return false;
+  if ((k.roles & kSource) != 0u &&
+      (f.is_integer() || !f.is_signed || !f.has_zero || !f.has_subnormals || (f.bits != 32 && f.bits != 16)))
     return false;
   return (k.roles & kElement) == 0u || f.bits <= 8;
 }
@@ -115,11 +123,11 @@ bool visit_format(numref::FormatId id, Fn&& fn) {
   return list_detail::visit<Role>(id, fn, std::make_index_sequence<std::size(kKernelFormats)>{});
 }
 
-// §35.7 The kWide source `id` as fn.template operator()<S, V>(): S its FloatTraits, V the codes
+// §35.7 The kSource format `id` as fn.template operator()<S, V>(): S its FloatTraits, V the codes
 // in one 16-byte vector load. False when the kernels read no such source.
 template <class Fn>
 bool with_source(numref::FormatId id, Fn&& fn) {
-  return visit_format<kWide>(id, [&]<numref::FormatId F>() {
+  return visit_format<kSource>(id, [&]<numref::FormatId F>() {
     using S = FloatTraits<F>;
     fn.template operator()<S, 128 / S::bits>();
   });

@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "numref/mor.hpp"
+#include "numref/format.hpp"
+#include "numref_cuda/cast.cuh"
 #include "numref_cuda/quantize_plan.hpp"
 
 namespace numref_cuda::host {
@@ -26,6 +28,17 @@ struct Walk {
   Order order = Order::forward;
   std::uint64_t seed = 1;       // for Order::shuffled
 };
+
+// §35.3 The cast kernels of api.hpp's try_cast: n codes (one per 32-bit word, element order)
+// converted from -> to by the kernel cast_kernels.hpp's with_cast_kernel selects for p (the
+// portable per-element function convert_as of cast.cuh; the §35.5 hardware path is not
+// emulated: its lanes equal the portable ones, §35.4 item 3). The units are the element-wise
+// kernel's 16-byte chunks (V = 16 / the narrower side's bytes per code). `r`: the explicit random
+// values of stochastic rounding (element order). Throws std::invalid_argument with
+// cast_support()'s message for what no kernel implements; returns false when a random value has
+// more than k bits (the device call fails with cast_random_error(), the output is not valid).
+bool cast(const std::uint32_t* in, numref::FormatId from, std::uint32_t* out, numref::FormatId to, std::size_t n,
+          const CastPolicy& p, const std::uint32_t* r, const Walk& w = {});
 
 // §13 – §18 pass 1 and the scale step: per block (block-row-major) the amax, the stored scale and
 // the factors; per group the GAM mantissa; the NVFP4 tensor amax.

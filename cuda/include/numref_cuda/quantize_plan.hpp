@@ -6,7 +6,8 @@
 // validates once: the reference's own checks (numref::Quantizer: element format, q_max, groups,
 // fused + add / daz, ...), then what the kernels implement, each refusal an std::invalid_argument
 // that names the setting:
-//   sources f32, bf16 (16-byte chunks of 4 or 8 codes); elements f8e4m3fn, f8e5m2, f4e2m1fn, int8;
+//   sources: format_list.hpp's kSource rows (f32, bf16, f16: 16-byte chunks of 4 or 8 codes);
+//   elements: its kElement rows (f8e4m3fn, f8e5m2, f6e3m2fn, f6e2m3fn, f4e2m1fn, int8);
 //   every scale kind of numref::kScaleRules (§14–§20); every rounding mode (rne, rna, rtz, rup, rdn, sr fraction / add);
 //   every NaN / Inf / overflow knob; not daz=1 or ftz=1 (element or wide policy);
 //   fake-quant outputs bf16, f16, f32; rows and cols below 2^31, at most 2^38 elements.
