@@ -34,11 +34,67 @@ std::uint64_t BackendReport::total(std::uint64_t SuiteStats::*field) const {
   return t;
 }
 
+std::uint64_t BackendReport::compared() const {
+  return total(&SuiteStats::passed) + total(&SuiteStats::failed) + total(&SuiteStats::departures) +
+         total(&SuiteStats::any_nan);
+}
+
+std::string BackendReport::nothing_compared_reason(const RunConfig& cfg) const {
+  std::string missing;
+  std::size_t n_missing = 0;
+  for (const auto& op : ops)
+    if (std::find(info.ops.begin(), info.ops.end(), op) == info.ops.end()) {
+      missing += (missing.empty() ? "" : ", ") + op;
+      ++n_missing;
+    }
+  if (!ops.empty() && n_missing == ops.size())
+    return "the backend implements none of the selected operations (" + missing + ")";
+  if (total(&SuiteStats::skipped))
+    return "the backend supports none of the " + std::to_string(suites.size()) + " selected suites";
+  return "the selection has no case" + std::string(cfg.shard_count > 1 ? " in this shard" : "");
+}
+
 namespace {
 std::string join(const std::vector<std::string>& v, const char* sep = " ") {
   std::string s;
   for (const auto& x : v) { if (!s.empty()) s += sep; s += x; }
   return s;
+}
+}  // namespace
+
+namespace {
+constexpr const char* kInterruptedWhy = "interrupted by a signal; the counts cover the cases run so far";
+
+// §33.4 / §33.7 The word that starts the final line of a backend that did not check all it was
+// asked to ("" = it did), and why.
+std::string backend_verdict(const RunConfig& cfg, const BackendReport& b, std::string& why) {
+  if (!b.error.empty()) {
+    why = "stopped by an error: " + b.error;
+    return "INCOMPLETE: ";
+  }
+  if (b.interrupted) {
+    why = kInterruptedWhy;
+    return "INTERRUPTED: ";
+  }
+  if (b.opened && b.compared() == 0) {
+    why = b.nothing_compared_reason(cfg);
+    return "NOTHING COMPARED: ";
+  }
+  return {};
+}
+
+// "P passed, F failed, S skipped" over the backends, then " (why)" when there is a reason.
+void counts_line(std::FILE* f, const RunConfig& cfg, const std::vector<const BackendReport*>& bs, const std::string& why) {
+  std::uint64_t p = 0, fl = 0, s = 0;
+  for (const BackendReport* b : bs) {
+    p += b->total(&SuiteStats::passed) + b->total(&SuiteStats::any_nan);
+    fl += b->total(&SuiteStats::failed) + (cfg.strict ? b->total(&SuiteStats::departures) : 0);
+    s += b->total(&SuiteStats::skipped);
+  }
+  std::fprintf(f, "%llu passed, %llu failed, %llu skipped%s%s%s\n", static_cast<unsigned long long>(p),
+               static_cast<unsigned long long>(fl), static_cast<unsigned long long>(s), why.empty() ? "" : " (",
+               why.c_str(), why.empty() ? "" : ")");
+  std::fflush(f);
 }
 }  // namespace
 
@@ -50,7 +106,7 @@ void text_header(std::FILE* f, const RunConfig& cfg, const BackendReport& b) {
   if (!i.description.empty()) std::fprintf(f, "   %s\n", i.description.c_str());
   std::fprintf(f, "   ops %s | profiles %s | level %s | seed %llu | shard %llu/%llu\n", join(b.ops).c_str(),
                join(b.profiles).c_str(), level_name(cfg.level).c_str(), static_cast<unsigned long long>(cfg.seed),
-               static_cast<unsigned long long>(cfg.shard_index + 1), static_cast<unsigned long long>(cfg.shard_count));
+               static_cast<unsigned long long>(cfg.shard_index), static_cast<unsigned long long>(cfg.shard_count));
   std::fprintf(f, "   flags: %s\n", i.flags ? "compared" : "NOT compared (the backend does not report flags)");
   const bool tensor = std::any_of(i.ops.begin(), i.ops.end(), [](const std::string& o) { return o == "quantize" || o == "fake-quant"; });
   if (tensor)
@@ -82,11 +138,18 @@ void text_summary(std::FILE* f, const RunConfig& cfg, const BackendReport& b) {
     std::string op, profile;
     std::uint64_t cases = 0, passed = 0, failed = 0, departures = 0, skipped = 0, any_nan = 0;
   };
+  // §33.4 one row per op (its profiles together; --verbose: per op and profile); ops the
+  // backend does not implement have no row (a header note names them)
   std::vector<Row> rows;
+  std::map<std::string, std::vector<std::string>> op_profiles;
   for (const auto& s : b.suites) {
-    auto it = std::find_if(rows.begin(), rows.end(), [&](const Row& r) { return r.op == s.op && r.profile == s.profile; });
+    if (b.opened && std::find(b.info.ops.begin(), b.info.ops.end(), s.op) == b.info.ops.end()) continue;
+    auto& ps = op_profiles[s.op];
+    if (std::find(ps.begin(), ps.end(), s.profile) == ps.end()) ps.push_back(s.profile);
+    const std::string profile = cfg.verbose ? s.profile : "";
+    auto it = std::find_if(rows.begin(), rows.end(), [&](const Row& r) { return r.op == s.op && r.profile == profile; });
     if (it == rows.end()) {
-      rows.push_back({s.op, s.profile});
+      rows.push_back({s.op, profile});
       it = rows.end() - 1;
     }
     it->cases += s.cases;
@@ -101,6 +164,11 @@ void text_summary(std::FILE* f, const RunConfig& cfg, const BackendReport& b) {
     const auto pc = std::find(b.profiles.begin(), b.profiles.end(), c.profile) - b.profiles.begin();
     return a.op != c.op ? a.op < c.op : pa < pc;
   });
+  for (auto& r : rows)
+    if (!cfg.verbose) {
+      const auto& ps = op_profiles[r.op];
+      r.profile = ps.size() == 1 ? ps.front() : std::to_string(ps.size()) + " profiles";
+    }
   std::fprintf(f, "-- %s summary (%.1f s)\n", b.info.name.empty() ? b.display.c_str() : b.info.name.c_str(), b.seconds);
   std::fprintf(f, "%-10s %-16s %14s %14s %10s %10s %14s %10s\n", "op", "profile", "cases", "passed", "failed",
                "departures", "skipped", "any-nan");
@@ -118,8 +186,9 @@ void text_summary(std::FILE* f, const RunConfig& cfg, const BackendReport& b) {
                    s.source == "generated" ? "" : s.source.c_str());
   }
   std::size_t hidden_suites = 0;
+  const bool deps_listed = cfg.show_departures || cfg.strict;
   for (const auto& s : b.suites) {
-    const std::uint64_t bad = s.failed + s.departures;
+    const std::uint64_t bad = s.failed + (deps_listed ? s.departures : 0);
     if (bad > s.shown) {
       if (hidden_suites++ < 20)
         std::fprintf(f, "   %llu more mismatches not shown (--max-errors %llu) in %s %s (%s)\n",
@@ -129,31 +198,48 @@ void text_summary(std::FILE* f, const RunConfig& cfg, const BackendReport& b) {
   }
   if (hidden_suites > 20) std::fprintf(f, "   ... and %zu more suites with hidden mismatches\n", hidden_suites - 20);
   const auto dep = b.total(&SuiteStats::departures);
-  if (dep) std::fprintf(f, "   %llu known departures (%s)\n", static_cast<unsigned long long>(dep),
-                        cfg.strict ? "counted as failed: --strict" : "not counted as failed; --strict counts them");
+  if (dep) {
+    // §33.5 counted per class; the lines only with --show-departures (or --strict)
+    std::string per;
+    for (const auto& [k, v] : b.departure_classes) per += (per.empty() ? "" : ", ") + k + " " + std::to_string(v);
+    std::fprintf(f, "   %llu known departures (%s%s): %s\n", static_cast<unsigned long long>(dep),
+                 cfg.strict ? "counted as failed: --strict" : "not counted as failed; --strict counts them",
+                 deps_listed ? "" : ", --show-departures lists them", per.c_str());
+  }
   const auto an = b.total(&SuiteStats::any_nan);
   if (cfg.any_nan) std::fprintf(f, "   %llu NaN results accepted by --any-nan\n", static_cast<unsigned long long>(an));
   if (!b.info.flags && b.opened) std::fprintf(f, "   flags not compared: the backend does not report flags\n");
   if (!b.error.empty()) std::fprintf(f, "   STOPPED: %s\n", b.error.c_str());
   if (b.interrupted) std::fprintf(f, "   INTERRUPTED: the report covers the cases run so far\n");
   std::fprintf(f, "   golden vectors: %s\n", b.vectors.c_str());
-  std::fprintf(f, "%s: %llu passed, %llu failed, %llu skipped\n", b.info.name.empty() ? b.display.c_str() : b.info.name.c_str(),
-               static_cast<unsigned long long>(b.total(&SuiteStats::passed) + b.total(&SuiteStats::any_nan)),
-               static_cast<unsigned long long>(b.total(&SuiteStats::failed) + (cfg.strict ? dep : 0)),
-               static_cast<unsigned long long>(b.total(&SuiteStats::skipped)));
-  std::fflush(f);
+  std::string why;
+  const std::string verdict = b.unavailable.empty() ? backend_verdict(cfg, b, why) : std::string();
+  std::fprintf(f, "%s: %s", b.info.name.empty() ? b.display.c_str() : b.info.name.c_str(), verdict.c_str());
+  counts_line(f, cfg, {&b}, why);
 }
 
 void text_total(std::FILE* f, const RunReport& r) {
-  std::uint64_t p = 0, fl = 0, s = 0;
+  std::vector<const BackendReport*> all;
+  std::string verdict, why;
   for (const auto& b : r.backends) {
-    p += b.total(&SuiteStats::passed) + b.total(&SuiteStats::any_nan);
-    fl += b.total(&SuiteStats::failed) + (r.cfg.strict ? b.total(&SuiteStats::departures) : 0);
-    s += b.total(&SuiteStats::skipped);
+    all.push_back(&b);
+    std::string w;
+    const std::string v = b.unavailable.empty() ? backend_verdict(r.cfg, b, w) : std::string();
+    if (verdict.empty() && (v == "INCOMPLETE: " || v == "INTERRUPTED: ")) {
+      verdict = v;
+      why = r.backends.size() > 1 ? (b.info.name.empty() ? b.display : b.info.name) + ": " + w : w;
+    }
   }
-  std::fprintf(f, "%llu passed, %llu failed, %llu skipped\n", static_cast<unsigned long long>(p),
-               static_cast<unsigned long long>(fl), static_cast<unsigned long long>(s));
-  std::fflush(f);
+  if (verdict.empty() && r.interrupted) {
+    verdict = "INTERRUPTED: ";
+    why = kInterruptedWhy;
+  }
+  if (verdict.empty() && !r.nothing_compared.empty()) {
+    verdict = "NOTHING COMPARED: ";
+    why = r.nothing_compared;
+  }
+  std::fputs(verdict.c_str(), f);
+  counts_line(f, r.cfg, all, why);
 }
 
 // ---- JSON -------------------------------------------------------------------------------------
@@ -168,7 +254,7 @@ std::string json_report(const RunReport& r) {
   const RunConfig& c = r.cfg;
   o << "{\n  \"numref_conform_report\": 1,\n";
   o << "  \"config\": {\"backend\": " << q(c.backend) << ", \"level\": " << q(level_name(c.level))
-    << ", \"seed\": " << c.seed << ", \"shard\": " << q(std::to_string(c.shard_index + 1) + "/" + std::to_string(c.shard_count))
+    << ", \"seed\": " << c.seed << ", \"shard\": " << q(std::to_string(c.shard_index) + "/" + std::to_string(c.shard_count))
     << ", \"any_nan\": " << (c.any_nan ? "true" : "false") << ", \"strict\": " << (c.strict ? "true" : "false")
     << ", \"max_errors\": " << c.max_errors << "},\n";
   o << "  \"backends\": [";
@@ -223,7 +309,10 @@ std::string json_report(const RunReport& r) {
     }
     o << "]}";
   }
-  o << "\n  ],\n  \"complete\": " << (complete ? "true" : "false") << ",\n  \"summary\": {\"passed\": " << P
+  if (r.interrupted) complete = false;
+  o << "\n  ],\n  \"complete\": " << (complete ? "true" : "false") << ",\n  \"exit_status\": " << r.exit_status
+    << ",\n  \"nothing_compared\": " << (r.nothing_compared.empty() ? std::string("null") : q(r.nothing_compared))
+    << ",\n  \"summary\": {\"passed\": " << P
     << ", \"failed\": " << F << ", \"skipped\": " << S << ", \"departures\": " << D << ", \"any_nan\": " << A << "}\n}\n";
   return o.str();
 }
@@ -249,12 +338,16 @@ std::string junit_report(const RunReport& r) {
            << "    <testcase classname=\"" << xml_escape(bname) << "\" name=\"backend\">\n      <skipped message=\""
            << xml_escape("unavailable: " + b.unavailable) << "\"/>\n    </testcase>\n  </testsuite>\n";
     }
-    if (!b.error.empty()) {
+    std::string err = b.error, type = "backend";
+    if (err.empty() && b.interrupted) err = kInterruptedWhy, type = "interrupted";
+    if (err.empty() && r.backends.size() == 1 && !r.nothing_compared.empty())
+      err = "nothing compared: " + r.nothing_compared, type = "nothing-compared";
+    if (!err.empty()) {
       ++tests;
       ++errors;
       body << "  <testsuite name=\"" << xml_escape(bname + " backend") << "\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\">\n"
            << "    <testcase classname=\"" << xml_escape(bname) << "\" name=\"backend\">\n      <error message=\""
-           << xml_escape(b.error) << "\" type=\"backend\"/>\n    </testcase>\n  </testsuite>\n";
+           << xml_escape(err) << "\" type=\"" << type << "\"/>\n    </testcase>\n  </testsuite>\n";
     }
     for (const auto& g : order) {
       const auto& ss = groups[g];
@@ -289,6 +382,15 @@ std::string junit_report(const RunReport& r) {
       }
       body << "  </testsuite>\n";
     }
+  }
+  if (r.backends.size() != 1 && (r.interrupted || !r.nothing_compared.empty())) {
+    // the run as a whole: interrupted between backends, or no backend compared a case
+    const std::string err = r.interrupted ? kInterruptedWhy : "nothing compared: " + r.nothing_compared;
+    ++tests;
+    ++errors;
+    body << "  <testsuite name=\"run\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\">\n"
+         << "    <testcase classname=\"numref conform\" name=\"run\">\n      <error message=\"" << xml_escape(err)
+         << "\" type=\"" << (r.interrupted ? "interrupted" : "nothing-compared") << "\"/>\n    </testcase>\n  </testsuite>\n";
   }
   std::ostringstream o;
   o << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"numref conform\" tests=\"" << tests

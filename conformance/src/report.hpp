@@ -31,7 +31,8 @@ struct BackendReport {
   std::vector<std::string> profiles, ops, notes;
   std::vector<SuiteStats> suites;
   std::map<std::string, std::size_t> suite_index;
-  std::vector<Mismatch> mismatches;
+  std::vector<Mismatch> mismatches;  // every mismatch when a JSON / JUnit report is written
+  std::map<std::string, std::uint64_t> departure_classes;  // known departures per "<op> <class>"
   std::string unavailable;  // §31.6 the reason the backend cannot run here ("" = it ran): SKIPPED
   std::string error;  // backend / input failure that stopped the run
   int error_exit = 0;
@@ -41,11 +42,17 @@ struct BackendReport {
   std::size_t suite(const std::string& op, const std::string& profile, const std::string& label,
                     const std::string& params, const std::string& source);
   std::uint64_t total(std::uint64_t SuiteStats::*field) const;
+  std::uint64_t compared() const;  // cases compared: every outcome but skipped
+  // §33.7 why a backend that ran compared no case
+  std::string nothing_compared_reason(const RunConfig& cfg) const;
 };
 
 struct RunReport {
   RunConfig cfg;
   std::vector<BackendReport> backends;
+  std::string nothing_compared;  // §33.7 the run compared no case: why ("" = it did)
+  bool interrupted = false;      // SIGINT / SIGTERM
+  int exit_status = 0;           // §33.7, recorded in the JSON report
 };
 
 // Text pieces (streamed while running).
