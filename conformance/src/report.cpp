@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "numref/conform/util.hpp"
+#include "numref/value.hpp"
 
 namespace numref::conform {
 
@@ -247,10 +248,83 @@ void text_total(std::FILE* f, const RunReport& r) {
 namespace {
 std::string q(std::string_view s) { return "\"" + json_escape(s) + "\""; }
 std::string u(std::uint64_t v) { return std::to_string(v); }
+
+// One value of column c (its words): {"hex": ..., "value": exact decimal / NaN / Inf} for
+// codes of a format, {"hex": ..., "flags": "-o-x"} for the §9 flags, {"value": ...} for counts
+// and exact sums, {"hex": ...} otherwise.
+std::string value_json(const Column& c, const std::uint32_t* w) {
+  if (c.notation == Notation::sum) return "{\"value\": " + q(render_value_words(c, w)) + "}";
+  if (c.notation == Notation::decimal) return "{\"value\": " + q(std::to_string(*w)) + "}";
+  if (c.role == Role::opt && *w == kNotReported) return "null";
+  if (c.format) {
+    if (*w & ~c.format->mask())
+      return "{\"hex\": " + q(hex(*w, 8)) + ", \"value\": null, \"note\": " + q("not a " + std::string(c.format->name) + " code") + "}";
+    const Decoded d = decode(*w, *c.format);
+    const bool finite = d.cls != Class::nan && d.cls != Class::inf;
+    return "{\"hex\": " + q(hex(*w, c.digits)) + ", \"value\": " + q(finite ? exact_decimal(d) : render_value(*w, *c.format)) + "}";
+  }
+  if (c.mask && c.decode) return "{\"hex\": " + q(hex(*w, c.digits)) + ", \"flags\": " + q(c.decode(*w)) + "}";
+  if (c.decode) return "{\"hex\": " + q(hex(*w, c.digits)) + ", \"text\": " + q(c.decode(*w)) + "}";
+  return "{\"hex\": " + q(hex(*w, c.digits)) + "}";
+}
+std::string value_json(const Column& c, CaseView v, std::size_t k) {
+  std::uint32_t words[kSumWords];
+  for (int w = 0; w < c.width; ++w) words[w] = v[c.at + static_cast<int>(k) * c.width + w];
+  return value_json(c, words);
+}
 }  // namespace
 
-std::string json_report(const RunReport& r) {
+std::string mismatch_fields(const Params& p, CaseView in, CaseView e, CaseView g, const CompareOptions& o,
+                            const std::string& file, std::uint64_t line_or_index) {
+  std::string s = "\"location\": ";
+  s += file == "generated" ? "{\"generated\": " + u(line_or_index) + "}"
+                           : "{\"file\": " + q(file) + ", \"line\": " + u(line_or_index) + "}";
+  bool single = true;  // every column holds one value (cast): every result is listed
+  for (const Column& c : p.schema().columns) single &= c.count() == 1;
+  s += ", \"inputs\": {";
+  bool first = true;
+  for (const Column& c : p.schema().columns) {
+    if (c.output()) continue;
+    s += (first ? "" : ", ") + q(c.name) + ": ";
+    first = false;
+    if (c.count() == 1) s += value_json(c, in, 0);
+    else
+      s += "{\"format\": " + (c.format ? q(c.format->name) : std::string("null")) + ", \"shape\": " +
+           q(std::to_string(c.rows) + "x" + std::to_string(c.cols)) + "}";
+  }
+  s += "}, \"results\": [";
+  first = true;
+  auto result = [&](const Column& c, std::size_t k, std::size_t differ) {
+    s += (first ? "" : ", ") + std::string("{\"column\": ") + q(c.name);
+    first = false;
+    if (!single)
+      s += ", \"index\": " + u(k) + ", \"place\": " + q(value_place(p, c, k)) + ", \"differ\": " + u(differ) +
+           ", \"of\": " + u(c.count());
+    s += ", \"got\": " + value_json(c, g, k) + ", \"expected\": " + value_json(c, e, k) + "}";
+  };
+  if (single) {
+    for (const Column& c : p.schema().columns)
+      if (c.output() && (c.role != Role::opt || (o.caps & c.cap))) result(c, 0, 0);
+  } else {
+    for (const ColumnDiff& cd : diff_columns(p, e, g, o)) result(*cd.column, cd.first, cd.count);
+  }
+  return s + "]";
+}
+
+std::string mismatch_json(const Mismatch& m) {
+  return "{\"op\": " + q(m.op) + ", \"label\": " + q(m.label) + ", \"params\": " + q(m.params) + ", \"class\": " +
+         q(m.cls) + ", \"known_departure\": " + (m.is_departure ? q(m.departure) : std::string("null")) +
+         (m.fields.empty() ? std::string() : ", " + m.fields) + ", \"where\": " + q(m.where) + ", \"text\": {\"inputs\": " +
+         q(m.inputs) + ", \"got\": " + q(m.got) + ", \"expected\": " + q(m.expected) + ", \"detail\": " + q(m.detail) + "}}";
+}
+
+void json_report(const RunReport& r, std::FILE* out) {
   std::ostringstream o;
+  auto flush = [&] {
+    const std::string t = o.str();
+    std::fwrite(t.data(), 1, t.size(), out);
+    o.str({});
+  };
   const RunConfig& c = r.cfg;
   o << "{\n  \"numref_conform_report\": 1,\n";
   o << "  \"config\": {\"backend\": " << q(c.backend) << ", \"level\": " << q(level_name(c.level))
@@ -298,14 +372,21 @@ std::string json_report(const RunReport& r) {
         << ", \"cases\": " << st.cases << ", \"passed\": " << st.passed << ", \"failed\": " << st.failed
         << ", \"departures\": " << st.departures << ", \"skipped\": " << st.skipped << ", \"any_nan\": " << st.any_nan << "}";
     }
+    // every mismatch (no --max-errors cap), copied from the spool: one JSON object a line
     o << "],\n     \"mismatches\": [";
-    for (std::size_t i = 0; i < b.mismatches.size(); ++i) {
-      const auto& m = b.mismatches[i];
-      o << (i ? ",\n       " : "\n       ") << "{\"op\": " << q(m.op) << ", \"label\": " << q(m.label)
-        << ", \"params\": " << q(m.params) << ", \"where\": " << q(m.where) << ", \"inputs\": " << q(m.inputs)
-        << ", \"got\": " << q(m.got) << ", \"expected\": " << q(m.expected) << ", \"class\": " << q(m.cls)
-        << ", \"detail\": " << q(m.detail)
-        << ", \"known_departure\": " << (m.is_departure ? q(m.departure) : std::string("null")) << "}";
+    flush();
+    if (b.spool) {
+      std::FILE* sp = b.spool.get();
+      std::rewind(sp);
+      char buf[1 << 16];
+      bool first = true, line_start = true;
+      std::size_t n;
+      while ((n = std::fread(buf, 1, sizeof buf, sp)) > 0)
+        for (std::size_t i = 0; i < n; ++i) {
+          if (line_start) std::fputs(first ? "\n       " : ",\n       ", out), first = false;
+          line_start = buf[i] == '\n';
+          if (!line_start) std::fputc(buf[i], out);
+        }
     }
     o << "]}";
   }
@@ -314,12 +395,12 @@ std::string json_report(const RunReport& r) {
     << ",\n  \"nothing_compared\": " << (r.nothing_compared.empty() ? std::string("null") : q(r.nothing_compared))
     << ",\n  \"summary\": {\"passed\": " << P
     << ", \"failed\": " << F << ", \"skipped\": " << S << ", \"departures\": " << D << ", \"any_nan\": " << A << "}\n}\n";
-  return o.str();
+  flush();
 }
 
 // ---- JUnit XML ---------------------------------------------------------------------------------
 
-std::string junit_report(const RunReport& r) {
+void junit_report(const RunReport& r, std::FILE* out) {
   std::ostringstream body;
   std::uint64_t tests = 0, failures = 0, skipped = 0, errors = 0;
   for (const auto& b : r.backends) {
@@ -368,10 +449,13 @@ std::string junit_report(const RunReport& r) {
         if (s->failed || (r.cfg.strict && s->departures)) {
           body << "\n      <failure message=\"" << s->failed << " of " << s->cases << " cases mismatch\" type=\"mismatch\">";
           for (const auto& m : b.mismatches)
-            if (m.params == s->params && m.where.rfind(s->source, 0) == 0)
+            if (m.params == s->params && m.where.rfind(s->source, 0) == 0 && (!m.is_departure || r.cfg.strict))
               body << xml_escape(m.inputs + " | got " + m.got + " | expected " + m.expected + " | " + m.cls + " | " +
                                  m.where + (m.detail.empty() ? std::string() : " | " + m.detail))
                    << "\n";
+          if (b.mismatches_dropped)
+            body << xml_escape("(" + std::to_string(b.mismatches_dropped) + " mismatches of this backend are not listed "
+                               "here: more than a JUnit file keeps; --report json lists every one)") << "\n";
           body << "</failure>\n    ";
         } else if (s->cases == s->skipped && s->cases > 0) {
           body << "\n      <skipped message=\"not supported by the backend\"/>\n    ";
@@ -396,7 +480,8 @@ std::string junit_report(const RunReport& r) {
   o << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"numref conform\" tests=\"" << tests
     << "\" failures=\"" << failures << "\" errors=\"" << errors << "\" skipped=\"" << skipped << "\">\n"
     << body.str() << "</testsuites>\n";
-  return o.str();
+  const std::string t = o.str();
+  std::fwrite(t.data(), 1, t.size(), out);
 }
 
 }  // namespace numref::conform

@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -286,6 +288,9 @@ JobResult process(Context& c, Backend& b, Job& j) {
         m.expected = std::move(t.expected);
         m.detail = std::move(t.detail);
         m.cls = f.cls;
+        if (c.cfg.report == ReportFormat::json)
+          m.fields = mismatch_fields(p, in, e, g, c.cmp, j.cases ? std::string("generated") : j.source,
+                                     j.cases ? j.first + i : static_cast<std::uint64_t>(j.lines[i]));
         if (dep) {
           m.is_departure = true;
           m.departure = dep->why;
@@ -403,7 +408,20 @@ class Pipeline {
           prog_.finish();
           text_mismatch(text_, m);
         }
-        if (c_.keep_all) c_.rep.mismatches.push_back(std::move(m));
+        if (c_.cfg.report == ReportFormat::json && c_.rep.spool) {
+          // §33.4 every mismatch goes to the report file; spooled on disk (memory bound, §33.3)
+          const std::string line = mismatch_json(m) + "\n";
+          std::fwrite(line.data(), 1, line.size(), c_.rep.spool.get());
+          ++c_.rep.spooled;
+        } else if (c_.cfg.report == ReportFormat::junit) {
+          const std::size_t bytes = m.inputs.size() + m.got.size() + m.expected.size() + m.where.size() + m.params.size() + 64;
+          if (junit_bytes_ + bytes <= kJunitMismatchBytes) {
+            junit_bytes_ += bytes;
+            c_.rep.mismatches.push_back(std::move(m));
+          } else {
+            ++c_.rep.mismatches_dropped;
+          }
+        }
       }
       prog_.advance(r.n);
     }
@@ -418,6 +436,7 @@ class Pipeline {
   std::deque<Job> queue_;
   std::map<std::uint64_t, JobResult> done_;
   std::uint64_t next_seq_ = 0, delivered_ = 0;
+  std::size_t junit_bytes_ = 0;
   bool quit_ = false;
   std::atomic<bool> failed_{false};
 };
@@ -669,6 +688,15 @@ int run_one(const RunConfig& cfg, const std::string& backend_arg, BackendReport&
   }
   rep.opened = true;
   rep.info = backends[0]->info();
+  if (cfg.report == ReportFormat::json) {
+    rep.spool.reset(std::tmpfile(), [](std::FILE* f) { if (f) std::fclose(f); });
+    if (!rep.spool) {
+      rep.error = std::string("cannot create a temporary file for the report's mismatches: ") + std::strerror(errno);
+      rep.error_exit = kExitUsage;
+      std::fprintf(text, "ERROR %s\n", rep.error.c_str());
+      return kExitUsage;
+    }
+  }
   rep.profiles = profiles_for(cfg, rep.info, rep.notes);
   std::string missing;
   for (const auto& [f, sel] : fams) {
@@ -859,9 +887,12 @@ int run_conform(const RunConfig& cfg, std::FILE* text_out) {
   try {
     if (cfg.report != ReportFormat::text) {
       rr.exit_status = status;
-      const std::string doc = cfg.report == ReportFormat::json ? json_report(rr) : junit_report(rr);
-      if (out) out->write(doc);
-      else std::fwrite(doc.data(), 1, doc.size(), stdout);
+      std::FILE* f = out ? out->file() : stdout;
+      if (cfg.report == ReportFormat::json) json_report(rr, f);
+      else junit_report(rr, f);
+      for (const auto& b : rr.backends)
+        if (b.spool && std::ferror(b.spool.get()))
+          throw OutputError("the temporary file of the report's mismatches: read or write failed");
     }
     if (out) out->commit();
   } catch (const OutputError& e) {

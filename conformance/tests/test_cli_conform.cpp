@@ -658,3 +658,47 @@ TEST(ConformCli, APassingRunOfAllBackendsIsShort) {
   EXPECT_TRUE(contains(r.out, "\ncast{s}4 profiles{s}{p}{s}{p}{s}0 ")) << r.out;  // one row per op
   EXPECT_NE(passed_of(r.out), ~0ull) << r.out;
 }
+
+// §33.4 the JSON report lists every mismatch (--max-errors caps the terminal only) with
+// structured fields: location, input codes, got / expected as hex and exact decimal, flags as
+// text, the class; the JUnit report stays valid XML. Checked with Python's json / ElementTree.
+TEST(ConformCli, JsonReportHasEveryMismatchWithStructuredFields) {
+  const fs::path d = temp_dir("structured");
+  const std::string json = (d / "r.json").string(), xml = (d / "r.xml").string();
+  CliRun r = run_numref(conform(broken("tie464")) + " --level 0 --ops cast:f32:f8e4m3fn --max-errors 1 --report json --out '" +
+                        json + "'");
+  EXPECT_EQ(r.status, 1) << r.out;
+  std::ofstream(d / "check.py") << R"PY(
+import json, sys
+r = json.load(open(sys.argv[1]))
+b = r["backends"][0]
+ms = b["mismatches"]
+assert len(ms) == b["summary"]["failed"] > 0, (len(ms), b["summary"])
+assert r["exit_status"] == 1 and r["complete"] is True
+# f32 464 = 0x43e80000 is the tie of f8e4m3fn 448 (7e) and 480 (§6.1): the broken backend answers 7f
+m = next(m for m in ms if m["location"].get("generated") is None)
+assert m["class"] == "tie", m
+assert m["inputs"] == {"x": {"hex": "43e80000", "value": "464"}}, m
+res = {c["column"]: c for c in m["results"]}
+assert res["y"]["got"] == {"hex": "7f", "value": "NaN"}, m
+assert res["y"]["expected"] == {"hex": "7e", "value": "448"}, m
+assert res["flags"]["expected"] == {"hex": "01", "flags": "---x"}, m  # inexact only
+assert m["location"]["file"].endswith(".vec") and m["location"]["line"] > 0, m
+assert any("generated" in m["location"] for m in ms)
+print(len(ms))
+)PY";
+  r = run_sh(std::string(NUMREF_PYTHON) + " '" + (d / "check.py").string() + "' '" + json + "'");
+  EXPECT_EQ(r.status, 0) << r.out;
+  // more mismatches than the terminal showed (one line per suite)
+  const CliRun t = run_numref(conform(broken("tie464")) + " --level 0 --ops cast:f32:f8e4m3fn --max-errors 1");
+  std::size_t lines = 0;
+  for (std::size_t at = t.out.find("\nFAIL "); at != std::string::npos; at = t.out.find("\nFAIL ", at + 1)) ++lines;
+  EXPECT_GT(std::stoul(r.out), lines) << t.out;
+  r = run_numref(conform(broken("tie464")) + " --level 0 --ops cast:f32:f8e4m3fn --max-errors 1 --report junit --out '" + xml + "'");
+  EXPECT_EQ(r.status, 1) << r.out;
+  r = run_sh(std::string(NUMREF_PYTHON) + " -c \"import sys, xml.etree.ElementTree as E; t = E.parse(sys.argv[1]).getroot(); "
+             "assert t.tag == 'testsuites' and int(t.get('failures')) > 0; "
+             "assert sum(f.text.count('x=43e80000') for f in t.iter('failure')) > 1\" '" + xml + "'");
+  EXPECT_EQ(r.status, 0) << r.out;
+  fs::remove_all(d);
+}
