@@ -789,7 +789,8 @@ std::vector<std::string> run_inputs(const RunConfig& cfg, const std::string& vdi
     for (fs::recursive_directory_iterator it(vdir, ec), end; !ec && it != end; it.increment(ec))
       if (it->is_regular_file(ec)) in.push_back(it->path().string());
   }
-  if (cfg.backend != "all" && cfg.backend.rfind("pipe:", 0) != 0) in.push_back(cfg.backend.substr(0, cfg.backend.find('?')));
+  const std::string lib = cfg.backend.substr(0, cfg.backend.find('?'));  // a PATH.so backend (not a built-in name)
+  if (cfg.backend.rfind("pipe:", 0) != 0 && lib.find('/') != std::string::npos) in.push_back(lib);
   return in;
 }
 

@@ -289,9 +289,10 @@ TEST(ConformCli, TamperedVectorsAreRefused) {
   fs::remove_all(d);
 }
 
-// §30.3 a malformed file with a matching MANIFEST entry: the error names file and line.
-TEST(ConformCli, MalformedVectorFileIsRefusedWithFileAndLine) {
-  const fs::path d = temp_dir("malformed");
+// A vector directory whose one file (cast/bad.vec, listed in its MANIFEST) has a malformed
+// case on line 12: the x value 43e8000 has 7 hex digits, not 8.
+namespace {
+void write_malformed_vectors(const fs::path& d) {
   const std::string text =
       "numref-vectors 1\nop cast\nfrom f32\nto f8e4m3fn\nprofile ocp\npolicy " +
       std::string("round=rne overflow=nonsat inf_sat=max nan=payload nan_to_finite=zero e8m0_round=follow "
@@ -300,6 +301,13 @@ TEST(ConformCli, MalformedVectorFileIsRefusedWithFileAndLine) {
   fs::create_directories(d / "cast");
   std::ofstream(d / "cast/bad.vec") << text;
   std::ofstream(d / "MANIFEST") << numref::conform::Sha256::hex(text) << "  cast/bad.vec\n";
+}
+}  // namespace
+
+// §30.3 a malformed file with a matching MANIFEST entry: the error names file and line.
+TEST(ConformCli, MalformedVectorFileIsRefusedWithFileAndLine) {
+  const fs::path d = temp_dir("malformed");
+  write_malformed_vectors(d);
   const CliRun r = run_numref("conform --no-progress --backend reference --level 0 --vectors '" + d.string() + "'");
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_NE(r.out.find("cast/bad.vec:12: column x: value '43e8000' is not 8 hex digits"), std::string::npos) << r.out;
@@ -574,14 +582,7 @@ TEST(ConformCli, NothingComparedIsNotAPass) {
 // carries an error and its JSON "complete": false.
 TEST(ConformCli, StoppedRunsSayIncomplete) {
   const fs::path d = temp_dir("incomplete");
-  const std::string text =
-      "numref-vectors 1\nop cast\nfrom f32\nto f8e4m3fn\nprofile ocp\npolicy " +
-      std::string("round=rne overflow=nonsat inf_sat=max nan=payload nan_to_finite=zero e8m0_round=follow "
-                  "zero_to_nozero=nan negative=nan daz=0 ftz=0 tininess=after int_range=full") +
-      "\ngenerator hand\ncolumns x y flags\ncount 2\nbegin\n43e80000 7e 01\n43e8000 7e 01\nend\n";
-  fs::create_directories(d / "v/cast");
-  std::ofstream(d / "v/cast/bad.vec") << text;
-  std::ofstream(d / "v/MANIFEST") << numref::conform::Sha256::hex(text) << "  cast/bad.vec\n";
+  write_malformed_vectors(d / "v");
   CliRun r = run_numref("conform --no-progress --backend reference --level 0 --ops cast:f32:f8e4m3fn --vectors '" +
                         (d / "v").string() + "' --report junit --out '" + (d / "bad.xml").string() + "'");
   EXPECT_EQ(r.status, 2) << r.out;

@@ -49,7 +49,7 @@ the reason, when the run did not check everything it was asked to.
   --timeout S        seconds a backend may take per batch before it is killed (default 60)
   --no-isolate       load plugins into this process (no crash/hang protection; for debuggers)
   --no-progress      no progress bar / progress lines on stderr
-  --verbose          one summary row per suite
+  --verbose          summary rows per op and profile, and one per suite (default: per op)
   --list-backends    list the built-in backends and exit
 
 exit status: 0 all compared cases passed, 1 mismatches, 2 usage, output or vector-file
