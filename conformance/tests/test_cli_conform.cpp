@@ -597,7 +597,12 @@ TEST(ConformCli, StoppedRunsSayIncomplete) {
     std::ofstream(script) << "NUMREF_BACKEND_DIR='" << NUMREF_BACKEND_DIR << "' '" << NUMREF_CLI
                           << "' conform --no-progress --jobs 2 --backend reference --vectors none --level exhaustive"
                              " --ops cast:f32:f8e4m3fn --profile ocp --report "
-                          << rep << " --out '" << out.string() << "' 2>&1 &\npid=$!\nsleep 3\nkill -INT $pid\nwait $pid\n";
+                          << rep << " --out '" << out.string() << "' >'" << (d / "int.log").string()
+                          << "' 2>&1 &\npid=$!\n"
+                             // the header is printed once the run (and its signal handling) has started
+                             "i=0; until grep -q '^== numref conform' '" << (d / "int.log").string()
+                          << "' || [ $i -ge 300 ]; do sleep 0.2; i=$((i+1)); done\nsleep 1\nkill -INT $pid\nwait $pid\nst=$?\ncat '"
+                          << (d / "int.log").string() << "'\nexit $st\n";
     r = run_sh("sh '" + script.string() + "'");
     EXPECT_EQ(r.status, 130) << r.out;
     EXPECT_TRUE(contains(last_line(r.out), "INTERRUPTED: {n} passed, 0 failed, 0 skipped (interrupted by a signal; "))
