@@ -7,15 +7,18 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include "numref/conform/protocol.hpp"
 #include "numref/conform/util.hpp"
@@ -45,14 +48,167 @@ std::string one_line(const char* s) {
   return o;
 }
 
-std::string status_text(int status) {
+std::string signal_name(int sig) {
+  const char* a = sigabbrev_np(sig);
+  return a ? "SIG" + std::string(a) : "signal " + std::to_string(sig);
+}
+
+// How a backend process ended. A pipe backend runs under /bin/sh -c: a shell that ran the
+// program as its child exits with 128 + N when the program was killed by signal N.
+std::string status_text(int status, bool via_shell = false) {
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
-    const char* name = strsignal(sig);
-    return "killed by signal " + std::to_string(sig) + " (" + (name ? name : "?") + ")";
+    return "killed by " + signal_name(sig) + " (signal " + std::to_string(sig) + ")";
   }
-  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFEXITED(status)) {
+    const int e = WEXITSTATUS(status);
+    if (via_shell && e > 128 && e - 128 < NSIG)
+      return "killed by " + signal_name(e - 128) + " (exit status " + std::to_string(e) + " from /bin/sh)";
+    return "exited with status " + std::to_string(e);
+  }
   return "stopped";
+}
+
+// ---- backend processes: process groups, stop requests (§33.6) --------------------------------
+
+std::atomic<bool> g_stop{false};
+// The process groups of the live backend processes (0 = free slot); read by request_stop().
+constexpr std::size_t kMaxGroups = 1024;
+std::atomic<pid_t> g_groups[kMaxGroups]{};
+static_assert(std::atomic<pid_t>::is_always_lock_free);
+
+void track_group(pid_t g) {
+  for (auto& s : g_groups) {
+    pid_t free = 0;
+    if (s.compare_exchange_strong(free, g)) return;
+  }
+}
+void untrack_group(pid_t g) {
+  for (auto& s : g_groups) {
+    pid_t v = g;
+    if (s.compare_exchange_strong(v, 0)) return;
+  }
+}
+void kill_groups() noexcept {
+  for (auto& s : g_groups)
+    if (const pid_t g = s.load(); g > 0) kill(-g, SIGKILL);
+}
+
+// In a child just forked from the runner (`parent`): its own process group, killed when the
+// runner dies (PR_SET_PDEATHSIG, with the getppid() check for a runner that died before the
+// prctl), default signals, and no copy of the runner's table of groups.
+void in_child(pid_t parent) {
+  setpgid(0, 0);
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(1);
+  for (auto& s : g_groups) s.store(0);
+  signal(SIGPIPE, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
+  signal(SIGINT, SIG_IGN);  // the runner decides when to stop
+}
+
+// Closes every descriptor from 3 up except `a` and `b` (a child keeps no other backend's pipes
+// and no report file of the runner).
+void close_other_fds(int a, int b) {
+  const unsigned lo = static_cast<unsigned>(std::min(a, b)), hi = static_cast<unsigned>(std::max(a, b));
+  if (lo > 3) close_range(3, lo - 1, 0);
+  if (hi > lo + 1) close_range(lo + 1, hi - 1, 0);
+  close_range(hi + 1, ~0u, 0);
+}
+
+// The leader of a pipe backend's process group. /bin/sh may run the program as its own child,
+// which PR_SET_PDEATHSIG does not reach: this process runs the shell as its child, kills the
+// whole group when the runner dies (its death signal, SIGTERM here) and then ends as the shell
+// ended (the same exit status or signal), so that the runner sees the shell's own status.
+extern "C" void kill_own_group(int) { kill(0, SIGKILL); }
+[[noreturn]] void pipe_supervisor(const char* cmd) {
+  struct sigaction sa {};
+  sa.sa_handler = kill_own_group;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTERM, &sa, nullptr);
+  prctl(PR_SET_PDEATHSIG, SIGTERM);  // replaces in_child()'s SIGKILL; the getppid() check was done
+  const pid_t sh = fork();
+  if (sh < 0) _exit(127);
+  if (sh == 0) {
+    signal(SIGTERM, SIG_DFL);
+    execl("/bin/sh", "sh", "-c", cmd, static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  ::close(0);  // the runner sees the end of the backend's output when the shell's side ends
+  ::close(1);
+  int st = 0;
+  while (waitpid(sh, &st, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(st)) {
+    signal(WTERMSIG(st), SIG_DFL);
+    kill(getpid(), WTERMSIG(st));
+  }
+  _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 127);
+}
+
+using Clock = std::chrono::steady_clock;
+
+// A backend process as the runner holds it: the leader of its process group and two pipes.
+struct Child {
+  pid_t pid = -1;
+  int to = -1, from = -1;
+  bool reaped = false;
+  int status = 0;
+
+  void adopt(pid_t p, int to_fd, int from_fd) {
+    pid = p;
+    setpgid(p, p);  // also in the child: whichever runs first
+    track_group(p);
+    to = to_fd;
+    from = from_fd;
+    reaped = false;
+    status = 0;
+  }
+  bool exited() {  // reaps the leader if it has ended
+    if (!reaped && pid > 0 && waitpid(pid, &status, WNOHANG) == pid) reaped = true;
+    return reaped;
+  }
+  // Kills the whole process group (helpers the backend forked included) and reaps the leader;
+  // the leader's own status is kept when it had already ended.
+  void kill_group() {
+    if (pid <= 0) return;
+    kill(-pid, SIGKILL);
+    untrack_group(pid);
+    if (!reaped) waitpid(pid, &status, 0);
+    reaped = true;
+  }
+  // After EOF on its output: the leader's own status if it ends within 200 ms, else killed.
+  void reap_soon() {
+    for (int i = 0; i < 100 && !exited(); ++i) usleep(2000);
+    kill_group();
+  }
+  void close_fds() {
+    if (to >= 0) ::close(to);
+    if (from >= 0) ::close(from);
+    to = from = -1;
+  }
+  // Ends it: `quit` already sent; waits up to `ms` for the leader, then kills the group.
+  void finish(int ms) {
+    close_fds();
+    for (int i = 0; i < ms / 2 && !exited(); ++i) usleep(2000);
+    kill_group();
+    pid = -1;
+  }
+};
+
+enum class Wait { ready, exited, silent, stopped };
+
+// Waits until fd is ready for `events`, the process ends (its pipe may be held open by a
+// helper it forked), `deadline` passes, or a stop is requested. Slices of 50 ms.
+Wait wait_child(Child& c, int fd, short events, Clock::time_point deadline) {
+  while (true) {
+    if (stop_requested()) return Wait::stopped;
+    pollfd p{fd, events, 0};
+    const int r = poll(&p, 1, 50);
+    if (r > 0 || (r < 0 && errno != EINTR)) return Wait::ready;  // a read/write reports an error
+    if (c.exited()) return Wait::exited;
+    if (Clock::now() >= deadline) return Wait::silent;
+  }
 }
 
 // ---- in-process plugin ---------------------------------------------------------------------
@@ -124,30 +280,25 @@ class PluginBackend final : public Backend {
   BackendInfo info_;
 };
 
-// ---- fd helpers ------------------------------------------------------------------------------
-
-using Clock = std::chrono::steady_clock;
-
-// Waits until fd is readable/writable or the deadline passes; false on timeout.
-bool wait_fd(int fd, short events, Clock::time_point deadline) {
-  while (true) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    if (left <= 0) return false;
-    pollfd p{fd, events, 0};
-    const int r = poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000)));
-    if (r > 0) return true;
-    if (r < 0 && errno != EINTR) return true;  // let the read/write report the error
-  }
-}
-
 // ---- isolated plugin: a child process that loads the plugin ------------------------------------
 //
 // Messages (both directions): u32 type-or-status, u32 value, u32 text length, text.
-// Case words travel through a shared anonymous mapping created before fork().
+// Case words travel through a shared anonymous mapping created before fork(): a call of m
+// cases has its inputs at word 0, its outputs after them (the batch layout of Params::shape()
+// for m cases) and then a guard zone of canary words (§33.6 overruns).
 
 enum : std::uint32_t { kMsgSupported = 1, kMsgRun = 2, kMsgQuit = 3 };
 enum : std::uint32_t { kStOk = 0, kStError = 1 };
 constexpr std::size_t kShmBytes = std::size_t{24} << 20;
+constexpr std::size_t kShmWords = kShmBytes / sizeof(std::uint32_t);
+// §33.6 progress: a batch is handed to the plugin in calls of at most this many cases (and
+// about 2^18 words); each answered call is progress, --timeout bounds the silence.
+constexpr std::size_t kCallCases = 1024;
+constexpr std::size_t kCallWords = std::size_t{1} << 18;
+// §33.6 crash bisection: the crashing cases one backend instance isolates before a crash ends
+// its run, as before.
+constexpr int kMaxCrashes = 8;
+constexpr std::uint32_t kCanary = 0xDEADBEEFu;
 
 bool write_all(int fd, const void* p, std::size_t n) {
   const auto* c = static_cast<const char*>(p);
@@ -257,140 +408,273 @@ BackendInfo decode_info(const std::string& s) {
   }
 }
 
+// Copies cases [a, a + m) of a batch of n cases (`words` per case, Params::shape() layout) into
+// a batch of m cases, and back.
+void pack_cases(const std::uint32_t* src, std::size_t n, std::size_t a, std::size_t m, int words, bool case_major,
+                std::uint32_t* dst) {
+  const auto w = static_cast<std::size_t>(words);
+  if (case_major) {
+    std::memcpy(dst, src + a * w, m * w * sizeof(std::uint32_t));
+    return;
+  }
+  for (std::size_t k = 0; k < w; ++k) std::memcpy(dst + k * m, src + k * n + a, m * sizeof(std::uint32_t));
+}
+void unpack_cases(const std::uint32_t* src, std::size_t m, std::size_t n, std::size_t a, int words, bool case_major,
+                  std::uint32_t* dst) {
+  const auto w = static_cast<std::size_t>(words);
+  if (case_major) {
+    std::memcpy(dst + a * w, src, m * w * sizeof(std::uint32_t));
+    return;
+  }
+  for (std::size_t k = 0; k < w; ++k) std::memcpy(dst + k * n + a, src + k * m, m * sizeof(std::uint32_t));
+}
+
 class IsolatedBackend final : public Backend {
  public:
-  IsolatedBackend(const std::string& path, const std::string& args, double timeout_s) : timeout_s_(timeout_s) {
+  IsolatedBackend(const std::string& path, const std::string& args, const std::string& display, double timeout_s)
+      : path_(path), args_(args), display_(display), timeout_s_(timeout_s) {
     shm_ = mmap(nullptr, kShmBytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (shm_ == MAP_FAILED) throw BackendError(Kind::load, "mmap of the shared batch buffer failed");
-    int down[2], up[2];
-    if (pipe(down) != 0 || pipe(up) != 0) throw BackendError(Kind::load, "pipe() failed");
-    std::fflush(nullptr);
-    pid_ = fork();
-    if (pid_ < 0) throw BackendError(Kind::load, "fork() failed");
-    if (pid_ == 0) {
-      ::close(down[1]);
-      ::close(up[0]);
-      dup2(2, 1);  // a chatty plugin must not write into the runner's report
-      signal(SIGPIPE, SIG_DFL);
-      signal(SIGINT, SIG_IGN);  // the runner decides when to stop
-      child_main(down[0], up[1], shm_, path, args);
-    }
-    ::close(down[0]);
-    ::close(up[1]);
-    to_ = down[1];
-    from_ = up[0];
-    std::uint32_t st, val;
-    std::string text;
-    receive(st, val, text, "loading " + path);
-    if (st != kStOk) {
-      const Kind k = val <= static_cast<std::uint32_t>(Kind::unavailable) ? static_cast<Kind>(val) : Kind::load;
-      throw BackendError(k, text);
-    }
-    info_ = decode_info(text);
+    info_ = spawn();
     info_.kind = "plugin";
     info_.location = path;
   }
 
   ~IsolatedBackend() override {
-    if (pid_ > 0) {
-      if (alive_) send_msg(to_, kMsgQuit, 0, "");
-      ::close(to_);
-      ::close(from_);
-      // give it a moment, then make sure it is gone
-      for (int i = 0; i < 50 && alive_; ++i) {
-        int status;
-        if (waitpid(pid_, &status, WNOHANG) == pid_) {
-          alive_ = false;
-          break;
-        }
-        usleep(2000);
-      }
-      if (alive_) {
-        kill(pid_, SIGKILL);
-        waitpid(pid_, nullptr, 0);
-      }
-    }
+    shutdown();
     if (shm_ && shm_ != MAP_FAILED) munmap(shm_, kShmBytes);
   }
 
   const BackendInfo& info() const override { return info_; }
+  const std::vector<CaseFault>& faults() const override { return faults_; }
 
   std::size_t max_batch(Shape s) const override {
-    return std::max<std::size_t>(1, kShmBytes / (static_cast<std::size_t>(s.in + s.out) * sizeof(std::uint32_t)));
+    // a call's words and its guard zone (twice its outputs) fit the shared buffer
+    return std::max<std::size_t>(1, kShmWords / (static_cast<std::size_t>(s.in) + 3 * static_cast<std::size_t>(s.out) + 1));
   }
 
   bool supported(const Params& p) override {
-    request(kMsgSupported, 0, p);
+    const std::string what = "the support query for " + std::string(p.family().name()) + " " + p.label();
+    request(kMsgSupported, 0, p, what);
     std::uint32_t st, val;
     std::string text;
-    receive(st, val, text, "the support query for " + std::string(p.family().name()) + " " + p.label());
+    if (!receive(st, val, text, what)) died(what);
     if (st != kStOk) throw BackendError(static_cast<Kind>(std::min<std::uint32_t>(val, 6)), text);
     return val == 1;
   }
 
   void run(const Params& p, std::size_t n, const std::uint32_t* in, std::uint32_t* out) override {
+    faults_.clear();
     const Shape s = p.shape();
-    if (n > max_batch(s)) throw BackendError(Kind::error, "batch too large for the shared buffer");
-    auto* buf = static_cast<std::uint32_t*>(shm_);
-    std::memcpy(buf, in, n * static_cast<std::size_t>(s.in) * sizeof(std::uint32_t));
-    request(kMsgRun, static_cast<std::uint32_t>(n), p);
-    std::uint32_t st, val;
-    std::string text;
-    receive(st, val, text,
-            "a batch of " + std::to_string(n) + " cases of " + std::string(p.family().name()) + " " + p.label());
-    if (st != kStOk) throw BackendError(static_cast<Kind>(std::min<std::uint32_t>(val, 6)), text);
-    std::memcpy(out, buf + n * static_cast<std::size_t>(s.in), n * static_cast<std::size_t>(s.out) * sizeof(std::uint32_t));
+    const std::size_t words = static_cast<std::size_t>(std::max(1, s.in + s.out));
+    const std::size_t m = std::max<std::size_t>(1, std::min(kCallCases, kCallWords / words));
+    for (std::size_t a = 0; a < n; a += m) run_range(p, n, in, out, a, std::min(m, n - a));
   }
 
  private:
-  void request(std::uint32_t type, std::uint32_t n, const Params& p) {
-    if (!alive_) throw BackendError(Kind::crash, "the backend process is gone");
-    if (!send_msg(to_, type, n, std::string(p.family().name()) + "\n" + p.text())) died("sending a request");
+  std::string who() const { return info_.name.empty() ? display_ : info_.name; }
+
+  // Starts a backend process and reads its answer to loading the plugin (its identity).
+  BackendInfo spawn() {
+    if (stop_requested()) interrupted("loading " + path_);
+    int down[2], up[2];
+    if (pipe2(down, O_CLOEXEC) != 0) throw BackendError(Kind::load, "pipe() failed");
+    if (pipe2(up, O_CLOEXEC) != 0) {
+      ::close(down[0]);
+      ::close(down[1]);
+      throw BackendError(Kind::load, "pipe() failed");
+    }
+    std::fflush(nullptr);
+    const pid_t parent = getpid();
+    const pid_t pid = fork();
+    if (pid < 0) throw BackendError(Kind::load, "fork() failed");
+    if (pid == 0) {
+      in_child(parent);
+      close_other_fds(down[0], up[1]);
+      dup2(2, 1);  // a chatty plugin must not write into the runner's report
+      child_main(down[0], up[1], shm_, path_, args_);
+    }
+    ::close(down[0]);
+    ::close(up[1]);
+    c_.adopt(pid, down[1], up[0]);
+    std::uint32_t st, val;
+    std::string text;
+    const std::string what = "loading " + path_;
+    if (!receive(st, val, text, what)) died(what);
+    if (st != kStOk) {
+      const Kind k = val <= static_cast<std::uint32_t>(Kind::unavailable) ? static_cast<Kind>(val) : Kind::load;
+      throw BackendError(k, text);
+    }
+    return decode_info(text);
   }
 
-  void receive(std::uint32_t& st, std::uint32_t& val, std::string& text, const std::string& what) {
+  void shutdown() {
+    if (c_.pid <= 0) return;
+    if (!c_.reaped) send_msg(c_.to, kMsgQuit, 0, "");
+    c_.finish(100);
+  }
+
+  // A fresh backend process in place of one that crashed (or, bisecting, of a used one).
+  void respawn() {
+    shutdown();
+    (void)spawn();
+  }
+
+  void request(std::uint32_t type, std::uint32_t n, const Params& p, const std::string& what) {
+    if (c_.reaped) died(what);
+    if (!send_msg(c_.to, type, n, std::string(p.family().name()) + "\n" + p.text())) died(what);
+  }
+
+  // One message; false when the process ended (c_.status). Throws on silence and on a stop.
+  bool receive(std::uint32_t& st, std::uint32_t& val, std::string& text, const std::string& what) {
     const auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<long long>(timeout_s_ * 1000));
     std::uint32_t h[3];
-    if (!read_deadline(h, sizeof h, deadline, what)) died(what);
+    if (!read_deadline(h, sizeof h, deadline, what)) return false;
     st = h[0];
     val = h[1];
     text.resize(h[2]);
-    if (h[2] && !read_deadline(text.data(), h[2], deadline, what)) died(what);
+    return h[2] == 0 || read_deadline(text.data(), h[2], deadline, what);
   }
 
   bool read_deadline(void* p, std::size_t n, Clock::time_point deadline, const std::string& what) {
     auto* c = static_cast<char*>(p);
     while (n > 0) {
-      if (!wait_fd(from_, POLLIN, deadline)) {
-        kill(pid_, SIGKILL);
-        waitpid(pid_, nullptr, 0);
-        alive_ = false;
-        throw BackendError(Kind::timeout, info_.name + ": no answer within " + fmt_duration(timeout_s_) +
-                                              " (m:ss) during " + what + "; the backend process was killed");
+      switch (wait_child(c_, c_.from, POLLIN, deadline)) {
+        case Wait::stopped: interrupted(what);
+        case Wait::silent:
+          c_.kill_group();
+          throw BackendError(Kind::timeout, who() + ": no answer within " + fmt_duration(timeout_s_) +
+                                                " (m:ss) during " + what + "; the backend process was killed");
+        case Wait::exited:  // its pipe is held open by a process it forked
+          c_.kill_group();
+          return false;
+        case Wait::ready: break;
       }
-      const ssize_t r = ::read(from_, c, n);
+      const ssize_t r = ::read(c_.from, c, n);
       if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) return false;
+      if (r <= 0) {
+        c_.reap_soon();
+        return false;
+      }
       c += r;
       n -= static_cast<std::size_t>(r);
     }
     return true;
   }
 
-  [[noreturn]] void died(const std::string& what) {
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    alive_ = false;
-    throw BackendError(Kind::crash, (info_.name.empty() ? std::string("backend") : info_.name) +
-                                        ": the backend process " + status_text(status) + " during " + what);
+  [[noreturn]] void interrupted(const std::string& what) {
+    c_.kill_group();
+    throw BackendError(Kind::interrupted, who() + ": interrupted during " + what + "; the backend process was killed");
   }
 
+  [[noreturn]] void died(const std::string& what) {
+    c_.kill_group();
+    if (stop_requested()) interrupted(what);
+    throw BackendError(Kind::crash, who() + ": the backend process " + status_text(c_.status) + " during " + what);
+  }
+
+  static std::string call_text(const Params& p, std::size_t n, std::size_t a, std::size_t m) {
+    std::string t = "a batch of " + std::to_string(n) + " cases of " + std::string(p.family().name()) + " " + p.label();
+    if (m < n) t += " (a call with its cases " + std::to_string(a) + " to " + std::to_string(a + m - 1) + ")";
+    return t;
+  }
+
+  // Runs cases [a, a + m) of the batch in one call; the leader's wait status if the process
+  // died in it (the group is killed). Throws for every other failure.
+  std::optional<int> call(const Params& p, std::size_t n, const std::uint32_t* in, std::uint32_t* out, std::size_t a,
+                          std::size_t m) {
+    const Shape s = p.shape();
+    const std::string what = call_text(p, n, a, m);
+    auto* buf = static_cast<std::uint32_t*>(shm_);
+    const std::size_t in_w = m * static_cast<std::size_t>(s.in), out_w = m * static_cast<std::size_t>(s.out);
+    if (in_w + out_w > kShmWords) throw BackendError(Kind::error, "batch too large for the shared buffer");
+    pack_cases(in, n, a, m, s.in, s.case_major, buf);
+    sent_.assign(buf, buf + in_w);
+    std::uint32_t* guard = buf + in_w + out_w;
+    const std::size_t guard_w = std::min(2 * out_w + 64, kShmWords - in_w - out_w);
+    std::fill(guard, guard + guard_w, kCanary);
+    if (c_.reaped || !send_msg(c_.to, kMsgRun, static_cast<std::uint32_t>(m), std::string(p.family().name()) + "\n" + p.text())) {
+      c_.kill_group();
+      if (stop_requested()) interrupted(what);
+      return c_.status;
+    }
+    std::uint32_t st, val;
+    std::string text;
+    if (!receive(st, val, text, what)) {
+      if (stop_requested()) interrupted(what);
+      return c_.status;
+    }
+    if (st != kStOk) throw BackendError(static_cast<Kind>(std::min<std::uint32_t>(val, 6)), text);
+    // §33.6 overruns: the guard zone after the outputs and the inputs are as the runner wrote them
+    const auto bad = std::find_if(guard, guard + guard_w, [](std::uint32_t w) { return w != kCanary; });
+    if (bad != guard + guard_w)
+      throw BackendError(Kind::error, who() + ": wrote past the end of its output buffer (word " +
+                                          std::to_string(out_w + static_cast<std::size_t>(bad - guard)) + " of an output buffer of " +
+                                          std::to_string(out_w) + " words) during " + what);
+    if (!std::equal(sent_.begin(), sent_.end(), buf))
+      throw BackendError(Kind::error, who() + ": wrote into its input buffer (read-only) during " + what);
+    unpack_cases(buf + in_w, m, n, a, s.out, s.case_major, out);
+    return std::nullopt;
+  }
+
+  void run_range(const Params& p, std::size_t n, const std::uint32_t* in, std::uint32_t* out, std::size_t a,
+                 std::size_t m) {
+    const std::optional<int> st = call(p, n, in, out, a, m);
+    if (!st) return;
+    const std::string what = call_text(p, n, a, m);
+    const std::string crash = who() + ": the backend process " + status_text(*st) + " during " + what;
+    if (crashes_ >= kMaxCrashes)
+      throw BackendError(Kind::crash, crash + " (" + std::to_string(kMaxCrashes) +
+                                          " crashing cases already isolated: no more bisection)");
+    respawn();
+    const std::optional<int> again = call(p, n, in, out, a, m);
+    if (!again)
+      throw BackendError(Kind::crash, crash + "; the same call runs in a fresh process: the crash depends on earlier calls");
+    respawn();
+    bisect(p, n, in, out, a, m, *again);
+  }
+
+  // §33.6 [a, a + m) crashes a fresh process: halves in fresh processes until one case (or the
+  // smallest batch that crashes) is found; at most 2 * ceil(log2 m) processes.
+  void bisect(const Params& p, std::size_t n, const std::uint32_t* in, std::uint32_t* out, std::size_t a,
+              std::size_t m, int status) {
+    if (m == 1) {
+      fault(a, 1, status);
+      return;
+    }
+    const std::size_t h = m / 2;
+    if (const auto sa = call(p, n, in, out, a, h)) {
+      respawn();
+      bisect(p, n, in, out, a, h, *sa);
+      run_range(p, n, in, out, a + h, m - h);
+      return;
+    }
+    respawn();
+    if (const auto sb = call(p, n, in, out, a + h, m - h)) {
+      respawn();
+      bisect(p, n, in, out, a + h, m - h, *sb);
+      return;
+    }
+    fault(a, m, status);  // neither half crashes alone
+  }
+
+  void fault(std::size_t a, std::size_t m, int status) {
+    ++crashes_;
+    std::string what = "crash: ";
+    what += WIFSIGNALED(status) ? signal_name(WTERMSIG(status)) : status_text(status);
+    if (m > 1) what += " (in a call of cases " + std::to_string(a) + " to " + std::to_string(a + m - 1) + " together; no half crashes alone)";
+    for (std::size_t k = a; k < a + m; ++k) faults_.push_back({k, what});
+    std::sort(faults_.begin(), faults_.end(), [](const CaseFault& x, const CaseFault& y) { return x.index < y.index; });
+  }
+
+  std::string path_, args_, display_;
   double timeout_s_;
   void* shm_ = nullptr;
-  pid_t pid_ = -1;
-  int to_ = -1, from_ = -1;
-  bool alive_ = true;
+  Child c_;
   BackendInfo info_;
+  std::vector<std::uint32_t> sent_;
+  std::vector<CaseFault> faults_;
+  int crashes_ = 0;
 };
 
 // ---- pipe backend ------------------------------------------------------------------------------
@@ -401,34 +685,32 @@ class PipeBackend final : public Backend {
     info_.kind = "pipe";
     info_.location = cmd;
     int in[2], out[2];
-    if (pipe(in) != 0 || pipe(out) != 0) throw BackendError(Kind::load, "pipe() failed");
-    std::fflush(nullptr);
-    pid_ = fork();
-    if (pid_ < 0) throw BackendError(Kind::load, "fork() failed");
-    if (pid_ == 0) {
-      setpgid(0, 0);
-      dup2(in[0], 0);
-      dup2(out[1], 1);
+    if (pipe2(in, O_CLOEXEC) != 0) throw BackendError(Kind::load, "pipe() failed");
+    if (pipe2(out, O_CLOEXEC) != 0) {
       ::close(in[0]);
       ::close(in[1]);
-      ::close(out[0]);
-      ::close(out[1]);
-      signal(SIGPIPE, SIG_DFL);
-      signal(SIGINT, SIG_IGN);
-      execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
+      throw BackendError(Kind::load, "pipe() failed");
     }
-    setpgid(pid_, pid_);
+    std::fflush(nullptr);
+    const pid_t parent = getpid();
+    const pid_t pid = fork();
+    if (pid < 0) throw BackendError(Kind::load, "fork() failed");
+    if (pid == 0) {
+      in_child(parent);
+      dup2(in[0], 0);  // dup2 clears O_CLOEXEC on 0 and 1
+      dup2(out[1], 1);
+      close_range(3, ~0u, 0);
+      pipe_supervisor(cmd.c_str());
+    }
     ::close(in[0]);
     ::close(out[1]);
-    to_ = in[1];
-    from_ = out[0];
-    fcntl(to_, F_SETFL, fcntl(to_, F_GETFL) | O_NONBLOCK);
-    fcntl(from_, F_SETFL, fcntl(from_, F_GETFL) | O_NONBLOCK);
-    const auto deadline = Clock::now() + ms(timeout_s_);
+    c_.adopt(pid, in[1], out[0]);
+    fcntl(c_.to, F_SETFL, fcntl(c_.to, F_GETFL) | O_NONBLOCK);
+    fcntl(c_.from, F_SETFL, fcntl(c_.from, F_GETFL) | O_NONBLOCK);
+    progress();
     std::string line;
     try {
-      transfer("numref-pipe " + std::to_string(kPipeProtocolVersion) + "\n", deadline, "the greeting");
+      transfer("numref-pipe " + std::to_string(kPipeProtocolVersion) + "\n", "the greeting");
     } catch (const BackendError&) {
       // A program that wrote something and exited before reading the greeting: judge what
       // it wrote (a wrong greeting is a protocol error, not just an exit).
@@ -442,7 +724,7 @@ class PipeBackend final : public Backend {
       throw;
     }
     try {
-      next_line(line, deadline, "the greeting");
+      next_line(line, "the greeting");
       const PipeHello h = parse_pipe_hello(line);
       info_.name = h.name;
       info_.version = h.version;
@@ -451,7 +733,7 @@ class PipeBackend final : public Backend {
       info_.flags = h.flags;
       info_.counts = h.counts;
       while (true) {
-        next_line(line, deadline, "the greeting");
+        next_line(line, "the greeting");
         if (parse_pipe_preamble(line, info_.departures)) break;
       }
     } catch (const ProtocolError& e) {
@@ -461,25 +743,12 @@ class PipeBackend final : public Backend {
   }
 
   ~PipeBackend() override {
-    if (pid_ > 0) {
-      if (alive_) {
-        const std::string q = "quit\n";
-        (void)::write(to_, q.data(), q.size());
-      }
-      ::close(to_);
-      ::close(from_);
-      for (int i = 0; i < 100 && alive_; ++i) {
-        if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
-          alive_ = false;
-          break;
-        }
-        usleep(5000);
-      }
-      if (alive_) {
-        kill(-pid_, SIGKILL);
-        waitpid(pid_, nullptr, 0);
-      }
+    if (c_.pid <= 0) return;
+    if (!c_.reaped) {
+      const std::string q = "quit\n";
+      (void)::write(c_.to, q.data(), q.size());
     }
+    c_.finish(500);
   }
 
   const BackendInfo& info() const override { return info_; }
@@ -490,11 +759,11 @@ class PipeBackend final : public Backend {
   }
 
   bool supported(const Params& p) override {
-    const auto deadline = Clock::now() + ms(timeout_s_);
+    progress();
     const std::string what = "the support query for " + std::string(p.family().name()) + " " + p.label();
-    transfer("supports " + std::string(p.family().name()) + " " + p.pipe_params() + "\n", deadline, what);
+    transfer("supports " + std::string(p.family().name()) + " " + p.pipe_params() + "\n", what);
     std::string line;
-    next_line(line, deadline, what);
+    next_line(line, what);
     try {
       return parse_pipe_supports(line);
     } catch (const ProtocolError& e) {
@@ -503,7 +772,7 @@ class PipeBackend final : public Backend {
   }
 
   void run(const Params& p, std::size_t n, const std::uint32_t* in, std::uint32_t* out) override {
-    const auto deadline = Clock::now() + ms(timeout_s_);
+    progress();
     const std::string what =
         "a batch of " + std::to_string(n) + " cases of " + std::string(p.family().name()) + " " + p.label();
     std::string req = "run " + std::string(p.family().name()) + " " + std::to_string(n) + " " + p.pipe_params() + "\n";
@@ -516,9 +785,9 @@ class PipeBackend final : public Backend {
     }
     PipeBatchParser parser(p, n, info_.reports(p), out);
     try {
-      transfer(req, deadline, what, &parser);
+      transfer(req, what, &parser);
       while (true) {
-        next_line(line, deadline, what);
+        next_line(line, what);
         if (parser.feed(line)) break;
       }
     } catch (const ProtocolError& e) {
@@ -529,21 +798,25 @@ class PipeBackend final : public Backend {
   }
 
  private:
-  static std::chrono::milliseconds ms(double s) { return std::chrono::milliseconds(static_cast<long long>(s * 1000)); }
+  std::string who() const { return info_.name.empty() ? info_.location : info_.name; }
+  // §33.6 progress of a pipe backend: any byte it reads or writes.
+  void progress() { silent_after_ = Clock::now() + std::chrono::milliseconds(static_cast<long long>(timeout_s_ * 1000)); }
 
   // Writes `data` while reading whatever the backend writes meanwhile (so that neither
   // side blocks on a full pipe); complete lines read are fed to `parser` if given, else
   // kept for next_line().
-  void transfer(const std::string& data, Clock::time_point deadline, const std::string& what,
-                PipeBatchParser* parser = nullptr) {
+  void transfer(const std::string& data, const std::string& what, PipeBatchParser* parser = nullptr) {
     std::size_t off = 0;
     while (off < data.size()) {
-      pollfd fds[2] = {{to_, POLLOUT, 0}, {from_, POLLIN, 0}};
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-      if (left <= 0) timeout(what);
-      const int r = poll(fds, 2, static_cast<int>(std::min<long long>(left, 1000)));
+      if (stop_requested()) interrupted(what);
+      if (Clock::now() >= silent_after_) timeout(what);
+      pollfd fds[2] = {{c_.to, POLLOUT, 0}, {c_.from, POLLIN, 0}};
+      const int r = poll(fds, 2, 50);
       if (r < 0 && errno != EINTR) died(what);
-      if (r <= 0) continue;
+      if (r <= 0) {
+        if (c_.exited()) died(what);
+        continue;
+      }
       if (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) {
         if (!fill_buffer()) died(what);
         if (parser) {
@@ -554,10 +827,11 @@ class PipeBackend final : public Backend {
       }
       if (fds[0].revents & (POLLERR | POLLHUP)) died(what);
       if (fds[0].revents & POLLOUT) {
-        const ssize_t w = ::write(to_, data.data() + off, data.size() - off);
+        const ssize_t w = ::write(c_.to, data.data() + off, data.size() - off);
         if (w < 0 && (errno == EAGAIN || errno == EINTR)) continue;
         if (w <= 0) died(what);
         off += static_cast<std::size_t>(w);
+        progress();
       }
     }
   }
@@ -565,9 +839,10 @@ class PipeBackend final : public Backend {
   bool fill_buffer() {
     char tmp[65536];
     while (true) {
-      const ssize_t r = ::read(from_, tmp, sizeof tmp);
+      const ssize_t r = ::read(c_.from, tmp, sizeof tmp);
       if (r > 0) {
         buf_.append(tmp, static_cast<std::size_t>(r));
+        progress();
         if (r < static_cast<ssize_t>(sizeof tmp)) return true;
         continue;
       }
@@ -590,41 +865,38 @@ class PipeBackend final : public Backend {
     return true;
   }
 
-  void next_line(std::string& line, Clock::time_point deadline, const std::string& what) {
+  void next_line(std::string& line, const std::string& what) {
     while (!take_line(line)) {
-      if (!wait_fd(from_, POLLIN, deadline)) timeout(what);
+      switch (wait_child(c_, c_.from, POLLIN, silent_after_)) {
+        case Wait::stopped: interrupted(what);
+        case Wait::silent: timeout(what);
+        case Wait::exited: died(what);
+        case Wait::ready: break;
+      }
       if (!fill_buffer()) died(what);
     }
   }
 
   [[noreturn]] void timeout(const std::string& what) {
-    kill(-pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-    alive_ = false;
-    throw BackendError(Kind::timeout, (info_.name.empty() ? info_.location : info_.name) + ": no answer within " +
-                                          fmt_duration(timeout_s_) + " (m:ss) during " + what +
-                                          "; the backend process was killed");
+    c_.kill_group();
+    throw BackendError(Kind::timeout, who() + ": no answer within " + fmt_duration(timeout_s_) + " (m:ss) during " +
+                                          what + "; the backend process was killed");
+  }
+
+  [[noreturn]] void interrupted(const std::string& what) {
+    c_.kill_group();
+    throw BackendError(Kind::interrupted, who() + ": interrupted during " + what + "; the backend process was killed");
   }
 
   [[noreturn]] void died(const std::string& what) {
-    int status = 0;
-    // the process may still be running with its stdout closed: stop it
-    if (waitpid(pid_, &status, WNOHANG) == 0) {
-      usleep(20000);
-      if (waitpid(pid_, &status, WNOHANG) == 0) {
-        kill(-pid_, SIGKILL);
-        waitpid(pid_, &status, 0);
-      }
-    }
-    alive_ = false;
-    throw BackendError(Kind::crash, (info_.name.empty() ? info_.location : info_.name) + ": the pipe backend " +
-                                        status_text(status) + " during " + what);
+    c_.reap_soon();  // the process may still be running with its stdout closed: stopped
+    if (stop_requested()) interrupted(what);
+    throw BackendError(Kind::crash, who() + ": the pipe backend " + status_text(c_.status, true) + " during " + what);
   }
 
   double timeout_s_;
-  pid_t pid_ = -1;
-  int to_ = -1, from_ = -1;
-  bool alive_ = true;
+  Child c_;
+  Clock::time_point silent_after_;
   std::string buf_;
   std::size_t scan_ = 0;
   BackendInfo info_;
@@ -643,6 +915,13 @@ std::string lib_name(const std::string& name) {
 }
 
 }  // namespace
+
+void request_stop() noexcept {
+  if (g_stop.exchange(true)) _exit(130);  // §33.7 a second request: at once (the groups were killed)
+  kill_groups();
+}
+bool stop_requested() noexcept { return g_stop.load(); }
+void clear_stop() noexcept { g_stop.store(false); }
 
 std::string backend_dir() {
   if (const char* e = std::getenv("NUMREF_BACKEND_DIR"); e && *e) return e;
@@ -713,7 +992,7 @@ std::unique_ptr<Backend> open_plugin_in_process(const std::string& path, const s
 
 std::unique_ptr<Backend> open_backend(const BackendSpec& spec, const OpenOptions& opt) {
   if (spec.kind == BackendSpec::Kind::pipe) return std::make_unique<PipeBackend>(spec.target, opt.timeout_s);
-  if (opt.isolate) return std::make_unique<IsolatedBackend>(spec.target, spec.args, opt.timeout_s);
+  if (opt.isolate) return std::make_unique<IsolatedBackend>(spec.target, spec.args, spec.display, opt.timeout_s);
   return open_plugin_in_process(spec.target, spec.args);
 }
 

@@ -91,10 +91,46 @@ void OutputFile::commit() {
   rename_into_place();
 }
 
+namespace {
+// What same_file() compares, computed once per path: the device and inode of an existing
+// file, and the lexically normalised absolute path.
+struct FileKey {
+  bool exists = false;
+  dev_t dev{};
+  ino_t ino{};
+  fs::path norm;
+};
+FileKey file_key(const std::string& p) {
+  FileKey k;
+  struct stat st {};
+  if (::stat(p.c_str(), &st) == 0) {
+    k.exists = true;
+    k.dev = st.st_dev;
+    k.ino = st.st_ino;
+  }
+  std::error_code ec;
+  k.norm = fs::absolute(p, ec).lexically_normal();
+  return k;
+}
+bool same_key(const FileKey& a, const FileKey& b) {
+  if (a.exists && b.exists) return a.dev == b.dev && a.ino == b.ino;
+  return a.norm == b.norm;
+}
+}  // namespace
+
+struct OutputSet::Key : FileKey {};
+
+OutputSet::OutputSet() = default;
+OutputSet::~OutputSet() = default;
+
 OutputFile& OutputSet::add(const std::string& path) {
-  for (const auto& f : files_)
-    if (same_file(f->path(), path)) throw OutputError(path + ": named twice as an output");
+  // same_file() against every earlier output, with each path's key computed once (a set of
+  // hundreds of files, as `numref vectors generate` writes, stays linear in stat calls).
+  Key k{file_key(path)};
+  for (std::size_t i = 0; i < files_.size(); ++i)
+    if (same_key(keys_[i], k)) throw OutputError(path + ": named twice as an output");
   files_.push_back(std::make_unique<OutputFile>(path));
+  keys_.push_back(std::move(k));
   return *files_.back();
 }
 

@@ -275,7 +275,7 @@ std::string value_json(const Column& c, CaseView v, std::size_t k) {
 }  // namespace
 
 std::string mismatch_fields(const Params& p, CaseView in, CaseView e, CaseView g, const CompareOptions& o,
-                            const std::string& file, std::uint64_t line_or_index) {
+                            const std::string& file, std::uint64_t line_or_index, const std::string& crash) {
   std::string s = "\"location\": ";
   s += file == "generated" ? "{\"generated\": " + u(line_or_index) + "}"
                            : "{\"file\": " + q(file) + ", \"line\": " + u(line_or_index) + "}";
@@ -292,6 +292,7 @@ std::string mismatch_fields(const Params& p, CaseView in, CaseView e, CaseView g
       s += "{\"format\": " + (c.format ? q(c.format->name) : std::string("null")) + ", \"shape\": " +
            q(std::to_string(c.rows) + "x" + std::to_string(c.cols)) + "}";
   }
+  if (!crash.empty()) return s + "}, \"crash\": " + q(crash) + ", \"results\": []";
   s += "}, \"results\": [";
   first = true;
   auto result = [&](const Column& c, std::size_t k, std::size_t differ) {

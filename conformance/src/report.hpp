@@ -30,9 +30,10 @@ struct Mismatch {
 // the generated case's index), "inputs" (each single-value input column: hex code and exact
 // value; a tensor input: format and shape) and "results" (each compared output column of a
 // scalar case, each differing column of a tensor case: where, how many values differ, got
-// and expected as hex, exact decimal value, flags as text).
+// and expected as hex, exact decimal value, flags as text). A case that crashed the backend
+// (§33.6, `crash` = what happened) has no results but "crash".
 std::string mismatch_fields(const Params& p, CaseView in, CaseView expected, CaseView got, const CompareOptions& o,
-                            const std::string& file, std::uint64_t line_or_index);
+                            const std::string& file, std::uint64_t line_or_index, const std::string& crash = {});
 
 struct BackendReport {
   std::string display;  // as given to --backend

@@ -42,8 +42,7 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-std::atomic<bool> g_stop{false};
-extern "C" void on_signal(int) { g_stop.store(true); }
+extern "C" void on_signal(int) { request_stop(); }  // §33.6 (backend.hpp)
 
 constexpr std::size_t kBatch = 32768;
 // A batch also holds at most this many words of input and output per case array
@@ -234,14 +233,17 @@ JobResult process(Context& c, Backend& b, Job& j) {
     }
     std::vector<std::uint32_t> got(j.n * static_cast<std::size_t>(s.out), 0);
     b.run(p, j.n, j.in.data(), got.data());
+    const std::vector<CaseFault>& faults = b.faults();  // §33.6 cases that crashed the backend
+    auto fault = faults.begin();
     const std::string op(p.family().name());
     const std::string formats = p.formats();
     const std::size_t outw = static_cast<std::size_t>(s.out);
     for (std::size_t i = 0; i < j.n; ++i) {
+      const CaseFault* crashed = fault != faults.end() && fault->index == i ? &*fault++ : nullptr;
       // Fast path: every output word identical is a pass for every family.
-      bool same = true;
+      bool same = !crashed;
       if (s.case_major)
-        same = std::equal(j.exp.begin() + static_cast<std::ptrdiff_t>(i * outw),
+        same = !crashed && std::equal(j.exp.begin() + static_cast<std::ptrdiff_t>(i * outw),
                           j.exp.begin() + static_cast<std::ptrdiff_t>((i + 1) * outw),
                           got.begin() + static_cast<std::ptrdiff_t>(i * outw));
       else
@@ -252,7 +254,7 @@ JobResult process(Context& c, Backend& b, Job& j) {
       }
       const CaseView in = case_view(j.in.data(), j.n, i, s, s.in), e = case_view(j.exp.data(), j.n, i, s, s.out),
                      g = case_view(got.data(), j.n, i, s, s.out);
-      const Finding f = compare(p, in, e, g, c.cmp);
+      const Finding f = crashed ? Finding{Outcome::fail, "crash"} : compare(p, in, e, g, c.cmp);
       if (f.outcome == Outcome::pass) {
         ++r.passed;
         continue;
@@ -263,7 +265,7 @@ JobResult process(Context& c, Backend& b, Job& j) {
       }
       const Departure* dep = nullptr;
       for (const auto& d : b.info().departures)
-        if (d.matches(op, formats, p.profile(), f.cls)) {
+        if (!crashed && d.matches(op, formats, p.profile(), f.cls)) {
           dep = &d;
           break;
         }
@@ -287,10 +289,12 @@ JobResult process(Context& c, Backend& b, Job& j) {
         m.got = std::move(t.got);
         m.expected = std::move(t.expected);
         m.detail = std::move(t.detail);
+        if (crashed) m.got = crashed->what, m.detail.clear();
         m.cls = f.cls;
         if (c.cfg.report == ReportFormat::json)
           m.fields = mismatch_fields(p, in, e, g, c.cmp, j.cases ? std::string("generated") : j.source,
-                                     j.cases ? j.first + i : static_cast<std::uint64_t>(j.lines[i]));
+                                     j.cases ? j.first + i : static_cast<std::uint64_t>(j.lines[i]),
+                                     crashed ? crashed->what : std::string());
         if (dep) {
           m.is_departure = true;
           m.departure = dep->why;
@@ -299,6 +303,10 @@ JobResult process(Context& c, Backend& b, Job& j) {
       }
     }
   } catch (const BackendError& e) {
+    if (e.kind == BackendError::Kind::interrupted) {  // §33.6 the batch did not run
+      r.n = 0;
+      return r;
+    }
     r.error = e.what();
     r.error_exit = kExitBackend;
   } catch (const std::exception& e) {
@@ -335,7 +343,7 @@ class Pipeline {
       if (next_seq_ - delivered_ > window) cv_done_.wait_for(l, std::chrono::milliseconds(50));
     }
     deliver(l);
-    return !failed_ && !g_stop.load();
+    return !failed_ && !stop_requested();
   }
   // Waits for every queued job.
   void drain() {
@@ -359,7 +367,7 @@ class Pipeline {
         queue_.pop_front();
       }
       JobResult r;
-      if (failed_ || g_stop.load()) {
+      if (failed_ || stop_requested()) {
         r.seq = j.seq;
         r.suite = j.suite;
         r.n = 0;  // not run
@@ -482,7 +490,7 @@ void run_vectors(Context& c, Pipeline& pipe, Progress& prog,
   std::size_t files = 0;
   prog.start(c.rep.info.name + " vectors", 0);
   for (const auto& e : man) {
-    if (pipe.failed() || g_stop.load()) return;
+    if (pipe.failed() || stop_requested()) return;
     const fs::path path = fs::path(dir) / e.path;
     std::ifstream f(path, std::ios::binary);
     if (!f) throw VectorError(e.path + ": listed in the MANIFEST but cannot be opened");
@@ -579,7 +587,7 @@ void run_generated(Context& c, Pipeline& pipe, Progress& prog, Backend& b0,
   std::uint64_t total = 0;
   std::vector<char> ok(suites.size());
   for (std::size_t i = 0; i < suites.size(); ++i) {
-    if (g_stop.load()) return;
+    if (stop_requested()) return;
     ok[i] = is_supported(c, b0, *suites[i].params) ? 1 : 0;
     const auto [lo, hi] = shard_range(suites[i].cases->size(), c.cfg);
     if (ok[i]) total += hi - lo;
@@ -718,7 +726,7 @@ int run_one(const RunConfig& cfg, const std::string& backend_arg, BackendReport&
     Pipeline pipe(ctx, backends, text, prog);
     try {
       if (!vdir.empty()) run_vectors(ctx, pipe, prog, fams, vdir);
-      if (!pipe.failed() && !g_stop.load()) run_generated(ctx, pipe, prog, *backends[0], fams);
+      if (!pipe.failed() && !stop_requested()) run_generated(ctx, pipe, prog, *backends[0], fams);
     } catch (const VectorError& e) {
       pipe.drain();
       prog.finish();
@@ -728,7 +736,7 @@ int run_one(const RunConfig& cfg, const std::string& backend_arg, BackendReport&
     } catch (const BackendError& e) {
       pipe.drain();
       prog.finish();
-      if (rep.error.empty()) {
+      if (rep.error.empty() && e.kind != BackendError::Kind::interrupted) {
         rep.error = e.what();
         rep.error_exit = kExitBackend;
         std::fprintf(text, "ERROR %s\n", rep.error.c_str());
@@ -737,7 +745,7 @@ int run_one(const RunConfig& cfg, const std::string& backend_arg, BackendReport&
     pipe.drain();
   }
   prog.finish();
-  rep.interrupted = g_stop.load();
+  rep.interrupted = stop_requested();
   rep.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   text_summary(text, cfg, rep);
   if (!rep.error.empty()) status = rep.error_exit;
@@ -835,7 +843,7 @@ int run_conform(const RunConfig& cfg, std::FILE* text_out) {
     text = devnull;
   }
 
-  g_stop.store(false);
+  clear_stop();
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
@@ -855,8 +863,9 @@ int run_conform(const RunConfig& cfg, std::FILE* text_out) {
     if (s == kExitInterrupted || s == kExitBackend || s == kExitUsage) status = std::max(status, s);
     else if (s == kExitMismatch && status == kExitPass) status = kExitMismatch;
     else if (s == kExitUnavailable) unavailable = true;
-    if (g_stop.load()) break;
+    if (stop_requested()) break;
   }
+  if (stop_requested()) status = std::max<int>(status, kExitInterrupted);  // §33.7 (a stop while opening)
   // §33.7 a run that compared nothing does not pass: every backend that ran compared no case
   // (unavailable backends are SKIPPED with their reason, §31.6, and do not count here).
   if (status == kExitPass) {
@@ -874,7 +883,7 @@ int run_conform(const RunConfig& cfg, std::FILE* text_out) {
   }
   // §33.7 77 only when nothing worse happened: errors, then mismatches, come first.
   if (unavailable && status == kExitPass) status = kExitUnavailable;
-  rr.interrupted = g_stop.load();
+  rr.interrupted = stop_requested();
   if (names.size() > 1) {
     std::fprintf(text, "== all backends\n");
   }

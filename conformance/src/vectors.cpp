@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "numref/conform/output.hpp"
 #include "numref/conform/util.hpp"
 
 namespace numref::conform {
@@ -417,40 +418,58 @@ std::vector<VectorFileText> generate_all_vectors() {
   return out;
 }
 
-std::vector<std::string> write_vectors(const std::string& dir, const std::vector<VectorFileText>& files) {
+WriteVectorsResult write_vectors(const std::string& dir, const std::vector<VectorFileText>& files) {
+  std::error_code ec;
+  const fs::path root(dir);
+  const auto st = fs::status(root, ec);
+  if (fs::exists(st) && !fs::is_directory(st)) throw OutputError(dir + ": exists and is not a directory");
+  // §36.3 What an earlier run of the generator wrote is what its MANIFEST lists; a MANIFEST
+  // that numref did not write is not replaced.
+  const fs::path mp = root / "MANIFEST";
+  std::vector<ManifestEntry> old;
+  if (fs::exists(fs::symlink_status(mp, ec))) {
+    try {
+      old = read_manifest(dir);
+    } catch (const VectorError& e) {
+      throw OutputError(std::string(e.what()) + "; not a MANIFEST written by numref, refusing to replace it");
+    }
+  }
+  // §36.1 Every file goes to a temporary file first; all are renamed into place (the MANIFEST
+  // last) only after every one was written and closed without error.
+  OutputSet out;
   std::set<std::string> keep;
   std::vector<ManifestEntry> man;
   for (const auto& f : files) {
-    const fs::path p = fs::path(dir) / f.path;
-    fs::create_directories(p.parent_path());
-    std::ofstream o(p, std::ios::binary | std::ios::trunc);
-    o << f.text;
-    if (!o) throw std::runtime_error(p.string() + ": cannot write");
+    const fs::path p = root / f.path;
+    fs::create_directories(p.parent_path(), ec);
+    if (ec) throw OutputError(p.parent_path().string() + ": cannot create the directory: " + ec.message());
+    OutputFile& o = out.add(p.string());
+    o.write(f.text);
+    o.close_checked();  // one open file at a time, however many files the generator makes
     keep.insert(f.path);
     man.push_back({Sha256::hex(f.text), f.path});
   }
-  std::vector<std::string> removed;
-  for (const auto& ent : fs::recursive_directory_iterator(dir)) {
-    if (!ent.is_regular_file() || ent.path().extension() != ".vec") continue;
-    const std::string rel = fs::relative(ent.path(), dir).generic_string();
-    if (!keep.count(rel)) removed.push_back(rel);
+  OutputFile& m = out.add(mp.string());
+  m.write(manifest_text(man));
+  m.close_checked();
+  out.commit_all();
+
+  // §36.3 A file the old MANIFEST listed that the generator no longer produces is removed,
+  // if it still holds what the generator wrote (its sha256); nothing else is ever removed,
+  // no directory included.
+  WriteVectorsResult res;
+  for (const auto& e : old) {
+    if (keep.count(e.path) || fs::path(e.path).extension() != ".vec") continue;
+    const fs::path p = root / e.path;
+    if (!fs::is_regular_file(fs::symlink_status(p, ec))) continue;
+    if (Sha256::hex(read_file(p)) != e.sha256) {
+      res.kept.push_back(e.path);
+      continue;
+    }
+    if (!fs::remove(p, ec) || ec) throw OutputError(p.string() + ": cannot remove the stale file: " + ec.message());
+    res.removed.push_back(e.path);
   }
-  for (const auto& r : removed) fs::remove(fs::path(dir) / r);
-  // Remove directories left empty.
-  bool again = true;
-  while (again) {
-    again = false;
-    for (const auto& ent : fs::recursive_directory_iterator(dir))
-      if (ent.is_directory() && fs::is_empty(ent.path())) {
-        fs::remove(ent.path());
-        again = true;
-        break;
-      }
-  }
-  std::ofstream m(fs::path(dir) / "MANIFEST", std::ios::binary | std::ios::trunc);
-  m << manifest_text(man);
-  if (!m) throw std::runtime_error(dir + "/MANIFEST: cannot write");
-  return removed;
+  return res;
 }
 
 }  // namespace numref::conform

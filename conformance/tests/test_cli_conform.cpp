@@ -218,13 +218,13 @@ TEST(ConformCli, CrashIsReportedAndTheReportSoFarIsKept) {
   std::stringstream ss;
   ss << f.rdbuf();
   const std::string j = ss.str();
-  EXPECT_NE(j.find("killed by signal 11"), std::string::npos) << j.substr(0, 2000);
+  EXPECT_NE(j.find("killed by SIGSEGV (signal 11)"), std::string::npos) << j.substr(0, 2000);
   EXPECT_NE(j.find("\"complete\": false"), std::string::npos);
   // cases checked before the crash are in the report
   EXPECT_TRUE(contains(j, "\"passed\": {p}")) << j.substr(0, 2000);
   const CliRun t = run_numref(conform(broken("crash")) + " --level 0", kSegvKills);
   EXPECT_EQ(t.status, 3);
-  EXPECT_NE(t.out.find("ERROR broken: the backend process killed by signal 11"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("ERROR broken: the backend process killed by SIGSEGV (signal 11)"), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("STOPPED"), std::string::npos) << t.out;
   fs::remove_all(d);
 }

@@ -118,3 +118,30 @@ TEST(OutputFile, AnOutputThatIsAnInputIsRefused) {
   EXPECT_NO_THROW(numref::conform::refuse_output_that_is_input("--out", (d.p / "new.npy").string(), {in}));
   EXPECT_EQ(slurp(d.p / "in.npy"), "x");
 }
+
+// §36.1 One file named twice under other spellings (a "." / ".." path, a hard link to an existing
+// file) is refused; outputs closed as soon as they are written (so that a set of thousands of
+// files keeps one open) are renamed into place by commit_all() all the same.
+TEST(OutputSet, SameFileUnderOtherNamesAndEarlyClose) {
+  TmpDir d;
+  fs::create_directory(d.p / "sub");
+  spit(d.p / "old.npy", "old");
+  fs::create_hard_link(d.p / "old.npy", d.p / "link.npy");
+  OutputSet s;
+  s.add((d.p / "new.npy").string()).write("n");
+  EXPECT_THROW(s.add((d.p / "sub" / ".." / "." / "new.npy").string()), OutputError);  // not there yet: same path
+  s.add((d.p / "old.npy").string()).write("o");
+  EXPECT_THROW(s.add((d.p / "link.npy").string()), OutputError);  // existing: same inode
+  for (int i = 0; i < 2000; ++i) {
+    OutputFile& f = s.add((d.p / "sub" / (std::to_string(i) + ".vec")).string());
+    f.write(std::to_string(i));
+    f.close_checked();
+  }
+  EXPECT_FALSE(fs::exists(d.p / "new.npy"));
+  EXPECT_EQ(slurp(d.p / "old.npy"), "old");
+  s.commit_all();
+  EXPECT_EQ(slurp(d.p / "new.npy"), "n");
+  EXPECT_EQ(slurp(d.p / "old.npy"), "o");
+  EXPECT_EQ(slurp(d.p / "sub" / "1999.vec"), "1999");
+  EXPECT_EQ(entries(d.p / "sub"), 2000u);  // no temporary file left
+}

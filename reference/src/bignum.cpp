@@ -231,14 +231,14 @@ BigInt operator+(const BigInt& a, const BigInt& b) {
 
 namespace {
 
-// §4.4 Round (-1)^neg * (m + eps) * 2^e once to binary32, where m is a non-negative integer of
-// any width and `sticky` says eps > 0 (eps < 1). The integer is cut to its top 64 bits, the
-// rest folded into the sticky bit: with 64 >= 24 + 2 significant bits the sticky part lies
-// below every binary32 quantum it can be rounded at (including subnormal results), so the
-// core's single rounding is the correctly rounded value of the exact operand.
-std::uint32_t round_wide(bool neg, const BigUInt& m, int e, bool sticky) {
+// §4.4 The operand of the rounding core for (-1)^neg * (m + eps) * 2^e, where m is a positive
+// integer of any width and `sticky` says eps > 0 (eps < 1). The integer is cut to its top 64
+// bits, the rest folded into the sticky bit: with 64 >= 32 + 2 significant bits the sticky part
+// lies below every quantum of a format of at most 32 bits it can be rounded at (including
+// subnormal results), so the core's single rounding is the correctly rounded value of the exact
+// operand.
+Exact wide_exact(bool neg, const BigUInt& m, int e, bool sticky) {
   const int bl = m.bit_length();
-  if (bl == 0) return neg ? 0x80000000u : 0u;  // callers pass sticky = false with m = 0
   std::uint64_t sig;
   if (bl <= 64) {
     sig = m.low64();
@@ -248,20 +248,31 @@ std::uint32_t round_wide(bool neg, const BigUInt& m, int e, bool sticky) {
     sig = (m >> drop).low64();
     e += drop;
   }
-  return rn32(Exact{neg, sig, e, sticky});
+  return Exact{neg, sig, e, sticky};
+}
+
+std::uint32_t round_wide(bool neg, const BigUInt& m, int e, bool sticky) {
+  if (m.is_zero()) return neg ? 0x80000000u : 0u;  // callers pass sticky = false with m = 0
+  return rn32(wide_exact(neg, m, e, sticky));
 }
 
 }  // namespace
 
-std::uint32_t rn32_ratio(bool neg, const BigUInt& num, int exp2, const BigUInt& den) {
-  if (den.is_zero()) throw std::invalid_argument("rn32_ratio: zero denominator");
-  if (num.is_zero()) return neg ? 0x80000000u : 0u;
+Exact ratio_exact(bool neg, const BigUInt& num, int exp2, const BigUInt& den) {
+  if (den.is_zero()) throw std::invalid_argument("ratio_exact: zero denominator");
+  if (num.is_zero()) return Exact{neg, 0, 0, false};
   // Scale so that the quotient has at least 65 bits: num * 2^s >= 2^(bl(num)-1+s) and
   // den < 2^bl(den), so the quotient is >= 2^(bl(num)-1+s-bl(den)) = 2^64 for s below.
   const int s = std::max(0, 65 + den.bit_length() - num.bit_length());
   BigUInt q, r;
   BigUInt::divmod(num << s, den, q, r);
-  return round_wide(neg, q, exp2 - s, !r.is_zero());
+  return wide_exact(neg, q, exp2 - s, !r.is_zero());
+}
+
+std::uint32_t rn32_ratio(bool neg, const BigUInt& num, int exp2, const BigUInt& den) {
+  if (den.is_zero()) throw std::invalid_argument("rn32_ratio: zero denominator");
+  if (num.is_zero()) return neg ? 0x80000000u : 0u;
+  return rn32(ratio_exact(neg, num, exp2, den));
 }
 
 std::uint32_t rn32_sqrt_ratio(bool neg, const BigUInt& num, int exp2, const BigUInt& den) {

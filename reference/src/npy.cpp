@@ -1,11 +1,14 @@
 // numref — NumPy .npy files.                                      spec §19.7
 #include "numref/npy.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <limits>
 
 namespace numref::npy {
@@ -172,7 +175,7 @@ std::size_t Array::count() const {
   return n;
 }
 
-Array parse(std::span<const std::uint8_t> bytes) {
+Array parse_header(std::span<const std::uint8_t> bytes) {
   static constexpr std::uint8_t kMagic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
   if (bytes.size() < 10) fail("file too short for the .npy preamble (" + std::to_string(bytes.size()) + " bytes)");
   if (std::memcmp(bytes.data(), kMagic, 6) != 0) fail("wrong magic (not a NumPy .npy file)");
@@ -220,6 +223,12 @@ Array parse(std::span<const std::uint8_t> bytes) {
   const std::size_t isz = itemsize(a.dtype);
   if (n > std::numeric_limits<std::size_t>::max() / isz) fail("shape byte count overflows");
   a.data_offset = pre + hlen;
+  return a;
+}
+
+Array parse(std::span<const std::uint8_t> bytes) {
+  const Array a = parse_header(bytes);
+  const std::size_t n = a.count(), isz = itemsize(a.dtype);
   const std::size_t have = bytes.size() - a.data_offset;
   if (have < n * isz)
     fail("truncated data: the shape needs " + std::to_string(n * isz) + " bytes, the file has " + std::to_string(have));
@@ -256,11 +265,67 @@ std::vector<std::uint8_t> encode(Dtype d, std::span<const std::size_t> shape, st
   return out;
 }
 
+namespace {
+// Reads from fd until `buf` holds `want` bytes or the file ends, in chunks, so that memory grows
+// only with the bytes that actually arrive (a header may claim any size; /dev/zero never ends).
+void read_upto(int fd, const std::string& path, std::vector<std::uint8_t>& buf, std::size_t want) {
+  constexpr std::size_t kChunk = std::size_t{1} << 20;
+  while (buf.size() < want) {
+    const std::size_t old = buf.size();
+    buf.resize(old + std::min(kChunk, want - old));
+    const ssize_t r = ::read(fd, buf.data() + old, buf.size() - old);
+    if (r < 0) {
+      buf.resize(old);
+      if (errno == EINTR) continue;
+      throw NpyError(path + ": read error: " + std::strerror(errno));
+    }
+    buf.resize(old + static_cast<std::size_t>(r));
+    if (r == 0) return;
+  }
+}
+}  // namespace
+
 std::vector<std::uint8_t> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw NpyError(path + ": cannot open: " + std::strerror(errno));
-  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw NpyError(path + ": read error");
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw NpyError(path + ": cannot open: " + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) throw NpyError(path + ": is a directory, not a .npy file");
+  // The preamble, then the header, then exactly the data the header declares and one byte more
+  // (so that trailing bytes are reported): parse() gives every error its message.
+  auto fail_with_path = [&](const std::vector<std::uint8_t>& b) {
+    try {
+      return parse_header(b);
+    } catch (const NpyError& e) {
+      throw NpyError(path + ": " + e.what());
+    }
+  };
+  std::vector<std::uint8_t> bytes;
+  read_upto(fd, path, bytes, 10);
+  if (bytes.size() == 10 && (bytes[6] == 2 || bytes[6] == 3)) read_upto(fd, path, bytes, 12);
+  std::size_t hlen = 0, pre = 0;
+  if (bytes.size() >= 10 && bytes[6] == 1) {
+    hlen = static_cast<std::size_t>(bytes[8]) | (static_cast<std::size_t>(bytes[9]) << 8);
+    pre = 10;
+  } else if (bytes.size() >= 12) {
+    hlen = static_cast<std::size_t>(bytes[8]) | (static_cast<std::size_t>(bytes[9]) << 8) |
+           (static_cast<std::size_t>(bytes[10]) << 16) | (static_cast<std::size_t>(bytes[11]) << 24);
+    pre = 12;
+  }
+  if (pre) read_upto(fd, path, bytes, pre + hlen);
+  const Array a = fail_with_path(bytes);  // throws for a bad preamble or header
+  const std::size_t data = a.count() * itemsize(a.dtype);  // parse_header checked the overflow
+  if (data > std::numeric_limits<std::size_t>::max() - a.data_offset - 1)
+    throw NpyError(path + ": .npy: shape byte count overflows");
+  read_upto(fd, path, bytes, a.data_offset + data + 1);
+  try {
+    parse(bytes);
+  } catch (const NpyError& e) {
+    throw NpyError(path + ": " + e.what());
+  }
   return bytes;
 }
 

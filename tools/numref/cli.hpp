@@ -28,13 +28,14 @@ class Args {
  public:
   Args(std::string verb, std::vector<std::string> argv);
   const std::string& verb() const { return verb_; }
-  // Value of --name (last occurrence), or nullopt. Throws UsageError if given without a value.
+  // Value of --name, or nullopt. Throws UsageError if given without a value or more than
+  // once (only multi() options are repeatable).
   std::optional<std::string> opt(std::string_view name);
   std::string opt_or(std::string_view name, std::string_view def);
   // All values of a repeatable option, plus positional values following it
   // (for `--input a.npy b.npy ...`).
   std::vector<std::string> multi(std::string_view name);
-  bool flag(std::string_view name);  // --name present (no value)
+  bool flag(std::string_view name);  // --name present (no value); given twice is a UsageError
   std::vector<std::string> positional();
   void finish();  // throws UsageError naming the first unknown/unused argument
 
@@ -53,6 +54,11 @@ class Args {
 std::uint64_t parse_hex(std::string_view s, int max_bits, std::string_view what);
 // Parses a decimal integer in [lo, hi]; throws UsageError naming `what`.
 long long parse_int(std::string_view s, long long lo, long long hi, std::string_view what);
+
+// `s` on one line: newline, carriage return and tab as \n \r \t, other control characters
+// as \xHH. main() passes every error message through it, so that user text quoted in a
+// message (a file name, a format, a hex value) can never split it over several lines.
+std::string one_line(std::string_view s);
 
 using VerbFn = std::function<int(Args&)>;
 struct Verb {

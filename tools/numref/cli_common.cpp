@@ -4,10 +4,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <optional>
+#include <span>
 #include <type_traits>
 
+#include "numref/bignum.hpp"
 #include "numref/convert.hpp"
 #include "numref/npy.hpp"
+#include "numref/round.hpp"
 #include "numref/tensor.hpp"
 
 namespace numref::cli {
@@ -91,6 +94,115 @@ void print_table(const std::vector<std::string>& header, const std::vector<std::
     for (const auto& r : rows) line(r);
   }
   std::fputs(out.c_str(), stdout);
+}
+
+bool looks_like_value(std::string_view tok) {
+  if (tok.empty()) return false;
+  if (tok[0] == '+' || tok[0] == '-') return true;
+  std::string low;
+  for (char c : tok) low.push_back(static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c));
+  return low.find_first_of(".p+-") != std::string::npos || low == "inf" || low == "infinity" || low == "nan";
+}
+
+std::string value_code(std::string_view tok, const Format& f, std::uint32_t& code) {
+  const std::string shown = tok.size() > 40 ? std::string(tok.substr(0, 40)) + "..." : std::string(tok);
+  const std::string malformed = "malformed value '" + shown +
+                                "' (a decimal such as 3.14 or -2.5e-3, a hex-float such as -0x1.8p-3, inf or nan)";
+  if (tok.size() > 1000) return "value '" + shown + "' is longer than 1000 characters";
+  std::size_t i = 0;
+  bool neg = false;
+  if (i < tok.size() && (tok[i] == '+' || tok[i] == '-')) neg = tok[i++] == '-';
+  std::string rest;
+  for (char c : tok.substr(i)) rest.push_back(static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c));
+  if (neg && !f.is_signed) return "value '" + shown + "': " + std::string(f.name) + " has no negative values";
+  if (rest == "inf" || rest == "infinity") {
+    if (!f.has_inf()) return "value '" + shown + "': " + std::string(f.name) + " has no infinity";
+    code = f.first_special_magnitude() | (neg ? f.sign_bit() : 0u);
+    return "";
+  }
+  if (rest == "nan") {
+    if (!f.has_nan()) return "value '" + shown + "': " + std::string(f.name) + " has no NaN";
+    code = f.canonical_nan | (neg ? f.sign_bit() : 0u);  // §2.2 the canonical NaN, with the sign asked for
+    return "";
+  }
+  // digits [. digits] [e|p [sign] digits]: M (an integer), the count of fraction digits, the exponent
+  const bool hex = rest.size() > 2 && rest[0] == '0' && rest[1] == 'x';
+  const std::uint64_t base = hex ? 16 : 10;
+  std::size_t j = hex ? 2 : 0;
+  BigUInt m;
+  long long sig_digits = 0, frac = 0, any = 0;
+  bool dot = false;
+  for (; j < rest.size(); ++j) {
+    const char c = rest[j];
+    int d = -1;
+    if (c >= '0' && c <= '9') d = c - '0';
+    else if (hex && c >= 'a' && c <= 'f') d = c - 'a' + 10;
+    if (d < 0) {
+      if (c == '.' && !dot) {
+        dot = true;
+        continue;
+      }
+      break;
+    }
+    ++any;
+    if (dot) ++frac;
+    if (d == 0 && m.is_zero()) continue;
+    m.mul_small(base);
+    m += BigUInt(static_cast<std::uint64_t>(d));
+    ++sig_digits;
+  }
+  if (any == 0) return malformed;
+  long long e = 0;
+  if (j < rest.size()) {
+    if (rest[j] != (hex ? 'p' : 'e')) return malformed;
+    ++j;
+    bool eneg = false;
+    if (j < rest.size() && (rest[j] == '+' || rest[j] == '-')) eneg = rest[j++] == '-';
+    if (j == rest.size()) return malformed;
+    for (; j < rest.size(); ++j) {
+      if (rest[j] < '0' || rest[j] > '9') return malformed;
+      e = std::min<long long>(e * 10 + (rest[j] - '0'), 1000000000LL);  // beyond any format either way
+    }
+    if (eneg) e = -e;
+  } else if (hex) {
+    return malformed;  // C99: a hex-float needs its binary exponent ('p')
+  }
+  // The exact value (-1)^neg * num * 2^exp2 / den. Magnitudes far outside every format (above
+  // 10^40 > 2^128, below 10^-50 < 2^-150) are replaced by 2^1000 and 2^-1000, which round
+  // (to nearest) exactly as they do: overflow, or zero with underflow.
+  BigUInt num = m, den(1);
+  int exp2 = 0;
+  if (!m.is_zero()) {
+    if (hex) {
+      const long long top = static_cast<long long>(m.bit_length()) + e - 4 * frac;  // value < 2^top
+      if (top - 1 >= 200) num = BigUInt(1), exp2 = 1000;
+      else if (top <= -200) num = BigUInt(1), exp2 = -1000;
+      else exp2 = static_cast<int>(e - 4 * frac);
+    } else {
+      const long long e10 = e - frac, top = sig_digits + e10;  // value < 10^top
+      if (top - 1 >= 40) {
+        num = BigUInt(1), exp2 = 1000;
+      } else if (top <= -50) {
+        num = BigUInt(1), exp2 = -1000;
+      } else {
+        BigUInt p10(1);
+        for (long long k = 0; k < (e10 < 0 ? -e10 : e10); ++k) p10.mul_small(10);
+        if (e10 >= 0) num = m * p10;
+        else den = p10;
+      }
+    }
+  }
+  Policy p = profile(ProfileId::ocp).for_target(f);
+  p.round = Round::rne;
+  p.e8m0_round = E8m0Round::even;
+  const Result r = round_finite(ratio_exact(neg, num, exp2, den), f, p);
+  if (r.flags & kOverflow)
+    return "value '" + shown + "' is beyond the largest finite value of " + std::string(f.name) + " (§6.1)";
+  if (r.flags & kInvalid)
+    return "value '" + shown + "' has no code in " + std::string(f.name) +
+           (f.has_zero ? "" : " (it has no zero)");
+  code = r.bits;
+  return "";
 }
 
 namespace {
@@ -202,12 +314,12 @@ std::string_view policy_options_help() {
 
 NpyTensor read_npy_tensor(const std::string& path, const Format* named) {
   NpyTensor in;
-  in.bytes = npy::read_file(path);
   npy::Array a;
   try {
+    in.bytes = npy::read_file(path);  // errors name the path
     a = npy::parse(in.bytes);
   } catch (const npy::NpyError& e) {
-    throw UsageError(path + ": " + e.what());
+    throw UsageError(e.what());
   }
   switch (a.dtype) {
     case npy::Dtype::f4: in.format = &format(FormatId::f32); break;
@@ -247,6 +359,18 @@ NpyTensor read_npy_tensor(const std::string& path, const Format* named) {
   in.rows = a.count() / in.cols;
   in.offset = a.data_offset;
   return in;
+}
+
+void write_npy(conform::OutputFile& out, npy::Dtype d, const std::vector<std::size_t>& shape, const void* data,
+               std::size_t n_bytes) {
+  const auto* b = static_cast<const std::uint8_t*>(data);
+  const auto bytes = npy::encode(d, shape, std::span<const std::uint8_t>(b, n_bytes));
+  out.write(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+}
+
+conform::OutputFile& Outputs::add(std::string_view option, const std::string& path) {
+  conform::refuse_output_that_is_input(option, path, inputs_);
+  return set_.add(path);
 }
 
 }  // namespace numref::cli

@@ -11,8 +11,10 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "numref/conform/output.hpp"
 #include "numref/conform/util.hpp"
 #include "numref/format.hpp"
+#include "numref/npy.hpp"
 #include "numref/policy.hpp"
 #include "numref/value.hpp"
 
@@ -43,6 +45,18 @@ inline std::string json_string(std::string_view s) {
   o += '"';
   return o;
 }
+
+// §11 A source value written as a number rather than a code (numref cast): a decimal
+// (`3.14`, `-2.5e-3`, `+12`), a C99 hex-float (`-0x1.8p-3`), `inf` / `infinity` / `nan` with an
+// optional sign, any case. looks_like_value() tells such a token from a hex code: it has a sign,
+// a '.', a 'p' exponent or a signed exponent, or is inf / nan (a bare `12` or `1e5` stays a hex code).
+bool looks_like_value(std::string_view tok);
+// The code of `f` for the value `tok`: the exact rational value rounded once to `f` by the
+// rounding core (§4; round to nearest, ties to even, §7.1 "even" for f8e8m0fnu), never through
+// host floating point. Returns an error text ("" on success): malformed, a value beyond the
+// largest finite value of `f` (§6.1 overflow), one `f` cannot hold (negative for an unsigned
+// format, zero in f8e8m0fnu, Inf or NaN where `f` has none).
+std::string value_code(std::string_view tok, const Format& f, std::uint32_t& code);
 
 // A table on stdout: aligned plain-text columns (two spaces apart, header underlined
 // with dashes) or, with `markdown`, a GitHub-flavoured Markdown pipe table.
@@ -81,5 +95,24 @@ struct NpyTensor {
   std::vector<std::size_t> shape;
 };
 NpyTensor read_npy_tensor(const std::string& path, const Format* named);
+
+// §19.7 / §36 The .npy file of `n_bytes` bytes at `data` (dtype d, C order) written to an output
+// of a command (an OutputFile of its OutputSet; committed with the others).
+void write_npy(conform::OutputFile& out, npy::Dtype d, const std::vector<std::size_t>& shape, const void* data,
+               std::size_t n_bytes);
+
+// §36.1 The outputs of one command, checked before any work: each is refused when it names one
+// of `inputs` (the message names `option`) or another output, or its directory is missing.
+// Their files are written through the set and appear together at commit_all().
+class Outputs {
+ public:
+  explicit Outputs(std::vector<std::string> inputs) : inputs_(std::move(inputs)) {}
+  conform::OutputFile& add(std::string_view option, const std::string& path);
+  void commit_all() { set_.commit_all(); }
+
+ private:
+  std::vector<std::string> inputs_;
+  conform::OutputSet set_;
+};
 
 }  // namespace numref::cli

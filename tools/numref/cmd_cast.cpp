@@ -14,6 +14,7 @@
 // once with that Converter into a table indexed by the source code.
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -23,6 +24,7 @@
 #include "cli.hpp"
 #include "cli_common.hpp"
 #include "numref/convert.hpp"
+#include "numref/npy.hpp"
 
 namespace numref::cli {
 namespace {
@@ -71,7 +73,7 @@ class Output {
       const ssize_t w = ::write(1, buf_.data() + done, n_ - done);
       if (w < 0) {
         if (errno == EINTR) continue;
-        throw std::runtime_error(std::string("writing to stdout failed: ") + std::strerror(errno));
+        throw conform::OutputError(std::string("standard output: write failed: ") + std::strerror(errno));  // §36.2
       }
       done += static_cast<std::size_t>(w);
     }
@@ -107,7 +109,12 @@ class Caster {
     if (p == e || *p == '#') return;
     const char* t = p;
     while (p < e && !is_blank(*p)) ++p;
-    const std::uint32_t code = static_cast<std::uint32_t>(parse_hex_token(t, p, from_.bits, lineno, true));
+    std::uint32_t code;
+    if (const std::string_view tok(t, static_cast<std::size_t>(p - t)); looks_like_value(tok)) {
+      if (const std::string err = value_code(tok, from_, code); !err.empty()) fail(lineno, err);  // §11: a value
+    } else {
+      code = static_cast<std::uint32_t>(parse_hex_token(t, p, from_.bits, lineno, true));
+    }
     std::uint64_t r = 0;
     while (p < e && is_blank(*p)) ++p;
     if (need_r_) {
@@ -127,6 +134,17 @@ class Caster {
       fail(lineno, "unexpected extra token " + quote(x, p) +
                        (need_r_ ? " (expected: source code, r)" : " (expected one source code per line)"));
     }
+    emit(code, r);
+  }
+
+  // One case: its output line, or with collect() its result code and flags.
+  inline void emit(std::uint32_t code, std::uint64_t r) {
+    if (collect_) {
+      const Result res = conv_(code, r);
+      collect_->push_back(res.bits);
+      for (int b = 0; b < 8; ++b) flag_count_[static_cast<std::size_t>(b)] += (res.flags >> b) & 1u;
+      return;
+    }
     char* o = out_.reserve();
     if (!lut_.empty()) {
       const Line& l = lut_[code];
@@ -138,6 +156,11 @@ class Caster {
   }
 
   Output& out() { return out_; }
+  // Results go to `codes` (and the flag counts) instead of standard output.
+  void collect(std::vector<std::uint32_t>* codes) { collect_ = codes; }
+  // How many results raised the flag of bit `b` (§9: SoftFloat's bit values).
+  std::uint64_t flag_count(int b) const { return flag_count_[static_cast<std::size_t>(b)]; }
+  bool needs_r() const { return need_r_; }
 
   [[noreturn]] void fail(long long lineno, const std::string& what) {
     out_.flush();  // every result before the bad line is delivered
@@ -197,7 +220,66 @@ class Caster {
   std::array<std::array<char, 4>, 256> flags_{};
   std::vector<Line> lut_;
   Output out_;
+  std::vector<std::uint32_t>* collect_ = nullptr;
+  std::array<std::uint64_t, 8> flag_count_{};
 };
+
+// §19.7 The .npy dtypes that hold codes of `f` (the first is the one written): f32 as <f4 (or <u4
+// bit patterns), f16 as <f2 (or <u2 / V2), bf16 as <u2 (or V2), int8 as |i1 (or |u1), the other
+// formats of at most 8 bits as |u1, one code in the low bits of each byte (§2.4).
+std::vector<npy::Dtype> npy_dtypes(const Format& f) {
+  if (f.id == FormatId::f32) return {npy::Dtype::f4, npy::Dtype::u4};
+  if (f.id == FormatId::f16) return {npy::Dtype::f2, npy::Dtype::u2, npy::Dtype::v2};
+  if (f.bits == 16) return {npy::Dtype::u2, npy::Dtype::v2};
+  if (f.id == FormatId::int8) return {npy::Dtype::i1, npy::Dtype::u1};
+  return {npy::Dtype::u1};
+}
+
+std::string dtype_list(const Format& f) {
+  std::string s;
+  for (const npy::Dtype d : npy_dtypes(f)) s += (s.empty() ? "" : " or ") + std::string(npy::descr_of(d));
+  return s;
+}
+
+// The codes of a .npy file of `from` codes, in C order; its shape in `shape`.
+std::vector<std::uint32_t> read_npy_codes(const std::string& path, const Format& from, std::vector<std::size_t>& shape) {
+  std::vector<std::uint8_t> bytes;
+  npy::Array a;
+  try {
+    bytes = npy::read_file(path);  // errors name the path
+    a = npy::parse(bytes);
+  } catch (const npy::NpyError& e) {
+    throw UsageError(e.what());
+  }
+  const auto ok = npy_dtypes(from);
+  if (std::find(ok.begin(), ok.end(), a.dtype) == ok.end())
+    throw UsageError("--input " + path + ": dtype '" + std::string(npy::descr_of(a.dtype)) + "' does not hold " +
+                     std::string(from.name) + " codes (--from; expected " + dtype_list(from) + ")");
+  const std::size_t isz = npy::itemsize(a.dtype);
+  std::vector<std::uint32_t> codes(a.count());
+  const std::uint8_t* d = bytes.data() + a.data_offset;
+  for (std::size_t i = 0; i < codes.size(); ++i) {
+    std::uint32_t c = 0;
+    for (std::size_t k = 0; k < isz; ++k) c |= std::uint32_t{d[i * isz + k]} << (8 * k);  // little-endian (§19.7)
+    if (c & ~from.mask())
+      throw UsageError("--input " + path + ": element " + std::to_string(i) + " = 0x" + hex_code(c, format(FormatId::int8)) +
+                       " has bits above the " + std::to_string(from.bits) + "-bit width of " + std::string(from.name) +
+                       " (§2.4)");
+    codes[i] = c;
+  }
+  shape = a.shape;
+  return codes;
+}
+
+void write_npy_codes(conform::OutputFile& out, const Format& to, const std::vector<std::size_t>& shape,
+                     const std::vector<std::uint32_t>& codes) {
+  const npy::Dtype d = npy_dtypes(to).front();
+  const std::size_t isz = npy::itemsize(d);
+  std::vector<std::uint8_t> raw(codes.size() * isz);
+  for (std::size_t i = 0; i < codes.size(); ++i)
+    for (std::size_t k = 0; k < isz; ++k) raw[i * isz + k] = static_cast<std::uint8_t>(codes[i] >> (8 * k));
+  write_npy(out, d, shape, raw.data(), raw.size());
+}
 
 constexpr const char* kUsage =
     "usage: numref cast --from FORMAT --to FORMAT [policy options] < cases\n"
@@ -209,7 +291,18 @@ constexpr const char* kUsage =
     "x(inexact), e.g. '7e -o-x'. The first bad line stops the run (exit 2, message names\n"
     "the line). Formats: %s.\n"
     "\n"
+    "A source may also be written as a value: a decimal (3.14, -2.5e-3, +12), a hex-float\n"
+    "(-0x1.8p-3), inf or nan; it is rounded exactly to the --from format (nearest, ties to\n"
+    "even), then cast. A token of hex digits alone (12, 1e5) is a code.\n"
+    "\n"
+    "  --input F.npy        read the codes from a .npy file (C order) instead of stdin\n"
+    "  --output G.npy       write the result codes as a .npy file (the input's shape; 1-D for\n"
+    "                       stdin) and a summary of the flags to stdout, instead of result lines\n"
+    "                       dtypes: f32 <f4, f16 <f2, bf16 <u2, int8 |i1, others |u1\n"
+    "\n"
     "policy options (applied in this order: profile, --policy, single knobs):\n";
+
+void read_lines(Caster& caster);
 
 int run_cast(Args& a) {
   if (a.flag("help")) {
@@ -224,9 +317,42 @@ int run_cast(Args& a) {
   const Format& from = format_arg(*from_name, "--from");
   const Format& to = format_arg(*to_name, "--to");
   const Policy p = policy_from_args(a, to);
+  const auto input = a.opt("input");
+  const auto output = a.opt("output");
   a.finish();
 
+  // §36.1 the output is checked before any work; it is never the input
+  Outputs outputs(input ? std::vector<std::string>{*input} : std::vector<std::string>{});
+  conform::OutputFile* out_file = output ? &outputs.add("--output", *output) : nullptr;
   Caster caster(from, to, p);
+  if (input && caster.needs_r())
+    throw UsageError("--input: stochastic rounding reads r from the lines of stdin; not with a .npy input");
+  if (output && caster.needs_r())
+    throw UsageError("--output: stochastic rounding reads r from the lines of stdin; not with a .npy output");
+  std::vector<std::uint32_t> results;
+  if (out_file) caster.collect(&results);
+  std::vector<std::size_t> shape;
+  if (input) {
+    for (const std::uint32_t c : read_npy_codes(*input, from, shape)) caster.emit(c, 0);
+  } else {
+    read_lines(caster);
+    shape = {results.size()};
+  }
+  if (!out_file) {
+    caster.out().flush();
+    return 0;
+  }
+  write_npy_codes(*out_file, to, shape, results);
+  outputs.commit_all();
+  std::printf("wrote %s: %zu %s codes; flags: %llu invalid, %llu overflow, %llu underflow, %llu inexact\n",
+              out_file->path().c_str(), results.size(), std::string(to.name).c_str(),
+              static_cast<unsigned long long>(caster.flag_count(4)), static_cast<unsigned long long>(caster.flag_count(2)),
+              static_cast<unsigned long long>(caster.flag_count(1)), static_cast<unsigned long long>(caster.flag_count(0)));
+  return 0;
+}
+
+// Every line of stdin through the caster (§11 line form).
+void read_lines(Caster& caster) {
   std::vector<char> in(kInBuf);
   std::size_t have = 0;
   long long lineno = 0;
@@ -255,8 +381,6 @@ int run_cast(Args& a) {
     std::memmove(in.data(), s, rest);
     have = rest;
   }
-  caster.out().flush();
-  return 0;
 }
 
 }  // namespace

@@ -10,7 +10,6 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -316,6 +315,12 @@ int run_mor(Args& a) {
   if (out_prefix && (o.recipe == "tensor" || several))
     throw UsageError("--out writes the type map and the output tensor of one input under a subtensor recipe");
 
+  // §36.1 The outputs are checked against the inputs (and each other) before any work.
+  Outputs outputs(files);
+  conform::OutputFile* svg_out = svg ? &outputs.add("--svg", *svg) : nullptr;
+  conform::OutputFile* types_out = out_prefix ? &outputs.add("--out", *out_prefix + ".types.npy") : nullptr;
+  conform::OutputFile* fake_out = out_prefix ? &outputs.add("--out", *out_prefix + ".fakequant.npy") : nullptr;
+
   auto view_of = [&](const Input& in) {
     const TensorView base(*in.format, in.bytes.data() + in.offset, in.rows, in.cols);
     return o.transpose ? base.transposed() : base;
@@ -346,8 +351,7 @@ int run_mor(Args& a) {
         std::vector<std::uint8_t> t8(r.type.size());
         for (std::size_t b = 0; b < t8.size(); ++b) t8[b] = static_cast<std::uint8_t>(r.type[b]);
         const std::vector<std::size_t> gshape = {grid.grid_rows(), grid.grid_cols()};
-        npy::write_file(*out_prefix + ".types.npy", npy::encode(npy::Dtype::u1, gshape, t8));
-        written.push_back(*out_prefix + ".types.npy");
+        write_npy(*types_out, npy::Dtype::u1, gshape, t8.data(), t8.size());
         const std::vector<std::size_t> shape = {x.rows(), x.cols()};
         std::vector<std::uint8_t> raw;
         npy::Dtype dt;
@@ -361,8 +365,9 @@ int run_mor(Args& a) {
           std::memcpy(raw.data(), h.data(), raw.size());
           dt = o.fake->id == FormatId::f16 ? npy::Dtype::f2 : npy::Dtype::u2;
         }
-        npy::write_file(*out_prefix + ".fakequant.npy", npy::encode(dt, shape, raw));
-        written.push_back(*out_prefix + ".fakequant.npy");
+        write_npy(*fake_out, dt, shape, raw.data(), raw.size());
+        outputs.commit_all();  // --out takes one input: both files appear together
+        written = {types_out->path(), fake_out->path()};
       }
       static constexpr const char* kLetter[] = {"4", "5", "B"};
       if (o.json) {
@@ -563,10 +568,8 @@ int run_mor(Args& a) {
     print_table(header, hrows, false);
   }
   if (svg) {
-    std::ofstream f(*svg, std::ios::binary);
-    const std::string doc = heatmap_svg(hist, o.threshold);
-    f.write(doc.data(), static_cast<std::streamsize>(doc.size()));
-    if (!f) throw UsageError(*svg + ": cannot write the SVG file");
+    svg_out->write(heatmap_svg(hist, o.threshold));
+    outputs.commit_all();
     if (!o.json) std::printf("\nwrote      %s\n", svg->c_str());
   }
   return 0;

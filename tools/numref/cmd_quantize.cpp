@@ -92,17 +92,6 @@ std::string counts_json(const QuantizeStats& s) {
          ", \"nan\": " + std::to_string(s.nan) + ", \"inf\": " + std::to_string(s.inf);
 }
 
-std::vector<std::uint8_t> as_bytes(const void* p, std::size_t n) {
-  const auto* b = static_cast<const std::uint8_t*>(p);
-  return std::vector<std::uint8_t>(b, b + n);
-}
-
-void write_npy(const std::string& path, npy::Dtype d, const std::vector<std::size_t>& shape, const void* data,
-               std::size_t n_bytes) {
-  const auto bytes = npy::encode(d, shape, as_bytes(data, n_bytes));
-  npy::write_file(path, bytes);
-}
-
 int run_quantize(Args& a) {
   if (a.flag("help")) {
     std::string help = kHelp;
@@ -162,6 +151,22 @@ int run_quantize(Args& a) {
   if (fake_fmt && fake_fmt->bits != 16 && fake_fmt->bits != 32)
     throw UsageError("--fake-quant: the output format must be a 16- or 32-bit format (bf16, f16, f32)");
 
+  // §36.1 Every output is checked (not an input, not named twice, its directory exists) before
+  // any work; all appear together after the last one was written.
+  std::vector<std::string> inputs = {*input_path};
+  if (random_path) inputs.push_back(*random_path);
+  Outputs outputs(inputs);
+  conform::OutputFile *codes_out = nullptr, *scales_out = nullptr, *gm_out = nullptr, *amax_out = nullptr,
+                      *dequant_file = nullptr, *fake_out = nullptr;
+  if (out_prefix) {
+    codes_out = &outputs.add("--out", *out_prefix + ".codes.npy");
+    scales_out = &outputs.add("--out", *out_prefix + ".scales.npy");
+    if (spec.rule == ScaleRule::gam) gm_out = &outputs.add("--out", *out_prefix + ".group_mantissa.npy");
+    if (spec.rule == ScaleRule::nvfp4) amax_out = &outputs.add("--out", *out_prefix + ".tensor_amax.npy");
+    if (dequant_out) dequant_file = &outputs.add("--dequant-out", *out_prefix + ".dequant.npy");
+    if (fake_fmt) fake_out = &outputs.add("--fake-quant", *out_prefix + ".fakequant.npy");
+  }
+
   const Input in = read_input(*input_path, input_format);
   const TensorView base(*in.format, in.bytes.data() + in.offset, in.rows, in.cols);
   const TensorView x = transpose ? base.transposed() : base;
@@ -183,12 +188,13 @@ int run_quantize(Args& a) {
         r = static_cast<std::uint32_t>(k == 32 ? z & 0xFFFFFFFFu : z & ((1ull << k) - 1));
       }
     } else {
-      const auto rb = npy::read_file(*random_path);
+      std::vector<std::uint8_t> rb;
       npy::Array ra;
       try {
+        rb = npy::read_file(*random_path);  // errors name the path
         ra = npy::parse(rb);
       } catch (const npy::NpyError& e) {
-        throw UsageError(*random_path + ": " + e.what());
+        throw UsageError(e.what());
       }
       if (ra.dtype != npy::Dtype::u4) throw UsageError(*random_path + ": random values must be <u4 (uint32)");
       if (ra.count() != n)
@@ -213,48 +219,42 @@ int run_quantize(Args& a) {
   const BlockGrid grid(x.rows(), x.cols(), spec.partition);
   const Format& sfmt = scale_format(spec.rule);
 
-  // files (§19.4)
+  // files (§19.4), committed together (§36.1)
   std::vector<std::string> files;
   if (out_prefix) {
     std::vector<std::size_t> shape = transpose ? std::vector<std::size_t>{x.rows(), x.cols()} : in.shape;
-    write_npy(*out_prefix + ".codes.npy", npy::Dtype::u1, shape, codes.data(), codes.size());
-    files.push_back(*out_prefix + ".codes.npy");
+    write_npy(*codes_out, npy::Dtype::u1, shape, codes.data(), codes.size());
     const std::vector<std::size_t> gshape = {grid.grid_rows(), grid.grid_cols()};
     if (sfmt.bits == 32) {
-      write_npy(*out_prefix + ".scales.npy", npy::Dtype::f4, gshape, r.meta.scales.data(), r.meta.scales.size() * 4);
+      write_npy(*scales_out, npy::Dtype::f4, gshape, r.meta.scales.data(), r.meta.scales.size() * 4);
     } else {
       std::vector<std::uint8_t> s8(r.meta.scales.begin(), r.meta.scales.end());
-      write_npy(*out_prefix + ".scales.npy", npy::Dtype::u1, gshape, s8.data(), s8.size());
+      write_npy(*scales_out, npy::Dtype::u1, gshape, s8.data(), s8.size());
     }
-    files.push_back(*out_prefix + ".scales.npy");
-    if (spec.rule == ScaleRule::gam) {
+    if (gm_out) {
       const BlockGrid gg(x.rows(), x.cols(), spec.group);
-      write_npy(*out_prefix + ".group_mantissa.npy", npy::Dtype::u4, {gg.grid_rows(), gg.grid_cols()},
-                r.meta.group_mantissa.data(), r.meta.group_mantissa.size() * 4);
-      files.push_back(*out_prefix + ".group_mantissa.npy");
+      write_npy(*gm_out, npy::Dtype::u4, {gg.grid_rows(), gg.grid_cols()}, r.meta.group_mantissa.data(),
+                r.meta.group_mantissa.size() * 4);
     }
-    if (spec.rule == ScaleRule::nvfp4) {
-      write_npy(*out_prefix + ".tensor_amax.npy", npy::Dtype::f4, {1}, &r.meta.tensor_amax, 4);
-      files.push_back(*out_prefix + ".tensor_amax.npy");
-    }
-    if (dequant_out) {
+    if (amax_out) write_npy(*amax_out, npy::Dtype::f4, {1}, &r.meta.tensor_amax, 4);
+    if (dequant_file) {
       std::vector<std::uint32_t> dq(n);
       dequantize(codes, r.meta, dq);
-      write_npy(*out_prefix + ".dequant.npy", npy::Dtype::f4, shape, dq.data(), n * 4);
-      files.push_back(*out_prefix + ".dequant.npy");
+      write_npy(*dequant_file, npy::Dtype::f4, shape, dq.data(), n * 4);
     }
-    if (fake_fmt) {
+    if (fake_out) {
       std::vector<std::uint32_t> fq(n);
       fake_quantize(x, spec, *fake_fmt, fq, random);
       if (fake_fmt->bits == 32) {
-        write_npy(*out_prefix + ".fakequant.npy", npy::Dtype::f4, shape, fq.data(), n * 4);
+        write_npy(*fake_out, npy::Dtype::f4, shape, fq.data(), n * 4);
       } else {
         std::vector<std::uint16_t> h(fq.begin(), fq.end());
-        write_npy(*out_prefix + ".fakequant.npy", fake_fmt->id == FormatId::f16 ? npy::Dtype::f2 : npy::Dtype::u2, shape,
-                  h.data(), n * 2);
+        write_npy(*fake_out, fake_fmt->id == FormatId::f16 ? npy::Dtype::f2 : npy::Dtype::u2, shape, h.data(), n * 2);
       }
-      files.push_back(*out_prefix + ".fakequant.npy");
     }
+    outputs.commit_all();
+    for (const conform::OutputFile* f : {codes_out, scales_out, gm_out, amax_out, dequant_file, fake_out})
+      if (f) files.push_back(f->path());
   }
 
   const std::size_t listed = std::min(max_blocks, grid.count());

@@ -1,5 +1,6 @@
 // numref vectors — generate and verify the golden-vector files.          spec §30
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 #include "cli.hpp"
@@ -13,7 +14,9 @@ constexpr const char* kUsage = R"(usage: numref vectors generate [--out DIR]
        numref vectors verify [DIR] [--against-generator]
 
 generate  writes every golden-vector file and DIR/MANIFEST (sha256 per file), byte for
-          byte reproducible; removes *.vec files the generator no longer produces.
+          byte reproducible, each through a temporary file renamed into place (§36). Removes
+          a *.vec file only where DIR's existing MANIFEST lists it, the generator no longer
+          produces it and it is unchanged (§36.3); never other files or directories.
           DIR defaults to the source tree's vectors/ (spec §30.4).
 verify    checks DIR (default: the source tree's vectors/): the MANIFEST parses, every
           listed file exists with its sha256, no file is unlisted, and every file parses
@@ -34,13 +37,18 @@ int run(Args& a) {
     const std::string dir = a.opt_or("out", conform::default_vectors_dir());
     a.finish();
     if (dir.empty()) throw UsageError("no vector directory known: give --out DIR");
+    std::error_code ec;
+    if (const auto st = std::filesystem::status(dir, ec); std::filesystem::exists(st) && !std::filesystem::is_directory(st))
+      throw UsageError("--out " + dir + ": exists and is not a directory");
     const auto files = conform::generate_all_vectors();
-    const auto removed = conform::write_vectors(dir, files);
+    const auto res = conform::write_vectors(dir, files);
     std::size_t bytes = 0;
     for (const auto& f : files) bytes += f.text.size();
     std::printf("wrote %zu vector files (%.1f KiB) and MANIFEST to %s\n", files.size(), static_cast<double>(bytes) / 1024.0,
                 dir.c_str());
-    for (const auto& r : removed) std::printf("removed stale %s\n", r.c_str());
+    for (const auto& r : res.removed) std::printf("removed stale %s\n", r.c_str());
+    for (const auto& k : res.kept)
+      std::printf("kept %s: the old MANIFEST lists it but it was edited since; remove it by hand if unwanted\n", k.c_str());
     return 0;
   }
   if (what == "verify") {

@@ -4,6 +4,8 @@
 #include <iostream>
 
 #include "cli.hpp"
+#include "numref/conform/output.hpp"
+#include "numref/version.hpp"
 
 namespace numref::cli {
 
@@ -35,6 +37,7 @@ std::optional<std::string> Args::opt(std::string_view name) {
     if (it.key != name) continue;
     it.used = true;
     if (!it.value) throw UsageError("option --" + std::string(name) + " needs a value");
+    if (v) throw UsageError("option --" + std::string(name) + " given twice ('" + *v + "' and '" + *it.value + "'); give it once");
     v = it.value;
   }
   return v;
@@ -68,6 +71,7 @@ bool Args::flag(std::string_view name) {
   for (std::size_t i = 0; i < items_.size(); ++i) {
     auto& it = items_[i];
     if (it.key != name) continue;
+    if (seen) throw UsageError("option --" + std::string(name) + " given twice; give it once");
     it.used = true;
     seen = true;
     if (it.value) {
@@ -141,6 +145,26 @@ long long parse_int(std::string_view s, long long lo, long long hi, std::string_
   return v;
 }
 
+std::string one_line(std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string o;
+  o.reserve(s.size());
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '\n') o += "\\n";
+    else if (c == '\r') o += "\\r";
+    else if (c == '\t') o += "\\t";
+    else if (c < 0x20 || c == 0x7f) {
+      o += "\\x";
+      o += kHex[c >> 4];
+      o += kHex[c & 15];
+    } else {
+      o += ch;
+    }
+  }
+  return o;
+}
+
 std::map<std::string, Verb>& registry() {
   static std::map<std::string, Verb> r;
   return r;
@@ -157,36 +181,56 @@ void usage(std::FILE* out) {
   std::fprintf(out, "usage: numref <verb> [options]\n\nverbs:\n");
   for (const auto& [name, v] : numref::cli::registry())
     std::fprintf(out, "  %-10s %s\n", name.c_str(), v.summary.c_str());
-  std::fprintf(out, "\nnumref <verb> --help shows the options of a verb; docs/ has the full manual.\n");
+  std::fprintf(out, "\nnumref <verb> --help shows the options of a verb; numref --version the version;\n"
+                   "docs/ has the full manual.\n");
 }
 }  // namespace
 
 int main(int argc, char** argv) {
+  using numref::cli::one_line;
   std::ios::sync_with_stdio(false);
   if (argc < 2) {
     usage(stderr);
     return 2;
   }
   const std::string verb = argv[1];
-  if (verb == "--help" || verb == "-h" || verb == "help") {
-    usage(stdout);
+  const bool version = verb == "--version" || verb == "version";
+  if (verb == "--help" || verb == "-h" || verb == "help" || version) {
+    if (version) std::printf("numref %s (spec %s)\n", numref::kVersion, numref::kSpecVersion);
+    else usage(stdout);
+    try {
+      numref::conform::check_stdout();
+    } catch (const numref::conform::OutputError& e) {
+      std::fprintf(stderr, "numref: %s\n", one_line(e.what()).c_str());
+      return 2;
+    }
     return 0;
   }
   auto& reg = numref::cli::registry();
   auto it = reg.find(verb);
   if (it == reg.end()) {
-    std::fprintf(stderr, "numref: unknown verb '%s'\n", verb.c_str());
-    usage(stderr);
+    std::fprintf(stderr, "numref: unknown verb '%s' (numref --help lists the verbs)\n", one_line(verb).c_str());
     return 2;
   }
+  // Every message is one line (§36, house rule): user text inside it is escaped by one_line().
+  auto error = [&](const char* prefix, const char* what) {
+    std::fprintf(stderr, "numref %s: %s%s\n", verb.c_str(), prefix, one_line(what).c_str());
+    return 2;
+  };
   try {
     numref::cli::Args args(verb, std::vector<std::string>(argv + 2, argv + argc));
-    return it->second.fn(args);
+    const int rc = it->second.fn(args);
+    // §36.2 A verb that wrote to a full disk, /dev/full or a closed pipe did not succeed:
+    // checked here once, after every verb.
+    std::cout.flush();
+    if (!std::cout) throw numref::conform::OutputError("standard output: write failed");
+    numref::conform::check_stdout();
+    return rc;
   } catch (const numref::cli::UsageError& e) {
-    std::fprintf(stderr, "numref %s: %s\n", verb.c_str(), e.what());
-    return 2;
+    return error("", e.what());
+  } catch (const numref::conform::OutputError& e) {
+    return error("", e.what());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "numref %s: error: %s\n", verb.c_str(), e.what());
-    return 2;
+    return error("error: ", e.what());
   }
 }

@@ -6,19 +6,30 @@ named there — never copied from numref's output.
 
 usage: test_cli.py path/to/numref
 """
+import hashlib
+import os
+import re
+import struct
 import subprocess
 import sys
+import tempfile
 
 NUMREF = None
 FAILURES = []
 CHECKS = 0
 
 
-def run(args, stdin=b""):
+def run(args, stdin=b"", stdout=None, timeout=120):
+    """Runs numref ARGS; `stdout` a file object to send its standard output to (else captured)."""
     if isinstance(stdin, str):
         stdin = stdin.encode()
-    p = subprocess.run([NUMREF] + args, input=stdin, capture_output=True, timeout=120)
-    return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+    if stdout is None:
+        p = subprocess.run([NUMREF] + args, input=stdin, capture_output=True, timeout=timeout)
+        out = p.stdout.decode(errors="replace")
+    else:
+        p = subprocess.run([NUMREF] + args, input=stdin, stdout=stdout, stderr=subprocess.PIPE, timeout=timeout)
+        out = ""
+    return p.returncode, out, p.stderr.decode(errors="replace")
 
 
 def fail(name, msg):
@@ -43,9 +54,10 @@ def expect_ok(name, args, stdin=b"", stdout=None, contains=()):
     return out
 
 
-def expect_error(name, args, stdin=b"", contains=(), stdout=None):
-    """Exit 2 with exactly one line on stderr containing every string of `contains`."""
-    rc, out, err = run(args, stdin)
+def expect_error(name, args, stdin=b"", contains=(), stdout=None, to=None, timeout=120):
+    """Exit 2 with exactly one line on stderr containing every string of `contains`
+    (`to`: a file object for its standard output)."""
+    rc, out, err = run(args, stdin, stdout=to, timeout=timeout)
     check(name, rc == 2, f"exit {rc}, expected 2 (stderr {err.strip()!r})")
     check(name, err.count("\n") == 1 and err.endswith("\n"), f"stderr is not one line: {err!r}")
     for c in contains:
@@ -379,8 +391,9 @@ def test_cast_input_rules():
     expect_error("cast malformed", ["cast"] + base, "3c\n\n# c\nzz\n3c\n", contains=["line 4:", "malformed hex 'zz'"],
                  stdout="3fc00000 ----\n")
     expect_error("cast 0x only", ["cast"] + base, "0x\n", contains=["line 1:", "malformed hex '0x'"])
-    expect_error("cast negative", ["cast"] + base, "-1\n", contains=["line 1:", "malformed hex '-1'"])
-    expect_error("cast decimal point", ["cast"] + base, "1.5\n", contains=["line 1:", "malformed"])
+    # a sign or a '.' makes the token a value (test_cast_values_decimal), not a malformed code
+    expect_error("cast negative", ["cast"] + base, "-1z\n", contains=["line 1:", "malformed value '-1z'"])
+    expect_error("cast decimal point", ["cast"] + base, "1.5.\n", contains=["line 1:", "malformed"])
     expect_error("cast malformed after wide", ["cast", "--from", "f32", "--to", "bf16"], "123456789abz\n",
                  contains=["line 1:", "malformed hex"])
     expect_error("cast extra token", ["cast"] + base, "3c\n3c 1\n", contains=["line 2:", "unexpected extra token '1'"],
@@ -449,13 +462,274 @@ def test_cast_streaming():
           f"{len(a)} lines; first difference at {next((i for i, (p, q) in enumerate(zip(a, b)) if p != q), None)}")
 
 
+# ---- files a command writes (spec §36) ------------------------------------------------------
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def npy_f32(rows):
+    """A .npy file (version 1.0, '<f4', C order) of the float32 values `rows` (a list of equal
+    rows), written by hand from the NumPy format description."""
+    flat = [v for r in rows for v in r]
+    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (%d, %d), }" % (len(rows), len(rows[0]))
+    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + struct.pack("<%df" % len(flat), *flat)
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def write(path, data):
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def test_outputs_not_inputs():
+    tmp = tempfile.mkdtemp(prefix="numref-cli-out-")
+    P = lambda n: os.path.join(tmp, n)
+    x = npy_f32([[float(i % 7) - 3.0 for i in range(32)] for _ in range(2)])
+    for n in ["t.codes.npy", "u.dequant.npy", "a.npy", "b.npy", "m.fakequant.npy", "ok.npy"]:
+        write(P(n), x)
+    # §36.1 an output that is an input is refused before any work; the input is untouched
+    cases = [
+        ("quantize --out = input", ["quantize", "--input", P("t.codes.npy"), "--format", "f8e4m3fn", "--out", P("t")],
+         ["--out", P("t.codes.npy"), "is also an input"], "t.codes.npy"),
+        ("quantize --dequant-out = input", ["quantize", "--input", P("u.dequant.npy"), "--format", "f8e4m3fn",
+                                            "--out", P("u"), "--dequant-out"],
+         ["--dequant-out", P("u.dequant.npy"), "is also an input"], "u.dequant.npy"),
+        ("mor --svg = input", ["mor", "--input", P("a.npy"), P("b.npy"), "--svg", P("a.npy")],
+         ["--svg", P("a.npy"), "is also an input"], "a.npy"),
+        ("mor --out = input", ["mor", "--input", P("m.fakequant.npy"), "--recipe", "subtensor3", "--out", P("m")],
+         ["--out", P("m.fakequant.npy"), "is also an input"], "m.fakequant.npy"),
+    ]
+    for name, args, contains, victim in cases:
+        expect_error(name, args, contains=contains)
+        check(name, read(P(victim)) == x, f"{victim} was changed")
+    check("no partial outputs", not os.path.exists(P("t.scales.npy")) and not os.path.exists(P("u.codes.npy"))
+          and not os.path.exists(P("m.types.npy")), sorted(os.listdir(tmp)))
+    # §36.1 the outputs of one command appear together: a later output that cannot be written
+    # (its path is a directory) leaves no earlier PREFIX.*.npy behind
+    os.mkdir(P("v.fakequant.npy"))
+    expect_error("quantize later output fails", ["quantize", "--input", P("ok.npy"), "--format", "f8e4m3fn",
+                                                 "--out", P("v"), "--fake-quant", "bf16"],
+                 contains=[P("v.fakequant.npy"), "is a directory"])
+    left = sorted(n for n in os.listdir(tmp) if n.startswith("v.") or n.startswith(".v."))
+    check("quantize later output fails", left == ["v.fakequant.npy"], f"left behind: {left}")
+    # and a good run writes them all (and no temporary file)
+    expect_ok("quantize outputs", ["quantize", "--input", P("ok.npy"), "--format", "f8e4m3fn", "--out", P("w"),
+                                   "--dequant-out"])
+    left = sorted(n for n in os.listdir(tmp) if n.startswith("w.") or n.startswith(".w."))
+    check("quantize outputs", left == ["w.codes.npy", "w.dequant.npy", "w.scales.npy"], f"files {left}")
+
+
+def test_vectors_generate():
+    tmp = tempfile.mkdtemp(prefix="numref-cli-vec-")
+    d = os.path.join(tmp, "d")
+    os.makedirs(os.path.join(d, "mine"))
+    os.makedirs(os.path.join(d, "empty"))
+    write(os.path.join(d, "mine", "run1.vec"), b"x\n")
+    # an earlier generator's MANIFEST (§30.5) lists two files the generator no longer produces:
+    # gone.vec unchanged (its sha256 as listed: removed, §36.3) and edited.vec changed since (kept)
+    os.makedirs(os.path.join(d, "old"))
+    write(os.path.join(d, "old", "gone.vec"), b"old\n")
+    write(os.path.join(d, "old", "edited.vec"), b"edited\n")
+    sha = lambda b: hashlib.sha256(b).hexdigest()
+    write(os.path.join(d, "MANIFEST"), f"{sha(b'old-original')}  old/edited.vec\n{sha(b'old' + bytes([10]))}  old/gone.vec\n"
+          .encode())
+    out = expect_ok("vectors generate", ["vectors", "generate", "--out", d], contains=["removed stale old/gone.vec",
+                                                                                     "kept old/edited.vec"])
+    check("vectors generate keeps", read(os.path.join(d, "mine", "run1.vec")) == b"x\n", "mine/run1.vec changed")
+    check("vectors generate keeps", os.path.isdir(os.path.join(d, "empty")), "empty directory removed")
+    check("vectors generate keeps", read(os.path.join(d, "old", "edited.vec")) == b"edited\n", "edited.vec removed")
+    check("vectors generate stale", not os.path.exists(os.path.join(d, "old", "gone.vec")), out)
+    # byte-identical to the checked-in vectors (spec §30.4): the same MANIFEST, the same files
+    want = read(os.path.join(REPO, "vectors", "MANIFEST"))
+    check("vectors generate identical", read(os.path.join(d, "MANIFEST")) == want, "MANIFEST differs from vectors/")
+    listed = [line.split("  ", 1)[1] for line in want.decode().splitlines()]
+    diff = [p for p in listed if read(os.path.join(d, p)) != read(os.path.join(REPO, "vectors", p))]
+    check("vectors generate identical", not diff, f"{len(diff)} files differ, e.g. {diff[:3]}")
+    tmpfiles = [os.path.join(r, n) for r, _, ns in os.walk(d) for n in ns if ".tmp-" in n]
+    check("vectors generate no temporary files", not tmpfiles, tmpfiles[:3])
+    # --out naming a file, and a MANIFEST numref did not write: one line, exit 2, nothing changed
+    f = os.path.join(tmp, "file")
+    write(f, b"keep\n")
+    expect_error("vectors generate --out file", ["vectors", "generate", "--out", f],
+                 contains=["--out", f, "not a directory"])
+    check("vectors generate --out file", read(f) == b"keep\n", "the file was changed")
+    d2 = os.path.join(tmp, "d2")
+    os.makedirs(d2)
+    write(os.path.join(d2, "MANIFEST"), b"my notes\n")
+    expect_error("vectors generate foreign MANIFEST", ["vectors", "generate", "--out", d2],
+                 contains=[os.path.join(d2, "MANIFEST"), "refusing to replace it"])
+    check("vectors generate foreign MANIFEST", read(os.path.join(d2, "MANIFEST")) == b"my notes\n", "MANIFEST replaced")
+
+
+def test_stdout_errors():
+    # §36.2 a write error on standard output is exit 2 with one line, for every verb
+    tmp = tempfile.mkdtemp(prefix="numref-cli-stdout-")
+    x = os.path.join(tmp, "x.npy")
+    write(x, npy_f32([[1.0, 2.0, 3.0, 4.0]]))
+    verbs = [["explain", "f8e4m3fn", "7e"], ["table", "f4e2m1fn"], ["formats"], ["cast", "--from", "f8e4m3fn",
+                                                                                  "--to", "f32"],
+             ["quantize", "--input", x, "--format", "f8e4m3fn"], ["mor", "--input", x], ["--help"],
+             ["vectors", "verify", os.path.join(REPO, "vectors")]]
+    with open("/dev/full", "w") as full:
+        for args in verbs:
+            expect_error(f"{args[0]} > /dev/full", args, stdin="7e\n", to=full, contains=["standard output: write failed"])
+
+
+def test_messages():
+    tmp = tempfile.mkdtemp(prefix="numref-cli-msg-")
+    x = os.path.join(tmp, "x.npy")
+    write(x, npy_f32([[1.0, 2.0, 3.0, 4.0]]))
+    # a directory given as .npy: one line naming the path
+    expect_error("npy directory", ["quantize", "--input", tmp, "--format", "f8e4m3fn"],
+                 contains=[tmp, "is a directory"])
+    # /dev/zero is not a .npy file: refused after its first bytes (never read to the end)
+    expect_error("npy /dev/zero", ["quantize", "--input", "/dev/zero", "--format", "f8e4m3fn"],
+                 contains=["/dev/zero", "wrong magic"], timeout=30)
+    expect_error("npy /dev/zero mor", ["mor", "--input", "/dev/zero"], contains=["/dev/zero", "wrong magic"], timeout=30)
+    # a truncated header from a pipe: the header's declared length runs past the end
+    expect_error("npy truncated stream", ["quantize", "--input", "/dev/stdin", "--format", "f8e4m3fn"],
+                 stdin=b"\x93NUMPY\x01\x00\x40\x00{'descr'", contains=["/dev/stdin", "header length 64"])
+    # user text with control characters is echoed escaped on one line
+    expect_error("newline in a format", ["quantize", "--input", x, "--format", "f8\ne4\x1b"],
+                 contains=["--format", "'f8\\ne4\\x1b'"])
+    expect_error("newline in a hex value", ["explain", "f8e4m3fn", "7\ne"], contains=["7\\ne"])
+    expect_error("newline in a verb", ["ca\nst"], contains=["unknown verb 'ca\\nst'"])
+    # a repeated option is an error naming it (multi-valued options stay repeatable)
+    expect_error("repeated option", ["cast", "--from", "f32", "--to", "f16", "--to", "bf16"],
+                 contains=["--to", "given twice"])
+    expect_error("repeated flag", ["quantize", "--input", x, "--format", "f8e4m3fn", "--json", "--json"],
+                 contains=["--json", "given twice"])
+    expect_error("repeated option =", ["cast", "--from=f32", "--from=f32", "--to", "f16"],
+                 contains=["--from", "given twice"])
+    expect_ok("repeatable --input", ["mor", "--input", x, "--input", x])
+
+
+
+# ---- numref cast: values and .npy (§11, §4, §19.7) ---------------------------------------------
+HALF_MIN_SUB = ("7.00649232162408535461864791644958065640130970938257885878534141944895541342930300743319094181060791"
+                "015625e-46")  # 2^-150 exactly: half the smallest f32 subnormal 2^-149
+
+
+def test_cast_values_decimal():
+    # A value is rounded exactly to the source (nearest, ties to even), then cast; f32 -> f32
+    # shows the source code itself (the cast is exact: flags ----).
+    expect_cast("cast decimal f32", ["--from", "f32", "--to", "f32"], [
+        # 3.14 = 1.57 * 2^1: 0.57 * 2^23 = 4781506.56 -> 4781507 = 0x48f5c3; exponent 128 -> 0x40000000
+        ("3.14", "4048f5c3 ----"),
+        # 0.1 = 1.6 * 2^-4: 0.6 * 2^23 = 5033164.8 -> 0x4ccccd; exponent 123 -> 0x3d800000
+        ("0.1", "3dcccccd ----"),
+        # -0x1.8p-3 = -1.5 * 2^-3: sign, exponent 124 (0x3e000000), fraction 0.5 (0x400000)
+        ("-0x1.8p-3", "be400000 ----"),
+        ("-0x1.8P-3", "be400000 ----"),
+        # 2^24 + 1 is the tie of 2^24 (even) and 2^24 + 2; 2^24 + 3 the tie of +2 and +4 (even: +4)
+        ("+16777217", "4b800000 ----"),
+        ("+16777219", "4b800002 ----"),
+        ("16777217.000000000000000000001", "4b800001 ----"),  # just above the tie: up
+        ("1.6777217e+7", "4b800000 ----"),
+        # exactly half the smallest subnormal: the tie of 0 (even) and 0x00000001; a digit more: up
+        (HALF_MIN_SUB, "00000000 ----"),
+        (HALF_MIN_SUB.replace("015625e", "015626e"), "00000001 ----"),
+        # max finite (2 - 2^-23) * 2^127 = 3.40282346639e38; 3.4028235e38 is within half an ulp (2^103)
+        ("3.4028235e38", "7f7fffff ----"),
+        ("-0", "80000000 ----"), ("+0.0", "00000000 ----"),
+        ("inf", "7f800000 ----"), ("-Infinity", "ff800000 ----"),
+        ("nan", "7fc00000 ----"), ("-NaN", "ffc00000 ----"),  # §2.1 canonical NaN 7fc00000, sign as given
+        ("1e-3000000000000", "00000000 ----"), ("-1e-60", "80000000 ----"),
+        ("1e5", "000001e5 ----"),  # hex digits alone are a code (0x1e5), not 10^5
+    ])
+    # f8e4m3fn source: 3.14 lies between 3 (0x44) and 3.25 (0x45), nearer 3.25 = 0x40500000;
+    # 464 is the tie of 448 (0x7e, even) and 480 (0x7f is NaN in f8e4m3fn: 480 is not a value,
+    # but the tie still goes to the even code 448)
+    expect_cast("cast decimal e4m3", ["--from", "f8e4m3fn", "--to", "f32"], [
+        ("3.14", "40500000 ----"), ("+464", "43e00000 ----"), ("-0x1.8p-3", "be400000 ----"),
+    ])
+    # f8e8m0fnu: 5 lies between 4 (0x81) and 8 (0x82), nearer 4 = 0x40800000
+    expect_cast("cast decimal e8m0", ["--from", "f8e8m0fnu", "--to", "f32"], [("+5", "40800000 ----")])
+    # int8: 3.5 is the tie of 3 and 4 (even), -2.5 of -2 (even) and -3
+    expect_cast("cast decimal int8", ["--from", "int8", "--to", "f32"], [("+3.5", "40800000 ----"),
+                                                                         ("-2.5", "c0000000 ----")])
+    c = ["cast", "--from", "f32", "--to", "f16"]
+    expect_error("cast value overflow", c, stdin="3.5e38\n", contains=["line 1", "3.5e38", "largest finite value of f32"])
+    expect_error("cast value e4m3 overflow", ["cast", "--from", "f8e4m3fn", "--to", "f32"], stdin="+470\n",
+                 contains=["'+470'", "largest finite value of f8e4m3fn"])
+    expect_error("cast value malformed", c, stdin="+1\n3.1z\n", contains=["line 2", "malformed value '3.1z'"],
+                 stdout="3c00 ----\n")
+    expect_error("cast value no p", c, stdin="0x1.8\n", contains=["malformed value '0x1.8'"])
+    expect_error("cast value no inf", ["cast", "--from", "f8e4m3fn", "--to", "f32"], stdin="inf\n",
+                 contains=["f8e4m3fn has no infinity"])
+    expect_error("cast value no nan", ["cast", "--from", "f4e2m1fn", "--to", "f32"], stdin="nan\n",
+                 contains=["f4e2m1fn has no NaN"])
+    expect_error("cast value unsigned", ["cast", "--from", "f8e8m0fnu", "--to", "f32"], stdin="-1.0\n",
+                 contains=["f8e8m0fnu has no negative values"])
+    expect_error("cast value no zero", ["cast", "--from", "f8e8m0fnu", "--to", "f32"], stdin="0.0\n",
+                 contains=["has no code in f8e8m0fnu (it has no zero)"])
+    expect_error("cast value long", c, stdin="1." + "0" * 1200 + "\n", contains=["longer than 1000 characters"])
+
+
+def npy_parse(data):
+    """(descr, shape, data bytes) of a .npy file, parsed by hand (version 1.0)."""
+    check("npy magic", data[:8] == b"\x93NUMPY\x01\x00", data[:8])
+    hl = struct.unpack("<H", data[8:10])[0]
+    h = eval(data[10:10 + hl].decode())  # the header is a Python literal (NumPy's format)
+    return h["descr"], h["shape"], data[10 + hl:]
+
+
+def test_cast_npy():
+    tmp = tempfile.mkdtemp(prefix="numref-cli-cast-")
+    P = lambda n: os.path.join(tmp, n)
+    # 1 = 0x38 (exponent 7), 3 = 1.5 * 2 = 0x44, 500 > 464 rounds past 448: overflow, NaN 0x7f
+    # (ocp non-saturating, flags o and x), -0 = 0x80
+    write(P("x.npy"), npy_f32([[1.0, 3.0], [500.0, -0.0]]))
+    out = expect_ok("cast npy", ["cast", "--from", "f32", "--to", "f8e4m3fn", "--input", P("x.npy"), "--output", P("y.npy")],
+                    contains=["1 overflow", "1 inexact", "0 invalid", "0 underflow"])
+    descr, shape, data = npy_parse(read(P("y.npy")))
+    check("cast npy", (descr, shape, data) == ("|u1", (2, 2), bytes([0x38, 0x44, 0x7F, 0x80])), (descr, shape, data, out))
+    expect_ok("cast npy to lines", ["cast", "--from", "f32", "--to", "f8e4m3fn", "--input", P("x.npy")],
+              stdout="38 ----\n44 ----\n7f -o-x\n80 ----\n")
+    # bf16 output as <u2: 1.0 = 0x3f80, 3.0 = 0x4040, 500 = 0x43fa, -0 = 0x8000
+    expect_ok("cast npy bf16", ["cast", "--from", "f32", "--to", "bf16", "--input", P("x.npy"), "--output", P("b.npy")])
+    descr, shape, data = npy_parse(read(P("b.npy")))
+    check("cast npy bf16", (descr, shape, struct.unpack("<4H", data)) == ("<u2", (2, 2), (0x3F80, 0x4040, 0x43FA, 0x8000)),
+          (descr, shape, data))
+    # lines in, .npy out: 1-D; values in lines too
+    expect_ok("cast lines to npy", ["cast", "--from", "f32", "--to", "f8e4m3fn", "--output", P("z.npy")],
+              stdin="3f800000\n+3\n")
+    check("cast lines to npy", npy_parse(read(P("z.npy"))) == ("|u1", (2,), bytes([0x38, 0x44])), "z.npy")
+    # the input is never the output; a dtype that does not hold the --from codes
+    expect_error("cast npy output = input", ["cast", "--from", "f32", "--to", "f32", "--input", P("x.npy"),
+                                             "--output", P("x.npy")], contains=["--output", "is also an input"])
+    check("cast npy output = input", read(P("x.npy")) == npy_f32([[1.0, 3.0], [500.0, -0.0]]), "x.npy changed")
+    expect_error("cast npy dtype", ["cast", "--from", "f16", "--to", "f32", "--input", P("x.npy")],
+                 contains=[P("x.npy"), "'<f4' does not hold f16 codes"])
+    expect_error("cast npy sr", ["cast", "--from", "f32", "--to", "bf16", "--round", "sr", "--sr-bits", "8",
+                                 "--input", P("x.npy")], contains=["--input", "stochastic rounding"])
+
+
+def test_version():
+    # The version is the project's (CMakeLists.txt project(numref VERSION ...)) and the spec's
+    # ("Spec version" at the top of docs/spec.md): read both here, independently of the binary.
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    cm = open(os.path.join(root, "CMakeLists.txt")).read()
+    v = re.search(r"project\(numref VERSION ([0-9.]+)", cm).group(1)
+    sv = re.search(r"^\*\*Spec version ([0-9.]+)\*\*", open(os.path.join(root, "docs", "spec.md")).read(), re.M).group(1)
+    want = f"numref {v} (spec {sv})\n"
+    expect_ok("--version", ["--version"], stdout=want)
+    expect_ok("version verb", ["version"], stdout=want)
+    expect_ok("--help names --version", ["--help"], contains=("--version",))
+
+
 def main():
     global NUMREF
     if len(sys.argv) != 2:
         raise SystemExit(__doc__)
     NUMREF = sys.argv[1]
     for t in [test_formats, test_explain, test_table, test_cast_values, test_cast_e8m0_and_overrides, test_cast_sr,
-              test_cast_input_rules, test_cast_options, test_cast_streaming]:
+              test_cast_input_rules, test_cast_options, test_cast_streaming, test_outputs_not_inputs,
+              test_vectors_generate, test_stdout_errors, test_messages, test_cast_values_decimal, test_cast_npy, test_version]:
         t()
     if FAILURES:
         print(f"FAIL: {len(FAILURES)} of {CHECKS} checks failed:\n  " + "\n  ".join(FAILURES), file=sys.stderr)

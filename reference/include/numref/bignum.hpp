@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "numref/round.hpp"
+
 namespace numref {
 
 class BigUInt {
@@ -74,6 +76,10 @@ struct BigInt {
   friend BigInt operator*(const BigInt& a, const BigInt& b) { return BigInt(a.neg != b.neg, a.mag * b.mag); }
 };
 
+// §4.4 The operand of the rounding core (64 significant bits and a sticky bit) for the exact
+// value (-1)^neg * num * 2^exp2 / den (den > 0): round_finite() of it into any format of at most
+// 32 bits is the correctly rounded value of the ratio. Zero for num = 0.
+Exact ratio_exact(bool neg, const BigUInt& num, int exp2, const BigUInt& den);
 // §1.2 / §4.4 RN32 of the exact value (-1)^neg * num * 2^exp2 / den (den > 0): the quotient is
 // formed with at least 64 significant bits and a sticky bit for everything below, then
 // rounded once by the core (rne, overflow to ±Inf, gradual underflow). Returns the binary32

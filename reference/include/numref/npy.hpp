@@ -39,12 +39,18 @@ struct Array {
 
 // §19.7 Parses and validates a whole .npy file held in memory (header AND data size).
 Array parse(std::span<const std::uint8_t> bytes);
+// §19.7 The preamble and header alone (bytes may end there or hold any part of the data): every
+// check of parse() but the data size. read_file() uses it to read no more than the data declared.
+Array parse_header(std::span<const std::uint8_t> bytes);
 
 // §19.7 The bytes of a .npy file (version 1.0, C order, header padded to 64 bytes).
 // `data` must hold count(shape) * itemsize(d) bytes (little-endian values).
 std::vector<std::uint8_t> encode(Dtype d, std::span<const std::size_t> shape, std::span<const std::uint8_t> data);
 
-// File helpers; errors name the path.
+// File helpers; errors name the path. read_file() reads a .npy file of any kind (a regular file,
+// a FIFO, a device) and validates it as parse() does, reading the preamble and header first and
+// then no more than the data they declare: a directory, /dev/zero or an endless stream is an
+// NpyError at once, never an unbounded read. Returns the whole file.
 std::vector<std::uint8_t> read_file(const std::string& path);
 void write_file(const std::string& path, std::span<const std::uint8_t> bytes);
 

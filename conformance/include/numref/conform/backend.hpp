@@ -45,9 +45,19 @@ struct BackendInfo {
 // (§31.6) is not a failure: numref_backend_open answered "unavailable: <reason>" (the
 // message is the reason); the runner reports the backend SKIPPED.
 struct BackendError : std::runtime_error {
-  enum class Kind { load, abi, crash, timeout, count, protocol, error, unavailable };
+  // interrupted: a stop was requested (SIGINT / SIGTERM) and the backend process was killed;
+  // the batch did not run (not a failure of the backend, §33.6).
+  enum class Kind { load, abi, crash, timeout, count, protocol, error, unavailable, interrupted };
   Kind kind;
   BackendError(Kind k, const std::string& m) : std::runtime_error(m), kind(k) {}
+};
+
+// §33.6 A case that crashed an isolated backend, found by bisecting the call it crashed in:
+// `index` in the batch given to run(), `what` e.g. "crash: SIGSEGV". Its output words are
+// unspecified; the runner reports the case as failed with this text.
+struct CaseFault {
+  std::size_t index = 0;
+  std::string what;
 };
 
 class Backend {
@@ -58,6 +68,11 @@ class Backend {
   virtual bool supported(const Params& p) = 0;
   // Runs n cases: in and out are column-major (Params::shape()). Throws BackendError.
   virtual void run(const Params& p, std::size_t n, const std::uint32_t* in, std::uint32_t* out) = 0;
+  // The cases of the last run() that crashed the backend (isolated plugins only; sorted by index).
+  virtual const std::vector<CaseFault>& faults() const {
+    static const std::vector<CaseFault> none;
+    return none;
+  }
   // The largest batch this backend accepts for a shape (shared-memory size etc.).
   virtual std::size_t max_batch(Shape s) const {
     (void)s;
@@ -75,8 +90,17 @@ struct BackendSpec {
 };
 struct OpenOptions {
   bool isolate = true;      // plugins run in a child process (crash and hang safe)
-  double timeout_s = 60.0;  // per batch or query, isolated plugins and pipes
+  double timeout_s = 60.0;  // §33.6 silence allowed (no progress), isolated plugins and pipes
 };
+
+// §33.6 Stopping a run (SIGINT / SIGTERM). request_stop() is async-signal-safe (the runner's
+// signal handler calls it): the first request kills the process group of every backend process
+// at once (isolated plugins and pipes), and the threads waiting on them throw
+// BackendError::Kind::interrupted; a second request ends the process at once with exit status
+// 130 (§33.7), for a backend that cannot be killed (an in-process plugin, --no-isolate).
+void request_stop() noexcept;
+bool stop_requested() noexcept;
+void clear_stop() noexcept;  // at the start of a run
 
 // The directory that holds the built-in backend plugins: $NUMREF_BACKEND_DIR, else
 // <directory of the running executable>/backends, else the build tree's.

@@ -60,13 +60,19 @@ class OutputFile {
 
 // Several outputs of one command: add() each (checked at once), write them, commit_all() closes
 // every one and only then renames them into place.
+// An output written completely can be closed at once (OutputFile::close_checked()), so that a
+// set of many files keeps one open at a time.
 class OutputSet {
  public:
-  OutputFile& add(const std::string& path);
+  OutputSet();
+  ~OutputSet();
+  OutputFile& add(const std::string& path);  // throws OutputError: a path named twice (same_file)
   void commit_all();
 
  private:
+  struct Key;
   std::vector<std::unique_ptr<OutputFile>> files_;
+  std::vector<Key> keys_;
 };
 
 // Flushes stdout and throws OutputError("standard output: <reason>") when any write to it

@@ -101,9 +101,16 @@ VerifyResult verify_directory(const std::string& dir, bool against_generator);
 
 // §30.4 Every vector file of every registered family, in a fixed order.
 std::vector<VectorFileText> generate_all_vectors();
-// Writes the generated files and the MANIFEST into dir; removes *.vec files under dir
-// that the generator no longer produces (their paths are returned).
-std::vector<std::string> write_vectors(const std::string& dir, const std::vector<VectorFileText>& files);
+// §30.4 / §36 Writes the generated files and the MANIFEST into dir (created if missing), each
+// through a temporary file, all renamed into place together. §36.3 A *.vec file that dir's
+// existing MANIFEST lists and the generator no longer produces is removed when it still has
+// the listed sha256 (`removed`), kept when it was edited since (`kept`); files the MANIFEST
+// does not list and directories are never removed. Throws OutputError: dir is not a
+// directory, an existing MANIFEST is not one numref wrote, a file cannot be written.
+struct WriteVectorsResult {
+  std::vector<std::string> removed, kept;
+};
+WriteVectorsResult write_vectors(const std::string& dir, const std::vector<VectorFileText>& files);
 
 // Reads one vector file completely through its family's reader (used by verify and by
 // the fuzz target). Returns the number of cases; throws VectorError.

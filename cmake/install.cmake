@@ -1,0 +1,35 @@
+# numref — what `cmake --install` puts under the prefix (docs/install.md):
+#   bin/numref                          the CLI
+#   lib/libnumref_reference.a, lib/libnumref_conformance.a
+#   lib/numref/backends/*.so            the built-in backend plugins (found by `numref`)
+#   include/numref/...                  the reference and conformance headers, backend.h
+#   share/numref/vectors/               the golden vectors with their MANIFEST (found by `numref`)
+#   lib/cmake/numref/                   find_package(numref) -> numref::reference, numref::conformance
+#   lib/pkgconfig/numref.pc
+#   share/doc/numref/                   LICENSE, CITATION.cff, the spec
+include(CMakePackageConfigHelpers)
+
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/reference/include/numref ${PROJECT_SOURCE_DIR}/conformance/include/numref
+  ${PROJECT_BINARY_DIR}/reference/include/numref DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} PATTERN "*.in" EXCLUDE)
+# numref_warnings is an INTERFACE target the static libraries list as link-only; it carries no
+# usage requirements for consumers but must be in the export set.
+set_target_properties(numref_warnings PROPERTIES EXPORT_NAME warnings)
+install(TARGETS numref_reference numref_conformance numref_warnings EXPORT numrefTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(TARGETS numref RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/vectors/ DESTINATION ${CMAKE_INSTALL_DATADIR}/numref/vectors)
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/CITATION.cff ${PROJECT_SOURCE_DIR}/docs/spec.md
+  DESTINATION ${CMAKE_INSTALL_DOCDIR})
+
+set(_numref_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/numref)
+install(EXPORT numrefTargets NAMESPACE numref:: DESTINATION ${_numref_cmake_dir} FILE numrefTargets.cmake)
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/numrefConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/numrefConfig.cmake INSTALL_DESTINATION ${_numref_cmake_dir})
+# 0.x: a minor version may change the interfaces; 1.x on: SameMajorVersion.
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/numrefConfigVersion.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/numrefConfig.cmake ${PROJECT_BINARY_DIR}/numrefConfigVersion.cmake
+  DESTINATION ${_numref_cmake_dir})
+
+configure_file(${PROJECT_SOURCE_DIR}/cmake/numref.pc.in ${PROJECT_BINARY_DIR}/numref.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/numref.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
