@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "numref/conform/util.hpp"
+#include "numref/value.hpp"
 
 namespace numref::conform {
 
@@ -34,11 +35,67 @@ std::uint64_t BackendReport::total(std::uint64_t SuiteStats::*field) const {
   return t;
 }
 
+std::uint64_t BackendReport::compared() const {
+  return total(&SuiteStats::passed) + total(&SuiteStats::failed) + total(&SuiteStats::departures) +
+         total(&SuiteStats::any_nan);
+}
+
+std::string BackendReport::nothing_compared_reason(const RunConfig& cfg) const {
+  std::string missing;
+  std::size_t n_missing = 0;
+  for (const auto& op : ops)
+    if (std::find(info.ops.begin(), info.ops.end(), op) == info.ops.end()) {
+      missing += (missing.empty() ? "" : ", ") + op;
+      ++n_missing;
+    }
+  if (!ops.empty() && n_missing == ops.size())
+    return "the backend implements none of the selected operations (" + missing + ")";
+  if (total(&SuiteStats::skipped))
+    return "the backend supports none of the " + std::to_string(suites.size()) + " selected suites";
+  return "the selection has no case" + std::string(cfg.shard_count > 1 ? " in this shard" : "");
+}
+
 namespace {
 std::string join(const std::vector<std::string>& v, const char* sep = " ") {
   std::string s;
   for (const auto& x : v) { if (!s.empty()) s += sep; s += x; }
   return s;
+}
+}  // namespace
+
+namespace {
+constexpr const char* kInterruptedWhy = "interrupted by a signal; the counts cover the cases run so far";
+
+// §33.4 / §33.7 The word that starts the final line of a backend that did not check all it was
+// asked to ("" = it did), and why.
+std::string backend_verdict(const RunConfig& cfg, const BackendReport& b, std::string& why) {
+  if (!b.error.empty()) {
+    why = "stopped by an error: " + b.error;
+    return "INCOMPLETE: ";
+  }
+  if (b.interrupted) {
+    why = kInterruptedWhy;
+    return "INTERRUPTED: ";
+  }
+  if (b.opened && b.compared() == 0) {
+    why = b.nothing_compared_reason(cfg);
+    return "NOTHING COMPARED: ";
+  }
+  return {};
+}
+
+// "P passed, F failed, S skipped" over the backends, then " (why)" when there is a reason.
+void counts_line(std::FILE* f, const RunConfig& cfg, const std::vector<const BackendReport*>& bs, const std::string& why) {
+  std::uint64_t p = 0, fl = 0, s = 0;
+  for (const BackendReport* b : bs) {
+    p += b->total(&SuiteStats::passed) + b->total(&SuiteStats::any_nan);
+    fl += b->total(&SuiteStats::failed) + (cfg.strict ? b->total(&SuiteStats::departures) : 0);
+    s += b->total(&SuiteStats::skipped);
+  }
+  std::fprintf(f, "%llu passed, %llu failed, %llu skipped%s%s%s\n", static_cast<unsigned long long>(p),
+               static_cast<unsigned long long>(fl), static_cast<unsigned long long>(s), why.empty() ? "" : " (",
+               why.c_str(), why.empty() ? "" : ")");
+  std::fflush(f);
 }
 }  // namespace
 
@@ -50,7 +107,7 @@ void text_header(std::FILE* f, const RunConfig& cfg, const BackendReport& b) {
   if (!i.description.empty()) std::fprintf(f, "   %s\n", i.description.c_str());
   std::fprintf(f, "   ops %s | profiles %s | level %s | seed %llu | shard %llu/%llu\n", join(b.ops).c_str(),
                join(b.profiles).c_str(), level_name(cfg.level).c_str(), static_cast<unsigned long long>(cfg.seed),
-               static_cast<unsigned long long>(cfg.shard_index + 1), static_cast<unsigned long long>(cfg.shard_count));
+               static_cast<unsigned long long>(cfg.shard_index), static_cast<unsigned long long>(cfg.shard_count));
   std::fprintf(f, "   flags: %s\n", i.flags ? "compared" : "NOT compared (the backend does not report flags)");
   const bool tensor = std::any_of(i.ops.begin(), i.ops.end(), [](const std::string& o) { return o == "quantize" || o == "fake-quant"; });
   if (tensor)
@@ -82,11 +139,18 @@ void text_summary(std::FILE* f, const RunConfig& cfg, const BackendReport& b) {
     std::string op, profile;
     std::uint64_t cases = 0, passed = 0, failed = 0, departures = 0, skipped = 0, any_nan = 0;
   };
+  // §33.4 one row per op (its profiles together; --verbose: per op and profile); ops the
+  // backend does not implement have no row (a header note names them)
   std::vector<Row> rows;
+  std::map<std::string, std::vector<std::string>> op_profiles;
   for (const auto& s : b.suites) {
-    auto it = std::find_if(rows.begin(), rows.end(), [&](const Row& r) { return r.op == s.op && r.profile == s.profile; });
+    if (b.opened && std::find(b.info.ops.begin(), b.info.ops.end(), s.op) == b.info.ops.end()) continue;
+    auto& ps = op_profiles[s.op];
+    if (std::find(ps.begin(), ps.end(), s.profile) == ps.end()) ps.push_back(s.profile);
+    const std::string profile = cfg.verbose ? s.profile : "";
+    auto it = std::find_if(rows.begin(), rows.end(), [&](const Row& r) { return r.op == s.op && r.profile == profile; });
     if (it == rows.end()) {
-      rows.push_back({s.op, s.profile});
+      rows.push_back({s.op, profile});
       it = rows.end() - 1;
     }
     it->cases += s.cases;
@@ -101,6 +165,11 @@ void text_summary(std::FILE* f, const RunConfig& cfg, const BackendReport& b) {
     const auto pc = std::find(b.profiles.begin(), b.profiles.end(), c.profile) - b.profiles.begin();
     return a.op != c.op ? a.op < c.op : pa < pc;
   });
+  for (auto& r : rows)
+    if (!cfg.verbose) {
+      const auto& ps = op_profiles[r.op];
+      r.profile = ps.size() == 1 ? ps.front() : std::to_string(ps.size()) + " profiles";
+    }
   std::fprintf(f, "-- %s summary (%.1f s)\n", b.info.name.empty() ? b.display.c_str() : b.info.name.c_str(), b.seconds);
   std::fprintf(f, "%-10s %-16s %14s %14s %10s %10s %14s %10s\n", "op", "profile", "cases", "passed", "failed",
                "departures", "skipped", "any-nan");
@@ -118,8 +187,9 @@ void text_summary(std::FILE* f, const RunConfig& cfg, const BackendReport& b) {
                    s.source == "generated" ? "" : s.source.c_str());
   }
   std::size_t hidden_suites = 0;
+  const bool deps_listed = cfg.show_departures || cfg.strict;
   for (const auto& s : b.suites) {
-    const std::uint64_t bad = s.failed + s.departures;
+    const std::uint64_t bad = s.failed + (deps_listed ? s.departures : 0);
     if (bad > s.shown) {
       if (hidden_suites++ < 20)
         std::fprintf(f, "   %llu more mismatches not shown (--max-errors %llu) in %s %s (%s)\n",
@@ -129,31 +199,48 @@ void text_summary(std::FILE* f, const RunConfig& cfg, const BackendReport& b) {
   }
   if (hidden_suites > 20) std::fprintf(f, "   ... and %zu more suites with hidden mismatches\n", hidden_suites - 20);
   const auto dep = b.total(&SuiteStats::departures);
-  if (dep) std::fprintf(f, "   %llu known departures (%s)\n", static_cast<unsigned long long>(dep),
-                        cfg.strict ? "counted as failed: --strict" : "not counted as failed; --strict counts them");
+  if (dep) {
+    // §33.5 counted per class; the lines only with --show-departures (or --strict)
+    std::string per;
+    for (const auto& [k, v] : b.departure_classes) per += (per.empty() ? "" : ", ") + k + " " + std::to_string(v);
+    std::fprintf(f, "   %llu known departures (%s%s): %s\n", static_cast<unsigned long long>(dep),
+                 cfg.strict ? "counted as failed: --strict" : "not counted as failed; --strict counts them",
+                 deps_listed ? "" : ", --show-departures lists them", per.c_str());
+  }
   const auto an = b.total(&SuiteStats::any_nan);
   if (cfg.any_nan) std::fprintf(f, "   %llu NaN results accepted by --any-nan\n", static_cast<unsigned long long>(an));
   if (!b.info.flags && b.opened) std::fprintf(f, "   flags not compared: the backend does not report flags\n");
   if (!b.error.empty()) std::fprintf(f, "   STOPPED: %s\n", b.error.c_str());
   if (b.interrupted) std::fprintf(f, "   INTERRUPTED: the report covers the cases run so far\n");
   std::fprintf(f, "   golden vectors: %s\n", b.vectors.c_str());
-  std::fprintf(f, "%s: %llu passed, %llu failed, %llu skipped\n", b.info.name.empty() ? b.display.c_str() : b.info.name.c_str(),
-               static_cast<unsigned long long>(b.total(&SuiteStats::passed) + b.total(&SuiteStats::any_nan)),
-               static_cast<unsigned long long>(b.total(&SuiteStats::failed) + (cfg.strict ? dep : 0)),
-               static_cast<unsigned long long>(b.total(&SuiteStats::skipped)));
-  std::fflush(f);
+  std::string why;
+  const std::string verdict = b.unavailable.empty() ? backend_verdict(cfg, b, why) : std::string();
+  std::fprintf(f, "%s: %s", b.info.name.empty() ? b.display.c_str() : b.info.name.c_str(), verdict.c_str());
+  counts_line(f, cfg, {&b}, why);
 }
 
 void text_total(std::FILE* f, const RunReport& r) {
-  std::uint64_t p = 0, fl = 0, s = 0;
+  std::vector<const BackendReport*> all;
+  std::string verdict, why;
   for (const auto& b : r.backends) {
-    p += b.total(&SuiteStats::passed) + b.total(&SuiteStats::any_nan);
-    fl += b.total(&SuiteStats::failed) + (r.cfg.strict ? b.total(&SuiteStats::departures) : 0);
-    s += b.total(&SuiteStats::skipped);
+    all.push_back(&b);
+    std::string w;
+    const std::string v = b.unavailable.empty() ? backend_verdict(r.cfg, b, w) : std::string();
+    if (verdict.empty() && (v == "INCOMPLETE: " || v == "INTERRUPTED: ")) {
+      verdict = v;
+      why = r.backends.size() > 1 ? (b.info.name.empty() ? b.display : b.info.name) + ": " + w : w;
+    }
   }
-  std::fprintf(f, "%llu passed, %llu failed, %llu skipped\n", static_cast<unsigned long long>(p),
-               static_cast<unsigned long long>(fl), static_cast<unsigned long long>(s));
-  std::fflush(f);
+  if (verdict.empty() && r.interrupted) {
+    verdict = "INTERRUPTED: ";
+    why = kInterruptedWhy;
+  }
+  if (verdict.empty() && !r.nothing_compared.empty()) {
+    verdict = "NOTHING COMPARED: ";
+    why = r.nothing_compared;
+  }
+  std::fputs(verdict.c_str(), f);
+  counts_line(f, r.cfg, all, why);
 }
 
 // ---- JSON -------------------------------------------------------------------------------------
@@ -161,14 +248,88 @@ void text_total(std::FILE* f, const RunReport& r) {
 namespace {
 std::string q(std::string_view s) { return "\"" + json_escape(s) + "\""; }
 std::string u(std::uint64_t v) { return std::to_string(v); }
+
+// One value of column c (its words): {"hex": ..., "value": exact decimal / NaN / Inf} for
+// codes of a format, {"hex": ..., "flags": "-o-x"} for the §9 flags, {"value": ...} for counts
+// and exact sums, {"hex": ...} otherwise.
+std::string value_json(const Column& c, const std::uint32_t* w) {
+  if (c.notation == Notation::sum) return "{\"value\": " + q(render_value_words(c, w)) + "}";
+  if (c.notation == Notation::decimal) return "{\"value\": " + q(std::to_string(*w)) + "}";
+  if (c.role == Role::opt && *w == kNotReported) return "null";
+  if (c.format) {
+    if (*w & ~c.format->mask())
+      return "{\"hex\": " + q(hex(*w, 8)) + ", \"value\": null, \"note\": " + q("not a " + std::string(c.format->name) + " code") + "}";
+    const Decoded d = decode(*w, *c.format);
+    const bool finite = d.cls != Class::nan && d.cls != Class::inf;
+    return "{\"hex\": " + q(hex(*w, c.digits)) + ", \"value\": " + q(finite ? exact_decimal(d) : render_value(*w, *c.format)) + "}";
+  }
+  if (c.mask && c.decode) return "{\"hex\": " + q(hex(*w, c.digits)) + ", \"flags\": " + q(c.decode(*w)) + "}";
+  if (c.decode) return "{\"hex\": " + q(hex(*w, c.digits)) + ", \"text\": " + q(c.decode(*w)) + "}";
+  return "{\"hex\": " + q(hex(*w, c.digits)) + "}";
+}
+std::string value_json(const Column& c, CaseView v, std::size_t k) {
+  std::uint32_t words[kSumWords];
+  for (int w = 0; w < c.width; ++w) words[w] = v[c.at + static_cast<int>(k) * c.width + w];
+  return value_json(c, words);
+}
 }  // namespace
 
-std::string json_report(const RunReport& r) {
+std::string mismatch_fields(const Params& p, CaseView in, CaseView e, CaseView g, const CompareOptions& o,
+                            const std::string& file, std::uint64_t line_or_index, const std::string& crash) {
+  std::string s = "\"location\": ";
+  s += file == "generated" ? "{\"generated\": " + u(line_or_index) + "}"
+                           : "{\"file\": " + q(file) + ", \"line\": " + u(line_or_index) + "}";
+  bool single = true;  // every column holds one value (cast): every result is listed
+  for (const Column& c : p.schema().columns) single &= c.count() == 1;
+  s += ", \"inputs\": {";
+  bool first = true;
+  for (const Column& c : p.schema().columns) {
+    if (c.output()) continue;
+    s += (first ? "" : ", ") + q(c.name) + ": ";
+    first = false;
+    if (c.count() == 1) s += value_json(c, in, 0);
+    else
+      s += "{\"format\": " + (c.format ? q(c.format->name) : std::string("null")) + ", \"shape\": " +
+           q(std::to_string(c.rows) + "x" + std::to_string(c.cols)) + "}";
+  }
+  if (!crash.empty()) return s + "}, \"crash\": " + q(crash) + ", \"results\": []";
+  s += "}, \"results\": [";
+  first = true;
+  auto result = [&](const Column& c, std::size_t k, std::size_t differ) {
+    s += (first ? "" : ", ") + std::string("{\"column\": ") + q(c.name);
+    first = false;
+    if (!single)
+      s += ", \"index\": " + u(k) + ", \"place\": " + q(value_place(p, c, k)) + ", \"differ\": " + u(differ) +
+           ", \"of\": " + u(c.count());
+    s += ", \"got\": " + value_json(c, g, k) + ", \"expected\": " + value_json(c, e, k) + "}";
+  };
+  if (single) {
+    for (const Column& c : p.schema().columns)
+      if (c.output() && (c.role != Role::opt || (o.caps & c.cap))) result(c, 0, 0);
+  } else {
+    for (const ColumnDiff& cd : diff_columns(p, e, g, o)) result(*cd.column, cd.first, cd.count);
+  }
+  return s + "]";
+}
+
+std::string mismatch_json(const Mismatch& m) {
+  return "{\"op\": " + q(m.op) + ", \"label\": " + q(m.label) + ", \"params\": " + q(m.params) + ", \"class\": " +
+         q(m.cls) + ", \"known_departure\": " + (m.is_departure ? q(m.departure) : std::string("null")) +
+         (m.fields.empty() ? std::string() : ", " + m.fields) + ", \"where\": " + q(m.where) + ", \"text\": {\"inputs\": " +
+         q(m.inputs) + ", \"got\": " + q(m.got) + ", \"expected\": " + q(m.expected) + ", \"detail\": " + q(m.detail) + "}}";
+}
+
+void json_report(const RunReport& r, std::FILE* out) {
   std::ostringstream o;
+  auto flush = [&] {
+    const std::string t = o.str();
+    std::fwrite(t.data(), 1, t.size(), out);
+    o.str({});
+  };
   const RunConfig& c = r.cfg;
   o << "{\n  \"numref_conform_report\": 1,\n";
   o << "  \"config\": {\"backend\": " << q(c.backend) << ", \"level\": " << q(level_name(c.level))
-    << ", \"seed\": " << c.seed << ", \"shard\": " << q(std::to_string(c.shard_index + 1) + "/" + std::to_string(c.shard_count))
+    << ", \"seed\": " << c.seed << ", \"shard\": " << q(std::to_string(c.shard_index) + "/" + std::to_string(c.shard_count))
     << ", \"any_nan\": " << (c.any_nan ? "true" : "false") << ", \"strict\": " << (c.strict ? "true" : "false")
     << ", \"max_errors\": " << c.max_errors << "},\n";
   o << "  \"backends\": [";
@@ -212,25 +373,35 @@ std::string json_report(const RunReport& r) {
         << ", \"cases\": " << st.cases << ", \"passed\": " << st.passed << ", \"failed\": " << st.failed
         << ", \"departures\": " << st.departures << ", \"skipped\": " << st.skipped << ", \"any_nan\": " << st.any_nan << "}";
     }
+    // every mismatch (no --max-errors cap), copied from the spool: one JSON object a line
     o << "],\n     \"mismatches\": [";
-    for (std::size_t i = 0; i < b.mismatches.size(); ++i) {
-      const auto& m = b.mismatches[i];
-      o << (i ? ",\n       " : "\n       ") << "{\"op\": " << q(m.op) << ", \"label\": " << q(m.label)
-        << ", \"params\": " << q(m.params) << ", \"where\": " << q(m.where) << ", \"inputs\": " << q(m.inputs)
-        << ", \"got\": " << q(m.got) << ", \"expected\": " << q(m.expected) << ", \"class\": " << q(m.cls)
-        << ", \"detail\": " << q(m.detail)
-        << ", \"known_departure\": " << (m.is_departure ? q(m.departure) : std::string("null")) << "}";
+    flush();
+    if (b.spool) {
+      std::FILE* sp = b.spool.get();
+      std::rewind(sp);
+      char buf[1 << 16];
+      bool first = true, line_start = true;
+      std::size_t n;
+      while ((n = std::fread(buf, 1, sizeof buf, sp)) > 0)
+        for (std::size_t i = 0; i < n; ++i) {
+          if (line_start) std::fputs(first ? "\n       " : ",\n       ", out), first = false;
+          line_start = buf[i] == '\n';
+          if (!line_start) std::fputc(buf[i], out);
+        }
     }
     o << "]}";
   }
-  o << "\n  ],\n  \"complete\": " << (complete ? "true" : "false") << ",\n  \"summary\": {\"passed\": " << P
+  if (r.interrupted) complete = false;
+  o << "\n  ],\n  \"complete\": " << (complete ? "true" : "false") << ",\n  \"exit_status\": " << r.exit_status
+    << ",\n  \"nothing_compared\": " << (r.nothing_compared.empty() ? std::string("null") : q(r.nothing_compared))
+    << ",\n  \"summary\": {\"passed\": " << P
     << ", \"failed\": " << F << ", \"skipped\": " << S << ", \"departures\": " << D << ", \"any_nan\": " << A << "}\n}\n";
-  return o.str();
+  flush();
 }
 
 // ---- JUnit XML ---------------------------------------------------------------------------------
 
-std::string junit_report(const RunReport& r) {
+void junit_report(const RunReport& r, std::FILE* out) {
   std::ostringstream body;
   std::uint64_t tests = 0, failures = 0, skipped = 0, errors = 0;
   for (const auto& b : r.backends) {
@@ -249,12 +420,16 @@ std::string junit_report(const RunReport& r) {
            << "    <testcase classname=\"" << xml_escape(bname) << "\" name=\"backend\">\n      <skipped message=\""
            << xml_escape("unavailable: " + b.unavailable) << "\"/>\n    </testcase>\n  </testsuite>\n";
     }
-    if (!b.error.empty()) {
+    std::string err = b.error, type = "backend";
+    if (err.empty() && b.interrupted) err = kInterruptedWhy, type = "interrupted";
+    if (err.empty() && r.backends.size() == 1 && !r.nothing_compared.empty())
+      err = "nothing compared: " + r.nothing_compared, type = "nothing-compared";
+    if (!err.empty()) {
       ++tests;
       ++errors;
       body << "  <testsuite name=\"" << xml_escape(bname + " backend") << "\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\">\n"
            << "    <testcase classname=\"" << xml_escape(bname) << "\" name=\"backend\">\n      <error message=\""
-           << xml_escape(b.error) << "\" type=\"backend\"/>\n    </testcase>\n  </testsuite>\n";
+           << xml_escape(err) << "\" type=\"" << type << "\"/>\n    </testcase>\n  </testsuite>\n";
     }
     for (const auto& g : order) {
       const auto& ss = groups[g];
@@ -275,10 +450,13 @@ std::string junit_report(const RunReport& r) {
         if (s->failed || (r.cfg.strict && s->departures)) {
           body << "\n      <failure message=\"" << s->failed << " of " << s->cases << " cases mismatch\" type=\"mismatch\">";
           for (const auto& m : b.mismatches)
-            if (m.params == s->params && m.where.rfind(s->source, 0) == 0)
+            if (m.params == s->params && m.where.rfind(s->source, 0) == 0 && (!m.is_departure || r.cfg.strict))
               body << xml_escape(m.inputs + " | got " + m.got + " | expected " + m.expected + " | " + m.cls + " | " +
                                  m.where + (m.detail.empty() ? std::string() : " | " + m.detail))
                    << "\n";
+          if (b.mismatches_dropped)
+            body << xml_escape("(" + std::to_string(b.mismatches_dropped) + " mismatches of this backend are not listed "
+                               "here: more than a JUnit file keeps; --report json lists every one)") << "\n";
           body << "</failure>\n    ";
         } else if (s->cases == s->skipped && s->cases > 0) {
           body << "\n      <skipped message=\"not supported by the backend\"/>\n    ";
@@ -290,11 +468,21 @@ std::string junit_report(const RunReport& r) {
       body << "  </testsuite>\n";
     }
   }
+  if (r.backends.size() != 1 && (r.interrupted || !r.nothing_compared.empty())) {
+    // the run as a whole: interrupted between backends, or no backend compared a case
+    const std::string err = r.interrupted ? kInterruptedWhy : "nothing compared: " + r.nothing_compared;
+    ++tests;
+    ++errors;
+    body << "  <testsuite name=\"run\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\">\n"
+         << "    <testcase classname=\"numref conform\" name=\"run\">\n      <error message=\"" << xml_escape(err)
+         << "\" type=\"" << (r.interrupted ? "interrupted" : "nothing-compared") << "\"/>\n    </testcase>\n  </testsuite>\n";
+  }
   std::ostringstream o;
   o << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"numref conform\" tests=\"" << tests
     << "\" failures=\"" << failures << "\" errors=\"" << errors << "\" skipped=\"" << skipped << "\">\n"
     << body.str() << "</testsuites>\n";
-  return o.str();
+  const std::string t = o.str();
+  std::fwrite(t.data(), 1, t.size(), out);
 }
 
 }  // namespace numref::conform

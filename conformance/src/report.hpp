@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,7 +23,17 @@ struct Mismatch {
   std::string op, label, params, where, inputs, got, expected, cls, departure;  // departure: "" or the reason
   std::string detail;  // tensor families: how many elements / blocks differ ("" = none)
   bool is_departure = false;
+  std::string fields;  // §33.4 the structured JSON members of the case (mismatch_fields), "" = none
 };
+
+// §33.4 The structured JSON members of a failing case: "location" (vector file and line, or
+// the generated case's index), "inputs" (each single-value input column: hex code and exact
+// value; a tensor input: format and shape) and "results" (each compared output column of a
+// scalar case, each differing column of a tensor case: where, how many values differ, got
+// and expected as hex, exact decimal value, flags as text). A case that crashed the backend
+// (§33.6, `crash` = what happened) has no results but "crash".
+std::string mismatch_fields(const Params& p, CaseView in, CaseView expected, CaseView got, const CompareOptions& o,
+                            const std::string& file, std::uint64_t line_or_index, const std::string& crash = {});
 
 struct BackendReport {
   std::string display;  // as given to --backend
@@ -31,7 +42,11 @@ struct BackendReport {
   std::vector<std::string> profiles, ops, notes;
   std::vector<SuiteStats> suites;
   std::map<std::string, std::size_t> suite_index;
-  std::vector<Mismatch> mismatches;
+  std::vector<Mismatch> mismatches;  // a JUnit report: the mismatches it lists (memory-bounded)
+  std::uint64_t mismatches_dropped = 0;  // a JUnit report: mismatches beyond the memory bound
+  std::shared_ptr<std::FILE> spool;   // a JSON report: every mismatch, one JSON object a line
+  std::uint64_t spooled = 0;
+  std::map<std::string, std::uint64_t> departure_classes;  // known departures per "<op> <class>"
   std::string unavailable;  // §31.6 the reason the backend cannot run here ("" = it ran): SKIPPED
   std::string error;  // backend / input failure that stopped the run
   int error_exit = 0;
@@ -41,11 +56,17 @@ struct BackendReport {
   std::size_t suite(const std::string& op, const std::string& profile, const std::string& label,
                     const std::string& params, const std::string& source);
   std::uint64_t total(std::uint64_t SuiteStats::*field) const;
+  std::uint64_t compared() const;  // cases compared: every outcome but skipped
+  // §33.7 why a backend that ran compared no case
+  std::string nothing_compared_reason(const RunConfig& cfg) const;
 };
 
 struct RunReport {
   RunConfig cfg;
   std::vector<BackendReport> backends;
+  std::string nothing_compared;  // §33.7 the run compared no case: why ("" = it did)
+  bool interrupted = false;      // SIGINT / SIGTERM
+  int exit_status = 0;           // §33.7, recorded in the JSON report
 };
 
 // Text pieces (streamed while running).
@@ -54,8 +75,12 @@ void text_mismatch(std::FILE* f, const Mismatch& m);
 void text_summary(std::FILE* f, const RunConfig& cfg, const BackendReport& b);
 void text_total(std::FILE* f, const RunReport& r);
 
-std::string json_report(const RunReport& r);
-std::string junit_report(const RunReport& r);
+// Write the whole document to f (JSON: the spooled mismatches are copied in).
+void json_report(const RunReport& r, std::FILE* f);
+void junit_report(const RunReport& r, std::FILE* f);
+std::string mismatch_json(const Mismatch& m);  // one element of a backend's "mismatches"
+// A JUnit report keeps at most this many bytes of mismatch text in memory (§33.3 memory bound).
+inline constexpr std::size_t kJunitMismatchBytes = std::size_t{64} << 20;
 
 std::string level_name(Level l);
 

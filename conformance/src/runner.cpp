@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -23,6 +25,7 @@
 #include <sstream>
 #include <thread>
 
+#include "numref/conform/output.hpp"
 #include "numref/conform/util.hpp"
 #include "numref/conform/vectors.hpp"
 #include "numref/policy.hpp"
@@ -133,6 +136,7 @@ struct JobResult {
   std::size_t suite = 0;
   std::uint64_t n = 0, passed = 0, failed = 0, skipped = 0, departures = 0, any_nan = 0;
   std::vector<Mismatch> mismatches;
+  std::map<std::string, std::uint64_t> departure_classes;  // "<op> <class>" -> count
   std::string error;
   int error_exit = 0;
 };
@@ -161,6 +165,7 @@ struct Context {
   BackendReport& rep;
   SupportCache support;
   CompareOptions cmp;
+  bool keep_all = false;  // a JSON / JUnit report: every mismatch is kept for it
 };
 
 bool implements(const BackendInfo& i, std::string_view op) {
@@ -175,6 +180,38 @@ bool is_supported(Context& c, Backend& b, const Params& p) {
   return v;
 }
 
+// §30.5 / §33.7 A golden vector whose expected value differs from the reference's (a file
+// edited together with its MANIFEST line, or a reference that changed) is wrong, not the
+// backend: the first such case stops the run as an input error (exit 2), named VECTOR WRONG.
+bool vector_agrees(const Params& p, const Job& j, JobResult& r) {
+  std::vector<std::uint32_t> ref(j.exp.size());
+  p.expected(j.n, j.in.data(), ref.data());
+  if (ref == j.exp) return true;
+  const Shape s = p.shape();
+  const std::size_t outw = static_cast<std::size_t>(s.out);
+  for (std::size_t i = 0; i < j.n; ++i) {
+    bool same = true;
+    for (std::size_t w = 0; w < outw && same; ++w) {
+      const std::size_t at = s.case_major ? i * outw + w : w * j.n + i;
+      same = ref[at] == j.exp[at];
+    }
+    if (same) continue;
+    const CaseView in = case_view(j.in.data(), j.n, i, s, s.in), e = case_view(j.exp.data(), j.n, i, s, s.out),
+                   g = case_view(ref.data(), j.n, i, s, s.out);
+    // an optional result the file does not record (kNotReported) is not compared
+    if (compare(p, in, e, g, CompareOptions{}).outcome == Outcome::pass) continue;
+    const MismatchText t = render_mismatch(p, in, e, g, CompareOptions{});
+    r.error = "VECTOR WRONG: " + j.source + ":" + std::to_string(j.lines[i]) + ": " + std::string(p.family().name()) +
+              " " + p.label() + " | " + t.inputs + " | the vector expects " + t.expected + " | the reference gives " +
+              t.got + (t.detail.empty() ? "" : " | " + t.detail) +
+              " (the golden vector disagrees with the reference; the backend is not judged on it: regenerate the "
+              "vectors with `numref vectors generate`)";
+    r.error_exit = kExitUsage;
+    return false;
+  }
+  return true;
+}
+
 JobResult process(Context& c, Backend& b, Job& j) {
   JobResult r;
   r.seq = j.seq;
@@ -183,6 +220,7 @@ JobResult process(Context& c, Backend& b, Job& j) {
   const Params& p = *j.params;
   const Shape s = p.shape();
   try {
+    if (!j.cases && !vector_agrees(p, j, r)) return r;
     if (j.check_support && !is_supported(c, b, p)) {
       r.skipped = j.n;
       return r;
@@ -205,7 +243,7 @@ JobResult process(Context& c, Backend& b, Job& j) {
       // Fast path: every output word identical is a pass for every family.
       bool same = !crashed;
       if (s.case_major)
-        same = std::equal(j.exp.begin() + static_cast<std::ptrdiff_t>(i * outw),
+        same = !crashed && std::equal(j.exp.begin() + static_cast<std::ptrdiff_t>(i * outw),
                           j.exp.begin() + static_cast<std::ptrdiff_t>((i + 1) * outw),
                           got.begin() + static_cast<std::ptrdiff_t>(i * outw));
       else
@@ -231,9 +269,16 @@ JobResult process(Context& c, Backend& b, Job& j) {
           dep = &d;
           break;
         }
-      if (dep) ++r.departures;
-      else ++r.failed;
-      if (c.cfg.max_errors == 0 || r.mismatches.size() < c.cfg.max_errors) {
+      if (dep) {
+        ++r.departures;
+        ++r.departure_classes[op + " " + f.cls];
+      } else {
+        ++r.failed;
+      }
+      // §33.4 the report file lists every mismatch; the terminal at most --max-errors per suite,
+      // known departures only with --show-departures (or --strict, which fails them)
+      const bool printed = !dep || c.cfg.show_departures || c.cfg.strict;
+      if (c.keep_all || (printed && (c.cfg.max_errors == 0 || r.mismatches.size() < c.cfg.max_errors))) {
         Mismatch m;
         m.op = op;
         m.label = p.label();
@@ -246,6 +291,10 @@ JobResult process(Context& c, Backend& b, Job& j) {
         m.detail = std::move(t.detail);
         if (crashed) m.got = crashed->what, m.detail.clear();
         m.cls = f.cls;
+        if (c.cfg.report == ReportFormat::json)
+          m.fields = mismatch_fields(p, in, e, g, c.cmp, j.cases ? std::string("generated") : j.source,
+                                     j.cases ? j.first + i : static_cast<std::uint64_t>(j.lines[i]),
+                                     crashed ? crashed->what : std::string());
         if (dep) {
           m.is_departure = true;
           m.departure = dep->why;
@@ -359,12 +408,28 @@ class Pipeline {
       s.skipped += r.skipped;
       s.departures += r.departures;
       s.any_nan += r.any_nan;
+      for (const auto& [k, v] : r.departure_classes) c_.rep.departure_classes[k] += v;
       for (auto& m : r.mismatches) {
-        if (c_.cfg.max_errors != 0 && s.shown >= c_.cfg.max_errors) break;
-        ++s.shown;
-        prog_.finish();
-        text_mismatch(text_, m);
-        c_.rep.mismatches.push_back(std::move(m));
+        const bool printed = !m.is_departure || c_.cfg.show_departures || c_.cfg.strict;
+        if (printed && (c_.cfg.max_errors == 0 || s.shown < c_.cfg.max_errors)) {
+          ++s.shown;
+          prog_.finish();
+          text_mismatch(text_, m);
+        }
+        if (c_.cfg.report == ReportFormat::json && c_.rep.spool) {
+          // §33.4 every mismatch goes to the report file; spooled on disk (memory bound, §33.3)
+          const std::string line = mismatch_json(m) + "\n";
+          std::fwrite(line.data(), 1, line.size(), c_.rep.spool.get());
+          ++c_.rep.spooled;
+        } else if (c_.cfg.report == ReportFormat::junit) {
+          const std::size_t bytes = m.inputs.size() + m.got.size() + m.expected.size() + m.where.size() + m.params.size() + 64;
+          if (junit_bytes_ + bytes <= kJunitMismatchBytes) {
+            junit_bytes_ += bytes;
+            c_.rep.mismatches.push_back(std::move(m));
+          } else {
+            ++c_.rep.mismatches_dropped;
+          }
+        }
       }
       prog_.advance(r.n);
     }
@@ -379,6 +444,7 @@ class Pipeline {
   std::deque<Job> queue_;
   std::map<std::uint64_t, JobResult> done_;
   std::uint64_t next_seq_ = 0, delivered_ = 0;
+  std::size_t junit_bytes_ = 0;
   bool quit_ = false;
   std::atomic<bool> failed_{false};
 };
@@ -591,7 +657,7 @@ std::vector<std::string> profiles_for(const RunConfig& cfg, const BackendInfo& i
 }
 
 int run_one(const RunConfig& cfg, const std::string& backend_arg, BackendReport& rep, std::FILE* text,
-            const std::vector<std::pair<const Family*, std::vector<std::string>>>& fams) {
+            const std::vector<std::pair<const Family*, std::vector<std::string>>>& fams, const std::string& vdir) {
   const auto t0 = Clock::now();
   rep.display = backend_arg;
   BackendSpec spec;
@@ -630,22 +696,27 @@ int run_one(const RunConfig& cfg, const std::string& backend_arg, BackendReport&
   }
   rep.opened = true;
   rep.info = backends[0]->info();
+  if (cfg.report == ReportFormat::json) {
+    rep.spool.reset(std::tmpfile(), [](std::FILE* f) { if (f) std::fclose(f); });
+    if (!rep.spool) {
+      rep.error = std::string("cannot create a temporary file for the report's mismatches: ") + std::strerror(errno);
+      rep.error_exit = kExitUsage;
+      std::fprintf(text, "ERROR %s\n", rep.error.c_str());
+      return kExitUsage;
+    }
+  }
   rep.profiles = profiles_for(cfg, rep.info, rep.notes);
+  std::string missing;
   for (const auto& [f, sel] : fams) {
     rep.ops.emplace_back(f->name());
-    if (!implements(rep.info, f->name()))
-      rep.notes.push_back("the backend does not implement op " + std::string(f->name()) + ": its cases are skipped");
+    if (!implements(rep.info, f->name())) missing += (missing.empty() ? "" : ", ") + std::string(f->name());
   }
-  std::string vdir = cfg.vectors_dir.empty() ? default_vectors_dir() : cfg.vectors_dir;
-  if (vdir == "none") rep.vectors = "skipped (--vectors none)";
-  else if (vdir.empty() || !fs::is_directory(vdir)) {
-    rep.vectors = "not found" + (vdir.empty() ? std::string() : " at " + vdir) + " (give --vectors DIR); generated cases only";
-    vdir.clear();
-  }
-  if (!vdir.empty() && vdir != "none") rep.vectors = vdir;
+  if (!missing.empty())
+    rep.notes.push_back("the backend does not implement " + std::string(missing.find(',') == std::string::npos ? "op " : "ops ") +
+                        missing + ": their cases are skipped");
   text_header(text, cfg, rep);
 
-  Context ctx{cfg, rep, {}, {}};
+  Context ctx{cfg, rep, {}, {}, cfg.report != ReportFormat::text};
   ctx.cmp.caps = rep.info.caps();
   ctx.cmp.any_nan = cfg.any_nan;
   const bool tty = isatty(2) != 0;
@@ -654,7 +725,7 @@ int run_one(const RunConfig& cfg, const std::string& backend_arg, BackendReport&
   {
     Pipeline pipe(ctx, backends, text, prog);
     try {
-      if (!vdir.empty() && vdir != "none") run_vectors(ctx, pipe, prog, fams, vdir);
+      if (!vdir.empty()) run_vectors(ctx, pipe, prog, fams, vdir);
       if (!pipe.failed() && !stop_requested()) run_generated(ctx, pipe, prog, *backends[0], fams);
     } catch (const VectorError& e) {
       pipe.drain();
@@ -691,9 +762,51 @@ std::string default_vectors_dir() {
   return NUMREF_SOURCE_VECTORS_DIR;
 }
 
+namespace {
+
+// §33.2 The golden-vector directory of the run: --vectors DIR (must exist), else the default
+// (when it exists); "" = none.
+std::string vectors_dir_of(const RunConfig& cfg, std::string& description) {
+  if (cfg.vectors_dir == "none") {
+    description = "skipped (--vectors none)";
+    return {};
+  }
+  std::error_code ec;
+  if (!cfg.vectors_dir.empty()) {
+    if (!fs::exists(cfg.vectors_dir, ec))
+      throw std::invalid_argument("--vectors: directory '" + cfg.vectors_dir + "' does not exist");
+    if (!fs::is_directory(cfg.vectors_dir, ec))
+      throw std::invalid_argument("--vectors: '" + cfg.vectors_dir + "' is not a directory");
+    description = cfg.vectors_dir;
+    return cfg.vectors_dir;
+  }
+  const std::string d = default_vectors_dir();
+  if (d.empty() || !fs::is_directory(d, ec)) {
+    description = "not found" + (d.empty() ? std::string() : " at " + d) + " (give --vectors DIR); generated cases only";
+    return {};
+  }
+  description = d;
+  return d;
+}
+
+// §36.1 The files a run reads: every file under the vector directory, and a backend library.
+std::vector<std::string> run_inputs(const RunConfig& cfg, const std::string& vdir) {
+  std::vector<std::string> in;
+  if (!vdir.empty()) {
+    std::error_code ec;
+    for (fs::recursive_directory_iterator it(vdir, ec), end; !ec && it != end; it.increment(ec))
+      if (it->is_regular_file(ec)) in.push_back(it->path().string());
+  }
+  const std::string lib = cfg.backend.substr(0, cfg.backend.find('?'));  // a PATH.so backend (not a built-in name)
+  if (cfg.backend.rfind("pipe:", 0) != 0 && lib.find('/') != std::string::npos) in.push_back(lib);
+  return in;
+}
+
+}  // namespace
+
 int run_conform(const RunConfig& cfg, std::FILE* text_out) {
   if (cfg.shard_count == 0 || cfg.shard_index >= cfg.shard_count)
-    throw std::invalid_argument("--shard i/N needs 1 <= i <= N");
+    throw std::invalid_argument("--shard I/N needs 0 <= I < N");
   const auto fams = select_families(cfg);
   for (const auto& p : cfg.profiles)
     if (!find_profile(p)) throw std::invalid_argument("--profile: unknown profile '" + p + "'");
@@ -704,17 +817,28 @@ int run_conform(const RunConfig& cfg, std::FILE* text_out) {
   } else {
     names.push_back(cfg.backend);
   }
+  std::string vdesc;
+  const std::string vdir = vectors_dir_of(cfg, vdesc);
 
-  // JSON / JUnit go to --out (or stdout); the text report then goes to stdout unless
-  // it would mix with the JSON/XML on stdout.
+  // §36.1 The report file is checked (and refused when it is an input) before anything runs;
+  // it is written to a temporary file and renamed at the end. JSON / JUnit go to --out (or
+  // stdout); the text report then goes to stdout unless it would mix with the JSON/XML.
+  std::optional<OutputFile> out;
+  try {
+    if (!cfg.out.empty()) {
+      refuse_output_that_is_input("--out", cfg.out, run_inputs(cfg, vdir));
+      out.emplace(cfg.out);
+    }
+  } catch (const OutputError& e) {
+    throw std::invalid_argument(cfg.out.empty() || std::string_view(e.what()).rfind("--out", 0) == 0
+                                    ? std::string(e.what())
+                                    : "--out " + std::string(e.what()));
+  }
   std::FILE* text = text_out;
-  std::FILE* out_file = nullptr;
   FILE* devnull = nullptr;
-  if (cfg.report == ReportFormat::text && !cfg.out.empty()) {
-    out_file = std::fopen(cfg.out.c_str(), "w");
-    if (!out_file) throw std::invalid_argument("--out: cannot write '" + cfg.out + "'");
-    text = out_file;
-  } else if (cfg.report != ReportFormat::text && cfg.out.empty()) {
+  if (cfg.report == ReportFormat::text && out) {
+    text = out->file();
+  } else if (cfg.report != ReportFormat::text && !out) {
     devnull = std::fopen("/dev/null", "w");
     text = devnull;
   }
@@ -734,31 +858,61 @@ int run_conform(const RunConfig& cfg, std::FILE* text_out) {
   bool unavailable = false;
   for (const auto& n : names) {
     rr.backends.emplace_back();
-    const int s = run_one(cfg, n, rr.backends.back(), text, fams);
+    rr.backends.back().vectors = vdesc;
+    const int s = run_one(cfg, n, rr.backends.back(), text, fams, vdir);
     if (s == kExitInterrupted || s == kExitBackend || s == kExitUsage) status = std::max(status, s);
     else if (s == kExitMismatch && status == kExitPass) status = kExitMismatch;
     else if (s == kExitUnavailable) unavailable = true;
     if (stop_requested()) break;
   }
   if (stop_requested()) status = std::max<int>(status, kExitInterrupted);  // §33.7 (a stop while opening)
+  // §33.7 a run that compared nothing does not pass: every backend that ran compared no case
+  // (unavailable backends are SKIPPED with their reason, §31.6, and do not count here).
+  if (status == kExitPass) {
+    std::uint64_t cmp = 0;
+    const BackendReport* ran = nullptr;
+    for (const auto& b : rr.backends)
+      if (b.opened) {
+        cmp += b.compared();
+        if (!ran) ran = &b;
+      }
+    if (ran && cmp == 0) {
+      rr.nothing_compared = names.size() > 1 ? "no backend compared a case" : ran->nothing_compared_reason(cfg);
+      status = kExitUsage;
+    }
+  }
   // §33.7 77 only when nothing worse happened: errors, then mismatches, come first.
   if (unavailable && status == kExitPass) status = kExitUnavailable;
+  rr.interrupted = stop_requested();
   if (names.size() > 1) {
     std::fprintf(text, "== all backends\n");
   }
   text_total(text, rr);
-  if (cfg.report != ReportFormat::text) {
-    const std::string doc = cfg.report == ReportFormat::json ? json_report(rr) : junit_report(rr);
-    if (cfg.out.empty()) {
-      std::fwrite(doc.data(), 1, doc.size(), stdout);
-      std::fflush(stdout);
-    } else {
-      std::ofstream o(cfg.out, std::ios::binary | std::ios::trunc);
-      o << doc;
-      if (!o) std::fprintf(stderr, "numref conform: cannot write the report to %s\n", cfg.out.c_str());
+  // §36 write errors of the report (a full disk, /dev/full) and of standard output are errors
+  // of the run: exit 2 (a backend failure or an interrupt keeps its own, larger status).
+  auto output_failed = [&](const std::string& what) {
+    std::fprintf(stderr, "numref conform: %s\n", what.c_str());
+    if (status != kExitBackend && status != kExitInterrupted) status = kExitUsage;
+  };
+  try {
+    if (cfg.report != ReportFormat::text) {
+      rr.exit_status = status;
+      std::FILE* f = out ? out->file() : stdout;
+      if (cfg.report == ReportFormat::json) json_report(rr, f);
+      else junit_report(rr, f);
+      for (const auto& b : rr.backends)
+        if (b.spool && std::ferror(b.spool.get()))
+          throw OutputError("the temporary file of the report's mismatches: read or write failed");
     }
+    if (out) out->commit();
+  } catch (const OutputError& e) {
+    output_failed(std::string("--out ") + e.what());
   }
-  if (out_file) std::fclose(out_file);
+  try {
+    check_stdout();
+  } catch (const OutputError& e) {
+    output_failed(e.what());
+  }
   if (devnull) std::fclose(devnull);
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);

@@ -276,8 +276,6 @@ void read_vector_case(const Params& p, const std::vector<std::string_view>& fiel
 
 // ---- comparison (§33.4) -------------------------------------------------------------------------
 
-namespace {
-
 // The differing output columns of a case (optional results only where both sides report them).
 std::vector<ColumnDiff> diff_columns(const Params& p, CaseView e, CaseView g, const CompareOptions& o) {
   std::vector<ColumnDiff> out;
@@ -297,8 +295,6 @@ std::vector<ColumnDiff> diff_columns(const Params& p, CaseView e, CaseView g, co
   }
   return out;
 }
-
-}  // namespace
 
 Finding compare(const Params& p, CaseView in, CaseView e, CaseView g, const CompareOptions& o) {
   CaseDiff d{p, in, e, g, o, diff_columns(p, e, g, o)};
@@ -386,8 +382,10 @@ std::string block_text(const BlockGrid& g, std::size_t b) {
          std::to_string(r.c0) + "-" + std::to_string(r.c1 - 1) + ")";
 }
 
+}  // namespace
+
 // Where value k of column c is.
-std::string where(const Params& p, const Column& c, std::size_t k) {
+std::string value_place(const Params& p, const Column& c, std::size_t k) {
   auto element = [&](std::size_t i, std::size_t j) {
     std::string s = "element (" + std::to_string(i) + ", " + std::to_string(j) + ")";
     if (const BlockGrid* g = p.blocks()) s += " in " + block_text(*g, g->block_of(i, j));
@@ -406,6 +404,8 @@ std::string where(const Params& p, const Column& c, std::size_t k) {
   }
   return {};
 }
+
+namespace {
 
 // Input column c summarised: a single value, or its format, grid and special values.
 std::string input_text(const Column& c, CaseView in) {
@@ -451,7 +451,7 @@ MismatchText Params::generic_render(const CaseDiff& d) const {
   if (d.columns.empty()) return t;
   const ColumnDiff& first = d.columns.front();
   const Column& c = *first.column;
-  t.inputs += " | " + (c.cls.empty() ? c.name : c.cls) + " of " + where(*this, c, first.first);
+  t.inputs += " | " + (c.cls.empty() ? c.name : c.cls) + " of " + value_place(*this, c, first.first);
   t.got = render_column_value(c, d.got, first.first);
   t.expected = render_column_value(c, d.exp, first.first);
   for (const ColumnDiff& cd : d.columns)

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -22,12 +23,10 @@ struct CliRun {
   std::string out;
 };
 
-// Runs the numref CLI with `args` (shell syntax), stdout and stderr together; `env` is put
-// before the command (shell assignments).
-CliRun run_numref(const std::string& args, const std::string& env = "") {
-  const std::string cmd = env + "NUMREF_BACKEND_DIR='" + NUMREF_BACKEND_DIR + "' '" + NUMREF_CLI + "' " + args + " 2>&1";
+// Runs a shell command line, stdout and stderr together.
+CliRun run_sh(const std::string& cmd) {
   CliRun r;
-  FILE* p = popen(cmd.c_str(), "r");
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
   if (!p) return r;
   char buf[4096];
   std::size_t n;
@@ -35,6 +34,12 @@ CliRun run_numref(const std::string& args, const std::string& env = "") {
   const int st = pclose(p);
   r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   return r;
+}
+
+// Runs the numref CLI with `args` (shell syntax), stdout and stderr together; `env` is put
+// before the command (shell assignments).
+CliRun run_numref(const std::string& args, const std::string& env = "") {
+  return run_sh(env + "NUMREF_BACKEND_DIR='" + NUMREF_BACKEND_DIR + "' '" + NUMREF_CLI + "' " + args);
 }
 
 std::string vectors() { return std::string(NUMREF_SOURCE_DIR) + "/vectors"; }
@@ -108,12 +113,21 @@ TEST(ConformCli, CpuFastLevel0Passes) {
 
 #if NUMREF_HAVE_NV_HOST
 // nv-host conforms to the cuda_* profiles except the one departure it declares
-// (docs/profiles.md), which is reported, not counted; --strict counts it.
+// (docs/profiles.md), which is counted per class, not as a failure; --show-departures lists
+// the DEPARTURE lines; --strict counts them.
 TEST(ConformCli, NvHostLevel0PassesWithDeclaredDeparture) {
   const CliRun r = run_numref(conform("nv-host") + " --level 0 --max-errors 1");
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("known departures declared by the backend"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("DEPARTURE cast bf16->f32"), std::string::npos) << r.out;
+  // §33.5 a passing run is quiet: no DEPARTURE line, the count per class in the summary
+  EXPECT_EQ(r.out.find("DEPARTURE"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("more mismatches not shown"), std::string::npos) << r.out;
+  EXPECT_TRUE(contains(r.out, "   {p} known departures (not counted as failed; --strict counts them, --show-departures "
+                              "lists them): cast nan/{*} {p}"))
+      << r.out;
+  const CliRun v = run_numref(conform("nv-host") + " --level 0 --max-errors 1 --show-departures");
+  EXPECT_EQ(v.status, 0) << v.out;
+  EXPECT_NE(v.out.find("DEPARTURE cast bf16->f32"), std::string::npos) << v.out;
   EXPECT_NE(r.out.find("flags: NOT compared"), std::string::npos) << r.out;
   const CliRun s = run_numref(conform("nv-host") + " --level 0 --max-errors 1 --strict --ops cast:bf16:f32");
   EXPECT_EQ(s.status, 1) << s.out;
@@ -275,9 +289,10 @@ TEST(ConformCli, TamperedVectorsAreRefused) {
   fs::remove_all(d);
 }
 
-// §30.3 a malformed file with a matching MANIFEST entry: the error names file and line.
-TEST(ConformCli, MalformedVectorFileIsRefusedWithFileAndLine) {
-  const fs::path d = temp_dir("malformed");
+// A vector directory whose one file (cast/bad.vec, listed in its MANIFEST) has a malformed
+// case on line 12: the x value 43e8000 has 7 hex digits, not 8.
+namespace {
+void write_malformed_vectors(const fs::path& d) {
   const std::string text =
       "numref-vectors 1\nop cast\nfrom f32\nto f8e4m3fn\nprofile ocp\npolicy " +
       std::string("round=rne overflow=nonsat inf_sat=max nan=payload nan_to_finite=zero e8m0_round=follow "
@@ -286,6 +301,13 @@ TEST(ConformCli, MalformedVectorFileIsRefusedWithFileAndLine) {
   fs::create_directories(d / "cast");
   std::ofstream(d / "cast/bad.vec") << text;
   std::ofstream(d / "MANIFEST") << numref::conform::Sha256::hex(text) << "  cast/bad.vec\n";
+}
+}  // namespace
+
+// §30.3 a malformed file with a matching MANIFEST entry: the error names file and line.
+TEST(ConformCli, MalformedVectorFileIsRefusedWithFileAndLine) {
+  const fs::path d = temp_dir("malformed");
+  write_malformed_vectors(d);
   const CliRun r = run_numref("conform --no-progress --backend reference --level 0 --vectors '" + d.string() + "'");
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_NE(r.out.find("cast/bad.vec:12: column x: value '43e8000' is not 8 hex digits"), std::string::npos) << r.out;
@@ -339,15 +361,26 @@ TEST(ConformCli, JunitAndJsonReports) {
   fs::remove_all(d);
 }
 
-// §33.3 shard rule: the shards of a run partition its cases.
+// §33.3 shard rule: the shards I/N, 0 <= I < N (as scripts/sweep.sh, Slurm array and
+// Kubernetes indices count), partition a run's cases; N/N is not a shard.
 TEST(ConformCli, ShardsPartitionTheCases) {
   const std::string base = conform("reference") + " --level 0 --ops cast:f16:f8e4m3fn --profile ocp";
   const std::uint64_t all = passed_of(run_numref(base).out);
   ASSERT_NE(all, ~0ull);
   std::uint64_t sum = 0;
-  for (int i = 1; i <= 3; ++i) sum += passed_of(run_numref(base + " --shard " + std::to_string(i) + "/3").out);
+  for (int i = 0; i < 3; ++i) {
+    const CliRun r = run_numref(base + " --shard " + std::to_string(i) + "/3");
+    EXPECT_EQ(r.status, 0) << r.out;
+    EXPECT_TRUE(contains(r.out, "| shard " + std::to_string(i) + "/3\n")) << r.out;
+    sum += passed_of(r.out);
+  }
   EXPECT_EQ(sum, all);
-  EXPECT_EQ(run_numref(base + " --shard 4/3").status, 2);
+  const CliRun last = run_numref(base + " --shard 3/3");
+  EXPECT_EQ(last.status, 2) << last.out;
+  EXPECT_NE(last.out.find("--shard I (0 <= I < N)"), std::string::npos) << last.out;
+  EXPECT_EQ(run_numref(base + " --shard 0/0").status, 2);
+  const CliRun j = run_numref(base + " --shard 2/3 --report json");
+  EXPECT_NE(j.out.find("\"shard\": \"2/3\""), std::string::npos) << j.out.substr(0, 400);
 }
 
 // §31.6 / §33.7 a backend whose open answers "unavailable: <reason>" is SKIPPED with the
@@ -384,14 +417,7 @@ TEST(ConformCli, BackendAllGoesOnAfterAnUnavailableBackend) {
                            "' conform --no-progress --jobs 2 --vectors '" + vectors() +
                            "' --backend all --level 0 --ops cast:f8e5m2:f32";
   for (const bool req : {false, true}) {
-    CliRun r;
-    FILE* p = popen((base + (req ? " --require-backend" : "") + " 2>&1").c_str(), "r");
-    ASSERT_NE(p, nullptr);
-    char buf[4096];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-    const int st = pclose(p);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    const CliRun r = run_sh(base + (req ? " --require-backend" : ""));
     EXPECT_EQ(r.status, req ? 77 : 0) << r.out;
     const auto skip = r.out.find("SKIPPED aaa-gpu: unavailable: no test device");
     EXPECT_NE(skip, std::string::npos) << r.out;
@@ -428,11 +454,17 @@ TEST(ConformCli, DetectsMorSumDroppingTheLastElement) {
 }
 
 // §31.2 a backend whose struct_size ends before the MoR entry points (ABI 1.1): its MoR
-// cases are skipped-unsupported, never failed, and the run passes.
+// cases are skipped-unsupported, never failed; a run of MoR alone then compares nothing,
+// which is not a pass (§33.7, exit 2), and with its casts it passes.
 TEST(ConformCli, Abi11BackendSkipsMor) {
-  const CliRun r = run_numref(conform(broken("v11")) + " --level 0 --ops mor,mor-sub");
+  CliRun r = run_numref(conform(broken("v11")) + " --level 0 --ops mor,mor-sub");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "\nNOTHING COMPARED: 0 passed, 0 failed, {p} skipped (the backend supports none of the {p} "
+                              "selected suites)\n{$}"))
+      << r.out;
+  r = run_numref(conform(broken("v11")) + " --level 0 --ops mor,cast:f8e5m2:f32 --profile ocp");
   EXPECT_EQ(r.status, 0) << r.out;
-  EXPECT_TRUE(contains(r.out, "\n0 passed, 0 failed, {p} skipped\n{$}")) << r.out;
+  EXPECT_TRUE(contains(r.out, "\n{p} passed, 0 failed, {p} skipped\n{$}")) << r.out;
 }
 
 // The reference passes the MoR families at level 1 (golden vectors included).
@@ -441,4 +473,238 @@ TEST(ConformCli, ReferencePassesMorLevel1) {
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find(" 0 failed, 0 skipped\n"), std::string::npos) << r.out;
   EXPECT_GT(passed_of(r.out), 700u) << r.out;
+}
+
+// ---- issue 16: truthful exit codes and reports (spec §33.7, §36) ----------------------------
+
+namespace {
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+// The last line of a report (without its newline).
+std::string last_line(const std::string& out) {
+  std::string s = out;
+  while (!s.empty() && s.back() == '\n') s.pop_back();
+  return s.substr(s.rfind('\n') + 1);
+}
+// A small, fast selection: 256 f8e5m2 codes into f32 under ocp.
+const std::string kSmall = " --level 0 --ops cast:f8e5m2:f32 --profile ocp";
+}  // namespace
+
+// §36.1 a report file in a missing directory, or a directory, is refused before the run, one
+// line naming the path, exit 2 (it used to run to the end and exit 0); §36.2 a write error on
+// the report (/dev/full) or on standard output is exit 2, never 0.
+TEST(ConformCli, UnwritableReportExitsTwo) {
+  const fs::path d = temp_dir("outerr");
+  for (const char* rep : {"json", "junit", "text"}) {
+    const std::string missing = (d / "missing" / "r.out").string();
+    CliRun r = run_numref(conform("reference") + kSmall + " --report " + rep + " --out '" + missing + "'");
+    EXPECT_EQ(r.status, 2) << rep << r.out;
+    EXPECT_NE(r.out.find(missing), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("== numref conform"), std::string::npos) << "ran before refusing: " << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+    r = run_numref(conform("reference") + kSmall + " --report " + rep + " --out '" + d.string() + "'");
+    EXPECT_EQ(r.status, 2) << rep << r.out;
+    EXPECT_NE(r.out.find(d.string() + ": is a directory"), std::string::npos) << r.out;
+    r = run_numref(conform("reference") + kSmall + " --report " + rep + " --out /dev/full");
+    EXPECT_EQ(r.status, 2) << rep << r.out;
+    EXPECT_NE(r.out.find("/dev/full: write failed"), std::string::npos) << r.out;
+  }
+  // the text report on standard output, and the JSON on standard output, into /dev/full
+  EXPECT_EQ(run_numref(conform("reference") + kSmall + " >/dev/full").status, 2);
+  EXPECT_EQ(run_numref(conform("reference") + kSmall + " --report json >/dev/full").status, 2);
+  fs::remove_all(d);
+}
+
+// §36.1 every file under --vectors is an input: --out naming one (the MANIFEST) is refused
+// before anything is written, and the file is left as it was.
+TEST(ConformCli, RefusesAReportOverAVectorFile) {
+  const fs::path d = temp_dir("outisinput");
+  fs::copy(vectors(), d, fs::copy_options::recursive);
+  const std::string manifest = slurp(d / "MANIFEST");
+  for (const std::string target : {"MANIFEST", "cast/ocp/f8e5m2-f32.vec", "./cast/../MANIFEST"}) {
+    for (const char* rep : {"json", "text"}) {
+      const CliRun r = run_numref("conform --no-progress --backend reference" + kSmall + " --vectors '" + d.string() +
+                                  "' --report " + rep + " --out '" + (d / target).string() + "'");
+      EXPECT_EQ(r.status, 2) << r.out;
+      EXPECT_NE(r.out.find("is also an input"), std::string::npos) << r.out;
+      EXPECT_EQ(r.out.find("== numref conform"), std::string::npos) << r.out;
+    }
+  }
+  EXPECT_EQ(slurp(d / "MANIFEST"), manifest);
+  EXPECT_EQ(slurp(d / "cast/ocp/f8e5m2-f32.vec"), slurp(fs::path(vectors()) / "cast/ocp/f8e5m2-f32.vec"));
+  fs::remove_all(d);
+}
+
+// §33.2 --vectors naming a directory that does not exist is an error naming it (it used to
+// run the generated cases only and pass).
+TEST(ConformCli, MissingVectorDirectoryExitsTwo) {
+  const CliRun r = run_numref("conform --no-progress --backend reference" + kSmall + " --vectors /no/such/vectors");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("--vectors: directory '/no/such/vectors' does not exist"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("passed"), std::string::npos) << r.out;
+}
+
+// §33.7 a run that compares no case does not pass: exit 2 and a last line that says so, with
+// the reason (it used to end "0 passed, 0 failed, N skipped" with exit 0).
+TEST(ConformCli, NothingComparedIsNotAPass) {
+  // the C example implements cast only
+  CliRun r = run_numref(conform(NUMREF_EXAMPLE_C_SO) + " --level 0 --ops mor");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_TRUE(contains(last_line(r.out), "NOTHING COMPARED: 0 passed, 0 failed, {p} skipped (the backend implements none "
+                                         "of the selected operations (mor))"))
+      << r.out;
+  // a backend with a cast entry that supports nothing (as one whose cast entry is NULL)
+  const fs::path d = temp_dir("nothing");
+  std::ofstream(d / "no.sh") << "read hello\n"
+                                "echo 'numref-pipe 1 name=supports-nothing version=0 ops=cast profiles=ocp flags=no'\n"
+                                "echo ready\n"
+                                "while read cmd rest; do\n"
+                                "  case \"$cmd\" in quit) exit 0;; supports) echo no;; *) echo \"error unexpected $cmd\";; esac\n"
+                                "done\n";
+  r = run_numref(conform("pipe:sh " + (d / "no.sh").string()) + kSmall);
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_TRUE(contains(last_line(r.out), "NOTHING COMPARED: 0 passed, 0 failed, {p} skipped (the backend supports none of "
+                                         "the {p} selected suites)"))
+      << r.out;
+  r = run_numref(conform("pipe:sh " + (d / "no.sh").string()) + kSmall + " --report junit");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("errors=\"1\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("type=\"nothing-compared\""), std::string::npos) << r.out;
+  fs::remove_all(d);
+}
+
+// §33.4 after an error the last line says INCOMPLETE with the reason, never "N passed, 0
+// failed" as if complete; an interrupted run says INTERRUPTED, exits 130, and its JUnit file
+// carries an error and its JSON "complete": false.
+TEST(ConformCli, StoppedRunsSayIncomplete) {
+  const fs::path d = temp_dir("incomplete");
+  write_malformed_vectors(d / "v");
+  CliRun r = run_numref("conform --no-progress --backend reference --level 0 --ops cast:f32:f8e4m3fn --vectors '" +
+                        (d / "v").string() + "' --report junit --out '" + (d / "bad.xml").string() + "'");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_TRUE(contains(last_line(r.out), "INCOMPLETE: {n} passed, 0 failed, 0 skipped (stopped by an error: golden "
+                                         "vectors: cast/bad.vec:12: "))
+      << r.out;
+  EXPECT_NE(slurp(d / "bad.xml").find("errors=\"1\""), std::string::npos);
+
+  // SIGINT to the runner alone (its backend processes untouched) during a long run
+  for (const char* rep : {"junit", "json"}) {
+    const fs::path out = d / (std::string("int.") + rep), script = d / "int.sh";
+    std::ofstream(script) << "NUMREF_BACKEND_DIR='" << NUMREF_BACKEND_DIR << "' '" << NUMREF_CLI
+                          << "' conform --no-progress --jobs 2 --backend reference --vectors none --level exhaustive"
+                             " --ops cast:f32:f8e4m3fn --profile ocp --report "
+                          << rep << " --out '" << out.string() << "' >'" << (d / "int.log").string()
+                          << "' 2>&1 &\npid=$!\n"
+                             // the header is printed once the run (and its signal handling) has started
+                             "i=0; until grep -q '^== numref conform' '" << (d / "int.log").string()
+                          << "' || [ $i -ge 300 ]; do sleep 0.2; i=$((i+1)); done\nsleep 1\nkill -INT $pid\nwait $pid\nst=$?\ncat '"
+                          << (d / "int.log").string() << "'\nexit $st\n";
+    r = run_sh("sh '" + script.string() + "'");
+    EXPECT_EQ(r.status, 130) << r.out;
+    EXPECT_TRUE(contains(last_line(r.out), "INTERRUPTED: {n} passed, 0 failed, 0 skipped (interrupted by a signal; "))
+        << r.out;
+    const std::string doc = slurp(out);
+    if (std::string(rep) == "junit") {
+      EXPECT_NE(doc.find("<testsuites name=\"numref conform\" tests=\""), std::string::npos) << doc;
+      EXPECT_TRUE(contains(doc, "errors=\"{p}\"")) << doc;
+      EXPECT_NE(doc.find("type=\"interrupted\""), std::string::npos) << doc;
+    } else {
+      EXPECT_NE(doc.find("\"complete\": false"), std::string::npos) << doc;
+      EXPECT_NE(doc.find("\"exit_status\": 130"), std::string::npos) << doc;
+    }
+  }
+  fs::remove_all(d);
+}
+
+// §30.5 a golden vector whose expected value disagrees with the reference (edited together
+// with its MANIFEST line) is reported as a wrong VECTOR, exit 2 -- not as a FAIL of the
+// backend, not even of the reference itself.
+TEST(ConformCli, AWrongVectorIsNotABackendFailure) {
+  const fs::path d = temp_dir("wrongvector");
+  fs::copy(vectors(), d, fs::copy_options::recursive);
+  const std::string rel = "cast/ocp/f8e4m3fn-f32.vec";
+  std::string text = slurp(d / rel);
+  // f8e4m3fn 01 is 2^-9 = f32 3b000000 (§2.1); the edited line claims 3b000001
+  const auto at = text.find("\n01 3b000000 00\n");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 16, "\n01 3b000001 00\n");
+  const int line = static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n')) + 2;
+  std::ofstream(d / rel, std::ios::binary | std::ios::trunc) << text;
+  std::string man = slurp(d / "MANIFEST");
+  const auto m = man.find("  " + rel + "\n");
+  ASSERT_NE(m, std::string::npos);
+  man.replace(m - 64, 64, numref::conform::Sha256::hex(text));
+  std::ofstream(d / "MANIFEST", std::ios::binary | std::ios::trunc) << man;
+  for (const char* b : {"reference", "cpu-fast"}) {
+    const CliRun r = run_numref("conform --no-progress --jobs 2 --backend " + std::string(b) +
+                                " --level 0 --ops cast:f8e4m3fn:f32 --profile ocp --vectors '" + d.string() + "'");
+    EXPECT_EQ(r.status, 2) << r.out;
+    EXPECT_NE(r.out.find("VECTOR WRONG: " + rel + ":" + std::to_string(line) + ": cast f8e4m3fn->f32 ocp | x=01 "),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("the vector expects 3b000001"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("the reference gives 3b000000"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("FAIL "), std::string::npos) << r.out;
+    EXPECT_TRUE(contains(last_line(r.out), "INCOMPLETE: ")) << r.out;
+  }
+  fs::remove_all(d);
+}
+
+// §33.4 a passing run is short: the run of scripts/main.sh (every built-in backend; level 0
+// here, which prints the same lines as level 1) has no DEPARTURE line and fewer than 60 lines.
+TEST(ConformCli, APassingRunOfAllBackendsIsShort) {
+  const CliRun r = run_numref("conform --no-progress --jobs 2 --vectors '" + vectors() + "' --level 0");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_LT(std::count(r.out.begin(), r.out.end(), '\n'), 60) << r.out;
+  EXPECT_EQ(r.out.find("DEPARTURE"), std::string::npos) << r.out;
+  EXPECT_TRUE(contains(r.out, "\ncast{s}4 profiles{s}{p}{s}{p}{s}0 ")) << r.out;  // one row per op
+  EXPECT_NE(passed_of(r.out), ~0ull) << r.out;
+}
+
+// §33.4 the JSON report lists every mismatch (--max-errors caps the terminal only) with
+// structured fields: location, input codes, got / expected as hex and exact decimal, flags as
+// text, the class; the JUnit report stays valid XML. Checked with Python's json / ElementTree.
+TEST(ConformCli, JsonReportHasEveryMismatchWithStructuredFields) {
+  const fs::path d = temp_dir("structured");
+  const std::string json = (d / "r.json").string(), xml = (d / "r.xml").string();
+  CliRun r = run_numref(conform(broken("tie464")) + " --level 0 --ops cast:f32:f8e4m3fn --max-errors 1 --report json --out '" +
+                        json + "'");
+  EXPECT_EQ(r.status, 1) << r.out;
+  std::ofstream(d / "check.py") << R"PY(
+import json, sys
+r = json.load(open(sys.argv[1]))
+b = r["backends"][0]
+ms = b["mismatches"]
+assert len(ms) == b["summary"]["failed"] > 0, (len(ms), b["summary"])
+assert r["exit_status"] == 1 and r["complete"] is True
+# f32 464 = 0x43e80000 is the tie of f8e4m3fn 448 (7e) and 480 (§6.1): the broken backend answers 7f
+m = next(m for m in ms if m["location"].get("generated") is None)
+assert m["class"] == "tie", m
+assert m["inputs"] == {"x": {"hex": "43e80000", "value": "464"}}, m
+res = {c["column"]: c for c in m["results"]}
+assert res["y"]["got"] == {"hex": "7f", "value": "NaN"}, m
+assert res["y"]["expected"] == {"hex": "7e", "value": "448"}, m
+assert res["flags"]["expected"] == {"hex": "01", "flags": "---x"}, m  # inexact only
+assert m["location"]["file"].endswith(".vec") and m["location"]["line"] > 0, m
+assert any("generated" in m["location"] for m in ms)
+print(len(ms))
+)PY";
+  r = run_sh(std::string(NUMREF_PYTHON) + " '" + (d / "check.py").string() + "' '" + json + "'");
+  EXPECT_EQ(r.status, 0) << r.out;
+  // more mismatches than the terminal showed (one line per suite)
+  const CliRun t = run_numref(conform(broken("tie464")) + " --level 0 --ops cast:f32:f8e4m3fn --max-errors 1");
+  std::size_t lines = 0;
+  for (std::size_t at = t.out.find("\nFAIL "); at != std::string::npos; at = t.out.find("\nFAIL ", at + 1)) ++lines;
+  EXPECT_GT(std::stoul(r.out), lines) << t.out;
+  r = run_numref(conform(broken("tie464")) + " --level 0 --ops cast:f32:f8e4m3fn --max-errors 1 --report junit --out '" + xml + "'");
+  EXPECT_EQ(r.status, 1) << r.out;
+  r = run_sh(std::string(NUMREF_PYTHON) + " -c \"import sys, xml.etree.ElementTree as E; t = E.parse(sys.argv[1]).getroot(); "
+             "assert t.tag == 'testsuites' and int(t.get('failures')) > 0; "
+             "assert sum(f.text.count('x=43e80000') for f in t.iter('failure')) > 1\" '" + xml + "'");
+  EXPECT_EQ(r.status, 0) << r.out;
+  fs::remove_all(d);
 }

@@ -16,7 +16,8 @@ Checks an implementation against the numref reference, bit for bit (spec §33): 
 golden vectors (vectors/, verified against vectors/MANIFEST), then seeded generated cases.
 Prints one line per mismatch (op, policy, inputs, got vs expected in hex and decoded, and a
 classification), a summary table per op and profile, and a final line
-"N passed, N failed, N skipped".
+"N passed, N failed, N skipped" -- prefixed INCOMPLETE, INTERRUPTED or NOTHING COMPARED, with
+the reason, when the run did not check everything it was asked to.
 
   --backend B        reference | cpu-fast | nv-host (built-in plugins), PATH.so[?args]
                      (a C ABI backend, conformance/include/numref/backend.h),
@@ -28,24 +29,32 @@ classification), a summary table per op and profile, and a final line
   --level L          0 (seconds), 1 (about a minute for all built-in backends),
                      2 (many millions), exhaustive (every <=16-bit input, every f32 input)
   --seed S           seed of the generated cases (default 1)
-  --shard i/N        run only shard i of N (every suite's cases split in N ranges)
-  --max-errors N     mismatch lines printed per suite (default 20, 0 = all); counting goes on
+  --shard I/N        run only shard I of N, 0 <= I < N (every suite's cases split in N
+                     ranges; 0/4 .. 3/4 are the four shards)
+  --max-errors N     mismatch lines printed per suite (default 20, 0 = all); counting goes on;
+                     the --report json|junit file lists every mismatch
   --any-nan          any NaN result matches any expected NaN (reported as such)
   --strict           known departures declared by the backend count as failures
+  --show-departures  print a DEPARTURE line per known departure (default: counted per class
+                     in the summary)
   --require-backend  a backend that reports itself unavailable on this machine (no GPU, ...)
                      makes the run exit 77 instead of being skipped with status 0
   --report FORMAT    text (default), json or junit
-  --out FILE         write the report there (json/junit: the text report stays on stdout)
-  --vectors DIR      golden-vector directory (default: the source tree's vectors/), or none
+  --out FILE         write the report there (json/junit: the text report stays on stdout);
+                     refused before the run when its directory is missing, it is a
+                     directory, or it is an input (a file under --vectors)
+  --vectors DIR      golden-vector directory (default: the source tree's vectors/), or none;
+                     a DIR that does not exist is an error
   --jobs N           worker threads, one backend instance each (default: number of CPUs)
   --timeout S        seconds a backend may take per batch before it is killed (default 60)
   --no-isolate       load plugins into this process (no crash/hang protection; for debuggers)
   --no-progress      no progress bar / progress lines on stderr
-  --verbose          one summary row per suite
+  --verbose          summary rows per op and profile, and one per suite (default: per op)
   --list-backends    list the built-in backends and exit
 
-exit status: 0 all compared cases passed, 1 mismatches, 2 usage or vector-file error,
-3 backend failure (load, ABI version, crash, timeout, wrong result count, protocol),
+exit status: 0 all compared cases passed, 1 mismatches, 2 usage, output or vector-file
+error (a golden vector that disagrees with the reference included), or a run that compared
+no case at all, 3 backend failure (load, ABI version, crash, timeout, wrong result count, protocol),
 77 a backend was unavailable and --require-backend was given (otherwise: SKIPPED, 0),
 130 interrupted (the report so far is written)
 )";
@@ -108,16 +117,18 @@ int run(Args& a) {
   else throw UsageError("--level: '" + level + "' is not 0, 1, 2 or exhaustive");
   if (auto s = a.opt("seed")) c.seed = static_cast<std::uint64_t>(parse_int(*s, 0, (1LL << 53), "--seed"));
   if (auto s = a.opt("shard")) {
+    // §33.3 I/N with 0 <= I < N, as scripts/sweep.sh, Slurm array and Kubernetes indices count
     const auto slash = s->find('/');
-    if (slash == std::string::npos) throw UsageError("--shard: expected i/N, got '" + *s + "'");
+    if (slash == std::string::npos) throw UsageError("--shard: expected I/N (0 <= I < N), got '" + *s + "'");
     const long long n = parse_int(s->substr(slash + 1), 1, 1 << 20, "--shard N");
-    const long long i = parse_int(s->substr(0, slash), 1, n, "--shard i");
-    c.shard_index = static_cast<std::uint64_t>(i - 1);
+    const long long i = parse_int(s->substr(0, slash), 0, n - 1, "--shard I (0 <= I < N)");
+    c.shard_index = static_cast<std::uint64_t>(i);
     c.shard_count = static_cast<std::uint64_t>(n);
   }
   if (auto s = a.opt("max-errors")) c.max_errors = static_cast<std::uint64_t>(parse_int(*s, 0, 1LL << 40, "--max-errors"));
   c.any_nan = a.flag("any-nan");
   c.strict = a.flag("strict");
+  c.show_departures = a.flag("show-departures");
   c.require_backend = a.flag("require-backend");
   const std::string rep = a.opt_or("report", "text");
   if (rep == "text") c.report = conform::ReportFormat::text;

@@ -260,6 +260,11 @@ using ParamsPtr = std::shared_ptr<const Params>;
 Finding compare(const Params& p, CaseView in, CaseView expected, CaseView got, const CompareOptions& o);
 // The report text of a mismatch (after compare() failed).
 MismatchText render_mismatch(const Params& p, CaseView in, CaseView expected, CaseView got, const CompareOptions& o);
+// The output columns in which got differs from expected (optional results only where both
+// sides report them), in schema order; and where value k of a column is ("element (i, j) in
+// block b (rows …, cols …)", "group g", "tensor").
+std::vector<ColumnDiff> diff_columns(const Params& p, CaseView expected, CaseView got, const CompareOptions& o);
+std::string value_place(const Params& p, const Column& c, std::size_t k);
 // §32 A pipe case line (the input columns) and the parsing of a result line into case i of out.
 // Returns "" or the problem.
 void pipe_case(const Params& p, CaseView in, std::string& line);

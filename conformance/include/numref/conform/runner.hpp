@@ -20,8 +20,9 @@ struct RunConfig {
   std::vector<std::string> ops;       // empty: every family; "cast", "cast:f32:f8e4m3fn", ...
   Level level = Level::l0;
   std::uint64_t seed = 1;
-  std::uint64_t shard_index = 0, shard_count = 1;  // --shard i/N (i is 1-based on the command line)
-  std::uint64_t max_errors = 20;                   // mismatch lines printed per suite (0 = all)
+  std::uint64_t shard_index = 0, shard_count = 1;  // --shard I/N, 0 <= I < N (§33.3)
+  std::uint64_t max_errors = 20;  // mismatch lines printed per suite (0 = all); reports files are not capped
+  bool show_departures = false;   // print the DEPARTURE lines (default: counted per class only)
   bool any_nan = false;
   bool strict = false;  // known departures count as failures
   std::string vectors_dir;  // "" = default; "none" = skip the golden vectors
@@ -39,7 +40,8 @@ struct RunConfig {
 enum ExitCode : int {
   kExitPass = 0,           // every compared case matched (skips allowed)
   kExitMismatch = 1,       // at least one mismatch
-  kExitUsage = 2,          // bad options, malformed vector file, manifest mismatch
+  kExitUsage = 2,          // bad options or output, vector error (malformed, MANIFEST, a wrong vector),
+                           // or a run that compared no case
   kExitBackend = 3,        // the backend failed: load / ABI / crash / timeout / count / protocol
   kExitUnavailable = 77,   // --require-backend and a backend was unavailable (§31.6; CTest's skip code)
   kExitInterrupted = 130,  // SIGINT / SIGTERM: the report so far is written
