@@ -108,11 +108,11 @@ void text_header(std::FILE* f, const RunConfig& cfg, const BackendReport& b) {
   std::fprintf(f, "   ops %s | profiles %s | level %s | seed %llu | shard %llu/%llu\n", join(b.ops).c_str(),
                join(b.profiles).c_str(), level_name(cfg.level).c_str(), static_cast<unsigned long long>(cfg.seed),
                static_cast<unsigned long long>(cfg.shard_index), static_cast<unsigned long long>(cfg.shard_count));
-  std::fprintf(f, "   flags: %s\n", i.flags ? "compared" : "NOT compared (the backend does not report flags)");
+  // One line for what is compared (§33.4); a passing run stays short (§33.5).
   const bool tensor = std::any_of(i.ops.begin(), i.ops.end(), [](const std::string& o) { return o == "quantize" || o == "fake-quant"; });
-  if (tensor)
-    std::fprintf(f, "   counts of tensor ops (§19.5): %s\n",
-                 i.counts ? "compared" : "NOT compared (the backend does not report them)");
+  std::fprintf(f, "   flags: %s%s%s\n", i.flags ? "compared" : "NOT compared (the backend does not report flags)",
+               tensor ? " | counts of tensor ops (§19.5): " : "",
+               tensor ? (i.counts ? "compared" : "NOT compared (the backend does not report them)") : "");
   if (cfg.any_nan) std::fprintf(f, "   --any-nan: any NaN result matches any expected NaN (sign and payload not compared)\n");
   if (!i.departures.empty()) {
     std::fprintf(f, "   known departures declared by the backend (%s):\n",
@@ -121,8 +121,7 @@ void text_header(std::FILE* f, const RunConfig& cfg, const BackendReport& b) {
       std::fprintf(f, "     %s %s->%s %s [%s]: %s\n", d.op.c_str(), d.from.c_str(), d.to.c_str(), d.profile.c_str(),
                    d.cls.c_str(), d.why.c_str());
   }
-  std::fprintf(f, "   golden vectors: %s\n", b.vectors.c_str());
-  for (const auto& n : b.notes) std::fprintf(f, "   note: %s\n", n.c_str());
+  for (const auto& n : b.notes) std::fprintf(f, "   note: %s\n", n.c_str());  // the vectors: in the summary
   std::fflush(f);
 }
 
@@ -209,7 +208,6 @@ void text_summary(std::FILE* f, const RunConfig& cfg, const BackendReport& b) {
   }
   const auto an = b.total(&SuiteStats::any_nan);
   if (cfg.any_nan) std::fprintf(f, "   %llu NaN results accepted by --any-nan\n", static_cast<unsigned long long>(an));
-  if (!b.info.flags && b.opened) std::fprintf(f, "   flags not compared: the backend does not report flags\n");
   if (!b.error.empty()) std::fprintf(f, "   STOPPED: %s\n", b.error.c_str());
   if (b.interrupted) std::fprintf(f, "   INTERRUPTED: the report covers the cases run so far\n");
   std::fprintf(f, "   golden vectors: %s\n", b.vectors.c_str());

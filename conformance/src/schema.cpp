@@ -526,7 +526,7 @@ std::unique_ptr<VectorFileReader> Family::open_special(const VectorHeader& h, co
 }
 
 bool is_file_key(std::string_view key) {
-  for (std::string_view k : {"op", "clause", "generator", "seed", "coverage", "columns", "count", "kind"})
+  for (std::string_view k : {"op", "clause", "generator", "spec", "seed", "coverage", "columns", "count", "kind"})
     if (key == k) return true;
   return false;
 }
@@ -613,7 +613,7 @@ std::string Family::vector_file(const VectorFileCases& f) const {
   w.field("op", name());
   for (const auto& l : header(p0)) w.field(l.key, l.value);
   w.field("clause", p0.clause());
-  w.field("generator", kGeneratorVersion);
+  w.provenance();
   w.field("seed", f.seed == 0 ? "none (no random cases)" : std::to_string(f.seed));
   w.field("coverage", f.coverage);
   w.field("columns", p0.schema().names());

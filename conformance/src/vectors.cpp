@@ -1,5 +1,6 @@
 // numref conformance — vector files, MANIFEST, SHA-256.                  spec §30
 #include "numref/conform/vectors.hpp"
+#include "numref/version.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -86,6 +87,10 @@ VectorReader::VectorReader(std::istream& in, std::string name) : in_(in), name_(
   if (!begun) throw VectorError(name_ + ": no 'begin' line (truncated header?)");
   for (const char* k : {"op", "columns", "count", "generator"})
     if (!header_.find(k)) throw VectorError(name_ + ": header has no '" + std::string(k) + "' line");
+  // §30.2 expected values follow one spec version: a file of another is refused, not misread.
+  if (const std::string* sv = header_.find("spec"); sv && *sv != kSpecVersion)
+    throw VectorError(name_ + ": the vectors follow spec " + *sv + ", this numref implements spec " +
+                      std::string(kSpecVersion) + " (regenerate them with this numref, or use a numref of spec " + *sv + ")");
   const std::string& c = *header_.find("count");
   if (c.empty() || c.size() > 12 || c.find_first_not_of("0123456789") != std::string::npos)
     throw VectorError(name_ + ": 'count " + c + "' is not a decimal case count");
@@ -131,6 +136,11 @@ void VectorWriter::field(std::string_view key, std::string_view value) {
   head_ += value;
   head_ += '\n';
 }
+void VectorWriter::provenance() {
+  field("generator", kGeneratorVersion);
+  field("spec", kSpecVersion);
+}
+
 void VectorWriter::begin() { begun_ = true; }
 void VectorWriter::line(std::string_view text) {
   body_ += text;

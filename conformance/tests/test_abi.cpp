@@ -178,8 +178,8 @@ TEST(Abi, OutOfRangeFieldsAreRejected) {  // §31.3 from_c_policy: nullopt for a
       {&numref_policy::sr_variant, NUMREF_SR_ADD + 1},
       {&numref_policy::overflow, NUMREF_OVERFLOW_NONSAT + 1},
       {&numref_policy::inf_sat, NUMREF_INF_SAT_KEEP + 1},
-      {&numref_policy::nan, NUMREF_NAN_PAYLOAD + 1},
-      {&numref_policy::nan_to_finite, NUMREF_NAN_TO_FINITE_MAX + 1},
+      {&numref_policy::nan, NUMREF_NAN_ALL_ONES + 1},
+      {&numref_policy::nan_to_finite, NUMREF_NAN_TO_FINITE_FLIPZERO + 1},
       {&numref_policy::e8m0_round, NUMREF_E8M0_TIESUP + 1},
       {&numref_policy::zero_to_nozero, NUMREF_ZERO_TO_NOZERO_MIN + 1},
       {&numref_policy::negative, NUMREF_NEGATIVE_ABS + 1},
@@ -187,6 +187,7 @@ TEST(Abi, OutOfRangeFieldsAreRejected) {  // §31.3 from_c_policy: nullopt for a
       {&numref_policy::ftz, 2},
       {&numref_policy::tininess, NUMREF_TININESS_BEFORE + 1},
       {&numref_policy::int_range, NUMREF_INT_RANGE_SYMMETRIC + 1},
+      {&numref_policy::e8m0_low, NUMREF_E8M0_LOW_GRID + 1},
   };
   for (const Bad& b : bad) {
     numref_policy c = good;

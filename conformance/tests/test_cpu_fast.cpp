@@ -19,6 +19,7 @@ namespace {
 // of mismatches and reports the first few.
 int compare(const Format& from, const Format& to, const Policy& p, const std::vector<std::uint32_t>& xs,
             const std::vector<std::uint32_t>& rs) {
+  if (cpu_fast::declined(from, to, p)) return 0;  // §35.1: the plugin answers "unsupported"
   const cpu_fast::FastCast fc(from, to, p);
   const Converter ref(from, to, p);
   std::vector<std::uint32_t> out(xs.size());
@@ -47,8 +48,8 @@ TEST(CpuFast, MatchesTheReferenceOnEverySmallSourceCode) {
     std::vector<std::uint32_t> xs;
     for (std::uint32_t c = 0; c <= from.mask(); ++c) xs.push_back(c);
     for (const auto& to : kFormats)
-      for (const char* prof : {"ocp", "cuda_satfinite", "cuda_nosat", "ml_dtypes"}) {
-        const Policy& base = profile(*find_profile(prof)).for_target(to);
+      for (int pi = 0; pi < kProfileCount; ++pi) {  // every named profile, its pair rules applied (§10.4)
+        const Policy base = all_profiles()[pi].for_cast(from, to);
         const auto vars = conform::cast::variants(from.bits <= 8 ? conform::Level::l1 : conform::Level::l0, base, from, to);
         for (const auto& v : vars) {
           if (effective_round(to, v.policy) != Round::sr) {
@@ -81,8 +82,8 @@ TEST(CpuFast, MatchesTheReferenceOnF32Sources) {
   for (std::uint64_t i = 0; i < 40000; ++i) xs.push_back(static_cast<std::uint32_t>(conform::mix64(i)));
   const Format& f32 = format(FormatId::f32);
   for (const auto& to : kFormats)
-    for (const char* prof : {"ocp", "cuda_satfinite", "cuda_nosat", "ml_dtypes"}) {
-      const Policy& base = profile(*find_profile(prof)).for_target(to);
+    for (int pi = 0; pi < kProfileCount; ++pi) {  // every named profile, its pair rules applied (§10.4)
+      const Policy base = all_profiles()[pi].for_cast(f32, to);
       for (const auto& v : conform::cast::variants(conform::Level::l1, base, f32, to)) {
         std::vector<std::uint32_t> rs;
         if (effective_round(to, v.policy) == Round::sr) {

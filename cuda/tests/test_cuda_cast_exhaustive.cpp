@@ -48,7 +48,7 @@ TEST(CudaCastExhaustive, NarrowSourcesEveryTargetEveryDeterministicPolicy) {
 TEST(CudaCastExhaustive, NamedProfiles) {
   for (FormatId from : {FormatId::bf16, FormatId::f16, FormatId::f8e4m3fn, FormatId::f8e5m2})
     for (FormatId to : numref_cuda_test::kElementFormats)
-      for (const auto& [name, p] : numref_cuda_test::profile_policies(numref::format(to))) {
+      for (const auto& [name, p] : numref_cuda_test::profile_policies(numref::format(from), numref::format(to))) {
         SCOPED_TRACE(name);
         Checker c(from, to, p);
         c.check_all_codes();

@@ -47,14 +47,8 @@ bool valid(std::uint32_t from, std::uint32_t to, const numref_policy* p, std::st
     why = "sr_variant=add is defined for floating-point targets only";
     return false;
   }
-  // Declined (spec §35.1): e8m0_low=grid (§7.4) and nan=raw from 32-bit sources (§6.3; the
-  // binary32 lanes have no "zero payload becomes 1" step).
-  if (p->e8m0_low == NUMREF_E8M0_LOW_GRID && t->man_bits == 0 && !t->is_integer() && !t->has_zero) {
-    why = "cpu-fast does not implement e8m0_low=grid";
-    return false;
-  }
-  if (p->nan == NUMREF_NAN_RAW && f->bits == 32) {
-    why = "cpu-fast does not implement nan=raw from 32-bit sources";
+  if (const char* d = numref::cpu_fast::declined(*f, *t, *pol)) {
+    why = d;
     return false;
   }
   return true;

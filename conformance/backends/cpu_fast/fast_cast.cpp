@@ -514,6 +514,13 @@ LaneConst lane_const(const Plan& pl) {
 
 // ---- the batched entry ----------------------------------------------------------------------
 
+const char* declined(const Format& from, const Format& to, const Policy& p) {
+  if (p.e8m0_low == E8m0Low::grid && to.man_bits == 0 && !to.is_integer() && !to.has_zero)
+    return "cpu-fast does not implement e8m0_low=grid";
+  if (p.nan == NanOut::raw && from.bits == 32) return "cpu-fast does not implement nan=raw from 32-bit sources";
+  return nullptr;
+}
+
 FastCast::FastCast(const Format& from, const Format& to, const Policy& p) : pl_(make_plan(from, to, p)) {
   const bool det = pl_.mode != Round::sr;
   if (det && from.bits <= 16) {

@@ -18,7 +18,7 @@ inline constexpr int kVectorFormatVersion = 1;
 inline constexpr std::string_view kVectorMagic = "numref-vectors";
 // §30.4 The generator version written into every file; bump it when the generator's
 // output changes on purpose (then regenerate: `numref vectors generate`).
-inline constexpr std::string_view kGeneratorVersion = "numref-vectors-gen 1";
+inline constexpr std::string_view kGeneratorVersion = "numref-vectors-gen 2";
 
 // §30.2 A streaming reader of one vector file: the header is parsed on construction,
 // case lines are returned one by one; malformed input throws VectorError naming the
@@ -50,6 +50,9 @@ class VectorReader {
 class VectorWriter {
  public:
   void field(std::string_view key, std::string_view value);
+  // The provenance lines every file carries (§30.2): `generator` (kGeneratorVersion) and
+  // `spec` (the spec version the expected values follow, numref::kSpecVersion).
+  void provenance();
   void begin();
   void line(std::string_view text);
   // Finishes the file: inserts the "count" line before "begin" and appends "end".

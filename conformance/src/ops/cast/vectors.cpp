@@ -165,7 +165,7 @@ std::string divergence_file() {
     if (!pr.rules.empty()) w.field("rules." + p, describe_rules(pr));  // §10.4
   }
   w.field("clause", "§34 §6 §7 §11");
-  w.field("generator", kGeneratorVersion);
+  w.provenance();
   w.field("seed", "none (no random cases)");
   w.field("coverage", "cases where well-known implementations disagree; one answer per profile");
   w.field("columns", "from to x " + pl + " via");

@@ -161,7 +161,7 @@ std::string divergence_file(Kind k) {
   w.field("policy", describe(tensor_base(prof, ScaleRule::amax)));
   if (k == Kind::fake_quant) w.field("out", "f32");
   w.field("clause", k == Kind::quantize ? "§34.4 §13.3 §14 §15 §16 §19.2" : "§34.4 §14 §15 §19.3 §19.6");
-  w.field("generator", kGeneratorVersion);
+  w.provenance();
   w.field("seed", "none (no random cases)");
   w.field("coverage", "small tensors on which scale conventions disagree; one answer per variant");
   w.field("columns", "src elem shape partition x " + names);
