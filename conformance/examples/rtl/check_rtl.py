@@ -13,7 +13,7 @@ between f8e4m3fn 1 = 38 and 1.125 = 39; round to nearest even gives 38, ties awa
 
 memh: exports vectors/cast/cuda_satfinite/f32-f8e4m3fn.vec with `numref vectors export --to
 memh` (spec §30.8) and runs SIM, the SystemVerilog testbench that reads it with $readmemh.
-`pass` expects exit 0 and every record matching; `defect` a non-zero exit with MISMATCH lines.
+`pass` expects exit 0 and every record matching; `defect` exit 1 with MISMATCH lines.
 """
 import os
 import re
@@ -71,8 +71,8 @@ def memh(mode, numref, sim, vectors, work):
         if rc != 0 or ("%d records, 0 mismatches" % count) not in out:
             fail("expected exit 0 and '%d records, 0 mismatches'; got exit %d" % (count, rc), out)
     else:
-        if rc == 0 or "MISMATCH record" not in out:
-            fail("expected a non-zero exit and MISMATCH lines (the seeded defect); got exit %d" % rc, out)
+        if rc != 1 or "MISMATCH record" not in out:
+            fail("expected exit 1 and MISMATCH lines (the seeded defect); got exit %d" % rc, out)
     sys.stdout.write(out)
     print("OK: memh %s, exit %d" % (mode, rc))
 

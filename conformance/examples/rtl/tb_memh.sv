@@ -36,7 +36,7 @@ module tb_memh;
     end
     $display("%s: %0d records, %0d mismatches", file, n, errors);
     if (n == 0) $fatal(1, "no records read from %s", file);
-    if (errors != 0) $fatal(1, "%0d of %0d records differ from the numref vectors", errors, n);
-    $finish;
+    else if (errors != 0) $fatal(1, "%0d of %0d records differ from the numref vectors", errors, n);
+    else $finish;
   end
 endmodule

@@ -1,11 +1,13 @@
 // The C++ main of the $readmemh testbench (tb_memh.sv): runs the simulation until $finish.
-// A $fatal in the testbench (a mismatch, a missing file) makes the program exit non-zero.
+// A $fatal in the testbench (a mismatch, no records) ends the simulation and the program exits 1
+// (fatalOnError(false): Verilator reports the error instead of calling abort()).
 #include "Vtb_memh.h"
 #include "verilated.h"
 
 int main(int argc, char** argv) {
   VerilatedContext ctx;
   ctx.commandArgs(argc, argv);
+  ctx.fatalOnError(false);
   Vtb_memh top{&ctx};
   while (!ctx.gotFinish()) {
     top.eval();
