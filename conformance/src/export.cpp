@@ -120,7 +120,7 @@ std::string memh_text(const ExportSet& set, const Suites& suites) {
        " hex digits, most significant field first:\n";
   int hi = total * 4 - 1;
   const bool shaped = p0.schema().shape_prefix;
-  if (shaped) s += "//   (tensor shape " + shape_text(p0.schema()) + "; grids row-major, blocks block-row-major)\n";
+  if (shaped) s += "//   (tensor shape " + shape_text(p0.schema()) + "; values in the order of the vector file, spec §30.6)\n";
   for (const auto& c : p0.schema().columns) {
     const int bits = memh_digits(c) * 4;
     for (std::size_t k = 0; k < c.count(); ++k) {
