@@ -9,7 +9,7 @@ PACKAGES=(
   librapidcheck-dev libgtest-dev googletest libbenchmark-dev
 )
 # clang (libFuzzer) is optional: only the fuzz build needs it (-DNUMREF_FUZZ=ON, see README.md).
-OPTIONAL=(clang)
+OPTIONAL=(clang verilator)  # clang: the fuzz build; verilator: the RTL example (docs/hardware.md)
 
 missing=()
 for p in "${PACKAGES[@]}" "${OPTIONAL[@]}"; do
@@ -55,6 +55,6 @@ for p in "${missing[@]}"; do
 done
 if [ ${#req[@]} -gt 0 ]; then $SUDO apt-get install -y -qq --no-install-recommends "${req[@]}"; fi
 if [ ${#opt[@]} -gt 0 ]; then $SUDO apt-get install -y -qq --no-install-recommends "${opt[@]}" || \
-  echo "setup: optional packages not installed: ${opt[*]} (needed only for the fuzz build)"; fi
+  echo "setup: optional packages not installed: ${opt[*]} (clang: the fuzz build; verilator: the RTL example)"; fi
 install_python_helpers
 echo "setup: done"

@@ -8,6 +8,7 @@
 #include "numref/conform/vectors.hpp"
 
 namespace numref::cli {
+int run_vectors_export(Args& a);  // `numref vectors export`, cmd_vectors_export.cpp (§30.8)
 namespace {
 
 constexpr const char* kUsage = R"(usage: numref vectors generate [--out DIR]
@@ -25,6 +26,7 @@ verify    checks DIR (default: the source tree's vectors/): the MANIFEST parses,
 )";
 
 int run(Args& a) {
+  if (const auto p = Args(a).positional(); !p.empty() && p[0] == "export") return run_vectors_export(a);
   if (a.flag("help")) {
     std::fputs(kUsage, stdout);
     return 0;
