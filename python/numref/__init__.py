@@ -57,9 +57,10 @@ def _dtype_name(fmt: str) -> str:
     if fmt.startswith("bf"):
         return "b" + _dtype_name(fmt[1:])
     if fmt.startswith("f"):
-        digits = "".join(c for c in fmt[1:] if c.isdigit())
-        rest = fmt[1 + len(digits):] if fmt[1:].startswith(digits) else ""
-        return "float" + digits + ("_" + rest if rest else "")
+        i = 1
+        while i < len(fmt) and fmt[i].isdigit():
+            i += 1
+        return "float" + fmt[1:i] + ("_" + fmt[i:] if i < len(fmt) else "")
     return fmt
 
 

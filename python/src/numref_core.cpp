@@ -26,6 +26,8 @@
 #include <vector>
 
 #include "fast_cast.hpp"
+#include "numref/conform/core.hpp"
+#include "ops/cast/cast.hpp"  // conformance/src: the cast family's suites and case generator
 #include "numref/convert.hpp"
 #include "numref/format.hpp"
 #include "numref/policy.hpp"
@@ -457,6 +459,88 @@ nb::dict explain(const std::string& fmt, std::uint64_t code) {
   return r;
 }
 
+// ---- conformance of Python kernels (numref.conform) ----------------------------------------
+
+conform::Level level_arg(const std::string& s) {
+  if (s == "l0") return conform::Level::l0;
+  if (s == "l1") return conform::Level::l1;
+  if (s == "l2") return conform::Level::l2;
+  if (s == "exhaustive") return conform::Level::exhaustive;
+  fail("level: unknown level '" + s + "' (expected l0|l1|l2|exhaustive)");
+}
+
+// One cast suite of the conformance runner (conformance/src/ops/cast: the same Params, case
+// generator, reference call, comparison and mismatch rendering as `numref conform`).
+class CastSuite {
+ public:
+  CastSuite(const std::string& from, const std::string& to, const std::string& profile, const std::string& policy,
+            const std::string& level, std::uint64_t seed) {
+    const Format& f = format_arg(from, "from_");
+    const Format& t = format_arg(to, "to");
+    if (!find_profile(profile)) fail("profile: unknown profile '" + profile + "' (known: " + profile_names() + ")");
+    params_ = conform::cast::make(f, t, profile, policy_of(t, policy));
+    cases_ = conform::cast::cases(params_, level_arg(level), seed);
+  }
+  std::string label() const { return params_->label(); }
+  std::string text() const { return params_->text(); }
+  bool sr() const { return params_->sr(); }
+  std::uint64_t size() const { return cases_->size(); }
+
+  // Cases [first, first + n): their x into xs, r into rs (round=sr).
+  void fill(std::uint64_t first, Array xs, std::optional<Array> rs) const {
+    const std::size_t n = xs.size();
+    if (first > size() || n > size() - first) fail("internal: cases out of range");
+    std::vector<std::uint32_t> in(n * static_cast<std::size_t>(params_->shape().in));
+    cases_->fill(first, n, in.data());
+    std::memcpy(xs.data(), in.data(), n * 4);
+    if (params_->sr() && rs) std::memcpy(rs->data(), in.data() + n, n * 4);
+  }
+
+  // The reference results (codes, flags) of cases xs, rs (uint32).
+  void expected(Array xs, std::optional<Array> rs, Array ys, Array flags) const {
+    const std::size_t n = xs.size();
+    std::vector<std::uint32_t> in = column_major(xs, rs), out(2 * n);
+    {
+      nb::gil_scoped_release release;
+      params_->expected(n, in.data(), out.data());
+    }
+    std::memcpy(ys.data(), out.data(), n * 4);
+    std::memcpy(flags.data(), out.data() + n, n * 4);
+  }
+
+  // A failing case rendered as the runner does (§33.4): (class, inputs, got, expected), or None
+  // when the results match. got_flags = None: the kernel reports no flags (not compared).
+  nb::object mismatch(std::uint32_t x, std::uint32_t r, std::uint32_t exp_y, std::uint32_t exp_flags,
+                      std::uint32_t got_y, std::optional<std::uint32_t> got_flags) const {
+    const std::uint32_t in[2] = {x, r};
+    const std::uint32_t exp[2] = {exp_y, exp_flags};
+    const std::uint32_t got[2] = {got_y, got_flags ? *got_flags : conform::kNotReported};
+    conform::CompareOptions o;
+    o.caps = got_flags ? NUMREF_CAP_FLAGS : 0u;
+    const auto iv = conform::single_case(in, static_cast<std::size_t>(params_->shape().in));
+    const auto ev = conform::single_case(exp, 2), gv = conform::single_case(got, 2);
+    const conform::Finding f = conform::compare(*params_, iv, ev, gv, o);
+    if (f.outcome != conform::Outcome::fail) return nb::none();
+    const conform::MismatchText t = conform::render_mismatch(*params_, iv, ev, gv, o);
+    return nb::make_tuple(f.cls, t.inputs, t.got, t.expected);
+  }
+
+ private:
+  std::vector<std::uint32_t> column_major(const Array& xs, const std::optional<Array>& rs) const {
+    const std::size_t n = xs.size();
+    const int words = params_->shape().in;
+    std::vector<std::uint32_t> in(n * static_cast<std::size_t>(words));
+    std::memcpy(in.data(), xs.data(), n * 4);
+    if (words > 1) {
+      if (!rs || rs->size() != n) fail("internal: round=sr cases need their r values");
+      std::memcpy(in.data() + n, rs->data(), n * 4);
+    }
+    return in;
+  }
+  std::shared_ptr<const conform::cast::CastParams> params_;
+  std::shared_ptr<const conform::CaseSource> cases_;
+};
+
 }  // namespace
 }  // namespace numref::py
 
@@ -481,6 +565,17 @@ NB_MODULE(_core, m) {
       "The policy of `numref cast --to TO --profile P --policy S --<knob> V ...` in the §10.2 text form.");
   m.def("policy_values", &policy_values, "to"_a, "policy"_a, "The knob values of a policy as a dict.");
   m.def("explain", &explain, "fmt"_a, "code"_a, "The fields, class and exact value of one code (§3.1, §3.4).");
+  nb::class_<CastSuite>(m, "CastSuite", "One cast suite of the conformance runner (spec §33).")
+      .def(nb::init<const std::string&, const std::string&, const std::string&, const std::string&, const std::string&,
+                    std::uint64_t>(),
+           "from_"_a, "to"_a, "profile"_a, "policy"_a, "level"_a, "seed"_a)
+      .def_prop_ro("label", &CastSuite::label)
+      .def_prop_ro("text", &CastSuite::text)
+      .def_prop_ro("sr", &CastSuite::sr)
+      .def("size", &CastSuite::size)
+      .def("fill", &CastSuite::fill, "first"_a, "xs"_a, "rs"_a.none())
+      .def("expected", &CastSuite::expected, "xs"_a, "rs"_a.none(), "ys"_a, "flags"_a)
+      .def("mismatch", &CastSuite::mismatch, "x"_a, "r"_a, "exp_y"_a, "exp_flags"_a, "got_y"_a, "got_flags"_a.none());
   m.def("cast_codes", &cast_codes, "codes"_a, "out"_a, "flags"_a.none(), "r"_a.none(), "src"_a, "to"_a,
         "policy"_a, "path"_a, "Batched conversion of unsigned codes (spec §11); releases the GIL.");
 }
