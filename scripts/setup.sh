@@ -19,11 +19,13 @@ for p in "${PACKAGES[@]}" "${OPTIONAL[@]}"; do
 done
 
 install_python_helpers() {
-  # Test-only Python helpers (differential checks against ml_dtypes), from PyPI.
-  if ! python3 -c "import numpy, ml_dtypes" >/dev/null 2>&1; then
-    echo "setup: installing Python test helpers numpy, ml_dtypes"
-    python3 -m pip install --quiet --disable-pip-version-check numpy ml_dtypes || \
-      python3 -m pip install --quiet --disable-pip-version-check --break-system-packages numpy ml_dtypes
+  # Python helpers from PyPI: numpy, ml_dtypes (differential checks), and for the Python module
+  # (python/, `pip install .`) nanobind, scikit-build-core and pytest (its tests, label `python`).
+  if ! python3 -c "import numpy, ml_dtypes, nanobind, scikit_build_core, pytest" >/dev/null 2>&1; then
+    echo "setup: installing Python helpers numpy, ml_dtypes, nanobind, scikit-build-core, pytest"
+    python3 -m pip install --quiet --disable-pip-version-check numpy ml_dtypes nanobind scikit-build-core pytest || \
+      python3 -m pip install --quiet --disable-pip-version-check --break-system-packages numpy ml_dtypes nanobind \
+        scikit-build-core pytest
   fi
 }
 
