@@ -209,7 +209,7 @@ class Cast {
       return;
     }
     // cpu-fast on blocks: a bounded scratch for the 32-bit codes it reads and writes.
-    constexpr std::size_t kBlock = 4096;
+    constexpr std::size_t kBlock = 1024;  // two 4 KiB scratch blocks stay in L1
     std::uint32_t ibuf[kBlock], obuf[kBlock];
     for (std::size_t b = 0; b < n; b += kBlock) {
       const std::size_t m = std::min(kBlock, n - b);
