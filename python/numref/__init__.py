@@ -277,4 +277,88 @@ def cast(x, to: str, *, src: str | None = None, profile: str = "ocp", policy=Non
     return (res, fl) if flags else res
 
 
+# ---- quantize ---------------------------------------------------------------------------------
+
+class Quantized:
+    """The result of ``numref.quantize`` (spec §19.4): ``codes`` (the element format's dtype, or
+    int8; raw codes in ``raw_codes``), ``scales`` (per block, block-row-major, shape = the block
+    grid; float32 for binary32 scale rules, else the scale format's ml_dtypes type),
+    ``group_mantissa`` (GAM, uint32 per group), ``tensor_amax`` (NVFP4, float32), ``dequantized``
+    (float32, §19.3), ``fake_quant`` (the fake_quant format's dtype, §19.6, or None) and the
+    counts ``saturated``, ``flushed``, ``nan``, ``inf`` (§19.5), ``policy`` (the element policy)."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+    def __repr__(self):
+        return (f"numref.Quantized(codes={self.codes.shape} {self.codes.dtype}, scales={self.scales.shape} "
+                f"{self.scales.dtype}, saturated={self.saturated}, flushed={self.flushed}, nan={self.nan}, inf={self.inf})")
+
+
+def quantize(x, fmt: str, *, partition: str = "tensor", scale: str = "amax", group: str = "tensor",
+             amax_nan: str = "propagate", amax_inf: str = "propagate", apply: str | None = None,
+             dequant: str = "divide", profile: str | None = None, policy=None, random=None,
+             fake_quant: str | None = "bf16", transpose: bool = False, src: str | None = None, **knobs) -> Quantized:
+    """Quantize a tensor with the reference (spec §19), as ``numref quantize``.
+
+    x          1-D or 2-D (or more: the leading dimensions are the rows) array of float32, float16,
+               bfloat16 or an 8-bit float, or raw codes with ``src=``; ``transpose`` quantizes its
+               transpose (§12.1).
+    fmt        element format: f8e4m3fn, f8e5m2, f6e3m2fn, f6e2m3fn, f4e2m1fn, int8.
+    partition  tensor | rows | cols | channel:rows | channel:cols | block:RxC (§12.2).
+    scale      amax | amax-recip | amax-dequant | pow2 | mx-floor | mx-ceil | mx-even | mx-rceil |
+               mx-rceil-f32 | gam | nvfp4 | int8 | int8-127.5 (§14–§20); ``group`` the GAM groups.
+    amax_nan, amax_inf  propagate (poisons the block) | ignore (§13.2).
+    apply      rn32 | fused (§19.2); dequant  divide | reciprocal (§19.3).
+    profile, policy, **knobs  the element policy as in ``cast``; without profile, policy or
+               overflow it is the ocp narrow policy with overflow="saturate" (§19.1). The profile's
+               wide policy (default ocp) decodes NaN codes and makes the fake-quant output.
+    random     for round="sr": one r per element (element order) or an int seed.
+    fake_quant the format of the fake-quant output (bf16 default, f16, f32; None: none).
+    """
+    fmt = _canonical(fmt, "fmt")
+    for name, v in (("partition", partition), ("scale", scale), ("group", group), ("amax_nan", amax_nan),
+                    ("amax_inf", amax_inf), ("dequant", dequant)):
+        if not isinstance(v, str):
+            raise TypeError(f"{name}: expected a str, got {type(v).__name__}")
+    custom = profile is not None or policy is not None or "overflow" in knobs
+    if not custom:
+        knobs = dict(knobs, overflow="saturate")
+    pol = Policy(fmt, profile or "ocp", policy, **knobs)
+    wide = Policy("f32", profile or "ocp")
+    src, codes = _codes(x, src)
+    if codes.ndim == 0 or codes.size == 0:
+        raise ValueError("x: expected a non-empty array of at least one dimension")
+    codes2 = codes.reshape(1, -1) if codes.ndim == 1 else codes.reshape(-1, codes.shape[-1])
+    if transpose:
+        codes2 = _np.ascontiguousarray(codes2.T)
+    rows, cols = codes2.shape
+    r = _random_values(random, rows * cols, pol.sr_bits) if pol.round == "sr" else None
+    if r is None and random is not None:
+        raise ValueError("random applies only to stochastic rounding (round='sr')")
+    if pol.round == "sr" and r is None:
+        raise ValueError("stochastic rounding (round=sr) needs random=: one r per element or an int seed (§5)")
+    d = _core.quantize(codes2, rows, cols, src, fmt, partition, group, scale, amax_nan, amax_inf, apply, dequant,
+                       str(pol), str(wide), r, fake_quant)
+    raw = _np.frombuffer(d["codes"], dtype=_np.uint8).reshape(rows, cols)
+    sfmt = d["scale_format"]
+    scales = _np.frombuffer(d["scales"], dtype=_np.uint32).astype(_code_dtype(sfmt)).view(dtype_of(sfmt))
+    fq = None
+    if d["fake_quant"] is not None:
+        ff = _canonical(fake_quant, "fake_quant")
+        fq = _np.frombuffer(d["fake_quant"], dtype=_np.uint32).astype(_code_dtype(ff)).view(dtype_of(ff))
+        fq = fq.reshape(rows, cols)
+    gm = _np.frombuffer(d["group_mantissa"], dtype=_np.uint32)
+    if "group_grid" in d:
+        gm = gm.reshape(d["group_grid"])
+    return Quantized(
+        raw_codes=raw, codes=raw.view(dtype_of(fmt)), scales=scales.reshape(d["grid"]), scale_format=sfmt,
+        group_mantissa=gm,
+        tensor_amax=None if d["tensor_amax"] is None else _np.uint32(d["tensor_amax"]).view(_np.float32),
+        dequantized=_np.frombuffer(d["dequantized"], dtype=_np.uint32).view(_np.float32).reshape(rows, cols),
+        fake_quant=fq, saturated=d["saturated"], flushed=d["flushed"], nan=d["nan"], inf=d["inf"], policy=d["policy"])
+
+
+__all__ += ["quantize", "Quantized"]
+
 from . import conform  # noqa: E402  (uses the names above)

@@ -30,8 +30,12 @@
 #include "ops/cast/cast.hpp"  // conformance/src: the cast family's suites and case generator
 #include "numref/convert.hpp"
 #include "numref/format.hpp"
+#include "numref/partition.hpp"
 #include "numref/policy.hpp"
+#include "numref/quantize.hpp"
 #include "numref/round.hpp"
+#include "numref/scale.hpp"
+#include "numref/tensor.hpp"
 #include "numref/value.hpp"
 
 #ifndef NUMREF_VERSION
@@ -459,6 +463,85 @@ nb::dict explain(const std::string& fmt, std::uint64_t code) {
   return r;
 }
 
+// ---- quantize (§19) ------------------------------------------------------------------------------
+
+// quantize(codes, src, elem, ...): the 2-D tensor `codes` (rows x cols unsigned codes of src,
+// C-contiguous) quantized by the reference (numref::quantize, dequantize, fake_quantize) with the
+// options of `numref quantize`; the element policy and the wide policy in the §10.2 text form.
+// Returns a dict of NumPy-ready buffers (bytes) and counts.
+nb::dict quantize(Array codes, std::size_t rows, std::size_t cols, const std::string& src, const std::string& elem,
+                  const std::string& partition, const std::string& group, const std::string& scale,
+                  const std::string& amax_nan, const std::string& amax_inf, std::optional<std::string> apply,
+                  const std::string& dequant, const std::string& policy, const std::string& wide,
+                  std::optional<Array> random, std::optional<std::string> fake_quant) {
+  const Format& from = format_arg(src, "x");
+  const Format& e = format_arg(elem, "fmt");
+  QuantizeSpec spec;
+  spec.element = &e;
+  if (const std::string err = parse_partition(partition, spec.partition); !err.empty()) fail("partition: " + err);
+  if (const std::string err = parse_partition(group, spec.group); !err.empty()) fail("group: " + err);
+  const auto rule = parse_scale_rule(scale);
+  if (!rule) fail("scale: unknown rule '" + scale + "' (known: " + scale_rule_names(", ") + ")");
+  spec.rule = *rule;
+  if (amax_nan != "propagate" && amax_nan != "ignore") fail("amax_nan: '" + amax_nan + "' is not propagate or ignore");
+  if (amax_inf != "propagate" && amax_inf != "ignore") fail("amax_inf: '" + amax_inf + "' is not propagate or ignore");
+  spec.amax.nan = amax_nan == "ignore" ? AmaxNan::ignore : AmaxNan::propagate;
+  spec.amax.inf = amax_inf == "ignore" ? AmaxInf::ignore : AmaxInf::propagate;
+  if (apply) {
+    const auto v = parse_scale_apply(*apply);
+    if (!v) fail("apply: '" + *apply + "' is not rn32 or fused");
+    spec.apply = *v;
+  }
+  const auto dq = parse_dequant_op(dequant);
+  if (!dq) fail("dequant: '" + dequant + "' is not divide or reciprocal");
+  spec.dequant = *dq;
+  spec.policy = policy_of(e, policy);
+  spec.wide = policy_of(format(FormatId::f32), wide);
+  const Format* fake = fake_quant ? &format_arg(*fake_quant, "fake_quant") : nullptr;
+  if (fake && fake->bits != 16 && fake->bits != 32)
+    fail("fake_quant: the output format must be a 16- or 32-bit format (bf16, f16, f32)");
+  if (const std::string err = check_source_format(from); !err.empty()) fail("x: " + err);
+  const int want = from.bits <= 8 ? 8 : from.bits <= 16 ? 16 : 32;
+  if (width_of(codes) != want || codes.size() != rows * cols) fail("internal: tensor codes of the wrong width or size");
+  std::span<const std::uint32_t> rs;
+  if (random) {
+    if (random->size() != rows * cols || width_of(*random) != 32) fail("internal: random needs one uint32 per element");
+    rs = {static_cast<const std::uint32_t*>(random->data()), random->size()};
+  }
+  const TensorView x(from, codes.data(), rows, cols);
+  const std::size_t n = rows * cols;
+  std::vector<std::uint8_t> out(n);
+  std::vector<std::uint32_t> deq(n), fq(fake ? n : 0);
+  QuantizeResult r;
+  {
+    nb::gil_scoped_release release;
+    r = numref::quantize(x, spec, out, rs);
+    numref::dequantize(out, r.meta, deq);
+    if (fake) numref::fake_quantize(x, spec, *fake, fq, rs);
+  }
+  const BlockGrid grid(rows, cols, spec.partition);
+  nb::dict d;
+  auto bytes = [](const void* p, std::size_t k) { return nb::bytes(static_cast<const char*>(p), k); };
+  d["codes"] = bytes(out.data(), n);
+  d["scales"] = bytes(r.meta.scales.data(), r.meta.scales.size() * 4);
+  d["scale_format"] = std::string(scale_format(spec.rule).name);
+  d["grid"] = nb::make_tuple(grid.grid_rows(), grid.grid_cols());
+  d["group_mantissa"] = bytes(r.meta.group_mantissa.data(), r.meta.group_mantissa.size() * 4);
+  if (spec.rule == ScaleRule::gam) {
+    const BlockGrid gg(rows, cols, spec.group);
+    d["group_grid"] = nb::make_tuple(gg.grid_rows(), gg.grid_cols());
+  }
+  d["tensor_amax"] = spec.rule == ScaleRule::nvfp4 ? nb::cast(r.meta.tensor_amax) : nb::none();
+  d["dequantized"] = bytes(deq.data(), n * 4);
+  d["fake_quant"] = fake ? nb::cast(bytes(fq.data(), n * 4)) : nb::none();
+  d["saturated"] = r.total.saturated;
+  d["flushed"] = r.total.flushed;
+  d["nan"] = r.total.nan;
+  d["inf"] = r.total.inf;
+  d["policy"] = describe(spec.policy);
+  return d;
+}
+
 // ---- conformance of Python kernels (numref.conform) ----------------------------------------
 
 conform::Level level_arg(const std::string& s) {
@@ -576,6 +659,9 @@ NB_MODULE(_core, m) {
       .def("fill", &CastSuite::fill, "first"_a, "xs"_a, "rs"_a.none())
       .def("expected", &CastSuite::expected, "xs"_a, "rs"_a.none(), "ys"_a, "flags"_a)
       .def("mismatch", &CastSuite::mismatch, "x"_a, "r"_a, "exp_y"_a, "exp_flags"_a, "got_y"_a, "got_flags"_a.none());
+  m.def("quantize", &quantize, "codes"_a, "rows"_a, "cols"_a, "src"_a, "elem"_a, "partition"_a, "group"_a, "scale"_a,
+        "amax_nan"_a, "amax_inf"_a, "apply"_a.none(), "dequant"_a, "policy"_a, "wide"_a, "random"_a.none(),
+        "fake_quant"_a.none(), "Quantize a 2-D tensor with the reference (spec §19).");
   m.def("cast_codes", &cast_codes, "codes"_a, "out"_a, "flags"_a.none(), "r"_a.none(), "src"_a, "to"_a,
         "policy"_a, "path"_a, "Batched conversion of unsigned codes (spec §11); releases the GIL.");
 }
