@@ -7,7 +7,10 @@ astype on the same input. Never asserted by a test; the numbers go in docs/perfo
 
 Input: uniformly random values in [-512, 512) (the target's range and a little beyond it), the
 bf16 input being the f32 input rounded by numref. Each timing is the best of --repeat runs of
-one call (output allocation included); numref's conversion runs on the calling thread only.
+one call (output allocation included); numref's conversion and ml_dtypes' astype run on the
+calling thread only, so the rates are given per CPU second of that thread (time.thread_time:
+robust to other jobs on a shared machine, apart from cache and frequency effects) and, in
+brackets, per wall-clock second.
 """
 import argparse
 import os
@@ -21,12 +24,18 @@ import numref
 
 
 def best(fn, repeat):
-    t = float("inf")
+    """(best thread CPU seconds, best wall seconds) of `repeat` calls."""
+    cpu = wall = float("inf")
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        c0, w0 = time.thread_time(), time.perf_counter()
         fn()
-        t = min(t, time.perf_counter() - t0)
-    return t
+        cpu = min(cpu, time.thread_time() - c0)
+        wall = min(wall, time.perf_counter() - w0)
+    return cpu, wall
+
+
+def rate(n, t):
+    return f"{n / t[0] / 1e9:6.3f} G/s ({n / t[1] / 1e9:.3f})"
 
 
 def main():
@@ -45,8 +54,8 @@ def main():
             t_nr = best(lambda: numref.cast(x, "f8e4m3fn"), a.repeat)
             t_nf = best(lambda: numref.cast(x, "f8e4m3fn", flags=True), a.repeat)
             t_ml = best(lambda: x.astype(ml_dtypes.float8_e4m3fn), a.repeat)
-        print(f"{name:18s} numref.cast {a.n / t_nr / 1e9:6.2f} G/s   with flags {a.n / t_nf / 1e9:6.2f} G/s   "
-              f"ml_dtypes astype {a.n / t_ml / 1e9:6.3f} G/s")
+        print(f"{name:17s} numref.cast {rate(a.n, t_nr)}   with flags {rate(a.n, t_nf)}   "
+              f"ml_dtypes astype {rate(a.n, t_ml)}")
 
 
 if __name__ == "__main__":
