@@ -361,4 +361,77 @@ def quantize(x, fmt: str, *, partition: str = "tensor", scale: str = "amax", gro
 
 __all__ += ["quantize", "Quantized"]
 
+
+# ---- MoR --------------------------------------------------------------------------------------
+
+def _sum(d: dict) -> dict:
+    """An exact error sum (§22.3): S as an int, the sum as a Fraction (S * 2^-149), the counts."""
+    out = dict(d)
+    out["sum"] = _Fraction(d["S"], 1 << -d["scale_exp"])
+    del out["scale_exp"]
+    return out
+
+
+class MorResult:
+    """The result of ``numref.mor`` (spec §25–§27). Tensor recipe: ``decision`` ("f8e4m3fn" or the
+    fake format), ``quantized``, ``verdict`` (accept, reason), ``error`` (the exact error sum: ``S``
+    an int, ``sum`` a Fraction, ``n`` ...), ``mean_relative_error`` (a Fraction: sum / n, exact),
+    ``mean`` (its RN32, float32), ``threshold`` (a Fraction), ``scales`` (the E4M3 scales).
+    Sub-tensor recipes: ``types`` (per block: f8e4m3fn / f8e5m2 / bf16, shaped as the block grid),
+    ``eq3`` / ``eq4`` verdicts, ``e4m3_sum`` / ``e5m2_sum`` per block, ``blocks_of`` /
+    ``elements_of`` per type, ``fake`` (the output tensor)."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+    def __repr__(self):
+        if self.recipe == "tensor":
+            return f"numref.MorResult(decision={self.decision!r}, mean_relative_error={self.mean_relative_error})"
+        return f"numref.MorResult(recipe={self.recipe!r}, blocks_of={self.blocks_of})"
+
+
+def mor(x, recipe: str = "tensor", *, partition: str = "block:128x128", threshold: str | None = None,
+        scale: str = "gam", fake: str = "bf16", transpose: bool = False, src: str | None = None) -> MorResult:
+    """Mixture of Representations on one tensor, as ``numref mor`` (spec §25–§27; docs/mor.md).
+
+    recipe     tensor (E4M3 or the fake format for the whole tensor, MoR Eq. 1–2) | subtensor3 |
+               subtensor2 (per block, [f8e4m3fn, f8e5m2, bf16] / [f8e4m3fn, bf16], Eq. 3–4).
+    partition  the E4M3 scaling partition (tensor recipe) or the block partition.
+    threshold  tensor recipe: "0.045" (default), "4.5%", "9/200" — read exactly (§23.2).
+    scale      gam (default) or another FP8 scale rule; fake  bf16 | f16 | f32.
+    """
+    for name, v in (("recipe", recipe), ("partition", partition), ("scale", scale), ("fake", fake)):
+        if not isinstance(v, str):
+            raise TypeError(f"{name}: expected a str, got {type(v).__name__}")
+    if threshold is not None and not isinstance(threshold, str):
+        raise TypeError(f"threshold: expected a str such as '0.045', '4.5%' or '9/200' (read exactly), "
+                        f"got {type(threshold).__name__}")
+    src, codes = _codes(x, src)
+    if codes.ndim == 0 or codes.size == 0:
+        raise ValueError("x: expected a non-empty array of at least one dimension")
+    codes2 = codes.reshape(1, -1) if codes.ndim == 1 else codes.reshape(-1, codes.shape[-1])
+    if transpose:
+        codes2 = _np.ascontiguousarray(codes2.T)
+    rows, cols = codes2.shape
+    d = _core.mor(codes2, rows, cols, src, recipe, partition, threshold, scale, fake)
+    if recipe == "tensor":
+        err = _sum(d["error"])
+        sfmt = d["scale_format"]
+        return MorResult(
+            recipe=recipe, decision=d["decision"], quantized=d["quantized"], verdict=d["verdict"], error=err,
+            mean_relative_error=err["sum"] / err["n"] if err["n"] else None,
+            mean=_np.uint32(d["mean"]).view(_np.float32), threshold=_Fraction(*d["threshold"]),
+            scales=_np.array(d["scales"], dtype=_np.uint32).astype(_code_dtype(sfmt)).view(dtype_of(sfmt)),
+            group_mantissa=_np.array(d["group_mantissa"], dtype=_np.uint32))
+    fk = _canonical(fake, "fake")
+    return MorResult(
+        recipe=recipe, types=_np.array(d["types"], dtype=object).reshape(d["grid"]), eq3=d["eq3"], eq4=d["eq4"],
+        e4m3_sum=[_sum(e) for e in d["e4m3_sum"]], e5m2_sum=[_sum(e) for e in d["e5m2_sum"]],
+        blocks_of=dict(zip(("f8e4m3fn", "f8e5m2", "bf16"), d["blocks_of"])),
+        elements_of=dict(zip(("f8e4m3fn", "f8e5m2", "bf16"), d["elements_of"])),
+        fake=_np.frombuffer(d["fake"], dtype=_np.uint32).astype(_code_dtype(fk)).view(dtype_of(fk)).reshape(rows, cols))
+
+
+__all__ += ["mor", "MorResult"]
+
 from . import conform  # noqa: E402  (uses the names above)

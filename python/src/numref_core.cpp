@@ -30,6 +30,8 @@
 #include "ops/cast/cast.hpp"  // conformance/src: the cast family's suites and case generator
 #include "numref/convert.hpp"
 #include "numref/format.hpp"
+#include "numref/metrics.hpp"
+#include "numref/mor.hpp"
 #include "numref/partition.hpp"
 #include "numref/policy.hpp"
 #include "numref/quantize.hpp"
@@ -542,6 +544,119 @@ nb::dict quantize(Array codes, std::size_t rows, std::size_t cols, const std::st
   return d;
 }
 
+// ---- MoR (§25–§27) -------------------------------------------------------------------------
+
+// §22.3 An error sum as a dict: S (the integer; the sum is S * 2^-149) as a Python int built from
+// the limbs, and the counts.
+nb::dict error_sum(const ErrorSum& e) {
+  nb::object v = nb::int_(0);
+  const auto& l = e.sum.limbs();
+  for (std::size_t i = l.size(); i-- > 0;) v = (v << nb::int_(64)) | nb::int_(l[i]);
+  nb::dict d;
+  d["S"] = v;
+  d["scale_exp"] = -ExactSum::kScale;
+  d["n"] = e.n;
+  d["zeros"] = e.zeros;
+  d["nonfinite_input"] = e.nonfinite_input;
+  d["nonfinite_quant"] = e.nonfinite_quant;
+  return d;
+}
+
+nb::dict verdict(const Verdict& v) {
+  nb::dict d;
+  d["accept"] = v.accept;
+  d["reason"] = std::string(to_string(v.reason));
+  return d;
+}
+
+// mor(codes, rows, cols, src, recipe, partition, threshold, scale, fake): `numref mor` on one
+// tensor with the reference (tensor_mor / subtensor_mor).
+nb::dict mor(Array codes, std::size_t rows, std::size_t cols, const std::string& src, const std::string& recipe,
+             const std::string& partition, std::optional<std::string> threshold, const std::string& scale,
+             const std::string& fake) {
+  const Format& from = format_arg(src, "x");
+  if (recipe != "tensor" && recipe != "subtensor3" && recipe != "subtensor2")
+    fail("recipe: unknown recipe '" + recipe + "' (expected tensor|subtensor3|subtensor2)");
+  Partition part;
+  if (const std::string err = parse_partition(partition, part); !err.empty()) fail("partition: " + err);
+  Threshold th;
+  if (threshold) {
+    if (recipe != "tensor") fail("threshold applies to the tensor recipe only");
+    if (const std::string err = Threshold::parse(*threshold, th); !err.empty()) fail("threshold: " + err);
+  }
+  auto fp8_rule = [](const ScaleRuleInfo& r) { return r.kind != ScaleKind::nvfp4 && !r.int_range; };
+  const auto rule = parse_scale_rule(scale);
+  if (!rule || !fp8_rule(rule_info(*rule))) {
+    std::string msg = "scale: '" + scale + "' is not a scale rule for FP8 MoR (use ";
+    const char* sep = "";
+    for (const ScaleRuleInfo& r : kScaleRules)
+      if (fp8_rule(r)) {
+        msg += sep;
+        msg += r.name;
+        sep = ", ";
+      }
+    fail(msg + ")");
+  }
+  const Format& ff = format_arg(fake, "fake");
+  if (ff.bits < 16 || ff.is_integer()) fail("fake: the format of Q(x) must be bf16, f16 or f32");
+  if (const std::string err = check_source_format(from); !err.empty()) fail("x: " + err);
+  const int want = from.bits <= 8 ? 8 : from.bits <= 16 ? 16 : 32;
+  if (width_of(codes) != want || codes.size() != rows * cols) fail("internal: tensor codes of the wrong width or size");
+  const TensorView x(from, codes.data(), rows, cols);
+  nb::dict d;
+  auto u32 = [](const auto& v) { return std::vector<std::uint64_t>(v.begin(), v.end()); };
+  if (recipe == "tensor") {
+    TensorMorSpec spec;
+    spec.scaling = part;
+    spec.threshold = th;
+    spec.quant.rule = *rule;
+    spec.fake = &ff;
+    TensorMorResult r;
+    {
+      nb::gil_scoped_release release;
+      r = tensor_mor(x, spec);
+    }
+    d["decision"] = r.quantized ? std::string("f8e4m3fn") : std::string(ff.name);
+    d["quantized"] = r.quantized;
+    d["verdict"] = verdict(r.verdict);
+    d["error"] = error_sum(r.error);
+    d["mean"] = r.mean;
+    d["threshold"] = nb::make_tuple(th.num, th.den);
+    d["scales"] = u32(r.scales.scales);
+    d["scale_format"] = std::string(scale_format(*rule).name);
+    d["group_mantissa"] = u32(r.scales.group_mantissa);
+    return d;
+  }
+  SubtensorMorSpec spec;
+  spec.recipe = recipe == "subtensor3" ? SubtensorRecipe::three_way : SubtensorRecipe::two_way;
+  spec.blocks = part;
+  spec.e4m3.rule = spec.e5m2.rule = *rule;
+  spec.fake = &ff;
+  SubtensorMorResult r;
+  {
+    nb::gil_scoped_release release;
+    r = subtensor_mor(x, spec);
+  }
+  const BlockGrid grid(rows, cols, part);
+  std::vector<std::string> types;
+  for (const BlockType t : r.type) types.emplace_back(to_string(t));
+  d["types"] = types;
+  d["grid"] = nb::make_tuple(grid.grid_rows(), grid.grid_cols());
+  nb::list eq3, eq4, s4, s5;
+  for (const Verdict& v : r.eq3) eq3.append(verdict(v));
+  for (const Verdict& v : r.eq4) eq4.append(verdict(v));
+  for (const ErrorSum& e : r.e4m3_sum) s4.append(error_sum(e));
+  for (const ErrorSum& e : r.e5m2_sum) s5.append(error_sum(e));
+  d["eq3"] = eq3;
+  d["eq4"] = eq4;
+  d["e4m3_sum"] = s4;
+  d["e5m2_sum"] = s5;
+  d["blocks_of"] = std::vector<std::uint64_t>(r.blocks_of.begin(), r.blocks_of.end());
+  d["elements_of"] = std::vector<std::uint64_t>(r.elements_of.begin(), r.elements_of.end());
+  d["fake"] = nb::bytes(reinterpret_cast<const char*>(r.fake.data()), r.fake.size() * 4);
+  return d;
+}
+
 // ---- conformance of Python kernels (numref.conform) ----------------------------------------
 
 conform::Level level_arg(const std::string& s) {
@@ -662,6 +777,8 @@ NB_MODULE(_core, m) {
   m.def("quantize", &quantize, "codes"_a, "rows"_a, "cols"_a, "src"_a, "elem"_a, "partition"_a, "group"_a, "scale"_a,
         "amax_nan"_a, "amax_inf"_a, "apply"_a.none(), "dequant"_a, "policy"_a, "wide"_a, "random"_a.none(),
         "fake_quant"_a.none(), "Quantize a 2-D tensor with the reference (spec §19).");
+  m.def("mor", &mor, "codes"_a, "rows"_a, "cols"_a, "src"_a, "recipe"_a, "partition"_a, "threshold"_a.none(),
+        "scale"_a, "fake"_a, "Mixture of Representations on one tensor with the reference (spec §25–§27).");
   m.def("cast_codes", &cast_codes, "codes"_a, "out"_a, "flags"_a.none(), "r"_a.none(), "src"_a, "to"_a,
         "policy"_a, "path"_a, "Batched conversion of unsigned codes (spec §11); releases the GIL.");
 }
