@@ -4,7 +4,7 @@
 set -euo pipefail
 
 PACKAGES=(
-  cmake g++ make pkg-config git python3
+  cmake g++ make pkg-config git python3 python3-dev
   libmpfr-dev libgmp-dev libboost-dev
   librapidcheck-dev libgtest-dev googletest libbenchmark-dev
 )
