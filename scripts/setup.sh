@@ -4,7 +4,7 @@
 set -euo pipefail
 
 PACKAGES=(
-  cmake g++ make pkg-config git python3
+  cmake g++ make pkg-config git python3 python3-dev
   libmpfr-dev libgmp-dev libboost-dev
   librapidcheck-dev libgtest-dev googletest libbenchmark-dev
 )
@@ -19,11 +19,13 @@ for p in "${PACKAGES[@]}" "${OPTIONAL[@]}"; do
 done
 
 install_python_helpers() {
-  # Test-only Python helpers (differential checks against ml_dtypes), from PyPI.
-  if ! python3 -c "import numpy, ml_dtypes" >/dev/null 2>&1; then
-    echo "setup: installing Python test helpers numpy, ml_dtypes"
-    python3 -m pip install --quiet --disable-pip-version-check numpy ml_dtypes || \
-      python3 -m pip install --quiet --disable-pip-version-check --break-system-packages numpy ml_dtypes
+  # Python helpers from PyPI: numpy, ml_dtypes (differential checks), and for the Python module
+  # (python/, `pip install .`) nanobind, scikit-build-core and pytest (its tests, label `python`).
+  if ! python3 -c "import numpy, ml_dtypes, nanobind, scikit_build_core, pytest" >/dev/null 2>&1; then
+    echo "setup: installing Python helpers numpy, ml_dtypes, nanobind, scikit-build-core, pytest"
+    python3 -m pip install --quiet --disable-pip-version-check numpy ml_dtypes nanobind scikit-build-core pytest || \
+      python3 -m pip install --quiet --disable-pip-version-check --break-system-packages numpy ml_dtypes nanobind \
+        scikit-build-core pytest
   fi
   # NUMREF_PEERS=1: the libraries of the `peers` differential tests (jax for xla, torch; several
   # GiB). Then configure with -DNUMREF_PEERS=ON and run `ctest --test-dir build -L peers`.

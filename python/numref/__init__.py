@@ -1,0 +1,437 @@
+"""numref: the bit-exact reference for low-precision ML numerics, from Python.
+
+Every function reads numref's own tables (the formats of spec §2.1, the policy knobs and
+profiles of §10) through the C++ extension ``numref._core``; nothing is listed twice here.
+
+    >>> import numpy as np, numref
+    >>> numref.cast(np.float32([464.00003]), "f8e4m3fn", raw=True)   # OCP, non-saturating
+    array([127], dtype=uint8)
+
+Errors are ``ValueError`` (bad value, unknown name) or ``TypeError`` (bad type) carrying the
+message of the ``numref`` command, the option named by its keyword (``round=`` for ``--round``).
+"""
+from __future__ import annotations
+
+from fractions import Fraction as _Fraction
+
+import numpy as _np
+
+from . import _core
+
+__version__: str = _core.__version__
+
+__all__ = ["__version__", "cast", "formats", "profiles", "knobs", "explain", "Policy", "dtype_of", "format_of"]
+
+_FORMATS = {f["name"]: f for f in _core.formats()}
+_KNOBS = {k["key"]: k for k in _core.knobs()}
+
+
+def formats() -> list[dict]:
+    """The format table (spec §2.1): one dict per format with its name, widths, bias,
+    encoding family (``specials``), max finite and canonical NaN codes, source and aliases."""
+    return [dict(f) for f in _FORMATS.values()]
+
+
+def profiles() -> list[dict]:
+    """The named profiles (spec §10): name, summary, and the policy for narrow (<= 8-bit)
+    and wide targets in the §10.2 text form."""
+    return _core.profiles()
+
+
+def knobs() -> list[dict]:
+    """The policy knob table (spec §10.2): key, words (values in order), type, clause."""
+    return [dict(k) for k in _KNOBS.values()]
+
+
+def _canonical(name: str, what: str) -> str:
+    if not isinstance(name, str):
+        raise TypeError(f"{what}: expected a format name (str), got {type(name).__name__}")
+    return _core.canonical_format(name, what)
+
+
+# ---- NumPy / ml_dtypes types of the formats ---------------------------------------------------
+# The dtype of a format is named after it: "f32" -> float32, "bf16" -> bfloat16,
+# "f8e4m3fn" -> float8_e4m3fn, "int8" -> int8 (ml_dtypes' spelling of the same names).
+
+def _dtype_name(fmt: str) -> str:
+    if fmt.startswith("bf"):
+        return "b" + _dtype_name(fmt[1:])
+    if fmt.startswith("f"):
+        i = 1
+        while i < len(fmt) and fmt[i].isdigit():
+            i += 1
+        return "float" + fmt[1:i] + ("_" + fmt[i:] if i < len(fmt) else "")
+    return fmt
+
+
+def dtype_of(fmt: str) -> _np.dtype:
+    """The NumPy dtype holding values of format ``fmt`` (NumPy's own for f32/f16/int8,
+    ml_dtypes' for the others)."""
+    fmt = _canonical(fmt, "fmt")
+    name = _dtype_name(fmt)
+    if hasattr(_np, name):
+        return _np.dtype(getattr(_np, name))
+    import ml_dtypes
+
+    if not hasattr(ml_dtypes, name):
+        raise ValueError(f"{fmt}: ml_dtypes {ml_dtypes.__version__} has no dtype {name}")
+    return _np.dtype(getattr(ml_dtypes, name))
+
+
+def format_of(dtype) -> str:
+    """The numref format of a NumPy / ml_dtypes dtype (TypeError when it has none)."""
+    dt = _np.dtype(dtype)
+    for name in _FORMATS:
+        try:
+            if dtype_of(name) == dt:
+                return name
+        except ValueError:
+            continue
+    raise TypeError(
+        f"dtype {dt} is not a numref format (float32, float16, ml_dtypes' bfloat16 / float8 / float6 / "
+        f"float4 types, int8), and not raw codes: pass unsigned codes with src=FORMAT"
+    )
+
+
+def _code_dtype(fmt: str) -> _np.dtype:
+    bits = _FORMATS[fmt]["bits"]
+    return _np.dtype(_np.uint8 if bits <= 8 else _np.uint16 if bits <= 16 else _np.uint32)
+
+
+# ---- policies ---------------------------------------------------------------------------------
+
+def _knob_text(key: str, value) -> str:
+    k = _KNOBS.get(key)
+    if k is None:
+        # the C++ side names the knobs it knows
+        return str(value)
+    if k["type"] == "bool":
+        if isinstance(value, bool) or value in (0, 1):
+            return "1" if value else "0"
+        if isinstance(value, str):
+            return value
+        raise TypeError(f"{key}: expected a bool or 0/1, got {value!r}")
+    if k["type"] == "int":
+        if isinstance(value, bool) or not isinstance(value, (int, _np.integer)):
+            raise TypeError(f"{key}: expected an int, got {value!r}")
+        return str(int(value))
+    if not isinstance(value, str):
+        raise TypeError(f"{key}: expected one of {'|'.join(k['words'])} (str), got {value!r}")
+    return value
+
+
+class Policy:
+    """A conversion policy (spec §4–§10) resolved for a target format, as ``numref cast`` builds
+    it: the profile's policy for the target (narrow <= 8 bits or wide, §10.1), then ``policy``
+    (the §10.2 text form ``"key=value ..."``, or another Policy), then the single knobs, one
+    keyword per row of numref's knob table (``numref.knobs()``): round, sr_bits, sr_variant,
+    overflow, inf_sat, nan, nan_to_finite, e8m0_round, zero_to_nozero, negative, daz, ftz,
+    tininess, int_range. An explicit ``round`` also sets ``e8m0_round="follow"`` (§7.1).
+
+    Each knob is an attribute; ``str(policy)`` is the canonical §10.2 description.
+    """
+
+    __slots__ = ("to", "_desc", "_values")
+
+    def __init__(self, to: str = "f8e4m3fn", profile: str | None = "ocp", policy=None, **knobs):
+        self.to = _canonical(to, "to")
+        if profile is not None and not isinstance(profile, str):
+            raise TypeError(f"profile: expected a profile name (str), got {type(profile).__name__}")
+        if isinstance(policy, Policy):
+            settings, profile = policy._desc, None if profile == "ocp" else profile
+        elif policy is None:
+            settings = ""
+        elif isinstance(policy, str):
+            settings = policy
+        else:
+            raise TypeError(f"policy: expected a Policy or a 'key=value ...' str, got {type(policy).__name__}")
+        pairs = [(k, _knob_text(k, v)) for k, v in knobs.items() if v is not None]
+        self._desc = _core.resolve_policy(self.to, profile or "", settings, pairs)
+        self._values = _core.policy_values(self.to, self._desc)
+
+    def __getattr__(self, key):
+        try:
+            return object.__getattribute__(self, "_values")[key]
+        except KeyError:
+            raise AttributeError(key) from None
+
+    def __str__(self) -> str:
+        return self._desc
+
+    def __repr__(self) -> str:
+        return f"numref.Policy(to={self.to!r}, profile=None, policy={self._desc!r})"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Policy) and self._values == other._values
+
+    def __hash__(self) -> int:
+        return hash(self._desc)
+
+    def as_dict(self) -> dict:
+        """Every knob's value."""
+        return dict(self._values)
+
+
+# ---- explain ----------------------------------------------------------------------------------
+
+def explain(fmt: str, code: int) -> dict:
+    """The fields, class and exact value of one code of ``fmt`` (spec §3.1, §3.4; what
+    ``numref explain FMT HEX`` prints). ``value`` is the exact value as a ``Fraction``
+    (None for Inf / NaN)."""
+    fmt = _canonical(fmt, "fmt")
+    if isinstance(code, bool) or not isinstance(code, (int, _np.integer)):
+        raise TypeError(f"code: expected an int, got {type(code).__name__}")
+    if code < 0:
+        raise ValueError(f"code: {code} is negative (codes are unsigned bit patterns)")
+    r = _core.explain(fmt, int(code))
+    if r["significand"] is not None:
+        mag = _Fraction(r["significand"]) * (_Fraction(2) ** r["exponent"])
+        r["value"] = -mag if r["sign"] else mag
+    else:
+        r["value"] = None
+    return r
+
+
+# ---- cast -------------------------------------------------------------------------------------
+
+def _random_values(random, n: int, k: int):
+    if random is None:
+        return None
+    if isinstance(random, (int, _np.integer)) and not isinstance(random, bool):
+        gen = _np.random.Generator(_np.random.PCG64(int(random)))
+        return gen.integers(0, 1 << k, size=n, dtype=_np.uint64).astype(_np.uint32)
+    r = _np.asarray(random)
+    if r.dtype.kind not in "ui":
+        raise TypeError(f"random: expected an int seed or an integer array of r values, got dtype {r.dtype}")
+    if r.size != n:
+        raise ValueError(f"random: expected {n} r values (one per element), got {r.size}")
+    if r.dtype.kind == "i" and r.size and r.min() < 0:
+        raise ValueError("random: r values must be non-negative (0 <= r < 2^k, §4.3)")
+    if r.size and int(r.max()) > 0xFFFFFFFF:
+        raise ValueError("random: r values must fit in 32 bits (0 <= r < 2^k, §4.3)")
+    return _np.ascontiguousarray(r.reshape(-1), dtype=_np.uint32)
+
+
+def _codes(x, src):
+    """(canonical source format, C-contiguous unsigned code array) of the input; no copy for a
+    C-contiguous input."""
+    if not isinstance(x, _np.ndarray):
+        if src is None and not hasattr(x, "dtype"):
+            raise TypeError(
+                f"x: expected a NumPy array (float32, float16, ml_dtypes types) or unsigned codes with src=, "
+                f"got {type(x).__name__}"
+            )
+        x = _np.asarray(x)
+    if src is not None:
+        src = _canonical(src, "src")
+        want = _code_dtype(src)
+        if x.dtype.kind != "u":
+            raise TypeError(f"src={src}: raw codes must be an unsigned integer array ({want}), got dtype {x.dtype}")
+        if x.dtype != want:
+            raise TypeError(f"src={src}: raw codes of {src} are {want}, got dtype {x.dtype}")
+        return src, _np.ascontiguousarray(x)
+    fmt = format_of(x.dtype)
+    return fmt, _np.ascontiguousarray(x).view(_code_dtype(fmt))
+
+
+def cast(x, to: str, *, src: str | None = None, profile: str = "ocp", policy=None, random=None,
+         flags: bool = False, raw: bool = False, path: str = "auto", **knobs):
+    """Convert every element of ``x`` to format ``to`` (spec §11), bit for bit as ``numref cast``.
+
+    x        a NumPy array of float32, float16, int8 or an ml_dtypes type (bfloat16, float8_e4m3fn,
+             float8_e5m2, float8_e8m0fnu, float6_e3m2fn, float6_e2m3fn, float4_e2m1fn), or unsigned
+             codes (uint8 / uint16 / uint32 by the width) of the format named by ``src``.
+    to       the target format (name or alias, ``numref.formats()``).
+    profile  ocp (default), ieee, cuda_satfinite, cuda_nosat, ml_dtypes (``numref.profiles()``).
+    policy   a ``Policy`` or the §10.2 text ``"key=value ..."`` applied on the profile.
+    **knobs  single knobs (``round="rtz"``, ``overflow="saturate"``, ``nan="ones"``, ``sr_bits=8``,
+             ...; ``numref.knobs()``), applied last.
+    random   for round="sr": an array of r values (one per element, 0 <= r < 2^sr_bits) or an
+             int seed (r drawn with NumPy's PCG64).
+    flags    also return the exception flags (§9) per element, uint8: 0x01 inexact,
+             0x02 underflow, 0x04 overflow, 0x10 invalid.
+    raw      return the result codes (uint8 / uint16 / uint32) instead of the typed array.
+    path     "auto" / "fast": the cpu-fast engine (proven equal to the reference by the
+             conformance suite); "reference": the reference Converter.
+
+    Returns an array of the target's dtype (or raw codes) of ``x``'s shape, and with
+    ``flags=True`` the pair (result, flags). The conversion releases the GIL; the only array
+    allocated is the result (and the flags).
+    """
+    to = _canonical(to, "to")
+    if path not in ("auto", "fast", "reference"):
+        raise ValueError(f"path: expected 'auto', 'fast' or 'reference', got {path!r}")
+    pol = policy if isinstance(policy, Policy) and profile == "ocp" and not knobs and policy.to == to else None
+    if pol is None:
+        pol = Policy(to, profile, policy, **knobs)
+    src, codes = _codes(x, src)
+    out = _np.empty(codes.shape, dtype=_code_dtype(to))
+    fl = _np.empty(codes.shape, dtype=_np.uint8) if flags else None
+    r = None
+    if pol.round == "sr":
+        r = _random_values(random, codes.size, pol.sr_bits)
+    elif random is not None:
+        raise ValueError("random applies only to stochastic rounding (round='sr')")
+    _core.cast_codes(codes, out, fl, r, src, to, str(pol), "reference" if path == "reference" else "fast")
+    res = out if raw else out.view(dtype_of(to))
+    return (res, fl) if flags else res
+
+
+# ---- quantize ---------------------------------------------------------------------------------
+
+class Quantized:
+    """The result of ``numref.quantize`` (spec §19.4): ``codes`` (the element format's dtype, or
+    int8; raw codes in ``raw_codes``), ``scales`` (per block, block-row-major, shape = the block
+    grid; float32 for binary32 scale rules, else the scale format's ml_dtypes type),
+    ``group_mantissa`` (GAM, uint32 per group), ``tensor_amax`` (NVFP4, float32), ``dequantized``
+    (float32, §19.3), ``fake_quant`` (the fake_quant format's dtype, §19.6, or None) and the
+    counts ``saturated``, ``flushed``, ``nan``, ``inf`` (§19.5), ``policy`` (the element policy)."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+    def __repr__(self):
+        return (f"numref.Quantized(codes={self.codes.shape} {self.codes.dtype}, scales={self.scales.shape} "
+                f"{self.scales.dtype}, saturated={self.saturated}, flushed={self.flushed}, nan={self.nan}, inf={self.inf})")
+
+
+def quantize(x, fmt: str, *, partition: str = "tensor", scale: str = "amax", group: str = "tensor",
+             amax_nan: str = "propagate", amax_inf: str = "propagate", apply: str | None = None,
+             dequant: str = "divide", profile: str | None = None, policy=None, random=None,
+             fake_quant: str | None = "bf16", transpose: bool = False, src: str | None = None, **knobs) -> Quantized:
+    """Quantize a tensor with the reference (spec §19), as ``numref quantize``.
+
+    x          1-D or 2-D (or more: the leading dimensions are the rows) array of float32, float16,
+               bfloat16 or an 8-bit float, or raw codes with ``src=``; ``transpose`` quantizes its
+               transpose (§12.1).
+    fmt        element format: f8e4m3fn, f8e5m2, f6e3m2fn, f6e2m3fn, f4e2m1fn, int8.
+    partition  tensor | rows | cols | channel:rows | channel:cols | block:RxC (§12.2).
+    scale      amax | amax-recip | amax-dequant | pow2 | mx-floor | mx-ceil | mx-even | mx-rceil |
+               mx-rceil-f32 | gam | nvfp4 | int8 | int8-127.5 (§14–§20); ``group`` the GAM groups.
+    amax_nan, amax_inf  propagate (poisons the block) | ignore (§13.2).
+    apply      rn32 | fused (§19.2); dequant  divide | reciprocal (§19.3).
+    profile, policy, **knobs  the element policy as in ``cast``; without profile, policy or
+               overflow it is the ocp narrow policy with overflow="saturate" (§19.1). The profile's
+               wide policy (default ocp) decodes NaN codes and makes the fake-quant output.
+    random     for round="sr": one r per element (element order) or an int seed.
+    fake_quant the format of the fake-quant output (bf16 default, f16, f32; None: none).
+    """
+    fmt = _canonical(fmt, "fmt")
+    for name, v in (("partition", partition), ("scale", scale), ("group", group), ("amax_nan", amax_nan),
+                    ("amax_inf", amax_inf), ("dequant", dequant)):
+        if not isinstance(v, str):
+            raise TypeError(f"{name}: expected a str, got {type(v).__name__}")
+    custom = profile is not None or policy is not None or "overflow" in knobs
+    if not custom:
+        knobs = dict(knobs, overflow="saturate")
+    pol = Policy(fmt, profile or "ocp", policy, **knobs)
+    wide = Policy("f32", profile or "ocp")
+    src, codes = _codes(x, src)
+    if codes.ndim == 0 or codes.size == 0:
+        raise ValueError("x: expected a non-empty array of at least one dimension")
+    codes2 = codes.reshape(1, -1) if codes.ndim == 1 else codes.reshape(-1, codes.shape[-1])
+    if transpose:
+        codes2 = _np.ascontiguousarray(codes2.T)
+    rows, cols = codes2.shape
+    r = _random_values(random, rows * cols, pol.sr_bits) if pol.round == "sr" else None
+    if r is None and random is not None:
+        raise ValueError("random applies only to stochastic rounding (round='sr')")
+    if pol.round == "sr" and r is None:
+        raise ValueError("stochastic rounding (round=sr) needs random=: one r per element or an int seed (§5)")
+    d = _core.quantize(codes2, rows, cols, src, fmt, partition, group, scale, amax_nan, amax_inf, apply, dequant,
+                       str(pol), str(wide), r, fake_quant)
+    raw = _np.frombuffer(d["codes"], dtype=_np.uint8).reshape(rows, cols)
+    sfmt = d["scale_format"]
+    scales = _np.frombuffer(d["scales"], dtype=_np.uint32).astype(_code_dtype(sfmt)).view(dtype_of(sfmt))
+    fq = None
+    if d["fake_quant"] is not None:
+        ff = _canonical(fake_quant, "fake_quant")
+        fq = _np.frombuffer(d["fake_quant"], dtype=_np.uint32).astype(_code_dtype(ff)).view(dtype_of(ff))
+        fq = fq.reshape(rows, cols)
+    gm = _np.frombuffer(d["group_mantissa"], dtype=_np.uint32)
+    if "group_grid" in d:
+        gm = gm.reshape(d["group_grid"])
+    return Quantized(
+        raw_codes=raw, codes=raw.view(dtype_of(fmt)), scales=scales.reshape(d["grid"]), scale_format=sfmt,
+        group_mantissa=gm,
+        tensor_amax=None if d["tensor_amax"] is None else _np.uint32(d["tensor_amax"]).view(_np.float32),
+        dequantized=_np.frombuffer(d["dequantized"], dtype=_np.uint32).view(_np.float32).reshape(rows, cols),
+        fake_quant=fq, saturated=d["saturated"], flushed=d["flushed"], nan=d["nan"], inf=d["inf"], policy=d["policy"])
+
+
+__all__ += ["quantize", "Quantized"]
+
+
+# ---- MoR --------------------------------------------------------------------------------------
+
+def _sum(d: dict) -> dict:
+    """An exact error sum (§22.3): S as an int, the sum as a Fraction (S * 2^-149), the counts."""
+    out = dict(d)
+    out["sum"] = _Fraction(d["S"], 1 << -d["scale_exp"])
+    del out["scale_exp"]
+    return out
+
+
+class MorResult:
+    """The result of ``numref.mor`` (spec §25–§27). Tensor recipe: ``decision`` ("f8e4m3fn" or the
+    fake format), ``quantized``, ``verdict`` (accept, reason), ``error`` (the exact error sum: ``S``
+    an int, ``sum`` a Fraction, ``n`` ...), ``mean_relative_error`` (a Fraction: sum / n, exact),
+    ``mean`` (its RN32, float32), ``threshold`` (a Fraction), ``scales`` (the E4M3 scales).
+    Sub-tensor recipes: ``types`` (per block: f8e4m3fn / f8e5m2 / bf16, shaped as the block grid),
+    ``eq3`` / ``eq4`` verdicts, ``e4m3_sum`` / ``e5m2_sum`` per block, ``blocks_of`` /
+    ``elements_of`` per type, ``fake`` (the output tensor)."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+    def __repr__(self):
+        if self.recipe == "tensor":
+            return f"numref.MorResult(decision={self.decision!r}, mean_relative_error={self.mean_relative_error})"
+        return f"numref.MorResult(recipe={self.recipe!r}, blocks_of={self.blocks_of})"
+
+
+def mor(x, recipe: str = "tensor", *, partition: str = "block:128x128", threshold: str | None = None,
+        scale: str = "gam", fake: str = "bf16", transpose: bool = False, src: str | None = None) -> MorResult:
+    """Mixture of Representations on one tensor, as ``numref mor`` (spec §25–§27; docs/mor.md).
+
+    recipe     tensor (E4M3 or the fake format for the whole tensor, MoR Eq. 1–2) | subtensor3 |
+               subtensor2 (per block, [f8e4m3fn, f8e5m2, bf16] / [f8e4m3fn, bf16], Eq. 3–4).
+    partition  the E4M3 scaling partition (tensor recipe) or the block partition.
+    threshold  tensor recipe: "0.045" (default), "4.5%", "9/200" — read exactly (§23.2).
+    scale      gam (default) or another FP8 scale rule; fake  bf16 | f16 | f32.
+    """
+    for name, v in (("recipe", recipe), ("partition", partition), ("scale", scale), ("fake", fake)):
+        if not isinstance(v, str):
+            raise TypeError(f"{name}: expected a str, got {type(v).__name__}")
+    if threshold is not None and not isinstance(threshold, str):
+        raise TypeError(f"threshold: expected a str such as '0.045', '4.5%' or '9/200' (read exactly), "
+                        f"got {type(threshold).__name__}")
+    src, codes = _codes(x, src)
+    if codes.ndim == 0 or codes.size == 0:
+        raise ValueError("x: expected a non-empty array of at least one dimension")
+    codes2 = codes.reshape(1, -1) if codes.ndim == 1 else codes.reshape(-1, codes.shape[-1])
+    if transpose:
+        codes2 = _np.ascontiguousarray(codes2.T)
+    rows, cols = codes2.shape
+    d = _core.mor(codes2, rows, cols, src, recipe, partition, threshold, scale, fake)
+    if recipe == "tensor":
+        err = _sum(d["error"])
+        sfmt = d["scale_format"]
+        return MorResult(
+            recipe=recipe, decision=d["decision"], quantized=d["quantized"], verdict=d["verdict"], error=err,
+            mean_relative_error=err["sum"] / err["n"] if err["n"] else None,
+            mean=_np.uint32(d["mean"]).view(_np.float32), threshold=_Fraction(*d["threshold"]),
+            scales=_np.array(d["scales"], dtype=_np.uint32).astype(_code_dtype(sfmt)).view(dtype_of(sfmt)),
+            group_mantissa=_np.array(d["group_mantissa"], dtype=_np.uint32))
+    fk = _canonical(fake, "fake")
+    return MorResult(
+        recipe=recipe, types=_np.array(d["types"], dtype=object).reshape(d["grid"]), eq3=d["eq3"], eq4=d["eq4"],
+        e4m3_sum=[_sum(e) for e in d["e4m3_sum"]], e5m2_sum=[_sum(e) for e in d["e5m2_sum"]],
+        blocks_of=dict(zip(("f8e4m3fn", "f8e5m2", "bf16"), d["blocks_of"])),
+        elements_of=dict(zip(("f8e4m3fn", "f8e5m2", "bf16"), d["elements_of"])),
+        fake=_np.frombuffer(d["fake"], dtype=_np.uint32).astype(_code_dtype(fk)).view(dtype_of(fk)).reshape(rows, cols))
+
+
+__all__ += ["mor", "MorResult"]
+
+from . import conform  # noqa: E402  (uses the names above)

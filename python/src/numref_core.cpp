@@ -1,0 +1,784 @@
+// numref._core — the Python extension (nanobind): formats, profiles, the knob table, policies,
+// and batched casts through cpu-fast (conformance/backends/cpu_fast, proven equal to the
+// reference by the conformance suite) or through the reference Converter.
+//   spec §2 (formats), §3 (exact values), §4–§10 (policy, profiles), §11 (conversion)
+//
+// Everything here reads numref's tables (format.hpp kFormats, policy.hpp kPolicyKnobs, the
+// profile list); the pure-Python package (python/numref/) adds the NumPy / ml_dtypes typing.
+// Errors are raised as ValueError (nanobind maps std::invalid_argument) with the text of the
+// `numref cast` message, the option named by its keyword (`round=` for `--round`).
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "fast_cast.hpp"
+#include "numref/conform/core.hpp"
+#include "ops/cast/cast.hpp"  // conformance/src: the cast family's suites and case generator
+#include "numref/convert.hpp"
+#include "numref/format.hpp"
+#include "numref/metrics.hpp"
+#include "numref/mor.hpp"
+#include "numref/partition.hpp"
+#include "numref/policy.hpp"
+#include "numref/quantize.hpp"
+#include "numref/round.hpp"
+#include "numref/scale.hpp"
+#include "numref/tensor.hpp"
+#include "numref/value.hpp"
+
+#ifndef NUMREF_VERSION
+#error "NUMREF_VERSION must be defined by python/CMakeLists.txt from project(numref VERSION ...)"
+#endif
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace numref::py {
+namespace {
+
+[[noreturn]] void fail(const std::string& what) { throw std::invalid_argument(what); }
+
+std::string known_formats() {
+  std::string s;
+  for (const Format& f : kFormats) {
+    if (!s.empty()) s += ", ";
+    s += f.name;
+  }
+  return s;
+}
+
+// §2.3 A format by name or alias; `what` names the argument in the message.
+const Format& format_arg(const std::string& name, const std::string& what) {
+  const auto id = find_format(name);
+  if (!id) fail(what + ": unknown format '" + name + "' (known: " + known_formats() + ")");
+  return format(*id);
+}
+
+std::string profile_names() {
+  std::string s;
+  for (int i = 0; i < kProfileCount; ++i) {
+    if (!s.empty()) s += ", ";
+    s += all_profiles()[i].name;
+  }
+  return s;
+}
+
+template <class T>
+std::string words_of(const PolicyKnob<T>& k) {
+  std::string s;
+  for (const std::string_view w : k.words) {
+    if (!s.empty()) s += '|';
+    s += w;
+  }
+  return s;
+}
+
+// The value of a knob named by one of its words (bool knobs included: their words are 0, 1).
+template <class T>
+std::optional<T> parse_word(const PolicyKnob<T>& k, std::string_view v) {
+  for (std::size_t i = 0; i < k.words.size(); ++i)
+    if (k.words[i] == v) return static_cast<T>(i);
+  return std::nullopt;
+}
+
+// §10 / §10.2 The policy of `numref cast` options, with the same layering and checks as the
+// CLI (tools/numref/cli_common.cpp policy_from_args): the profile's policy for the target
+// (narrow or wide, §10.1; `profile` empty: the default Policy, used when a complete
+// describe() string is given), then `settings` (the §10.2 text form), then the single knobs
+// (key, value as text). An explicit round also sets e8m0_round=follow unless e8m0_round is
+// given (§7.1). Returns the policy.
+Policy resolve_policy(const Format& to, const std::string& profile_name, const std::string& settings,
+                      const std::vector<std::pair<std::string, std::string>>& knobs) {
+  Policy p;
+  if (!profile_name.empty()) {
+    const auto pid = find_profile(profile_name);
+    if (!pid) fail("profile: unknown profile '" + profile_name + "' (known: " + profile_names() + ")");
+    p = profile(*pid).for_target(to);
+  }
+  if (!settings.empty())
+    if (const auto err = apply_policy_settings(p, settings)) fail("policy: " + *err);
+
+  bool round_given = false, e8_given = false, bits_given = false, variant_given = false;
+  for (const auto& [key, value] : knobs) {
+    bool known = false;
+    for_each_policy_knob([&](const auto& k) {
+      using T = std::remove_cvref_t<decltype(p.*k.member)>;
+      if (k.key != key) return;
+      known = true;
+      if constexpr (std::is_same_v<T, int>) {  // sr_bits, §4.3
+        int v = 0;
+        bool ok = !value.empty() && value.size() <= 3;
+        for (const char c : value) ok = ok && c >= '0' && c <= '9';
+        if (ok) v = std::stoi(value);
+        if (!ok || v < 1 || v > 32) fail(key + ": expected an integer in 1..32, got '" + value + "'");
+        p.*k.member = v;
+        bits_given = true;
+      } else {
+        const auto e = parse_word(k, value);
+        if (!e) {
+          if constexpr (std::is_same_v<T, bool>) fail(key + ": expected 0 or 1, got '" + value + "'");
+          else fail(key + ": unknown value '" + value + "' (expected " + words_of(k) + ")");
+        }
+        p.*k.member = *e;
+        round_given |= std::is_same_v<T, Round>;
+        e8_given |= std::is_same_v<T, E8m0Round>;
+        variant_given |= std::is_same_v<T, SrVariant>;
+      }
+    });
+    if (!known) {
+      std::string keys;
+      for_each_policy_knob([&](const auto& k) { keys += (keys.empty() ? "" : ", ") + std::string(k.key); });
+      fail("unknown policy knob '" + key + "' (known: " + keys + ")");
+    }
+  }
+  if (round_given && !e8_given) p.e8m0_round = E8m0Round::follow;  // §7.1 "follow"
+  if (p.round == Round::sr && p.sr_bits == 0)
+    fail("stochastic rounding (round=sr) needs sr_bits=K with K in 1..32 (§4.3)");
+  if (p.round != Round::sr && (bits_given || variant_given))
+    fail(std::string(bits_given ? "sr_bits" : "sr_variant") + " applies only to stochastic rounding (round='sr')");
+  if (const std::string err = validate(p, to); !err.empty()) fail("policy: " + err);
+  return p;
+}
+
+Policy policy_of(const Format& to, const std::string& desc) { return resolve_policy(to, "", desc, {}); }
+
+// ---- batched casts ------------------------------------------------------------------------
+
+using Array = nb::ndarray<nb::c_contig, nb::device::cpu>;
+
+int width_of(const Array& a) {
+  const nb::dlpack::dtype t = a.dtype();
+  if (t.code != static_cast<std::uint8_t>(nb::dlpack::dtype_code::UInt) || t.lanes != 1)
+    fail("internal: code arrays must be unsigned integers");
+  return t.bits;
+}
+
+// One (from, to, policy) conversion, prepared once: cpu-fast (its table for <= 16-bit sources
+// and deterministic rounding, re-indexed here by the native code type; its lane path for f32
+// sources) or the reference Converter.
+class Cast {
+ public:
+  Cast(const Format& from, const Format& to, const Policy& p, bool reference)
+      : from_(from), to_(to), p_(p), sr_(effective_round(to, p) == Round::sr), reference_(reference) {
+    if (reference_) conv_ = std::make_unique<Converter>(from, to, p);
+    else fast_ = std::make_unique<cpu_fast::FastCast>(from, to, p);
+    if (!reference_ && !sr_ && from.bits <= 16) {
+      // §11 the result of every source code, computed once by cpu-fast itself.
+      const std::size_t n = std::size_t{1} << from.bits;
+      std::vector<std::uint32_t> in(n);
+      for (std::uint32_t c = 0; c < n; ++c) in[c] = c;
+      lut_code_.resize(n);
+      lut_flags_.resize(n);
+      fast_->run(in.data(), nullptr, lut_code_.data(), lut_flags_.data(), n);
+    }
+  }
+  bool sr() const { return sr_; }
+
+  template <class In, class Out>
+  void run(const In* in, const std::uint32_t* r, Out* out, std::uint8_t* flags, std::size_t n) const {
+    if (!lut_code_.empty()) {
+      const std::uint32_t* t = lut_code_.data();
+      const std::uint8_t* tf = lut_flags_.data();
+      if (flags) {
+#pragma GCC unroll 8
+        for (std::size_t i = 0; i < n; ++i) {
+          const std::uint32_t x = in[i];
+          out[i] = static_cast<Out>(t[x]);
+          flags[i] = tf[x];
+        }
+      } else {
+#pragma GCC unroll 8
+        for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<Out>(t[in[i]]);
+      }
+      return;
+    }
+    if (reference_) {
+      for (std::size_t i = 0; i < n; ++i) {
+        const Result res = (*conv_)(in[i], r ? r[i] : 0u);
+        out[i] = static_cast<Out>(res.bits);
+        if (flags) flags[i] = res.flags;
+      }
+      return;
+    }
+    // cpu-fast on blocks: a bounded scratch for the 32-bit codes it reads and writes.
+    constexpr std::size_t kBlock = 1024;  // two 4 KiB scratch blocks stay in L1
+    std::uint32_t ibuf[kBlock], obuf[kBlock];
+    for (std::size_t b = 0; b < n; b += kBlock) {
+      const std::size_t m = std::min(kBlock, n - b);
+      const std::uint32_t* src;
+      if constexpr (std::is_same_v<In, std::uint32_t>) {
+        src = in + b;
+      } else {
+        for (std::size_t i = 0; i < m; ++i) ibuf[i] = in[b + i];
+        src = ibuf;
+      }
+      if constexpr (std::is_same_v<Out, std::uint32_t>) {
+        fast_->run(src, r ? r + b : nullptr, out + b, flags ? flags + b : nullptr, m);
+      } else {
+        fast_->run(src, r ? r + b : nullptr, obuf, flags ? flags + b : nullptr, m);
+        for (std::size_t i = 0; i < m; ++i) out[b + i] = static_cast<Out>(obuf[i]);
+      }
+    }
+  }
+
+ private:
+  const Format& from_;
+  const Format& to_;
+  Policy p_;
+  bool sr_, reference_;
+  std::unique_ptr<Converter> conv_;
+  std::unique_ptr<cpu_fast::FastCast> fast_;
+  std::vector<std::uint32_t> lut_code_;
+  std::vector<std::uint8_t> lut_flags_;
+};
+
+// A small cache of prepared casts (a <= 16-bit source's table costs 65 536 conversions).
+std::shared_ptr<const Cast> prepared(const Format& from, const Format& to, const Policy& p, bool reference) {
+  struct Entry {
+    const Format* from;
+    const Format* to;
+    Policy p;
+    bool reference;
+    std::shared_ptr<const Cast> cast;
+  };
+  static std::mutex mu;
+  static std::vector<Entry> cache;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    for (const Entry& e : cache)
+      if (e.from == &from && e.to == &to && e.p == p && e.reference == reference) return e.cast;
+  }
+  auto c = std::make_shared<const Cast>(from, to, p, reference);
+  std::lock_guard<std::mutex> lock(mu);
+  if (cache.size() >= 32) cache.erase(cache.begin());
+  cache.push_back(Entry{&from, &to, p, reference, c});
+  return c;
+}
+
+std::string hex(std::uint64_t v) {
+  char b[24];
+  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
+  return b;
+}
+
+template <class In>
+void check_codes(const In* in, std::size_t n, const Format& from) {
+  if (from.bits >= static_cast<int>(8 * sizeof(In))) return;
+  const std::uint32_t mask = from.mask();
+  for (std::size_t i = 0; i < n; ++i)
+    if ((static_cast<std::uint32_t>(in[i]) & ~mask) != 0)
+      fail("source code " + hex(in[i]) + " at index " + std::to_string(i) + " is wider than the " +
+           std::to_string(from.bits) + " bits of " + std::string(from.name) + " (§2.4)");
+}
+
+// cast_codes(codes, out, flags, r, from, to, policy, path): converts the unsigned codes of
+// `codes` (uint8/16/32, C-contiguous) into `out` (uint8/16/32 of the target's storage) under
+// the policy (its describe() text), writing the flags (§9) into `flags` (uint8) when given;
+// `r` (uint32) the random values of stochastic rounding. path: "fast" (cpu-fast) or
+// "reference". Releases the GIL for the conversion.
+void cast_codes(Array codes, Array out, std::optional<Array> flags, std::optional<Array> r,
+                const std::string& from_name, const std::string& to_name, const std::string& policy_desc,
+                const std::string& path) {
+  const Format& from = format_arg(from_name, "src");
+  const Format& to = format_arg(to_name, "to");
+  const Policy p = policy_of(to, policy_desc);
+  if (path != "fast" && path != "reference") fail("path: expected 'fast' or 'reference', got '" + path + "'");
+  const std::size_t n = codes.size();
+  if (out.size() != n) fail("internal: output size differs from the input size");
+  if (flags && (flags->size() != n || width_of(*flags) != 8)) fail("internal: flags must be uint8 of the input size");
+  const int win = width_of(codes), wout = width_of(out);
+  const int want_in = from.bits <= 8 ? 8 : from.bits <= 16 ? 16 : 32;
+  const int want_out = to.bits <= 8 ? 8 : to.bits <= 16 ? 16 : 32;
+  if (win != want_in)
+    fail("src: codes of " + std::string(from.name) + " need uint" + std::to_string(want_in) + ", got uint" +
+         std::to_string(win));
+  if (wout != want_out) fail("internal: output of " + std::string(to.name) + " must be uint" + std::to_string(want_out));
+  const auto cast = prepared(from, to, p, path == "reference");
+  const std::uint32_t* rp = nullptr;
+  if (cast->sr()) {
+    if (!r) fail("stochastic rounding (round=sr) needs random=: an array of r values (one per element) or an int seed (§5)");
+    if (r->size() != n || width_of(*r) != 32)
+      fail("random: expected " + std::to_string(n) + " uint32 values (one per element), got " + std::to_string(r->size()));
+    rp = static_cast<const std::uint32_t*>(r->data());
+    const int k = p.sr_bits;
+    if (k < 32)
+      for (std::size_t i = 0; i < n; ++i)
+        if ((rp[i] >> k) != 0)
+          fail("random: r " + hex(rp[i]) + " at index " + std::to_string(i) + " does not fit in k = " +
+               std::to_string(k) + " bits (need r < 2^" + std::to_string(k) + ", §4.3)");
+  }
+  std::uint8_t* fp = flags ? static_cast<std::uint8_t*>(flags->data()) : nullptr;
+  auto go = [&](const auto* in) {
+    using In = std::remove_cvref_t<decltype(*in)>;
+    check_codes<In>(in, n, from);
+    nb::gil_scoped_release release;
+    switch (wout) {
+      case 8: cast->run(in, rp, static_cast<std::uint8_t*>(out.data()), fp, n); break;
+      case 16: cast->run(in, rp, static_cast<std::uint16_t*>(out.data()), fp, n); break;
+      default: cast->run(in, rp, static_cast<std::uint32_t*>(out.data()), fp, n); break;
+    }
+  };
+  switch (win) {
+    case 8: go(static_cast<const std::uint8_t*>(codes.data())); break;
+    case 16: go(static_cast<const std::uint16_t*>(codes.data())); break;
+    default: go(static_cast<const std::uint32_t*>(codes.data())); break;
+  }
+}
+
+// ---- tables as Python data ---------------------------------------------------------------
+
+std::string_view specials_name(Specials s) {
+  switch (s) {
+    case Specials::ieee: return "ieee";
+    case Specials::fn: return "fn";
+    case Specials::finite: return "finite";
+    case Specials::integer: return "integer";
+  }
+  return "?";
+}
+
+std::vector<std::string> split_words(std::string_view s) {
+  std::vector<std::string> v;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    std::size_t j = s.find(' ', i);
+    if (j == std::string_view::npos) j = s.size();
+    if (j > i) v.emplace_back(s.substr(i, j - i));
+    i = j + 1;
+  }
+  return v;
+}
+
+nb::list formats() {
+  nb::list l;
+  for (const Format& f : kFormats) {
+    nb::dict d;
+    d["name"] = std::string(f.name);
+    d["bits"] = f.bits;
+    d["exp_bits"] = f.exp_bits;
+    d["man_bits"] = f.man_bits;
+    d["bias"] = f.bias;
+    d["signed"] = f.is_signed;
+    d["specials"] = std::string(specials_name(f.specials));
+    d["has_zero"] = f.has_zero;
+    d["has_subnormals"] = f.has_subnormals;
+    d["has_inf"] = f.has_inf();
+    d["has_nan"] = f.has_nan();
+    d["max_finite"] = f.max_finite;
+    d["canonical_nan"] = f.has_nan() ? nb::cast(f.canonical_nan) : nb::none();
+    d["source"] = std::string(f.source);
+    d["aliases"] = split_words(f.aliases);
+    l.append(d);
+  }
+  return l;
+}
+
+nb::list profiles() {
+  nb::list l;
+  for (int i = 0; i < kProfileCount; ++i) {
+    const Profile& p = all_profiles()[i];
+    nb::dict d;
+    d["name"] = std::string(p.name);
+    d["summary"] = std::string(p.summary);
+    d["narrow"] = describe(p.narrow);
+    d["wide"] = describe(p.wide);
+    l.append(d);
+  }
+  return l;
+}
+
+nb::list knobs() {
+  nb::list l;
+  for_each_policy_knob([&](const auto& k) {
+    using T = std::remove_cvref_t<decltype(Policy{}.*k.member)>;
+    nb::dict d;
+    d["key"] = std::string(k.key);
+    std::vector<std::string> words;
+    for (const std::string_view w : k.words) words.emplace_back(w);
+    d["words"] = words;
+    d["type"] = std::is_same_v<T, int> ? "int" : std::is_same_v<T, bool> ? "bool" : "word";
+    d["sr_only"] = k.sr_only;
+    d["clause"] = std::string(k.clause);
+    d["default"] = [&]() -> nb::object {
+      const T v = Policy{}.*k.member;
+      if constexpr (std::is_same_v<T, int>) return nb::cast(v);
+      else if constexpr (std::is_same_v<T, bool>) return nb::cast(v);
+      else return nb::cast(std::string(knob_word(v)));
+    }();
+    l.append(d);
+  });
+  return l;
+}
+
+// The knob values of a policy (a describe() text, resolved for `to`) as a dict.
+nb::dict policy_values(const std::string& to_name, const std::string& desc) {
+  const Policy p = policy_of(format_arg(to_name, "to"), desc);
+  nb::dict d;
+  for_each_policy_knob([&](const auto& k) {
+    using T = std::remove_cvref_t<decltype(p.*k.member)>;
+    const T v = p.*k.member;
+    if constexpr (std::is_same_v<T, int> || std::is_same_v<T, bool>) d[std::string(k.key).c_str()] = v;
+    else d[std::string(k.key).c_str()] = std::string(knob_word(v));
+  });
+  return d;
+}
+
+// §3.1 / §3.4 One code explained (the facts `numref explain` prints).
+nb::dict explain(const std::string& fmt, std::uint64_t code) {
+  const Format& f = format_arg(fmt, "fmt");
+  if (code > f.mask())
+    fail("code " + hex(code) + " is wider than the " + std::to_string(f.bits) + " bits of " + std::string(f.name) +
+         " (§2.4)");
+  const Decoded d = decode(static_cast<std::uint32_t>(code), f);
+  nb::dict r;
+  r["format"] = std::string(f.name);
+  r["code"] = static_cast<std::uint32_t>(code);
+  r["sign"] = f.is_signed ? nb::cast(static_cast<int>(d.sign)) : nb::none();
+  r["exp_field"] = f.is_integer() ? nb::none() : nb::cast(d.exp_field);
+  r["man_field"] = d.man_field;
+  r["class"] = std::string(to_string(d.cls));
+  const bool finite = d.cls == Class::normal || d.cls == Class::subnormal || d.cls == Class::zero;
+  r["decimal"] = exact_decimal(d);  // "inf" / "nan" spelled as `numref explain` does
+  r["hexfloat"] = exact_hexfloat(d);
+  // |value| = sig * 2^exp (§3.1); None for Inf and NaN.
+  r["significand"] = finite ? nb::cast(d.sig) : nb::none();
+  r["exponent"] = finite ? nb::cast(d.exp) : nb::none();
+  r["unbiased_exponent"] = (d.cls == Class::normal || d.cls == Class::subnormal) && !f.is_integer()
+                               ? nb::cast(d.cls == Class::normal ? static_cast<int>(d.exp_field) - f.bias : f.emin())
+                               : nb::none();
+  if (d.cls == Class::nan && f.specials == Specials::ieee)
+    r["quiet"] = static_cast<bool>((d.sig >> (f.man_bits - 1)) & 1u);
+  return r;
+}
+
+// ---- quantize (§19) ------------------------------------------------------------------------------
+
+// quantize(codes, src, elem, ...): the 2-D tensor `codes` (rows x cols unsigned codes of src,
+// C-contiguous) quantized by the reference (numref::quantize, dequantize, fake_quantize) with the
+// options of `numref quantize`; the element policy and the wide policy in the §10.2 text form.
+// Returns a dict of NumPy-ready buffers (bytes) and counts.
+nb::dict quantize(Array codes, std::size_t rows, std::size_t cols, const std::string& src, const std::string& elem,
+                  const std::string& partition, const std::string& group, const std::string& scale,
+                  const std::string& amax_nan, const std::string& amax_inf, std::optional<std::string> apply,
+                  const std::string& dequant, const std::string& policy, const std::string& wide,
+                  std::optional<Array> random, std::optional<std::string> fake_quant) {
+  const Format& from = format_arg(src, "x");
+  const Format& e = format_arg(elem, "fmt");
+  QuantizeSpec spec;
+  spec.element = &e;
+  if (const std::string err = parse_partition(partition, spec.partition); !err.empty()) fail("partition: " + err);
+  if (const std::string err = parse_partition(group, spec.group); !err.empty()) fail("group: " + err);
+  const auto rule = parse_scale_rule(scale);
+  if (!rule) fail("scale: unknown rule '" + scale + "' (known: " + scale_rule_names(", ") + ")");
+  spec.rule = *rule;
+  if (amax_nan != "propagate" && amax_nan != "ignore") fail("amax_nan: '" + amax_nan + "' is not propagate or ignore");
+  if (amax_inf != "propagate" && amax_inf != "ignore") fail("amax_inf: '" + amax_inf + "' is not propagate or ignore");
+  spec.amax.nan = amax_nan == "ignore" ? AmaxNan::ignore : AmaxNan::propagate;
+  spec.amax.inf = amax_inf == "ignore" ? AmaxInf::ignore : AmaxInf::propagate;
+  if (apply) {
+    const auto v = parse_scale_apply(*apply);
+    if (!v) fail("apply: '" + *apply + "' is not rn32 or fused");
+    spec.apply = *v;
+  }
+  const auto dq = parse_dequant_op(dequant);
+  if (!dq) fail("dequant: '" + dequant + "' is not divide or reciprocal");
+  spec.dequant = *dq;
+  spec.policy = policy_of(e, policy);
+  spec.wide = policy_of(format(FormatId::f32), wide);
+  const Format* fake = fake_quant ? &format_arg(*fake_quant, "fake_quant") : nullptr;
+  if (fake && fake->bits != 16 && fake->bits != 32)
+    fail("fake_quant: the output format must be a 16- or 32-bit format (bf16, f16, f32)");
+  if (const std::string err = check_source_format(from); !err.empty()) fail("x: " + err);
+  const int want = from.bits <= 8 ? 8 : from.bits <= 16 ? 16 : 32;
+  if (width_of(codes) != want || codes.size() != rows * cols) fail("internal: tensor codes of the wrong width or size");
+  std::span<const std::uint32_t> rs;
+  if (random) {
+    if (random->size() != rows * cols || width_of(*random) != 32) fail("internal: random needs one uint32 per element");
+    rs = {static_cast<const std::uint32_t*>(random->data()), random->size()};
+  }
+  const TensorView x(from, codes.data(), rows, cols);
+  const std::size_t n = rows * cols;
+  std::vector<std::uint8_t> out(n);
+  std::vector<std::uint32_t> deq(n), fq(fake ? n : 0);
+  QuantizeResult r;
+  {
+    nb::gil_scoped_release release;
+    r = numref::quantize(x, spec, out, rs);
+    numref::dequantize(out, r.meta, deq);
+    if (fake) numref::fake_quantize(x, spec, *fake, fq, rs);
+  }
+  const BlockGrid grid(rows, cols, spec.partition);
+  nb::dict d;
+  auto bytes = [](const void* p, std::size_t k) { return nb::bytes(static_cast<const char*>(p), k); };
+  d["codes"] = bytes(out.data(), n);
+  d["scales"] = bytes(r.meta.scales.data(), r.meta.scales.size() * 4);
+  d["scale_format"] = std::string(scale_format(spec.rule).name);
+  d["grid"] = nb::make_tuple(grid.grid_rows(), grid.grid_cols());
+  d["group_mantissa"] = bytes(r.meta.group_mantissa.data(), r.meta.group_mantissa.size() * 4);
+  if (spec.rule == ScaleRule::gam) {
+    const BlockGrid gg(rows, cols, spec.group);
+    d["group_grid"] = nb::make_tuple(gg.grid_rows(), gg.grid_cols());
+  }
+  d["tensor_amax"] = spec.rule == ScaleRule::nvfp4 ? nb::cast(r.meta.tensor_amax) : nb::none();
+  d["dequantized"] = bytes(deq.data(), n * 4);
+  d["fake_quant"] = fake ? nb::cast(bytes(fq.data(), n * 4)) : nb::none();
+  d["saturated"] = r.total.saturated;
+  d["flushed"] = r.total.flushed;
+  d["nan"] = r.total.nan;
+  d["inf"] = r.total.inf;
+  d["policy"] = describe(spec.policy);
+  return d;
+}
+
+// ---- MoR (§25–§27) -------------------------------------------------------------------------
+
+// §22.3 An error sum as a dict: S (the integer; the sum is S * 2^-149) as a Python int built from
+// the limbs, and the counts.
+nb::dict error_sum(const ErrorSum& e) {
+  nb::object v = nb::int_(0);
+  const auto& l = e.sum.limbs();
+  for (std::size_t i = l.size(); i-- > 0;) v = (v << nb::int_(64)) | nb::int_(l[i]);
+  nb::dict d;
+  d["S"] = v;
+  d["scale_exp"] = -ExactSum::kScale;
+  d["n"] = e.n;
+  d["zeros"] = e.zeros;
+  d["nonfinite_input"] = e.nonfinite_input;
+  d["nonfinite_quant"] = e.nonfinite_quant;
+  return d;
+}
+
+nb::dict verdict(const Verdict& v) {
+  nb::dict d;
+  d["accept"] = v.accept;
+  d["reason"] = std::string(to_string(v.reason));
+  return d;
+}
+
+// mor(codes, rows, cols, src, recipe, partition, threshold, scale, fake): `numref mor` on one
+// tensor with the reference (tensor_mor / subtensor_mor).
+nb::dict mor(Array codes, std::size_t rows, std::size_t cols, const std::string& src, const std::string& recipe,
+             const std::string& partition, std::optional<std::string> threshold, const std::string& scale,
+             const std::string& fake) {
+  const Format& from = format_arg(src, "x");
+  if (recipe != "tensor" && recipe != "subtensor3" && recipe != "subtensor2")
+    fail("recipe: unknown recipe '" + recipe + "' (expected tensor|subtensor3|subtensor2)");
+  Partition part;
+  if (const std::string err = parse_partition(partition, part); !err.empty()) fail("partition: " + err);
+  Threshold th;
+  if (threshold) {
+    if (recipe != "tensor") fail("threshold applies to the tensor recipe only");
+    if (const std::string err = Threshold::parse(*threshold, th); !err.empty()) fail("threshold: " + err);
+  }
+  auto fp8_rule = [](const ScaleRuleInfo& r) { return r.kind != ScaleKind::nvfp4 && !r.int_range; };
+  const auto rule = parse_scale_rule(scale);
+  if (!rule || !fp8_rule(rule_info(*rule))) {
+    std::string msg = "scale: '" + scale + "' is not a scale rule for FP8 MoR (use ";
+    const char* sep = "";
+    for (const ScaleRuleInfo& r : kScaleRules)
+      if (fp8_rule(r)) {
+        msg += sep;
+        msg += r.name;
+        sep = ", ";
+      }
+    fail(msg + ")");
+  }
+  const Format& ff = format_arg(fake, "fake");
+  if (ff.bits < 16 || ff.is_integer()) fail("fake: the format of Q(x) must be bf16, f16 or f32");
+  if (const std::string err = check_source_format(from); !err.empty()) fail("x: " + err);
+  const int want = from.bits <= 8 ? 8 : from.bits <= 16 ? 16 : 32;
+  if (width_of(codes) != want || codes.size() != rows * cols) fail("internal: tensor codes of the wrong width or size");
+  const TensorView x(from, codes.data(), rows, cols);
+  nb::dict d;
+  auto u32 = [](const auto& v) { return std::vector<std::uint64_t>(v.begin(), v.end()); };
+  if (recipe == "tensor") {
+    TensorMorSpec spec;
+    spec.scaling = part;
+    spec.threshold = th;
+    spec.quant.rule = *rule;
+    spec.fake = &ff;
+    TensorMorResult r;
+    {
+      nb::gil_scoped_release release;
+      r = tensor_mor(x, spec);
+    }
+    d["decision"] = r.quantized ? std::string("f8e4m3fn") : std::string(ff.name);
+    d["quantized"] = r.quantized;
+    d["verdict"] = verdict(r.verdict);
+    d["error"] = error_sum(r.error);
+    d["mean"] = r.mean;
+    d["threshold"] = nb::make_tuple(th.num, th.den);
+    d["scales"] = u32(r.scales.scales);
+    d["scale_format"] = std::string(scale_format(*rule).name);
+    d["group_mantissa"] = u32(r.scales.group_mantissa);
+    return d;
+  }
+  SubtensorMorSpec spec;
+  spec.recipe = recipe == "subtensor3" ? SubtensorRecipe::three_way : SubtensorRecipe::two_way;
+  spec.blocks = part;
+  spec.e4m3.rule = spec.e5m2.rule = *rule;
+  spec.fake = &ff;
+  SubtensorMorResult r;
+  {
+    nb::gil_scoped_release release;
+    r = subtensor_mor(x, spec);
+  }
+  const BlockGrid grid(rows, cols, part);
+  std::vector<std::string> types;
+  for (const BlockType t : r.type) types.emplace_back(to_string(t));
+  d["types"] = types;
+  d["grid"] = nb::make_tuple(grid.grid_rows(), grid.grid_cols());
+  nb::list eq3, eq4, s4, s5;
+  for (const Verdict& v : r.eq3) eq3.append(verdict(v));
+  for (const Verdict& v : r.eq4) eq4.append(verdict(v));
+  for (const ErrorSum& e : r.e4m3_sum) s4.append(error_sum(e));
+  for (const ErrorSum& e : r.e5m2_sum) s5.append(error_sum(e));
+  d["eq3"] = eq3;
+  d["eq4"] = eq4;
+  d["e4m3_sum"] = s4;
+  d["e5m2_sum"] = s5;
+  d["blocks_of"] = std::vector<std::uint64_t>(r.blocks_of.begin(), r.blocks_of.end());
+  d["elements_of"] = std::vector<std::uint64_t>(r.elements_of.begin(), r.elements_of.end());
+  d["fake"] = nb::bytes(reinterpret_cast<const char*>(r.fake.data()), r.fake.size() * 4);
+  return d;
+}
+
+// ---- conformance of Python kernels (numref.conform) ----------------------------------------
+
+conform::Level level_arg(const std::string& s) {
+  if (s == "l0") return conform::Level::l0;
+  if (s == "l1") return conform::Level::l1;
+  if (s == "l2") return conform::Level::l2;
+  if (s == "exhaustive") return conform::Level::exhaustive;
+  fail("level: unknown level '" + s + "' (expected l0|l1|l2|exhaustive)");
+}
+
+// One cast suite of the conformance runner (conformance/src/ops/cast: the same Params, case
+// generator, reference call, comparison and mismatch rendering as `numref conform`).
+class CastSuite {
+ public:
+  CastSuite(const std::string& from, const std::string& to, const std::string& profile, const std::string& policy,
+            const std::string& level, std::uint64_t seed) {
+    const Format& f = format_arg(from, "from_");
+    const Format& t = format_arg(to, "to");
+    if (!find_profile(profile)) fail("profile: unknown profile '" + profile + "' (known: " + profile_names() + ")");
+    params_ = conform::cast::make(f, t, profile, policy_of(t, policy));
+    cases_ = conform::cast::cases(params_, level_arg(level), seed);
+  }
+  std::string label() const { return params_->label(); }
+  std::string text() const { return params_->text(); }
+  bool sr() const { return params_->sr(); }
+  std::uint64_t size() const { return cases_->size(); }
+
+  // Cases [first, first + n): their x into xs, r into rs (round=sr).
+  void fill(std::uint64_t first, Array xs, std::optional<Array> rs) const {
+    const std::size_t n = xs.size();
+    if (first > size() || n > size() - first) fail("internal: cases out of range");
+    std::vector<std::uint32_t> in(n * static_cast<std::size_t>(params_->shape().in));
+    cases_->fill(first, n, in.data());
+    std::memcpy(xs.data(), in.data(), n * 4);
+    if (params_->sr() && rs) std::memcpy(rs->data(), in.data() + n, n * 4);
+  }
+
+  // The reference results (codes, flags) of cases xs, rs (uint32).
+  void expected(Array xs, std::optional<Array> rs, Array ys, Array flags) const {
+    const std::size_t n = xs.size();
+    std::vector<std::uint32_t> in = column_major(xs, rs), out(2 * n);
+    {
+      nb::gil_scoped_release release;
+      params_->expected(n, in.data(), out.data());
+    }
+    std::memcpy(ys.data(), out.data(), n * 4);
+    std::memcpy(flags.data(), out.data() + n, n * 4);
+  }
+
+  // A failing case rendered as the runner does (§33.4): (class, inputs, got, expected), or None
+  // when the results match. got_flags = None: the kernel reports no flags (not compared).
+  nb::object mismatch(std::uint32_t x, std::uint32_t r, std::uint32_t exp_y, std::uint32_t exp_flags,
+                      std::uint32_t got_y, std::optional<std::uint32_t> got_flags) const {
+    const std::uint32_t in[2] = {x, r};
+    const std::uint32_t exp[2] = {exp_y, exp_flags};
+    const std::uint32_t got[2] = {got_y, got_flags ? *got_flags : conform::kNotReported};
+    conform::CompareOptions o;
+    o.caps = got_flags ? NUMREF_CAP_FLAGS : 0u;
+    const auto iv = conform::single_case(in, static_cast<std::size_t>(params_->shape().in));
+    const auto ev = conform::single_case(exp, 2), gv = conform::single_case(got, 2);
+    const conform::Finding f = conform::compare(*params_, iv, ev, gv, o);
+    if (f.outcome != conform::Outcome::fail) return nb::none();
+    const conform::MismatchText t = conform::render_mismatch(*params_, iv, ev, gv, o);
+    return nb::make_tuple(f.cls, t.inputs, t.got, t.expected);
+  }
+
+ private:
+  std::vector<std::uint32_t> column_major(const Array& xs, const std::optional<Array>& rs) const {
+    const std::size_t n = xs.size();
+    const int words = params_->shape().in;
+    std::vector<std::uint32_t> in(n * static_cast<std::size_t>(words));
+    std::memcpy(in.data(), xs.data(), n * 4);
+    if (words > 1) {
+      if (!rs || rs->size() != n) fail("internal: round=sr cases need their r values");
+      std::memcpy(in.data() + n, rs->data(), n * 4);
+    }
+    return in;
+  }
+  std::shared_ptr<const conform::cast::CastParams> params_;
+  std::shared_ptr<const conform::CaseSource> cases_;
+};
+
+}  // namespace
+}  // namespace numref::py
+
+NB_MODULE(_core, m) {
+  using namespace numref::py;
+  m.doc() = "numref._core: the C++ side of the numref Python package (use the numref package)";
+  m.attr("__version__") = NUMREF_VERSION;
+  m.def("formats", &formats, "The format table (format.hpp kFormats) as a list of dicts, spec §2.1.");
+  m.def("profiles", &profiles, "The profiles (§10) with their narrow and wide policies in the §10.2 text form.");
+  m.def("knobs", &knobs, "The policy knob table (policy.hpp kPolicyKnobs), spec §10.2.");
+  m.def(
+      "canonical_format",
+      [](const std::string& name, const std::string& what) { return std::string(format_arg(name, what).name); },
+      "name"_a, "what"_a = "format", "The canonical name of a format name or alias (§2.3); ValueError when unknown.");
+  m.def(
+      "resolve_policy",
+      [](const std::string& to, const std::string& profile, const std::string& settings,
+         const std::vector<std::pair<std::string, std::string>>& knobs) {
+        return numref::describe(resolve_policy(format_arg(to, "to"), profile, settings, knobs));
+      },
+      "to"_a, "profile"_a, "settings"_a, "knobs"_a,
+      "The policy of `numref cast --to TO --profile P --policy S --<knob> V ...` in the §10.2 text form.");
+  m.def("policy_values", &policy_values, "to"_a, "policy"_a, "The knob values of a policy as a dict.");
+  m.def("explain", &explain, "fmt"_a, "code"_a, "The fields, class and exact value of one code (§3.1, §3.4).");
+  nb::class_<CastSuite>(m, "CastSuite", "One cast suite of the conformance runner (spec §33).")
+      .def(nb::init<const std::string&, const std::string&, const std::string&, const std::string&, const std::string&,
+                    std::uint64_t>(),
+           "from_"_a, "to"_a, "profile"_a, "policy"_a, "level"_a, "seed"_a)
+      .def_prop_ro("label", &CastSuite::label)
+      .def_prop_ro("text", &CastSuite::text)
+      .def_prop_ro("sr", &CastSuite::sr)
+      .def("size", &CastSuite::size)
+      .def("fill", &CastSuite::fill, "first"_a, "xs"_a, "rs"_a.none())
+      .def("expected", &CastSuite::expected, "xs"_a, "rs"_a.none(), "ys"_a, "flags"_a)
+      .def("mismatch", &CastSuite::mismatch, "x"_a, "r"_a, "exp_y"_a, "exp_flags"_a, "got_y"_a, "got_flags"_a.none());
+  m.def("quantize", &quantize, "codes"_a, "rows"_a, "cols"_a, "src"_a, "elem"_a, "partition"_a, "group"_a, "scale"_a,
+        "amax_nan"_a, "amax_inf"_a, "apply"_a.none(), "dequant"_a, "policy"_a, "wide"_a, "random"_a.none(),
+        "fake_quant"_a.none(), "Quantize a 2-D tensor with the reference (spec §19).");
+  m.def("mor", &mor, "codes"_a, "rows"_a, "cols"_a, "src"_a, "recipe"_a, "partition"_a, "threshold"_a.none(),
+        "scale"_a, "fake"_a, "Mixture of Representations on one tensor with the reference (spec §25–§27).");
+  m.def("cast_codes", &cast_codes, "codes"_a, "out"_a, "flags"_a.none(), "r"_a.none(), "src"_a, "to"_a,
+        "policy"_a, "path"_a, "Batched conversion of unsigned codes (spec §11); releases the GIL.");
+}

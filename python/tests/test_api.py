@@ -1,0 +1,112 @@
+"""dtype round trips, shapes, Policy, formats/explain, version, and bad inputs (the messages)."""
+import pathlib
+import re
+from fractions import Fraction
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import numref
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def test_version_is_the_cmake_project_version():
+    m = re.search(r"project\(numref VERSION ([0-9.]+)", (ROOT / "CMakeLists.txt").read_text())
+    assert m and numref.__version__ == m.group(1)
+
+
+def test_formats_profiles_knobs_come_from_the_tables():
+    names = [f["name"] for f in numref.formats()]
+    assert names[:4] == ["f32", "bf16", "f16", "f8e4m3fn"] and "f4e2m1fn" in names
+    e4m3 = next(f for f in numref.formats() if f["name"] == "f8e4m3fn")
+    assert (e4m3["bits"], e4m3["exp_bits"], e4m3["man_bits"], e4m3["bias"], e4m3["max_finite"]) == (8, 4, 3, 7, 0x7E)
+    assert {"ocp", "cuda_satfinite", "cuda_nosat", "ml_dtypes"} <= {p["name"] for p in numref.profiles()}
+    keys = [k["key"] for k in numref.knobs()]
+    assert keys[0] == "round" and "nan_to_finite" in keys and "int_range" in keys
+
+
+@pytest.mark.parametrize("fmt", [f["name"] for f in numref.formats()])
+def test_dtype_round_trip(fmt):
+    """Every finite code of a format, as its NumPy/ml_dtypes dtype, -> f32 -> back is the same code."""
+    bits = next(f["bits"] for f in numref.formats() if f["name"] == fmt)
+    if bits == 32:
+        codes = np.array([0, 1, 0x3F800000, 0x7F7FFFFF, 0x80800000], dtype=np.uint32)
+    else:
+        codes = np.arange(1 << bits, dtype=np.uint8 if bits <= 8 else np.uint16)
+    x = codes.view(numref.dtype_of(fmt))
+    assert numref.format_of(x.dtype) == fmt
+    wide = numref.cast(x, "f32")
+    assert wide.dtype == np.float32
+    back = numref.cast(wide, fmt, raw=True)
+    finite = np.isfinite(wide)
+    assert np.array_equal(back[finite], codes[finite])
+    if fmt not in ("f32", "int8"):  # ml_dtypes decodes the same values
+        assert np.array_equal(wide[finite], x.astype(np.float32)[finite])
+
+
+def test_result_types_and_shapes():
+    x = np.linspace(-3, 3, 24, dtype=np.float32).reshape(4, 6)
+    y = numref.cast(x, "f8e5m2")
+    assert y.dtype == np.dtype(ml_dtypes.float8_e5m2) and y.shape == (4, 6)
+    r, fl = numref.cast(x, "e5m2", raw=True, flags=True)  # an alias (§2.3)
+    assert r.dtype == np.uint8 and fl.dtype == np.uint8 and r.shape == fl.shape == (4, 6)
+    assert np.array_equal(numref.cast(x[:, ::2], "f8e5m2").view(np.uint8), r[:, ::2])  # non-contiguous input
+    assert numref.cast(x, "bf16", raw=True).dtype == np.uint16
+    assert numref.cast(x, "int8").dtype == np.int8
+
+
+def test_policy():
+    p = numref.Policy("f8e4m3fn", "cuda_satfinite")
+    assert p.overflow == "saturate" and p.round == "rne"
+    q = numref.Policy("f8e4m3fn", policy=str(p))
+    assert q == p
+    s = numref.Policy("f8e4m3fn", round="sr", sr_bits=8, daz=True)
+    assert s.sr_bits == 8 and s.daz is True and "round=sr" in str(s)
+    x = np.float32([464.00003])
+    assert numref.cast(x, "f8e4m3fn", policy=p, raw=True)[0] == 0x7E
+    assert numref.cast(x, "f8e4m3fn", policy="overflow=saturate", raw=True)[0] == 0x7E
+
+
+def test_explain():
+    e = numref.explain("f8e4m3fn", 0x7E)
+    assert e["class"] == "normal" and e["value"] == Fraction(448) and e["decimal"] == "448"
+    assert (e["exp_field"], e["man_field"], e["unbiased_exponent"]) == (15, 6, 8)
+    assert numref.explain("f8e4m3fn", 0x7F)["class"] == "nan"
+    assert numref.explain("f4e2m1fn", 0x1)["value"] == Fraction(1, 2)  # the subnormal 0.5 (§3.1)
+
+
+@pytest.mark.parametrize("call, exc, message", [
+    (lambda: numref.cast(np.float32([1]), "f9"), ValueError, "to: unknown format 'f9' (known: f32, bf16"),
+    (lambda: numref.cast(np.float32([1]), "bf16", profile="nope"), ValueError, "profile: unknown profile 'nope'"),
+    (lambda: numref.cast(np.float32([1]), "bf16", round="up"), ValueError,
+     "round: unknown value 'up' (expected rne|rtz|rup|rdn|rna|sr)"),
+    (lambda: numref.cast(np.float32([1]), "bf16", daz="yes"), ValueError, "daz: expected 0 or 1, got 'yes'"),
+    (lambda: numref.cast(np.float32([1]), "bf16", round="sr"), ValueError, "needs sr_bits=K with K in 1..32"),
+    (lambda: numref.cast(np.float32([1]), "bf16", round="sr", sr_bits=33), ValueError, "sr_bits: expected an integer in 1..32"),
+    (lambda: numref.cast(np.float32([1]), "bf16", sr_bits=4), ValueError, "applies only to stochastic rounding"),
+    (lambda: numref.cast(np.float32([1]), "bf16", colour="red"), ValueError, "unknown policy knob 'colour'"),
+    (lambda: numref.cast(np.float32([1]), "bf16", policy="round=zz"), ValueError,
+     "policy: bad value 'zz' for policy key 'round'"),
+    (lambda: numref.cast(np.float32([1]), "bf16", round="sr", sr_bits=4), ValueError, "needs random="),
+    (lambda: numref.cast(np.float32([1, 2]), "bf16", round="sr", sr_bits=4, random=np.uint32([1])), ValueError,
+     "random: expected 2 r values"),
+    (lambda: numref.cast(np.float32([1]), "bf16", round="sr", sr_bits=4, random=np.uint32([16])), ValueError,
+     "does not fit in k = 4 bits (need r < 2^4, §4.3)"),
+    (lambda: numref.cast(np.float32([1]), "bf16", random=3), ValueError, "random applies only to stochastic rounding"),
+    (lambda: numref.cast(np.float64([1]), "bf16"), TypeError, "dtype float64 is not a numref format"),
+    (lambda: numref.cast([1.0], "bf16"), TypeError, "x: expected a NumPy array"),
+    (lambda: numref.cast(np.uint8([0x40]), "f32", src="f6e3m2fn"), ValueError,
+     "source code 0x40 at index 0 is wider than the 6 bits of f6e3m2fn (§2.4)"),
+    (lambda: numref.cast(np.uint16([1]), "f32", src="f8e4m3fn"), TypeError, "raw codes of f8e4m3fn are uint8"),
+    (lambda: numref.cast(np.float32([1]), "f32", src="f32"), TypeError, "raw codes must be an unsigned integer array"),
+    (lambda: numref.cast(np.float32([1]), 5), TypeError, "to: expected a format name"),
+    (lambda: numref.cast(np.float32([1]), "bf16", path="gpu"), ValueError, "path: expected"),
+    (lambda: numref.explain("f8e4m3fn", 0x100), ValueError, "is wider than the 8 bits of f8e4m3fn"),
+    (lambda: numref.explain("f8e4m3fn", -1), ValueError, "negative"),
+])
+def test_bad_inputs(call, exc, message):
+    with pytest.raises(exc) as e:
+        call()
+    assert message in str(e.value)
