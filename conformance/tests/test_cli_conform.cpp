@@ -442,3 +442,30 @@ TEST(ConformCli, ReferencePassesMorLevel1) {
   EXPECT_NE(r.out.find(" 0 failed, 0 skipped\n"), std::string::npos) << r.out;
   EXPECT_GT(passed_of(r.out), 700u) << r.out;
 }
+
+// §33.10 The reference passes the gaussws family at level 1, golden vectors included
+// (vectors/gaussws/: 6 files).
+TEST(ConformCli, ReferencePassesGausswsLevel1) {
+  const CliRun r = run_numref(conform("reference") + " --level 1 --ops gaussws");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "gaussws{s}ocp{s}{p}{s}{p}{s}0{s}0{s}0{s}0\n")) << r.out;
+  EXPECT_GT(passed_of(r.out), 300u) << r.out;
+}
+
+// §31.2 a backend whose struct_size ends before the gaussws entry points (here ABI 1.1):
+// its gaussws cases are skipped-unsupported, never failed.
+TEST(ConformCli, OlderAbiBackendSkipsGaussws) {
+  const CliRun r = run_numref(conform(broken("v11")) + " --level 0 --ops gaussws");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "\n0 passed, 0 failed, {p} skipped\n{$}")) << r.out;
+}
+
+// --backend all includes the family: every built-in backend runs or skips it, none fails.
+TEST(ConformCli, AllBackendsIncludeGaussws) {
+  const CliRun r = run_numref(conform("all") + " --level 0 --ops gaussws");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "== numref conform: backend reference")) << r.out;
+  EXPECT_TRUE(contains(r.out, "== numref conform: backend cpu-fast")) << r.out;
+  EXPECT_TRUE(contains(r.out, "\ngaussws{s}ocp{s}{p}{s}{p}{s}0")) << r.out;
+  EXPECT_TRUE(contains(r.out, "== all backends\n{p} passed, 0 failed")) << r.out;
+}

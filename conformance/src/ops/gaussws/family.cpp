@@ -15,24 +15,12 @@ class GausswsFamily final : public Family {
 
   // §30.8 every parameter but the shape, and the fixed blocks and cast (informative).
   std::vector<HeaderLine> header(const Params& p) const override {
-    std::vector<HeaderLine> out;
-    for (auto w : split_ws(p.text())) {
-      const auto eq = w.find('=');
-      const std::string key(w.substr(0, eq));
-      if (key != "shape") out.push_back({key, std::string(w.substr(eq + 1))});
-    }
-    out.push_back({"policy",
-                   "blocks 32x32 (ragged edges); s = RN32(max|w| * RN32(2^(1-b_t))); w_hat = RNE_bf16(w + R s), "
-                   "overflow to Inf, gradual underflow; dL/db_t = RN32(-ln2 s sum(g R)) (§37.4-§37.7)",
-                   false});
-    return out;
+    return kit::header_lines(p, "blocks 32x32 (ragged edges); s = RN32(max|w| * RN32(2^(1-b_t))); w_hat = RNE_bf16(w + "
+                                "R s), overflow to Inf, gradual underflow; dL/db_t = RN32(-ln2 s sum(g R)) (§37.4-§37.7)");
   }
 
   ParamsPtr params_from_header(const VectorHeader& h, std::size_t rows, std::size_t cols) const override {
-    std::string text = "shape=" + std::to_string(rows) + "x" + std::to_string(cols);
-    for (const auto& [k, v] : h.fields)
-      if (!is_file_key(k) && k != "policy") kit::put(text, k, v);
-    return parse(text);
+    return parse(kit::text_from_header(h, rows, cols));
   }
 };
 
