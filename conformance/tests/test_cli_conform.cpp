@@ -701,3 +701,36 @@ print(len(ms))
   EXPECT_EQ(r.status, 0) << r.out;
   fs::remove_all(d);
 }
+
+// §33.10 The reference passes the gaussws family at level 1, golden vectors included
+// (vectors/gaussws/: 6 files).
+TEST(ConformCli, ReferencePassesGausswsLevel1) {
+  const CliRun r = run_numref(conform("reference") + " --level 1 --ops gaussws");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "gaussws{s}ocp{s}{p}{s}{p}{s}0{s}0{s}0{s}0\n")) << r.out;
+  EXPECT_GT(passed_of(r.out), 300u) << r.out;
+}
+
+// §31.2 a backend whose struct_size ends before the gaussws entry points (here ABI 1.1):
+// its gaussws cases are skipped-unsupported, never failed; with nothing else selected the run
+// compared nothing, which is not a pass (§33.7: exit 2).
+TEST(ConformCli, OlderAbiBackendSkipsGaussws) {
+  CliRun r = run_numref(conform(broken("v11")) + " --level 0 --ops gaussws");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "\nNOTHING COMPARED: 0 passed, 0 failed, {p} skipped (the backend supports none of the {p} "
+                              "selected suites)\n{$}"))
+      << r.out;
+  r = run_numref(conform(broken("v11")) + " --level 0 --ops gaussws,cast:f8e5m2:f32 --profile ocp");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "\n{p} passed, 0 failed, {p} skipped\n{$}")) << r.out;
+}
+
+// --backend all includes the family: every built-in backend runs or skips it, none fails.
+TEST(ConformCli, AllBackendsIncludeGaussws) {
+  const CliRun r = run_numref(conform("all") + " --level 0 --ops gaussws");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "== numref conform: backend reference")) << r.out;
+  EXPECT_TRUE(contains(r.out, "== numref conform: backend cpu-fast")) << r.out;
+  EXPECT_TRUE(contains(r.out, "\ngaussws{s}ocp{s}{p}{s}{p}{s}0")) << r.out;
+  EXPECT_TRUE(contains(r.out, "== all backends\n{p} passed, 0 failed")) << r.out;
+}

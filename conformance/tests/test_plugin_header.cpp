@@ -139,6 +139,20 @@ struct NoDevice {
   }
 };
 
+// ABI 1.3: the gaussws family alone.
+struct GausswsOnly {
+  static constexpr const char* name = "gaussws-only";
+  static constexpr const char* version = "1";
+  static constexpr const char* description = "";
+  static constexpr const char* profiles = "ocp";
+  static bool gaussws_supported(const numref_gaussws_op* op) { return op && op->rows == 2; }
+  static std::int64_t gaussws(const numref_gaussws_op*, const void*, const std::uint32_t*, const std::uint16_t*,
+                              const std::uint64_t*, const void*, std::uint32_t*, std::uint32_t*, std::uint32_t*,
+                              std::uint32_t*) {
+    return 16;
+  }
+};
+
 // The escape hatch: a table that claims ABI 1.0 (struct_size ends before tensor_supported).
 struct OldMinor : CastOnly {
   static constexpr const char* name = "old-minor";
@@ -154,7 +168,8 @@ std::string present(const numref_backend& b) {
       {"tensor_supported", b.tensor_supported != nullptr}, {"scale", b.scale != nullptr},
       {"quantize", b.quantize != nullptr},                 {"dequantize", b.dequantize != nullptr},
       {"fake_quant", b.fake_quant != nullptr},             {"mor_supported", b.mor_supported != nullptr},
-      {"mor", b.mor != nullptr},                           {"mor_sub", b.mor_sub != nullptr}};
+      {"mor", b.mor != nullptr},                           {"mor_sub", b.mor_sub != nullptr},
+      {"gaussws_supported", b.gaussws_supported != nullptr}, {"gaussws", b.gaussws != nullptr}};
   std::string s;
   for (const auto& [name, set] : entries)
     if (set) s += (s.empty() ? "" : " ") + std::string(name);
@@ -356,3 +371,19 @@ TEST(PluginHeader, TheMacroExportsBothSymbols) {
 }
 
 }  // namespace
+
+// §31.8 (ABI 1.3) the gaussws members become the gaussws entries, appended after mor_sub.
+TEST(PluginHeader, GausswsFamily) {
+  static_assert(NUMREF_BACKEND_ABI_MINOR == 3u);
+  static_assert(offsetof(numref_backend, gaussws_supported) > offsetof(numref_backend, mor_sub));
+  Opened b = opened<GausswsOnly>();
+  ASSERT_NE(b.get(), nullptr) << b.err();
+  EXPECT_STREQ(b->ops, "gaussws");
+  ASSERT_EQ(present(*b.get()), "gaussws_supported gaussws");
+  numref_gaussws_op op{};
+  op.rows = 2;
+  EXPECT_EQ(b->gaussws_supported(b->ctx, &op), 1);
+  op.rows = 3;
+  EXPECT_EQ(b->gaussws_supported(b->ctx, &op), 0);
+  EXPECT_EQ(b->gaussws(b->ctx, &op, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr), 16);
+}

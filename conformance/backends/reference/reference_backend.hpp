@@ -21,6 +21,7 @@
 #include "numref/backend.h"
 #include "numref/conform/abi.hpp"
 #include "numref/convert.hpp"
+#include "numref/gaussws.hpp"
 #include "numref/mor.hpp"
 #include "numref/quantize.hpp"
 
@@ -242,6 +243,70 @@ class ReferenceBackend {
     const SubtensorMorResult r = subtensor_mor(m.view(x), subtensor_mor_spec(*op, m));
     to_c_subtensor_mor(r, type, eq3, eq4, e4m3_sum, e5m2_sum, e4m3_scales, e5m2_scales, group_mantissa, out);
     return static_cast<std::int64_t>(m.rows * m.cols);
+  }
+
+  // ---- GaussWS (1.3; §37): forward / grad_bt behind the C description -------------------------
+
+  // §31.8 Validates the description: f32 / bf16 w and g, bf16 output, 32 x 32 blocks and their
+  // count, a known noise source and sum. Throws std::invalid_argument.
+  static numref::gaussws::Shape gaussws_shape(const numref_gaussws_op* op) {
+    if (!op) throw std::invalid_argument("null argument");
+    if (op->struct_size < sizeof(numref_gaussws_op)) throw std::invalid_argument("numref_gaussws_op too small");
+    const auto float_id = [](std::uint32_t f) { return f == NUMREF_FMT_F32 || f == NUMREF_FMT_BF16; };
+    if (!float_id(op->w_format) || !float_id(op->g_format)) throw std::invalid_argument("GaussWS w and g must be f32 or bf16");
+    if (op->out_format != NUMREF_FMT_BF16) throw std::invalid_argument("GaussWS output must be bf16");
+    if (op->noise > NUMREF_GAUSSWS_NOISE_KEY || op->sum > NUMREF_GAUSSWS_SUM_F32)
+      throw std::invalid_argument("unknown GaussWS noise source or sum");
+    const numref::gaussws::Shape sh{op->rows, op->cols};
+    if (sh.m == 0 || sh.n == 0) throw std::invalid_argument("empty shape");
+    if (op->block_rows != numref::gaussws::kBlock || op->block_cols != numref::gaussws::kBlock || op->n_blocks != sh.blocks())
+      throw std::invalid_argument("GaussWS blocks must be 32 x 32 (§37.1)");
+    return sh;
+  }
+
+  static bool gaussws_supported(const numref_gaussws_op* op) {
+    (void)gaussws_shape(op);  // throws (answered 0) for what the reference rejects
+    return true;
+  }
+
+  static std::int64_t gaussws(const numref_gaussws_op* op, const void* w, const std::uint32_t* bt, const std::uint16_t* u,
+                              const std::uint64_t* key, const void* g, std::uint32_t* r_packed, std::uint32_t* scale,
+                              std::uint32_t* w_hat, std::uint32_t* grad) {
+    namespace gw = numref::gaussws;
+    const gw::Shape sh = gaussws_shape(op);
+    if (!w || !bt || !g || !r_packed || !scale || !w_hat || !grad) throw std::invalid_argument("null argument");
+    const bool bits = op->noise == NUMREF_GAUSSWS_NOISE_BITS;
+    if (bits ? !u : !key) throw std::invalid_argument(bits ? "noise=bits needs u" : "noise=key needs key");
+    const std::size_t n = sh.size();
+    const std::vector<std::int8_t> r =
+        bits ? gw::noise_from_words({u, n}) : gw::noise(sh, gw::NoiseKey{key[0], key[1], key[2]});
+    const FormatId wf = format_from_c(op->w_format)->id, gf = format_from_c(op->g_format)->id;
+    const std::vector<std::uint32_t> wc = codes_of(wf, w, n), gc = codes_of(gf, g, n);
+    gw::ForwardSpec fs;
+    fs.w_format = wf;
+    fs.sum = op->sum == NUMREF_GAUSSWS_SUM_F32 ? gw::Sum::f32 : gw::Sum::exact;
+    const std::span<const std::uint32_t> bts(bt, sh.blocks());
+    const gw::Forward f = gw::forward(fs, sh, wc, bts, r);
+    const std::vector<std::uint32_t> packed = gw::pack(r);
+    const std::vector<std::uint32_t> gr = gw::grad_bt(wf, sh, wc, bts, r, gf, gc);
+    std::copy(packed.begin(), packed.end(), r_packed);
+    std::copy(f.scale.begin(), f.scale.end(), scale);
+    std::copy(f.w_hat.begin(), f.w_hat.end(), w_hat);
+    std::copy(gr.begin(), gr.end(), grad);
+    return static_cast<std::int64_t>(n);
+  }
+
+  // n codes of a 2- or 4-byte format as 32-bit words.
+  static std::vector<std::uint32_t> codes_of(FormatId f, const void* x, std::size_t n) {
+    std::vector<std::uint32_t> c(n);
+    if (f == FormatId::bf16) {
+      const auto* p = static_cast<const std::uint16_t*>(x);
+      std::copy(p, p + n, c.begin());
+    } else {
+      const auto* p = static_cast<const std::uint32_t*>(x);
+      std::copy(p, p + n, c.begin());
+    }
+    return c;
   }
 
  private:

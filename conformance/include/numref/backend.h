@@ -35,6 +35,9 @@
  *   1.2  numref_mor_op and the MoR families mor (tensor-level, spec §26) and mor-sub
  *        (sub-tensor, §27) with exact error sums (numref_error_sum, §22.3); the
  *        "unavailable: " convention of numref_backend_open (below).
+ *   1.3  numref_gaussws_op and the op family gaussws (Gaussian weight sampling, spec §37):
+ *        the noise R, the Eq. 3 forward in bf16 and the Eq. 4 gradient of b_t. A 1.2
+ *        backend still loads; its gaussws cases are skipped-unsupported.
  *
  * Unavailable backends (1.2). A backend that is correctly built but cannot run on this
  * machine — a GPU backend on a machine without a usable device — makes
@@ -58,7 +61,7 @@ extern "C" {
 #endif
 
 #define NUMREF_BACKEND_ABI_VERSION 1u
-#define NUMREF_BACKEND_ABI_MINOR 2u
+#define NUMREF_BACKEND_ABI_MINOR 3u
 
 #if defined(_WIN32)
 #define NUMREF_BACKEND_EXPORT __declspec(dllexport)
@@ -325,6 +328,30 @@ typedef struct numref_mor_result {
   numref_error_sum error;  /* §22.3 over the whole tensor */
 } numref_mor_result;
 
+/* ---- GaussWS (1.3; spec §37, §31.8) ------------------------------------------------- */
+#define NUMREF_GAUSSWS_NOISE_BITS 0u /* R from 16 given random bits per element, u[i] (§37.2) */
+#define NUMREF_GAUSSWS_NOISE_KEY 1u  /* R from the counter-based generator, key[0..2] (§37.3) */
+
+#define NUMREF_GAUSSWS_SUM_EXACT 0u /* w_hat = RNE_bf16(w + R s), rounded once (§37.5) */
+#define NUMREF_GAUSSWS_SUM_F32 1u   /* the variant sum=f32: RNE_bf16(RN32(w + R s)) */
+
+/* One GaussWS operation over a dense row-major rows x cols matrix w. The blocks are the
+ * 32 x 32 squares of §37.1 (ragged at the last block row and column), block-row-major. */
+typedef struct numref_gaussws_op {
+  uint32_t struct_size;  /* sizeof(numref_gaussws_op) as the runner was built */
+  uint32_t w_format;     /* NUMREF_FMT_F32 or NUMREF_FMT_BF16: w's codes (4 or 2 bytes each) */
+  uint32_t g_format;     /* NUMREF_FMT_F32 or NUMREF_FMT_BF16: dL/dw_hat's codes */
+  uint32_t out_format;   /* the format of w_hat: NUMREF_FMT_BF16 (§37.5) */
+  uint32_t rows, cols;   /* m x n */
+  uint32_t block_rows;   /* 32 (b_l, §37.1) */
+  uint32_t block_cols;   /* 32 */
+  uint32_t n_blocks;     /* ceil(rows / 32) * ceil(cols / 32) */
+  uint32_t noise;        /* NUMREF_GAUSSWS_NOISE_* */
+  uint32_t sum;          /* NUMREF_GAUSSWS_SUM_* */
+  uint32_t reserved;     /* zero */
+  const char* text;      /* the canonical parameter text (the pipe protocol's <params>) */
+} numref_gaussws_op;
+
 typedef struct numref_backend numref_backend;
 struct numref_backend {
   uint32_t abi_version; /* NUMREF_BACKEND_ABI_VERSION the backend was built with */
@@ -411,6 +438,22 @@ struct numref_backend {
   int64_t (*mor_sub)(void* ctx, const numref_mor_op* op, const void* x, uint8_t* type, uint8_t* eq3, uint8_t* eq4,
                      numref_error_sum* e4m3_sum, numref_error_sum* e5m2_sum, uint32_t* e4m3_scales,
                      uint32_t* e5m2_scales, uint32_t* group_mantissa, uint32_t* out);
+
+  /* ---- op family "gaussws" (1.3; spec §37) ------------------------------------------ */
+  /* 1 when the backend implements this GaussWS operation, else 0. */
+  int (*gaussws_supported)(void* ctx, const numref_gaussws_op* op);
+  /* One matrix. Inputs: w[rows * cols] (codes of op->w_format, row-major), bt[n_blocks]
+   * (binary32 codes, finite), the noise source — u[rows * cols] (16-bit words, element order)
+   * when op->noise is NUMREF_GAUSSWS_NOISE_BITS, else NULL; key[3] = seed, layer, step (§37.3)
+   * when it is NUMREF_GAUSSWS_NOISE_KEY, else NULL — and g[rows * cols] (dL/dw_hat, codes of
+   * op->g_format). Outputs: r_packed[ceil(rows * cols / 8)] (R as 4-bit sign-magnitude
+   * nibbles, §37.9), scale[n_blocks] (s, binary32 codes; 0x7FC00000 for a block holding a NaN
+   * or Inf, §37.6), w_hat[rows * cols] (codes of op->out_format, §37.5), grad[n_blocks]
+   * (dL/db_t, binary32 codes, §37.7, exact sum, rounded once). Returns rows * cols, or a
+   * negative value with last_error set. */
+  int64_t (*gaussws)(void* ctx, const numref_gaussws_op* op, const void* w, const uint32_t* bt, const uint16_t* u,
+                     const uint64_t* key, const void* g, uint32_t* r_packed, uint32_t* scale, uint32_t* w_hat,
+                     uint32_t* grad);
 
   /* Entry points of later op families follow here. */
 };

@@ -93,6 +93,24 @@ void put(std::string& text, std::string_view key, std::string_view value) {
   text += value;
 }
 
+std::vector<Family::HeaderLine> header_lines(const Params& p, std::string policy) {
+  std::vector<Family::HeaderLine> out;
+  for (auto w : split_ws(p.text())) {
+    const auto eq = w.find('=');
+    const std::string key(w.substr(0, eq));
+    if (key != "shape") out.push_back({key, std::string(w.substr(eq + 1))});
+  }
+  out.push_back({"policy", std::move(policy), false});
+  return out;
+}
+
+std::string text_from_header(const VectorHeader& h, std::size_t rows, std::size_t cols) {
+  std::string text = "shape=" + std::to_string(rows) + "x" + std::to_string(cols);
+  for (const auto& [k, v] : h.fields)
+    if (!is_file_key(k) && k != "policy") put(text, k, v);
+  return text;
+}
+
 void View::check() const {
   if (rows == 0 || cols == 0)
     throw std::invalid_argument("empty tensor shape " + std::to_string(rows) + "x" + std::to_string(cols));

@@ -54,6 +54,13 @@ bool flag_value(const std::string& key, const std::string& v);
 // Appends " key=value" (no leading space on an empty string).
 void put(std::string& text, std::string_view key, std::string_view value);
 
+// §30.7, §30.9 The header of a vector file of a family whose canonical text is key=value words
+// with a shape (MoR, GaussWS): every key but shape, then the informative `policy` line.
+std::vector<Family::HeaderLine> header_lines(const Params& p, std::string policy);
+// The canonical text of such a file's suite for a case of shape rows x cols: the header's
+// keys but the file keys (§30.2) and `policy`.
+std::string text_from_header(const VectorHeader& h, std::size_t rows, std::size_t cols);
+
 // ---- a tensor case (tensor and MoR families) -------------------------------------------------
 
 // The largest tensor a suite may have (elements): keeps a case well inside a batch.

@@ -1,4 +1,4 @@
-// numref conformance — a C++ class as a backend plugin.       spec §31 (backend C ABI 1.2), §31.6
+// numref conformance — a C++ class as a backend plugin.       spec §31 (backend C ABI 1.3), §31.6
 //
 // backend.h is the contract (for C, Rust, Zig and hand-written C++); this C++-only header
 // fills it from a class, so that a C++ backend writes its arithmetic and nothing else:
@@ -19,10 +19,10 @@
 // Families. Every entry point of numref_backend is a member function OF THE SAME NAME taking
 // the entry's C arguments without `ctx` (it may be static or const): cast_supported / cast,
 // tensor_supported / scale / quantize / dequantize / fake_quant, mor_supported / mor /
-// mor_sub. The header detects them (C++20 requires-expressions): the `ops` string lists the
-// families present, in the order of backend.h ("cast scale quantize dequantize fake-quant mor
-// mor-sub"), and the entries of absent families stay NULL (the runner reports their cases
-// skipped-unsupported, §31.2). A member with an entry's name but not its arguments, or a family
+// mor_sub, gaussws_supported / gaussws (1.3). The header detects them (C++20
+// requires-expressions): the `ops` string lists the families present, in the order of backend.h
+// ("cast scale quantize dequantize fake-quant mor mor-sub gaussws"), and the entries of absent
+// families stay NULL (the runner reports their cases skipped-unsupported, §31.2). A member with an entry's name but not its arguments, or a family
 // without its *_supported query, is a compile-time error.
 //
 // Errors. Report them by throwing: an exception leaving an entry point becomes a return of -1
@@ -95,13 +95,15 @@ NUMREF_PLUGIN_ENTRY(fake_quant, "fake-quant", tensor_supported)
 NUMREF_PLUGIN_ENTRY(mor_supported, nullptr, mor_supported)
 NUMREF_PLUGIN_ENTRY(mor, "mor", mor_supported)
 NUMREF_PLUGIN_ENTRY(mor_sub, "mor-sub", mor_supported)
+NUMREF_PLUGIN_ENTRY(gaussws_supported, nullptr, gaussws_supported)
+NUMREF_PLUGIN_ENTRY(gaussws, "gaussws", gaussws_supported)
 #undef NUMREF_PLUGIN_ENTRY
 
 template <class... M>
 struct List {};
 // Every entry point after close, in the order of the struct (the order of the ops string).
 using Entries = List<cast_supported, cast, tensor_supported, scale, quantize, dequantize, fake_quant, mor_supported,
-                     mor, mor_sub>;
+                     mor, mor_sub, gaussws_supported, gaussws>;
 
 template <class T>
 struct Instance {
@@ -176,8 +178,8 @@ constexpr bool checked(List<M...>) {
 
 // The ops string: the families whose operation entry is present, space separated.
 template <class T, class... M>
-constexpr std::array<char, 64> ops_text(List<M...>) {
-  std::array<char, 64> s{};
+constexpr std::array<char, 96> ops_text(List<M...>) {
+  std::array<char, 96> s{};
   std::size_t n = 0;
   const auto add = [&](const char* w) {
     if (n) s[n++] = ' ';
@@ -187,7 +189,7 @@ constexpr std::array<char, 64> ops_text(List<M...>) {
   return s;
 }
 template <class T>
-inline constexpr std::array<char, 64> kOps = ops_text<T>(Entries{});
+inline constexpr std::array<char, 96> kOps = ops_text<T>(Entries{});
 
 template <class T, class M>
 void bind_one(numref_backend& b) {

@@ -15,24 +15,12 @@ class MorFamily final : public Family {
 
   // §30.7 every parameter but the shape, and the fixed policy (informative).
   std::vector<HeaderLine> header(const Params& p) const override {
-    std::vector<HeaderLine> out;
-    for (auto w : split_ws(p.text())) {
-      const auto eq = w.find('=');
-      const std::string key(w.substr(0, eq));
-      if (key != "shape") out.push_back({key, std::string(w.substr(eq + 1))});
-    }
-    out.push_back({"policy",
-                   "f8e4m3fn / f8e5m2: ocp, overflow=saturate, rule gam (one group), amax_nan=ignore amax_inf=ignore, "
-                   "apply=rn32, dequant=divide; Q(x) and kept blocks: bf16 (§26.1, §27.1)",
-                   false});
-    return out;
+    return kit::header_lines(p, "f8e4m3fn / f8e5m2: ocp, overflow=saturate, rule gam (one group), amax_nan=ignore "
+                                "amax_inf=ignore, apply=rn32, dequant=divide; Q(x) and kept blocks: bf16 (§26.1, §27.1)");
   }
 
   ParamsPtr params_from_header(const VectorHeader& h, std::size_t rows, std::size_t cols) const override {
-    std::string text = "shape=" + std::to_string(rows) + "x" + std::to_string(cols);
-    for (const auto& [k, v] : h.fields)
-      if (!is_file_key(k) && k != "policy") kit::put(text, k, v);
-    return parse(k_, text);
+    return parse(k_, kit::text_from_header(h, rows, cols));
   }
 
  private:
