@@ -902,12 +902,6 @@ class PipeBackend final : public Backend {
   BackendInfo info_;
 };
 
-std::string exe_dir() {
-  std::error_code ec;
-  const auto p = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string() : p.parent_path().string();
-}
-
 std::string lib_name(const std::string& name) {
   std::string n = name;
   std::replace(n.begin(), n.end(), '-', '_');
@@ -923,10 +917,17 @@ void request_stop() noexcept {
 bool stop_requested() noexcept { return g_stop.load(); }
 void clear_stop() noexcept { g_stop.store(false); }
 
+std::string exe_dir() {
+  std::error_code ec;
+  const auto p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string() : p.parent_path().string();
+}
+
 std::string backend_dir() {
   if (const char* e = std::getenv("NUMREF_BACKEND_DIR"); e && *e) return e;
   const std::string ed = exe_dir();
-  for (const std::string& d : {ed + "/backends", ed + "/../backends"})
+  // build layout (build/numref, build/backends), install layout (bin/numref, lib/numref/backends)
+  for (const std::string& d : {ed + "/backends", ed + "/../lib/numref/backends", ed + "/../backends"})
     if (!ed.empty() && fs::is_directory(d)) return fs::weakly_canonical(d).string();
   return NUMREF_BACKEND_BUILD_DIR;
 }

@@ -757,9 +757,21 @@ int run_one(const RunConfig& cfg, const std::string& backend_arg, BackendReport&
 
 }  // namespace
 
+std::vector<std::string> default_vectors_candidates() {
+  if (const char* e = std::getenv("NUMREF_VECTORS"); e && *e) return {e};
+  std::vector<std::string> c;
+  // install layout (bin/numref, share/numref/vectors), then the source tree of this build
+  if (const std::string ed = exe_dir(); !ed.empty()) c.push_back(ed + "/../share/numref/vectors");
+  c.push_back(NUMREF_SOURCE_VECTORS_DIR);
+  return c;
+}
+
 std::string default_vectors_dir() {
-  if (const char* e = std::getenv("NUMREF_VECTORS"); e && *e) return e;
-  return NUMREF_SOURCE_VECTORS_DIR;
+  std::error_code ec;
+  const auto c = default_vectors_candidates();
+  for (const auto& d : c)
+    if (fs::is_regular_file(fs::path(d) / "MANIFEST", ec)) return fs::weakly_canonical(d, ec).string();
+  return {};
 }
 
 namespace {
@@ -780,10 +792,14 @@ std::string vectors_dir_of(const RunConfig& cfg, std::string& description) {
     description = cfg.vectors_dir;
     return cfg.vectors_dir;
   }
+  // §33.2 golden vectors are asked for by default: not finding them is an error, never a run of
+  // generated cases only that looks like a pass.
   const std::string d = default_vectors_dir();
-  if (d.empty() || !fs::is_directory(d, ec)) {
-    description = "not found" + (d.empty() ? std::string() : " at " + d) + " (give --vectors DIR); generated cases only";
-    return {};
+  if (d.empty()) {
+    std::string looked;
+    for (const auto& c : default_vectors_candidates()) looked += (looked.empty() ? "" : ", ") + c;
+    throw std::invalid_argument("golden vectors not found (looked in " + looked +
+                                "); give --vectors DIR, set NUMREF_VECTORS, or --vectors none");
   }
   description = d;
   return d;

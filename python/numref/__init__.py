@@ -133,8 +133,10 @@ class Policy:
 
     __slots__ = ("to", "_desc", "_values")
 
-    def __init__(self, to: str = "f8e4m3fn", profile: str | None = "ocp", policy=None, **knobs):
+    def __init__(self, to: str = "f8e4m3fn", profile: str | None = "ocp", policy=None, *, src: str | None = None,
+                 **knobs):
         self.to = _canonical(to, "to")
+        src = "" if src is None else _canonical(src, "src")
         if profile is not None and not isinstance(profile, str):
             raise TypeError(f"profile: expected a profile name (str), got {type(profile).__name__}")
         if isinstance(policy, Policy):
@@ -146,7 +148,8 @@ class Policy:
         else:
             raise TypeError(f"policy: expected a Policy or a 'key=value ...' str, got {type(policy).__name__}")
         pairs = [(k, _knob_text(k, v)) for k, v in knobs.items() if v is not None]
-        self._desc = _core.resolve_policy(self.to, profile or "", settings, pairs)
+        # src given: the profile's pair rules for src -> to apply (spec §10.4), as numref cast --from
+        self._desc = _core.resolve_policy(self.to, profile or "", settings, pairs, src)
         self._values = _core.policy_values(self.to, self._desc)
 
     def __getattr__(self, key):
@@ -261,10 +264,10 @@ def cast(x, to: str, *, src: str | None = None, profile: str = "ocp", policy=Non
     to = _canonical(to, "to")
     if path not in ("auto", "fast", "reference"):
         raise ValueError(f"path: expected 'auto', 'fast' or 'reference', got {path!r}")
+    src, codes = _codes(x, src)
     pol = policy if isinstance(policy, Policy) and profile == "ocp" and not knobs and policy.to == to else None
     if pol is None:
-        pol = Policy(to, profile, policy, **knobs)
-    src, codes = _codes(x, src)
+        pol = Policy(to, profile, policy, src=src, **knobs)
     out = _np.empty(codes.shape, dtype=_code_dtype(to))
     fl = _np.empty(codes.shape, dtype=_np.uint8) if flags else None
     r = None

@@ -102,12 +102,13 @@ std::optional<T> parse_word(const PolicyKnob<T>& k, std::string_view v) {
 // (key, value as text). An explicit round also sets e8m0_round=follow unless e8m0_round is
 // given (§7.1). Returns the policy.
 Policy resolve_policy(const Format& to, const std::string& profile_name, const std::string& settings,
-                      const std::vector<std::pair<std::string, std::string>>& knobs) {
+                      const std::vector<std::pair<std::string, std::string>>& knobs, const Format* from = nullptr) {
   Policy p;
   if (!profile_name.empty()) {
     const auto pid = find_profile(profile_name);
     if (!pid) fail("profile: unknown profile '" + profile_name + "' (known: " + profile_names() + ")");
-    p = profile(*pid).for_target(to);
+    // §10.4 with the source known, the profile's pair rules apply (as `numref cast --from`)
+    p = from ? profile(*pid).for_cast(*from, to) : profile(*pid).for_target(to);
   }
   if (!settings.empty())
     if (const auto err = apply_policy_settings(p, settings)) fail("policy: " + *err);
@@ -173,7 +174,9 @@ int width_of(const Array& a) {
 class Cast {
  public:
   Cast(const Format& from, const Format& to, const Policy& p, bool reference)
-      : from_(from), to_(to), p_(p), sr_(effective_round(to, p) == Round::sr), reference_(reference) {
+      : from_(from), to_(to), p_(p), sr_(effective_round(to, p) == Round::sr),
+        // what cpu-fast declines (§35.1) takes the reference path
+        reference_(reference || cpu_fast::declined(from, to, p) != nullptr) {
     if (reference_) conv_ = std::make_unique<Converter>(from, to, p);
     else fast_ = std::make_unique<cpu_fast::FastCast>(from, to, p);
     if (!reference_ && !sr_ && from.bits <= 16) {
@@ -756,10 +759,11 @@ NB_MODULE(_core, m) {
   m.def(
       "resolve_policy",
       [](const std::string& to, const std::string& profile, const std::string& settings,
-         const std::vector<std::pair<std::string, std::string>>& knobs) {
-        return numref::describe(resolve_policy(format_arg(to, "to"), profile, settings, knobs));
+         const std::vector<std::pair<std::string, std::string>>& knobs, const std::string& src) {
+        const numref::Format* from = src.empty() ? nullptr : &format_arg(src, "src");
+        return numref::describe(resolve_policy(format_arg(to, "to"), profile, settings, knobs, from));
       },
-      "to"_a, "profile"_a, "settings"_a, "knobs"_a,
+      "to"_a, "profile"_a, "settings"_a, "knobs"_a, "src"_a = "",
       "The policy of `numref cast --to TO --profile P --policy S --<knob> V ...` in the §10.2 text form.");
   m.def("policy_values", &policy_values, "to"_a, "policy"_a, "The knob values of a policy as a dict.");
   m.def("explain", &explain, "fmt"_a, "code"_a, "The fields, class and exact value of one code (§3.1, §3.4).");

@@ -26,6 +26,20 @@ if command -v pkg-config > /dev/null; then
   [ "$v" = "$version" ] || fail "numref.pc version $v, expected $version"
 fi
 
+# The installed numref finds its plugins and golden vectors in the prefix (not in the build tree).
+out=$("$tmp/prefix/bin/numref" conform --backend reference --level 0 --ops cast:f8e5m2:f32 --profile ocp 2>&1) \
+  || { echo "$out"; fail "installed numref conform"; }
+[[ "$out" == *"$tmp/prefix/lib/numref/backends/libnumref_backend_reference.so"* ]] || { echo "$out"; fail "plugin not from the prefix"; }
+[[ "$out" == *"golden vectors: $tmp/prefix/share/numref/vectors"* ]] || { echo "$out"; fail "vectors not from the prefix"; }
+# Golden vectors asked for (the default) and not found: exit 2, naming where it looked.
+set +e
+out=$(NUMREF_VECTORS="$tmp/none" "$tmp/prefix/bin/numref" conform --backend reference --level 0 2>&1); rc=$?
+set -e
+[ $rc -eq 2 ] || { echo "$out"; fail "missing vectors: exit $rc, expected 2"; }
+[[ "$out" == *"golden vectors not found (looked in $tmp/none)"* ]] || { echo "$out"; fail "missing vectors: message"; }
+v=$("$tmp/prefix/bin/numref" --version)
+[ "$v" = "numref $version (spec $version)" ] || fail "numref --version says '$v'"
+
 grep -q "^\*\*Spec version $version\*\*" "$src/docs/spec.md" || fail "docs/spec.md does not state Spec version $version"
 grep -q "^version: \"$version\"" "$src/CITATION.cff" || fail "CITATION.cff version is not $version"
 echo "install check passed: $tmp/prefix"

@@ -105,6 +105,9 @@ void clear_stop() noexcept;  // at the start of a run
 // The directory that holds the built-in backend plugins: $NUMREF_BACKEND_DIR, else
 // <directory of the running executable>/backends, else the build tree's.
 std::string backend_dir();
+// The directory of the running executable (/proc/self/exe), "" when unknown: numref finds its
+// plugins and golden vectors relative to it, in the build and in the install layout.
+std::string exe_dir();
 // §31.6 The prefix of an open error that means "cannot run on this machine".
 inline constexpr std::string_view kUnavailablePrefix = "unavailable: ";
 

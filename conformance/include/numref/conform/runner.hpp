@@ -53,6 +53,10 @@ enum ExitCode : int {
 int run_conform(const RunConfig& cfg, std::FILE* text);
 
 // The default golden-vector directory: $NUMREF_VECTORS, else the source tree's vectors/.
+// §33.2 The default golden-vector directory: $NUMREF_VECTORS, else <exe>/../share/numref/vectors
+// (install layout), else the source tree's vectors/ (build layout); the first holding a MANIFEST.
+// "" when none does (the run then stops with exit 2 naming the candidates).
+std::vector<std::string> default_vectors_candidates();
 std::string default_vectors_dir();
 
 }  // namespace numref::conform
