@@ -656,7 +656,7 @@ std::vector<std::string> profiles_for(const RunConfig& cfg, const BackendInfo& i
   return out;
 }
 
-int run_one(const RunConfig& cfg, const std::string& backend_arg, BackendReport& rep, std::FILE* text,
+int run_one(const RunConfig& cfg, const RunIdentity& id, const std::string& backend_arg, BackendReport& rep, std::FILE* text,
             const std::vector<std::pair<const Family*, std::vector<std::string>>>& fams, const std::string& vdir) {
   const auto t0 = Clock::now();
   rep.display = backend_arg;
@@ -714,7 +714,7 @@ int run_one(const RunConfig& cfg, const std::string& backend_arg, BackendReport&
   if (!missing.empty())
     rep.notes.push_back("the backend does not implement " + std::string(missing.find(',') == std::string::npos ? "op " : "ops ") +
                         missing + ": their cases are skipped");
-  text_header(text, cfg, rep);
+  text_header(text, cfg, id, rep);
 
   Context ctx{cfg, rep, {}, {}, cfg.report != ReportFormat::text};
   ctx.cmp.caps = rep.info.caps();
@@ -854,12 +854,13 @@ int run_conform(const RunConfig& cfg, std::FILE* text_out) {
 
   RunReport rr;
   rr.cfg = cfg;
+  rr.id = run_identity(cfg, vdir);  // §33.4 versions, parameters, run id
   int status = kExitPass;
   bool unavailable = false;
   for (const auto& n : names) {
     rr.backends.emplace_back();
     rr.backends.back().vectors = vdesc;
-    const int s = run_one(cfg, n, rr.backends.back(), text, fams, vdir);
+    const int s = run_one(cfg, rr.id, n, rr.backends.back(), text, fams, vdir);
     if (s == kExitInterrupted || s == kExitBackend || s == kExitUsage) status = std::max(status, s);
     else if (s == kExitMismatch && status == kExitPass) status = kExitMismatch;
     else if (s == kExitUnavailable) unavailable = true;
