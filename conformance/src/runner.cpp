@@ -141,6 +141,45 @@ struct JobResult {
   int error_exit = 0;
 };
 
+// §33.4 The id of a generated suite in a case location: 12 hex digits of the FNV-1a hash of
+// the family's name and the suite's canonical text.
+std::string suite_id(const Params& p) {
+  return hex(fnv1a64(std::string(p.family().name()) + " " + p.text()) >> 16, 12);
+}
+
+// §33.4 --case ID parsed: a vector case (file, line) or a generated one (suite, index).
+struct CaseId {
+  bool generated = false;
+  std::string file, suite;
+  std::uint64_t line = 0, index = 0;
+};
+std::optional<CaseId> parse_case_id(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  CaseId c;
+  const auto bad = [&] {
+    return std::invalid_argument("--case: '" + s + "' is not a case location (<vector file>:<line> or generated:<suite>#<index>, "
+                                 "as printed at the end of a FAIL line)");
+  };
+  auto number = [&](const std::string& t) {
+    if (t.empty() || t.size() > 18 || t.find_first_not_of("0123456789") != std::string::npos) throw bad();
+    return static_cast<std::uint64_t>(std::stoull(t));
+  };
+  if (s.rfind("generated:", 0) == 0) {
+    const auto hash = s.find('#');
+    if (hash == std::string::npos) throw bad();
+    c.generated = true;
+    c.suite = s.substr(10, hash - 10);
+    if (c.suite.size() != 12 || !parse_hex(c.suite)) throw bad();
+    c.index = number(s.substr(hash + 1));
+    return c;
+  }
+  const auto colon = s.rfind(':');
+  if (colon == std::string::npos || colon == 0) throw bad();
+  c.file = s.substr(0, colon);
+  c.line = number(s.substr(colon + 1));
+  return c;
+}
+
 // Support answers, shared by the workers and the main thread.
 class SupportCache {
  public:
@@ -162,6 +201,7 @@ class SupportCache {
 
 struct Context {
   const RunConfig& cfg;
+  std::optional<CaseId> only;  // --case
   BackendReport& rep;
   SupportCache support;
   CompareOptions cmp;
@@ -283,7 +323,8 @@ JobResult process(Context& c, Backend& b, Job& j) {
         m.op = op;
         m.label = p.label();
         m.params = p.text();
-        m.where = j.cases ? "generated #" + std::to_string(j.first + i) : j.source + ":" + std::to_string(j.lines[i]);
+        m.where = j.cases ? "generated:" + suite_id(p) + "#" + std::to_string(j.first + i)
+                          : j.source + ":" + std::to_string(j.lines[i]);
         MismatchText t = render_mismatch(p, in, e, g, c.cmp);
         m.inputs = std::move(t.inputs);
         m.got = std::move(t.got);
@@ -456,6 +497,13 @@ std::pair<std::uint64_t, std::uint64_t> shard_range(std::uint64_t size, const Ru
   return {lo, hi};
 }
 
+// The cases of a generated suite to run: the shard's range, or the one --case index.
+std::pair<std::uint64_t, std::uint64_t> case_range(std::uint64_t size, const Context& c) {
+  if (!c.only) return shard_range(size, c.cfg);
+  const std::uint64_t i = std::min(c.only->index, size);
+  return {i, std::min(i + 1, size)};
+}
+
 // Families selected by --ops, with their selectors.
 std::vector<std::pair<const Family*, std::vector<std::string>>> select_families(const RunConfig& cfg) {
   std::vector<std::pair<const Family*, std::vector<std::string>>> out;
@@ -491,6 +539,7 @@ void run_vectors(Context& c, Pipeline& pipe, Progress& prog,
   prog.start(c.rep.info.name + " vectors", 0);
   for (const auto& e : man) {
     if (pipe.failed() || stop_requested()) return;
+    if (c.only && (c.only->generated || c.only->file != e.path)) continue;  // --case
     const fs::path path = fs::path(dir) / e.path;
     std::ifstream f(path, std::ios::binary);
     if (!f) throw VectorError(e.path + ": listed in the MANIFEST but cannot be opened");
@@ -550,6 +599,7 @@ void run_vectors(Context& c, Pipeline& pipe, Progress& prog,
         throw VectorError(vr.where() + ": " + err.what());
       }
       if (k < lo || k >= hi) continue;
+      if (c.only && static_cast<std::uint64_t>(vr.line()) != c.only->line) continue;
       for (auto& vc : cases) {
         if (!selector_match(*vc.params, fit->second)) continue;
         if (job.n > 0 && (job.params->text() != vc.params->text() || job.n >= 4096 ||
@@ -583,13 +633,17 @@ void run_generated(Context& c, Pipeline& pipe, Progress& prog, Backend& b0,
     req.selectors = sel;
     fam->plan(req, suites);
   }
+  if (c.only) {  // --case: the one suite, the one index
+    if (!c.only->generated) return;
+    std::erase_if(suites, [&](const GeneratedSuite& g) { return suite_id(*g.params) != c.only->suite; });
+  }
   // Support queries first, while no worker uses a backend instance.
   std::uint64_t total = 0;
   std::vector<char> ok(suites.size());
   for (std::size_t i = 0; i < suites.size(); ++i) {
     if (stop_requested()) return;
     ok[i] = is_supported(c, b0, *suites[i].params) ? 1 : 0;
-    const auto [lo, hi] = shard_range(suites[i].cases->size(), c.cfg);
+    const auto [lo, hi] = case_range(suites[i].cases->size(), c);
     if (ok[i]) total += hi - lo;
   }
   prog.start(c.rep.info.name, total);
@@ -597,7 +651,7 @@ void run_generated(Context& c, Pipeline& pipe, Progress& prog, Backend& b0,
     const auto& gs = suites[i];
     const Params& p = *gs.params;
     const std::size_t si = c.rep.suite(std::string(p.family().name()), p.profile(), p.label(), p.text(), "generated");
-    const auto [lo, hi] = shard_range(gs.cases->size(), c.cfg);
+    const auto [lo, hi] = case_range(gs.cases->size(), c);
     if (!ok[i]) {
       c.rep.suites[si].skipped += hi - lo;
       c.rep.suites[si].cases += hi - lo;
@@ -716,7 +770,7 @@ int run_one(const RunConfig& cfg, const RunIdentity& id, const std::string& back
                         missing + ": their cases are skipped");
   text_header(text, cfg, id, rep);
 
-  Context ctx{cfg, rep, {}, {}, cfg.report != ReportFormat::text};
+  Context ctx{cfg, parse_case_id(cfg.case_id), rep, {}, {}, cfg.report != ReportFormat::text};
   ctx.cmp.caps = rep.info.caps();
   ctx.cmp.any_nan = cfg.any_nan;
   const bool tty = isatty(2) != 0;
@@ -807,6 +861,8 @@ std::vector<std::string> run_inputs(const RunConfig& cfg, const std::string& vdi
 int run_conform(const RunConfig& cfg, std::FILE* text_out) {
   if (cfg.shard_count == 0 || cfg.shard_index >= cfg.shard_count)
     throw std::invalid_argument("--shard I/N needs 0 <= I < N");
+  if (!cfg.case_id.empty() && cfg.shard_count > 1) throw std::invalid_argument("--case runs one case: no --shard with it");
+  parse_case_id(cfg.case_id);  // a malformed --case is a usage error before anything runs
   const auto fams = select_families(cfg);
   for (const auto& p : cfg.profiles)
     if (!find_profile(p)) throw std::invalid_argument("--profile: unknown profile '" + p + "'");
@@ -877,7 +933,13 @@ int run_conform(const RunConfig& cfg, std::FILE* text_out) {
         cmp += b.compared();
         if (!ran) ran = &b;
       }
-    if (ran && cmp == 0) {
+    std::uint64_t cases = 0;
+    for (const auto& b : rr.backends) cases += b.total(&SuiteStats::cases);
+    if (ran && !cfg.case_id.empty() && cases == 0) {
+      rr.nothing_compared = "--case " + cfg.case_id + ": no such case in this selection (give the --ops, --profile, "
+                            "--level and --seed of the run that printed it)";
+      status = kExitUsage;
+    } else if (ran && cmp == 0) {
       rr.nothing_compared = names.size() > 1 ? "no backend compared a case" : ran->nothing_compared_reason(cfg);
       status = kExitUsage;
     }

@@ -848,3 +848,38 @@ TEST(ConformCli, ReportMergeOfAFailingShardFails) {
   EXPECT_GT(fails, 0u);
   fs::remove_all(d);
 }
+
+// ---- issue 16 item 15: re-run one case (§33.4) ------------------------------------------------
+
+// The location that ends a FAIL line is an id that --case accepts: a generated case and a
+// vector case re-run alone give back the same FAIL line and "0 passed, 1 failed"; a malformed
+// id and an id of no case of the selection are exit 2.
+TEST(ConformCli, CaseRerunsTheCaseOfAFailLine) {
+  const std::string sel = conform(broken("tie464")) + " --level 0 --ops cast:f32:f8e4m3fn --profile ocp --max-errors 0";
+  const CliRun whole = run_numref(sel);
+  ASSERT_EQ(whole.status, 1) << whole.out;
+  std::string gen, vec;  // the first FAIL line of each kind
+  std::istringstream in(whole.out);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("FAIL ", 0) != 0) continue;
+    const std::string loc = line.substr(line.rfind(" | ") + 3);
+    if (gen.empty() && loc.rfind("generated:", 0) == 0) gen = line;
+    if (vec.empty() && loc.find(".vec:") != std::string::npos) vec = line;
+  }
+  ASSERT_FALSE(gen.empty() || vec.empty()) << whole.out;
+  for (const std::string& line : {gen, vec}) {
+    const std::string id = line.substr(line.rfind(" | ") + 3);
+    const CliRun r = run_numref(sel + " --case '" + id + "'");
+    EXPECT_EQ(r.status, 1) << r.out;
+    EXPECT_NE(r.out.find("\n" + line + "\n"), std::string::npos) << id << "\n" << r.out;
+    EXPECT_EQ(last_line(r.out), "0 passed, 1 failed, 0 skipped") << r.out;
+  }
+  const CliRun bad = run_numref(sel + " --case nonsense");
+  EXPECT_EQ(bad.status, 2) << bad.out;
+  EXPECT_NE(bad.out.find("--case: 'nonsense' is not a case location"), std::string::npos) << bad.out;
+  const std::string gid = gen.substr(gen.rfind(" | ") + 3);
+  const CliRun none = run_numref(sel + " --case '" + gid.substr(0, gid.find('#')) + "#99999999'");
+  EXPECT_EQ(none.status, 2) << none.out;
+  EXPECT_TRUE(contains(last_line(none.out), "NOTHING COMPARED: 0 passed, 0 failed, 0 skipped (--case ")) << none.out;
+  EXPECT_EQ(run_numref(sel + " --case '" + gid + "' --shard 0/2").status, 2);
+}
