@@ -25,6 +25,9 @@ struct Mismatch {
   std::string detail;  // tensor families: how many elements / blocks differ ("" = none)
   bool is_departure = false;
   std::string fields;  // §33.4 the structured JSON members of the case (mismatch_fields), "" = none
+  // --dump-failures: the failing tensor case's parameters and input words (one case, in order)
+  ParamsPtr dump_params;
+  std::vector<std::uint32_t> dump_in;
 };
 
 // §33.4 The structured JSON members of a failing case: "location" (vector file and line, or

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <atomic>
@@ -28,6 +29,7 @@
 #include "numref/conform/output.hpp"
 #include "numref/conform/util.hpp"
 #include "numref/conform/vectors.hpp"
+#include "numref/npy.hpp"
 #include "numref/policy.hpp"
 #include "report.hpp"
 
@@ -206,6 +208,8 @@ struct Context {
   SupportCache support;
   CompareOptions cmp;
   bool keep_all = false;  // a JSON / JUnit report: every mismatch is kept for it
+  std::uint64_t dumped = 0;  // --dump-failures: cases written
+  bool dump_failed = false;
 };
 
 bool implements(const BackendInfo& i, std::string_view op) {
@@ -250,6 +254,13 @@ bool vector_agrees(const Params& p, const Job& j, JobResult& r) {
     return false;
   }
   return true;
+}
+
+// A case with a tensor input (the tensor and MoR families): --dump-failures writes it.
+bool is_tensor_case(const Params& p) {
+  for (const Column& c : p.schema().columns)
+    if (!c.output() && c.count() > 1 && c.format) return true;
+  return false;
 }
 
 JobResult process(Context& c, Backend& b, Job& j) {
@@ -340,6 +351,10 @@ JobResult process(Context& c, Backend& b, Job& j) {
           m.is_departure = true;
           m.departure = dep->why;
         }
+        if (!c.cfg.dump_dir.empty() && !dep && is_tensor_case(p)) {
+          m.dump_params = j.params;
+          for (int w = 0; w < s.in; ++w) m.dump_in.push_back(in[static_cast<std::size_t>(w)]);
+        }
         r.mismatches.push_back(std::move(m));
       }
     }
@@ -355,6 +370,65 @@ JobResult process(Context& c, Backend& b, Job& j) {
     r.error_exit = kExitBackend;
   }
   return r;
+}
+
+// §33.4 --dump-failures: the tensor inputs of a failing case as .npy (f32 <f4, f16 <f2, bf16
+// bit patterns <u2, 8-bit codes |u1; the memory layout of the case) and DIR/<name>.txt with
+// the FAIL line and the command that re-runs the case alone (--case). Files are written
+// through OutputFile (§36.1); a failure to write is reported once as a note on stderr.
+void dump_case(Context& c, const Mismatch& m) {
+  const Params& p = *m.dump_params;
+  const RunConfig& cfg = c.cfg;
+  std::string name = "case-" + std::to_string(++c.dumped) + "-" + m.op + "-" + m.where;
+  for (char& ch : name)
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '.') ch = '_';
+  const fs::path base = fs::path(cfg.dump_dir) / name;
+  auto join = [](const std::vector<std::string>& v) {
+    std::string t;
+    for (const auto& x : v) t += (t.empty() ? "" : ",") + x;
+    return t;
+  };
+  std::string cmd = "numref conform --backend '" + (c.rep.display.empty() ? cfg.backend : c.rep.display) + "'";
+  if (!cfg.ops.empty()) cmd += " --ops '" + join(cfg.ops) + "'";
+  if (!cfg.profiles.empty()) cmd += " --profile '" + join(cfg.profiles) + "'";
+  cmd += " --level " + level_name(cfg.level) + " --seed " + std::to_string(cfg.seed);
+  if (!cfg.vectors_dir.empty()) cmd += " --vectors '" + cfg.vectors_dir + "'";
+  if (cfg.any_nan) cmd += " --any-nan";
+  if (cfg.strict) cmd += " --strict";
+  cmd += " --case '" + m.where + "'";
+  std::string txt = "FAIL " + m.op + " " + m.label + " | " + m.inputs + " | got " + m.got + " | expected " + m.expected +
+                    " | " + m.cls + " | " + m.where + (m.detail.empty() ? "" : " | " + m.detail) +
+                    "\n\nsuite: " + m.op + " " + m.params + "\n\nre-run this case alone (add --no-isolate for a debugger):\n  " +
+                    cmd + "\n\ninputs:\n";
+  try {
+    for (const Column& col : p.schema().columns) {
+      if (col.output() || !col.format) continue;
+      const std::size_t n = col.count();
+      const Format& f = *col.format;
+      const auto dt = f.bits == 32 ? npy::Dtype::u4 : f.bits == 16 ? (&f == &format(FormatId::f16) ? npy::Dtype::f2 : npy::Dtype::u2)
+                                                   : npy::Dtype::u1;
+      std::vector<std::uint8_t> data;
+      const std::size_t isz = npy::itemsize(dt == npy::Dtype::u4 ? npy::Dtype::f4 : dt);
+      for (std::size_t k = 0; k < n; ++k) {
+        const std::uint32_t w = m.dump_in[static_cast<std::size_t>(col.at) + k * static_cast<std::size_t>(col.width)];
+        for (std::size_t b = 0; b < isz; ++b) data.push_back(static_cast<std::uint8_t>(w >> (8 * b)));
+      }
+      const std::vector<std::size_t> shape{col.rows, col.cols};
+      const std::string file = base.string() + "." + col.name + ".npy";
+      OutputFile out(file);
+      const auto bytes = npy::encode(dt == npy::Dtype::u4 ? npy::Dtype::f4 : dt, shape, data);
+      out.write(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+      out.commit();
+      txt += "  " + col.name + ": " + fs::path(file).filename().string() + " (" + std::string(f.name) + ", " + std::to_string(col.rows) +
+             "x" + std::to_string(col.cols) + (f.bits == 16 && &f != &format(FormatId::f16) ? ", bit patterns: --input-format " + std::string(f.name) : "") + ")\n";
+    }
+    OutputFile out(base.string() + ".txt");
+    out.write(txt);
+    out.commit();
+  } catch (const std::exception& e) {
+    if (!c.dump_failed) std::fprintf(stderr, "numref conform: --dump-failures: %s\n", e.what());
+    c.dump_failed = true;
+  }
 }
 
 // A pool of workers, one backend instance each; results are delivered in order.
@@ -456,6 +530,7 @@ class Pipeline {
           ++s.shown;
           prog_.finish();
           text_mismatch(text_, m);
+          if (m.dump_params) dump_case(c_, m);
         }
         if (c_.cfg.report == ReportFormat::json && c_.rep.spool) {
           // §33.4 every mismatch goes to the report file; spooled on disk (memory bound, §33.3)
@@ -863,6 +938,11 @@ int run_conform(const RunConfig& cfg, std::FILE* text_out) {
     throw std::invalid_argument("--shard I/N needs 0 <= I < N");
   if (!cfg.case_id.empty() && cfg.shard_count > 1) throw std::invalid_argument("--case runs one case: no --shard with it");
   parse_case_id(cfg.case_id);  // a malformed --case is a usage error before anything runs
+  if (!cfg.dump_dir.empty()) {
+    std::error_code ec;
+    if (!fs::is_directory(cfg.dump_dir, ec))
+      throw std::invalid_argument("--dump-failures: '" + cfg.dump_dir + "' is not an existing directory");
+  }
   const auto fams = select_families(cfg);
   for (const auto& p : cfg.profiles)
     if (!find_profile(p)) throw std::invalid_argument("--profile: unknown profile '" + p + "'");

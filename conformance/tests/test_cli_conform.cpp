@@ -883,3 +883,49 @@ TEST(ConformCli, CaseRerunsTheCaseOfAFailLine) {
   EXPECT_TRUE(contains(last_line(none.out), "NOTHING COMPARED: 0 passed, 0 failed, 0 skipped (--case ")) << none.out;
   EXPECT_EQ(run_numref(sel + " --case '" + gid + "' --shard 0/2").status, 2);
 }
+
+// §33.4 --dump-failures DIR: each printed failing tensor case is written as its input tensor
+// (.npy; the element the FAIL line names holds the code it prints) and a .txt file whose
+// --case command re-runs the case alone (and fails again); a missing DIR is exit 2.
+TEST(ConformCli, DumpFailuresWritesTensorCasesThatReproduce) {
+  const fs::path d = temp_dir("dump");
+  const std::string sel = conform(broken("mxfloor")) + " --level 0 --ops quantize --max-errors 1";
+  const CliRun r = run_numref(sel + " --dump-failures '" + d.string() + "'");
+  EXPECT_EQ(r.status, 1) << r.out;
+  std::vector<fs::path> txts;
+  for (const auto& e : fs::directory_iterator(d))
+    if (e.path().extension() == ".txt") txts.push_back(e.path());
+  ASSERT_FALSE(txts.empty()) << r.out;
+  std::size_t fails = 0;
+  for (std::size_t at = r.out.find("\nFAIL "); at != std::string::npos; at = r.out.find("\nFAIL ", at + 1)) ++fails;
+  EXPECT_EQ(txts.size(), fails);  // one per printed FAIL line (every one is a tensor case here)
+  const std::string txt = slurp(txts.front());
+  ASSERT_EQ(txt.rfind("FAIL quantize ", 0), 0u) << txt;
+  EXPECT_NE(r.out.find(txt.substr(0, txt.find('\n')) + "\n"), std::string::npos) << txt;  // the printed line
+  // the command re-runs the one case: it fails again
+  const std::size_t c = txt.find("  numref conform ");
+  ASSERT_NE(c, std::string::npos) << txt;
+  const std::string cmd = txt.substr(c + 9, txt.find('\n', c) - c - 9);
+  const CliRun again = run_numref(cmd + " --no-progress");
+  EXPECT_EQ(again.status, 1) << cmd << "\n" << again.out;  // (a vector line may hold several cases: all run)
+  EXPECT_NE(again.out.find("\n" + txt.substr(0, txt.find('\n')) + "\n"), std::string::npos) << again.out;
+  // the .npy holds the input: the element named in the FAIL line has the printed code
+  std::ofstream(d / "check.py") << R"PY(
+import re, sys, numpy as np
+txt = open(sys.argv[1]).read()
+m = re.search(r"element \((\d+),(\d+)\) x=([0-9a-f]+)", txt)
+npy = re.search(r"  x: (\S+\.npy)", txt).group(1)
+a = np.load(sys.argv[2] + "/" + npy)
+v = a.view({4: np.uint32, 2: np.uint16, 1: np.uint8}[a.dtype.itemsize])
+i, j, code = int(m.group(1)), int(m.group(2)), int(m.group(3), 16)
+assert v[i, j] == code, (v[i, j], code, a.shape)
+)PY";
+  const CliRun py = run_sh(std::string(NUMREF_PYTHON) + " '" + (d / "check.py").string() + "' '" + txts.front().string() +
+                           "' '" + d.string() + "'");
+  EXPECT_EQ(py.status, 0) << py.out << txt;
+  const CliRun missing = run_numref(sel + " --dump-failures '" + (d / "nope").string() + "'");
+  EXPECT_EQ(missing.status, 2) << missing.out;
+  EXPECT_NE(missing.out.find("--dump-failures: '" + (d / "nope").string() + "' is not an existing directory"),
+            std::string::npos) << missing.out;
+  fs::remove_all(d);
+}

@@ -36,7 +36,10 @@ struct RunConfig {
   bool require_backend = false;
   // §33.4 re-run one case: the location of a FAIL line, "<vector file>:<line>" or
   // "generated:<suite>#<index>" (with the run's --ops, --profile, --level and --seed)
-  std::string case_id;  // §33.7 an unavailable backend (§31.6) exits 77 instead of 0
+  std::string case_id;
+  // §33.4 write each failing tensor case printed (--max-errors) as .npy inputs and a .txt file
+  // with the command that reproduces it, into this existing directory ("" = none)
+  std::string dump_dir;  // §33.7 an unavailable backend (§31.6) exits 77 instead of 0
 };
 
 // §33.7 Exit status.
