@@ -454,6 +454,7 @@ int merged_status(RunReport& r, const std::vector<Shard>& shards) {
 // max_errors per suite, as the shards' runs printed them), its summary; then the total line.
 void merged_text(std::FILE* f, RunReport& r) {
   const RunConfig& cfg = r.cfg;
+  text_run(f, r.id);
   for (BackendReport& b : r.backends) {
     if (!b.unavailable.empty()) {
       std::fprintf(f, "== backend %s\nSKIPPED %s: unavailable: %s\n", b.display.c_str(), b.display.c_str(),

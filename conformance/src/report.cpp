@@ -145,6 +145,13 @@ void counts_line(std::FILE* f, const RunConfig& cfg, const std::vector<const Bac
 }
 }  // namespace
 
+void text_run(std::FILE* f, const RunIdentity& id) {
+  std::fprintf(f, "== run %s | numref %s | spec %s | vectors %s\n", id.id.c_str(), id.numref_version.c_str(),
+               id.spec_version.c_str(),
+               id.manifest_sha256.empty() ? "none" : ("MANIFEST sha256 " + id.manifest_sha256).c_str());
+  std::fflush(f);
+}
+
 void text_header(std::FILE* f, const RunConfig& cfg, const RunIdentity& id, const BackendReport& b) {
   const BackendInfo& i = b.info;
   std::fprintf(f, "== numref conform: backend %s%s%s [%s%s] %s\n", i.name.c_str(), i.version.empty() ? "" : " ",
@@ -154,9 +161,6 @@ void text_header(std::FILE* f, const RunConfig& cfg, const RunIdentity& id, cons
   std::fprintf(f, "   ops %s | profiles %s | level %s | seed %llu | shard %s\n", join(b.ops).c_str(),
                join(b.profiles).c_str(), level_name(cfg.level).c_str(), static_cast<unsigned long long>(cfg.seed),
                shard_text(cfg, id).c_str());
-  std::fprintf(f, "   run %s | numref %s | spec %s | vectors %s\n", id.id.c_str(), id.numref_version.c_str(),
-               id.spec_version.c_str(),
-               id.manifest_sha256.empty() ? "none" : ("MANIFEST sha256 " + id.manifest_sha256).c_str());
   std::fprintf(f, "   flags: %s\n", i.flags ? "compared" : "NOT compared (the backend does not report flags)");
   const bool tensor = std::any_of(i.ops.begin(), i.ops.end(), [](const std::string& o) { return o == "quantize" || o == "fake-quant"; });
   if (tensor)

@@ -94,6 +94,8 @@ struct RunReport {
 };
 
 // Text pieces (streamed while running).
+// §33.4 the first line of a text report: run id, numref and spec version, the vectors' MANIFEST
+void text_run(std::FILE* f, const RunIdentity& id);
 void text_header(std::FILE* f, const RunConfig& cfg, const RunIdentity& id, const BackendReport& b);
 void text_mismatch(std::FILE* f, const Mismatch& m);
 void text_summary(std::FILE* f, const RunConfig& cfg, const BackendReport& b);

@@ -991,6 +991,7 @@ int run_conform(const RunConfig& cfg, std::FILE* text_out) {
   RunReport rr;
   rr.cfg = cfg;
   rr.id = run_identity(cfg, vdir);  // §33.4 versions, parameters, run id
+  text_run(text, rr.id);
   int status = kExitPass;
   bool unavailable = false;
   for (const auto& n : names) {
