@@ -2,10 +2,14 @@
 #include "report.hpp"
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "numref/conform/util.hpp"
+#include "numref/conform/vectors.hpp"
 #include "numref/value.hpp"
+#include "numref/version.hpp"
 
 namespace numref::conform {
 
@@ -63,7 +67,49 @@ std::string join(const std::vector<std::string>& v, const char* sep = " ") {
 }
 }  // namespace
 
+// ---- the run's identity (§33.4) -----------------------------------------------------------------
+
+std::vector<std::pair<std::string, std::string>> run_parameters(const RunConfig& cfg, const RunIdentity& id) {
+  return {{"numref", id.numref_version},
+          {"spec", id.spec_version},
+          {"backend", cfg.backend},
+          {"profiles", join(cfg.profiles, ",")},
+          {"ops", join(cfg.ops, ",")},
+          {"level", level_name(cfg.level)},
+          {"seed", std::to_string(cfg.seed)},
+          {"vectors", id.manifest_sha256.empty() ? "none" : "MANIFEST sha256 " + id.manifest_sha256},
+          {"any_nan", cfg.any_nan ? "true" : "false"},
+          {"strict", cfg.strict ? "true" : "false"}};
+}
+
+std::string run_id_of(const RunConfig& cfg, const RunIdentity& id) {
+  std::string text;
+  for (const auto& [k, v] : run_parameters(cfg, id)) text += k + "=" + v + "\n";
+  return Sha256::hex(text).substr(0, 16);
+}
+
+RunIdentity run_identity(const RunConfig& cfg, const std::string& vectors_dir) {
+  RunIdentity id;
+  id.numref_version = kVersion;
+  id.spec_version = kSpecVersion;
+  if (!vectors_dir.empty()) {
+    id.vectors_dir = std::filesystem::absolute(vectors_dir).lexically_normal().string();
+    std::ifstream f(std::filesystem::path(vectors_dir) / "MANIFEST", std::ios::binary);
+    std::ostringstream ss;
+    ss << f.rdbuf();
+    // an unreadable MANIFEST stops the vector stage with its own error (§30.5)
+    id.manifest_sha256 = f ? Sha256::hex(ss.str()) : std::string("unreadable");
+  }
+  id.id = run_id_of(cfg, id);
+  return id;
+}
+
 namespace {
+std::string shard_text(const RunConfig& cfg, const RunIdentity& id) {
+  if (id.merged) return "merged from " + std::to_string(id.merged) + " shards of " + std::to_string(cfg.shard_count);
+  return std::to_string(cfg.shard_index) + "/" + std::to_string(cfg.shard_count);
+}
+
 constexpr const char* kInterruptedWhy = "interrupted by a signal; the counts cover the cases run so far";
 
 // §33.4 / §33.7 The word that starts the final line of a backend that did not check all it was
@@ -99,15 +145,22 @@ void counts_line(std::FILE* f, const RunConfig& cfg, const std::vector<const Bac
 }
 }  // namespace
 
-void text_header(std::FILE* f, const RunConfig& cfg, const BackendReport& b) {
+void text_run(std::FILE* f, const RunIdentity& id) {
+  std::fprintf(f, "== run %s | numref %s | spec %s | vectors %s\n", id.id.c_str(), id.numref_version.c_str(),
+               id.spec_version.c_str(),
+               id.manifest_sha256.empty() ? "none" : ("MANIFEST sha256 " + id.manifest_sha256).c_str());
+  std::fflush(f);
+}
+
+void text_header(std::FILE* f, const RunConfig& cfg, const RunIdentity& id, const BackendReport& b) {
   const BackendInfo& i = b.info;
   std::fprintf(f, "== numref conform: backend %s%s%s [%s%s] %s\n", i.name.c_str(), i.version.empty() ? "" : " ",
                i.version.c_str(), i.kind.c_str(), i.kind == "plugin" ? (cfg.isolate ? ", isolated" : ", in process") : "",
                i.location.c_str());
   if (!i.description.empty()) std::fprintf(f, "   %s\n", i.description.c_str());
-  std::fprintf(f, "   ops %s | profiles %s | level %s | seed %llu | shard %llu/%llu\n", join(b.ops).c_str(),
+  std::fprintf(f, "   ops %s | profiles %s | level %s | seed %llu | shard %s\n", join(b.ops).c_str(),
                join(b.profiles).c_str(), level_name(cfg.level).c_str(), static_cast<unsigned long long>(cfg.seed),
-               static_cast<unsigned long long>(cfg.shard_index), static_cast<unsigned long long>(cfg.shard_count));
+               shard_text(cfg, id).c_str());
   // One line for what is compared (§33.4); a passing run stays short (§33.5).
   const bool tensor = std::any_of(i.ops.begin(), i.ops.end(), [](const std::string& o) { return o == "quantize" || o == "fake-quant"; });
   std::fprintf(f, "   flags: %s%s%s\n", i.flags ? "compared" : "NOT compared (the backend does not report flags)",
@@ -326,8 +379,23 @@ void json_report(const RunReport& r, std::FILE* out) {
   };
   const RunConfig& c = r.cfg;
   o << "{\n  \"numref_conform_report\": 1,\n";
+  // §33.4 the run's identity: what `numref report merge` checks (§33.11)
+  const RunIdentity& id = r.id;
+  auto list = [&](const std::vector<std::string>& v) {
+    std::string t = "[";
+    for (std::size_t i = 0; i < v.size(); ++i) t += (i ? ", " : "") + q(v[i]);
+    return t + "]";
+  };
+  o << "  \"run\": {\"id\": " << q(id.id) << ", \"numref_version\": " << q(id.numref_version)
+    << ", \"spec_version\": " << q(id.spec_version) << ",\n    \"backend\": " << q(c.backend)
+    << ", \"profiles\": " << list(c.profiles) << ", \"ops\": " << list(c.ops) << ", \"level\": " << q(level_name(c.level))
+    << ", \"seed\": " << c.seed << ",\n    \"vectors\": " << (id.vectors_dir.empty() ? std::string("null") : q(id.vectors_dir))
+    << ", \"manifest_sha256\": " << (id.manifest_sha256.empty() ? std::string("null") : q(id.manifest_sha256))
+    << ", \"any_nan\": " << (c.any_nan ? "true" : "false") << ", \"strict\": " << (c.strict ? "true" : "false")
+    << ",\n    \"shard\": {\"index\": " << (id.merged ? std::string("null") : u(c.shard_index)) << ", \"count\": "
+    << c.shard_count << ", \"merged\": " << id.merged << "}},\n";
   o << "  \"config\": {\"backend\": " << q(c.backend) << ", \"level\": " << q(level_name(c.level))
-    << ", \"seed\": " << c.seed << ", \"shard\": " << q(std::to_string(c.shard_index) + "/" + std::to_string(c.shard_count))
+    << ", \"seed\": " << c.seed << ", \"shard\": " << q(shard_text(c, id))
     << ", \"any_nan\": " << (c.any_nan ? "true" : "false") << ", \"strict\": " << (c.strict ? "true" : "false")
     << ", \"max_errors\": " << c.max_errors << "},\n";
   o << "  \"backends\": [";
@@ -345,6 +413,7 @@ void json_report(const RunReport& r, std::FILE* out) {
     if (!b.error.empty() || b.interrupted) complete = false;
     o << (bi ? ",\n" : "\n") << "    {\"backend\": " << q(b.display) << ", \"name\": " << q(b.info.name)
       << ", \"version\": " << q(b.info.version) << ", \"kind\": " << q(b.info.kind) << ", \"location\": " << q(b.info.location)
+      << ", \"description\": " << q(b.info.description) << ", \"opened\": " << (b.opened ? "true" : "false")
       << ",\n     \"flags_compared\": " << (b.info.flags ? "true" : "false")
       << ", \"counts_compared\": " << (b.info.counts ? "true" : "false") << ", \"profiles\": [";
     for (std::size_t i = 0; i < b.profiles.size(); ++i) o << (i ? ", " : "") << q(b.profiles[i]);
@@ -399,7 +468,21 @@ void json_report(const RunReport& r, std::FILE* out) {
 
 // ---- JUnit XML ---------------------------------------------------------------------------------
 
+// §33.4 the run's identity as JUnit properties, repeated in every testsuite (where CI tools read them).
+std::string junit_properties(const RunReport& r) {
+  std::string p = "    <properties>\n";
+  auto prop = [&](const std::string& k, const std::string& v) {
+    p += "      <property name=\"" + xml_escape(k) + "\" value=\"" + xml_escape(v) + "\"/>\n";
+  };
+  prop("run_id", r.id.id);
+  for (const auto& [k, v] : run_parameters(r.cfg, r.id)) prop(k, v);
+  prop("vectors_dir", r.id.vectors_dir);
+  prop("shard", shard_text(r.cfg, r.id));
+  return p + "    </properties>\n";
+}
+
 void junit_report(const RunReport& r, std::FILE* out) {
+  const std::string props = junit_properties(r);
   std::ostringstream body;
   std::uint64_t tests = 0, failures = 0, skipped = 0, errors = 0;
   for (const auto& b : r.backends) {
@@ -414,7 +497,7 @@ void junit_report(const RunReport& r, std::FILE* out) {
     if (!b.unavailable.empty()) {  // §31.6 skipped, with the reason
       ++tests;
       ++skipped;
-      body << "  <testsuite name=\"" << xml_escape(bname + " backend") << "\" tests=\"1\" failures=\"0\" errors=\"0\" skipped=\"1\">\n"
+      body << "  <testsuite name=\"" << xml_escape(bname + " backend") << "\" tests=\"1\" failures=\"0\" errors=\"0\" skipped=\"1\">\n" << props
            << "    <testcase classname=\"" << xml_escape(bname) << "\" name=\"backend\">\n      <skipped message=\""
            << xml_escape("unavailable: " + b.unavailable) << "\"/>\n    </testcase>\n  </testsuite>\n";
     }
@@ -425,7 +508,7 @@ void junit_report(const RunReport& r, std::FILE* out) {
     if (!err.empty()) {
       ++tests;
       ++errors;
-      body << "  <testsuite name=\"" << xml_escape(bname + " backend") << "\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\">\n"
+      body << "  <testsuite name=\"" << xml_escape(bname + " backend") << "\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\">\n" << props
            << "    <testcase classname=\"" << xml_escape(bname) << "\" name=\"backend\">\n      <error message=\""
            << xml_escape(err) << "\" type=\"" << type << "\"/>\n    </testcase>\n  </testsuite>\n";
     }
@@ -441,7 +524,7 @@ void junit_report(const RunReport& r, std::FILE* out) {
       failures += fl;
       skipped += sk;
       body << "  <testsuite name=\"" << xml_escape(bname + " " + g) << "\" tests=\"" << t << "\" failures=\"" << fl
-           << "\" errors=\"0\" skipped=\"" << sk << "\">\n";
+           << "\" errors=\"0\" skipped=\"" << sk << "\">\n" << props;
       for (const auto* s : ss) {
         body << "    <testcase classname=\"" << xml_escape(bname + "." + s->op + "." + s->profile) << "\" name=\""
              << xml_escape(s->label + (s->source == "generated" ? " (generated)" : " (" + s->source + ")")) << "\">";
@@ -471,7 +554,7 @@ void junit_report(const RunReport& r, std::FILE* out) {
     const std::string err = r.interrupted ? kInterruptedWhy : "nothing compared: " + r.nothing_compared;
     ++tests;
     ++errors;
-    body << "  <testsuite name=\"run\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\">\n"
+    body << "  <testsuite name=\"run\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\">\n" << props
          << "    <testcase classname=\"numref conform\" name=\"run\">\n      <error message=\"" << xml_escape(err)
          << "\" type=\"" << (r.interrupted ? "interrupted" : "nothing-compared") << "\"/>\n    </testcase>\n  </testsuite>\n";
   }

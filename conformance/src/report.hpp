@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "numref/conform/backend.hpp"
@@ -24,6 +25,9 @@ struct Mismatch {
   std::string detail;  // tensor families: how many elements / blocks differ ("" = none)
   bool is_departure = false;
   std::string fields;  // §33.4 the structured JSON members of the case (mismatch_fields), "" = none
+  // --dump-failures: the failing tensor case's parameters and input words (one case, in order)
+  ParamsPtr dump_params;
+  std::vector<std::uint32_t> dump_in;
 };
 
 // §33.4 The structured JSON members of a failing case: "location" (vector file and line, or
@@ -61,8 +65,28 @@ struct BackendReport {
   std::string nothing_compared_reason(const RunConfig& cfg) const;
 };
 
+// §33.4 The identity of a run: the numref and spec versions and the parameters that decide
+// which cases run and how they are judged. `id` hashes them WITHOUT the shard, so the N
+// shards of one run share it; `numref report merge` (§33.11) refuses reports whose identities
+// differ. The vector directory is recorded but not hashed (shards may mount it elsewhere):
+// the vectors are identified by their MANIFEST's sha256.
+struct RunIdentity {
+  std::string numref_version, spec_version;
+  std::string vectors_dir;      // "" = no golden vectors
+  std::string manifest_sha256;  // sha256 of DIR/MANIFEST; "" = no golden vectors
+  std::string id;               // the first 16 hex digits of the sha256 of the parameters
+  std::uint64_t merged = 0;     // a merged report: how many shard reports it combines (0 = one run)
+};
+// The parameters of a run in a fixed order, as (name, canonical text) pairs: numref, spec,
+// backend, profiles, ops, level, seed, vectors (the MANIFEST sha256 or "none"), any_nan, strict.
+std::vector<std::pair<std::string, std::string>> run_parameters(const RunConfig& cfg, const RunIdentity& id);
+// Fills versions, vector directory, MANIFEST sha256 and id.
+RunIdentity run_identity(const RunConfig& cfg, const std::string& vectors_dir);
+std::string run_id_of(const RunConfig& cfg, const RunIdentity& id);
+
 struct RunReport {
   RunConfig cfg;
+  RunIdentity id;
   std::vector<BackendReport> backends;
   std::string nothing_compared;  // §33.7 the run compared no case: why ("" = it did)
   bool interrupted = false;      // SIGINT / SIGTERM
@@ -70,7 +94,9 @@ struct RunReport {
 };
 
 // Text pieces (streamed while running).
-void text_header(std::FILE* f, const RunConfig& cfg, const BackendReport& b);
+// §33.4 the first line of a text report: run id, numref and spec version, the vectors' MANIFEST
+void text_run(std::FILE* f, const RunIdentity& id);
+void text_header(std::FILE* f, const RunConfig& cfg, const RunIdentity& id, const BackendReport& b);
 void text_mismatch(std::FILE* f, const Mismatch& m);
 void text_summary(std::FILE* f, const RunConfig& cfg, const BackendReport& b);
 void text_total(std::FILE* f, const RunReport& r);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <atomic>
@@ -28,6 +29,7 @@
 #include "numref/conform/output.hpp"
 #include "numref/conform/util.hpp"
 #include "numref/conform/vectors.hpp"
+#include "numref/npy.hpp"
 #include "numref/policy.hpp"
 #include "report.hpp"
 
@@ -141,6 +143,45 @@ struct JobResult {
   int error_exit = 0;
 };
 
+// §33.4 The id of a generated suite in a case location: 12 hex digits of the FNV-1a hash of
+// the family's name and the suite's canonical text.
+std::string suite_id(const Params& p) {
+  return hex(fnv1a64(std::string(p.family().name()) + " " + p.text()) >> 16, 12);
+}
+
+// §33.4 --case ID parsed: a vector case (file, line) or a generated one (suite, index).
+struct CaseId {
+  bool generated = false;
+  std::string file, suite;
+  std::uint64_t line = 0, index = 0;
+};
+std::optional<CaseId> parse_case_id(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  CaseId c;
+  const auto bad = [&] {
+    return std::invalid_argument("--case: '" + s + "' is not a case location (<vector file>:<line> or generated:<suite>#<index>, "
+                                 "as printed at the end of a FAIL line)");
+  };
+  auto number = [&](const std::string& t) {
+    if (t.empty() || t.size() > 18 || t.find_first_not_of("0123456789") != std::string::npos) throw bad();
+    return static_cast<std::uint64_t>(std::stoull(t));
+  };
+  if (s.rfind("generated:", 0) == 0) {
+    const auto hash = s.find('#');
+    if (hash == std::string::npos) throw bad();
+    c.generated = true;
+    c.suite = s.substr(10, hash - 10);
+    if (c.suite.size() != 12 || !parse_hex(c.suite)) throw bad();
+    c.index = number(s.substr(hash + 1));
+    return c;
+  }
+  const auto colon = s.rfind(':');
+  if (colon == std::string::npos || colon == 0) throw bad();
+  c.file = s.substr(0, colon);
+  c.line = number(s.substr(colon + 1));
+  return c;
+}
+
 // Support answers, shared by the workers and the main thread.
 class SupportCache {
  public:
@@ -162,10 +203,13 @@ class SupportCache {
 
 struct Context {
   const RunConfig& cfg;
+  std::optional<CaseId> only;  // --case
   BackendReport& rep;
   SupportCache support;
   CompareOptions cmp;
   bool keep_all = false;  // a JSON / JUnit report: every mismatch is kept for it
+  std::uint64_t dumped = 0;  // --dump-failures: cases written
+  bool dump_failed = false;
 };
 
 bool implements(const BackendInfo& i, std::string_view op) {
@@ -210,6 +254,13 @@ bool vector_agrees(const Params& p, const Job& j, JobResult& r) {
     return false;
   }
   return true;
+}
+
+// A case with a tensor input (the tensor and MoR families): --dump-failures writes it.
+bool is_tensor_case(const Params& p) {
+  for (const Column& c : p.schema().columns)
+    if (!c.output() && c.count() > 1 && c.format) return true;
+  return false;
 }
 
 JobResult process(Context& c, Backend& b, Job& j) {
@@ -283,7 +334,8 @@ JobResult process(Context& c, Backend& b, Job& j) {
         m.op = op;
         m.label = p.label();
         m.params = p.text();
-        m.where = j.cases ? "generated #" + std::to_string(j.first + i) : j.source + ":" + std::to_string(j.lines[i]);
+        m.where = j.cases ? "generated:" + suite_id(p) + "#" + std::to_string(j.first + i)
+                          : j.source + ":" + std::to_string(j.lines[i]);
         MismatchText t = render_mismatch(p, in, e, g, c.cmp);
         m.inputs = std::move(t.inputs);
         m.got = std::move(t.got);
@@ -298,6 +350,10 @@ JobResult process(Context& c, Backend& b, Job& j) {
         if (dep) {
           m.is_departure = true;
           m.departure = dep->why;
+        }
+        if (!c.cfg.dump_dir.empty() && !dep && is_tensor_case(p)) {
+          m.dump_params = j.params;
+          for (int w = 0; w < s.in; ++w) m.dump_in.push_back(in[static_cast<std::size_t>(w)]);
         }
         r.mismatches.push_back(std::move(m));
       }
@@ -314,6 +370,65 @@ JobResult process(Context& c, Backend& b, Job& j) {
     r.error_exit = kExitBackend;
   }
   return r;
+}
+
+// §33.4 --dump-failures: the tensor inputs of a failing case as .npy (f32 <f4, f16 <f2, bf16
+// bit patterns <u2, 8-bit codes |u1; the memory layout of the case) and DIR/<name>.txt with
+// the FAIL line and the command that re-runs the case alone (--case). Files are written
+// through OutputFile (§36.1); a failure to write is reported once as a note on stderr.
+void dump_case(Context& c, const Mismatch& m) {
+  const Params& p = *m.dump_params;
+  const RunConfig& cfg = c.cfg;
+  std::string name = "case-" + std::to_string(++c.dumped) + "-" + m.op + "-" + m.where;
+  for (char& ch : name)
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '.') ch = '_';
+  const fs::path base = fs::path(cfg.dump_dir) / name;
+  auto join = [](const std::vector<std::string>& v) {
+    std::string t;
+    for (const auto& x : v) t += (t.empty() ? "" : ",") + x;
+    return t;
+  };
+  std::string cmd = "numref conform --backend '" + (c.rep.display.empty() ? cfg.backend : c.rep.display) + "'";
+  if (!cfg.ops.empty()) cmd += " --ops '" + join(cfg.ops) + "'";
+  if (!cfg.profiles.empty()) cmd += " --profile '" + join(cfg.profiles) + "'";
+  cmd += " --level " + level_name(cfg.level) + " --seed " + std::to_string(cfg.seed);
+  if (!cfg.vectors_dir.empty()) cmd += " --vectors '" + cfg.vectors_dir + "'";
+  if (cfg.any_nan) cmd += " --any-nan";
+  if (cfg.strict) cmd += " --strict";
+  cmd += " --case '" + m.where + "'";
+  std::string txt = "FAIL " + m.op + " " + m.label + " | " + m.inputs + " | got " + m.got + " | expected " + m.expected +
+                    " | " + m.cls + " | " + m.where + (m.detail.empty() ? "" : " | " + m.detail) +
+                    "\n\nsuite: " + m.op + " " + m.params + "\n\nre-run this case alone (add --no-isolate for a debugger):\n  " +
+                    cmd + "\n\ninputs:\n";
+  try {
+    for (const Column& col : p.schema().columns) {
+      if (col.output() || !col.format) continue;
+      const std::size_t n = col.count();
+      const Format& f = *col.format;
+      const auto dt = f.bits == 32 ? npy::Dtype::u4 : f.bits == 16 ? (&f == &format(FormatId::f16) ? npy::Dtype::f2 : npy::Dtype::u2)
+                                                   : npy::Dtype::u1;
+      std::vector<std::uint8_t> data;
+      const std::size_t isz = npy::itemsize(dt == npy::Dtype::u4 ? npy::Dtype::f4 : dt);
+      for (std::size_t k = 0; k < n; ++k) {
+        const std::uint32_t w = m.dump_in[static_cast<std::size_t>(col.at) + k * static_cast<std::size_t>(col.width)];
+        for (std::size_t b = 0; b < isz; ++b) data.push_back(static_cast<std::uint8_t>(w >> (8 * b)));
+      }
+      const std::vector<std::size_t> shape{col.rows, col.cols};
+      const std::string file = base.string() + "." + col.name + ".npy";
+      OutputFile out(file);
+      const auto bytes = npy::encode(dt == npy::Dtype::u4 ? npy::Dtype::f4 : dt, shape, data);
+      out.write(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+      out.commit();
+      txt += "  " + col.name + ": " + fs::path(file).filename().string() + " (" + std::string(f.name) + ", " + std::to_string(col.rows) +
+             "x" + std::to_string(col.cols) + (f.bits == 16 && &f != &format(FormatId::f16) ? ", bit patterns: --input-format " + std::string(f.name) : "") + ")\n";
+    }
+    OutputFile out(base.string() + ".txt");
+    out.write(txt);
+    out.commit();
+  } catch (const std::exception& e) {
+    if (!c.dump_failed) std::fprintf(stderr, "numref conform: --dump-failures: %s\n", e.what());
+    c.dump_failed = true;
+  }
 }
 
 // A pool of workers, one backend instance each; results are delivered in order.
@@ -415,6 +530,7 @@ class Pipeline {
           ++s.shown;
           prog_.finish();
           text_mismatch(text_, m);
+          if (m.dump_params) dump_case(c_, m);
         }
         if (c_.cfg.report == ReportFormat::json && c_.rep.spool) {
           // §33.4 every mismatch goes to the report file; spooled on disk (memory bound, §33.3)
@@ -456,6 +572,13 @@ std::pair<std::uint64_t, std::uint64_t> shard_range(std::uint64_t size, const Ru
   return {lo, hi};
 }
 
+// The cases of a generated suite to run: the shard's range, or the one --case index.
+std::pair<std::uint64_t, std::uint64_t> case_range(std::uint64_t size, const Context& c) {
+  if (!c.only) return shard_range(size, c.cfg);
+  const std::uint64_t i = std::min(c.only->index, size);
+  return {i, std::min(i + 1, size)};
+}
+
 // Families selected by --ops, with their selectors.
 std::vector<std::pair<const Family*, std::vector<std::string>>> select_families(const RunConfig& cfg) {
   std::vector<std::pair<const Family*, std::vector<std::string>>> out;
@@ -491,6 +614,7 @@ void run_vectors(Context& c, Pipeline& pipe, Progress& prog,
   prog.start(c.rep.info.name + " vectors", 0);
   for (const auto& e : man) {
     if (pipe.failed() || stop_requested()) return;
+    if (c.only && (c.only->generated || c.only->file != e.path)) continue;  // --case
     const fs::path path = fs::path(dir) / e.path;
     std::ifstream f(path, std::ios::binary);
     if (!f) throw VectorError(e.path + ": listed in the MANIFEST but cannot be opened");
@@ -550,6 +674,7 @@ void run_vectors(Context& c, Pipeline& pipe, Progress& prog,
         throw VectorError(vr.where() + ": " + err.what());
       }
       if (k < lo || k >= hi) continue;
+      if (c.only && static_cast<std::uint64_t>(vr.line()) != c.only->line) continue;
       for (auto& vc : cases) {
         if (!selector_match(*vc.params, fit->second)) continue;
         if (job.n > 0 && (job.params->text() != vc.params->text() || job.n >= 4096 ||
@@ -583,13 +708,17 @@ void run_generated(Context& c, Pipeline& pipe, Progress& prog, Backend& b0,
     req.selectors = sel;
     fam->plan(req, suites);
   }
+  if (c.only) {  // --case: the one suite, the one index
+    if (!c.only->generated) return;
+    std::erase_if(suites, [&](const GeneratedSuite& g) { return suite_id(*g.params) != c.only->suite; });
+  }
   // Support queries first, while no worker uses a backend instance.
   std::uint64_t total = 0;
   std::vector<char> ok(suites.size());
   for (std::size_t i = 0; i < suites.size(); ++i) {
     if (stop_requested()) return;
     ok[i] = is_supported(c, b0, *suites[i].params) ? 1 : 0;
-    const auto [lo, hi] = shard_range(suites[i].cases->size(), c.cfg);
+    const auto [lo, hi] = case_range(suites[i].cases->size(), c);
     if (ok[i]) total += hi - lo;
   }
   prog.start(c.rep.info.name, total);
@@ -597,7 +726,7 @@ void run_generated(Context& c, Pipeline& pipe, Progress& prog, Backend& b0,
     const auto& gs = suites[i];
     const Params& p = *gs.params;
     const std::size_t si = c.rep.suite(std::string(p.family().name()), p.profile(), p.label(), p.text(), "generated");
-    const auto [lo, hi] = shard_range(gs.cases->size(), c.cfg);
+    const auto [lo, hi] = case_range(gs.cases->size(), c);
     if (!ok[i]) {
       c.rep.suites[si].skipped += hi - lo;
       c.rep.suites[si].cases += hi - lo;
@@ -656,7 +785,7 @@ std::vector<std::string> profiles_for(const RunConfig& cfg, const BackendInfo& i
   return out;
 }
 
-int run_one(const RunConfig& cfg, const std::string& backend_arg, BackendReport& rep, std::FILE* text,
+int run_one(const RunConfig& cfg, const RunIdentity& id, const std::string& backend_arg, BackendReport& rep, std::FILE* text,
             const std::vector<std::pair<const Family*, std::vector<std::string>>>& fams, const std::string& vdir) {
   const auto t0 = Clock::now();
   rep.display = backend_arg;
@@ -714,9 +843,9 @@ int run_one(const RunConfig& cfg, const std::string& backend_arg, BackendReport&
   if (!missing.empty())
     rep.notes.push_back("the backend does not implement " + std::string(missing.find(',') == std::string::npos ? "op " : "ops ") +
                         missing + ": their cases are skipped");
-  text_header(text, cfg, rep);
+  text_header(text, cfg, id, rep);
 
-  Context ctx{cfg, rep, {}, {}, cfg.report != ReportFormat::text};
+  Context ctx{cfg, parse_case_id(cfg.case_id), rep, {}, {}, cfg.report != ReportFormat::text};
   ctx.cmp.caps = rep.info.caps();
   ctx.cmp.any_nan = cfg.any_nan;
   const bool tty = isatty(2) != 0;
@@ -823,6 +952,13 @@ std::vector<std::string> run_inputs(const RunConfig& cfg, const std::string& vdi
 int run_conform(const RunConfig& cfg, std::FILE* text_out) {
   if (cfg.shard_count == 0 || cfg.shard_index >= cfg.shard_count)
     throw std::invalid_argument("--shard I/N needs 0 <= I < N");
+  if (!cfg.case_id.empty() && cfg.shard_count > 1) throw std::invalid_argument("--case runs one case: no --shard with it");
+  parse_case_id(cfg.case_id);  // a malformed --case is a usage error before anything runs
+  if (!cfg.dump_dir.empty()) {
+    std::error_code ec;
+    if (!fs::is_directory(cfg.dump_dir, ec))
+      throw std::invalid_argument("--dump-failures: '" + cfg.dump_dir + "' is not an existing directory");
+  }
   const auto fams = select_families(cfg);
   for (const auto& p : cfg.profiles)
     if (!find_profile(p)) throw std::invalid_argument("--profile: unknown profile '" + p + "'");
@@ -870,12 +1006,14 @@ int run_conform(const RunConfig& cfg, std::FILE* text_out) {
 
   RunReport rr;
   rr.cfg = cfg;
+  rr.id = run_identity(cfg, vdir);  // §33.4 versions, parameters, run id
+  text_run(text, rr.id);
   int status = kExitPass;
   bool unavailable = false;
   for (const auto& n : names) {
     rr.backends.emplace_back();
     rr.backends.back().vectors = vdesc;
-    const int s = run_one(cfg, n, rr.backends.back(), text, fams, vdir);
+    const int s = run_one(cfg, rr.id, n, rr.backends.back(), text, fams, vdir);
     if (s == kExitInterrupted || s == kExitBackend || s == kExitUsage) status = std::max(status, s);
     else if (s == kExitMismatch && status == kExitPass) status = kExitMismatch;
     else if (s == kExitUnavailable) unavailable = true;
@@ -892,7 +1030,13 @@ int run_conform(const RunConfig& cfg, std::FILE* text_out) {
         cmp += b.compared();
         if (!ran) ran = &b;
       }
-    if (ran && cmp == 0) {
+    std::uint64_t cases = 0;
+    for (const auto& b : rr.backends) cases += b.total(&SuiteStats::cases);
+    if (ran && !cfg.case_id.empty() && cases == 0) {
+      rr.nothing_compared = "--case " + cfg.case_id + ": no such case in this selection (give the --ops, --profile, "
+                            "--level and --seed of the run that printed it)";
+      status = kExitUsage;
+    } else if (ran && cmp == 0) {
       rr.nothing_compared = names.size() > 1 ? "no backend compared a case" : ran->nothing_compared_reason(cfg);
       status = kExitUsage;
     }

@@ -734,3 +734,224 @@ TEST(ConformCli, AllBackendsIncludeGaussws) {
   EXPECT_TRUE(contains(r.out, "\ngaussws{s}ocp{s}{p}{s}{p}{s}0")) << r.out;
   EXPECT_TRUE(contains(r.out, "== all backends\n{p} passed, 0 failed")) << r.out;
 }
+
+// ---- issue 16 item 20, issue 13 item 5: the run's identity and merged shard reports (§33.4, §33.11)
+
+namespace {
+// The version line of `numref --version`: "numref V (spec W)" -> {V, W}.
+std::pair<std::string, std::string> versions() {
+  const std::string v = run_numref("--version").out;
+  const auto sp = v.find(' '), paren = v.find(" (spec ");
+  return {v.substr(sp + 1, paren - sp - 1), v.substr(paren + 7, v.find(')') - paren - 7)};
+}
+// A selection of several suites and a few thousand cases: every f16 code into f8e4m3fn, ocp.
+const std::string kShardSel = " --level 0 --ops cast:f16:f8e4m3fn --profile ocp";
+std::string json_shard(const fs::path& d, const std::string& name, const std::string& backend, const std::string& extra) {
+  const std::string out = (d / name).string();
+  const CliRun r = run_numref(conform(backend) + extra + " --report json --out '" + out + "'");
+  EXPECT_TRUE(r.status == 0 || r.status == 1) << r.out;
+  return "'" + out + "'";
+}
+}  // namespace
+
+// §33.4 every report records numref and spec version, the run's parameters, the shard, and a
+// run id that hashes the parameters without the shard: the two shards of a run share it, a
+// run with another seed does not. The expected id is computed here from the spec's text.
+TEST(ConformCli, ReportsCarryTheRunIdentity) {
+  const fs::path d = temp_dir("identity");
+  const auto [ver, spec] = versions();
+  ASSERT_FALSE(ver.empty());
+  json_shard(d, "a.json", "reference", kSmall + " --shard 0/2");
+  json_shard(d, "b.json", "reference", kSmall + " --shard 1/2");
+  json_shard(d, "c.json", "reference", kSmall + " --shard 0/2 --seed 2");
+  const CliRun x = run_numref(conform("reference") + kSmall + " --shard 1/2 --report junit --out '" + (d / "x.xml").string() + "'");
+  EXPECT_EQ(x.status, 0) << x.out;
+  std::ofstream(d / "check.py") << R"PY(
+import hashlib, json, sys, os, xml.etree.ElementTree as E
+d, ver, spec, vec = sys.argv[1:5]
+a, b, c = (json.load(open(os.path.join(d, n)))["run"] for n in ("a.json", "b.json", "c.json"))
+man = hashlib.sha256(open(os.path.join(vec, "MANIFEST"), "rb").read()).hexdigest()
+text = ("numref=%s\nspec=%s\nbackend=reference\nprofiles=ocp\nops=cast:f8e5m2:f32\nlevel=0\nseed=1\n"
+        "vectors=MANIFEST sha256 %s\nany_nan=false\nstrict=false\n") % (ver, spec, man)
+want = hashlib.sha256(text.encode()).hexdigest()[:16]
+assert a["id"] == want, (a["id"], want)
+assert b["id"] == a["id"] and c["id"] != a["id"], (a, b, c)
+assert a["numref_version"] == ver and a["spec_version"] == spec, a
+assert a["backend"] == "reference" and a["profiles"] == ["ocp"] and a["ops"] == ["cast:f8e5m2:f32"], a
+assert a["level"] == "0" and a["seed"] == 1 and c["seed"] == 2 and a["any_nan"] is False and a["strict"] is False, a
+assert a["manifest_sha256"] == man and os.path.samefile(a["vectors"], vec), a
+assert a["shard"] == {"index": 0, "count": 2, "merged": 0} and b["shard"]["index"] == 1, (a, b)
+t = E.parse(os.path.join(d, "x.xml")).getroot()
+suites = list(t.iter("testsuite"))
+assert suites
+for s in suites:
+    p = {q.get("name"): q.get("value") for q in s.find("properties")}
+    assert p["run_id"] == want and p["shard"] == "1/2" and p["numref"] == ver and p["spec"] == spec, p
+    assert p["seed"] == "1" and p["vectors"] == "MANIFEST sha256 " + man, p
+print(want)
+)PY";
+  const CliRun r = run_sh(std::string(NUMREF_PYTHON) + " '" + (d / "check.py").string() + "' '" + d.string() + "' '" + ver +
+                          "' '" + spec + "' '" + vectors() + "'");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::string id = r.out.substr(0, 16);
+  // the text report's first line says the same
+  const CliRun t = run_numref(conform("reference") + kSmall + " --shard 0/2");
+  EXPECT_EQ(t.out.rfind("== run " + id + " | numref " + ver + " | spec " + spec + " | vectors MANIFEST sha256 ", 0), 0u)
+      << t.out;
+  fs::remove_all(d);
+}
+
+// §33.11 the merge of the N shard reports has the counts of the unsharded run (in any order of
+// the files) and its exit status; a missing, a duplicated or a foreign shard (another seed,
+// another profile) is refused, naming the file and what differs, exit 2.
+TEST(ConformCli, ReportMergeOfShardsEqualsTheUnshardedRun) {
+  const fs::path d = temp_dir("merge");
+  const CliRun whole = run_numref(conform("reference") + kShardSel);
+  ASSERT_EQ(whole.status, 0) << whole.out;
+  const std::uint64_t all = passed_of(whole.out);
+  const std::string s0 = json_shard(d, "s0.json", "reference", kShardSel + " --shard 0/3");
+  const std::string s1 = json_shard(d, "s1.json", "reference", kShardSel + " --shard 1/3");
+  const std::string s2 = json_shard(d, "s2.json", "reference", kShardSel + " --shard 2/3");
+  CliRun m = run_numref("report merge " + s2 + " " + s0 + " " + s1);
+  EXPECT_EQ(m.status, 0) << m.out;
+  EXPECT_EQ(passed_of(m.out), all) << m.out;
+  EXPECT_NE(m.out.find("| shard merged from 3 shards of 3\n"), std::string::npos) << m.out;
+  // the merged JSON: the unsharded run's summary and suites
+  const std::string wj = json_shard(d, "whole.json", "reference", kShardSel);
+  m = run_numref("report merge --report json --out '" + (d / "m.json").string() + "' " + s0 + " " + s1 + " " + s2);
+  EXPECT_EQ(m.status, 0) << m.out;
+  CliRun py = run_sh(std::string(NUMREF_PYTHON) + " -c \"import json, sys; w, m = (json.load(open(p)) for p in sys.argv[1:3]); "
+                     "k = lambda r: sorted((s['source'], s['params'], s['cases'], s['passed'], s['failed']) for s in r['backends'][0]['suites']); "
+                     "assert m['summary'] == w['summary'] and k(m) == k(w), (m['summary'], w['summary']); "
+                     "assert m['complete'] and m['exit_status'] == 0 and m['run']['id'] == w['run']['id'] and m['run']['shard']['merged'] == 3\" " +
+                     wj + " '" + (d / "m.json").string() + "'");
+  EXPECT_EQ(py.status, 0) << py.out;
+  // a missing shard
+  m = run_numref("report merge " + s0 + " " + s2);
+  EXPECT_EQ(m.status, 2) << m.out;
+  EXPECT_TRUE(contains(m.out, "missing shard 1/3 of run ")) << m.out;
+  // a duplicated shard
+  m = run_numref("report merge " + s0 + " " + s1 + " " + s2 + " " + s1);
+  EXPECT_EQ(m.status, 2) << m.out;
+  EXPECT_NE(m.out.find("shard 1/3 given twice: " + (d / "s1.json").string() + " and " + (d / "s1.json").string()),
+            std::string::npos) << m.out;
+  // foreign shards: another seed, another profile
+  const std::string seed2 = json_shard(d, "seed2.json", "reference", kShardSel + " --shard 1/3 --seed 2");
+  m = run_numref("report merge " + s0 + " " + seed2 + " " + s2);
+  EXPECT_EQ(m.status, 2) << m.out;
+  EXPECT_NE(m.out.find((d / "seed2.json").string() + ": a shard of another run: seed is '2', "), std::string::npos) << m.out;
+  const std::string sat = json_shard(d, "sat.json", "reference",
+                                     " --level 0 --ops cast:f16:f8e4m3fn --profile cuda_satfinite --shard 2/3");
+  m = run_numref("report merge " + s0 + " " + s1 + " " + sat);
+  EXPECT_EQ(m.status, 2) << m.out;
+  EXPECT_NE(m.out.find("sat.json: a shard of another run: profiles is 'cuda_satfinite'"), std::string::npos) << m.out;
+  // refused: the output is one of the inputs; a JUnit report as input
+  m = run_numref("report merge --report json --out " + s0 + " " + s0 + " " + s1 + " " + s2);
+  EXPECT_EQ(m.status, 2) << m.out;
+  EXPECT_NE(m.out.find("is also an input"), std::string::npos) << m.out;
+  EXPECT_EQ(run_numref("report merge --out '" + (d / "r.json").string() + "' " + s0).status, 2);
+  EXPECT_FALSE(fs::exists(d / "r.json"));  // nothing written by a refused merge
+  fs::remove_all(d);
+}
+
+// §33.11 a shard with a mismatch makes the merge fail (exit 1) with the unsharded run's failed
+// count and its FAIL lines.
+TEST(ConformCli, ReportMergeOfAFailingShardFails) {
+  const fs::path d = temp_dir("merge-fail");
+  const std::string sel = " --level 0 --ops cast:f32:f8e4m3fn --profile ocp --max-errors 0";
+  const CliRun whole = run_numref(conform(broken("tie464")) + sel);
+  ASSERT_EQ(whole.status, 1) << whole.out;
+  const std::string last = last_line(whole.out);
+  const std::string a = json_shard(d, "a.json", broken("tie464"), sel + " --shard 0/2");
+  const std::string b = json_shard(d, "b.json", broken("tie464"), sel + " --shard 1/2");
+  const CliRun m = run_numref("report merge " + a + " " + b);
+  EXPECT_EQ(m.status, 1) << m.out;
+  EXPECT_EQ(last_line(m.out), last) << m.out;  // "P passed, F failed, S skipped"
+  std::size_t fails = 0, whole_fails = 0;
+  for (std::size_t at = m.out.find("\nFAIL "); at != std::string::npos; at = m.out.find("\nFAIL ", at + 1)) ++fails;
+  for (std::size_t at = whole.out.find("\nFAIL "); at != std::string::npos; at = whole.out.find("\nFAIL ", at + 1)) ++whole_fails;
+  EXPECT_EQ(fails, whole_fails);
+  EXPECT_GT(fails, 0u);
+  fs::remove_all(d);
+}
+
+// ---- issue 16 item 15: re-run one case (§33.4) ------------------------------------------------
+
+// The location that ends a FAIL line is an id that --case accepts: a generated case and a
+// vector case re-run alone give back the same FAIL line and "0 passed, 1 failed"; a malformed
+// id and an id of no case of the selection are exit 2.
+TEST(ConformCli, CaseRerunsTheCaseOfAFailLine) {
+  const std::string sel = conform(broken("tie464")) + " --level 0 --ops cast:f32:f8e4m3fn --profile ocp --max-errors 0";
+  const CliRun whole = run_numref(sel);
+  ASSERT_EQ(whole.status, 1) << whole.out;
+  std::string gen, vec;  // the first FAIL line of each kind
+  std::istringstream in(whole.out);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("FAIL ", 0) != 0) continue;
+    const std::string loc = line.substr(line.rfind(" | ") + 3);
+    if (gen.empty() && loc.rfind("generated:", 0) == 0) gen = line;
+    if (vec.empty() && loc.find(".vec:") != std::string::npos) vec = line;
+  }
+  ASSERT_FALSE(gen.empty() || vec.empty()) << whole.out;
+  for (const std::string& line : {gen, vec}) {
+    const std::string id = line.substr(line.rfind(" | ") + 3);
+    const CliRun r = run_numref(sel + " --case '" + id + "'");
+    EXPECT_EQ(r.status, 1) << r.out;
+    EXPECT_NE(r.out.find("\n" + line + "\n"), std::string::npos) << id << "\n" << r.out;
+    EXPECT_EQ(last_line(r.out), "0 passed, 1 failed, 0 skipped") << r.out;
+  }
+  const CliRun bad = run_numref(sel + " --case nonsense");
+  EXPECT_EQ(bad.status, 2) << bad.out;
+  EXPECT_NE(bad.out.find("--case: 'nonsense' is not a case location"), std::string::npos) << bad.out;
+  const std::string gid = gen.substr(gen.rfind(" | ") + 3);
+  const CliRun none = run_numref(sel + " --case '" + gid.substr(0, gid.find('#')) + "#99999999'");
+  EXPECT_EQ(none.status, 2) << none.out;
+  EXPECT_TRUE(contains(last_line(none.out), "NOTHING COMPARED: 0 passed, 0 failed, 0 skipped (--case ")) << none.out;
+  EXPECT_EQ(run_numref(sel + " --case '" + gid + "' --shard 0/2").status, 2);
+}
+
+// §33.4 --dump-failures DIR: each printed failing tensor case is written as its input tensor
+// (.npy; the element the FAIL line names holds the code it prints) and a .txt file whose
+// --case command re-runs the case alone (and fails again); a missing DIR is exit 2.
+TEST(ConformCli, DumpFailuresWritesTensorCasesThatReproduce) {
+  const fs::path d = temp_dir("dump");
+  const std::string sel = conform(broken("mxfloor")) + " --level 0 --ops quantize --max-errors 1";
+  const CliRun r = run_numref(sel + " --dump-failures '" + d.string() + "'");
+  EXPECT_EQ(r.status, 1) << r.out;
+  std::vector<fs::path> txts;
+  for (const auto& e : fs::directory_iterator(d))
+    if (e.path().extension() == ".txt") txts.push_back(e.path());
+  ASSERT_FALSE(txts.empty()) << r.out;
+  std::size_t fails = 0;
+  for (std::size_t at = r.out.find("\nFAIL "); at != std::string::npos; at = r.out.find("\nFAIL ", at + 1)) ++fails;
+  EXPECT_EQ(txts.size(), fails);  // one per printed FAIL line (every one is a tensor case here)
+  const std::string txt = slurp(txts.front());
+  ASSERT_EQ(txt.rfind("FAIL quantize ", 0), 0u) << txt;
+  EXPECT_NE(r.out.find(txt.substr(0, txt.find('\n')) + "\n"), std::string::npos) << txt;  // the printed line
+  // the command re-runs the one case: it fails again
+  const std::size_t c = txt.find("  numref conform ");
+  ASSERT_NE(c, std::string::npos) << txt;
+  const std::string cmd = txt.substr(c + 9, txt.find('\n', c) - c - 9);
+  const CliRun again = run_numref(cmd + " --no-progress");
+  EXPECT_EQ(again.status, 1) << cmd << "\n" << again.out;  // (a vector line may hold several cases: all run)
+  EXPECT_NE(again.out.find("\n" + txt.substr(0, txt.find('\n')) + "\n"), std::string::npos) << again.out;
+  // the .npy holds the input: the element named in the FAIL line has the printed code
+  std::ofstream(d / "check.py") << R"PY(
+import re, sys, numpy as np
+txt = open(sys.argv[1]).read()
+m = re.search(r"element \((\d+),(\d+)\) x=([0-9a-f]+)", txt)
+npy = re.search(r"  x: (\S+\.npy)", txt).group(1)
+a = np.load(sys.argv[2] + "/" + npy)
+v = a.view({4: np.uint32, 2: np.uint16, 1: np.uint8}[a.dtype.itemsize])
+i, j, code = int(m.group(1)), int(m.group(2)), int(m.group(3), 16)
+assert v[i, j] == code, (v[i, j], code, a.shape)
+)PY";
+  const CliRun py = run_sh(std::string(NUMREF_PYTHON) + " '" + (d / "check.py").string() + "' '" + txts.front().string() +
+                           "' '" + d.string() + "'");
+  EXPECT_EQ(py.status, 0) << py.out << txt;
+  const CliRun missing = run_numref(sel + " --dump-failures '" + (d / "nope").string() + "'");
+  EXPECT_EQ(missing.status, 2) << missing.out;
+  EXPECT_NE(missing.out.find("--dump-failures: '" + (d / "nope").string() + "' is not an existing directory"),
+            std::string::npos) << missing.out;
+  fs::remove_all(d);
+}

@@ -31,6 +31,12 @@ the reason, when the run did not check everything it was asked to.
   --seed S           seed of the generated cases (default 1)
   --shard I/N        run only shard I of N, 0 <= I < N (every suite's cases split in N
                      ranges; 0/4 .. 3/4 are the four shards)
+  --case ID          re-run one case: ID is the location that ends a FAIL line,
+                     <vector file>:<line> or generated:<suite>#<index> (give the same
+                     --ops, --profile, --level and --seed as the run that printed it)
+  --dump-failures DIR  write each printed failing tensor / MoR case into DIR (which must
+                     exist): its input tensors as .npy and a .txt file with the FAIL line
+                     and the numref conform --case command that re-runs it
   --max-errors N     mismatch lines printed per suite (default 20, 0 = all); counting goes on;
                      the --report json|junit file lists every mismatch
   --any-nan          any NaN result matches any expected NaN (reported as such)
@@ -125,6 +131,8 @@ int run(Args& a) {
     c.shard_index = static_cast<std::uint64_t>(i);
     c.shard_count = static_cast<std::uint64_t>(n);
   }
+  c.case_id = a.opt_or("case", "");
+  c.dump_dir = a.opt_or("dump-failures", "");
   if (auto s = a.opt("max-errors")) c.max_errors = static_cast<std::uint64_t>(parse_int(*s, 0, 1LL << 40, "--max-errors"));
   c.any_nan = a.flag("any-nan");
   c.strict = a.flag("strict");

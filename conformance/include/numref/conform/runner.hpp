@@ -33,7 +33,13 @@ struct RunConfig {
   ReportFormat report = ReportFormat::text;
   std::string out;  // report file ("" = stdout)
   int progress = -1;  // -1 auto (TTY), 0 off, 1 on
-  bool require_backend = false;  // §33.7 an unavailable backend (§31.6) exits 77 instead of 0
+  bool require_backend = false;
+  // §33.4 re-run one case: the location of a FAIL line, "<vector file>:<line>" or
+  // "generated:<suite>#<index>" (with the run's --ops, --profile, --level and --seed)
+  std::string case_id;
+  // §33.4 write each failing tensor case printed (--max-errors) as .npy inputs and a .txt file
+  // with the command that reproduces it, into this existing directory ("" = none)
+  std::string dump_dir;  // §33.7 an unavailable backend (§31.6) exits 77 instead of 0
 };
 
 // §33.7 Exit status.
