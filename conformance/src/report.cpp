@@ -157,7 +157,9 @@ void text_header(std::FILE* f, const RunConfig& cfg, const RunIdentity& id, cons
   std::fprintf(f, "== numref conform: backend %s%s%s [%s%s] %s\n", i.name.c_str(), i.version.empty() ? "" : " ",
                i.version.c_str(), i.kind.c_str(), i.kind == "plugin" ? (cfg.isolate ? ", isolated" : ", in process") : "",
                i.location.c_str());
-  if (!i.description.empty()) std::fprintf(f, "   %s\n", i.description.c_str());
+  // The backend's own description: with --verbose (and always in the JSON report); a passing run
+  // stays short (§33.5).
+  if (cfg.verbose && !i.description.empty()) std::fprintf(f, "   %s\n", i.description.c_str());
   std::fprintf(f, "   ops %s | profiles %s | level %s | seed %llu | shard %s\n", join(b.ops).c_str(),
                join(b.profiles).c_str(), level_name(cfg.level).c_str(), static_cast<unsigned long long>(cfg.seed),
                shard_text(cfg, id).c_str());
