@@ -68,33 +68,6 @@ const Format& format_arg(const std::string& name, const std::string& what) {
   return format(*id);
 }
 
-std::string profile_names() {
-  std::string s;
-  for (int i = 0; i < kProfileCount; ++i) {
-    if (!s.empty()) s += ", ";
-    s += all_profiles()[i].name;
-  }
-  return s;
-}
-
-template <class T>
-std::string words_of(const PolicyKnob<T>& k) {
-  std::string s;
-  for (const std::string_view w : k.words) {
-    if (!s.empty()) s += '|';
-    s += w;
-  }
-  return s;
-}
-
-// The value of a knob named by one of its words (bool knobs included: their words are 0, 1).
-template <class T>
-std::optional<T> parse_word(const PolicyKnob<T>& k, std::string_view v) {
-  for (std::size_t i = 0; i < k.words.size(); ++i)
-    if (k.words[i] == v) return static_cast<T>(i);
-  return std::nullopt;
-}
-
 // §10 / §10.2 The policy of `numref cast` options, with the same layering and checks as the
 // CLI (tools/numref/cli_common.cpp policy_from_args): the profile's policy for the target
 // (narrow or wide, §10.1; `profile` empty: the default Policy, used when a complete
@@ -129,10 +102,10 @@ Policy resolve_policy(const Format& to, const std::string& profile_name, const s
         p.*k.member = v;
         bits_given = true;
       } else {
-        const auto e = parse_word(k, value);
+        const auto e = k.parse_word(value);
         if (!e) {
           if constexpr (std::is_same_v<T, bool>) fail(key + ": expected 0 or 1, got '" + value + "'");
-          else fail(key + ": unknown value '" + value + "' (expected " + words_of(k) + ")");
+          else fail(key + ": unknown value '" + value + "' (expected " + k.words_text() + ")");
         }
         p.*k.member = *e;
         round_given |= std::is_same_v<T, Round>;

@@ -187,6 +187,15 @@ Policy Profile::for_cast(const Format& from, const Format& to) const {
 
 const Profile& profile(ProfileId id) { return profiles()[static_cast<std::size_t>(id)]; }
 const Profile* all_profiles() { return profiles().data(); }
+
+std::string profile_names() {
+  std::string s;
+  for (int i = 0; i < kProfileCount; ++i) {
+    if (!s.empty()) s += ", ";
+    s += all_profiles()[i].name;
+  }
+  return s;
+}
 std::optional<ProfileId> find_profile(std::string_view name) {
   for (const auto& p : profiles())
     if (p.name == name) return p.id;

@@ -214,34 +214,7 @@ std::string option_of(std::string_view key) {
   return o;
 }
 
-// "a|b|c": the canonical words of a knob, from numref's knob table.
-template <class T>
-std::string words_of(const PolicyKnob<T>& k) {
-  std::string s;
-  for (const std::string_view w : k.words) {
-    if (!s.empty()) s += '|';
-    s += w;
-  }
-  return s;
-}
-
-template <class T>
-std::optional<T> parse_word(const PolicyKnob<T>& k, std::string_view v) {
-  for (std::size_t i = 0; i < k.words.size(); ++i)
-    if (k.words[i] == v) return static_cast<T>(i);
-  return std::nullopt;
-}
-
 constexpr std::string_view kDefaultProfile = "ocp";
-
-std::string profile_names() {
-  std::string s;
-  for (int i = 0; i < kProfileCount; ++i) {
-    if (!s.empty()) s += ", ";
-    s += all_profiles()[i].name;
-  }
-  return s;
-}
 
 }  // namespace
 
@@ -268,10 +241,10 @@ Policy policy_from_args(Args& a, const Format& to, const Format* from) {
       p.*k.member = static_cast<int>(parse_int(*v, 1, 32, option));  // §4.3
       bits_given = true;
     } else {
-      const auto e = parse_word(k, *v);
+      const auto e = k.parse_word(*v);
       if (!e) {
         if constexpr (std::is_same_v<T, bool>) throw UsageError(option + ": expected 0 or 1, got '" + *v + "'");
-        else throw UsageError(option + ": unknown value '" + *v + "' (expected " + words_of(k) + ")");
+        else throw UsageError(option + ": unknown value '" + *v + "' (expected " + k.words_text() + ")");
       }
       p.*k.member = *e;
       round_given |= std::is_same_v<T, Round>;
@@ -304,8 +277,8 @@ std::string_view policy_options_help() {
       const std::string opt = "--" + option_of(k.key);
       const std::string clause = " (" + std::string(k.clause) + ")";
       if constexpr (std::is_same_v<T, int>) h += line(opt + " K", "random bits for round=sr, 1..32" + clause);
-      else if constexpr (std::is_same_v<T, Round>) h += line(opt + " V", words_of(k) + clause + "; also sets e8m0_round=follow");
-      else h += line(opt + " V", words_of(k) + clause);
+      else if constexpr (std::is_same_v<T, Round>) h += line(opt + " V", k.words_text() + clause + "; also sets e8m0_round=follow");
+      else h += line(opt + " V", k.words_text() + clause);
     });
     return h;
   }();

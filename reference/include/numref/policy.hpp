@@ -163,6 +163,8 @@ struct Profile {
 const Profile& profile(ProfileId id);
 std::optional<ProfileId> find_profile(std::string_view name);
 const Profile* all_profiles();  // kProfileCount entries
+// "ocp, ieee, ...": the profile names in table order, for messages and help texts.
+std::string profile_names();
 
 // ---- §10.2 the knob table ---------------------------------------------------------------
 //
@@ -200,6 +202,22 @@ struct PolicyKnob {
   std::uint8_t c_first;                     // §31.3 the C value of word 0
   bool sr_only;                             // meaningful (and written by describe()) only with round=sr
   std::string_view clause;
+
+  // "a|b|c": the canonical words, for messages and help texts.
+  std::string words_text() const {
+    std::string s;
+    for (const std::string_view w : words) {
+      if (!s.empty()) s += '|';
+      s += w;
+    }
+    return s;
+  }
+  // The value named by one of the words (bool knobs included: their words are 0, 1).
+  std::optional<T> parse_word(std::string_view v) const {
+    for (std::size_t i = 0; i < words.size(); ++i)
+      if (words[i] == v) return static_cast<T>(i);
+    return std::nullopt;
+  }
 };
 
 inline constexpr auto kPolicyKnobs = std::make_tuple(
