@@ -429,6 +429,17 @@ void unpack_cases(const std::uint32_t* src, std::size_t m, std::size_t n, std::s
   for (std::size_t k = 0; k < w; ++k) std::memcpy(dst + k * n + a, src + k * m, m * sizeof(std::uint32_t));
 }
 
+// Two close-on-exec pipes for a child's stdin/stdout (or request/answer) channels; on failure
+// nothing stays open.
+void pipe_pair(int a[2], int b[2]) {
+  if (pipe2(a, O_CLOEXEC) != 0) throw BackendError(BackendError::Kind::load, "pipe() failed");
+  if (pipe2(b, O_CLOEXEC) != 0) {
+    ::close(a[0]);
+    ::close(a[1]);
+    throw BackendError(BackendError::Kind::load, "pipe() failed");
+  }
+}
+
 class IsolatedBackend final : public Backend {
  public:
   IsolatedBackend(const std::string& path, const std::string& args, const std::string& display, double timeout_s)
@@ -478,12 +489,7 @@ class IsolatedBackend final : public Backend {
   BackendInfo spawn() {
     if (stop_requested()) interrupted("loading " + path_);
     int down[2], up[2];
-    if (pipe2(down, O_CLOEXEC) != 0) throw BackendError(Kind::load, "pipe() failed");
-    if (pipe2(up, O_CLOEXEC) != 0) {
-      ::close(down[0]);
-      ::close(down[1]);
-      throw BackendError(Kind::load, "pipe() failed");
-    }
+    pipe_pair(down, up);
     std::fflush(nullptr);
     const pid_t parent = getpid();
     const pid_t pid = fork();
@@ -685,12 +691,7 @@ class PipeBackend final : public Backend {
     info_.kind = "pipe";
     info_.location = cmd;
     int in[2], out[2];
-    if (pipe2(in, O_CLOEXEC) != 0) throw BackendError(Kind::load, "pipe() failed");
-    if (pipe2(out, O_CLOEXEC) != 0) {
-      ::close(in[0]);
-      ::close(in[1]);
-      throw BackendError(Kind::load, "pipe() failed");
-    }
+    pipe_pair(in, out);
     std::fflush(nullptr);
     const pid_t parent = getpid();
     const pid_t pid = fork();
