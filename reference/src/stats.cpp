@@ -35,12 +35,18 @@ ErrorHistogram::ErrorHistogram(HistogramSpec h) : h_(h) {
   if (h_.width.num == 0 || h_.bins == 0) throw std::invalid_argument("histogram: zero bin width or no bins");
 }
 
-void ErrorHistogram::add(const std::string& name, const ErrorSum& s, bool fell_back) {
+void ErrorHistogram::add(const std::string& name, const ErrorSum& s, bool fell_back, std::optional<std::uint64_t> step) {
+  std::optional<std::uint64_t> window;
+  if (h_.reset_every) {
+    if (!step) throw std::invalid_argument("histogram: '" + name + "' has no step, and the histogram resets every " +
+                                           std::to_string(h_.reset_every) + " steps");
+    window = *step / h_.reset_every;
+  }
   HistogramRow* row = nullptr;
   for (auto& r : rows_)
-    if (r.name == name) row = &r;
+    if (r.name == name && r.window == window) row = &r;
   if (!row) {
-    rows_.push_back(HistogramRow{name, std::vector<std::uint64_t>(h_.bins + 1, 0), 0, 0, 0});
+    rows_.push_back(HistogramRow{name, window, std::vector<std::uint64_t>(h_.bins + 1, 0), 0, 0, 0});
     row = &rows_.back();
   }
   ++row->observations;
@@ -62,6 +68,16 @@ std::uint64_t ErrorHistogram::fallbacks() const {
 }
 
 namespace {
+// The decimal digits of v.
+std::string decimal_text(u128 v) {
+  std::string t;
+  do {
+    t.insert(t.begin(), static_cast<char>('0' + static_cast<int>(v % 10)));
+    v /= 10;
+  } while (v);
+  return t;
+}
+
 // i · w in percent as an exact decimal when it is one (w = num/den: 100 i num / den), else "p/q".
 std::string percent_of(std::uint64_t i, const Threshold& w) {
   const u128 p = static_cast<u128>(i) * w.num * 100;
@@ -70,20 +86,12 @@ std::string percent_of(std::uint64_t i, const Threshold& w) {
   int twos = 0, fives = 0;
   while (q % 2 == 0) q /= 2, ++twos;
   while (q % 5 == 0) q /= 5, ++fives;
-  auto text = [](u128 v) {
-    std::string t;
-    do {
-      t.insert(t.begin(), static_cast<char>('0' + static_cast<int>(v % 10)));
-      v /= 10;
-    } while (v);
-    return t;
-  };
-  if (p % q != 0) return text(p) + "/" + std::to_string(w.den) + "%";  // not a finite decimal
+  if (p % q != 0) return decimal_text(p) + "/" + std::to_string(w.den) + "%";  // not a finite decimal
   const int digits = std::max(twos, fives);
   u128 scaled = p / q;  // p / (q 2^twos 5^fives) · 10^digits = scaled · 2^(digits − twos) 5^(digits − fives)
   for (int k = twos; k < digits; ++k) scaled *= 2;
   for (int k = fives; k < digits; ++k) scaled *= 5;
-  std::string s = text(scaled);
+  std::string s = decimal_text(scaled);
   if (digits > 0) {
     if (s.size() <= static_cast<std::size_t>(digits)) s.insert(0, static_cast<std::size_t>(digits) + 1 - s.size(), '0');
     s.insert(s.size() - static_cast<std::size_t>(digits), 1, '.');
@@ -105,6 +113,12 @@ std::string ErrorHistogram::bin_label(std::size_t i) const {
   return s;
 }
 
+std::string ErrorHistogram::row_label(const HistogramRow& r) const {
+  if (!r.window) return r.name;
+  const u128 a = static_cast<u128>(*r.window) * h_.reset_every, b = a + h_.reset_every;
+  return r.name + " steps [" + decimal_text(a) + "," + decimal_text(b) + ")";
+}
+
 std::string percent_string(std::uint64_t p, std::uint64_t q, int decimals) {
   if (q == 0) throw std::invalid_argument("percent_string: zero denominator");
   if (decimals < 0 || decimals > 6) throw std::invalid_argument("percent_string: 0..6 decimals");
@@ -114,11 +128,7 @@ std::string percent_string(std::uint64_t p, std::uint64_t q, int decimals) {
   u128 v = num / q;
   const u128 r = num % q;
   if (2 * r > q || (2 * r == q && (v & 1))) ++v;  // nearest, ties to even
-  std::string s;
-  do {
-    s.insert(s.begin(), static_cast<char>('0' + static_cast<int>(v % 10)));
-    v /= 10;
-  } while (v);
+  std::string s = decimal_text(v);
   if (decimals > 0) {
     if (s.size() <= static_cast<std::size_t>(decimals)) s.insert(0, static_cast<std::size_t>(decimals) + 1 - s.size(), '0');
     s.insert(s.size() - static_cast<std::size_t>(decimals), 1, '.');

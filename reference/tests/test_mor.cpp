@@ -172,6 +172,21 @@ TEST(SubtensorMor, E4m3SumExceedsE5m2Sum) {
   EXPECT_EQ(w.elements_of, (std::array<std::uint64_t, 3>{0, 0, 2}));
 }
 
+// §24.2 / §27.5 (b): Eq. 4's min is taken over the NON-ZERO elements. x = [1, 2^-20, 0]: the
+// zero changes neither amax nor any sum (zeros do not count, Eq. 1), so Σ4 = 1, Σ5 = 0 as above,
+// and Eq. 4 compares 2^20 with 1.75 · 2^29: E5M2. Read literally (min over all elements = 0, an
+// infinite ratio) the block would fail Eq. 4 and stay BF16.
+TEST(SubtensorMor, Eq4MinIsOverTheNonZeroElements) {
+  const Tensor x = bf16(1, 3, {0x3F80, 0x3580, 0x0000});
+  const SubtensorMorResult t = subtensor_mor(x.view(), sub_spec(SubtensorRecipe::three_way, Partition::blocks(1, 3)));
+  ASSERT_EQ(t.type.size(), 1u);
+  EXPECT_EQ(t.type[0], BlockType::f8e5m2);
+  EXPECT_EQ(t.eq3[0], (Verdict{false, Reason::not_lower}));
+  EXPECT_EQ(t.eq4[0], (Verdict{true, Reason::accepted}));
+  EXPECT_EQ(t.e4m3_sum[0].n, 2u);
+  EXPECT_EQ(t.e4m3_sum[0].zeros, 1u);
+}
+
 // Eq. 3 and Eq. 4 both fail: x = [1, 2^-40]. E4M3 flushes 2^-40 (e = 1); E5M2: 2^-40 · 57344 =
 // 1.75 · 2^-25 < 2^-17 (half its smallest subnormal 2^-16) -> 0, e = 1. Σ4 = Σ5 = 1: not lower.
 // Eq. 4: 2^40 >= 1.75 · 2^29. BF16: the block is kept.

@@ -90,6 +90,37 @@ TEST(Histogram, RowsLabelsAndFallbacks) {  // §28.2, §28.3
   EXPECT_EQ(ErrorHistogram(third).bin_label(1), "[100/3%,200/3%)");
 }
 
+// §28.2 MoR §4.1.3 resets the histogram every 6000 steps: with reset_every = 6000 the steps
+// 0 and 5999 share the window [0, 6000), 6000 and 11999 the next; rows are (name, window) in
+// first-seen order, and an observation without a step is refused.
+TEST(Histogram, ResetEveryNStepsStartsANewRow) {
+  HistogramSpec spec;
+  spec.reset_every = 6000;
+  ErrorHistogram h(spec);
+  h.add("fc2", sum_of(1, 100), false, 0);      // 1 %: bin 2, window 0
+  h.add("fc2", sum_of(1, 10), true, 5999);     // 10 %: overflow, window 0
+  h.add("fc2", sum_of(1, 40), false, 6000);    // 2.5 %: bin 5, window 1
+  h.add("fc1", sum_of(0, 5), false, 11999);    // 0 %: bin 0, window 1 of fc1
+  h.add("fc2", sum_of(1, 200), false, 11999);  // 0.5 %: bin 1, window 1
+  ASSERT_EQ(h.rows().size(), 3u);
+  EXPECT_EQ(h.row_label(h.rows()[0]), "fc2 steps [0,6000)");
+  EXPECT_EQ(h.row_label(h.rows()[1]), "fc2 steps [6000,12000)");
+  EXPECT_EQ(h.row_label(h.rows()[2]), "fc1 steps [6000,12000)");
+  EXPECT_EQ(h.rows()[0].observations, 2u);
+  EXPECT_EQ(h.rows()[0].fallbacks, 1u);
+  EXPECT_EQ(h.rows()[0].counts, (std::vector<std::uint64_t>{0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1}));
+  EXPECT_EQ(h.rows()[1].counts, (std::vector<std::uint64_t>{0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(h.rows()[2].counts[0], 1u);
+  EXPECT_EQ(h.observations(), 5u);
+  EXPECT_THROW(h.add("fc2", sum_of(1, 100), false), std::invalid_argument);
+  // without windows the step is ignored: one row per name
+  ErrorHistogram all;
+  all.add("fc2", sum_of(1, 100), false, 0);
+  all.add("fc2", sum_of(1, 100), false, 6000);
+  ASSERT_EQ(all.rows().size(), 1u);
+  EXPECT_EQ(all.row_label(all.rows()[0]), "fc2");
+}
+
 TEST(Percent, RoundsExactly) {  // §28.3
   EXPECT_EQ(percent_string(1, 8), "12.50");
   EXPECT_EQ(percent_string(1, 3), "33.33");

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,8 @@ constexpr const char* kHelp =
     "  --json               JSON on stdout (default: text)\n"
     "  --stats              also the tensor moments: mean, variance, skewness, kurtosis (§28.4)\n"
     "  --svg FILE           several inputs, tensor recipe: the histogram heatmap as SVG\n"
+    "  --reset-every N      one histogram per tensor per N training steps (MoR §4.1.3 resets every\n"
+    "                       6000); each input is then named STEM@stepS.npy or STEM@S.npy (step S)\n"
     "  --out PREFIX         subtensor, one input: PREFIX.types.npy (|u1 per block: 0 f8e4m3fn,\n"
     "                       1 f8e5m2, 2 bf16) and PREFIX.fakequant.npy (the output tensor)\n"
     "  --max-blocks N       list at most N blocks (default 64)\n"
@@ -57,16 +60,34 @@ constexpr const char* kHelp =
 
 struct Input : NpyTensor {
   std::string path, name;
+  std::optional<std::uint64_t> step;  // §28.2 S of STEM@stepS / STEM@S, if the name carries one
 };
+
+// §28.2 A file STEM@TAIL.npy is an observation of the tensor STEM; a TAIL "stepS" or "S" (decimal)
+// gives its training step S. Any other file is the tensor named by its stem.
+struct Observation {
+  std::string name;
+  std::optional<std::uint64_t> step;
+};
+Observation observation_of(const std::string& path) {
+  Observation ob{std::filesystem::path(path).stem().string(), std::nullopt};
+  if (const auto at = ob.name.find('@'); at != std::string::npos && at > 0) {
+    std::string tail = ob.name.substr(at + 1);
+    if (tail.rfind("step", 0) == 0) tail.erase(0, 4);
+    if (!tail.empty() && tail.size() <= 19 && tail.find_first_not_of("0123456789") == std::string::npos)
+      ob.step = std::stoull(tail);
+    ob.name.resize(at);
+  }
+  return ob;
+}
 
 Input read_input(const std::string& path, const Format* named) {
   Input in;
   static_cast<NpyTensor&>(in) = read_npy_tensor(path, named);
   in.path = path;
-  // §28.2 row name: the file stem up to an '@'
-  std::string stem = std::filesystem::path(path).stem().string();
-  if (const auto at = stem.find('@'); at != std::string::npos && at > 0) stem.resize(at);
-  in.name = stem;
+  Observation ob = observation_of(path);
+  in.name = std::move(ob.name);
+  in.step = ob.step;
   return in;
 }
 
@@ -164,7 +185,7 @@ std::string heatmap_svg(const ErrorHistogram& h, const Threshold& t) {
     const std::size_t y = top + r * cell_h;
     std::uint64_t binned = 0;
     for (std::uint64_t c : row.counts) binned += c;
-    std::string label = row.name;
+    std::string label = h.row_label(row);
     if (row.nonfinite) label += " (" + std::to_string(row.nonfinite) + " non-finite)";
     o += "<text x=\"" + std::to_string(label_w) + "\" y=\"" + std::to_string(y + cell_h - 5) +
          "\" text-anchor=\"end\">" + xml_escape(label) + "</text>\n";
@@ -175,7 +196,7 @@ std::string heatmap_svg(const ErrorHistogram& h, const Threshold& t) {
       o += "<rect class=\"cell\" x=\"" + std::to_string(left + b * cell_w) + "\" y=\"" + std::to_string(y) +
            "\" width=\"" + std::to_string(cell_w) + "\" height=\"" + std::to_string(cell_h) + "\" fill=\"rgb(" +
            std::to_string(rr) + "," + std::to_string(gg) + "," + std::to_string(bb) +
-           ")\" stroke=\"#ccc\"><title>" + xml_escape(row.name + " " + h.bin_label(b) + ": " + std::to_string(c) + " of " +
+           ")\" stroke=\"#ccc\"><title>" + xml_escape(h.row_label(row) + " " + h.bin_label(b) + ": " + std::to_string(c) + " of " +
                                                       std::to_string(row.observations)) +
            "</title></rect>\n";
     }
@@ -268,6 +289,9 @@ int run_mor(Args& a) {
   o.transpose = a.flag("transpose");
   o.json = a.flag("json");
   o.stats = a.flag("stats");
+  std::uint64_t reset_every = 0;
+  if (const auto r = a.opt("reset-every"))
+    reset_every = static_cast<std::uint64_t>(parse_int(*r, 1, 1LL << 62, "--reset-every"));
   const std::vector<std::string> input_args = a.multi("input");
   if (input_args.empty()) throw UsageError("--input X.npy is required (see numref mor --help)");
   const auto fmt_name = a.opt("input-format");
@@ -310,6 +334,8 @@ int run_mor(Args& a) {
   const Format* named = fmt_name ? &format_arg(*fmt_name, "--input-format") : nullptr;
   const std::vector<std::string> files = expand_inputs(input_args);
   const bool several = files.size() > 1 || std::filesystem::is_directory(input_args[0]);
+  if (reset_every && (o.recipe != "tensor" || !several))
+    throw UsageError("--reset-every windows the histogram of several inputs under the tensor recipe");
   if (svg && (o.recipe != "tensor" || !several))
     throw UsageError("--svg draws the histogram of several inputs under the tensor recipe");
   if (out_prefix && (o.recipe == "tensor" || several))
@@ -449,7 +475,14 @@ int run_mor(Args& a) {
   spec.threshold = o.threshold;
   spec.quant.rule = o.rule;
   spec.fake = o.fake;
-  ErrorHistogram hist;
+  HistogramSpec hspec;
+  hspec.reset_every = reset_every;
+  ErrorHistogram hist(hspec);
+  if (reset_every)  // every input must name its step, checked before any work
+    for (const std::string& f : files) {
+      if (!observation_of(f).step)
+        throw UsageError(f + ": --reset-every needs the training step in the file name (STEM@stepS.npy or STEM@S.npy)");
+    }
   std::vector<TensorOutcome> outs;
   for (const std::string& f : files) {
     TensorOutcome t;
@@ -461,7 +494,7 @@ int run_mor(Args& a) {
       throw UsageError(t.in.path + ": " + e.what());
     }
     if (o.stats) t.m = tensor_moments(x);
-    hist.add(t.in.name, t.r.error, !t.r.quantized);
+    hist.add(t.in.name, t.r.error, !t.r.quantized, t.in.step);
     if (several) {  // keep only what the summary needs
       t.in.bytes.clear();
       t.in.bytes.shrink_to_fit();
@@ -532,7 +565,11 @@ int run_mor(Args& a) {
     s += "], \"rows\": [";
     for (std::size_t i = 0; i < hist.rows().size(); ++i) {
       const HistogramRow& row = hist.rows()[i];
-      s += std::string(i ? ",\n" : "\n") + "    {\"name\": " + json_string(row.name) + ", \"observations\": " +
+      s += std::string(i ? ",\n" : "\n") + "    {\"name\": " + json_string(row.name) +
+           (row.window ? ", \"steps\": [" + std::to_string(*row.window * reset_every) + ", " +
+                             std::to_string((*row.window + 1) * reset_every) + "]"
+                       : std::string()) +
+           ", \"observations\": " +
            std::to_string(row.observations) + ", \"fallbacks\": " + std::to_string(row.fallbacks) +
            ", \"nonfinite\": " + std::to_string(row.nonfinite) + ", \"counts\": [";
       for (std::size_t b = 0; b < row.counts.size(); ++b) s += (b ? ", " : "") + std::to_string(row.counts[b]);
@@ -560,7 +597,7 @@ int run_mor(Args& a) {
     header.push_back("n/a");
     std::vector<std::vector<std::string>> hrows;
     for (const HistogramRow& row : hist.rows()) {
-      std::vector<std::string> cells = {row.name, std::to_string(row.observations)};
+      std::vector<std::string> cells = {hist.row_label(row), std::to_string(row.observations)};
       for (std::uint64_t c : row.counts) cells.push_back(std::to_string(c));
       cells.push_back(std::to_string(row.nonfinite));
       hrows.push_back(cells);

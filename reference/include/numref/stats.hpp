@@ -23,6 +23,10 @@ namespace numref {
 struct HistogramSpec {
   Threshold width{1, 200};
   std::size_t bins = 11;
+  // §28.2 MoR §4.1.3 "we reset the histogram every 6000 steps": with reset_every = N > 0 each
+  // observation carries its training step s and counts in the row (name, window ⌊s / N⌋), one
+  // histogram per tensor per N steps; 0 (default): one histogram per tensor over all steps.
+  std::uint64_t reset_every = 0;
 };
 // §28.1 The bin of a mean relative error S · 2^-149 / n: min(bins, floor(S · den / (num · n · 2^149)))
 // computed in integers; bin 0 for n = 0 (mean 0); nullopt for a non-finite sum (§21.3).
@@ -32,6 +36,8 @@ std::optional<std::size_t> histogram_bin(const ErrorSum& s, const HistogramSpec&
 // §28.2 One heatmap row: the observations of one tensor (same name) over steps.
 struct HistogramRow {
   std::string name;
+  std::optional<std::uint64_t> window;  // reset_every > 0: the window ⌊step / reset_every⌋
+                                        // (steps [window · N, (window + 1) · N))
   std::vector<std::uint64_t> counts;  // bins + 1 entries (the last: overflow)
   std::uint64_t nonfinite = 0;        // observations whose error sum was not finite (no bin)
   std::uint64_t observations = 0;     // all observations of the tensor
@@ -42,7 +48,9 @@ struct HistogramRow {
 class ErrorHistogram {
  public:
   explicit ErrorHistogram(HistogramSpec h = {});
-  void add(const std::string& name, const ErrorSum& s, bool fell_back);
+  // One observation of tensor `name` at training step `step`. With spec().reset_every > 0 the
+  // step is required (std::invalid_argument without one) and selects the row's window.
+  void add(const std::string& name, const ErrorSum& s, bool fell_back, std::optional<std::uint64_t> step = {});
   const std::vector<HistogramRow>& rows() const { return rows_; }
   const HistogramSpec& spec() const { return h_; }
   // §28.3 totals over every row
@@ -51,6 +59,8 @@ class ErrorHistogram {
   // "[0%,0.5%)", "[0.5%,1%)", ..., ">=5.5%" (exact decimals of i·w in percent; a width whose
   // percentage is not a finite decimal is written as a fraction).
   std::string bin_label(std::size_t i) const;
+  // "fc2", or with windows "fc2 steps [6000,12000)".
+  std::string row_label(const HistogramRow& r) const;
 
  private:
   HistogramSpec h_;

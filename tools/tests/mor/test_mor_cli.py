@@ -198,6 +198,27 @@ def main():
     check(len(cells) == 2 * 12, f"heatmap cells: {len(cells)} (2 tensors x 12 bins)")
     check(len([e for e in root.iter() if e.get("class") == "threshold"]) == 1, "threshold line")
 
+    # ---- §28.2 --reset-every: one histogram per tensor per N steps (MoR §4.1.3: 6000) ----------
+    # fc2@0 (>= 5.5 %) and fc2@1 (bin 8) are steps 0 and 1; a third observation at step 6000 starts
+    # the window [6000, 12000) of fc2; with N = 6000, w.npy (no step) is refused.
+    dw = P("windows")
+    os.mkdir(dw)
+    for name in ("fc2@0.npy", "fc2@1.npy"):
+        os.link(os.path.join(d, name), os.path.join(dw, name))
+    np.save(os.path.join(dw, "fc2@step6000.npy"), np.array([448, 288, 0, 1], dtype=np.float32))  # exact: bin 0
+    hw = json.loads(run("--input", dw, "--json", "--reset-every", "6000").stdout)["histogram"]["rows"]
+    check([(r["name"], r.get("steps"), r["observations"]) for r in hw] == [("fc2", [0, 6000], 2), ("fc2", [6000, 12000], 1)],
+          f"windowed rows {hw}")
+    check(hw[0]["counts"] == [0] * 8 + [1, 0, 0, 1] and hw[1]["counts"] == [1] + [0] * 11, f"windowed counts {hw}")
+    pw = run("--input", dw, "--reset-every", "6000")
+    check("fc2 steps [6000,12000)" in pw.stdout, f"windowed text rows:\n{pw.stdout}")
+    one = json.loads(run("--input", dw, "--json", "--reset-every", "2").stdout)["histogram"]["rows"]
+    check([r.get("steps") for r in one] == [[0, 2], [6000, 6002]], f"--reset-every 2 rows {one}")
+    e = run("--input", d, "--reset-every", "6000", expect=2).stderr
+    check("w.npy" in e and "training step" in e, f"--reset-every with a file without a step: {e}")
+    check("--reset-every" in run("--input", dw, "--reset-every", "0", expect=2).stderr, "--reset-every 0")
+    check("several inputs" in run("--input", P("b.npy"), "--reset-every", "10", expect=2).stderr, "--reset-every, one input")
+
     # ---- §28.4 moments (test_stats Moments.HandWorked) ---------------------------------------
     np.save(P("m.npy"), np.array([1, 2, 3, 4], dtype=np.float32))
     mo = json.loads(run("--input", P("m.npy"), "--stats", "--json").stdout)["moments"]
