@@ -560,19 +560,9 @@ nb::dict mor(Array codes, std::size_t rows, std::size_t cols, const std::string&
     if (recipe != "tensor") fail("threshold applies to the tensor recipe only");
     if (const std::string err = Threshold::parse(*threshold, th); !err.empty()) fail("threshold: " + err);
   }
-  auto fp8_rule = [](const ScaleRuleInfo& r) { return r.kind != ScaleKind::nvfp4 && !r.int_range; };
   const auto rule = parse_scale_rule(scale);
-  if (!rule || !fp8_rule(rule_info(*rule))) {
-    std::string msg = "scale: '" + scale + "' is not a scale rule for FP8 MoR (use ";
-    const char* sep = "";
-    for (const ScaleRuleInfo& r : kScaleRules)
-      if (fp8_rule(r)) {
-        msg += sep;
-        msg += r.name;
-        sep = ", ";
-      }
-    fail(msg + ")");
-  }
+  if (!rule || !is_fp8_mor_rule(*rule))
+    fail("scale: '" + scale + "' is not a scale rule for FP8 MoR (use " + fp8_mor_rule_names() + ")");
   const Format& ff = format_arg(fake, "fake");
   if (ff.bits < 16 || ff.is_integer()) fail("fake: the format of Q(x) must be bf16, f16 or f32");
   if (const std::string err = check_source_format(from); !err.empty()) fail("x: " + err);

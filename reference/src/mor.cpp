@@ -36,6 +36,18 @@ std::string_view to_string(BlockType t) {
 
 std::string_view to_string(SubtensorRecipe r) { return r == SubtensorRecipe::three_way ? "subtensor3" : "subtensor2"; }
 
+bool is_fp8_mor_rule(ScaleRule r) {
+  const ScaleRuleInfo& i = rule_info(r);
+  return i.kind != ScaleKind::nvfp4 && !i.int_range;
+}
+
+std::string fp8_mor_rule_names() {
+  std::string s;
+  for (const ScaleRuleInfo& r : kScaleRules)
+    if (is_fp8_mor_rule(r.rule)) s += (s.empty() ? "" : ", ") + std::string(r.name);
+  return s;
+}
+
 QuantizeSpec mor_quantize_spec(const Format& element, Partition p) {
   QuantizeSpec s;
   s.element = &element;

@@ -309,20 +309,9 @@ int run_mor(Args& a) {
     o.threshold_text = *th;
   }
   const std::string rule_name = a.opt_or("scale", "gam");
-  // FP8 MoR scales with any rule of numref::kScaleRules but NVFP4's and the integer-element ones.
-  auto fp8_rule = [](const ScaleRuleInfo& r) { return r.kind != ScaleKind::nvfp4 && !r.int_range; };
   const auto rule = parse_scale_rule(rule_name);
-  if (!rule || !fp8_rule(rule_info(*rule))) {
-    std::string msg = "--scale: '" + rule_name + "' is not a scale rule for FP8 MoR (use ";
-    const char* sep = "";
-    for (const ScaleRuleInfo& r : kScaleRules)
-      if (fp8_rule(r)) {
-        msg += sep;
-        msg += r.name;
-        sep = ", ";
-      }
-    throw UsageError(msg + ")");
-  }
+  if (!rule || !is_fp8_mor_rule(*rule))
+    throw UsageError("--scale: '" + rule_name + "' is not a scale rule for FP8 MoR (use " + fp8_mor_rule_names() + ")");
   o.rule = *rule;
   o.fake = &format_arg(a.opt_or("fake", "bf16"), "--fake");
   if (o.fake->bits < 16 || o.fake->is_integer()) throw UsageError("--fake: the format of Q(x) must be bf16, f16 or f32");

@@ -72,6 +72,11 @@ struct Representation {
 // saturating, §19.1), rn32 application and division for the dequantization (§19.2, §19.3).
 QuantizeSpec mor_quantize_spec(const Format& element, Partition p = Partition::blocks(128, 128));
 
+// §26.1 The scale rules FP8 MoR may use in place of gam (MoR §4.1.2's ablations): every rule of
+// kScaleRules but NVFP4's and those for integer elements. The names, joined by ", ", for messages.
+bool is_fp8_mor_rule(ScaleRule r);
+std::string fp8_mor_rule_names();
+
 // §25 The state shared by one selection (it keeps a view of x: the data must outlive it): the tensor, the partition B, the types, the output
 // format and one ErrorEvaluator per quantized type (built on first use; metrics and the
 // framework share them, so each block's errors are computed once). Checks (std::invalid_argument):
