@@ -18,6 +18,7 @@
 // 96 x 80 with ragged edges (at most 8192 elements: a result line stays under the 65 536
 // characters of §32.1).
 #include <set>
+#include <stdexcept>
 
 #include "gaussws.hpp"
 
@@ -79,18 +80,20 @@ class Gen {
       const std::uint64_t num = (std::uint64_t{1} << d) + rng_.below(std::uint64_t{11} << d);
       return f32_of_ratio(num, d);
     }
-    if (k < 14) {  // 23 random fraction bits in [1, 12)
-      const std::uint64_t num = (std::uint64_t{1} << 23) + rng_.below(std::uint64_t{11} << 23);
-      return f32_of_ratio(num, 23);
+    if (k < 14) {  // a random binary32 value of [1, 12): binade 2^e (e = 0..3), 23 random fraction bits
+      const int e = static_cast<int>(rng_.below(4));  // [8, 12) = fractions below 0.5 in binade 2^3
+      const std::uint64_t frac = rng_.below(std::uint64_t{1} << (e == 3 ? 22 : 23));
+      return f32_of_ratio((std::uint64_t{1} << 23) + frac, 23 - e);
     }
     static const std::uint32_t extreme[] = {0x3F000000u /* 0.5 */, 0u /* 0 */,  0xC0400000u /* -3 */,
                                             0x41C00000u /* 24 */,  0x42200000u /* 40 */, 0x43020000u /* 130 */,
                                             0x43480000u /* 200 */, 0xC2FC0000u /* -126 */, 0xC3020000u /* -130 */};
     return extreme[rng_.below(std::size(extreme))];
   }
-  // The binary32 code of num / 2^d (num < 2^24, exact).
+  // The binary32 code of num / 2^d (0 < num < 2^24, exact).
   static std::uint32_t f32_of_ratio(std::uint64_t num, int d) {
-    int e = 63 - __builtin_clzll(num);  // num in [2^e, 2^(e+1))
+    if (num == 0 || num >> 24) throw std::logic_error("gaussws cases: f32_of_ratio needs 0 < num < 2^24");
+    const int e = 63 - __builtin_clzll(num);  // num in [2^e, 2^(e+1))
     const std::uint32_t mant = static_cast<std::uint32_t>((num << (23 - e)) & 0x7FFFFFu);
     return (static_cast<std::uint32_t>(e - d + 127) << 23) | mant;
   }
