@@ -14,6 +14,13 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/reference/include/numref ${PROJECT_SOURC
 # numref_warnings is an INTERFACE target the static libraries list as link-only; it carries no
 # usage requirements for consumers but must be in the export set.
 set_target_properties(numref_warnings PROPERTIES EXPORT_NAME warnings)
+# A sanitizer build (NUMREF_SANITIZE) installs instrumented libraries: a consumer must link the
+# sanitizer runtimes, so the installed targets and numref.pc carry the -fsanitize link flag.
+set(NUMREF_PC_EXTRA_LIBS "")
+if(NUMREF_SANITIZERS)
+  target_link_options(numref_reference INTERFACE "$<INSTALL_INTERFACE:-fsanitize=${NUMREF_SANITIZERS}>")
+  set(NUMREF_PC_EXTRA_LIBS " -fsanitize=${NUMREF_SANITIZERS}")
+endif()
 install(TARGETS numref_reference numref_conformance numref_warnings EXPORT numrefTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS numref RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
