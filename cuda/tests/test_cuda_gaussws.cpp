@@ -114,6 +114,26 @@ TEST(CudaGaussws, Exp2MatchesReference) {
   }
 }
 
+// §37.5 forward_element on hand-computed cases (the random cases below rarely reach a bf16 tie
+// whose sticky bits lie more than 25 bits down, or a zero sum).
+TEST(CudaGaussws, ForwardElementHandCases) {
+  using F = numref_cuda::FloatTraits<FormatId::f32>;
+  const auto sp = gw::bf16_codes();
+  const std::uint32_t one_p8 = 0x3F808000u;  // 1 + 2^-8: halfway between the bf16 values 1 and 1 + 2^-7
+  const std::uint32_t s40 = 0x2B800000u;     // 2^-40
+  // 1 + 2^-8 + 2^-40 is above the tie: 1 + 2^-7 (3F81); sum=f32 first rounds to 1 + 2^-8, then the tie goes to even (3F80)
+  EXPECT_EQ((gw::forward_element<F, false>(one_p8, 1, s40, sp)), 0x3F81u);
+  EXPECT_EQ((gw::forward_element<F, true>(one_p8, 1, s40, sp)), 0x3F80u);
+  EXPECT_EQ((gw::forward_element<F, false>(one_p8, -1, s40, sp)), 0x3F80u);  // below the tie
+  EXPECT_EQ((gw::forward_element<F, false>(0x3F800000u, -1, 0x3F800000u, sp)), 0x0000u);  // 1 - 1: +0
+  EXPECT_EQ((gw::forward_element<F, false>(0xBF800000u, 1, 0x3F800000u, sp)), 0x0000u);   // -1 + 1: +0
+  EXPECT_EQ((gw::forward_element<F, false>(0x80000000u, 0, 0x3F800000u, sp)), 0x8000u);   // R = 0 keeps -0
+  EXPECT_EQ((gw::forward_element<F, false>(0x3F800000u, -2, 0x7F800000u, sp)), 0xFF80u);  // s = +Inf: -Inf
+  EXPECT_EQ((gw::forward_element<F, false>(0x7F7FFFFFu, 1, 0x73800000u, sp)), 0x7F80u);   // max + 2^104: +Inf
+  EXPECT_EQ((gw::forward_element<F, false>(0x00000000u, -1, 0x00000200u, sp)), 0x8000u);  // -2^-140 (s subnormal) rounds to -0
+  EXPECT_EQ((gw::forward_element<F, false>(0x00000000u, 2, 0x3E800000u, sp)), 0x3F00u);   // 0 + 2 * 0.25 = 0.5
+}
+
 // ---- the host grid walk of the kernels against numref::gaussws::forward / grad_bt ---------------------
 
 struct Case {
