@@ -41,7 +41,8 @@ const Data& data() {
 }
 const gw::NoiseKey kKey{42, 3, 1000};
 
-void BM_Gaussws_Reference_Forward(benchmark::State& state) {
+// The reference: noise and forward, and with `backward` also grad_bt.
+void reference(benchmark::State& state, bool backward) {
   const Data& d = data();
   gw::ForwardSpec fs;
   fs.w_format = numref::FormatId::bf16;
@@ -49,24 +50,16 @@ void BM_Gaussws_Reference_Forward(benchmark::State& state) {
     const std::vector<std::int8_t> r = gw::noise({kRows, kCols}, kKey);
     const gw::Forward f = gw::forward(fs, {kRows, kCols}, d.w, d.bt, r);
     benchmark::DoNotOptimize(f.w_hat.data());
+    if (backward) {
+      const std::vector<std::uint32_t> g =
+          gw::grad_bt(numref::FormatId::bf16, {kRows, kCols}, d.w, d.bt, r, numref::FormatId::bf16, d.g);
+      benchmark::DoNotOptimize(g.data());
+    }
   }
   numref::bench::set_items(state, kRows * kCols);
 }
-
-void BM_Gaussws_Reference_ForwardBackward(benchmark::State& state) {
-  const Data& d = data();
-  gw::ForwardSpec fs;
-  fs.w_format = numref::FormatId::bf16;
-  for (auto _ : state) {
-    const std::vector<std::int8_t> r = gw::noise({kRows, kCols}, kKey);
-    const gw::Forward f = gw::forward(fs, {kRows, kCols}, d.w, d.bt, r);
-    const std::vector<std::uint32_t> g =
-        gw::grad_bt(numref::FormatId::bf16, {kRows, kCols}, d.w, d.bt, r, numref::FormatId::bf16, d.g);
-    benchmark::DoNotOptimize(f.w_hat.data());
-    benchmark::DoNotOptimize(g.data());
-  }
-  numref::bench::set_items(state, kRows * kCols);
-}
+void BM_Gaussws_Reference_Forward(benchmark::State& state) { reference(state, false); }
+void BM_Gaussws_Reference_ForwardBackward(benchmark::State& state) { reference(state, true); }
 
 void BM_Gaussws_CpuFast_ForwardBackward(benchmark::State& state) {
   const Data& d = data();
