@@ -30,13 +30,16 @@
 #include "numref/format.hpp"
 #include "numref/policy.hpp"
 #include "numref_cuda/cast.cuh"
-#include "numref_cuda/gaussws.cuh"
 #include "numref_cuda/philox.cuh"
 #include "numref_cuda/quantize_plan.hpp"
 #include "numref_cuda/support.hpp"
 #include "numref/mor.hpp"
 
 namespace numref_cuda {
+
+namespace gaussws {
+struct Problem;  // numref_cuda/gaussws.cuh (the GaussWS API's callers include it)
+}  // namespace gaussws
 
 // §35.3 A CUDA runtime failure (the throwing API).
 class CudaError : public std::runtime_error {

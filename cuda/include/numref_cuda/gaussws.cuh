@@ -355,7 +355,10 @@ NUMREF_HD inline ExactSum64 exact_add(bool na, std::uint64_t sa, int ea, bool nb
 // scale (finite or +Inf). SumF32: the variant sum=f32, RNE_bf16(RN32(v)).
 template <class W, bool SumF32>
 NUMREF_HD inline std::uint32_t forward_element(std::uint32_t w, int r, std::uint32_t s, const SpecialCodes<BF16>& sp) {
-  if (r == 0 || s == 0u) return convert_as<W, BF16, Mode::rne>(w, sp, 0, 0u);  // no noise
+  if (r == 0 || s == 0u) {  // no noise: RNE_bf16(w), which is w itself for a (finite) bf16 w
+    if constexpr (W::bits == 16) return w;
+    else return convert_as<W, BF16, Mode::rne>(w, sp, 0, 0u);
+  }
   if (s == kF32Inf) return r < 0 ? (0x8000u | kBf16Inf) : kBf16Inf;
   const F32Split sx = f32_split(s);
   const std::uint64_t dsig = static_cast<std::uint64_t>(sx.sig) * static_cast<std::uint64_t>(r < 0 ? -r : r);
