@@ -512,6 +512,8 @@ NUMREF_HD inline Rounded grad_finish(const std::uint64_t (&digits)[2][kSumDigits
       const std::uint64_t limb = prod[i];
       if (lo_bit + 32 <= from) {
         sticky = sticky || limb != 0u;
+      } else if (lo_bit >= from + 64) {
+        break;  // above the top bit: zero
       } else if (lo_bit >= from) {
         top64 |= limb << (lo_bit - from);
       } else {
