@@ -17,6 +17,8 @@
 #include "numref/conform/abi.hpp"
 #include "numref/mor.hpp"
 #include "numref/quantize.hpp"
+#include "numref_cuda/gaussws.cuh"
+#include "numref_cuda/gaussws_plan.hpp"
 #include "numref_cuda/host_run.hpp"
 #include "numref_cuda/policy_map.hpp"
 #include "numref_cuda/quantize_plan.hpp"
@@ -105,6 +107,35 @@ inline MorPlan mor_plan(std::uint32_t family, const numref_mor_op* op) {
   return mp;
 }
 
+// ---- GaussWS (§37, §35.13) -----------------------------------------------------------------------
+
+struct GausswsPlan {
+  gaussws::Problem p;
+  FormatId w = FormatId::f32, g = FormatId::f32;
+};
+// §35.13 The kernels implement every GaussWS operation the reference accepts (§31.8: f32 / bf16 w
+// and g, bf16 output, 32 x 32 blocks, either noise source and sum); the description is validated by
+// the reference backend's own check. Throws std::invalid_argument with the refusal.
+inline GausswsPlan gaussws_plan(const numref_gaussws_op* op) {
+  const numref::gaussws::Shape sh = numref::conform::ReferenceBackend::gaussws_shape(op);
+  GausswsPlan g{gaussws::make_problem(sh.m, sh.n), numref::conform::format_from_c(op->w_format)->id,
+                numref::conform::format_from_c(op->g_format)->id};
+  g.p.key = op->noise == NUMREF_GAUSSWS_NOISE_KEY;
+  g.p.sum_f32 = op->sum == NUMREF_GAUSSWS_SUM_F32;
+  return g;
+}
+// The plan of one call: the description, the arrays present, b_t finite (§37.1, naming the block).
+inline GausswsPlan gaussws_call_plan(const numref_gaussws_op* op, const void* w, const std::uint32_t* bt,
+                                     const std::uint16_t* u, const std::uint64_t* key, const void* g,
+                                     const void* r_packed, const void* scale, const void* w_hat, const void* grad) {
+  GausswsPlan gp = gaussws_plan(op);
+  if (!w || !bt || !g || !r_packed || !scale || !w_hat || !grad) throw std::invalid_argument("null argument");
+  if (gp.p.key ? !key : !u) throw std::invalid_argument(gp.p.key ? "noise=key needs key" : "noise=bits needs u");
+  if (gp.p.key) gp.p.seed = key[0], gp.p.layer = key[1], gp.p.step = key[2];
+  gaussws::check_bt(bt, gp.p.tiles());
+  return gp;
+}
+
 // The refusal of a case as text ("" when the kernels implement it).
 template <class F>
 std::string refusal(F&& plan) {
@@ -124,6 +155,9 @@ inline std::string tensor_refusal(std::uint32_t family, const numref_tensor_op* 
 inline std::string mor_refusal(std::uint32_t family, const numref_mor_op* op) {
   return refusal([&] { return mor_plan(family, op); });
 }
+inline std::string gaussws_refusal(const numref_gaussws_op* op) {
+  return refusal([&] { return gaussws_plan(op); });
+}
 
 // The *_supported entries of both plugins (numref/conform/plugin.hpp).
 struct KernelContract {
@@ -136,6 +170,7 @@ struct KernelContract {
     return tensor_refusal(family, op).empty();
   }
   static bool mor_supported(std::uint32_t family, const numref_mor_op* op) { return mor_refusal(family, op).empty(); }
+  static bool gaussws_supported(const numref_gaussws_op* op) { return gaussws_refusal(op).empty(); }
 };
 
 // ---- shared marshalling ----------------------------------------------------------------------------

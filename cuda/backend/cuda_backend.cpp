@@ -2,7 +2,8 @@
 //                                                                     spec §31, §35.4, §35.7, §35.8
 //
 // Every entry point copies its inputs to the device, runs the real kernels (numref_cuda::cast,
-// try_quantize, try_dequantize, try_tensor_mor, try_subtensor_mor) and copies the results
+// try_quantize, try_dequantize, try_tensor_mor, try_subtensor_mor, try_gaussws_forward /
+// try_gaussws_backward) and copies the results
 // back; nothing is computed on the host except the final MoR decision from the device's exact
 // counters (the same __host__ __device__ function the kernels' tests check). What the kernels do
 // not implement is answered 0 by the *_supported entries (the runner then skips the case).
@@ -128,7 +129,7 @@ class CudaBackend : public numref_cuda::contract::KernelContract {
   static constexpr const char* name = "cuda";
   static constexpr const char* version = numref::conform::ReferenceBackend::version;  // numref's own
   static constexpr const char* description =
-      "the numref CUDA kernels (cuda/src): casts, block quantization, GAM, INT8, fake-quant, MoR";
+      "the numref CUDA kernels (cuda/src): casts, block quantization, GAM, INT8, fake-quant, MoR, GaussWS";
 
   // §35.4 without a usable device: "unavailable: ...", reported by the runner as SKIPPED, never as a pass.
   CudaBackend() {
@@ -279,6 +280,33 @@ class CudaBackend : public numref_cuda::contract::KernelContract {
     std::vector<std::uint16_t> h(n);
     d2h(h.data(), dout.p, n * 2);
     std::copy(h.begin(), h.end(), out);
+    return static_cast<std::int64_t>(n);
+  }
+
+  // ---- GaussWS (§37, §35.13): the forward kernel, then the backward kernel on its scales -------
+  static std::int64_t gaussws(const numref_gaussws_op* op, const void* w, const std::uint32_t* bt, const std::uint16_t* u,
+                              const std::uint64_t* key, const void* g, std::uint32_t* r_packed, std::uint32_t* scale,
+                              std::uint32_t* w_hat, std::uint32_t* grad) {
+    const auto gp = numref_cuda::contract::gaussws_call_plan(op, w, bt, u, key, g, r_packed, scale, w_hat, grad);
+    const std::size_t n = gp.p.size(), nb = gp.p.tiles(), nr = (n + 7) / 8;
+    const std::size_t wb = numref::storage_bytes(numref::format(gp.w)), gb = numref::storage_bytes(numref::format(gp.g));
+    Dev dw(n * wb), dg(n * gb), dbt(nb * 4), du(gp.p.key ? 0 : n * 2), dr(nr * 4), ds(nb * 4), dy(n * 2), dgr(nb * 4);
+    h2d(dw.p, w, n * wb);
+    h2d(dg.p, g, n * gb);
+    h2d(dbt.p, bt, nb * 4);
+    if (!gp.p.key) h2d(du.p, u, n * 2);
+    const std::uint16_t* du_p = gp.p.key ? nullptr : du.as<std::uint16_t>();
+    check(numref_cuda::try_gaussws_forward(gp.p, gp.w, dw.p, dbt.as<std::uint32_t>(), du_p, dy.as<std::uint16_t>(),
+                                           ds.as<std::uint32_t>(), dr.as<std::uint32_t>()),
+          "GaussWS forward kernel");
+    check(numref_cuda::try_gaussws_backward(gp.p, ds.as<std::uint32_t>(), du_p, gp.g, dg.p, dgr.as<std::uint32_t>()),
+          "GaussWS backward kernel");
+    std::vector<std::uint16_t> h(n);
+    d2h(h.data(), dy.p, n * 2);
+    std::copy(h.begin(), h.end(), w_hat);
+    d2h(r_packed, dr.p, nr * 4);
+    d2h(scale, ds.p, nb * 4);
+    d2h(grad, dgr.p, nb * 4);
     return static_cast<std::int64_t>(n);
   }
 };

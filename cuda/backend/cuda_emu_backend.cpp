@@ -6,7 +6,7 @@
 // cast_kernels.hpp's with_cast_kernel), the quantize / dequantize / fake-quant pipelines
 // (tiling.cuh, scale.cuh, quantize.cuh) and the MoR passes (exact_sum.cuh, mor.cuh), each walked
 // by `threads` simulated threads of the grid-stride loop in the given order, their contributions
-// merged as the kernels' atomics merge them. What the kernels accept and how they refuse is
+// merged as the kernels' atomics merge them; GaussWS (gaussws.cuh) one simulated CUDA block per tile. What the kernels accept and how they refuse is
 // contract.hpp's, shared with the `cuda` backend. Built by the host compiler whether or not nvcc
 // exists, so `--backend all` checks the CUDA arithmetic on every machine.
 //
@@ -97,7 +97,8 @@ class CudaEmuBackend : public ct::KernelContract {
   static constexpr const char* version = numref::conform::ReferenceBackend::version;  // numref's own
   static constexpr const char* description =
       "the numref CUDA kernels' __host__ __device__ arithmetic on the CPU by the host grid walk "
-      "(?order=forward|reverse|shuffled&seed=N&threads=N): casts, block quantization, GAM, INT8, fake-quant, MoR";
+      "(?order=forward|reverse|shuffled&seed=N&threads=N): casts, block quantization, GAM, INT8, fake-quant, MoR, "
+      "GaussWS";
 
   explicit CudaEmuBackend(std::string_view args) : walk_(parse_walk(args)) {}
 
@@ -194,6 +195,20 @@ class CudaEmuBackend : public ct::KernelContract {
     group_mantissa[1] = d.e5m2_scale.group_mantissa.empty() ? 0u : d.e5m2_scale.group_mantissa[0];
     std::copy(d.fake.begin(), d.fake.end(), out);
     return static_cast<std::int64_t>(d.fake.size());
+  }
+
+  // ---- GaussWS (§37, §35.13) -----------------------------------------------------------------
+
+  std::int64_t gaussws(const numref_gaussws_op* op, const void* w, const std::uint32_t* bt, const std::uint16_t* u,
+                       const std::uint64_t* key, const void* g, std::uint32_t* r_packed, std::uint32_t* scale,
+                       std::uint32_t* w_hat, std::uint32_t* grad) const {
+    const ct::GausswsPlan gp = ct::gaussws_call_plan(op, w, bt, u, key, g, r_packed, scale, w_hat, grad);
+    const auto o = numref_cuda::host::gaussws(gp.p, gp.w, w, bt, gp.p.key ? nullptr : u, gp.g, g, walk_);
+    std::copy(o.r_packed.begin(), o.r_packed.end(), r_packed);
+    std::copy(o.scale.begin(), o.scale.end(), scale);
+    std::copy(o.w_hat.begin(), o.w_hat.end(), w_hat);
+    std::copy(o.grad.begin(), o.grad.end(), grad);
+    return static_cast<std::int64_t>(gp.p.size());
   }
 
  private:

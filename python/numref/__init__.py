@@ -437,4 +437,116 @@ def mor(x, recipe: str = "tensor", *, partition: str = "block:128x128", threshol
 
 __all__ += ["mor", "MorResult"]
 
+class GaussWSResult:
+    """The result of :func:`gaussws`: ``w_hat`` (bfloat16, w's 2-D shape), ``r`` (int8 noise R in
+    -2..2, w's shape), ``r_packed`` (uint32: eight 4-bit sign-magnitude nibbles per word, §37.9),
+    ``scale`` (float32 s per 32 x 32 block; NaN for a block holding a NaN or Inf), ``bt`` (float32
+    b_t per block) and ``grad_bt`` (float32 dL/db_t per block, or None without ``grad``)."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+    def __repr__(self):
+        g = "" if self.grad_bt is None else f", grad_bt={self.grad_bt!r}"
+        return f"GaussWSResult(w_hat={self.w_hat!r}, scale={self.scale!r}{g})"
+
+
+def _f32_code(v, name: str) -> int:
+    try:
+        f = _np.float32(v)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name}: expected a number, got {type(v).__name__}") from None
+    if float(f) != float(v) and not (_np.isnan(f) and _np.isnan(v)):
+        raise ValueError(f"{name}: {v!r} is not a binary32 value (give it as numpy.float32)")
+    return int(_np.array([f], dtype=_np.float32).view(_np.uint32)[0])
+
+
+def _per_block(v, grid, name: str):
+    """A scalar, or an array of grid shape (or grid-many elements), as float32 codes per block."""
+    a = _np.asarray(v)
+    if a.dtype.kind not in "fiu":
+        raise TypeError(f"{name}: expected numbers, got dtype {a.dtype}")
+    if a.ndim == 0:
+        a = _np.full(grid, _f32_code(a.item(), name), dtype=_np.uint32)
+        return a
+    if a.size != grid[0] * grid[1]:
+        raise ValueError(f"{name}: expected one value per 32 x 32 block, shape {grid[0]}x{grid[1]}, got shape "
+                         f"{'x'.join(map(str, a.shape))}")
+    f = a.astype(_np.float32)
+    if a.dtype.kind == "f" and not _np.array_equal(f.astype(a.dtype), a, equal_nan=True):
+        raise ValueError(f"{name}: values that are not binary32 (give a float32 array)")
+    return _np.ascontiguousarray(f.reshape(-1)).view(_np.uint32)
+
+
+def gaussws(w, bt=None, *, bi=None, b_init=6.0, b_target=4.0, seed=None, layer: int = 0, step: int = 0,
+            bits=None, sum: str = "exact", grad=None, src: str | None = None) -> GaussWSResult:
+    """Gaussian weight sampling on one matrix, as ``numref gaussws`` (spec §37; docs/gaussws.md).
+
+    w        float32 or bfloat16 array (1-D: one row; 2-D), or raw codes with src="f32" / "bf16".
+    bt       b_t: a number (every block) or one value per 32 x 32 block; or
+    bi       b_i per block (or a number) with b_init, b_target: b_t = RN32(b_target + b_i (b_init - b_target)).
+    seed     the generator's key with layer and step (§37.3); or
+    bits     uint16 words, one per element of w (§37.2).
+    sum      "exact" (one rounding, §37.5) or "f32" (the variant RNE_bf16(RN32(w + R s))).
+    grad     dL/dw_hat (float32 or bfloat16, w's size): also returns dL/db_t per block (§37.7).
+    """
+    if (bt is None) == (bi is None):
+        raise ValueError("give exactly one of bt=, bi=")
+    if (seed is None) == (bits is None):
+        raise ValueError("give exactly one of seed=, bits=")
+    if bits is not None and (layer or step):
+        raise ValueError("layer= and step= select generator bits; they do not apply to bits=")
+    if not isinstance(sum, str) or sum not in ("exact", "f32"):
+        raise ValueError(f"sum: {sum!r} is not 'exact' or 'f32'")
+    wfmt, codes = _codes(w, src)
+    if wfmt not in ("f32", "bf16"):
+        raise TypeError(f"w: expected float32 or bfloat16 values, got {wfmt}")
+    if codes.ndim == 0 or codes.size == 0 or codes.ndim > 2:
+        raise ValueError("w: expected a non-empty 1-D or 2-D array")
+    codes2 = codes.reshape(1, -1) if codes.ndim == 1 else codes
+    rows, cols = codes2.shape
+    grid = ((rows + 31) // 32, (cols + 31) // 32)
+    if bt is not None:
+        btc = _per_block(bt, grid, "bt")
+    else:
+        bic = _per_block(bi, grid, "bi")
+        btc = _np.array(_core.gaussws_bitwidth(bic, _f32_code(b_init, "b_init"), _f32_code(b_target, "b_target")),
+                        dtype=_np.uint32)
+    key = None
+    if seed is not None:
+        for name, v in (("seed", seed), ("layer", layer), ("step", step)):
+            if isinstance(v, bool) or not isinstance(v, (int, _np.integer)) or not 0 <= int(v) < 2**64:
+                raise ValueError(f"{name}: expected an integer in 0..2^64-1, got {v!r}")
+        key = [int(seed), int(layer), int(step)]
+    u = None
+    if bits is not None:
+        u = _np.asarray(bits)
+        if u.dtype != _np.uint16:
+            raise TypeError(f"bits: expected a uint16 array (16 random bits per element), got dtype {u.dtype}")
+        if u.size != codes2.size:
+            raise ValueError(f"bits: expected one word per element of w ({codes2.size}), got {u.size}")
+        u = _np.ascontiguousarray(u.reshape(-1))
+    g = None
+    gfmt = "f32"
+    if grad is not None:
+        gfmt, g = _codes(grad, None)
+        if gfmt not in ("f32", "bf16"):
+            raise TypeError(f"grad: expected float32 or bfloat16 values, got {gfmt}")
+        if g.size != codes2.size:
+            raise ValueError(f"grad: expected w's {codes2.size} elements, got {g.size}")
+        g = _np.ascontiguousarray(g.reshape(-1))
+    d = _core.gaussws(_np.ascontiguousarray(codes2.reshape(-1)), rows, cols, wfmt, _np.ascontiguousarray(btc), key, u,
+                      sum, g, gfmt)
+    grid = tuple(d["grid"])
+    f32 = lambda b: _np.frombuffer(b, dtype=_np.uint32).view(_np.float32).reshape(grid)  # noqa: E731
+    return GaussWSResult(
+        w_hat=_np.frombuffer(d["w_hat"], dtype=_np.uint32).astype(_np.uint16).view(dtype_of("bf16")).reshape(rows, cols),
+        r=_np.frombuffer(d["r"], dtype=_np.int8).reshape(rows, cols).copy(),
+        r_packed=_np.frombuffer(d["r_packed"], dtype=_np.uint32).copy(),
+        scale=f32(d["scale"]).copy(), bt=_np.asarray(btc, dtype=_np.uint32).view(_np.float32).reshape(grid).copy(),
+        grad_bt=f32(d["grad_bt"]).copy() if "grad_bt" in d else None)
+
+
+__all__ += ["gaussws", "GaussWSResult"]
+
 from . import conform  # noqa: E402  (uses the names above)

@@ -30,6 +30,7 @@
 #include "ops/cast/cast.hpp"  // conformance/src: the cast family's suites and case generator
 #include "numref/convert.hpp"
 #include "numref/format.hpp"
+#include "numref/gaussws.hpp"
 #include "numref/metrics.hpp"
 #include "numref/mor.hpp"
 #include "numref/partition.hpp"
@@ -623,6 +624,87 @@ nb::dict mor(Array codes, std::size_t rows, std::size_t cols, const std::string&
   return d;
 }
 
+// ---- GaussWS (§37) ----------------------------------------------------------------------------
+
+// n codes of an f32 (4-byte) or bf16 (2-byte) array as 32-bit words; `what` names the argument.
+std::vector<std::uint32_t> words_of(const Array& a, const Format& f, std::size_t n, const std::string& what) {
+  if (a.size() != n) fail(what + ": expected " + std::to_string(n) + " elements, got " + std::to_string(a.size()));
+  if (width_of(a) != f.bits) fail("internal: " + what + " has the wrong code width");
+  std::vector<std::uint32_t> c(n);
+  if (f.bits == 16) {
+    const auto* p = static_cast<const std::uint16_t*>(a.data());
+    std::copy(p, p + n, c.begin());
+  } else {
+    std::memcpy(c.data(), a.data(), n * 4);
+  }
+  return c;
+}
+
+// §37.8 b_t = RN32(b_target + b_i (b_init - b_target)) per block (binary32 codes).
+std::vector<std::uint32_t> gaussws_bitwidth(Array bi, std::uint32_t b_init, std::uint32_t b_target) {
+  const std::vector<std::uint32_t> b = words_of(bi, format(FormatId::f32), bi.size(), "bi");
+  std::vector<std::uint32_t> out(b.size());
+  for (std::size_t k = 0; k < b.size(); ++k) {
+    if (!f32_is_finite(b[k])) fail("bi: b_i of block " + std::to_string(k) + " is not finite");
+    out[k] = numref::gaussws::bitwidth(b[k], b_init, b_target);
+  }
+  return out;
+}
+
+// §37.2 – §37.9 One matrix, as `numref gaussws`: w (codes of w_fmt), bt (binary32 codes per
+// block), the noise from key = (seed, layer, step) or from bits (16-bit words), the sum, and
+// optionally g (dL/dw_hat, codes of g_fmt). Returns R, packed R, s, w_hat and dL/db_t.
+nb::dict gaussws(Array w, std::size_t rows, std::size_t cols, const std::string& w_fmt, Array bt,
+                 std::optional<std::vector<std::uint64_t>> key, std::optional<Array> bits, const std::string& sum,
+                 std::optional<Array> g, const std::string& g_fmt) {
+  namespace gw = numref::gaussws;
+  const Format& wf = format_arg(w_fmt, "w");
+  const gw::Shape sh{rows, cols};
+  if (rows == 0 || cols == 0) fail("w: expected a non-empty matrix");
+  if (sum != "exact" && sum != "f32") fail("sum: '" + sum + "' is not exact or f32");
+  if (key.has_value() == bits.has_value()) fail("give exactly one of seed=, bits=");
+  const std::vector<std::uint32_t> wc = words_of(w, wf, sh.size(), "w");
+  const std::vector<std::uint32_t> btc = words_of(bt, format(FormatId::f32), sh.blocks(), "bt (one per 32 x 32 block)");
+  for (std::size_t b = 0; b < btc.size(); ++b)
+    if (!f32_is_finite(btc[b])) fail("bt: b_t of block " + std::to_string(b) + " is not finite");
+  std::vector<std::uint32_t> gc;
+  const Format* gf = nullptr;
+  if (g) {
+    gf = &format_arg(g_fmt, "grad");
+    gc = words_of(*g, *gf, sh.size(), "grad");
+  }
+  std::vector<std::uint16_t> u;
+  if (bits) {
+    if (width_of(*bits) != 16 || bits->size() != sh.size())
+      fail("bits: expected uint16 words, one per element of w (" + std::to_string(sh.size()) + ")");
+    const auto* p = static_cast<const std::uint16_t*>(bits->data());
+    u.assign(p, p + sh.size());
+  } else if (key->size() != 3) {
+    fail("internal: key must be (seed, layer, step)");
+  }
+  std::vector<std::int8_t> r;
+  gw::Forward f;
+  std::vector<std::uint32_t> packed, dbt;
+  {
+    nb::gil_scoped_release release;
+    r = bits ? gw::noise_from_words(u) : gw::noise(sh, gw::NoiseKey{(*key)[0], (*key)[1], (*key)[2]});
+    gw::ForwardSpec spec;
+    spec.w_format = wf.id;
+    spec.sum = sum == "f32" ? gw::Sum::f32 : gw::Sum::exact;
+    f = gw::forward(spec, sh, wc, btc, r);
+    packed = gw::pack(r);
+    if (g) dbt = gw::grad_bt(wf.id, sh, wc, btc, r, gf->id, gc);
+  }
+  nb::dict d;
+  d["r"] = nb::bytes(reinterpret_cast<const char*>(r.data()), r.size());
+  d["r_packed"] = nb::bytes(reinterpret_cast<const char*>(packed.data()), packed.size() * 4);
+  d["scale"] = nb::bytes(reinterpret_cast<const char*>(f.scale.data()), f.scale.size() * 4);
+  d["w_hat"] = nb::bytes(reinterpret_cast<const char*>(f.w_hat.data()), f.w_hat.size() * 4);
+  if (g) d["grad_bt"] = nb::bytes(reinterpret_cast<const char*>(dbt.data()), dbt.size() * 4);
+  d["grid"] = nb::make_tuple(sh.block_rows(), sh.block_cols());
+  return d;
+}
+
 // ---- conformance of Python kernels (numref.conform) ----------------------------------------
 
 conform::Level level_arg(const std::string& s) {
@@ -746,6 +828,10 @@ NB_MODULE(_core, m) {
         "fake_quant"_a.none(), "Quantize a 2-D tensor with the reference (spec §19).");
   m.def("mor", &mor, "codes"_a, "rows"_a, "cols"_a, "src"_a, "recipe"_a, "partition"_a, "threshold"_a.none(),
         "scale"_a, "fake"_a, "Mixture of Representations on one tensor with the reference (spec §25–§27).");
+  m.def("gaussws_bitwidth", &gaussws_bitwidth, "bi"_a, "b_init"_a, "b_target"_a,
+        "GaussWS Eq. 11 per block, rounded once (spec §37.8); binary32 codes.");
+  m.def("gaussws", &gaussws, "w"_a, "rows"_a, "cols"_a, "w_fmt"_a, "bt"_a, "key"_a.none(), "bits"_a.none(), "sum"_a,
+        "g"_a.none(), "g_fmt"_a, "Gaussian weight sampling on one matrix with the reference (spec §37).");
   m.def("cast_codes", &cast_codes, "codes"_a, "out"_a, "flags"_a.none(), "r"_a.none(), "src"_a, "to"_a,
         "policy"_a, "path"_a, "Batched conversion of unsigned codes (spec §11); releases the GIL.");
 }

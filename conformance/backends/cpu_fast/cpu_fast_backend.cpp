@@ -1,4 +1,4 @@
-// numref backend "cpu-fast": the C ABI around FastCast and FastQuant.       spec §31
+// numref backend "cpu-fast": the C ABI around FastCast, FastQuant and GaussWS.       spec §31
 #include <list>
 #include <memory>
 #include <optional>
@@ -6,10 +6,12 @@
 #include <string>
 
 #include "fast_cast.hpp"
+#include "fast_gaussws.hpp"
 #include "fast_quant.hpp"
 #include "numref/backend.h"
 #include "numref/conform/abi.hpp"
 #include "numref/conform/plugin.hpp"
+#include "reference/reference_backend.hpp"
 
 namespace {
 
@@ -115,7 +117,8 @@ class CpuFast {
   static constexpr const char* version = "0.1";
   static constexpr const char* description =
       "optimized CPU casts (branch-free f32 lanes, lookup tables for <=16-bit sources) and block quantization "
-      "(integer amax, bit-arithmetic E8M0 / GAM scales, vectorised scale-and-convert)";
+      "(integer amax, bit-arithmetic E8M0 / GAM scales, vectorised scale-and-convert), GaussWS (the CUDA kernels' "
+      "integer arithmetic, tile by tile)";
   static constexpr const char* profiles = "ocp cuda_satfinite cuda_nosat ml_dtypes";
   static constexpr std::uint32_t caps = NUMREF_CAP_FLAGS;
 
@@ -192,6 +195,31 @@ class CpuFast {
     check_random(t, r);
     q.fake_quant(x, r, out);
     return elements(t);
+  }
+
+  // ---- GaussWS (§37) -------------------------------------------------------------------------
+  // Every description the reference accepts (its own check, §31.8).
+  static bool gaussws_supported(const numref_gaussws_op* op) {
+    (void)numref::conform::ReferenceBackend::gaussws_shape(op);  // throws (answered 0) for what it rejects
+    return true;
+  }
+
+  std::int64_t gaussws(const numref_gaussws_op* op, const void* w, const std::uint32_t* bt, const std::uint16_t* u,
+                       const std::uint64_t* key, const void* g, std::uint32_t* r_packed, std::uint32_t* scale,
+                       std::uint32_t* w_hat, std::uint32_t* grad) {
+    const numref::gaussws::Shape sh = numref::conform::ReferenceBackend::gaussws_shape(op);
+    if (!w || !bt || !g || !r_packed || !scale || !w_hat || !grad) throw std::invalid_argument("null argument");
+    numref::cpu_fast::GausswsOp g_op;
+    g_op.rows = sh.m;
+    g_op.cols = sh.n;
+    g_op.w = numref::conform::format_from_c(op->w_format)->id;
+    g_op.g = numref::conform::format_from_c(op->g_format)->id;
+    g_op.key = op->noise == NUMREF_GAUSSWS_NOISE_KEY;
+    g_op.sum_f32 = op->sum == NUMREF_GAUSSWS_SUM_F32;
+    if (g_op.key ? !key : !u) throw std::invalid_argument(g_op.key ? "noise=key needs key" : "noise=bits needs u");
+    if (g_op.key) g_op.seed = key[0], g_op.layer = key[1], g_op.step = key[2];
+    numref::cpu_fast::gaussws(g_op, w, bt, u, g, r_packed, scale, w_hat, grad);
+    return static_cast<std::int64_t>(sh.size());
   }
 
  private:

@@ -37,6 +37,10 @@
 
 namespace numref_cuda {
 
+namespace gaussws {
+struct Problem;  // numref_cuda/gaussws.cuh (the GaussWS API's callers include it)
+}  // namespace gaussws
+
 // §35.3 A CUDA runtime failure (the throwing API).
 class CudaError : public std::runtime_error {
  public:
@@ -157,5 +161,26 @@ struct SubtensorMorDecision {
 };
 cudaError_t try_subtensor_mor(const numref::TensorView& x, const numref::SubtensorMorSpec& spec,
                               SubtensorMorDecision& result, std::uint16_t* out, cudaStream_t stream = nullptr) noexcept;
+
+// ---- GaussWS (§37, §35.13) ---------------------------------------------------------------------
+//
+// One operation over dense row-major device arrays (gaussws::make_problem(rows, cols), then the
+// noise source and sum). One CUDA block per 32 x 32 tile; gaussws.cuh computes every value.
+// `device_status` (optional, a device word the caller zeroes): gaussws_plan.hpp's status bits are
+// OR-ed in (a non-finite b_t, a value the kernels' bounds do not decide; the outputs are then not
+// valid); without it the call checks them itself, synchronizing `stream` (cudaErrorInvalidValue,
+// why() says which).
+// §37.4 – §37.6, §37.9 forward: w (codes of wf, f32 or bf16), bt (one binary32 per tile), u (one
+// 16-bit word per element, read unless p.key) -> w_hat (bf16 codes), scale (s per tile; 0x7FC00000
+// for a block holding a NaN or Inf), r_packed (optional: ceil(n / 8) words, zeroed by the call).
+cudaError_t try_gaussws_forward(const gaussws::Problem& p, numref::FormatId wf, const void* w, const std::uint32_t* bt,
+                                const std::uint16_t* u, std::uint16_t* w_hat, std::uint32_t* scale,
+                                std::uint32_t* r_packed = nullptr, cudaStream_t stream = nullptr,
+                                std::uint32_t* device_status = nullptr) noexcept;
+// §37.7 backward: the forward's scale, the same noise source, g (dL/dw_hat, codes of gf) -> grad
+// (dL/db_t per tile, binary32 codes).
+cudaError_t try_gaussws_backward(const gaussws::Problem& p, const std::uint32_t* scale, const std::uint16_t* u,
+                                 numref::FormatId gf, const void* g, std::uint32_t* grad, cudaStream_t stream = nullptr,
+                                 std::uint32_t* device_status = nullptr) noexcept;
 
 }  // namespace numref_cuda

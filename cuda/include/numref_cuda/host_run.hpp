@@ -17,6 +17,7 @@
 #include "numref/mor.hpp"
 #include "numref/format.hpp"
 #include "numref_cuda/cast.cuh"
+#include "numref_cuda/gaussws.cuh"
 #include "numref_cuda/quantize_plan.hpp"
 
 namespace numref_cuda::host {
@@ -94,5 +95,24 @@ SubtensorMorOut subtensor_mor(const numref::TensorView& x, const numref::Subtens
 QuantizePlan plan_tensor_mor(const numref::TensorView& x, const numref::TensorMorSpec& spec);
 void plan_subtensor_mor(const numref::TensorView& x, const numref::SubtensorMorSpec& spec, QuantizePlan& e4m3,
                         QuantizePlan& e5m2);
+
+}  // namespace numref_cuda::host
+
+namespace numref_cuda::host {
+
+// §37, §35.13 GaussWS, forward and backward, as the kernels of cuda/src/gaussws.cu compute it: one
+// simulated CUDA block per 32 x 32 tile (the grid-stride loop over tiles is walked by `threads`
+// simulated blocks in the walk's order), its 256 lanes (gaussws.cuh's lane layout) forward or, for
+// the reverse walk, backward, their amax and exact-sum contributions merged by integer max / add
+// as the kernels' shared-memory atomics merge them. w and g: codes of wf / gf (f32 or bf16);
+// bt: one binary32 per tile; u: one 16-bit word per element unless p.key. Throws
+// std::invalid_argument for a non-finite b_t (naming the block) and for a value the kernels' bounds
+// cannot decide (gaussws_plan.hpp's messages).
+struct GausswsOut {
+  std::vector<std::uint32_t> r_packed, scale, grad;  // §37.9 packed R, §37.4 s, §37.7 dL/db_t
+  std::vector<std::uint16_t> w_hat;                  // §37.5 bf16 codes
+};
+GausswsOut gaussws(const gaussws::Problem& p, numref::FormatId wf, const void* w, const std::uint32_t* bt,
+                   const std::uint16_t* u, numref::FormatId gf, const void* g, const Walk& walk = {});
 
 }  // namespace numref_cuda::host

@@ -8,6 +8,8 @@
 
 #include <cstdint>
 
+#include "numref/hd.hpp"  // NUMREF_HD: the CUDA kernels use the finaliser (GaussWS, §37.3)
+
 namespace numref {
 
 // The Weyl-sequence increment: 2^64 / golden ratio, rounded to odd.
@@ -15,14 +17,14 @@ inline constexpr std::uint64_t kSplitMix64Gamma = 0x9E3779B97F4A7C15ull;
 
 // The finaliser: a bijection of 64-bit words (xor-shift 30 / multiply / xor-shift 27 /
 // multiply / xor-shift 31).
-constexpr std::uint64_t splitmix64_mix(std::uint64_t z) {
+NUMREF_HD constexpr std::uint64_t splitmix64_mix(std::uint64_t z) {
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
 }
 
 // One step: advances `state` by the gamma and returns the finalised new state.
-constexpr std::uint64_t splitmix64_next(std::uint64_t& state) {
+NUMREF_HD constexpr std::uint64_t splitmix64_next(std::uint64_t& state) {
   state += kSplitMix64Gamma;
   return splitmix64_mix(state);
 }
