@@ -10,7 +10,7 @@
 # 4. numref conform --backend cuda --level exhaustive --ops cast --shard I/N (default 0/16:
 #    one shard of every <=16-bit input and every f32 input of the unary casts; the other
 #    shards are the same command with another I, e.g. as a job array);
-# 5. the CUDA benchmarks (bench_cuda_cast, bench_cuda_quant);
+# 5. the CUDA benchmarks (bench_cuda_cast, bench_cuda_quant, bench_cuda_gaussws);
 # and writes FILE (default gpu-check-results.md): a dated section for docs/performance.md with
 # the device, the commit, each step's command, status and time, the conformance summaries and
 # the benchmark tables. Every step has a time limit; the whole run is sized for 20 minutes on
@@ -72,6 +72,7 @@ if (( failed == 0 )); then
   run conform-exhaustive-cast 300 "$build/numref" conform --backend cuda --level exhaustive --ops cast --shard "$shard"
   run bench-cast 180 "$build/bench_cuda_cast" --benchmark_min_time=0.2
   run bench-quant 240 "$build/bench_cuda_quant" --benchmark_min_time=0.2
+  run bench-gaussws 180 "$build/bench_cuda_gaussws" --benchmark_min_time=0.2
 fi
 
 {
@@ -89,7 +90,7 @@ fi
       echo '```'
     fi
   done
-  for b in bench-cast bench-quant; do
+  for b in bench-cast bench-quant bench-gaussws; do
     if [ -f "$tmp/$b.log" ]; then
       echo; echo "\`$b\`:"; echo; echo '```'
       grep -vE "^\*\*\*|^-+$|^Run on|^CPU Caches|^  L[0-9]|^Load Average" "$tmp/$b.log" | tail -n 40
