@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "fast_cast.hpp"
+#include "fast_lanes.hpp"
 #include "numref/conform/core.hpp"
 #include "ops/cast/cast.hpp"  // conformance/src: the cast family's suites and case generator
 #include "numref/convert.hpp"
@@ -141,9 +142,11 @@ int width_of(const Array& a) {
   return t.bits;
 }
 
-// One (from, to, policy) conversion, prepared once: cpu-fast (its table for <= 16-bit sources
-// and deterministic rounding, re-indexed here by the native code type; its lane path for f32
-// sources) or the reference Converter.
+// One (from, to, policy) conversion, prepared once: cpu-fast — its byte lanes (fast_lanes.hpp:
+// f32 / bf16 / f16 into the narrow floats under the common policies, reading the codes in place
+// and writing the result array directly), else its table for <= 16-bit sources and deterministic
+// rounding (re-indexed here by the native code type), else its lane / scalar path on blocks —
+// or the reference Converter.
 class Cast {
  public:
   Cast(const Format& from, const Format& to, const Policy& p, bool reference)
@@ -152,7 +155,8 @@ class Cast {
         reference_(reference || cpu_fast::declined(from, to, p) != nullptr) {
     if (reference_) conv_ = std::make_unique<Converter>(from, to, p);
     else fast_ = std::make_unique<cpu_fast::FastCast>(from, to, p);
-    if (!reference_ && !sr_ && from.bits <= 16) {
+    bytes_ = fast_ ? fast_->byte_lanes() : nullptr;
+    if (!reference_ && !sr_ && from.bits <= 16 && !bytes_) {
       // §11 the result of every source code, computed once by cpu-fast itself.
       const std::size_t n = std::size_t{1} << from.bits;
       std::vector<std::uint32_t> in(n);
@@ -166,6 +170,12 @@ class Cast {
 
   template <class In, class Out>
   void run(const In* in, const std::uint32_t* r, Out* out, std::uint8_t* flags, std::size_t n) const {
+    if constexpr (std::is_same_v<Out, std::uint8_t> && !std::is_same_v<In, std::uint8_t>) {
+      if (bytes_) {  // byte_lanes() exists only for f32 (uint32 codes) and bf16 / f16 (uint16) sources
+        bytes_->run(in, out, flags, n);
+        return;
+      }
+    }
     if (!lut_code_.empty()) {
       const std::uint32_t* t = lut_code_.data();
       const std::uint8_t* tf = lut_flags_.data();
@@ -218,6 +228,7 @@ class Cast {
   bool sr_, reference_;
   std::unique_ptr<Converter> conv_;
   std::unique_ptr<cpu_fast::FastCast> fast_;
+  const cpu_fast::ByteLanes* bytes_ = nullptr;  // owned by fast_
   std::vector<std::uint32_t> lut_code_;
   std::vector<std::uint8_t> lut_flags_;
 };
