@@ -17,8 +17,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <mutex>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -28,6 +31,8 @@
 #include "fast_cast.hpp"
 #include "fast_lanes.hpp"
 #include "numref/conform/core.hpp"
+#include "numref/conform/runner.hpp"
+#include "numref/conform/vectors.hpp"
 #include "ops/cast/cast.hpp"  // conformance/src: the cast family's suites and case generator
 #include "numref/convert.hpp"
 #include "numref/format.hpp"
@@ -693,6 +698,51 @@ class CastSuite {
     std::memcpy(flags.data(), out.data() + n, n * 4);
   }
 
+  // §33.2 The golden-vector cases of this suite in the vector directory `dir` (its MANIFEST, every
+  // file's sha256 checked as `numref conform` does; the suite's own files and the divergence
+  // files' answers for its profile): (x, r, expected y, expected flags, "file:line") lists, and
+  // the number of files read. ValueError naming the file for a missing / edited / malformed one.
+  nb::tuple vector_cases(const std::string& dir) const {
+    std::vector<std::uint32_t> xs, rs, ys, fls;
+    std::vector<std::string> where;
+    std::size_t files = 0;
+    try {
+      const conform::Family* fam = conform::registry().find("cast");
+      for (const auto& e : conform::read_manifest(dir)) {
+        std::ifstream f(std::filesystem::path(dir) / e.path, std::ios::binary);
+        if (!f) fail(dir + "/" + e.path + ": listed in the MANIFEST but cannot be opened");
+        std::ostringstream ss;
+        ss << f.rdbuf();
+        const std::string text = ss.str();
+        if (conform::Sha256::hex(text) != e.sha256)
+          fail(dir + "/" + e.path + ": sha256 differs from the MANIFEST (edited by hand? regenerate with `numref vectors generate`)");
+        std::istringstream in(text);
+        conform::VectorReader vr(in, e.path);
+        if (vr.header().get("op") != "cast") continue;
+        const auto reader = fam->open_vectors(vr.header(), {params_->profile()});
+        ++files;
+        std::vector<std::string_view> fields;
+        std::string_view note;
+        std::vector<conform::VectorCase> cases;
+        while (vr.next(fields, note)) {
+          cases.clear();
+          reader->read(fields, note, cases);
+          for (const auto& vc : cases) {
+            if (vc.params->text() != params_->text()) continue;
+            xs.push_back(vc.in[0]);
+            rs.push_back(vc.in.size() > 1 ? vc.in[1] : 0u);
+            ys.push_back(vc.expected[0]);
+            fls.push_back(vc.expected[1]);
+            where.push_back(e.path + ":" + std::to_string(vr.line()));
+          }
+        }
+      }
+    } catch (const conform::VectorError& err) {
+      fail(std::string("vectors: ") + err.what());
+    }
+    return nb::make_tuple(xs, rs, ys, fls, where, files);
+  }
+
   // A failing case rendered as the runner does (§33.4): (class, inputs, got, expected), or None
   // when the results match. got_flags = None: the kernel reports no flags (not compared).
   nb::object mismatch(std::uint32_t x, std::uint32_t r, std::uint32_t exp_y, std::uint32_t exp_flags,
@@ -750,6 +800,10 @@ NB_MODULE(_core, m) {
       "to"_a, "profile"_a, "settings"_a, "knobs"_a, "src"_a = "",
       "The policy of `numref cast --to TO --profile P --policy S --<knob> V ...` in the §10.2 text form.");
   m.def("policy_values", &policy_values, "to"_a, "policy"_a, "The knob values of a policy as a dict.");
+  m.def(
+      "default_vectors_dir", [] { return numref::conform::default_vectors_dir(); },
+      "§33.2 numref conform's default golden-vector directory ($NUMREF_VECTORS, else the source tree this module "
+      "was built from); '' when none holds a MANIFEST.");
   m.def("explain", &explain, "fmt"_a, "code"_a, "The fields, class and exact value of one code (§3.1, §3.4).");
   nb::class_<CastSuite>(m, "CastSuite", "One cast suite of the conformance runner (spec §33).")
       .def(nb::init<const std::string&, const std::string&, const std::string&, const std::string&, const std::string&,
@@ -761,6 +815,7 @@ NB_MODULE(_core, m) {
       .def("size", &CastSuite::size)
       .def("fill", &CastSuite::fill, "first"_a, "xs"_a, "rs"_a.none())
       .def("expected", &CastSuite::expected, "xs"_a, "rs"_a.none(), "ys"_a, "flags"_a)
+      .def("vector_cases", &CastSuite::vector_cases, "dir"_a)
       .def("mismatch", &CastSuite::mismatch, "x"_a, "r"_a, "exp_y"_a, "exp_flags"_a, "got_y"_a, "got_flags"_a.none());
   m.def("quantize", &quantize, "codes"_a, "rows"_a, "cols"_a, "src"_a, "elem"_a, "partition"_a, "group"_a, "scale"_a,
         "amax_nan"_a, "amax_inf"_a, "apply"_a.none(), "dequant"_a, "policy"_a, "wide"_a, "random"_a.none(),
