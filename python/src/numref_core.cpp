@@ -30,11 +30,13 @@
 
 #include "fast_cast.hpp"
 #include "fast_lanes.hpp"
+#include "fast_quant.hpp"
 #include "numref/conform/core.hpp"
 #include "numref/conform/runner.hpp"
 #include "numref/conform/vectors.hpp"
 #include "ops/cast/cast.hpp"  // conformance/src: the cast family's suites and case generator
 #include "numref/convert.hpp"
+#include "numref/exact.hpp"
 #include "numref/format.hpp"
 #include "numref/metrics.hpp"
 #include "numref/mor.hpp"
@@ -467,7 +469,8 @@ nb::dict quantize(Array codes, std::size_t rows, std::size_t cols, const std::st
                   const std::string& partition, const std::string& group, const std::string& scale,
                   const std::string& amax_nan, const std::string& amax_inf, std::optional<std::string> apply,
                   const std::string& dequant, const std::string& policy, const std::string& wide,
-                  std::optional<Array> random, std::optional<std::string> fake_quant) {
+                  std::optional<Array> random, std::optional<std::string> fake_quant, const std::string& path) {
+  if (path != "fast" && path != "reference") fail("path: expected 'fast' or 'reference', got '" + path + "'");
   const Format& from = format_arg(src, "x");
   const Format& e = format_arg(elem, "fmt");
   QuantizeSpec spec;
@@ -507,15 +510,74 @@ nb::dict quantize(Array codes, std::size_t rows, std::size_t cols, const std::st
   std::vector<std::uint8_t> out(n);
   std::vector<std::uint32_t> deq(n), fq(fake ? n : 0);
   QuantizeResult r;
+  const BlockGrid grid(rows, cols, spec.partition);
+  nb::dict d;
+  auto bytes = [](const void* p, std::size_t k) { return nb::bytes(static_cast<const char*>(p), k); };
+  // cpu-fast's block quantization (conformance/backends/cpu_fast/fast_quant.hpp; the conformance
+  // suite holds it to the reference) where it takes the operation: FastQuant::unsupported() decides,
+  // as declined() does for casts. It gives codes, scales, group mantissas, the dequantized and
+  // fake-quant tensors; the §19.5 counts are not among them (the Python side computes them with
+  // the reference when they are read: counts_exact = False).
+  if (path == "fast") {
+    const Quantizer qz(spec, rows, cols);  // validates as numref::quantize does, resolves apply, q_max, policy
+    const BlockGrid ggrid(rows, cols, spec.group);
+    cpu_fast::QuantOp op;
+    op.src = &from;
+    op.elem = &e;
+    op.out = &format(FormatId::f32);
+    op.rule = spec.rule;
+    op.rows = rows;
+    op.cols = cols;
+    op.rs = static_cast<std::ptrdiff_t>(cols);
+    op.cs = 1;
+    op.br = grid.block_rows();
+    op.bc = grid.block_cols();
+    op.gr = ggrid.block_rows();
+    op.gc = ggrid.block_cols();
+    op.nan_ignore = spec.amax.nan == AmaxNan::ignore;
+    op.inf_ignore = spec.amax.inf == AmaxInf::ignore;
+    op.fused = qz.apply() == ScaleApply::fused;
+    op.reciprocal = spec.dequant == DequantOp::reciprocal;
+    op.policy = qz.spec().policy;
+    op.wide = spec.wide;
+    op.q_max = rn32(qz.q_max());
+    cpu_fast::QuantOp fop = op;
+    if (fake) fop.out = fake;
+    if (cpu_fast::FastQuant::unsupported(op).empty() && (!fake || cpu_fast::FastQuant::unsupported(fop).empty())) {
+      const cpu_fast::FastQuant q(op);
+      std::vector<std::uint32_t> scales(q.blocks()), gm(q.groups());
+      bool dq_ok = false;
+      {
+        nb::gil_scoped_release release;
+        std::string why;
+        q.quantize(codes.data(), rs.empty() ? nullptr : rs.data(), out.data(), scales.data(), gm.data());
+        dq_ok = q.dequantize(out.data(), scales.data(), gm.data(), deq.data(), why);
+        if (dq_ok && fake) cpu_fast::FastQuant(fop).fake_quant(codes.data(), rs.empty() ? nullptr : rs.data(), fq.data());
+      }
+      if (dq_ok) {  // else (GAM block code 00 as dequantize input): the reference path below
+        d["codes"] = bytes(out.data(), n);
+        d["scales"] = bytes(scales.data(), scales.size() * 4);
+        d["scale_format"] = std::string(scale_format(spec.rule).name);
+        d["grid"] = nb::make_tuple(grid.grid_rows(), grid.grid_cols());
+        const bool gam = spec.rule == ScaleRule::gam;
+        d["group_mantissa"] = bytes(gm.data(), gam ? gm.size() * 4 : 0);
+        if (gam) d["group_grid"] = nb::make_tuple(ggrid.grid_rows(), ggrid.grid_cols());
+        d["tensor_amax"] = nb::none();  // nvfp4: not taken by cpu-fast
+        d["dequantized"] = bytes(deq.data(), n * 4);
+        d["fake_quant"] = fake ? nb::cast(bytes(fq.data(), n * 4)) : nb::none();
+        d["counts_exact"] = false;
+        d["policy"] = describe(spec.policy);
+        d["path"] = std::string("fast");
+        return d;
+      }
+    }
+  }
   {
     nb::gil_scoped_release release;
     r = numref::quantize(x, spec, out, rs);
     numref::dequantize(out, r.meta, deq);
     if (fake) numref::fake_quantize(x, spec, *fake, fq, rs);
   }
-  const BlockGrid grid(rows, cols, spec.partition);
-  nb::dict d;
-  auto bytes = [](const void* p, std::size_t k) { return nb::bytes(static_cast<const char*>(p), k); };
   d["codes"] = bytes(out.data(), n);
   d["scales"] = bytes(r.meta.scales.data(), r.meta.scales.size() * 4);
   d["scale_format"] = std::string(scale_format(spec.rule).name);
@@ -528,6 +590,8 @@ nb::dict quantize(Array codes, std::size_t rows, std::size_t cols, const std::st
   d["tensor_amax"] = spec.rule == ScaleRule::nvfp4 ? nb::cast(r.meta.tensor_amax) : nb::none();
   d["dequantized"] = bytes(deq.data(), n * 4);
   d["fake_quant"] = fake ? nb::cast(bytes(fq.data(), n * 4)) : nb::none();
+  d["counts_exact"] = true;
+  d["path"] = std::string("reference");
   d["saturated"] = r.total.saturated;
   d["flushed"] = r.total.flushed;
   d["nan"] = r.total.nan;
@@ -819,7 +883,9 @@ NB_MODULE(_core, m) {
       .def("mismatch", &CastSuite::mismatch, "x"_a, "r"_a, "exp_y"_a, "exp_flags"_a, "got_y"_a, "got_flags"_a.none());
   m.def("quantize", &quantize, "codes"_a, "rows"_a, "cols"_a, "src"_a, "elem"_a, "partition"_a, "group"_a, "scale"_a,
         "amax_nan"_a, "amax_inf"_a, "apply"_a.none(), "dequant"_a, "policy"_a, "wide"_a, "random"_a.none(),
-        "fake_quant"_a.none(), "Quantize a 2-D tensor with the reference (spec §19).");
+        "fake_quant"_a.none(), "path"_a = "fast",
+        "Quantize a 2-D tensor (spec §19): cpu-fast's block quantization where it takes the operation, else the "
+        "reference (path='reference': always the reference).");
   m.def("mor", &mor, "codes"_a, "rows"_a, "cols"_a, "src"_a, "recipe"_a, "partition"_a, "threshold"_a.none(),
         "scale"_a, "fake"_a, "Mixture of Representations on one tensor with the reference (spec §25–§27).");
   m.def("cast_codes", &cast_codes, "codes"_a, "out"_a, "flags"_a.none(), "r"_a.none(), "src"_a, "to"_a,
