@@ -62,13 +62,13 @@ inline W sel(W cond01, W a, W b) {  // cond ? a : b
 // With ef the exponent field, sig the significand (implicit bit for ef > 0) and the value
 // sig * 2^(max(ef, 1) - bias - SM): the target quantum is 2^qt with qt = max(E - m, qmin), so the
 // kept part is sig >> d, d = qt - (max(ef, 1) - bias - SM) = max(SM - m, dk - max(ef, 1)) (at
-// most 31: everything shifted out rounds to zero). §4.1 RNE by the carry of
+// most the word's bits - 1: everything shifted out rounds to zero). §4.1 RNE by the carry of
 // sig + (2^(d-1) - 1) + (the kept part's parity); parity of the code = parity of the kept part
 // (m >= 1). The code = the binades above the subnormals, (max(ef - ek, 0) << m), plus the
 // rounded kept part (a carry into the next binade lands on its code).
 //
-// W is the lane word: uint32_t for f32 sources, uint16_t for 16-bit ones (every quantity fits:
-// sig < 2^11, d <= 15, codes < 2^11), so that a vector holds twice the lanes.
+// W is the lane word: uint16_t for bf16, f16 and squeezed f32 codes (every quantity fits:
+// sig < 2^11, d <= 15, codes < 2^12), so that a vector holds twice the lanes of 32-bit words.
 template <class W, int SM, int SE, bool FLAGS>
 [[gnu::always_inline]] inline W lane(W u, const ByteLanes::Consts& c, W& fl) {
   using S = std::make_signed_t<W>;
