@@ -2,9 +2,14 @@
 // (spec §31): the property side of the conformance suite, next to the golden vectors and the
 // generated cases of `numref conform`.
 //
-// Every built-in backend (libnumref_backend_*.so in the build's backend directory), or the
-// plugins named in NUMREF_PROPERTY_BACKENDS (comma separated .so paths: point it at YOUR
-// backend), is loaded with dlopen and checked, for every profile it claims and every cast
+// The built-in backends reference, cpu-fast and cuda-emu (the CUDA kernels' own arithmetic
+// through the host grid walk, spec §35) are the parameter of one test each
+// (BuiltIn/BackendPropertiesOf.HoldForEveryClaimedProfile/<name>): each must be built and
+// available (all three run on any machine) and is checked in full. Every other backend of the
+// build's backend directory (nv-host, ...), or the plugins named in NUMREF_PROPERTY_BACKENDS
+// (comma separated .so paths: point it at YOUR backend), is checked by
+// BackendProperties.EveryOtherBackendEveryClaimedProfile. Each is loaded with dlopen and checked,
+// for every profile it claims and every cast
 // between floating-point formats it supports under that profile, on operands drawn by a
 // generator that aims at the places where implementations go wrong: arbitrary bit patterns
 // (every class: NaN payloads, ±Inf, subnormals, ±0), target values, target midpoints (the
@@ -20,13 +25,13 @@
 //      target (it lies between the two neighbours), or ±max finite under saturation.
 // P2–P5 are stated without the reference's rounding (P5 uses the exact value of codes only),
 // so they hold for any correct implementation of any profile; P1 pins the bits.
-// A backend that cannot run here ("unavailable: ...", §31.6) is listed and not counted.
-// The test fails unless the reference and cpu-fast backends were both checked, and it checks
-// that the properties catch the deliberately broken backend (?nansign, ?tie464).
+// Another backend that cannot run here ("unavailable: ...", §31.6) is listed and not counted.
+// A last test checks that the properties catch the deliberately broken backend (?nansign, ?tie464).
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -295,31 +300,62 @@ bool check_pair(const BackendProperties& bp, const Pair& pr) {
   return ok;
 }
 
-TEST(BackendProperties, EveryBackendEveryClaimedProfile) {
+// The built-in backends every build has; each runs on any machine.
+constexpr const char* kBuiltIn[] = {"reference", "cpu-fast", "cuda-emu"};
+
+std::string plugin_path(std::string name) {  // "cuda-emu" -> <backend dir>/libnumref_backend_cuda_emu.so
+  std::replace(name.begin(), name.end(), '-', '_');
+  return std::string(NUMREF_BACKEND_DIR) + "/libnumref_backend_" + name + ".so";
+}
+
+// Checks every pair of a loaded backend; returns the number of pairs checked.
+std::size_t check_backend(const Loaded& l) {
+  const BackendProperties bp(l);
+  const auto prs = bp.pairs();
+  EXPECT_FALSE(prs.empty()) << l.path << " supports no floating-point cast under the profiles it claims";
+  for (const auto& pr : prs) EXPECT_TRUE(check_pair(bp, pr)) << l.path << ": " << describe(pr);
+  return prs.size();
+}
+
+class BackendPropertiesOf : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(BackendPropertiesOf, HoldForEveryClaimedProfile) {
   (void)kRcParams;
+  const std::string path = plugin_path(GetParam());
+  ASSERT_TRUE(std::filesystem::exists(path)) << path << " is not built";
+  const auto l = load(path);
+  ASSERT_NE(l->b, nullptr) << path << ": " << l->unavailable;
+  EXPECT_STREQ(l->b->name, GetParam());
+  const std::size_t n = check_backend(*l);
+  std::printf("%s: P1-P5 on %zu (source, target, profile) casts\n", GetParam(), n);
+  EXPECT_GE(n, 10u) << "fewer casts than every built-in backend takes";
+}
+
+INSTANTIATE_TEST_SUITE_P(BuiltIn, BackendPropertiesOf, ::testing::ValuesIn(kBuiltIn),
+                         [](const ::testing::TestParamInfo<const char*>& i) {
+                           std::string s = i.param;
+                           std::replace(s.begin(), s.end(), '-', '_');
+                           return s;
+                         });
+
+TEST(BackendProperties, EveryOtherBackendEveryClaimedProfile) {
+  (void)kRcParams;
+  const bool named = std::getenv("NUMREF_PROPERTY_BACKENDS") != nullptr;
   int checked = 0;
-  bool saw_reference = false, saw_cpu_fast = false;
   for (const auto& path : backend_paths()) {
+    if (!named && std::any_of(std::begin(kBuiltIn), std::end(kBuiltIn), [&](const char* b) { return plugin_path(b) == path; }))
+      continue;  // checked by BackendPropertiesOf
     SCOPED_TRACE(path);
     const auto l = load(path);
     if (!l->b) {
       std::printf("[ SKIPPED  ] %s: %s\n", path.c_str(), l->unavailable.c_str());
       continue;
     }
-    const BackendProperties bp(*l);
-    const auto prs = bp.pairs();
-    EXPECT_FALSE(prs.empty()) << path << " supports no floating-point cast under the profiles it claims";
-    for (const auto& pr : prs) EXPECT_TRUE(check_pair(bp, pr)) << describe(pr);
+    check_backend(*l);
     ++checked;
-    const std::string name = l->b->name ? l->b->name : "";
-    saw_reference |= name == "reference";
-    saw_cpu_fast |= name == "cpu-fast";
   }
-  EXPECT_GT(checked, 0);
-  if (!std::getenv("NUMREF_PROPERTY_BACKENDS")) {
-    EXPECT_TRUE(saw_reference);
-    EXPECT_TRUE(saw_cpu_fast);
-  }
+  if (named) EXPECT_GT(checked, 0) << "no backend of NUMREF_PROPERTY_BACKENDS could run";
+  else if (checked == 0) GTEST_SKIP() << "no backend beyond the built-in ones in " << NUMREF_BACKEND_DIR;
 }
 
 // The properties must catch real defects: the broken backend's NaN-sign and tie defects.

@@ -288,10 +288,23 @@ class Quantized:
     grid; float32 for binary32 scale rules, else the scale format's ml_dtypes type),
     ``group_mantissa`` (GAM, uint32 per group), ``tensor_amax`` (NVFP4, float32), ``dequantized``
     (float32, §19.3), ``fake_quant`` (the fake_quant format's dtype, §19.6, or None) and the
-    counts ``saturated``, ``flushed``, ``nan``, ``inf`` (§19.5), ``policy`` (the element policy)."""
+    counts ``saturated``, ``flushed``, ``nan``, ``inf`` (§19.5), ``policy`` (the element policy),
+    ``path`` ("fast": cpu-fast's block quantization, "reference")."""
 
-    def __init__(self, **kw):
+    _COUNTS = ("saturated", "flushed", "nan", "inf")
+
+    def __init__(self, counts=None, **kw):
         self.__dict__.update(kw)
+        self._counts = counts  # a callable giving the §19.5 counts when the fast path left them out
+
+    def __getattr__(self, key):
+        # the counts of a cpu-fast result: computed by the reference on first use (cpu-fast's block
+        # quantization gives codes, scales and tensors, not the counts)
+        if key in Quantized._COUNTS and self.__dict__.get("_counts") is not None:
+            self.__dict__.update(self._counts())
+            self._counts = None
+            return self.__dict__[key]
+        raise AttributeError(key)
 
     def __repr__(self):
         return (f"numref.Quantized(codes={self.codes.shape} {self.codes.dtype}, scales={self.scales.shape} "
@@ -301,8 +314,9 @@ class Quantized:
 def quantize(x, fmt: str, *, partition: str = "tensor", scale: str = "amax", group: str = "tensor",
              amax_nan: str = "propagate", amax_inf: str = "propagate", apply: str | None = None,
              dequant: str = "divide", profile: str | None = None, policy=None, random=None,
-             fake_quant: str | None = "bf16", transpose: bool = False, src: str | None = None, **knobs) -> Quantized:
-    """Quantize a tensor with the reference (spec §19), as ``numref quantize``.
+             fake_quant: str | None = "bf16", transpose: bool = False, src: str | None = None, path: str = "auto",
+             **knobs) -> Quantized:
+    """Quantize a tensor (spec §19), as ``numref quantize``.
 
     x          1-D or 2-D (or more: the leading dimensions are the rows) array of float32, float16,
                bfloat16 or an 8-bit float, or raw codes with ``src=``; ``transpose`` quantizes its
@@ -318,7 +332,15 @@ def quantize(x, fmt: str, *, partition: str = "tensor", scale: str = "amax", gro
                wide policy (default ocp) decodes NaN codes and makes the fake-quant output.
     random     for round="sr": one r per element (element order) or an int seed.
     fake_quant the format of the fake-quant output (bf16 default, f16, f32; None: none).
+    path       "auto" / "fast": cpu-fast's block quantization (conformance/backends/cpu_fast, held to
+               the reference by the conformance suite) where it takes the operation (every scale
+               kind but nvfp4; not ``apply="fused"`` for float elements), else the reference;
+               "reference": the reference. The result is the same; on the fast path the counts
+               (saturated, flushed, nan, inf) are computed by the reference when first read
+               (``result.path`` says which path ran).
     """
+    if path not in ("auto", "fast", "reference"):
+        raise ValueError(f"path: expected 'auto', 'fast' or 'reference', got {path!r}")
     fmt = _canonical(fmt, "fmt")
     for name, v in (("partition", partition), ("scale", scale), ("group", group), ("amax_nan", amax_nan),
                     ("amax_inf", amax_inf), ("dequant", dequant)):
@@ -341,8 +363,14 @@ def quantize(x, fmt: str, *, partition: str = "tensor", scale: str = "amax", gro
         raise ValueError("random applies only to stochastic rounding (round='sr')")
     if pol.round == "sr" and r is None:
         raise ValueError("stochastic rounding (round=sr) needs random=: one r per element or an int seed (§5)")
-    d = _core.quantize(codes2, rows, cols, src, fmt, partition, group, scale, amax_nan, amax_inf, apply, dequant,
-                       str(pol), str(wide), r, fake_quant)
+    args = (codes2, rows, cols, src, fmt, partition, group, scale, amax_nan, amax_inf, apply, dequant, str(pol),
+            str(wide), r, fake_quant)
+    d = _core.quantize(*args, "reference" if path == "reference" else "fast")
+
+    def counts():
+        ref = _core.quantize(*args, "reference")
+        return {k: ref[k] for k in Quantized._COUNTS}
+
     raw = _np.frombuffer(d["codes"], dtype=_np.uint8).reshape(rows, cols)
     sfmt = d["scale_format"]
     scales = _np.frombuffer(d["scales"], dtype=_np.uint32).astype(_code_dtype(sfmt)).view(dtype_of(sfmt))
@@ -359,7 +387,8 @@ def quantize(x, fmt: str, *, partition: str = "tensor", scale: str = "amax", gro
         group_mantissa=gm,
         tensor_amax=None if d["tensor_amax"] is None else _np.uint32(d["tensor_amax"]).view(_np.float32),
         dequantized=_np.frombuffer(d["dequantized"], dtype=_np.uint32).view(_np.float32).reshape(rows, cols),
-        fake_quant=fq, saturated=d["saturated"], flushed=d["flushed"], nan=d["nan"], inf=d["inf"], policy=d["policy"])
+        fake_quant=fq, policy=d["policy"], path=d["path"],
+        **({k: d[k] for k in Quantized._COUNTS} if d["counts_exact"] else {"counts": counts}))
 
 
 __all__ += ["quantize", "Quantized"]

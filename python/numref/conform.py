@@ -9,10 +9,15 @@
 The cases are those of ``numref conform`` for the suite (from_, to, profile + knobs): the cast
 family's generator of the conformance library (every code of a <= 16-bit source from level l1 on,
 every 8-bit code always; for f32 the boundary codes of the target and random TestFloat-like
-codes), its reference results, comparison (§33.4) and mismatch text.
+codes), its reference results, comparison (§33.4) and mismatch text; then the suite's golden
+vectors (§30, §33.2: the files of numref's vector directory for the suite and the divergence
+files' answers for its profile, expected results as written in the files, MANIFEST checked).
+The vectors ship inside the package (numref/vectors); ``NUMREF_VECTORS`` or ``vectors=DIR``
+name another directory, ``vectors=False`` runs the generated cases only.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 import numpy as _np
@@ -43,6 +48,7 @@ class Mismatch:
     expected_flags: int
     cls: str
     text: str
+    where: str = ""  # "generated #INDEX" or the golden vector's "FILE.vec:LINE" (as numref conform's FAIL lines)
 
 
 @dataclass
@@ -50,10 +56,13 @@ class CheckResult:
     """What check() found: the suite (label), counts and the first mismatches."""
 
     suite: str
-    cases: int = 0
+    cases: int = 0  # generated and golden-vector cases
     mismatches: int = 0
     first: list[Mismatch] = field(default_factory=list)
     classes: dict[str, int] = field(default_factory=dict)
+    vectors: str | None = None  # the golden-vector directory read (None: vectors=False)
+    vector_files: int = 0  # cast vector files read (MANIFEST verified)
+    vector_cases: int = 0  # the suite's cases among them
 
     @property
     def ok(self) -> bool:
@@ -63,7 +72,9 @@ class CheckResult:
         head = f"{self.suite}: {self.cases} cases, {self.mismatches} mismatches"
         if self.classes:
             head += " (" + ", ".join(f"{k}: {v}" for k, v in sorted(self.classes.items())) + ")"
-        return "\n".join([head] + ["  " + m.text for m in self.first])
+        vec = ("vectors: skipped (vectors=False)" if self.vectors is None else
+               f"vectors: {self.vectors} ({self.vector_files} files, MANIFEST verified; {self.vector_cases} cases of this suite)")
+        return "\n".join([head, "  " + vec] + ["  " + m.text + (f" ({m.where})" if m.where else "") for m in self.first])
 
     def __str__(self) -> str:
         return self.report()
@@ -82,9 +93,36 @@ def _kernel_codes(got, n: int, to: str, what: str):
     raise TypeError(f"{what}: the kernel returned dtype {a.dtype}; expected {dtype_of(to)} or raw codes {want}")
 
 
+def _vectors_dir(vectors):
+    """§33.2 The golden-vector directory: vectors=DIR, else $NUMREF_VECTORS, else the package's
+    own (numref/vectors, installed with it), else the source tree this module was built from
+    (a CMake build tree); None for vectors=False. Not finding them is an error, as for
+    ``numref conform``: a check of generated cases only must be asked for."""
+    if vectors is False:
+        return None
+    if vectors is not None and vectors is not True:
+        if not isinstance(vectors, (str, os.PathLike)):
+            raise TypeError(f"vectors: expected a directory, True or False, got {type(vectors).__name__}")
+        d = os.fspath(vectors)
+        if not os.path.isdir(d):
+            raise ValueError(f"vectors: '{d}' is not a directory")
+        return d
+    env = os.environ.get("NUMREF_VECTORS")
+    looked = [env] if env else [os.path.join(os.path.dirname(os.path.abspath(__file__)), "vectors")]
+    for d in looked:
+        if os.path.isfile(os.path.join(d, "MANIFEST")):
+            return d
+    built = "" if env else _core.default_vectors_dir()
+    if built:
+        return built
+    where = ", ".join(looked + ([] if env else ["the source tree this module was built from"]))
+    raise ValueError(f"golden vectors not found (looked in {where}); pass vectors=DIR, set NUMREF_VECTORS, "
+                     f"or vectors=False for the generated cases only")
+
+
 def check(kernel, op: str = "cast", *, from_: str, to: str, profile: str = "ocp", policy=None,
           level: str = "l1", seed: int = 1, flags: bool = False, batch: int = 1 << 16,
-          max_mismatches: int = 20, raise_on_mismatch: bool = False, **knobs) -> CheckResult:
+          max_mismatches: int = 20, raise_on_mismatch: bool = False, vectors=None, **knobs) -> CheckResult:
     """Run ``kernel`` on the conformance cases of the cast suite (from_ -> to under profile and
     knobs, as ``numref cast``) and compare every result with the reference, bit for bit.
 
@@ -93,6 +131,9 @@ def check(kernel, op: str = "cast", *, from_: str, to: str, profile: str = "ocp"
              the results as to's dtype or as raw unsigned codes; with ``flags=True`` it returns
              (results, flags) and the §9 flags (uint8 bits) are compared too.
     level    l0 | l1 (default) | l2 | exhaustive: the runner's levels (§33.3).
+    vectors  the golden-vector directory (default: $NUMREF_VECTORS, else the package's own);
+             False: the generated cases only. The suite's vector cases run after the generated
+             ones; a mismatch there names its file and line (``Mismatch.where``).
     Returns a CheckResult (counts, the first ``max_mismatches`` mismatches with their class and
     the runner's text: inputs, got, expected); raises ConformanceError when asked and any
     case fails.
@@ -110,20 +151,15 @@ def check(kernel, op: str = "cast", *, from_: str, to: str, profile: str = "ocp"
     if batch < 1:
         raise ValueError(f"batch: expected a positive number of cases, got {batch}")
     pol = Policy(to, profile, policy, **knobs)
+    vdir = _vectors_dir(vectors)  # before any work: a missing directory is a usage error
     suite = _core.CastSuite(from_, to, profile, str(pol), level, seed)
-    res = CheckResult(suite=suite.label)
+    res = CheckResult(suite=suite.label, vectors=vdir)
     in_dtype = dtype_of(from_)
     in_codes = _code_dtype(from_)
-    total = suite.size()
-    first = 0
-    while first < total:
-        n = min(batch, total - first)
-        xs = _np.empty(n, dtype=_np.uint32)
-        rs = _np.empty(n, dtype=_np.uint32) if suite.sr else None
-        suite.fill(first, xs, rs)
-        ey = _np.empty(n, dtype=_np.uint32)
-        ef = _np.empty(n, dtype=_np.uint32)
-        suite.expected(xs, rs, ey, ef)
+
+    def run(xs, rs, ey, ef, where):
+        """The kernel on one batch; its mismatches into res."""
+        n = xs.size
         x = xs.astype(in_codes).view(in_dtype)
         out = kernel(x, rs.copy()) if suite.sr else kernel(x)
         gf = None
@@ -150,9 +186,32 @@ def check(kernel, op: str = "cast", *, from_: str, to: str, profile: str = "ocp"
                 res.first.append(Mismatch(
                     x=int(xs[i]), r=int(rs[i]) if rs is not None else None, got=int(gy[i]), expected=int(ey[i]),
                     got_flags=None if gf is None else int(gf[i]), expected_flags=int(ef[i]), cls=cls,
-                    text=f"{cls}: {inputs}: got {got_t}, expected {exp_t}"))
+                    text=f"{cls}: {inputs}: got {got_t}, expected {exp_t}", where=where(int(i))))
         res.cases += n
+
+    # §33.3 the generated cases, the reference computing the expected results
+    total = suite.size()
+    first = 0
+    while first < total:
+        n = min(batch, total - first)
+        xs = _np.empty(n, dtype=_np.uint32)
+        rs = _np.empty(n, dtype=_np.uint32) if suite.sr else None
+        suite.fill(first, xs, rs)
+        ey = _np.empty(n, dtype=_np.uint32)
+        ef = _np.empty(n, dtype=_np.uint32)
+        suite.expected(xs, rs, ey, ef)
+        run(xs, rs, ey, ef, lambda i, f=first: f"generated #{f + i}")
         first += n
+    # §33.2 the golden vectors: expected results as the files give them
+    if vdir is not None:
+        vx, vr, vy, vf, vwhere, res.vector_files = suite.vector_cases(vdir)
+        res.vector_cases = len(vx)
+        for b in range(0, len(vx), batch):
+            sl = slice(b, b + batch)
+            xs = _np.array(vx[sl], dtype=_np.uint32)
+            rs = _np.array(vr[sl], dtype=_np.uint32) if suite.sr else None
+            run(xs, rs, _np.array(vy[sl], dtype=_np.uint32), _np.array(vf[sl], dtype=_np.uint32),
+                lambda i, b=b: vwhere[b + i])
     if raise_on_mismatch and not res.ok:
         raise ConformanceError(res)
     return res

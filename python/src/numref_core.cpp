@@ -17,8 +17,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <mutex>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -26,9 +29,14 @@
 #include <vector>
 
 #include "fast_cast.hpp"
+#include "fast_lanes.hpp"
+#include "fast_quant.hpp"
 #include "numref/conform/core.hpp"
+#include "numref/conform/runner.hpp"
+#include "numref/conform/vectors.hpp"
 #include "ops/cast/cast.hpp"  // conformance/src: the cast family's suites and case generator
 #include "numref/convert.hpp"
+#include "numref/exact.hpp"
 #include "numref/format.hpp"
 #include "numref/gaussws.hpp"
 #include "numref/metrics.hpp"
@@ -142,9 +150,11 @@ int width_of(const Array& a) {
   return t.bits;
 }
 
-// One (from, to, policy) conversion, prepared once: cpu-fast (its table for <= 16-bit sources
-// and deterministic rounding, re-indexed here by the native code type; its lane path for f32
-// sources) or the reference Converter.
+// One (from, to, policy) conversion, prepared once: cpu-fast — its byte lanes (fast_lanes.hpp:
+// f32 / bf16 / f16 into the narrow floats under the common policies, reading the codes in place
+// and writing the result array directly), else its table for <= 16-bit sources and deterministic
+// rounding (re-indexed here by the native code type), else its lane / scalar path on blocks —
+// or the reference Converter.
 class Cast {
  public:
   Cast(const Format& from, const Format& to, const Policy& p, bool reference)
@@ -153,7 +163,8 @@ class Cast {
         reference_(reference || cpu_fast::declined(from, to, p) != nullptr) {
     if (reference_) conv_ = std::make_unique<Converter>(from, to, p);
     else fast_ = std::make_unique<cpu_fast::FastCast>(from, to, p);
-    if (!reference_ && !sr_ && from.bits <= 16) {
+    bytes_ = fast_ ? fast_->byte_lanes() : nullptr;
+    if (!reference_ && !sr_ && from.bits <= 16 && !bytes_) {
       // §11 the result of every source code, computed once by cpu-fast itself.
       const std::size_t n = std::size_t{1} << from.bits;
       std::vector<std::uint32_t> in(n);
@@ -167,6 +178,12 @@ class Cast {
 
   template <class In, class Out>
   void run(const In* in, const std::uint32_t* r, Out* out, std::uint8_t* flags, std::size_t n) const {
+    if constexpr (std::is_same_v<Out, std::uint8_t> && !std::is_same_v<In, std::uint8_t>) {
+      if (bytes_) {  // byte_lanes() exists only for f32 (uint32 codes) and bf16 / f16 (uint16) sources
+        bytes_->run(in, out, flags, n);
+        return;
+      }
+    }
     if (!lut_code_.empty()) {
       const std::uint32_t* t = lut_code_.data();
       const std::uint8_t* tf = lut_flags_.data();
@@ -219,6 +236,7 @@ class Cast {
   bool sr_, reference_;
   std::unique_ptr<Converter> conv_;
   std::unique_ptr<cpu_fast::FastCast> fast_;
+  const cpu_fast::ByteLanes* bytes_ = nullptr;  // owned by fast_
   std::vector<std::uint32_t> lut_code_;
   std::vector<std::uint8_t> lut_flags_;
 };
@@ -452,7 +470,8 @@ nb::dict quantize(Array codes, std::size_t rows, std::size_t cols, const std::st
                   const std::string& partition, const std::string& group, const std::string& scale,
                   const std::string& amax_nan, const std::string& amax_inf, std::optional<std::string> apply,
                   const std::string& dequant, const std::string& policy, const std::string& wide,
-                  std::optional<Array> random, std::optional<std::string> fake_quant) {
+                  std::optional<Array> random, std::optional<std::string> fake_quant, const std::string& path) {
+  if (path != "fast" && path != "reference") fail("path: expected 'fast' or 'reference', got '" + path + "'");
   const Format& from = format_arg(src, "x");
   const Format& e = format_arg(elem, "fmt");
   QuantizeSpec spec;
@@ -492,15 +511,74 @@ nb::dict quantize(Array codes, std::size_t rows, std::size_t cols, const std::st
   std::vector<std::uint8_t> out(n);
   std::vector<std::uint32_t> deq(n), fq(fake ? n : 0);
   QuantizeResult r;
+  const BlockGrid grid(rows, cols, spec.partition);
+  nb::dict d;
+  auto bytes = [](const void* p, std::size_t k) { return nb::bytes(static_cast<const char*>(p), k); };
+  // cpu-fast's block quantization (conformance/backends/cpu_fast/fast_quant.hpp; the conformance
+  // suite holds it to the reference) where it takes the operation: FastQuant::unsupported() decides,
+  // as declined() does for casts. It gives codes, scales, group mantissas, the dequantized and
+  // fake-quant tensors; the §19.5 counts are not among them (the Python side computes them with
+  // the reference when they are read: counts_exact = False).
+  if (path == "fast") {
+    const Quantizer qz(spec, rows, cols);  // validates as numref::quantize does, resolves apply, q_max, policy
+    const BlockGrid ggrid(rows, cols, spec.group);
+    cpu_fast::QuantOp op;
+    op.src = &from;
+    op.elem = &e;
+    op.out = &format(FormatId::f32);
+    op.rule = spec.rule;
+    op.rows = rows;
+    op.cols = cols;
+    op.rs = static_cast<std::ptrdiff_t>(cols);
+    op.cs = 1;
+    op.br = grid.block_rows();
+    op.bc = grid.block_cols();
+    op.gr = ggrid.block_rows();
+    op.gc = ggrid.block_cols();
+    op.nan_ignore = spec.amax.nan == AmaxNan::ignore;
+    op.inf_ignore = spec.amax.inf == AmaxInf::ignore;
+    op.fused = qz.apply() == ScaleApply::fused;
+    op.reciprocal = spec.dequant == DequantOp::reciprocal;
+    op.policy = qz.spec().policy;
+    op.wide = spec.wide;
+    op.q_max = rn32(qz.q_max());
+    cpu_fast::QuantOp fop = op;
+    if (fake) fop.out = fake;
+    if (cpu_fast::FastQuant::unsupported(op).empty() && (!fake || cpu_fast::FastQuant::unsupported(fop).empty())) {
+      const cpu_fast::FastQuant q(op);
+      std::vector<std::uint32_t> scales(q.blocks()), gm(q.groups());
+      bool dq_ok = false;
+      {
+        nb::gil_scoped_release release;
+        std::string why;
+        q.quantize(codes.data(), rs.empty() ? nullptr : rs.data(), out.data(), scales.data(), gm.data());
+        dq_ok = q.dequantize(out.data(), scales.data(), gm.data(), deq.data(), why);
+        if (dq_ok && fake) cpu_fast::FastQuant(fop).fake_quant(codes.data(), rs.empty() ? nullptr : rs.data(), fq.data());
+      }
+      if (dq_ok) {  // else (GAM block code 00 as dequantize input): the reference path below
+        d["codes"] = bytes(out.data(), n);
+        d["scales"] = bytes(scales.data(), scales.size() * 4);
+        d["scale_format"] = std::string(scale_format(spec.rule).name);
+        d["grid"] = nb::make_tuple(grid.grid_rows(), grid.grid_cols());
+        const bool gam = spec.rule == ScaleRule::gam;
+        d["group_mantissa"] = bytes(gm.data(), gam ? gm.size() * 4 : 0);
+        if (gam) d["group_grid"] = nb::make_tuple(ggrid.grid_rows(), ggrid.grid_cols());
+        d["tensor_amax"] = nb::none();  // nvfp4: not taken by cpu-fast
+        d["dequantized"] = bytes(deq.data(), n * 4);
+        d["fake_quant"] = fake ? nb::cast(bytes(fq.data(), n * 4)) : nb::none();
+        d["counts_exact"] = false;
+        d["policy"] = describe(spec.policy);
+        d["path"] = std::string("fast");
+        return d;
+      }
+    }
+  }
   {
     nb::gil_scoped_release release;
     r = numref::quantize(x, spec, out, rs);
     numref::dequantize(out, r.meta, deq);
     if (fake) numref::fake_quantize(x, spec, *fake, fq, rs);
   }
-  const BlockGrid grid(rows, cols, spec.partition);
-  nb::dict d;
-  auto bytes = [](const void* p, std::size_t k) { return nb::bytes(static_cast<const char*>(p), k); };
   d["codes"] = bytes(out.data(), n);
   d["scales"] = bytes(r.meta.scales.data(), r.meta.scales.size() * 4);
   d["scale_format"] = std::string(scale_format(spec.rule).name);
@@ -513,6 +591,8 @@ nb::dict quantize(Array codes, std::size_t rows, std::size_t cols, const std::st
   d["tensor_amax"] = spec.rule == ScaleRule::nvfp4 ? nb::cast(r.meta.tensor_amax) : nb::none();
   d["dequantized"] = bytes(deq.data(), n * 4);
   d["fake_quant"] = fake ? nb::cast(bytes(fq.data(), n * 4)) : nb::none();
+  d["counts_exact"] = true;
+  d["path"] = std::string("reference");
   d["saturated"] = r.total.saturated;
   d["flushed"] = r.total.flushed;
   d["nan"] = r.total.nan;
@@ -754,6 +834,51 @@ class CastSuite {
     std::memcpy(flags.data(), out.data() + n, n * 4);
   }
 
+  // §33.2 The golden-vector cases of this suite in the vector directory `dir` (its MANIFEST, every
+  // file's sha256 checked as `numref conform` does; the suite's own files and the divergence
+  // files' answers for its profile): (x, r, expected y, expected flags, "file:line") lists, and
+  // the number of files read. ValueError naming the file for a missing / edited / malformed one.
+  nb::tuple vector_cases(const std::string& dir) const {
+    std::vector<std::uint32_t> xs, rs, ys, fls;
+    std::vector<std::string> where;
+    std::size_t files = 0;
+    try {
+      const conform::Family* fam = conform::registry().find("cast");
+      for (const auto& e : conform::read_manifest(dir)) {
+        std::ifstream f(std::filesystem::path(dir) / e.path, std::ios::binary);
+        if (!f) fail(dir + "/" + e.path + ": listed in the MANIFEST but cannot be opened");
+        std::ostringstream ss;
+        ss << f.rdbuf();
+        const std::string text = ss.str();
+        if (conform::Sha256::hex(text) != e.sha256)
+          fail(dir + "/" + e.path + ": sha256 differs from the MANIFEST (edited by hand? regenerate with `numref vectors generate`)");
+        std::istringstream in(text);
+        conform::VectorReader vr(in, e.path);
+        if (vr.header().get("op") != "cast") continue;
+        const auto reader = fam->open_vectors(vr.header(), {params_->profile()});
+        ++files;
+        std::vector<std::string_view> fields;
+        std::string_view note;
+        std::vector<conform::VectorCase> cases;
+        while (vr.next(fields, note)) {
+          cases.clear();
+          reader->read(fields, note, cases);
+          for (const auto& vc : cases) {
+            if (vc.params->text() != params_->text()) continue;
+            xs.push_back(vc.in[0]);
+            rs.push_back(vc.in.size() > 1 ? vc.in[1] : 0u);
+            ys.push_back(vc.expected[0]);
+            fls.push_back(vc.expected[1]);
+            where.push_back(e.path + ":" + std::to_string(vr.line()));
+          }
+        }
+      }
+    } catch (const conform::VectorError& err) {
+      fail(std::string("vectors: ") + err.what());
+    }
+    return nb::make_tuple(xs, rs, ys, fls, where, files);
+  }
+
   // A failing case rendered as the runner does (§33.4): (class, inputs, got, expected), or None
   // when the results match. got_flags = None: the kernel reports no flags (not compared).
   nb::object mismatch(std::uint32_t x, std::uint32_t r, std::uint32_t exp_y, std::uint32_t exp_flags,
@@ -811,6 +936,10 @@ NB_MODULE(_core, m) {
       "to"_a, "profile"_a, "settings"_a, "knobs"_a, "src"_a = "",
       "The policy of `numref cast --to TO --profile P --policy S --<knob> V ...` in the §10.2 text form.");
   m.def("policy_values", &policy_values, "to"_a, "policy"_a, "The knob values of a policy as a dict.");
+  m.def(
+      "default_vectors_dir", [] { return numref::conform::default_vectors_dir(); },
+      "§33.2 numref conform's default golden-vector directory ($NUMREF_VECTORS, else the source tree this module "
+      "was built from); '' when none holds a MANIFEST.");
   m.def("explain", &explain, "fmt"_a, "code"_a, "The fields, class and exact value of one code (§3.1, §3.4).");
   nb::class_<CastSuite>(m, "CastSuite", "One cast suite of the conformance runner (spec §33).")
       .def(nb::init<const std::string&, const std::string&, const std::string&, const std::string&, const std::string&,
@@ -822,10 +951,13 @@ NB_MODULE(_core, m) {
       .def("size", &CastSuite::size)
       .def("fill", &CastSuite::fill, "first"_a, "xs"_a, "rs"_a.none())
       .def("expected", &CastSuite::expected, "xs"_a, "rs"_a.none(), "ys"_a, "flags"_a)
+      .def("vector_cases", &CastSuite::vector_cases, "dir"_a)
       .def("mismatch", &CastSuite::mismatch, "x"_a, "r"_a, "exp_y"_a, "exp_flags"_a, "got_y"_a, "got_flags"_a.none());
   m.def("quantize", &quantize, "codes"_a, "rows"_a, "cols"_a, "src"_a, "elem"_a, "partition"_a, "group"_a, "scale"_a,
         "amax_nan"_a, "amax_inf"_a, "apply"_a.none(), "dequant"_a, "policy"_a, "wide"_a, "random"_a.none(),
-        "fake_quant"_a.none(), "Quantize a 2-D tensor with the reference (spec §19).");
+        "fake_quant"_a.none(), "path"_a = "fast",
+        "Quantize a 2-D tensor (spec §19): cpu-fast's block quantization where it takes the operation, else the "
+        "reference (path='reference': always the reference).");
   m.def("mor", &mor, "codes"_a, "rows"_a, "cols"_a, "src"_a, "recipe"_a, "partition"_a, "threshold"_a.none(),
         "scale"_a, "fake"_a, "Mixture of Representations on one tensor with the reference (spec §25–§27).");
   m.def("gaussws_bitwidth", &gaussws_bitwidth, "bi"_a, "b_init"_a, "b_target"_a,

@@ -13,7 +13,7 @@ def test_correct_kernels_pass():
     with np.errstate(invalid="ignore", over="ignore"):
         r = numref.conform.check(lambda x: x.astype(ml_dtypes.float8_e4m3fn), from_="bf16", to="f8e4m3fn",
                                  profile="ml_dtypes")
-    assert r.ok and r.cases == 65536
+    assert r.ok and r.cases == 65536 + r.vector_cases and r.vector_cases > 0  # every code, then the vectors
     r = numref.conform.check(lambda x, rr: numref.cast(x, "bf16", round="sr", sr_bits=8, random=rr, raw=True),
                              from_="f32", to="bf16", round="sr", sr_bits=8, level="l0")
     assert r.ok
@@ -51,3 +51,52 @@ def test_bad_arguments():
         numref.conform.check(lambda x: x, from_="f32", to="bf16", level="l9")
     with pytest.raises(TypeError, match="kernel returned dtype float32"):
         numref.conform.check(lambda x: x, from_="f32", to="bf16")
+
+
+def test_golden_vectors_catch_what_the_generated_cases_miss():
+    """A kernel wrong on one f32 code that is in the suite's golden vector file
+    (vectors/cast/ocp/f32-f8e4m3fn.vec) but not among the level-0 generated cases: it passes
+    with vectors=False and fails with the vectors, the mismatch naming the file and line."""
+    pol = str(numref.Policy("f8e4m3fn"))
+    suite = numref._core.CastSuite("f32", "f8e4m3fn", "ocp", pol, "l0", 1)
+    vdir = numref.conform._vectors_dir(None)
+    vx, _, vy, _, where, files = suite.vector_cases(vdir)
+    gen = np.empty(suite.size(), dtype=np.uint32)
+    suite.fill(0, gen, None)
+    only = sorted(set(vx) - set(gen.tolist()))
+    assert files > 0 and len(vx) > 0 and only, "the vector file has codes the generator does not draw"
+    bad = only[0]
+
+    def kernel(x):
+        y = numref.cast(x, "f8e4m3fn", raw=True)
+        y[x.view(np.uint32) == bad] ^= 0x01  # one code off by one ulp
+        return y
+
+    r = numref.conform.check(kernel, from_="f32", to="f8e4m3fn", level="l0", vectors=False)
+    assert r.ok and r.vectors is None and r.vector_cases == 0
+    r = numref.conform.check(kernel, from_="f32", to="f8e4m3fn", level="l0")
+    assert not r.ok and r.mismatches == vx.count(bad)
+    assert r.vector_files == files and r.vector_cases == len(vx) and r.cases == suite.size() + len(vx)
+    m = r.first[0]
+    assert m.x == bad and m.where == where[vx.index(bad)] and m.where.startswith("cast/") and ".vec:" in m.where
+    assert m.expected == vy[vx.index(bad)] and m.got == m.expected ^ 0x01
+    assert m.where in r.report() and "MANIFEST verified" in r.report()
+
+
+def test_golden_vector_directory_errors(tmp_path, monkeypatch):
+    import shutil
+
+    ok = lambda x: numref.cast(x, "f8e4m3fn")
+    with pytest.raises(ValueError, match="vectors: '/nonexistent' is not a directory"):
+        numref.conform.check(ok, from_="f32", to="f8e4m3fn", vectors="/nonexistent")
+    monkeypatch.setenv("NUMREF_VECTORS", str(tmp_path / "none"))
+    with pytest.raises(ValueError, match="golden vectors not found .*none.*vectors=False"):
+        numref.conform.check(ok, from_="f32", to="f8e4m3fn")
+    monkeypatch.delenv("NUMREF_VECTORS")
+    # an edited file under an unchanged MANIFEST is refused, naming the file (as numref conform)
+    d = tmp_path / "v"
+    shutil.copytree(numref.conform._vectors_dir(None), d)
+    f = d / "cast" / "ocp" / "f32-f8e4m3fn.vec"
+    f.write_text(f.read_text().replace("begin\n", "begin\n# edited\n", 1))
+    with pytest.raises(ValueError, match="cast/ocp/f32-f8e4m3fn.vec: sha256 differs"):
+        numref.conform.check(ok, from_="f32", to="f8e4m3fn", level="l0", vectors=d)

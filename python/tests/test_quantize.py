@@ -48,3 +48,39 @@ def test_quantize_bad_inputs():
         numref.quantize(x, "f8e4m3fn", amax_nan="drop")
     with pytest.raises(ValueError, match="fake_quant: the output format must be a 16- or 32-bit format"):
         numref.quantize(x, "f8e4m3fn", fake_quant="f8e5m2")
+
+
+@pytest.mark.parametrize("src", ["f32", "bf16"])
+@pytest.mark.parametrize("fmt, partition, scale, knobs", [
+    ("f8e4m3fn", "block:1x32", "mx-floor", {}), ("f8e4m3fn", "block:1x32", "mx-rceil", {}),
+    ("f8e5m2", "block:128x128", "amax", {}), ("f8e4m3fn", "tensor", "amax-recip", {"dequant": "reciprocal"}),
+    ("f6e3m2fn", "block:2x16", "mx-even", {}), ("f4e2m1fn", "block:1x32", "mx-ceil", {}),
+    ("f8e4m3fn", "block:1x32", "gam", {"group": "rows"}), ("int8", "cols", "int8", {}),
+    ("int8", "rows", "int8-127.5", {}), ("f8e4m3fn", "block:1x32", "mx-floor", {"round": "sr", "sr_bits": 8, "random": 3}),
+    ("f8e4m3fn", "rows", "pow2", {"amax_nan": "ignore", "amax_inf": "ignore"}),
+])
+def test_fast_path_equals_reference(src, fmt, partition, scale, knobs):
+    """numref.quantize takes cpu-fast's block quantization where FastQuant takes the operation;
+    every output (codes, scales, group mantissas, dequantized, fake-quant, counts) equals the
+    reference's, on random tensors with zeros, tiny values, NaN and Inf among them."""
+    rng = np.random.default_rng(11)
+    x = (rng.standard_normal((160, 256)) * np.exp2(rng.integers(-20, 12, (160, 256)))).astype(np.float32)
+    x[rng.random(x.shape) < 0.01] = 0
+    x[3, 5], x[7, 40], x[100, 200] = np.nan, np.inf, -np.inf
+    xs = x if src == "f32" else numref.cast(x, "bf16")
+    fast = numref.quantize(xs, fmt, partition=partition, scale=scale, **knobs)
+    ref = numref.quantize(xs, fmt, partition=partition, scale=scale, path="reference", **knobs)
+    assert fast.path == "fast" and ref.path == "reference"
+    for k in ("raw_codes", "scales", "group_mantissa", "dequantized", "fake_quant"):
+        a, b = getattr(fast, k), getattr(ref, k)
+        assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes(), k
+    assert (fast.saturated, fast.flushed, fast.nan, fast.inf) == (ref.saturated, ref.flushed, ref.nan, ref.inf)
+    assert ref.nan > 0 and str(fast.policy) == str(ref.policy)
+
+
+def test_fast_path_declines_what_cpu_fast_does_not_take():
+    x = np.float32([[1, 2, 3, 4] * 8])
+    assert numref.quantize(x, "f4e2m1fn", partition="block:1x16", scale="nvfp4").path == "reference"  # §35: nvfp4
+    assert numref.quantize(x, "f8e4m3fn", partition="block:1x32", scale="mx-floor").path == "fast"
+    with pytest.raises(ValueError, match="path: expected"):
+        numref.quantize(x, "f8e4m3fn", path="gpu")

@@ -22,7 +22,8 @@ struct DtypeInfo {
 };
 constexpr DtypeInfo kDtypes[] = {
     {Dtype::f4, "<f4", 4}, {Dtype::f2, "<f2", 2}, {Dtype::u2, "<u2", 2}, {Dtype::v2, "<V2", 2},
-    {Dtype::u1, "|u1", 1}, {Dtype::i1, "|i1", 1}, {Dtype::u4, "<u4", 4},
+    {Dtype::u1, "|u1", 1}, {Dtype::i1, "|i1", 1}, {Dtype::u4, "<u4", 4}, {Dtype::v1, "|V1", 1},
+    {Dtype::f1, "<f1", 1},
 };
 
 [[noreturn]] void fail(const std::string& what) { throw NpyError(".npy: " + what); }
@@ -204,9 +205,11 @@ Array parse_header(std::span<const std::uint8_t> bytes) {
     fail("big-endian data ('" + descr + "') is not supported; convert with arr.astype(arr.dtype.newbyteorder('<'))");
   bool found = false;
   for (const auto& t : kDtypes) {
-    // '|V2' is the same as '<V2'; byte types may be written with '|' or '<'.
+    // '|V2' is the same as '<V2'; byte types may be written with '|' or '<' (ml_dtypes' fp8
+    // arrays are saved as '<V1' or '|V1' by NumPy versions, float8_e5m2 as '<f1').
+    const bool byte_order = descr.size() == 3 && (descr[0] == '<' || descr[0] == '|');
     const bool same = descr == t.descr || (t.d == Dtype::v2 && descr == "|V2") ||
-                      (t.size == 1 && descr.size() == 3 && descr[0] == '<' && descr.substr(1) == t.descr.substr(1));
+                      (t.size == 1 && byte_order && descr.substr(1) == t.descr.substr(1));
     if (same) {
       a.dtype = t.d;
       found = true;
@@ -214,7 +217,8 @@ Array parse_header(std::span<const std::uint8_t> bytes) {
     }
   }
   if (!found)
-    fail("unsupported dtype '" + descr + "' (supported: <f4 float32, <f2 float16, <u2 / <V2 16-bit patterns, |u1, |i1, <u4)");
+    fail("unsupported dtype '" + descr +
+         "' (supported: <f4 float32, <f2 float16, <u2 / <V2 16-bit patterns, |u1 / |V1 / <f1 8-bit patterns, |i1, <u4)");
   std::size_t n = 1;
   for (std::size_t d : a.shape) {
     if (d != 0 && n > std::numeric_limits<std::size_t>::max() / d) fail("shape element count overflows");

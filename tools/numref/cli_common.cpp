@@ -300,9 +300,12 @@ NpyTensor read_npy_tensor(const std::string& path, const Format* named) {
     case npy::Dtype::u2:
     case npy::Dtype::v2:
     case npy::Dtype::u1:
+    case npy::Dtype::v1:  // how NumPy saves ml_dtypes' 8-, 6- and 4-bit floats
+    case npy::Dtype::f1:  // ml_dtypes 0.6 float8_e5m2
       if (!named)
         throw UsageError(path + ": dtype '" + std::string(npy::descr_of(a.dtype)) +
-                         "' holds bit patterns; name their format with --input-format (e.g. bf16)");
+                         "' holds bit patterns; name their format with --input-format (e.g. " +
+                         (npy::itemsize(a.dtype) == 1 ? "f8e4m3fn" : "bf16") + ")");
       in.format = named;
       break;
     default:

@@ -226,13 +226,14 @@ class Caster {
 
 // §19.7 The .npy dtypes that hold codes of `f` (the first is the one written): f32 as <f4 (or <u4
 // bit patterns), f16 as <f2 (or <u2 / V2), bf16 as <u2 (or V2), int8 as |i1 (or |u1), the other
-// formats of at most 8 bits as |u1, one code in the low bits of each byte (§2.4).
+// formats of at most 8 bits as |u1 (or |V1 / <f1, as NumPy saves ml_dtypes' arrays of them), one
+// code in the low bits of each byte (§2.4).
 std::vector<npy::Dtype> npy_dtypes(const Format& f) {
   if (f.id == FormatId::f32) return {npy::Dtype::f4, npy::Dtype::u4};
   if (f.id == FormatId::f16) return {npy::Dtype::f2, npy::Dtype::u2, npy::Dtype::v2};
   if (f.bits == 16) return {npy::Dtype::u2, npy::Dtype::v2};
   if (f.id == FormatId::int8) return {npy::Dtype::i1, npy::Dtype::u1};
-  return {npy::Dtype::u1};
+  return {npy::Dtype::u1, npy::Dtype::v1, npy::Dtype::f1};
 }
 
 std::string dtype_list(const Format& f) {
@@ -298,7 +299,8 @@ constexpr const char* kUsage =
     "  --input F.npy        read the codes from a .npy file (C order) instead of stdin\n"
     "  --output G.npy       write the result codes as a .npy file (the input's shape; 1-D for\n"
     "                       stdin) and a summary of the flags to stdout, instead of result lines\n"
-    "                       dtypes: f32 <f4, f16 <f2, bf16 <u2, int8 |i1, others |u1\n"
+    "                       dtypes: f32 <f4, f16 <f2, bf16 <u2, int8 |i1, others |u1 (read: also\n"
+    "                       |V1 / <f1, as NumPy saves ml_dtypes float8 / float6 / float4 arrays)\n"
     "\n"
     "policy options (applied in this order: profile, --policy, single knobs):\n";
 

@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""CLI tests for the numref verbs formats, explain, table and cast (standard library only).
+"""CLI tests for the numref verbs formats, explain, table and cast (standard library only; the
+.npy files of ml_dtypes' types in test_npy_ml_dtypes are written with numpy + ml_dtypes, from
+scripts/setup.sh).
 
 Every expected value is computed by hand in the comment beside it, from the spec clause
 named there — never copied from numref's output.
@@ -710,6 +712,55 @@ def test_cast_npy():
                                  "--input", P("x.npy")], contains=["--input", "stochastic rounding"])
 
 
+
+def test_npy_ml_dtypes():
+    """§19.7 .npy files of ml_dtypes' 8-, 6- and 4-bit floats, written by NumPy + ml_dtypes here
+    (NumPy saves them as '<V1' / '|V1', ml_dtypes 0.6 float8_e5m2 as '<f1'): read by `cast`
+    (--from names the format) and by `quantize` (--input-format, which must have 1-byte codes)."""
+    import numpy as np  # numpy and ml_dtypes: scripts/setup.sh (as for cli_ml_dtypes_diff)
+    import ml_dtypes
+
+    tmp = tempfile.mkdtemp(prefix="numref-cli-npy-ml-")
+    P = lambda n: os.path.join(tmp, n)
+    # values every one of these formats holds exactly (spec §2.1 rows; e8m0 has powers of 2
+    # only and no sign): read back to f32 they must be the same values, bit for bit
+    vals = [[1.0, -2.0], [0.5, 3.0]]
+    pow2 = [[1.0, 2.0], [0.5, 4.0]]
+    for fmt, dt, v in (("f8e4m3fn", "float8_e4m3fn", vals), ("f8e5m2", "float8_e5m2", vals),
+                       ("f8e8m0fnu", "float8_e8m0fnu", pow2), ("f6e3m2fn", "float6_e3m2fn", vals),
+                       ("f6e2m3fn", "float6_e2m3fn", vals), ("f4e2m1fn", "float4_e2m1fn", vals)):
+        name = f"npy {dt}"
+        np.save(P(fmt + ".npy"), np.array(v, dtype=np.float32).astype(getattr(ml_dtypes, dt)))
+        descr = npy_parse(read(P(fmt + ".npy")))[0]
+        check(name, descr in ("<V1", "|V1", "<f1", "|f1"), f"NumPy wrote {descr!r}")  # what this test is about
+        expect_ok(name, ["cast", "--from", fmt, "--to", "f32", "--input", P(fmt + ".npy"), "--output", P(fmt + ".f32.npy")],
+                  contains=["4 f32 codes", "0 inexact"])
+        flat = [x for r in v for x in r]
+        got = npy_parse(read(P(fmt + ".f32.npy"))) if os.path.exists(P(fmt + ".f32.npy")) else "no output file"
+        check(name, got == ("<f4", (2, 2), struct.pack("<4f", *flat)), got)
+        # the file's items are 1 byte: a 16-bit source does not match
+        expect_error(name + " --from bf16", ["cast", "--from", "bf16", "--to", "f32", "--input", P(fmt + ".npy")],
+                     contains=[P(fmt + ".npy"), f"'{'<f1' if 'f' in descr else '|V1'}' does not hold bf16 codes"])
+    # codes of 4-bit f4e2m1fn with bits above the width (0x1F): an error naming the element (§2.4)
+    np.save(P("f4bad.npy"), np.array([0x02, 0x1F], dtype=np.uint8).view(ml_dtypes.float4_e2m1fn))
+    expect_error("npy f4 high bits", ["cast", "--from", "f4e2m1fn", "--to", "f32", "--input", P("f4bad.npy")],
+                 contains=["element 1", "4-bit width"])
+
+    # quantize: the hand-worked GAM example of tools/tests/quantize (§17; test_gam.cpp
+    # Gam.HandWorked2x4): [[3, -1, 0.5, 0.25], [10, 7, 0, 0]] (every value exact in E4M3),
+    # blocks 1x2, one group: element codes 78 EB 7B 73 / 7E 7A 00 00
+    x = np.array([[3, -1, 0.5, 0.25], [10, 7, 0, 0]], dtype=np.float32)
+    np.save(P("q8.npy"), x.astype(ml_dtypes.float8_e4m3fn))
+    q = ["quantize", "--input", P("q8.npy"), "--format", "f8e4m3fn", "--partition", "block:1x2", "--scale", "gam"]
+    expect_ok("npy quantize V1", q + ["--input-format", "f8e4m3fn", "--out", P("g")])
+    got = npy_parse(read(P("g.codes.npy")))[1:] if os.path.exists(P("g.codes.npy")) else "no output file"
+    check("npy quantize V1", got == ((2, 4), bytes([0x78, 0xEB, 0x7B, 0x73, 0x7E, 0x7A, 0x00, 0x00])), got)
+    expect_error("npy quantize V1 unnamed", q, contains=[P("q8.npy"), "holds bit patterns",
+                                                        "--input-format (e.g. f8e4m3fn)"])
+    expect_error("npy quantize V1 as bf16", q + ["--input-format", "bf16"],
+                 contains=[P("q8.npy"), "bf16 codes take 2 bytes but the file's items have 1"])
+
+
 def test_version():
     # The version is the project's (CMakeLists.txt project(numref VERSION ...)) and the spec's
     # ("Spec version" at the top of docs/spec.md): read both here, independently of the binary.
@@ -730,7 +781,8 @@ def main():
     NUMREF = sys.argv[1]
     for t in [test_formats, test_explain, test_table, test_cast_values, test_cast_e8m0_and_overrides, test_cast_sr,
               test_cast_input_rules, test_cast_options, test_cast_streaming, test_outputs_not_inputs,
-              test_vectors_generate, test_stdout_errors, test_messages, test_cast_values_decimal, test_cast_npy, test_version]:
+              test_vectors_generate, test_stdout_errors, test_messages, test_cast_values_decimal, test_cast_npy, test_npy_ml_dtypes,
+              test_version]:
         t()
     if FAILURES:
         print(f"FAIL: {len(FAILURES)} of {CHECKS} checks failed:\n  " + "\n  ".join(FAILURES), file=sys.stderr)

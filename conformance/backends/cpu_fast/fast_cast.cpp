@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <climits>
 
+#include "fast_lanes.hpp"
+
 namespace numref::cpu_fast {
 
 namespace {
@@ -522,6 +524,7 @@ const char* declined(const Format& from, const Format& to, const Policy& p) {
 }
 
 FastCast::FastCast(const Format& from, const Format& to, const Policy& p) : pl_(make_plan(from, to, p)) {
+  if (!byte_lanes_unsupported(from, to, p)) bytes_ = std::make_shared<const ByteLanes>(from, to, p);
   const bool det = pl_.mode != Round::sr;
   if (det && from.bits <= 16) {
     path_ = Path::lut;
@@ -584,6 +587,15 @@ void FastCast::run(const std::uint32_t* in, const std::uint32_t* r, std::uint32_
       return;
     }
     case Path::lanes: {
+      if (bytes_) {  // f32 into a narrow float: the byte lanes (fast_lanes.hpp), widened
+        std::uint8_t b[1024];
+        for (std::size_t i = 0; i < n; i += sizeof b) {
+          const std::size_t m = std::min(sizeof b, n - i);
+          bytes_->run(in + i, b, flags ? flags + i : nullptr, m);
+          for (std::size_t j = 0; j < m; ++j) out[i + j] = b[j];
+        }
+        return;
+      }
       const LaneConst c = lane_const(pl_);
       const int v = flags ? 0 : (c.ftz ? 1 : 2);
       using Fn = void (*)(const Plan&, const LaneConst&, const std::uint32_t*, std::uint32_t*, std::uint8_t*, std::size_t);

@@ -59,6 +59,8 @@ Out convert_scalar(const Plan& pl, std::uint32_t bits, std::uint32_t r);
 // sources (§6.3; the binary32 lanes have no "zero payload becomes 1" step). nullptr: implemented.
 const char* declined(const Format& from, const Format& to, const Policy& p);
 
+class ByteLanes;  // fast_lanes.hpp
+
 class FastCast {
  public:
   FastCast(const Format& from, const Format& to, const Policy& p);
@@ -67,6 +69,9 @@ class FastCast {
   // Which path run() takes: "lut", "lanes" or "scalar" (for benchmarks and tests).
   const char* path() const;
   const Plan& plan() const { return pl_; }
+  // The byte-output lanes of this cast (fast_lanes.hpp; run() takes them on its lane path), or
+  // null where they do not apply.
+  const ByteLanes* byte_lanes() const { return bytes_.get(); }
 
  private:
   Plan pl_;
@@ -74,6 +79,7 @@ class FastCast {
   std::vector<std::uint32_t> lut_code_;  // targets wider than 8 bits
   std::vector<std::uint8_t> lut_code8_;  // targets of at most 8 bits: a 4x smaller table
   std::vector<std::uint8_t> lut_flags_;
+  std::shared_ptr<const ByteLanes> bytes_;
 };
 
 }  // namespace numref::cpu_fast

@@ -8,8 +8,11 @@
 // overflows, truncated data, trailing bytes.
 //
 // dtypes (descr): '<f4' float32, '<f2' float16, '<u2' uint16, '<V2' / '|V2' 2-byte void (how
-// NumPy saves an ml_dtypes bfloat16 array), '|u1' uint8, '|i1' int8, '<u4' uint32.
-// A '<u2' or 'V2' array carries bit patterns whose format (bf16 or f16) the caller names.
+// NumPy saves an ml_dtypes bfloat16 array), '|u1' uint8, '|i1' int8, '<u4' uint32, and the
+// 1-byte types NumPy writes for ml_dtypes' 8-, 6- and 4-bit floats: '|V1' / '<V1' 1-byte void
+// (float8_e4m3fn, float8_e8m0fnu, float6_*, float4_e2m1fn, ...) and '<f1' / '|f1' (float8_e5m2,
+// ml_dtypes 0.6). A '<u2', 'V2', '|u1', 'V1' or 'f1' array carries bit patterns whose format the
+// caller names (bf16 or f16; f8e4m3fn, f8e5m2, ...).
 #pragma once
 
 #include <cstddef>
@@ -26,7 +29,7 @@ struct NpyError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-enum class Dtype : std::uint8_t { f4, f2, u2, v2, u1, i1, u4 };
+enum class Dtype : std::uint8_t { f4, f2, u2, v2, u1, i1, u4, v1, f1 };
 std::string_view descr_of(Dtype d);  // canonical descr written by encode(): "<f4", "<V2", "|u1", ...
 std::size_t itemsize(Dtype d);
 
