@@ -1,0 +1,215 @@
+// numref tests — quantization-recipe knobs and the recipe profiles.   spec §10.5, §13.5 – §13.7,
+//                                                                     §15.2, §16.8, §16.9, §19.8, §19.9
+//
+// Every expected value is worked by hand in the comments (binary32 quotients checked with exact
+// fractions). Each case is chosen so that numref's default rule gives a different result: the
+// "default" line of each case shows it, so a knob that is ignored fails the test.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "numref/quantize.hpp"
+#include "numref/scale.hpp"
+
+namespace numref {
+namespace {
+
+const Format& E4M3 = format(FormatId::f8e4m3fn);
+
+struct Out {
+  std::vector<std::uint32_t> scales;
+  std::vector<std::uint8_t> codes;
+};
+
+// Quantizes a 1 x n binary32 row with `spec`.
+Out run(const QuantizeSpec& spec, const std::vector<std::uint32_t>& x) {
+  std::vector<std::uint8_t> bytes(x.size() * 4);
+  std::memcpy(bytes.data(), x.data(), bytes.size());
+  const TensorView v = TensorView::vector(format(FormatId::f32), bytes.data(), x.size());
+  Out o;
+  o.codes.resize(x.size());
+  o.scales = quantize(v, spec, o.codes).meta.scales;
+  return o;
+}
+QuantizeSpec prof(ProfileId id, const Format& elem = E4M3) { return recipe_spec(profile(id), elem); }
+QuantizeSpec plain(ScaleRule r, const Format& elem = E4M3) {
+  QuantizeSpec s;
+  s.element = &elem;
+  s.rule = r;
+  return s;
+}
+
+// §16.8 issue 12's RCEIL example: amax = 0x48E00001 = 448 * 2^10 * (1 + 2^-23).
+// torchao: d = RN32(amax / 448) = 2^10 (1 + 2^-23) exactly; log2f(d) = 10 (test_log2f), ceil 10,
+// code 127 + 10 = 0x89; amax / 2^10 = 448 (1 + 2^-23) saturates to 448 = 0x7E.
+// numref mx-rceil (exact quotient): ceil(log2(2^10 (1 + 2^-23))) = 11: code 0x8A, 224 = 0x76.
+TEST(Recipe, RceilLog2fClipsLikeTorchao) {
+  const Out t = run(prof(ProfileId::torchao_mx_rceil), {0x48E00001u});
+  EXPECT_EQ(t.scales[0], 0x89u);
+  EXPECT_EQ(t.codes[0], 0x7Eu);
+  const Out d = run(plain(ScaleRule::mx_rceil), {0x48E00001u});
+  EXPECT_EQ(d.scales[0], 0x8Au);
+  EXPECT_EQ(d.codes[0], 0x76u);
+  EXPECT_EQ(mx_rceil_log2f_code(exact_f32(0x48E00001u), Exact{false, 7, 6, false}), 0x89u);
+}
+
+// §15.2 exp2(floor(log2f(S))): S = 0x497FFFFF = 2^20 (1 - 2^-24); log2 S = 20 - 8.6e-8 rounds to
+// 20 in binary32 (spacing 1.9e-6 near 20), so P = 2^20; the bits give E(S) = 19.
+TEST(Recipe, Pow2Log2fRoundsUpJustBelowAPowerOfTwo) {
+  EXPECT_EQ(pow2_log2f(0x497FFFFFu), 0x49800000u);
+  EXPECT_EQ(pow2_floor(0x497FFFFFu), 0x49000000u);
+  EXPECT_EQ(pow2_log2f(0x49800000u), 0x49800000u);
+  EXPECT_EQ(pow2_log2f(0x00000003u), 0x00000002u);  // 3 * 2^-149: log2 = -147.4 -> floor -148
+  EXPECT_EQ(pow2_log2f(0u), 0u);
+  EXPECT_EQ(pow2_log2f(kF32NaN), kF32NaN);
+  // end to end: amax = 0x39E00001 = 448 * 2^-20 (1 + 2^-23) gives S = RN32(448 / amax) =
+  // 0x497FFFFF (exact fractions); torchao_float8_pow2 stores 2^20 and amax * 2^20 = 448 (1 + 2^-23)
+  // saturates to 0x7E; the pow2 rule stores 2^19 and gives 224 = 0x76.
+  const Out t = run(prof(ProfileId::torchao_float8_pow2), {0x39E00001u});
+  EXPECT_EQ(t.scales[0], 0x49800000u);
+  EXPECT_EQ(t.codes[0], 0x7Eu);
+  const Out d = run(plain(ScaleRule::pow2), {0x39E00001u});
+  EXPECT_EQ(d.scales[0], 0x49000000u);
+  EXPECT_EQ(d.codes[0], 0x76u);
+}
+
+// §13.5 amax_floor=1e-12: an all-zero tensor gets S = RN32(448 / RN64(1e-12)) = 0x57CBBA10
+// (4.48e14; exact fractions with the binary64 1e-12 = 0x3D719799812DEA11); numref's amax rule: 1.0.
+// For f8e5m2: RN32(57344 / RN64(1e-12)) = 0x5B4BBA10. A subnormal amax (2^-149) is floored too.
+TEST(Recipe, AmaxFloorOfTorchaoFloat8) {
+  EXPECT_EQ(run(prof(ProfileId::torchao_float8), {0u, 0x80000000u}).scales[0], 0x57CBBA10u);
+  EXPECT_EQ(run(prof(ProfileId::torchao_float8, format(FormatId::f8e5m2)), {0u}).scales[0], 0x5B4BBA10u);
+  EXPECT_EQ(run(prof(ProfileId::torchao_float8), {1u}).scales[0], 0x57CBBA10u);
+  EXPECT_EQ(run(plain(ScaleRule::amax), {0u}).scales[0], kF32One);
+  // an amax above the floor is not changed: 448 / 448 = 1
+  EXPECT_EQ(run(prof(ProfileId::torchao_float8), {0x43E00000u}).scales[0], kF32One);
+  // RN32(1e-4) = 0x38D1B717 (DeepGEMM's floor) and RN64(1e-12) = 0x119799812DEA11 * 2^-92
+  // (bits 0x3D719799812DEA11: exponent field 0x3D7 = 2^-40, fraction 0x19799812DEA11)
+  EXPECT_EQ(compare_abs(amax_floor_value(AmaxFloor::eps_1e4), exact_f32(0x38D1B717u)), 0);
+  EXPECT_EQ(compare_abs(amax_floor_value(AmaxFloor::eps_1e12), Exact{false, 0x119799812DEA11ull, -92, false}), 0);
+}
+
+// §16.9 the factor of code 00. Elements 2^-130 (0x00080000): amax subnormal, so FLOOR gives
+// code 00 (E = -130 - 8, clamped). stored: x * 2^127 = 2^-3 = E4M3 0x20; min_normal (torchao
+// FLOOR): x * 2^126 = 2^-4 = 0x18; one (torchao RCEIL: d = RN32(2^-130 / 448) -> ceil(log2) =
+// -138, clamped, code 00): x * 1 = 2^-130 -> 0x00.
+TEST(Recipe, ZeroCodeFactor) {
+  const std::vector<std::uint32_t> x = {0x00080000u, 0x80080000u};
+  const Out d = run(plain(ScaleRule::mx_floor), x);
+  EXPECT_EQ(d.scales[0], 0x00u);
+  EXPECT_EQ(d.codes, (std::vector<std::uint8_t>{0x20, 0xA0}));
+  const Out f = run(prof(ProfileId::torchao_mx_floor), x);
+  EXPECT_EQ(f.scales[0], 0x00u);
+  EXPECT_EQ(f.codes, (std::vector<std::uint8_t>{0x18, 0x98}));
+  const Out r = run(prof(ProfileId::torchao_mx_rceil), x);
+  EXPECT_EQ(r.scales[0], 0x00u);
+  EXPECT_EQ(r.codes, (std::vector<std::uint8_t>{0x00, 0x80}));
+}
+
+// §13.6 +Inf in a block. [Inf, 1, -2]:
+//   default: poisoned, code FF, every element NaN (torch narrow: 0x7F);
+//   torchao FLOOR (inf_block=exponent): amax read as 2^128, e = 128 - 8 = 120, code 0xF7;
+//     Inf / 2^120 = Inf saturates to 0x7E; 1 / 2^120 and -2 / 2^120 flush to 0x00 / 0x80;
+//   torchao RCEIL (max_code): code 0xFE, x * 2^-127: 0x7E, 0x00, 0x80;
+//   torchao float8 (zero_scale): S = 448 / Inf = 0; x * 0: +0, -0; Inf * 0 = the x86 default
+//     NaN 0xFFC00000, cast by torch with its sign: 0xFF.
+TEST(Recipe, InfBlocks) {
+  const std::vector<std::uint32_t> x = {kF32Inf, kF32One, 0xC0000000u};
+  QuantizeSpec def = prof(ProfileId::torchao_mx_floor);
+  def.recipe = RecipeKnobs{};
+  const Out d = run(def, x);
+  EXPECT_EQ(d.scales[0], 0xFFu);
+  EXPECT_EQ(d.codes, (std::vector<std::uint8_t>{0x7F, 0x7F, 0x7F}));
+  const Out f = run(prof(ProfileId::torchao_mx_floor), x);
+  EXPECT_EQ(f.scales[0], 0xF7u);
+  EXPECT_EQ(f.codes, (std::vector<std::uint8_t>{0x7E, 0x00, 0x80}));
+  const Out r = run(prof(ProfileId::torchao_mx_rceil), x);
+  EXPECT_EQ(r.scales[0], 0xFEu);
+  EXPECT_EQ(r.codes, (std::vector<std::uint8_t>{0x7E, 0x00, 0x80}));
+  const Out z = run(prof(ProfileId::torchao_float8), x);
+  EXPECT_EQ(z.scales[0], 0u);
+  EXPECT_EQ(z.codes, (std::vector<std::uint8_t>{0xFF, 0x00, 0x80}));
+}
+
+// §13.7 NaN in a block, torchao FLOOR (nan_block=inf_divisor): code FF, scale +Inf, x / Inf:
+// [-NaN, 1, -1, Inf] -> -NaN stays (0xFF with torch's sign-keeping NaN), +0, -0, and
+// Inf / Inf = 0xFFC00000 -> 0xFF. numref's default: all four the canonical NaN -> 0x7F.
+TEST(Recipe, NanBlockDividedByInfinity) {
+  const std::vector<std::uint32_t> x = {0xFFC00000u, kF32One, 0xBF800000u, kF32Inf};
+  const Out f = run(prof(ProfileId::torchao_mx_floor), x);
+  EXPECT_EQ(f.scales[0], 0xFFu);
+  EXPECT_EQ(f.codes, (std::vector<std::uint8_t>{0xFF, 0x00, 0x80, 0xFF}));
+  QuantizeSpec def = prof(ProfileId::torchao_mx_floor);
+  def.recipe = RecipeKnobs{};
+  EXPECT_EQ(run(def, x).codes, (std::vector<std::uint8_t>{0x7F, 0x7F, 0x7F, 0x7F}));
+}
+
+// §19.9 elem_nan=half: a NaN reaching FP4 / FP6 becomes +-1.5: e2m1 0x3 / 0xB, e2m3 0x0C / 0x2C,
+// e3m2 0x0E / 0x2E. torchao FLOOR block [NaN, -NaN, 1]: NaN / Inf keeps each NaN's sign; 1 / Inf = +0.
+// Default (§6.4 nan_to_finite=zero of the torch narrow policy): 0.
+TEST(Recipe, NanElementsOfFormatsWithoutNan) {
+  const std::vector<std::uint32_t> x = {kF32NaN, 0xFFC00000u, kF32One};
+  EXPECT_EQ(run(prof(ProfileId::torchao_mx_floor, format(FormatId::f4e2m1fn)), x).codes,
+            (std::vector<std::uint8_t>{0x3, 0xB, 0x0}));
+  EXPECT_EQ(run(prof(ProfileId::torchao_mx_floor, format(FormatId::f6e2m3fn)), x).codes,
+            (std::vector<std::uint8_t>{0x0C, 0x2C, 0x00}));
+  EXPECT_EQ(run(prof(ProfileId::torchao_mx_floor, format(FormatId::f6e3m2fn)), x).codes,
+            (std::vector<std::uint8_t>{0x0E, 0x2E, 0x00}));
+  QuantizeSpec def = prof(ProfileId::torchao_mx_floor, format(FormatId::f4e2m1fn));
+  def.recipe.elem_nan = ElemNan::policy;
+  EXPECT_EQ(run(def, x).codes, (std::vector<std::uint8_t>{0x0, 0x0, 0x0}));
+}
+
+// §19.8 a knob outside the rules of its clause is an error.
+TEST(Recipe, KnobsOutsideTheirRulesAreRefused) {
+  auto refused = [](ScaleRule r, std::string_view settings) {
+    QuantizeSpec s = plain(r);
+    EXPECT_FALSE(apply_recipe_settings(s.recipe, settings).has_value());
+    EXPECT_THROW(Quantizer(s, 1, 4), std::invalid_argument) << settings;
+  };
+  refused(ScaleRule::mx_floor, "scale_exp=log2f");
+  refused(ScaleRule::amax, "zero_code=one");
+  refused(ScaleRule::amax, "inf_block=exponent");
+  refused(ScaleRule::mx_floor, "inf_block=zero_scale");
+  refused(ScaleRule::amax, "nan_block=inf_divisor");
+  refused(ScaleRule::mx_floor, "amax_floor=1e-12");
+  refused(ScaleRule::amax_dequant, "amax_floor=1e-4");
+}
+
+// §19.8 text form: describe() writes every knob; apply_recipe_settings() reads it back and names
+// an unknown key or word.
+TEST(Recipe, TextForm) {
+  RecipeKnobs k;
+  EXPECT_EQ(describe(k), "amax_floor=none scale_exp=bits zero_code=stored inf_block=poison nan_block=poison elem_nan=policy");
+  ASSERT_FALSE(apply_recipe_settings(k, "zero_code=one inf_block=max_code").has_value());
+  EXPECT_EQ(k.zero_code, ZeroCode::one);
+  RecipeKnobs back;
+  ASSERT_FALSE(apply_recipe_settings(back, describe(k)).has_value());
+  EXPECT_EQ(back, k);
+  EXPECT_EQ(*apply_recipe_settings(k, "zero=one"), "unknown recipe key 'zero'");
+  EXPECT_EQ(*apply_recipe_settings(k, "zero_code=two"), "bad value 'two' for recipe key 'zero_code'");
+  EXPECT_EQ(*apply_recipe_settings(k, "zero_code"), "recipe setting 'zero_code' is not key=value");
+}
+
+// §10.5 every recipe of the profile table is well formed and builds a quantizer for E4M3.
+TEST(Recipe, ProfileTableRecipesAreWellFormed) {
+  int n = 0;
+  for (int i = 0; i < kProfileCount; ++i) {
+    const Profile& p = all_profiles()[i];
+    if (!p.recipe) {
+      EXPECT_THROW(recipe_spec(p, E4M3), std::invalid_argument);
+      continue;
+    }
+    ++n;
+    EXPECT_NO_THROW(Quantizer(recipe_spec(p, E4M3), 4, 64)) << p.name;
+    EXPECT_FALSE(p.recipe->source.empty());
+  }
+  EXPECT_EQ(n, 6);
+}
+
+}  // namespace
+}  // namespace numref
