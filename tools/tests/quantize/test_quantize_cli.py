@@ -12,6 +12,7 @@ Needs numpy and ml_dtypes (scripts/setup.sh installs them); fails, never skips, 
 import json
 import os
 import struct
+import subprocess
 import sys
 import tempfile
 
@@ -218,6 +219,13 @@ def main():
                      ("abc", "malformed value")):
         p = run("--input", P("q.npy"), "--format", "f8e4m3fn", "--q-max", bad, expect=2)
         check("--q-max" in p.stderr and msg in p.stderr and p.stderr.count("\n") == 1, f"--q-max {bad}: {p.stderr}")
+
+    # the conformance runner's tensor family carries no recipe knobs: a recipe profile is refused
+    # there (exit 2, one line) instead of being reported as passed on its element policy alone
+    c = subprocess.run([NUMREF, "conform", "--backend", "reference", "--ops", "quantize", "--profile",
+                        "torchao_mx_floor", "--level", "0"], capture_output=True, text=True)
+    check(c.returncode == 2 and "carries a quantization recipe" in c.stderr and c.stderr.count("\n") == 1,
+          f"conform --profile torchao_mx_floor --ops quantize: exit {c.returncode} {c.stderr}")
 
     return CHECKS.finish()
 
