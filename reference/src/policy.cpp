@@ -163,6 +163,14 @@ constexpr Recipe kTorchaoFloat8Pow2{
     "pow2", "tensor", "amax_floor=1e-12 scale_exp=log2f inf_block=zero_scale",
     "torchao 0.18 float8.float8_utils.amax_to_scale(round_scales_to_power_of_2=True)"};
 
+// §10.5 DeepGEMM (deep_gemm/utils/math.py per_token_cast_to_fp8 / per_block_cast_to_fp8 with
+// use_ue8m0=True): amax.clamp(1e-4); sf = ceil_to_ue8m0(amax / 448.0) — the exponent field of
+// the binary32 quotient plus one when its fraction is non-zero, clamped to [1, 254];
+// (x * (1.0 / sf)).to(torch.float8_e4m3fn) with torch's saturating cast. Per token: 1 x 128.
+constexpr Recipe kDeepGemm{"mx-rceil-f32", "block:1x128",
+                           "amax_floor=1e-4 mx_descale=divide inf_block=max_code nan_block=max_code",
+                           "DeepGEMM deep_gemm/utils/math.py per_token_cast_to_fp8(use_ue8m0=True) (source-cited)"};
+
 const std::array<Profile, kProfileCount>& profiles() {
   static const std::array<Profile, kProfileCount> table = {{
       {ProfileId::ocp, "ocp",
@@ -198,6 +206,10 @@ const std::array<Profile, kProfileCount>& profiles() {
       {ProfileId::torchao_float8_pow2, "torchao_float8_pow2",
        "torchao 0.18 float8 training scaling with round_scales_to_power_of_2 (tensorwise / rowwise)", torchao_narrow(),
        torch_wide(), kTorchRules, &kTorchaoFloat8Pow2},
+      {ProfileId::deepgemm, "deepgemm",
+       "DeepGEMM per_token_cast_to_fp8 / per_block_cast_to_fp8 with UE8M0 scales (block 1 x 128; 128 x 128 with "
+       "--partition)",
+       torchao_narrow(), torch_wide(), kTorchRules, &kDeepGemm},
   }};
   return table;
 }

@@ -101,9 +101,13 @@ void check_recipe(const RecipeKnobs& k, ScaleRule rule) {
   const ScaleKind kind = scale_kind(rule);
   const bool mx = kind == ScaleKind::mx, quotient = kind == ScaleKind::fp32_quotient || kind == ScaleKind::pow2;
   const bool rceil = rule_info(rule).mx == MxExponent::rceil;
+  const bool rceil_f32 = rule_info(rule).mx == MxExponent::rceil_f32;
   const std::string r(to_string(rule));
-  if (k.amax_floor != AmaxFloor::none && !quotient && !(rceil && k.scale_exp == ScaleExp::log2f))
-    bad("recipe amax_floor applies to the amax and pow2 rules and to mx-rceil with scale_exp=log2f, not " + r);
+  if (k.amax_floor != AmaxFloor::none && !quotient && !(rceil && k.scale_exp == ScaleExp::log2f) &&
+      !(rceil_f32 && k.mx_descale == MxDescale::divide))
+    bad("recipe amax_floor applies to the amax and pow2 rules, mx-rceil with scale_exp=log2f and mx-rceil-f32 with "
+        "mx_descale=divide, not " + r);
+  if (k.mx_descale == MxDescale::divide && !rceil_f32) bad("recipe mx_descale=divide applies to mx-rceil-f32, not " + r);
   if (k.scale_exp == ScaleExp::log2f && kind != ScaleKind::pow2 && !rceil)
     bad("recipe scale_exp=log2f applies to the pow2 and mx-rceil rules, not " + r);
   if (k.zero_code != ZeroCode::stored && !mx) bad("recipe zero_code applies to the mx-* rules, not " + r);
@@ -113,7 +117,9 @@ void check_recipe(const RecipeKnobs& k, ScaleRule rule) {
   if (k.inf_block == InfBlock::exponent && rceil && k.scale_exp == ScaleExp::log2f)
     bad("recipe inf_block=exponent applies to mx-floor, mx-ceil, mx-even, mx-rceil-f32 and exact mx-rceil");
   if (k.inf_block == InfBlock::zero_scale && !quotient) bad("recipe inf_block=zero_scale applies to the amax and pow2 rules, not " + r);
-  if (k.nan_block == NanBlock::inf_divisor && !mx) bad("recipe nan_block=inf_divisor applies to the mx-* rules, not " + r);
+  if (k.nan_block != NanBlock::poison && !mx)
+    bad("recipe nan_block=" + std::string(recipe_words::nan_block[static_cast<int>(k.nan_block)]) +
+        " applies to the mx-* rules, not " + r);
 }
 
 Policy resolved_policy(const QuantizeSpec& spec) {
@@ -209,19 +215,20 @@ BlockScale Quantizer::block_scale(std::size_t b, Amax a) const {
   s.amax = a;
   const RecipeKnobs& rk = spec_.recipe;
   // §13.7 a NaN amax that a recipe does not poison
-  if (f32_is_nan(a.f32) && rk.nan_block != NanBlock::poison) {
+  if (f32_is_nan(a.f32) && rk.nan_block == NanBlock::inf_divisor) {
     s.stored = 0xFFu;
     s.action = ElemAction::zero;  // x / +Inf
     return s;  // dequantize: the stored NaN scale gives NaN (§19.3)
   }
-  // §13.6 a +Inf amax that a recipe does not poison
-  if (f32_is_inf(a.f32) && rk.inf_block != InfBlock::poison) {
+  // §13.6 a +Inf amax (or with nan_block=max_code a NaN amax) that a recipe does not poison
+  if ((f32_is_inf(a.f32) && rk.inf_block != InfBlock::poison) ||
+      (f32_is_nan(a.f32) && rk.nan_block == NanBlock::max_code)) {
     if (rk.inf_block == InfBlock::zero_scale) {
       s.stored = 0;  // S = q_max / Inf = +0
       s.action = ElemAction::zero;
       return s;
     }
-    s.stored = rk.inf_block == InfBlock::max_code
+    s.stored = rk.inf_block == InfBlock::max_code || f32_is_nan(a.f32)
                    ? 0xFEu
                    : mx_scale_code_of(spec_.rule, exact_pow2(128), qmax_, spec_.element->precision());
     s.quant = Factor{false, exact_pow2(127 - static_cast<int>(s.stored))};
@@ -278,6 +285,8 @@ BlockScale Quantizer::block_scale(std::size_t b, Amax a) const {
     case ScaleKind::mx: {  // §16
       if (rk.scale_exp == ScaleExp::log2f && !a.poisoned())  // §16.8
         s.stored = (a.is_zero() && !floored) ? 0x00u : mx_rceil_log2f_code(av, qmax_);
+      else if (rk.mx_descale == MxDescale::divide && !a.poisoned())  // §16.10
+        s.stored = (a.is_zero() && !floored) ? 0x00u : mx_rceil_div_code(av, qmax_);
       else
         s.stored = mx_scale_code(spec_.rule, a, qmax_, spec_.element->precision());
       // x / X with X = 2^(code - 127) is exactly x · 2^(127 - code)

@@ -164,6 +164,17 @@ std::uint32_t mx_rceil_log2f_code(const Exact& v, const Exact& q_max) {
   return static_cast<std::uint32_t>(e + 127);
 }
 
+std::uint32_t mx_rceil_div_code(const Exact& v, const Exact& q_max) {
+  const std::uint32_t d = rn32(exact_div(v, q_max));
+  if (d == 0) return 0x00u;
+  if (!f32_is_finite(d)) return 0xFEu;  // cannot happen for q_max >= 4
+  const Exact dv = exact_f32(d);
+  long e = ilog2(dv) + (is_pow2(dv) ? 0 : 1);
+  if (e < -127) e = -127;
+  if (e > 127) e = 127;
+  return static_cast<std::uint32_t>(e + 127);
+}
+
 std::uint32_t pow2_log2f(std::uint32_t s) {
   if (!f32_is_finite(s) || s == 0) return s;
   if (s & 0x80000000u) return kF32NaN;  // log2 of a negative scale

@@ -164,6 +164,34 @@ TEST(Recipe, NanElementsOfFormatsWithoutNan) {
   EXPECT_EQ(run(def, x).codes, (std::vector<std::uint8_t>{0x0, 0x0, 0x0}));
 }
 
+// §10.5 deepgemm (source-cited: deep_gemm/utils/math.py per_token_cast_to_fp8, use_ue8m0=True):
+// amax.clamp(1e-4); d = RN32(amax / 448); ceil_to_ue8m0: exponent field + 1 if the fraction is
+// non-zero, clamped to [1, 254]; x * (1 / sf) cast to e4m3fn saturating.
+//   zero block: amax -> RN32(1e-4) = 0x38D1B717, d = RN32(1.00000005e-4 / 448) = 0x346FACAD
+//     (exponent field 0x68, fraction non-zero) -> code 0x69; numref's mx-rceil-f32: 00;
+//   amax 0x48E00001: d = 2^10 (1 + 2^-23) = 0x44800001 -> code 0x8A (torchao RCEIL: 0x89);
+//   +Inf: d = +Inf, field 255 + 0 clamped to 254 -> FE, Inf * 2^-127 saturates to 0x7E;
+//   NaN: amax NaN (clamp keeps it), field 255 + 1 clamped to 254 -> FE; -NaN stays -NaN -> 0xFF,
+//     1 * 2^-127 -> 0x00, Inf -> 0x7E. numref's default poisons both (FF).
+TEST(Recipe, DeepGemm) {
+  const QuantizeSpec dg = prof(ProfileId::deepgemm);
+  EXPECT_EQ(dg.rule, ScaleRule::mx_rceil_f32);
+  EXPECT_EQ(to_string(dg.partition), "block:1x128");
+  EXPECT_EQ(run(dg, {0u, 0u}).scales[0], 0x69u);
+  EXPECT_EQ(run(plain(ScaleRule::mx_rceil_f32), {0u, 0u}).scales[0], 0x00u);
+  const Out a = run(dg, {0x48E00001u});
+  EXPECT_EQ(a.scales[0], 0x8Au);
+  EXPECT_EQ(a.codes[0], 0x76u);
+  const Out i = run(dg, {kF32Inf, kF32One});
+  EXPECT_EQ(i.scales[0], 0xFEu);
+  EXPECT_EQ(i.codes, (std::vector<std::uint8_t>{0x7E, 0x00}));
+  const Out n = run(dg, {0xFFC00000u, kF32One, kF32Inf});
+  EXPECT_EQ(n.scales[0], 0xFEu);
+  EXPECT_EQ(n.codes, (std::vector<std::uint8_t>{0xFF, 0x00, 0x7E}));
+  EXPECT_EQ(run(plain(ScaleRule::mx_rceil_f32), {0xFFC00000u, kF32One}).scales[0], 0xFFu);
+  EXPECT_EQ(mx_rceil_div_code(exact_f32(0x38D1B717u), Exact{false, 7, 6, false}), 0x69u);
+}
+
 // §19.8 a knob outside the rules of its clause is an error.
 TEST(Recipe, KnobsOutsideTheirRulesAreRefused) {
   auto refused = [](ScaleRule r, std::string_view settings) {
@@ -178,13 +206,16 @@ TEST(Recipe, KnobsOutsideTheirRulesAreRefused) {
   refused(ScaleRule::amax, "nan_block=inf_divisor");
   refused(ScaleRule::mx_floor, "amax_floor=1e-12");
   refused(ScaleRule::amax_dequant, "amax_floor=1e-4");
+  refused(ScaleRule::mx_rceil, "mx_descale=divide");
+  refused(ScaleRule::amax, "nan_block=max_code");
 }
 
 // §19.8 text form: describe() writes every knob; apply_recipe_settings() reads it back and names
 // an unknown key or word.
 TEST(Recipe, TextForm) {
   RecipeKnobs k;
-  EXPECT_EQ(describe(k), "amax_floor=none scale_exp=bits zero_code=stored inf_block=poison nan_block=poison elem_nan=policy");
+  EXPECT_EQ(describe(k), "amax_floor=none scale_exp=bits zero_code=stored inf_block=poison nan_block=poison elem_nan=policy "
+                        "mx_descale=recip");
   ASSERT_FALSE(apply_recipe_settings(k, "zero_code=one inf_block=max_code").has_value());
   EXPECT_EQ(k.zero_code, ZeroCode::one);
   RecipeKnobs back;
@@ -208,7 +239,7 @@ TEST(Recipe, ProfileTableRecipesAreWellFormed) {
     EXPECT_NO_THROW(Quantizer(recipe_spec(p, E4M3), 4, 64)) << p.name;
     EXPECT_FALSE(p.recipe->source.empty());
   }
-  EXPECT_EQ(n, 6);
+  EXPECT_EQ(n, 7);
 }
 
 }  // namespace

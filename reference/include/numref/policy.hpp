@@ -152,6 +152,11 @@ enum class InfBlock : std::uint8_t {
 enum class NanBlock : std::uint8_t {
   poison,       // §13.3 default: every element converts the canonical NaN
   inf_divisor,  // §13.7 MX code FF, elements divided by X = +Inf (torchao FLOOR / CEIL / EVEN)
+  max_code,     // MX: code FE, X = 2^127 (DeepGEMM ceil_to_ue8m0: NaN exponent 255 + 1, clamped to 254)
+};
+enum class MxDescale : std::uint8_t {
+  recip,   // §16.6 mx-rceil-f32: d = RN32(amax * RN32(1 / q_max)) (cuBLAS, TransformerEngine)
+  divide,  // §16.10 d = RN32(amax / q_max) (DeepGEMM: ceil_to_ue8m0(x_amax / 448.0))
 };
 enum class ElemNan : std::uint8_t {
   policy,  // §19.9 a NaN reaching a format without NaN follows §6.4 (nan_to_finite)
@@ -164,6 +169,7 @@ struct RecipeKnobs {
   InfBlock inf_block = InfBlock::poison;
   NanBlock nan_block = NanBlock::poison;
   ElemNan elem_nan = ElemNan::policy;
+  MxDescale mx_descale = MxDescale::recip;
   friend bool operator==(const RecipeKnobs&, const RecipeKnobs&) = default;
 };
 namespace recipe_words {
@@ -171,7 +177,8 @@ inline constexpr std::string_view amax_floor[] = {"none", "1e-12", "1e-4"};
 inline constexpr std::string_view scale_exp[] = {"bits", "log2f"};
 inline constexpr std::string_view zero_code[] = {"stored", "min_normal", "one"};
 inline constexpr std::string_view inf_block[] = {"poison", "exponent", "max_code", "zero_scale"};
-inline constexpr std::string_view nan_block[] = {"poison", "inf_divisor"};
+inline constexpr std::string_view nan_block[] = {"poison", "inf_divisor", "max_code"};
+inline constexpr std::string_view mx_descale[] = {"recip", "divide"};
 inline constexpr std::string_view elem_nan[] = {"policy", "half"};
 }  // namespace recipe_words
 template <class T>
@@ -187,7 +194,8 @@ inline constexpr auto kRecipeKnobs = std::make_tuple(
     RecipeKnob<ZeroCode>{"zero_code", &RecipeKnobs::zero_code, recipe_words::zero_code, "§16.9"},
     RecipeKnob<InfBlock>{"inf_block", &RecipeKnobs::inf_block, recipe_words::inf_block, "§13.6"},
     RecipeKnob<NanBlock>{"nan_block", &RecipeKnobs::nan_block, recipe_words::nan_block, "§13.7"},
-    RecipeKnob<ElemNan>{"elem_nan", &RecipeKnobs::elem_nan, recipe_words::elem_nan, "§19.9"});
+    RecipeKnob<ElemNan>{"elem_nan", &RecipeKnobs::elem_nan, recipe_words::elem_nan, "§19.9"},
+    RecipeKnob<MxDescale>{"mx_descale", &RecipeKnobs::mx_descale, recipe_words::mx_descale, "§16.10"});
 // "amax_floor=none scale_exp=bits ..." (every knob, table order).
 std::string describe(const RecipeKnobs& k);
 // Applies "key=word ..." on top of `base`; an error naming the key or word, or nullopt.
@@ -217,8 +225,9 @@ enum class ProfileId : std::uint8_t {
   ocp, ieee, cuda_satfinite, cuda_nosat, ml_dtypes, torch, torch_default, xla,
   // §10.5 profiles with a quantization recipe
   torchao_mx_floor, torchao_mx_ceil, torchao_mx_even, torchao_mx_rceil, torchao_float8, torchao_float8_pow2,
+  deepgemm,
 };
-inline constexpr int kProfileCount = 14;
+inline constexpr int kProfileCount = 15;
 
 // §10.4 One (source, target) rule of a profile: `from` and `to` are space-separated format
 // names ("*" = any format); `settings` are §10.2 "key=word" settings applied, in rule order,

@@ -257,6 +257,9 @@ std::uint32_t mx_scale_code_of(ScaleRule rule, const Exact& v, const Exact& q_ma
 // ceil_to_ue8m0): d = RN32(v / q_max), e = ceil(log2f_cr(d)) clamped to [-127, 127];
 // d = 0 gives code 00 (log2 0 = -Inf). v > 0 (the amax, or its floor §13.5).
 std::uint32_t mx_rceil_log2f_code(const Exact& v, const Exact& q_max);
+// §16.10 mx-rceil-f32 with mx_descale=divide (DeepGEMM ceil_to_ue8m0): d = RN32(v / q_max),
+// e = E(d) + 1 unless d is a power of two, clamped to [-127, 127]; d = 0 gives 00.
+std::uint32_t mx_rceil_div_code(const Exact& v, const Exact& q_max);
 // §15.2 exp2(floor(log2f(s))) of a binary32 scale s (scale_exp=log2f): the power of two
 // 2^floor(log2f_cr(s)); 0 stays 0, NaN stays NaN. Differs from pow2_floor just below a
 // power of two, where log2f rounds up (s = 0x497FFFFF gives 2^20, pow2_floor 2^19).
