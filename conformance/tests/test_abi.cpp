@@ -225,6 +225,8 @@ TEST(Abi, ProfilesMapToTheirIds) {  // §10.1, §31.3 c_profile: the first profi
       {ProfileId::torchao_float8, NUMREF_PROFILE_TORCHAO_MX_FLOOR, NUMREF_PROFILE_OCP},
       {ProfileId::torchao_float8_pow2, NUMREF_PROFILE_TORCHAO_MX_FLOOR, NUMREF_PROFILE_OCP},
       {ProfileId::deepgemm, NUMREF_PROFILE_TORCHAO_MX_FLOOR, NUMREF_PROFILE_OCP},
+      // te_mxfp8's element policies are cuda_satfinite's
+      {ProfileId::te_mxfp8, NUMREF_PROFILE_CUDA_SATFINITE, NUMREF_PROFILE_CUDA_SATFINITE},
   };
   ASSERT_EQ(std::size(want), std::size_t(kProfileCount));
   for (const auto& w : want) {

@@ -171,6 +171,13 @@ constexpr Recipe kDeepGemm{"mx-rceil-f32", "block:1x128",
                            "amax_floor=1e-4 mx_descale=divide inf_block=max_code nan_block=max_code",
                            "DeepGEMM deep_gemm/utils/math.py per_token_cast_to_fp8(use_ue8m0=True) (source-cited)"};
 
+// §10.5 TransformerEngine MXFP8 (transformer_engine/common/util/ptx.cuh float_to_e8m0 and
+// exp2f_rcp, cast kernels; commit 1ae1d228 utils.cuh L937 / L971): amax by fmaxf (NaN ignored),
+// code = float_to_e8m0(amax * (1.0f / 448)) (E8M0 round-up; Inf -> FE, 0 -> 00), elements
+// multiplied by exp2f_rcp(code) (1 for code 00, 0.0 for FE) and cast with __NV_SATFINITE.
+constexpr Recipe kTeMxfp8{"mx-rceil-f32", "block:1x32", "zero_code=one inf_block=max_code_zero",
+                          "TransformerEngine MXFP8 float_to_e8m0 / exp2f_rcp (source-cited)", true};
+
 const std::array<Profile, kProfileCount>& profiles() {
   static const std::array<Profile, kProfileCount> table = {{
       {ProfileId::ocp, "ocp",
@@ -210,6 +217,8 @@ const std::array<Profile, kProfileCount>& profiles() {
        "DeepGEMM per_token_cast_to_fp8 / per_block_cast_to_fp8 with UE8M0 scales (block 1 x 128; 128 x 128 with "
        "--partition)",
        torchao_narrow(), torch_wide(), kTorchRules, &kDeepGemm},
+      {ProfileId::te_mxfp8, "te_mxfp8", "TransformerEngine MXFP8 quantization (block 1 x 32, E8M0 round-up, satfinite)",
+       cuda_narrow(Overflow::saturate), cuda_wide(), kCudaRules, &kTeMxfp8},
   }};
   return table;
 }

@@ -111,7 +111,8 @@ void check_recipe(const RecipeKnobs& k, ScaleRule rule) {
   if (k.scale_exp == ScaleExp::log2f && kind != ScaleKind::pow2 && !rceil)
     bad("recipe scale_exp=log2f applies to the pow2 and mx-rceil rules, not " + r);
   if (k.zero_code != ZeroCode::stored && !mx) bad("recipe zero_code applies to the mx-* rules, not " + r);
-  if ((k.inf_block == InfBlock::exponent || k.inf_block == InfBlock::max_code) && !mx)
+  if ((k.inf_block == InfBlock::exponent || k.inf_block == InfBlock::max_code ||
+       k.inf_block == InfBlock::max_code_zero) && !mx)
     bad("recipe inf_block=" + std::string(recipe_words::inf_block[static_cast<int>(k.inf_block)]) +
         " applies to the mx-* rules, not " + r);
   if (k.inf_block == InfBlock::exponent && rceil && k.scale_exp == ScaleExp::log2f)
@@ -223,9 +224,10 @@ BlockScale Quantizer::block_scale(std::size_t b, Amax a) const {
   // §13.6 a +Inf amax (or with nan_block=max_code a NaN amax) that a recipe does not poison
   if ((f32_is_inf(a.f32) && rk.inf_block != InfBlock::poison) ||
       (f32_is_nan(a.f32) && rk.nan_block == NanBlock::max_code)) {
-    if (rk.inf_block == InfBlock::zero_scale) {
-      s.stored = 0;  // S = q_max / Inf = +0
+    if (rk.inf_block == InfBlock::zero_scale || rk.inf_block == InfBlock::max_code_zero) {
+      s.stored = rk.inf_block == InfBlock::zero_scale ? 0u : 0xFEu;  // S = q_max / Inf = +0, or E8M0 FE
       s.action = ElemAction::zero;
+      if (s.stored == 0xFEu) s.dequant = dequant_from_stored(spec_.rule, spec_.dequant, qmax_, s.stored, 0, 0);
       return s;
     }
     s.stored = rk.inf_block == InfBlock::max_code || f32_is_nan(a.f32)
@@ -614,6 +616,7 @@ QuantizeSpec recipe_spec(const Profile& p, const Format& element) {
     throw std::logic_error("profile " + std::string(p.name) + ": " + err);
   if (const auto err = apply_recipe_settings(spec.recipe, r.knobs))
     throw std::logic_error("profile " + std::string(p.name) + ": " + *err);
+  if (r.amax_nan_ignore) spec.amax.nan = AmaxNan::ignore;
   spec.policy = p.narrow;
   spec.wide = p.wide;
   return spec;

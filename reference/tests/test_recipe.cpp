@@ -192,6 +192,35 @@ TEST(Recipe, DeepGemm) {
   EXPECT_EQ(mx_rceil_div_code(exact_f32(0x38D1B717u), Exact{false, 7, 6, false}), 0x69u);
 }
 
+// §10.5 te_mxfp8 (source-cited: TransformerEngine float_to_e8m0 / exp2f_rcp, utils.cuh L937 /
+// L971 at commit 1ae1d228): d = RN32(amax * RN32(1 / 448)) = RN32(amax * 0x3B124925), E8M0 round-up.
+//   NaN elements are ignored by fmaxf: [NaN, 448] -> amax 448, d = RN32(448 * 0x3B124925) = 1.0
+//     (the product rounds to 0x3F800000) -> code 0x7F; NaN * 1 -> e4m3 0x7F
+//     (cuda_satfinite: nan=ones); 448 -> 0x7E. numref's default poisons the block (FF).
+//   +Inf: code FE, exp2f_rcp(FE) = __int_as_float(0 << 23) = 0.0: x * 0 -> 0x00 / 0x80,
+//     Inf * 0 = NaN -> 0x7F.
+//   subnormal amax 2^-130: d = 2^-130 * RN32(1/448) < 2^-127 -> code 00, exp2f_rcp(0) = 1:
+//     x * 1 = 2^-130 -> 0x00 (default factor 2^127: 2^-3 -> 0x20).
+TEST(Recipe, TeMxfp8) {
+  const QuantizeSpec te = prof(ProfileId::te_mxfp8);
+  EXPECT_EQ(te.rule, ScaleRule::mx_rceil_f32);
+  EXPECT_EQ(te.amax.nan, AmaxNan::ignore);
+  const Out n = run(te, {kF32NaN, 0x43E00000u});
+  EXPECT_EQ(n.scales[0], 0x7Fu);
+  EXPECT_EQ(n.codes, (std::vector<std::uint8_t>{0x7F, 0x7E}));
+  const Out i = run(te, {kF32Inf, kF32One, 0xBF800000u});
+  EXPECT_EQ(i.scales[0], 0xFEu);
+  EXPECT_EQ(i.codes, (std::vector<std::uint8_t>{0x7F, 0x00, 0x80}));
+  const Out z = run(te, {0x00080000u});
+  EXPECT_EQ(z.scales[0], 0x00u);
+  EXPECT_EQ(z.codes[0], 0x00u);
+  QuantizeSpec def = te;
+  def.recipe = RecipeKnobs{};
+  EXPECT_EQ(run(def, {0x00080000u}).codes[0], 0x20u);
+  def.amax = AmaxPolicy{};
+  EXPECT_EQ(run(def, {kF32NaN, 0x43E00000u}).scales[0], 0xFFu);
+}
+
 // §19.8 a knob outside the rules of its clause is an error.
 TEST(Recipe, KnobsOutsideTheirRulesAreRefused) {
   auto refused = [](ScaleRule r, std::string_view settings) {
@@ -239,7 +268,7 @@ TEST(Recipe, ProfileTableRecipesAreWellFormed) {
     EXPECT_NO_THROW(Quantizer(recipe_spec(p, E4M3), 4, 64)) << p.name;
     EXPECT_FALSE(p.recipe->source.empty());
   }
-  EXPECT_EQ(n, 7);
+  EXPECT_EQ(n, 8);
 }
 
 }  // namespace

@@ -154,9 +154,15 @@ int run_quantize(Args& a) {
     if (const std::string qerr = check_qmax(q); !qerr.empty()) throw UsageError("--q-max " + *qm + ": " + qerr);
     spec.q_max = q;
   }
-  const std::string an = a.opt_or("amax-nan", "propagate"), ai = a.opt_or("amax-inf", "propagate");
+  // §13.2 amax policies: a recipe profile sets them; an explicit option that differs is refused
+  const std::string an0 = spec.amax.nan == AmaxNan::ignore ? "ignore" : "propagate";
+  const std::string ai0 = spec.amax.inf == AmaxInf::ignore ? "ignore" : "propagate";
+  const std::string an = a.opt_or("amax-nan", an0), ai = a.opt_or("amax-inf", ai0);
   if (an != "propagate" && an != "ignore") throw UsageError("--amax-nan: '" + an + "' is not propagate or ignore");
   if (ai != "propagate" && ai != "ignore") throw UsageError("--amax-inf: '" + ai + "' is not propagate or ignore");
+  if (rprof && (an != an0 || ai != ai0))
+    throw UsageError("--amax-nan / --amax-inf contradict --profile " + pname + " (its amax policy is nan=" + an0 +
+                     " inf=" + ai0 + ")");
   spec.amax.nan = an == "ignore" ? AmaxNan::ignore : AmaxNan::propagate;
   spec.amax.inf = ai == "ignore" ? AmaxInf::ignore : AmaxInf::propagate;
   if (const auto ap = a.opt("apply")) {

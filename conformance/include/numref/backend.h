@@ -159,6 +159,7 @@ extern "C" {
 #define NUMREF_PROFILE_TORCHAO_FLOAT8 12
 #define NUMREF_PROFILE_TORCHAO_FLOAT8_POW2 13
 #define NUMREF_PROFILE_DEEPGEMM 14
+#define NUMREF_PROFILE_TE_MXFP8 15
 
 /* The complete policy of one operation. Every knob is present; a backend that supports
  * only some settings answers 0 from its *_supported() query for the others. */

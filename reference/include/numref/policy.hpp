@@ -148,6 +148,7 @@ enum class InfBlock : std::uint8_t {
   exponent,    // §13.6 MX: amax read as 2^128 (exponent field 255, torchao FLOOR / CEIL / EVEN)
   max_code,    // MX: code FE, X = 2^127 (torchao RCEIL, cvt.rp.satfinite of +Inf)
   zero_scale,  // FP32 quotient: S = q_max / Inf = 0 (torchao float8)
+  max_code_zero,  // MX: code FE, elements multiplied by 0 (TransformerEngine exp2f_rcp(0xFE) = 0.0)
 };
 enum class NanBlock : std::uint8_t {
   poison,       // §13.3 default: every element converts the canonical NaN
@@ -176,7 +177,7 @@ namespace recipe_words {
 inline constexpr std::string_view amax_floor[] = {"none", "1e-12", "1e-4"};
 inline constexpr std::string_view scale_exp[] = {"bits", "log2f"};
 inline constexpr std::string_view zero_code[] = {"stored", "min_normal", "one"};
-inline constexpr std::string_view inf_block[] = {"poison", "exponent", "max_code", "zero_scale"};
+inline constexpr std::string_view inf_block[] = {"poison", "exponent", "max_code", "zero_scale", "max_code_zero"};
 inline constexpr std::string_view nan_block[] = {"poison", "inf_divisor", "max_code"};
 inline constexpr std::string_view mx_descale[] = {"recip", "divide"};
 inline constexpr std::string_view elem_nan[] = {"policy", "half"};
@@ -210,6 +211,7 @@ struct Recipe {
   std::string_view partition;
   std::string_view knobs;
   std::string_view source;
+  bool amax_nan_ignore = false;  // §13.2 amax_nan=ignore (TransformerEngine: fmaxf drops NaN)
 };
 
 // §10 Named profiles. A profile gives one Policy for "narrow" targets (storage width
@@ -225,9 +227,9 @@ enum class ProfileId : std::uint8_t {
   ocp, ieee, cuda_satfinite, cuda_nosat, ml_dtypes, torch, torch_default, xla,
   // §10.5 profiles with a quantization recipe
   torchao_mx_floor, torchao_mx_ceil, torchao_mx_even, torchao_mx_rceil, torchao_float8, torchao_float8_pow2,
-  deepgemm,
+  deepgemm, te_mxfp8,
 };
-inline constexpr int kProfileCount = 15;
+inline constexpr int kProfileCount = 16;
 
 // §10.4 One (source, target) rule of a profile: `from` and `to` are space-separated format
 // names ("*" = any format); `settings` are §10.2 "key=word" settings applied, in rule order,

@@ -209,6 +209,14 @@ def main():
     p = run("--input", P("rc.npy"), "--format", "f8e4m3fn", "--scale", "mx-floor", "--recipe", "scale_exp=log2f",
             expect=2)
     check("scale_exp=log2f applies to the pow2 and mx-rceil rules" in p.stderr, f"knob outside its rules: {p.stderr}")
+    # te_mxfp8 ignores NaN in the amax (fmaxf): [NaN, 448] -> code 0x7F (test_recipe.cpp TeMxfp8);
+    # an explicit --amax-nan that differs from the recipe is refused
+    np.save(P("te.npy"), np.array([np.nan, 448], dtype=np.float32))
+    run("--input", P("te.npy"), "--format", "f8e4m3fn", "--profile", "te_mxfp8", "--out", P("te"))
+    check(np.load(P("te.scales.npy")).tolist() == [[0x7F]], "te_mxfp8 [NaN, 448]: scale 0x7F")
+    p = run("--input", P("te.npy"), "--format", "f8e4m3fn", "--profile", "te_mxfp8", "--amax-nan", "propagate",
+            expect=2)
+    check("contradict --profile te_mxfp8" in p.stderr, f"--amax-nan vs profile: {p.stderr}")
     # --q-max: q_max = 240 with amax 480 and the amax rule: S = 240 / 480 = 0.5 (0x3F000000)
     np.save(P("q.npy"), np.array([480, 1], dtype=np.float32))
     s = json.loads(run("--input", P("q.npy"), "--format", "f8e4m3fn", "--q-max", "240", "--json").stdout)
