@@ -157,10 +157,10 @@ constexpr Recipe kTorchaoMxEven{"mx-even", "block:1x32",
 constexpr Recipe kTorchaoMxRceil{"mx-rceil", "block:1x32",
                                  "scale_exp=log2f zero_code=one inf_block=max_code elem_nan=half",
                                  "torchao 0.18 prototype.mx_formats.mx_tensor._to_mx_rceil (eager fallback)"};
-constexpr Recipe kTorchaoFloat8{"amax", "tensor", "amax_floor=1e-12 inf_block=zero_scale",
+constexpr Recipe kTorchaoFloat8{"amax", "tensor", "amax_floor=1e-12 inf_block=zero_scale nan_scale=all_ones_tensor",
                                 "torchao 0.18 float8.float8_utils.amax_to_scale + to_fp8_saturated"};
 constexpr Recipe kTorchaoFloat8Pow2{
-    "pow2", "tensor", "amax_floor=1e-12 scale_exp=log2f inf_block=zero_scale",
+    "pow2", "tensor", "amax_floor=1e-12 scale_exp=log2f inf_block=zero_scale nan_scale=all_ones_tensor",
     "torchao 0.18 float8.float8_utils.amax_to_scale(round_scales_to_power_of_2=True)"};
 
 // §10.5 DeepGEMM (deep_gemm/utils/math.py per_token_cast_to_fp8 / per_block_cast_to_fp8 with

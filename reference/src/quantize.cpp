@@ -108,6 +108,8 @@ void check_recipe(const RecipeKnobs& k, ScaleRule rule) {
     bad("recipe amax_floor applies to the amax and pow2 rules, mx-rceil with scale_exp=log2f and mx-rceil-f32 with "
         "mx_descale=divide, not " + r);
   if (k.mx_descale == MxDescale::divide && !rceil_f32) bad("recipe mx_descale=divide applies to mx-rceil-f32, not " + r);
+  if (k.nan_scale != NanScale::canonical && scale_format(rule).id != FormatId::f32)
+    bad("recipe nan_scale applies to the rules with binary32 scales, not " + r);
   if (k.scale_exp == ScaleExp::log2f && kind != ScaleKind::pow2 && !rceil)
     bad("recipe scale_exp=log2f applies to the pow2 and mx-rceil rules, not " + r);
   if (k.zero_code != ZeroCode::stored && !mx) bad("recipe zero_code applies to the mx-* rules, not " + r);
@@ -299,6 +301,10 @@ BlockScale Quantizer::block_scale(std::size_t b, Amax a) const {
       break;
     }
   }
+  // §13.8 the NaN of a poisoned binary32 scale
+  if (rk.nan_scale == NanScale::all_ones_tensor && f32_is_nan(a.f32) && f32_is_nan(s.stored) &&
+      grid_.count() == 1 && spec_.partition == Partition::tensor())
+    s.stored = 0xFFFFFFFFu;
   s.poisoned = is_poisoned_code(spec_.rule, s.stored) || (kind == ScaleKind::nvfp4 && tensor_amax_.poisoned());
   if (!s.poisoned)
     s.dequant = dequant_from_stored(spec_.rule, spec_.dequant, qmax_, s.stored, m_g, tensor_amax_.f32);
@@ -311,9 +317,9 @@ namespace {
 class ElementQuantizer {
  public:
   ElementQuantizer(const Format& src, const Format& elem, ScaleApply apply, const Converter& to_elem,
-                   const Rounder& elem_round, const Rounder& f32_round, ElemNan elem_nan)
+                   const Rounder& elem_round, const Rounder& f32_round, ElemNan elem_nan, bool f32_nan_scale)
       : src_(src), elem_(elem), apply_(apply), to_elem_(to_elem), elem_round_(elem_round), f32_round_(f32_round),
-        special_(src.first_special_magnitude()),
+        special_(src.first_special_magnitude()), f32_nan_scale_(f32_nan_scale),
         // §19.9 elem_nan=half: the code of +1.5 in a format without NaN
         half_(elem_nan == ElemNan::half && !elem.has_nan() && !elem.is_integer()
                   ? std::optional<std::uint32_t>(Rounder(elem, Policy{})(Exact{false, 3, -1, false}).bits)
@@ -321,9 +327,9 @@ class ElementQuantizer {
 
   // §19.2 one element: returns the element code and updates the counts.
   std::uint32_t quantize(std::uint32_t c, std::uint64_t r, const BlockScale& s, QuantizeStats& st) {
-    if (s.poisoned) {  // §13.3 every element of a poisoned block quantizes as NaN
+    if (s.poisoned) {  // §13.3 every element of a poisoned block quantizes as NaN (§13.8: the scale's)
       ++st.nan;
-      return convert(kF32NaN, r);
+      return convert(f32_nan_scale_ && f32_is_nan(s.stored) ? s.stored : kF32NaN, r);
     }
     const std::uint32_t mag = c & src_.mag_mask();
     const bool neg = (c & src_.sign_bit()) != 0;
@@ -378,6 +384,7 @@ class ElementQuantizer {
 
   std::optional<Converter> nan_to_f32_;
   std::uint32_t special_;  // §2.2 the source's first NaN / Inf magnitude
+  bool f32_nan_scale_;     // §13.8 nan_scale: the stored binary32 NaN is the elements' NaN
   std::optional<std::uint32_t> half_;
 };
 
@@ -413,7 +420,7 @@ QuantizeStats Quantizer::quantize_block(const TensorView& x, std::size_t b, cons
     bad("the code array has " + std::to_string(codes.size()) + " entries for " + std::to_string(x.size()) + " elements");
   const BlockRange r = grid_.range(b);
   ElementQuantizer q(x.format(), *spec_.element, apply_, eng_->to_elem, eng_->elem_round, eng_->f32_round,
-                     spec_.recipe.elem_nan);
+                     spec_.recipe.elem_nan, spec_.recipe.nan_scale != NanScale::canonical);
   QuantizeStats st;
   const std::size_t cols = x.cols();
   for (std::size_t i = r.r0; i < r.r1; ++i) {
@@ -432,7 +439,7 @@ QuantizeStats Quantizer::fake_quantize_block(const TensorView& x, std::size_t b,
   if (dst.size() != x.size()) bad("the output array does not have one entry per element");
   const BlockRange r = grid_.range(b);
   ElementQuantizer q(x.format(), *spec_.element, apply_, eng_->to_elem, eng_->elem_round, eng_->f32_round,
-                     spec_.recipe.elem_nan);
+                     spec_.recipe.elem_nan, spec_.recipe.nan_scale != NanScale::canonical);
   const ElementDequantizer dq(*spec_.element, eng_->code_to_f32, eng_->f32_round);
   const Converter to_out(format(FormatId::f32), out, spec_.wide);
   QuantizeStats st;
@@ -478,7 +485,7 @@ std::vector<QuantizeStats> Quantizer::quantize_all(const TensorView& x, std::spa
   // table entry: code | count bits << 8 (1 saturated, 2 flushed, 4 nan, 8 inf)
   std::vector<std::vector<std::uint16_t>> tables(table_of.size());
   ElementQuantizer q(src, *spec_.element, apply_, eng_->to_elem, eng_->elem_round, eng_->f32_round,
-                     spec_.recipe.elem_nan);
+                     spec_.recipe.elem_nan, spec_.recipe.nan_scale != NanScale::canonical);
   const std::size_t cols = x.cols();
   for (std::size_t b = 0; b < n; ++b) {
     const BlockScale& s = scales[b];

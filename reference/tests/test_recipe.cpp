@@ -164,6 +164,21 @@ TEST(Recipe, NanElementsOfFormatsWithoutNan) {
   EXPECT_EQ(run(def, x).codes, (std::vector<std::uint8_t>{0x0, 0x0, 0x0}));
 }
 
+// §13.8 nan_scale=all_ones_tensor (measured with torchao 0.18 on torch 2.15 CPU): a tensorwise
+// NaN amax comes out of torch.max as 0xFFFFFFFF, the scale 448 / NaN keeps it, and x * scale is
+// that negative NaN: torch's cast gives 0xFF. Rowwise (amax(dim=-1)) the NaN is 0x7FC00000: 0x7F.
+TEST(Recipe, TensorwiseNanScaleIsAllOnes) {
+  const std::vector<std::uint32_t> x = {kF32NaN, kF32One};
+  const Out t = run(prof(ProfileId::torchao_float8), x);
+  EXPECT_EQ(t.scales[0], 0xFFFFFFFFu);
+  EXPECT_EQ(t.codes, (std::vector<std::uint8_t>{0xFF, 0xFF}));
+  QuantizeSpec rows = prof(ProfileId::torchao_float8);
+  rows.partition = Partition::per_row();
+  const Out r = run(rows, x);
+  EXPECT_EQ(r.scales[0], kF32NaN);
+  EXPECT_EQ(r.codes, (std::vector<std::uint8_t>{0x7F, 0x7F}));
+}
+
 // §10.5 deepgemm (source-cited: deep_gemm/utils/math.py per_token_cast_to_fp8, use_ue8m0=True):
 // amax.clamp(1e-4); d = RN32(amax / 448); ceil_to_ue8m0: exponent field + 1 if the fraction is
 // non-zero, clamped to [1, 254]; x * (1 / sf) cast to e4m3fn saturating.
@@ -237,6 +252,7 @@ TEST(Recipe, KnobsOutsideTheirRulesAreRefused) {
   refused(ScaleRule::amax_dequant, "amax_floor=1e-4");
   refused(ScaleRule::mx_rceil, "mx_descale=divide");
   refused(ScaleRule::amax, "nan_block=max_code");
+  refused(ScaleRule::mx_floor, "nan_scale=all_ones_tensor");
 }
 
 // §19.8 text form: describe() writes every knob; apply_recipe_settings() reads it back and names
@@ -244,7 +260,7 @@ TEST(Recipe, KnobsOutsideTheirRulesAreRefused) {
 TEST(Recipe, TextForm) {
   RecipeKnobs k;
   EXPECT_EQ(describe(k), "amax_floor=none scale_exp=bits zero_code=stored inf_block=poison nan_block=poison elem_nan=policy "
-                        "mx_descale=recip");
+                        "mx_descale=recip nan_scale=canonical");
   ASSERT_FALSE(apply_recipe_settings(k, "zero_code=one inf_block=max_code").has_value());
   EXPECT_EQ(k.zero_code, ZeroCode::one);
   RecipeKnobs back;

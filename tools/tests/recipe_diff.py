@@ -9,7 +9,8 @@ usage: recipe_diff.py NUMREF [--blocks N] [--profiles a,b,...] [--formats f,g,..
   prototype.mx_formats.mx_tensor.to_mx, block 32, CPU eager) with the element formats f8e4m3fn,
   f8e5m2, f6e2m3fn, f6e3m2fn, f4e2m1fn; torchao_float8 and torchao_float8_pow2 (torchao 0.18
   float8.float8_utils.tensor_to_scale, rowwise = axiswise dim -1, then x * scale clamped and
-  cast as hp_tensor_and_scale_to_float8 does) with f8e4m3fn and f8e5m2.
+  cast as hp_tensor_and_scale_to_float8 does) with f8e4m3fn and f8e5m2, plus 24 tensorwise
+  tensors of 16 x 32 (the first blocks, which include the zero, NaN and Inf examples).
 
 Each block is 32 binary32 values; the mix (seeded): random magnitudes over the whole exponent
 range, random finite bit patterns, all-zero blocks (both zero signs), blocks with NaN (quiet
@@ -119,6 +120,16 @@ def torchao_float8(x_bits, fmt, pow2):
     return scale.view(torch.int32).numpy().reshape(-1).astype(np.uint32), torch_codes(data, fmt).reshape(-1)
 
 
+def torchao_float8_tensorwise(x_bits, fmt, pow2):
+    import torch
+    from torchao.float8.float8_utils import tensor_to_scale, to_fp8_saturated
+    dt = {"f8e4m3fn": torch.float8_e4m3fn, "f8e5m2": torch.float8_e5m2}[fmt]
+    x = torch.from_numpy(x_bits.view(np.float32).copy())
+    scale = tensor_to_scale(x, dt, round_scales_to_power_of_2=pow2)  # TENSORWISE
+    data = to_fp8_saturated(x.to(torch.float32) * scale, dt)
+    return scale.view(torch.int32).numpy().reshape(-1).astype(np.uint32), torch_codes(data, fmt).reshape(-1)
+
+
 def numref_run(numref, x_bits, fmt, prof, extra, tmp):
     inp = os.path.join(tmp, "x.npy")
     np.save(inp, x_bits.view(np.float32))
@@ -178,6 +189,17 @@ def main():
                         continue
                     want = torchao_float8(x, fmt, F8_PROFILES[prof])
                     got = numref_run(a.numref, x, fmt, prof, ["--partition", "rows"], tmp)
+                    # tensorwise: 24 tensors of 16 consecutive blocks (rows), each one block
+                    tw = [0, 0]
+                    for t in range(24):
+                        xt = x[t * 16:(t + 1) * 16]
+                        wt = torchao_float8_tensorwise(xt, fmt, F8_PROFILES[prof])
+                        gt = numref_run(a.numref, xt, fmt, prof, [], tmp)
+                        tw[0] += int(np.count_nonzero(gt[0] != wt[0]))
+                        tw[1] += int(np.count_nonzero(gt[1] != wt[1]))
+                    print(f"{prof} {fmt} tensorwise: 24 tensors of 16 x 32: {tw[0]} differing scales, "
+                          f"{tw[1]} differing codes")
+                    total += tw[0] + tw[1]
                 else:
                     sys.exit(f"recipe_diff: unknown profile {prof}")
                 total += compare(f"{prof} {fmt}", x, got, want)

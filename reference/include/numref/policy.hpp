@@ -155,6 +155,12 @@ enum class NanBlock : std::uint8_t {
   inf_divisor,  // §13.7 MX code FF, elements divided by X = +Inf (torchao FLOOR / CEIL / EVEN)
   max_code,     // MX: code FE, X = 2^127 (DeepGEMM ceil_to_ue8m0: NaN exponent 255 + 1, clamped to 254)
 };
+enum class NanScale : std::uint8_t {
+  canonical,        // §13.8 a poisoned binary32 scale is 0x7FC00000 and its elements convert it
+  all_ones_tensor,  // with the tensor partition it is 0xFFFFFFFF (torch.max(torch.abs(x)): the
+                    // vectorised full reduction ORs the NaN mask into the result; torchao float8
+                    // tensorwise); other partitions stay canonical (torch.amax(dim=...))
+};
 enum class MxDescale : std::uint8_t {
   recip,   // §16.6 mx-rceil-f32: d = RN32(amax * RN32(1 / q_max)) (cuBLAS, TransformerEngine)
   divide,  // §16.10 d = RN32(amax / q_max) (DeepGEMM: ceil_to_ue8m0(x_amax / 448.0))
@@ -171,6 +177,7 @@ struct RecipeKnobs {
   NanBlock nan_block = NanBlock::poison;
   ElemNan elem_nan = ElemNan::policy;
   MxDescale mx_descale = MxDescale::recip;
+  NanScale nan_scale = NanScale::canonical;
   friend bool operator==(const RecipeKnobs&, const RecipeKnobs&) = default;
 };
 namespace recipe_words {
@@ -180,6 +187,7 @@ inline constexpr std::string_view zero_code[] = {"stored", "min_normal", "one"};
 inline constexpr std::string_view inf_block[] = {"poison", "exponent", "max_code", "zero_scale", "max_code_zero"};
 inline constexpr std::string_view nan_block[] = {"poison", "inf_divisor", "max_code"};
 inline constexpr std::string_view mx_descale[] = {"recip", "divide"};
+inline constexpr std::string_view nan_scale[] = {"canonical", "all_ones_tensor"};
 inline constexpr std::string_view elem_nan[] = {"policy", "half"};
 }  // namespace recipe_words
 template <class T>
@@ -196,7 +204,8 @@ inline constexpr auto kRecipeKnobs = std::make_tuple(
     RecipeKnob<InfBlock>{"inf_block", &RecipeKnobs::inf_block, recipe_words::inf_block, "§13.6"},
     RecipeKnob<NanBlock>{"nan_block", &RecipeKnobs::nan_block, recipe_words::nan_block, "§13.7"},
     RecipeKnob<ElemNan>{"elem_nan", &RecipeKnobs::elem_nan, recipe_words::elem_nan, "§19.9"},
-    RecipeKnob<MxDescale>{"mx_descale", &RecipeKnobs::mx_descale, recipe_words::mx_descale, "§16.10"});
+    RecipeKnob<MxDescale>{"mx_descale", &RecipeKnobs::mx_descale, recipe_words::mx_descale, "§16.10"},
+    RecipeKnob<NanScale>{"nan_scale", &RecipeKnobs::nan_scale, recipe_words::nan_scale, "§13.8"});
 // "amax_floor=none scale_exp=bits ..." (every knob, table order).
 std::string describe(const RecipeKnobs& k);
 // Applies "key=word ..." on top of `base`; an error naming the key or word, or nullopt.
