@@ -27,12 +27,13 @@ install_python_helpers() {
       python3 -m pip install --quiet --disable-pip-version-check --break-system-packages numpy ml_dtypes nanobind \
         scikit-build-core pytest
   fi
-  # NUMREF_PEERS=1: the libraries of the `peers` differential tests (jax for xla, torch; several
-  # GiB). Then configure with -DNUMREF_PEERS=ON and run `ctest --test-dir build -L peers`.
-  if [ "${NUMREF_PEERS:-0}" = 1 ] && ! python3 -c "import jax, torch" >/dev/null 2>&1; then
-    echo "setup: NUMREF_PEERS=1: installing jax and torch (CPU) for the peers tests"
-    python3 -m pip install --quiet --disable-pip-version-check jax torch || \
-      python3 -m pip install --quiet --disable-pip-version-check --break-system-packages jax torch
+  # NUMREF_PEERS=1: the libraries of the `peers` differential tests (jax for xla, torch, torchao
+  # for the torchao_* recipe profiles; several GiB). Then configure with -DNUMREF_PEERS=ON and
+  # run `ctest --test-dir build -L peers`.
+  if [ "${NUMREF_PEERS:-0}" = 1 ] && ! python3 -c "import jax, torch, torchao" >/dev/null 2>&1; then
+    echo "setup: NUMREF_PEERS=1: installing jax, torch (CPU) and torchao 0.18 for the peers tests"
+    python3 -m pip install --quiet --disable-pip-version-check jax torch torchao==0.18.0 || \
+      python3 -m pip install --quiet --disable-pip-version-check --break-system-packages jax torch torchao==0.18.0
   fi
 }
 

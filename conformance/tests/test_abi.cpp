@@ -216,6 +216,17 @@ TEST(Abi, ProfilesMapToTheirIds) {  // §10.1, §31.3 c_profile: the first profi
       {ProfileId::torch, NUMREF_PROFILE_TORCH, NUMREF_PROFILE_OCP},
       {ProfileId::torch_default, NUMREF_PROFILE_TORCH, NUMREF_PROFILE_OCP},
       {ProfileId::xla, NUMREF_PROFILE_XLA, NUMREF_PROFILE_OCP},
+      // §10.5 the recipe profiles share one element policy (torch's, saturating): the first of
+      // them is named
+      {ProfileId::torchao_mx_floor, NUMREF_PROFILE_TORCHAO_MX_FLOOR, NUMREF_PROFILE_OCP},
+      {ProfileId::torchao_mx_ceil, NUMREF_PROFILE_TORCHAO_MX_FLOOR, NUMREF_PROFILE_OCP},
+      {ProfileId::torchao_mx_even, NUMREF_PROFILE_TORCHAO_MX_FLOOR, NUMREF_PROFILE_OCP},
+      {ProfileId::torchao_mx_rceil, NUMREF_PROFILE_TORCHAO_MX_FLOOR, NUMREF_PROFILE_OCP},
+      {ProfileId::torchao_float8, NUMREF_PROFILE_TORCHAO_MX_FLOOR, NUMREF_PROFILE_OCP},
+      {ProfileId::torchao_float8_pow2, NUMREF_PROFILE_TORCHAO_MX_FLOOR, NUMREF_PROFILE_OCP},
+      {ProfileId::deepgemm, NUMREF_PROFILE_TORCHAO_MX_FLOOR, NUMREF_PROFILE_OCP},
+      // te_mxfp8's element policies are cuda_satfinite's
+      {ProfileId::te_mxfp8, NUMREF_PROFILE_CUDA_SATFINITE, NUMREF_PROFILE_CUDA_SATFINITE},
   };
   ASSERT_EQ(std::size(want), std::size_t(kProfileCount));
   for (const auto& w : want) {

@@ -115,6 +115,8 @@ QuantizePlan plan_quantize(const numref::QuantizeSpec& spec, numref::FormatId so
   p.chunk = 16u / static_cast<std::uint32_t>(numref::storage_bytes(numref::format(source)));
   const numref::ScaleRuleInfo& rule = numref::rule_info(spec.rule);
   if (!kernel_kind(rule.kind)) unsupported("no CUDA kernel for the scale kind of rule " + std::string(rule.name));
+  if (!(spec.recipe == numref::RecipeKnobs{}))
+    unsupported("recipe knobs are not implemented by the CUDA kernels (§35.12 item 8): " + numref::describe(spec.recipe));
   const bool gam = rule.kind == ScaleKind::gam;
   p.geom = make_geometry(rows, cols, row_stride, col_stride, spec.partition,
                          gam ? spec.group : numref::Partition::tensor(), p.chunk);

@@ -136,6 +136,48 @@ constexpr ProfileRule kXlaRules[] = {
     {"f32", "f32", "nan=raw", "a convert to the same type is removed"},
 };
 
+// §10.5 torchao 0.18 (prototype/mx_formats/mx_tensor.py to_mx; float8/float8_utils.py
+// amax_to_scale, hp_tensor_and_scale_to_float8). Elements: torchao clamps to +-max_pos in
+// binary32, then casts with torch (.to(float8) = the torch profile) or with
+// _f32_to_floatx_unpacked (FP6 / FP4: RNE, saturating) — torch's narrow policy saturating.
+Policy torchao_narrow() {
+  Policy p = torch_narrow();
+  p.overflow = Overflow::saturate;
+  return p;
+}
+constexpr Recipe kTorchaoMxFloor{"mx-floor", "block:1x32",
+                                 "zero_code=min_normal inf_block=exponent nan_block=inf_divisor elem_nan=half",
+                                 "torchao 0.18 prototype.mx_formats.mx_tensor.to_mx(scaling_mode=FLOOR)"};
+constexpr Recipe kTorchaoMxCeil{"mx-ceil", "block:1x32",
+                                "zero_code=min_normal inf_block=exponent nan_block=inf_divisor elem_nan=half",
+                                "torchao 0.18 prototype.mx_formats.mx_tensor.to_mx(scaling_mode=CEIL)"};
+constexpr Recipe kTorchaoMxEven{"mx-even", "block:1x32",
+                                "zero_code=min_normal inf_block=exponent nan_block=inf_divisor elem_nan=half",
+                                "torchao 0.18 prototype.mx_formats.mx_tensor.to_mx(scaling_mode=EVEN)"};
+constexpr Recipe kTorchaoMxRceil{"mx-rceil", "block:1x32",
+                                 "scale_exp=log2f zero_code=one inf_block=max_code elem_nan=half",
+                                 "torchao 0.18 prototype.mx_formats.mx_tensor._to_mx_rceil (eager fallback)"};
+constexpr Recipe kTorchaoFloat8{"amax", "tensor", "amax_floor=1e-12 inf_block=zero_scale nan_scale=all_ones_tensor",
+                                "torchao 0.18 float8.float8_utils.amax_to_scale + to_fp8_saturated"};
+constexpr Recipe kTorchaoFloat8Pow2{
+    "pow2", "tensor", "amax_floor=1e-12 scale_exp=log2f inf_block=zero_scale nan_scale=all_ones_tensor",
+    "torchao 0.18 float8.float8_utils.amax_to_scale(round_scales_to_power_of_2=True)"};
+
+// §10.5 DeepGEMM (deep_gemm/utils/math.py per_token_cast_to_fp8 / per_block_cast_to_fp8 with
+// use_ue8m0=True): amax.clamp(1e-4); sf = ceil_to_ue8m0(amax / 448.0) — the exponent field of
+// the binary32 quotient plus one when its fraction is non-zero, clamped to [1, 254];
+// (x * (1.0 / sf)).to(torch.float8_e4m3fn) with torch's saturating cast. Per token: 1 x 128.
+constexpr Recipe kDeepGemm{"mx-rceil-f32", "block:1x128",
+                           "amax_floor=1e-4 mx_descale=divide inf_block=max_code nan_block=max_code",
+                           "DeepGEMM deep_gemm/utils/math.py per_token_cast_to_fp8(use_ue8m0=True) (source-cited)"};
+
+// §10.5 TransformerEngine MXFP8 (transformer_engine/common/util/ptx.cuh float_to_e8m0 and
+// exp2f_rcp, cast kernels; commit 1ae1d228 utils.cuh L937 / L971): amax by fmaxf (NaN ignored),
+// code = float_to_e8m0(amax * (1.0f / 448)) (E8M0 round-up; Inf -> FE, 0 -> 00), elements
+// multiplied by exp2f_rcp(code) (1 for code 00, 0.0 for FE) and cast with __NV_SATFINITE.
+constexpr Recipe kTeMxfp8{"mx-rceil-f32", "block:1x32", "zero_code=one inf_block=max_code_zero",
+                          "TransformerEngine MXFP8 float_to_e8m0 / exp2f_rcp (source-cited)", true};
+
 const std::array<Profile, kProfileCount>& profiles() {
   static const std::array<Profile, kProfileCount> table = {{
       {ProfileId::ocp, "ocp",
@@ -157,6 +199,26 @@ const std::array<Profile, kProfileCount>& profiles() {
        torch_narrow(), torch_wide(), kTorchDefaultRules},
       {ProfileId::xla, "xla", "XLA's convert on CPU (jax 0.10: jax.jit(lambda v: v.astype(t)))", xla_narrow(), xla_wide(),
        kXlaRules},
+      {ProfileId::torchao_mx_floor, "torchao_mx_floor", "torchao 0.18 to_mx, FLOOR, block 32 (CPU eager)",
+       torchao_narrow(), torch_wide(), kTorchRules, &kTorchaoMxFloor},
+      {ProfileId::torchao_mx_ceil, "torchao_mx_ceil", "torchao 0.18 to_mx, CEIL, block 32 (CPU eager)", torchao_narrow(),
+       torch_wide(), kTorchRules, &kTorchaoMxCeil},
+      {ProfileId::torchao_mx_even, "torchao_mx_even", "torchao 0.18 to_mx, EVEN, block 32 (CPU eager)", torchao_narrow(),
+       torch_wide(), kTorchRules, &kTorchaoMxEven},
+      {ProfileId::torchao_mx_rceil, "torchao_mx_rceil", "torchao 0.18 to_mx, RCEIL, block 32 (CPU eager fallback)",
+       torchao_narrow(), torch_wide(), kTorchRules, &kTorchaoMxRceil},
+      {ProfileId::torchao_float8, "torchao_float8",
+       "torchao 0.18 float8 training scaling (tensorwise; rowwise with --partition rows)", torchao_narrow(),
+       torch_wide(), kTorchRules, &kTorchaoFloat8},
+      {ProfileId::torchao_float8_pow2, "torchao_float8_pow2",
+       "torchao 0.18 float8 training scaling with round_scales_to_power_of_2 (tensorwise / rowwise)", torchao_narrow(),
+       torch_wide(), kTorchRules, &kTorchaoFloat8Pow2},
+      {ProfileId::deepgemm, "deepgemm",
+       "DeepGEMM per_token_cast_to_fp8 / per_block_cast_to_fp8 with UE8M0 scales (block 1 x 128; 128 x 128 with "
+       "--partition)",
+       torchao_narrow(), torch_wide(), kTorchRules, &kDeepGemm},
+      {ProfileId::te_mxfp8, "te_mxfp8", "TransformerEngine MXFP8 quantization (block 1 x 32, E8M0 round-up, satfinite)",
+       cuda_narrow(Overflow::saturate), cuda_wide(), kCudaRules, &kTeMxfp8},
   }};
   return table;
 }
@@ -281,8 +343,11 @@ std::string describe_rules(const Profile& pr) {
   return s;
 }
 
-std::optional<std::string> apply_policy_settings(Policy& base, std::string_view settings) {
-  Policy p = base;
+namespace {
+// §10.2 / §19.8 Splits "key=word key=word" and calls set(key, word) for each: set returns
+// 0 (applied), 1 (unknown key) or 2 (bad word). Returns an error naming the setting, or nullopt.
+template <class Set>
+std::optional<std::string> for_each_setting(std::string_view settings, std::string_view what, Set&& set) {
   std::size_t i = 0;
   while (i < settings.size()) {
     while (i < settings.size() && settings[i] == ' ') ++i;
@@ -292,18 +357,64 @@ std::optional<std::string> apply_policy_settings(Policy& base, std::string_view 
     const std::string_view kv = settings.substr(i, j - i);
     i = j;
     const auto eq = kv.find('=');
-    if (eq == std::string_view::npos) return "policy setting '" + std::string(kv) + "' is not key=value";
+    if (eq == std::string_view::npos) return std::string(what) + " setting '" + std::string(kv) + "' is not key=value";
     const std::string_view k = kv.substr(0, eq), v = kv.substr(eq + 1);
-    bool known = false, ok = false;
-    for_each_policy_knob([&](const auto& knob) {
-      if (knob.key != k) return;
-      known = true;
-      ok = set_knob(knob, v, p);
-    });
-    if (!known) return "unknown policy key '" + std::string(k) + "'";
-    if (!ok) return "bad value '" + std::string(v) + "' for policy key '" + std::string(k) + "'";
+    const int r = set(k, v);
+    if (r == 1) return "unknown " + std::string(what) + " key '" + std::string(k) + "'";
+    if (r == 2) return "bad value '" + std::string(v) + "' for " + std::string(what) + " key '" + std::string(k) + "'";
   }
+  return std::nullopt;
+}
+}  // namespace
+
+std::optional<std::string> apply_policy_settings(Policy& base, std::string_view settings) {
+  Policy p = base;
+  const auto err = for_each_setting(settings, "policy", [&](std::string_view k, std::string_view v) {
+    int r = 1;
+    for_each_policy_knob([&](const auto& knob) {
+      if (knob.key == k) r = set_knob(knob, v, p) ? 0 : 2;
+    });
+    return r;
+  });
+  if (err) return err;
   base = p;
+  return std::nullopt;
+}
+
+std::string describe(const RecipeKnobs& k) {
+  std::string s;
+  auto put = [&](const auto& row) {
+    if (!s.empty()) s += ' ';
+    s += row.key;
+    s += '=';
+    s += row.words[static_cast<std::size_t>(k.*row.member)];
+  };
+  std::apply([&](const auto&... row) { (put(row), ...); }, kRecipeKnobs);
+  return s;
+}
+
+std::optional<std::string> apply_recipe_settings(RecipeKnobs& base, std::string_view settings) {
+  RecipeKnobs k = base;
+  const auto err = for_each_setting(settings, "recipe", [&](std::string_view key, std::string_view v) {
+    int r = 1;
+    std::apply(
+        [&](const auto&... row) {
+          (([&] {
+             if (row.key != key) return;
+             r = 2;
+             for (std::size_t w = 0; w < row.words.size(); ++w)
+               if (row.words[w] == v) {
+                 k.*row.member = static_cast<std::remove_reference_t<decltype(k.*row.member)>>(w);
+                 r = 0;
+               }
+           }()),
+           ...);
+        },
+        kRecipeKnobs);
+    return r;
+  });
+  if (err) return err;
+  base = k;
   return std::nullopt;
 }
 

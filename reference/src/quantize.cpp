@@ -36,6 +36,10 @@ namespace {
 
 [[noreturn]] void bad(const std::string& what) { throw std::invalid_argument("quantize: " + what); }
 
+// §13.6 The NaN that x86 SSE / AVX produce for Inf * 0 and Inf / Inf (the "default NaN":
+// negative, quiet): torch's CPU kernels hand it to the element cast.
+constexpr std::uint32_t kF32DefaultNaNx86 = 0xFFC00000u;
+
 // §13.3 A stored scale that is not a finite value of the rule's scale format (§19.4).
 bool is_poisoned_code(ScaleRule rule, std::uint32_t stored) {
   switch (scale_kind(rule)) {
@@ -43,9 +47,11 @@ bool is_poisoned_code(ScaleRule rule, std::uint32_t stored) {
     case ScaleKind::gam: return stored == 0xFFu;  // the E8M0 NaN
     case ScaleKind::nvfp4: return decode(stored, format(FormatId::f8e4m3fn)).cls == Class::nan;
     case ScaleKind::fp32_quotient:
+    case ScaleKind::pow2:
+      // §13.6 inf_block=zero_scale stores S = 0: v / 0 of a zero or NaN code is NaN
+      return !f32_is_finite(stored) || (stored & 0x7FFFFFFFu) == 0;
     case ScaleKind::fp32_recip:
-    case ScaleKind::fp32_dequant:
-    case ScaleKind::pow2: break;
+    case ScaleKind::fp32_dequant: break;
   }
   return !f32_is_finite(stored);
 }
@@ -90,6 +96,35 @@ struct Quantizer::Engines {
 // ---- Quantizer --------------------------------------------------------------------------
 
 namespace {
+// §19.8 Each recipe knob applies to the rules named in its clause; elsewhere it is an error.
+void check_recipe(const RecipeKnobs& k, ScaleRule rule) {
+  const ScaleKind kind = scale_kind(rule);
+  const bool mx = kind == ScaleKind::mx, quotient = kind == ScaleKind::fp32_quotient || kind == ScaleKind::pow2;
+  const bool rceil = rule_info(rule).mx == MxExponent::rceil;
+  const bool rceil_f32 = rule_info(rule).mx == MxExponent::rceil_f32;
+  const std::string r(to_string(rule));
+  if (k.amax_floor != AmaxFloor::none && !quotient && !(rceil && k.scale_exp == ScaleExp::log2f) &&
+      !(rceil_f32 && k.mx_descale == MxDescale::divide))
+    bad("recipe amax_floor applies to the amax and pow2 rules, mx-rceil with scale_exp=log2f and mx-rceil-f32 with "
+        "mx_descale=divide, not " + r);
+  if (k.mx_descale == MxDescale::divide && !rceil_f32) bad("recipe mx_descale=divide applies to mx-rceil-f32, not " + r);
+  if (k.nan_scale != NanScale::canonical && scale_format(rule).id != FormatId::f32)
+    bad("recipe nan_scale applies to the rules with binary32 scales, not " + r);
+  if (k.scale_exp == ScaleExp::log2f && kind != ScaleKind::pow2 && !rceil)
+    bad("recipe scale_exp=log2f applies to the pow2 and mx-rceil rules, not " + r);
+  if (k.zero_code != ZeroCode::stored && !mx) bad("recipe zero_code applies to the mx-* rules, not " + r);
+  if ((k.inf_block == InfBlock::exponent || k.inf_block == InfBlock::max_code ||
+       k.inf_block == InfBlock::max_code_zero) && !mx)
+    bad("recipe inf_block=" + std::string(recipe_words::inf_block[static_cast<int>(k.inf_block)]) +
+        " applies to the mx-* rules, not " + r);
+  if (k.inf_block == InfBlock::exponent && rceil && k.scale_exp == ScaleExp::log2f)
+    bad("recipe inf_block=exponent applies to mx-floor, mx-ceil, mx-even, mx-rceil-f32 and exact mx-rceil");
+  if (k.inf_block == InfBlock::zero_scale && !quotient) bad("recipe inf_block=zero_scale applies to the amax and pow2 rules, not " + r);
+  if (k.nan_block != NanBlock::poison && !mx)
+    bad("recipe nan_block=" + std::string(recipe_words::nan_block[static_cast<int>(k.nan_block)]) +
+        " applies to the mx-* rules, not " + r);
+}
+
 Policy resolved_policy(const QuantizeSpec& spec) {
   Policy p = spec.policy;
   // §20.2 the int8 rules fix the integer range
@@ -127,6 +162,7 @@ Quantizer::Quantizer(const QuantizeSpec& spec, std::size_t rows, std::size_t col
       bad("sr_variant=add needs a source bit pattern; it cannot be used with the fused scale application");
     if (spec_.policy.daz) bad("daz=1 applies to a conversion's source; it cannot be used with the fused scale application");
   }
+  check_recipe(spec.recipe, spec.rule);
   if (scale_kind(spec.rule) == ScaleKind::gam) {
     const std::string gerr = check_groups(ggrid_, grid_);
     if (!gerr.empty()) bad(gerr);
@@ -180,10 +216,42 @@ BlockScale Quantizer::block_scale(std::size_t b, Amax a) const {
     throw std::logic_error("Quantizer::block_scale: prepare() must run first for the gam and nvfp4 rules");
   BlockScale s;
   s.amax = a;
+  const RecipeKnobs& rk = spec_.recipe;
+  // §13.7 a NaN amax that a recipe does not poison
+  if (f32_is_nan(a.f32) && rk.nan_block == NanBlock::inf_divisor) {
+    s.stored = 0xFFu;
+    s.action = ElemAction::zero;  // x / +Inf
+    return s;  // dequantize: the stored NaN scale gives NaN (§19.3)
+  }
+  // §13.6 a +Inf amax (or with nan_block=max_code a NaN amax) that a recipe does not poison
+  if ((f32_is_inf(a.f32) && rk.inf_block != InfBlock::poison) ||
+      (f32_is_nan(a.f32) && rk.nan_block == NanBlock::max_code)) {
+    if (rk.inf_block == InfBlock::zero_scale || rk.inf_block == InfBlock::max_code_zero) {
+      s.stored = rk.inf_block == InfBlock::zero_scale ? 0u : 0xFEu;  // S = q_max / Inf = +0, or E8M0 FE
+      s.action = ElemAction::zero;
+      if (s.stored == 0xFEu) s.dequant = dequant_from_stored(spec_.rule, spec_.dequant, qmax_, s.stored, 0, 0);
+      return s;
+    }
+    s.stored = rk.inf_block == InfBlock::max_code || f32_is_nan(a.f32)
+                   ? 0xFEu
+                   : mx_scale_code_of(spec_.rule, exact_pow2(128), qmax_, spec_.element->precision());
+    s.quant = Factor{false, exact_pow2(127 - static_cast<int>(s.stored))};
+    s.dequant = dequant_from_stored(spec_.rule, spec_.dequant, qmax_, s.stored, 0, 0);
+    return s;
+  }
+  // §13.5 the amax floor (a finite amax below it, zero included, is raised to it)
+  const bool floored = rk.amax_floor != AmaxFloor::none && !a.poisoned() &&
+                       (a.is_zero() || compare_abs(exact_f32(a.f32), amax_floor_value(rk.amax_floor)) < 0);
+  const Exact av = floored ? amax_floor_value(rk.amax_floor) : a.is_zero() || a.poisoned() ? Exact{} : exact_f32(a.f32);
+  // §14.1 / §15 the binary32 quotient scale of the (floored) amax
+  auto quotient_scale = [&]() -> std::uint32_t {
+    if (!floored) return fp32_amax_scale(a, qmax_);
+    return rn32_sat(exact_div(qmax_, av));
+  };
   std::uint32_t m_g = 0;
   switch (kind) {
     case ScaleKind::fp32_quotient: {
-      s.stored = fp32_amax_scale(a, qmax_);  // §14.1
+      s.stored = quotient_scale();  // §14.1
       s.quant = Factor{false, f32_is_finite(s.stored) ? exact_f32(s.stored) : exact_pow2(0)};
       break;
     }
@@ -199,7 +267,8 @@ BlockScale Quantizer::block_scale(std::size_t b, Amax a) const {
       break;
     }
     case ScaleKind::pow2: {
-      s.stored = pow2_floor(fp32_amax_scale(a, qmax_));  // §15
+      const std::uint32_t S = quotient_scale();
+      s.stored = rk.scale_exp == ScaleExp::log2f ? pow2_log2f(S) : pow2_floor(S);  // §15, §15.2
       s.quant = Factor{false, f32_is_finite(s.stored) ? exact_f32(s.stored) : exact_pow2(0)};
       break;
     }
@@ -218,12 +287,24 @@ BlockScale Quantizer::block_scale(std::size_t b, Amax a) const {
       break;
     }
     case ScaleKind::mx: {  // §16
-      s.stored = mx_scale_code(spec_.rule, a, qmax_, spec_.element->precision());
+      if (rk.scale_exp == ScaleExp::log2f && !a.poisoned())  // §16.8
+        s.stored = (a.is_zero() && !floored) ? 0x00u : mx_rceil_log2f_code(av, qmax_);
+      else if (rk.mx_descale == MxDescale::divide && !a.poisoned())  // §16.10
+        s.stored = (a.is_zero() && !floored) ? 0x00u : mx_rceil_div_code(av, qmax_);
+      else
+        s.stored = mx_scale_code(spec_.rule, a, qmax_, spec_.element->precision());
       // x / X with X = 2^(code - 127) is exactly x · 2^(127 - code)
-      s.quant = Factor{false, exact_pow2(s.stored != 0xFFu ? 127 - static_cast<int>(s.stored) : 0)};
+      int e = s.stored != 0xFFu ? 127 - static_cast<int>(s.stored) : 0;
+      if (s.stored == 0x00u && rk.zero_code == ZeroCode::min_normal) e = 126;  // §16.9
+      if (s.stored == 0x00u && rk.zero_code == ZeroCode::one) e = 0;
+      s.quant = Factor{false, exact_pow2(e)};
       break;
     }
   }
+  // §13.8 the NaN of a poisoned binary32 scale
+  if (rk.nan_scale == NanScale::all_ones_tensor && f32_is_nan(a.f32) && f32_is_nan(s.stored) &&
+      grid_.count() == 1 && spec_.partition == Partition::tensor())
+    s.stored = 0xFFFFFFFFu;
   s.poisoned = is_poisoned_code(spec_.rule, s.stored) || (kind == ScaleKind::nvfp4 && tensor_amax_.poisoned());
   if (!s.poisoned)
     s.dequant = dequant_from_stored(spec_.rule, spec_.dequant, qmax_, s.stored, m_g, tensor_amax_.f32);
@@ -236,28 +317,40 @@ namespace {
 class ElementQuantizer {
  public:
   ElementQuantizer(const Format& src, const Format& elem, ScaleApply apply, const Converter& to_elem,
-                   const Rounder& elem_round, const Rounder& f32_round)
+                   const Rounder& elem_round, const Rounder& f32_round, ElemNan elem_nan, bool f32_nan_scale)
       : src_(src), elem_(elem), apply_(apply), to_elem_(to_elem), elem_round_(elem_round), f32_round_(f32_round),
-        special_(src.first_special_magnitude()) {}
+        special_(src.first_special_magnitude()), f32_nan_scale_(f32_nan_scale),
+        // §19.9 elem_nan=half: the code of +1.5 in a format without NaN
+        half_(elem_nan == ElemNan::half && !elem.has_nan() && !elem.is_integer()
+                  ? std::optional<std::uint32_t>(Rounder(elem, Policy{})(Exact{false, 3, -1, false}).bits)
+                  : std::nullopt) {}
 
   // §19.2 one element: returns the element code and updates the counts.
   std::uint32_t quantize(std::uint32_t c, std::uint64_t r, const BlockScale& s, QuantizeStats& st) {
-    if (s.poisoned) {  // §13.3 every element of a poisoned block quantizes as NaN
+    if (s.poisoned) {  // §13.3 every element of a poisoned block quantizes as NaN (§13.8: the scale's)
       ++st.nan;
-      return to_elem_(kF32NaN, r).bits;
+      return convert(f32_nan_scale_ && f32_is_nan(s.stored) ? s.stored : kF32NaN, r);
     }
     const std::uint32_t mag = c & src_.mag_mask();
     const bool neg = (c & src_.sign_bit()) != 0;
     if (mag >= special_) {
       if (src_.is_inf_magnitude(mag)) {  // ±Inf: Inf op f = Inf (§19.2)
+        if (s.action == ElemAction::zero) {  // §13.6 / §13.7 Inf * 0, Inf / Inf
+          ++st.nan;
+          return convert(kF32DefaultNaNx86, r);
+        }
         ++st.inf;
-        return to_elem_(neg ? 0xFF800000u : kF32Inf, r).bits;
+        return convert(neg ? 0xFF800000u : kF32Inf, r);
       }
       ++st.nan;  // NaN: widened to binary32 with its sign and payload (§6.3 payload), then converted
       if (!nan_to_f32_) nan_to_f32_.emplace(src_, format(FormatId::f32), Policy{});
-      return to_elem_((*nan_to_f32_)(c).bits, r).bits;
+      return convert((*nan_to_f32_)(c).bits, r);
     }
-    if (mag == 0) return to_elem_(neg ? 0x80000000u : 0u, r).bits;  // ±0 (§6.6)
+    if (s.action == ElemAction::zero) {  // §13.6 x * 0 = x / Inf = signed zero
+      if (mag != 0) ++st.flushed;
+      return convert(neg ? 0x80000000u : 0u, r);
+    }
+    if (mag == 0) return convert(neg ? 0x80000000u : 0u, r);  // ±0 (§6.6)
     const std::uint32_t ef = mag >> src_.man_bits;
     const std::uint32_t mf = mag & src_.man_mask();
     Exact v;
@@ -269,7 +362,7 @@ class ElementQuantizer {
                         ? Exact{neg != s.quant.value.sign, v.sig * s.quant.value.sig, v.exp + s.quant.value.exp, false}
                         : mul_or_div(v, s.quant);
     Result res;
-    if (apply_ == ScaleApply::rn32) res = to_elem_(f32_round_(p).bits, r);
+    if (apply_ == ScaleApply::rn32) res = to_elem_(f32_round_(p).bits, r);  // finite: never NaN
     else res = elem_round_(p, r);
     if ((res.flags & kOverflow) || (elem_.is_integer() && (res.flags & kInvalid))) ++st.saturated;
     if (elem_.is_integer() ? res.bits == 0 : (res.bits & elem_.mag_mask()) == 0) ++st.flushed;
@@ -283,8 +376,16 @@ class ElementQuantizer {
   const Converter& to_elem_;
   const Rounder& elem_round_;
   const Rounder& f32_round_;
+  // The element code of a binary32 value y (§19.2), with §19.9 for a NaN y.
+  std::uint32_t convert(std::uint32_t y, std::uint64_t r) const {
+    if (half_ && f32_is_nan(y)) return *half_ | ((y & 0x80000000u) ? elem_.sign_bit() : 0u);
+    return to_elem_(y, r).bits;
+  }
+
   std::optional<Converter> nan_to_f32_;
   std::uint32_t special_;  // §2.2 the source's first NaN / Inf magnitude
+  bool f32_nan_scale_;     // §13.8 nan_scale: the stored binary32 NaN is the elements' NaN
+  std::optional<std::uint32_t> half_;
 };
 
 // §19.3 one element: the binary32 code of the dequantized value.
@@ -318,7 +419,8 @@ QuantizeStats Quantizer::quantize_block(const TensorView& x, std::size_t b, cons
   if (codes.size() != x.size())
     bad("the code array has " + std::to_string(codes.size()) + " entries for " + std::to_string(x.size()) + " elements");
   const BlockRange r = grid_.range(b);
-  ElementQuantizer q(x.format(), *spec_.element, apply_, eng_->to_elem, eng_->elem_round, eng_->f32_round);
+  ElementQuantizer q(x.format(), *spec_.element, apply_, eng_->to_elem, eng_->elem_round, eng_->f32_round,
+                     spec_.recipe.elem_nan, spec_.recipe.nan_scale != NanScale::canonical);
   QuantizeStats st;
   const std::size_t cols = x.cols();
   for (std::size_t i = r.r0; i < r.r1; ++i) {
@@ -336,7 +438,8 @@ QuantizeStats Quantizer::fake_quantize_block(const TensorView& x, std::size_t b,
   check_input(x, random);
   if (dst.size() != x.size()) bad("the output array does not have one entry per element");
   const BlockRange r = grid_.range(b);
-  ElementQuantizer q(x.format(), *spec_.element, apply_, eng_->to_elem, eng_->elem_round, eng_->f32_round);
+  ElementQuantizer q(x.format(), *spec_.element, apply_, eng_->to_elem, eng_->elem_round, eng_->f32_round,
+                     spec_.recipe.elem_nan, spec_.recipe.nan_scale != NanScale::canonical);
   const ElementDequantizer dq(*spec_.element, eng_->code_to_f32, eng_->f32_round);
   const Converter to_out(format(FormatId::f32), out, spec_.wide);
   QuantizeStats st;
@@ -370,7 +473,7 @@ std::vector<QuantizeStats> Quantizer::quantize_all(const TensorView& x, std::spa
   if (!sr_ && src.bits <= 16) {
     std::map<Key, std::size_t> uses;
     for (std::size_t b = 0; b < n; ++b)
-      if (!scales[b].poisoned) uses[key(scales[b])] += grid_.range(b).size();
+      if (!scales[b].poisoned && scales[b].action == ElemAction::scale) uses[key(scales[b])] += grid_.range(b).size();
     std::vector<std::pair<std::size_t, Key>> by_use;
     const std::size_t codes_n = std::size_t{1} << src.bits;
     for (const auto& [k, u] : uses)
@@ -381,11 +484,12 @@ std::vector<QuantizeStats> Quantizer::quantize_all(const TensorView& x, std::spa
   }
   // table entry: code | count bits << 8 (1 saturated, 2 flushed, 4 nan, 8 inf)
   std::vector<std::vector<std::uint16_t>> tables(table_of.size());
-  ElementQuantizer q(src, *spec_.element, apply_, eng_->to_elem, eng_->elem_round, eng_->f32_round);
+  ElementQuantizer q(src, *spec_.element, apply_, eng_->to_elem, eng_->elem_round, eng_->f32_round,
+                     spec_.recipe.elem_nan, spec_.recipe.nan_scale != NanScale::canonical);
   const std::size_t cols = x.cols();
   for (std::size_t b = 0; b < n; ++b) {
     const BlockScale& s = scales[b];
-    const auto it = s.poisoned ? table_of.end() : table_of.find(key(s));
+    const auto it = s.poisoned || s.action != ElemAction::scale ? table_of.end() : table_of.find(key(s));
     if (it == table_of.end()) {
       stats[b] = quantize_block(x, b, s, codes, random);
       continue;
@@ -505,6 +609,24 @@ QuantizeStats fake_quantize(const TensorView& x, const QuantizeSpec& spec, const
   for (std::size_t b = 0; b < n; ++b)
     total += qz.fake_quantize_block(x, b, qz.block_scale(b, amax[b]), out_format, dst, random);
   return total;
+}
+
+QuantizeSpec recipe_spec(const Profile& p, const Format& element) {
+  if (p.recipe == nullptr) bad("profile " + std::string(p.name) + " has no quantization recipe");
+  const Recipe& r = *p.recipe;
+  QuantizeSpec spec;
+  spec.element = &element;
+  const auto rule = parse_scale_rule(r.rule);
+  if (!rule) throw std::logic_error("profile " + std::string(p.name) + ": unknown rule " + std::string(r.rule));
+  spec.rule = *rule;
+  if (const std::string err = parse_partition(std::string(r.partition), spec.partition); !err.empty())
+    throw std::logic_error("profile " + std::string(p.name) + ": " + err);
+  if (const auto err = apply_recipe_settings(spec.recipe, r.knobs))
+    throw std::logic_error("profile " + std::string(p.name) + ": " + *err);
+  if (r.amax_nan_ignore) spec.amax.nan = AmaxNan::ignore;
+  spec.policy = p.narrow;
+  spec.wide = p.wide;
+  return spec;
 }
 
 }  // namespace numref

@@ -2,6 +2,7 @@
 #include "numref/scale.hpp"
 
 #include <array>
+#include <bit>
 #include <stdexcept>
 #include <string>
 
@@ -105,11 +106,15 @@ std::uint32_t pow2_floor(std::uint32_t s) {
 int mx_emax_elem(const Exact& q_max) { return ilog2(q_max); }
 
 std::uint32_t mx_scale_code(ScaleRule rule, Amax a, const Exact& q_max, int elem_precision) {
-  const MxExponent mx = rule_info(rule).mx;
-  if (mx == MxExponent::none) throw std::invalid_argument("mx_scale_code: not an mx rule");
+  if (rule_info(rule).mx == MxExponent::none) throw std::invalid_argument("mx_scale_code: not an mx rule");
   if (a.poisoned()) return 0xFFu;  // §16.7 NaN scale
   if (a.is_zero()) return 0x00u;   // §16.7 exponent -infinity, clamped to -127
-  const Exact v = exact_f32(a.f32);
+  return mx_scale_code_of(rule, exact_f32(a.f32), q_max, elem_precision);
+}
+
+std::uint32_t mx_scale_code_of(ScaleRule rule, const Exact& v, const Exact& q_max, int elem_precision) {
+  const MxExponent mx = rule_info(rule).mx;
+  if (mx == MxExponent::none) throw std::invalid_argument("mx_scale_code: not an mx rule");
   const int emax = mx_emax_elem(q_max);
   const int E = ilog2(v);
   long e = 0;
@@ -148,6 +153,165 @@ std::uint32_t mx_scale_code(ScaleRule rule, Amax a, const Exact& q_max, int elem
   if (e > 127) e = 127;
   return static_cast<std::uint32_t>(e + 127);
 }
+
+std::uint32_t mx_rceil_log2f_code(const Exact& v, const Exact& q_max) {
+  const std::uint32_t d = rn32(exact_div(v, q_max));
+  if (d == 0) return 0x00u;                       // log2(0) = -Inf, clamped
+  if (!f32_is_finite(d)) return 0xFEu;            // cannot happen for q_max >= 4
+  long e = f32_ceil(log2f_cr(d));
+  if (e < -127) e = -127;
+  if (e > 127) e = 127;
+  return static_cast<std::uint32_t>(e + 127);
+}
+
+std::uint32_t mx_rceil_div_code(const Exact& v, const Exact& q_max) {
+  const std::uint32_t d = rn32(exact_div(v, q_max));
+  if (d == 0) return 0x00u;
+  if (!f32_is_finite(d)) return 0xFEu;  // cannot happen for q_max >= 4
+  const Exact dv = exact_f32(d);
+  long e = ilog2(dv) + (is_pow2(dv) ? 0 : 1);
+  if (e < -127) e = -127;
+  if (e > 127) e = 127;
+  return static_cast<std::uint32_t>(e + 127);
+}
+
+std::uint32_t pow2_log2f(std::uint32_t s) {
+  if (!f32_is_finite(s) || s == 0) return s;
+  if (s & 0x80000000u) return kF32NaN;  // log2 of a negative scale
+  const long k = f32_floor(log2f_cr(s));
+  if (k >= -126) return static_cast<std::uint32_t>(k + 127) << 23;
+  return 1u << (k + 149);  // k >= -149 for every positive binary32
+}
+
+Exact amax_floor_value(AmaxFloor f) {
+  switch (f) {
+    case AmaxFloor::eps_1e12: {
+      const auto b = std::bit_cast<std::uint64_t>(1e-12);  // RN64(1e-12), a normal binary64
+      return Exact{false, (b & ((std::uint64_t{1} << 52) - 1)) | (std::uint64_t{1} << 52),
+                   static_cast<int>((b >> 52) & 0x7FF) - 1075, false};
+    }
+    case AmaxFloor::eps_1e4: return exact_f32(std::bit_cast<std::uint32_t>(1e-4f));
+    case AmaxFloor::none: break;
+  }
+  return Exact{false, 0, 0, false};
+}
+
+// ---- §16.8 correctly rounded binary32 log2 ------------------------------------------------
+
+namespace {
+using u128 = unsigned __int128;
+constexpr int kFrac = 124;  // fixed point: value = X / 2^124
+
+// floor(a * b / 2^124) for a, b < 2^126 (the 256-bit product by 64-bit limbs).
+u128 mul_fix(u128 a, u128 b) {
+  const auto a0 = static_cast<std::uint64_t>(a), a1 = static_cast<std::uint64_t>(a >> 64);
+  const auto b0 = static_cast<std::uint64_t>(b), b1 = static_cast<std::uint64_t>(b >> 64);
+  const u128 p00 = static_cast<u128>(a0) * b0, p01 = static_cast<u128>(a0) * b1;
+  const u128 p10 = static_cast<u128>(a1) * b0, p11 = static_cast<u128>(a1) * b1;
+  const u128 mid = (p00 >> 64) + static_cast<std::uint64_t>(p01) + static_cast<std::uint64_t>(p10);
+  const u128 lo = (mid << 64) | static_cast<std::uint64_t>(p00);
+  const u128 hi = p11 + (p01 >> 64) + (p10 >> 64) + (mid >> 64);
+  return (hi << (128 - kFrac)) | (lo >> kFrac);
+}
+
+// floor(2 / ln 2 * 2^124) (126 bits).
+constexpr u128 kTwoOverLn2 = (static_cast<u128>(0x2e2a8eca5705fc2eull) << 64) | 0xefa1ffb41a474fa2ull;
+
+// log2(M / 2^23) for 2^23 < M < 2^24 as an interval [lo, lo + 2^13] in units of 2^-124:
+// ln m = 2 atanh(z), z = (M - 2^23) / (M + 2^23) < 1/3, so log2 m = atanh(z) * (2 / ln 2).
+// Errors (units of 2^-124): z floor 1; each power z^(2k+1) <= k + 2 (floored products of
+// values < 1/3); each term one more for the division; truncation of the series below
+// 2^-124 after the last non-zero term (z^2 <= 1/9 shrinks it geometrically); at most 80
+// terms: < 2^10 in all for atanh(z), times 2.9 plus 2 for the constant and the product.
+// The result lies in [lo - 2^12, lo + 2^12]; the caller widens by 2^13 either way.
+u128 log2_significand(std::uint32_t M) {
+  const std::uint64_t n = M - (1u << 23), d = M + (1u << 23);
+  const u128 q = (static_cast<u128>(n) << 100) / d, r = (static_cast<u128>(n) << 100) % d;
+  const u128 z = (q << 24) + ((r << 24) / d);
+  const u128 z2 = mul_fix(z, z);
+  u128 term = z, sum = z;
+  for (unsigned k = 1; term != 0; ++k) {
+    term = mul_fix(term, z2);
+    sum += term / (2 * k + 1);
+  }
+  return mul_fix(sum, kTwoOverLn2);
+}
+
+// RN of a positive fixed-point value V / 2^F to 24 significant bits: (significand, exponent).
+std::pair<std::uint32_t, int> round24(u128 v, int frac) {
+  int b = 0;
+  for (u128 t = v; t != 0; t >>= 1) ++b;
+  const int shift = b - 24;  // > 0: these values have more than 24 bits
+  std::uint64_t sig = static_cast<std::uint64_t>(v >> shift);
+  const u128 rest = v & ((static_cast<u128>(1) << shift) - 1), half = static_cast<u128>(1) << (shift - 1);
+  if (rest > half || (rest == half && (sig & 1u))) ++sig;
+  int e = shift - frac;
+  if (sig == (1u << 24)) {
+    sig >>= 1;
+    ++e;
+  }
+  return {static_cast<std::uint32_t>(sig), e};
+}
+}  // namespace
+
+std::uint32_t log2f_cr(std::uint32_t x) {
+  if (f32_is_nan(x)) return x | 0x00400000u;
+  if ((x & 0x7FFFFFFFu) == 0) return 0xFF800000u;  // log2(±0) = -Inf
+  if (x & 0x80000000u) return kF32NaN;
+  if (x == kF32Inf) return kF32Inf;
+  // x = M * 2^(E - 23) with 2^23 <= M < 2^24
+  std::uint32_t M = x & 0x007FFFFFu;
+  int E = static_cast<int>(x >> 23) - 127;
+  if ((x >> 23) == 0) {
+    const int sh = 24 - bit_length(M);
+    M <<= sh;
+    E = -126 - sh;
+  } else {
+    M |= 0x00800000u;
+  }
+  if (M == (1u << 23)) {  // a power of two: log2 x = E exactly
+    if (E == 0) return 0;
+    const std::uint32_t a = static_cast<std::uint32_t>(E < 0 ? -E : E);
+    const int b = bit_length(a);
+    return (E < 0 ? 0x80000000u : 0u) | (static_cast<std::uint32_t>(b - 1 + 127) << 23) |
+           ((a << (24 - b)) & 0x007FFFFFu);
+  }
+  // |log2 x| < 2^8: in units of 2^-117 the magnitude is below 2^125.
+  constexpr int kF = 117;
+  const u128 L = log2_significand(M) >> (kFrac - kF);  // floor; error now < 2^6 + 1 units
+  constexpr u128 kErr = 1u << 7;
+  const u128 A = static_cast<u128>(E < 0 ? -E : E) << kF;
+  const bool neg = E < 0;
+  const u128 lo = neg ? A - L - kErr : A + L - kErr;
+  const u128 hi = neg ? A - L + kErr : A + L + kErr;
+  const auto rl = round24(lo, kF), rh = round24(hi, kF);
+  if (rl != rh) throw std::logic_error("log2f_cr: rounding not decided for " + std::to_string(x));
+  const auto [sig, e] = rl;  // value sig * 2^e, 2^23 <= sig < 2^24
+  const int be = e + 23 + 127;
+  if (be <= 0 || be >= 255) throw std::logic_error("log2f_cr: exponent out of range");
+  return (neg ? 0x80000000u : 0u) | (static_cast<std::uint32_t>(be) << 23) | (sig & 0x007FFFFFu);
+}
+
+long f32_floor(std::uint32_t x) {
+  if (!f32_is_finite(x)) throw std::invalid_argument("f32_floor: not finite");
+  if ((x & 0x7FFFFFFFu) == 0) return 0;
+  const Exact v = exact_f32(x);
+  const bool neg = v.sign;
+  std::uint64_t i;
+  bool frac = false;
+  if (v.exp >= 0) {
+    i = v.sig << v.exp;
+  } else if (v.exp <= -64) {
+    i = 0;
+    frac = true;
+  } else {
+    i = v.sig >> -v.exp;
+    frac = (v.sig & ((std::uint64_t{1} << -v.exp) - 1)) != 0;
+  }
+  const long m = static_cast<long>(i);
+  return neg ? -m - (frac ? 1 : 0) : m;
+}
+long f32_ceil(std::uint32_t x) { return -f32_floor(x ^ 0x80000000u); }
 
 // ---- §18 NVFP4 ----------------------------------------------------------------------------
 

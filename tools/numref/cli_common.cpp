@@ -104,7 +104,7 @@ bool looks_like_value(std::string_view tok) {
   return low.find_first_of(".p+-") != std::string::npos || low == "inf" || low == "infinity" || low == "nan";
 }
 
-std::string value_code(std::string_view tok, const Format& f, std::uint32_t& code) {
+std::string value_code(std::string_view tok, const Format& f, std::uint32_t& code, bool* inexact) {
   const std::string shown = tok.size() > 40 ? std::string(tok.substr(0, 40)) + "..." : std::string(tok);
   const std::string malformed = "malformed value '" + shown +
                                 "' (a decimal such as 3.14 or -2.5e-3, a hex-float such as -0x1.8p-3, inf or nan)";
@@ -202,6 +202,7 @@ std::string value_code(std::string_view tok, const Format& f, std::uint32_t& cod
     return "value '" + shown + "' has no code in " + std::string(f.name) +
            (f.has_zero ? "" : " (it has no zero)");
   code = r.bits;
+  if (inexact) *inexact = (r.flags & kInexact) != 0;
   return "";
 }
 

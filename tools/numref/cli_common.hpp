@@ -55,8 +55,9 @@ bool looks_like_value(std::string_view tok);
 // rounding core (§4; round to nearest, ties to even, §7.1 "even" for f8e8m0fnu), never through
 // host floating point. Returns an error text ("" on success): malformed, a value beyond the
 // largest finite value of `f` (§6.1 overflow), one `f` cannot hold (negative for an unsigned
-// format, zero in f8e8m0fnu, Inf or NaN where `f` has none).
-std::string value_code(std::string_view tok, const Format& f, std::uint32_t& code);
+// format, zero in f8e8m0fnu, Inf or NaN where `f` has none). `inexact`, if given, tells
+// whether the value was rounded.
+std::string value_code(std::string_view tok, const Format& f, std::uint32_t& code, bool* inexact = nullptr);
 
 // A table on stdout: aligned plain-text columns (two spaces apart, header underlined
 // with dashes) or, with `markdown`, a GitHub-flavoured Markdown pipe table.

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cli.hpp"
@@ -61,8 +62,14 @@ constexpr const char* kHelp =
     "  --group P            GAM groups (default tensor; whole multiples of the blocks)\n"
     "  --amax-nan V         propagate (default: NaN poisons its block) | ignore\n"
     "  --amax-inf V         propagate (default: Inf poisons its block) | ignore\n"
+    "  --q-max V            q_max (§14.4): a binary32 value >= 4 (decimal or hex-float, exact);\n"
+    "                       default the element format's largest finite value (int8-127.5: 127.5)\n"
+    "  --recipe \"k=v ...\"   recipe knobs (§19.8): @RECIPE@\n"
     "  --apply A            rn32 (RN32(x*s) then convert; default) | fused (one rounding; default for int8)\n"
     "  --dequant D          divide (default) | reciprocal (multiply by RN32(1/s))\n"
+    "profiles with a quantization recipe (§10.5): --profile @RPROFILES@\n"
+    "                       set the rule, partition and recipe knobs too; --partition and --q-max\n"
+    "                       override, a --scale or --recipe setting that differs is refused\n"
     "element policy (default without --profile/--policy/--overflow: ocp narrow, overflow=saturate):\n"
     "  --profile P, --policy \"k=v ...\", --round M, --sr-bits K, --sr-variant V, --overflow O, ...\n"
     "                       (the options of numref cast; the profile's wide policy converts NaN\n"
@@ -97,6 +104,13 @@ int run_quantize(Args& a) {
   if (a.flag("help")) {
     std::string help = kHelp;
     help.replace(help.find("@RULES@"), 7, rule_list_help());
+    std::string knobs, rprofiles;
+    std::apply([&](const auto&... k) { ((knobs += (knobs.empty() ? "" : ", ") + std::string(k.key)), ...); },
+               kRecipeKnobs);
+    for (int i = 0; i < kProfileCount; ++i)
+      if (all_profiles()[i].recipe) rprofiles += (rprofiles.empty() ? "" : " | ") + std::string(all_profiles()[i].name);
+    help.replace(help.find("@RECIPE@"), 8, knobs);
+    help.replace(help.find("@RPROFILES@"), 11, rprofiles);
     std::fputs(help.c_str(), stdout);
     return 0;
   }
@@ -105,19 +119,51 @@ int run_quantize(Args& a) {
   const auto fmt_name = a.opt("format");
   if (!fmt_name) throw UsageError("--format ELEM is required (the element format, e.g. f8e4m3fn)");
   const Format& elem = format_arg(*fmt_name, "--format");
-  QuantizeSpec spec;
+  // §10.5 a profile with a recipe supplies the rule, partition and recipe knobs
+  const std::string pname = a.opt_or("profile", "ocp");
+  const auto pid = find_profile(pname);
+  const Profile* rprof = pid && profile(*pid).recipe ? &profile(*pid) : nullptr;
+  QuantizeSpec spec = rprof ? recipe_spec(*rprof, elem) : QuantizeSpec{};
   spec.element = &elem;
-  if (const std::string err = parse_partition(a.opt_or("partition", "tensor"), spec.partition); !err.empty())
-    throw UsageError("--partition: " + err);
+  if (const auto part = a.opt("partition"))
+    if (const std::string err = parse_partition(*part, spec.partition); !err.empty()) throw UsageError("--partition: " + err);
   if (const std::string err = parse_partition(a.opt_or("group", "tensor"), spec.group); !err.empty())
     throw UsageError("--group: " + err);
-  const std::string rule_name = a.opt_or("scale", to_string(kDefaultRule));
+  const std::string rule_name = a.opt_or("scale", std::string(to_string(rprof ? spec.rule : kDefaultRule)));
   const auto rule = parse_scale_rule(rule_name);
   if (!rule) throw UsageError("--scale: unknown rule '" + rule_name + "' (known: " + scale_rule_names(", ") + ")");
+  if (rprof && *rule != spec.rule)
+    throw UsageError("--scale " + rule_name + " contradicts --profile " + pname + " (its rule is " +
+                     std::string(to_string(spec.rule)) + ")");
   spec.rule = *rule;
-  const std::string an = a.opt_or("amax-nan", "propagate"), ai = a.opt_or("amax-inf", "propagate");
+  if (const auto rs = a.opt("recipe")) {
+    RecipeKnobs k = spec.recipe;
+    if (const auto err = apply_recipe_settings(k, *rs)) throw UsageError("--recipe: " + *err);
+    if (rprof && !(k == spec.recipe))
+      throw UsageError("--recipe \"" + *rs + "\" contradicts --profile " + pname + " (its recipe is " +
+                       describe(spec.recipe) + ")");
+    spec.recipe = k;
+  }
+  if (const auto qm = a.opt("q-max")) {
+    std::uint32_t code = 0;
+    bool inexact = false;
+    const std::string err = value_code(*qm, format(FormatId::f32), code, &inexact);
+    if (!err.empty()) throw UsageError("--q-max: " + err);
+    if (inexact) throw UsageError("--q-max: " + *qm + " is not a binary32 value (q_max must be exact, §14.4)");
+    if (!f32_is_finite(code)) throw UsageError("--q-max: " + *qm + " is not finite");
+    const Exact q = exact_f32(code);
+    if (const std::string qerr = check_qmax(q); !qerr.empty()) throw UsageError("--q-max " + *qm + ": " + qerr);
+    spec.q_max = q;
+  }
+  // §13.2 amax policies: a recipe profile sets them; an explicit option that differs is refused
+  const std::string an0 = spec.amax.nan == AmaxNan::ignore ? "ignore" : "propagate";
+  const std::string ai0 = spec.amax.inf == AmaxInf::ignore ? "ignore" : "propagate";
+  const std::string an = a.opt_or("amax-nan", an0), ai = a.opt_or("amax-inf", ai0);
   if (an != "propagate" && an != "ignore") throw UsageError("--amax-nan: '" + an + "' is not propagate or ignore");
   if (ai != "propagate" && ai != "ignore") throw UsageError("--amax-inf: '" + ai + "' is not propagate or ignore");
+  if (rprof && (an != an0 || ai != ai0))
+    throw UsageError("--amax-nan / --amax-inf contradict --profile " + pname + " (its amax policy is nan=" + an0 +
+                     " inf=" + ai0 + ")");
   spec.amax.nan = an == "ignore" ? AmaxNan::ignore : AmaxNan::propagate;
   spec.amax.inf = ai == "ignore" ? AmaxInf::ignore : AmaxInf::propagate;
   if (const auto ap = a.opt("apply")) {
@@ -133,9 +179,9 @@ int run_quantize(Args& a) {
   // §19.1 element policy: the default is ocp narrow with overflow=saturate unless the user
   // chose a profile, a policy line or an overflow knob.
   const bool custom = a.opt("profile").has_value() || a.opt("policy").has_value() || a.opt("overflow").has_value();
-  spec.policy = policy_from_args(a, elem);
+  spec.policy = policy_from_args(a, elem);  // a recipe profile: its narrow policy (for_target), knobs on top
   if (!custom) spec.policy.overflow = Overflow::saturate;
-  spec.wide = profile(*find_profile(a.opt_or("profile", "ocp"))).wide;
+  spec.wide = profile(*find_profile(pname)).wide;
   const bool transpose = a.flag("transpose");
   const auto input_format = a.opt("input-format");
   const auto random_path = a.opt("random");
@@ -272,6 +318,7 @@ int run_quantize(Args& a) {
     o += "  \"amax_nan\": \"" + an + "\", \"amax_inf\": \"" + ai + "\", \"apply\": \"" +
          std::string(to_string(spec.apply ? *spec.apply : (is_int8(spec.rule) ? ScaleApply::fused : ScaleApply::rn32))) +
          "\", \"dequant\": \"" + std::string(to_string(spec.dequant)) + "\",\n";
+    o += "  \"profile\": \"" + pname + "\", \"recipe\": \"" + describe(spec.recipe) + "\",\n";
     o += "  \"policy\": \"" + describe(spec.policy) + "\",\n";
     o += "  \"wide_policy\": \"" + describe(spec.wide) + "\",\n";
     o += "  \"grid\": {\"rows\": " + std::to_string(grid.grid_rows()) + ", \"cols\": " + std::to_string(grid.grid_cols()) +
@@ -311,6 +358,7 @@ int run_quantize(Args& a) {
     std::printf("quantize   %s, scale %s (%s), partition %s, %zu x %zu blocks\n", std::string(elem.name).c_str(),
                 std::string(to_string(spec.rule)).c_str(), std::string(sfmt.name).c_str(),
                 to_string(spec.partition).c_str(), grid.grid_rows(), grid.grid_cols());
+    if (rprof || !(spec.recipe == RecipeKnobs{})) std::printf("recipe     %s\n", describe(spec.recipe).c_str());
     std::printf("policy     %s\n", describe(spec.policy).c_str());
     std::printf("counts     %zu elements: %llu saturated, %llu flushed, %llu NaN, %llu Inf\n", n,
                 static_cast<unsigned long long>(r.total.saturated), static_cast<unsigned long long>(r.total.flushed),

@@ -152,6 +152,14 @@ extern "C" {
 #define NUMREF_PROFILE_TORCH 5
 #define NUMREF_PROFILE_TORCH_DEFAULT 6
 #define NUMREF_PROFILE_XLA 7
+#define NUMREF_PROFILE_TORCHAO_MX_FLOOR 8 /* profiles with a quantization recipe (§10.5) */
+#define NUMREF_PROFILE_TORCHAO_MX_CEIL 9
+#define NUMREF_PROFILE_TORCHAO_MX_EVEN 10
+#define NUMREF_PROFILE_TORCHAO_MX_RCEIL 11
+#define NUMREF_PROFILE_TORCHAO_FLOAT8 12
+#define NUMREF_PROFILE_TORCHAO_FLOAT8_POW2 13
+#define NUMREF_PROFILE_DEEPGEMM 14
+#define NUMREF_PROFILE_TE_MXFP8 15
 
 /* The complete policy of one operation. Every knob is present; a backend that supports
  * only some settings answers 0 from its *_supported() query for the others. */

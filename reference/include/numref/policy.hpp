@@ -123,6 +123,106 @@ struct Policy {
   friend bool operator==(const Policy&, const Policy&) = default;
 };
 
+// ---- §19.8 quantization-recipe knobs ---------------------------------------------------
+//
+// How a library's quantization recipe departs from numref's rules (§13 – §19) around the
+// scale: the amax floor, exponents taken "as binary32 log2f would", the factor of E8M0 code
+// 00, blocks whose amax is +Inf or NaN, and NaN elements of formats without NaN. Defaults
+// are numref's rules. kRecipeKnobs (below) is the single definition of their text form.
+enum class AmaxFloor : std::uint8_t {
+  none,      // §13.5 no floor
+  eps_1e12,  // max(amax, RN64(1e-12)) in binary64 (torchao float8 amax_to_scale: EPS = 1e-12)
+  eps_1e4,   // max(amax, RN32(1e-4)) in binary32 (DeepGEMM: amax.clamp(1e-4))
+};
+enum class ScaleExp : std::uint8_t {
+  bits,   // §15 / §16.5: exponents read exactly from the bits / the exact quotient
+  log2f,  // §16.8: pow2 = 2^floor(log2f(S)); mx-rceil: e = ceil(log2f(RN32(amax / q_max)))
+};
+enum class ZeroCode : std::uint8_t {
+  stored,      // §16.9 code 00 quantizes with its value X = 2^-127
+  min_normal,  // X = 2^-126 (torchao FLOOR / CEIL / EVEN: clamp(scale, min=F32_MIN_NORMAL))
+  one,         // X = 1 (torchao RCEIL, TransformerEngine exp2f_rcp(0) = 1)
+};
+enum class InfBlock : std::uint8_t {
+  poison,      // §13.3 default: NaN scale, NaN codes
+  exponent,    // §13.6 MX: amax read as 2^128 (exponent field 255, torchao FLOOR / CEIL / EVEN)
+  max_code,    // MX: code FE, X = 2^127 (torchao RCEIL, cvt.rp.satfinite of +Inf)
+  zero_scale,  // FP32 quotient: S = q_max / Inf = 0 (torchao float8)
+  max_code_zero,  // MX: code FE, elements multiplied by 0 (TransformerEngine exp2f_rcp(0xFE) = 0.0)
+};
+enum class NanBlock : std::uint8_t {
+  poison,       // §13.3 default: every element converts the canonical NaN
+  inf_divisor,  // §13.7 MX code FF, elements divided by X = +Inf (torchao FLOOR / CEIL / EVEN)
+  max_code,     // MX: code FE, X = 2^127 (DeepGEMM ceil_to_ue8m0: NaN exponent 255 + 1, clamped to 254)
+};
+enum class NanScale : std::uint8_t {
+  canonical,        // §13.8 a poisoned binary32 scale is 0x7FC00000 and its elements convert it
+  all_ones_tensor,  // with the tensor partition it is 0xFFFFFFFF (torch.max(torch.abs(x)): the
+                    // vectorised full reduction ORs the NaN mask into the result; torchao float8
+                    // tensorwise); other partitions stay canonical (torch.amax(dim=...))
+};
+enum class MxDescale : std::uint8_t {
+  recip,   // §16.6 mx-rceil-f32: d = RN32(amax * RN32(1 / q_max)) (cuBLAS, TransformerEngine)
+  divide,  // §16.10 d = RN32(amax / q_max) (DeepGEMM: ceil_to_ue8m0(x_amax / 448.0))
+};
+enum class ElemNan : std::uint8_t {
+  policy,  // §19.9 a NaN reaching a format without NaN follows §6.4 (nan_to_finite)
+  half,    // it becomes ±1.5 with the NaN's sign (torchao _f32_to_floatx_unpacked, quiet NaN)
+};
+struct RecipeKnobs {
+  AmaxFloor amax_floor = AmaxFloor::none;
+  ScaleExp scale_exp = ScaleExp::bits;
+  ZeroCode zero_code = ZeroCode::stored;
+  InfBlock inf_block = InfBlock::poison;
+  NanBlock nan_block = NanBlock::poison;
+  ElemNan elem_nan = ElemNan::policy;
+  MxDescale mx_descale = MxDescale::recip;
+  NanScale nan_scale = NanScale::canonical;
+  friend bool operator==(const RecipeKnobs&, const RecipeKnobs&) = default;
+};
+namespace recipe_words {
+inline constexpr std::string_view amax_floor[] = {"none", "1e-12", "1e-4"};
+inline constexpr std::string_view scale_exp[] = {"bits", "log2f"};
+inline constexpr std::string_view zero_code[] = {"stored", "min_normal", "one"};
+inline constexpr std::string_view inf_block[] = {"poison", "exponent", "max_code", "zero_scale", "max_code_zero"};
+inline constexpr std::string_view nan_block[] = {"poison", "inf_divisor", "max_code"};
+inline constexpr std::string_view mx_descale[] = {"recip", "divide"};
+inline constexpr std::string_view nan_scale[] = {"canonical", "all_ones_tensor"};
+inline constexpr std::string_view elem_nan[] = {"policy", "half"};
+}  // namespace recipe_words
+template <class T>
+struct RecipeKnob {
+  std::string_view key;
+  T RecipeKnobs::*member;
+  std::span<const std::string_view> words;  // in enum order
+  std::string_view clause;
+};
+inline constexpr auto kRecipeKnobs = std::make_tuple(
+    RecipeKnob<AmaxFloor>{"amax_floor", &RecipeKnobs::amax_floor, recipe_words::amax_floor, "§13.5"},
+    RecipeKnob<ScaleExp>{"scale_exp", &RecipeKnobs::scale_exp, recipe_words::scale_exp, "§16.8"},
+    RecipeKnob<ZeroCode>{"zero_code", &RecipeKnobs::zero_code, recipe_words::zero_code, "§16.9"},
+    RecipeKnob<InfBlock>{"inf_block", &RecipeKnobs::inf_block, recipe_words::inf_block, "§13.6"},
+    RecipeKnob<NanBlock>{"nan_block", &RecipeKnobs::nan_block, recipe_words::nan_block, "§13.7"},
+    RecipeKnob<ElemNan>{"elem_nan", &RecipeKnobs::elem_nan, recipe_words::elem_nan, "§19.9"},
+    RecipeKnob<MxDescale>{"mx_descale", &RecipeKnobs::mx_descale, recipe_words::mx_descale, "§16.10"},
+    RecipeKnob<NanScale>{"nan_scale", &RecipeKnobs::nan_scale, recipe_words::nan_scale, "§13.8"});
+// "amax_floor=none scale_exp=bits ..." (every knob, table order).
+std::string describe(const RecipeKnobs& k);
+// Applies "key=word ..." on top of `base`; an error naming the key or word, or nullopt.
+std::optional<std::string> apply_recipe_settings(RecipeKnobs& base, std::string_view settings);
+
+// §10.5 A profile's quantization recipe (data): the scale rule (a kScaleRules name), the
+// default partition (§12.2 text), the recipe knob settings and the library function it follows.
+// The element conversion is the profile's narrow policy; its wide policy converts NaN codes
+// back and produces the fake-quant output (§19.1).
+struct Recipe {
+  std::string_view rule;
+  std::string_view partition;
+  std::string_view knobs;
+  std::string_view source;
+  bool amax_nan_ignore = false;  // §13.2 amax_nan=ignore (TransformerEngine: fmaxf drops NaN)
+};
+
 // §10 Named profiles. A profile gives one Policy for "narrow" targets (storage width
 // <= 8 bits: the OCP 8-bit, MX and int8 formats) and one for "wide" targets (f16, bf16,
 // f32), because real libraries treat them differently (CUDA saturates FP8 under
@@ -132,8 +232,13 @@ struct Policy {
 // NumPy's own f32 -> f16 cast inside ml_dtypes), the rule's knob settings are applied on top.
 // The rules are data: format names and §10.2 settings text; a later recipe table can key on
 // the same ProfileId.
-enum class ProfileId : std::uint8_t { ocp, ieee, cuda_satfinite, cuda_nosat, ml_dtypes, torch, torch_default, xla };
-inline constexpr int kProfileCount = 8;
+enum class ProfileId : std::uint8_t {
+  ocp, ieee, cuda_satfinite, cuda_nosat, ml_dtypes, torch, torch_default, xla,
+  // §10.5 profiles with a quantization recipe
+  torchao_mx_floor, torchao_mx_ceil, torchao_mx_even, torchao_mx_rceil, torchao_float8, torchao_float8_pow2,
+  deepgemm, te_mxfp8,
+};
+inline constexpr int kProfileCount = 16;
 
 // §10.4 One (source, target) rule of a profile: `from` and `to` are space-separated format
 // names ("*" = any format); `settings` are §10.2 "key=word" settings applied, in rule order,
@@ -153,6 +258,7 @@ struct Profile {
   Policy narrow;
   Policy wide;
   std::span<const ProfileRule> rules = {};
+  const Recipe* recipe = nullptr;  // §10.5 set: the profile names a quantization recipe
   // The policy by target width alone (§10.1), without the pair rules: for callers that have
   // no source format (the element policy of a quantizer is narrow by definition).
   const Policy& for_target(const Format& to) const { return to.bits <= 8 ? narrow : wide; }

@@ -69,7 +69,13 @@ struct QuantizeSpec {
   DequantOp dequant = DequantOp::divide;                // §19.3
   std::optional<Exact> q_max;                           // §14.4 default: rule_qmax(rule, element)
                                                         //       (max finite; int8-127.5: 127.5)
+  RecipeKnobs recipe;                                   // §19.8 library recipe knobs (default: none)
 };
+
+// §10.5 The quantization of a profile with a recipe: its rule, partition and recipe knobs,
+// its narrow policy for the elements and its wide policy (§19.1). Throws
+// std::invalid_argument if the profile has no recipe.
+QuantizeSpec recipe_spec(const Profile& p, const Format& element);
 
 // §19.2 The factor of one block: the element is multiplied (divide = false) or divided
 // (divide = true) by `value`, a positive dyadic value.
@@ -78,10 +84,18 @@ struct Factor {
   Exact value{false, 1, 0, false};
 };
 // §19.2 / §19.3 Everything known about one block.
+// §13.6 / §13.7 What the elements of a block whose amax is not finite become when a recipe
+// does not poison it.
+enum class ElemAction : std::uint8_t {
+  scale,  // the quantize factor applies (every finite-amax block)
+  zero,   // multiplied by 0 / divided by +Inf: finite -> signed zero, ±Inf -> NaN (the x86
+          // default NaN 0xFFC00000, what Inf * 0 and Inf / Inf give there), NaN -> itself
+};
 struct BlockScale {
   Amax amax;                  // §13
   std::uint32_t stored = 0;   // the stored scale code (scale_format(rule))
   bool poisoned = false;      // §13.3 NaN scale: codes are NaN, dequantized values NaN
+  ElemAction action = ElemAction::scale;
   Factor quant;               // §19.2
   Factor dequant;             // §19.3
 };

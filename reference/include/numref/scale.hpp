@@ -250,6 +250,33 @@ int mx_emax_elem(const Exact& q_max);
 // exponent is -infinity, clamped); a poisoned amax gives FF (NaN). `elem_precision` (fraction
 // bits + 1) is used by MxExponent::even only. Throws std::invalid_argument for another kind.
 std::uint32_t mx_scale_code(ScaleRule rule, Amax a, const Exact& q_max, int elem_precision);
+// §16 / §13.6 The same for a positive value v that need not be a binary32 (2^128 for an
+// amax read from the +Inf exponent field, inf_block=exponent).
+std::uint32_t mx_scale_code_of(ScaleRule rule, const Exact& v, const Exact& q_max, int elem_precision);
+// §16.8 RCEIL "as binary32 log2f would" (scale_exp=log2f; torchao _to_mx_rceil, DeepGEMM
+// ceil_to_ue8m0): d = RN32(v / q_max), e = ceil(log2f_cr(d)) clamped to [-127, 127];
+// d = 0 gives code 00 (log2 0 = -Inf). v > 0 (the amax, or its floor §13.5).
+std::uint32_t mx_rceil_log2f_code(const Exact& v, const Exact& q_max);
+// §16.10 mx-rceil-f32 with mx_descale=divide (DeepGEMM ceil_to_ue8m0): d = RN32(v / q_max),
+// e = E(d) + 1 unless d is a power of two, clamped to [-127, 127]; d = 0 gives 00.
+std::uint32_t mx_rceil_div_code(const Exact& v, const Exact& q_max);
+// §15.2 exp2(floor(log2f(s))) of a binary32 scale s (scale_exp=log2f): the power of two
+// 2^floor(log2f_cr(s)); 0 stays 0, NaN stays NaN. Differs from pow2_floor just below a
+// power of two, where log2f rounds up (s = 0x497FFFFF gives 2^20, pow2_floor 2^19).
+std::uint32_t pow2_log2f(std::uint32_t s);
+// §13.5 The amax floor's value (amax_floor != none): RN64(1e-12) or RN32(1e-4), exact.
+Exact amax_floor_value(AmaxFloor f);
+
+// §16.8 log2f as a correctly rounded function: the binary32 value nearest to log2 x (ties
+// cannot occur: log2 of a binary32 that is not a power of two is irrational) for a binary32
+// code x. +0 / -0 give -Inf, a negative x gives the canonical NaN, +Inf gives +Inf, a NaN
+// is returned quieted. Computed exactly in integers: log2 of the significand by the atanh
+// series in 124-bit fixed point with a proven error bound, checked to round unambiguously
+// (std::logic_error otherwise; the oracle test compares with MPFR's mpfr_log2).
+std::uint32_t log2f_cr(std::uint32_t x);
+// The integer floor / ceiling of a finite binary32 value (|x| < 2^31).
+long f32_floor(std::uint32_t x);
+long f32_ceil(std::uint32_t x);
 
 // ---- §18 NVFP4 two-level scale ----------------------------------------------------------
 // C = RN32(q_scale * q_max) with q_scale = max finite of f8e4m3fn (448): 2688 for f4e2m1fn.

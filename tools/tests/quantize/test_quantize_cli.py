@@ -12,6 +12,7 @@ Needs numpy and ml_dtypes (scripts/setup.sh installs them); fails, never skips, 
 import json
 import os
 import struct
+import subprocess
 import sys
 import tempfile
 
@@ -174,6 +175,65 @@ def main():
     # amax 6 -> S = 448/6 = 74.67 (0x42955555); 0.5·S = 37.33 -> E4M3 step 4 in [32, 64): 36 =
     # 1.125·2^5 -> field 5 + 7 = 12, fraction 1 -> 0x61; -6·S = -448 -> 0xFE
     check(np.load(P("fp4.codes.npy")).tolist() == [0x61, 0xFE], "f4e2m1fn source codes")
+
+    # ---- §10.5 recipe profiles, §19.8 --recipe, §14.4 --q-max --------------------------------
+    # issue 12's RCEIL example (reference/tests/test_recipe.cpp): amax 0x48E00001 = 448 * 2^10 *
+    # (1 + 2^-23); torchao RCEIL: ceil(log2f(2^10 (1 + 2^-23))) = 10 -> code 0x89, 448 (1 + 2^-23)
+    # saturates to 0x7E; numref's exact mx-rceil: code 0x8A, 224 = 0x76.
+    np.save(P("rc.npy"), np.array([0x48E00001, 0x3F800000], dtype=np.uint32).view(np.float32))
+    s = json.loads(run("--input", P("rc.npy"), "--format", "f8e4m3fn", "--profile", "torchao_mx_rceil",
+                       "--out", P("rc"), "--json").stdout)
+    check(s["scale"] == "mx-rceil" and s["partition"] == "block:1x32", f"recipe rule / partition {s['scale']}")
+    check("scale_exp=log2f" in s["recipe"] and "zero_code=one" in s["recipe"], f"recipe {s['recipe']}")
+    check(np.load(P("rc.scales.npy")).tolist() == [[0x89]], "torchao_mx_rceil scale 0x89")
+    check(np.load(P("rc.codes.npy")).tolist()[0] == 0x7E, "torchao_mx_rceil saturates 0x7E")
+    run("--input", P("rc.npy"), "--format", "f8e4m3fn", "--scale", "mx-rceil", "--out", P("rx"))
+    check(np.load(P("rx.scales.npy")).tolist() == [[0x8A]], "mx-rceil scale 0x8A")
+    # the same knob without the profile: --recipe on the plain rule
+    run("--input", P("rc.npy"), "--format", "f8e4m3fn", "--scale", "mx-rceil", "--recipe", "scale_exp=log2f",
+        "--out", P("rr"))
+    check(np.load(P("rr.scales.npy")).tolist() == [[0x89]], "--recipe scale_exp=log2f gives 0x89")
+    # an explicit partition overrides the profile's block (a 1 x 2 tensor: one block either way)
+    run("--input", P("rc.npy"), "--format", "f8e4m3fn", "--profile", "torchao_mx_rceil", "--partition", "tensor",
+        "--out", P("rt"))
+    check(np.load(P("rt.scales.npy")).tolist() == [[0x89]], "--partition tensor with a recipe profile")
+    # contradictions and bad values: one line, exit 2
+    p = run("--input", P("rc.npy"), "--format", "f8e4m3fn", "--profile", "torchao_mx_rceil", "--scale", "mx-floor",
+            expect=2)
+    check("contradicts --profile torchao_mx_rceil" in p.stderr, f"--scale vs profile: {p.stderr}")
+    p = run("--input", P("rc.npy"), "--format", "f8e4m3fn", "--profile", "torchao_mx_rceil", "--recipe",
+            "zero_code=stored", expect=2)
+    check("contradicts --profile" in p.stderr, f"--recipe vs profile: {p.stderr}")
+    p = run("--input", P("rc.npy"), "--format", "f8e4m3fn", "--recipe", "zero_code=sometimes", expect=2)
+    check("bad value 'sometimes' for recipe key 'zero_code'" in p.stderr, f"--recipe bad word: {p.stderr}")
+    p = run("--input", P("rc.npy"), "--format", "f8e4m3fn", "--scale", "mx-floor", "--recipe", "scale_exp=log2f",
+            expect=2)
+    check("scale_exp=log2f applies to the pow2 and mx-rceil rules" in p.stderr, f"knob outside its rules: {p.stderr}")
+    # te_mxfp8 ignores NaN in the amax (fmaxf): [NaN, 448] -> code 0x7F (test_recipe.cpp TeMxfp8);
+    # an explicit --amax-nan that differs from the recipe is refused
+    np.save(P("te.npy"), np.array([np.nan, 448], dtype=np.float32))
+    run("--input", P("te.npy"), "--format", "f8e4m3fn", "--profile", "te_mxfp8", "--out", P("te"))
+    check(np.load(P("te.scales.npy")).tolist() == [[0x7F]], "te_mxfp8 [NaN, 448]: scale 0x7F")
+    p = run("--input", P("te.npy"), "--format", "f8e4m3fn", "--profile", "te_mxfp8", "--amax-nan", "propagate",
+            expect=2)
+    check("contradict --profile te_mxfp8" in p.stderr, f"--amax-nan vs profile: {p.stderr}")
+    # --q-max: q_max = 240 with amax 480 and the amax rule: S = 240 / 480 = 0.5 (0x3F000000)
+    np.save(P("q.npy"), np.array([480, 1], dtype=np.float32))
+    s = json.loads(run("--input", P("q.npy"), "--format", "f8e4m3fn", "--q-max", "240", "--json").stdout)
+    check(s["blocks"][0]["scale"]["hex"] == "3f000000", f"--q-max 240: scale {s['blocks'][0]['scale']}")
+    s = json.loads(run("--input", P("q.npy"), "--format", "f8e4m3fn", "--q-max", "0x1.ep7", "--json").stdout)
+    check(s["blocks"][0]["scale"]["hex"] == "3f000000", "--q-max as a hex-float (0x1.ep7 = 240)")
+    for bad, msg in (("3", "at least 4"), ("448.1", "not a binary32 value"), ("inf", "not finite"),
+                     ("abc", "malformed value")):
+        p = run("--input", P("q.npy"), "--format", "f8e4m3fn", "--q-max", bad, expect=2)
+        check("--q-max" in p.stderr and msg in p.stderr and p.stderr.count("\n") == 1, f"--q-max {bad}: {p.stderr}")
+
+    # the conformance runner's tensor family carries no recipe knobs: a recipe profile is refused
+    # there (exit 2, one line) instead of being reported as passed on its element policy alone
+    c = subprocess.run([NUMREF, "conform", "--backend", "reference", "--ops", "quantize", "--profile",
+                        "torchao_mx_floor", "--level", "0"], capture_output=True, text=True)
+    check(c.returncode == 2 and "carries a quantization recipe" in c.stderr and c.stderr.count("\n") == 1,
+          f"conform --profile torchao_mx_floor --ops quantize: exit {c.returncode} {c.stderr}")
 
     return CHECKS.finish()
 

@@ -103,7 +103,15 @@ static_assert(NUMREF_PROFILE_OCP == static_cast<int>(ProfileId::ocp) && NUMREF_P
               NUMREF_PROFILE_TORCH == static_cast<int>(ProfileId::torch) &&
               NUMREF_PROFILE_TORCH_DEFAULT == static_cast<int>(ProfileId::torch_default) &&
               NUMREF_PROFILE_XLA == static_cast<int>(ProfileId::xla) && NUMREF_PROFILE_NONE < 0);
-static_assert(kProfileCount == 8, "a new profile needs its NUMREF_PROFILE_* define in backend.h and a pin here");
+static_assert(NUMREF_PROFILE_TORCHAO_MX_FLOOR == static_cast<int>(ProfileId::torchao_mx_floor) &&
+              NUMREF_PROFILE_TORCHAO_MX_CEIL == static_cast<int>(ProfileId::torchao_mx_ceil) &&
+              NUMREF_PROFILE_TORCHAO_MX_EVEN == static_cast<int>(ProfileId::torchao_mx_even) &&
+              NUMREF_PROFILE_TORCHAO_MX_RCEIL == static_cast<int>(ProfileId::torchao_mx_rceil) &&
+              NUMREF_PROFILE_TORCHAO_FLOAT8 == static_cast<int>(ProfileId::torchao_float8) &&
+              NUMREF_PROFILE_TORCHAO_FLOAT8_POW2 == static_cast<int>(ProfileId::torchao_float8_pow2) &&
+              NUMREF_PROFILE_DEEPGEMM == static_cast<int>(ProfileId::deepgemm) &&
+              NUMREF_PROFILE_TE_MXFP8 == static_cast<int>(ProfileId::te_mxfp8));
+static_assert(kProfileCount == 16, "a new profile needs its NUMREF_PROFILE_* define in backend.h and a pin here");
 
 // The profile whose policy for target `to` equals p exactly (first in table order),
 // or NUMREF_PROFILE_NONE. With `from`, the policy of the cast from -> to (§10.4 rules).

@@ -41,7 +41,14 @@ bool parse_amax_word(const std::string& key, const std::string& v) {
 bool has_policy(Kind k) { return k == Kind::quantize || k == Kind::fake_quant; }
 
 Policy tensor_base(const std::string& profile, ScaleRule rule) {
-  Policy p = kit::profile_by_name(profile).narrow;
+  const Profile& pr = kit::profile_by_name(profile);
+  // §10.5 / §19.8 the tensor cases carry no recipe knobs (nor does the C ABI): checking a recipe
+  // profile here would check its element policy only and report the recipe as passed.
+  if (pr.recipe)
+    throw std::invalid_argument("profile '" + profile +
+                                "' carries a quantization recipe (spec §10.5), which the tensor family and the C ABI "
+                                "do not express yet (§19.8); check it with numref quantize --profile " + profile);
+  Policy p = pr.narrow;
   p.overflow = Overflow::saturate;  // §19.1
   if (const auto r = rule_info(rule).int_range) p.int_range = *r;  // §20.2
   return p;

@@ -1,0 +1,291 @@
+// numref tests — quantization-recipe knobs and the recipe profiles.   spec §10.5, §13.5 – §13.7,
+//                                                                     §15.2, §16.8, §16.9, §19.8, §19.9
+//
+// Every expected value is worked by hand in the comments (binary32 quotients checked with exact
+// fractions). Each case is chosen so that numref's default rule gives a different result: the
+// "default" line of each case shows it, so a knob that is ignored fails the test.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "numref/quantize.hpp"
+#include "numref/scale.hpp"
+
+namespace numref {
+namespace {
+
+const Format& E4M3 = format(FormatId::f8e4m3fn);
+
+struct Out {
+  std::vector<std::uint32_t> scales;
+  std::vector<std::uint8_t> codes;
+};
+
+// Quantizes a 1 x n binary32 row with `spec`.
+Out run(const QuantizeSpec& spec, const std::vector<std::uint32_t>& x) {
+  std::vector<std::uint8_t> bytes(x.size() * 4);
+  std::memcpy(bytes.data(), x.data(), bytes.size());
+  const TensorView v = TensorView::vector(format(FormatId::f32), bytes.data(), x.size());
+  Out o;
+  o.codes.resize(x.size());
+  o.scales = quantize(v, spec, o.codes).meta.scales;
+  return o;
+}
+QuantizeSpec prof(ProfileId id, const Format& elem = E4M3) { return recipe_spec(profile(id), elem); }
+QuantizeSpec plain(ScaleRule r, const Format& elem = E4M3) {
+  QuantizeSpec s;
+  s.element = &elem;
+  s.rule = r;
+  return s;
+}
+
+// §16.8 issue 12's RCEIL example: amax = 0x48E00001 = 448 * 2^10 * (1 + 2^-23).
+// torchao: d = RN32(amax / 448) = 2^10 (1 + 2^-23) exactly; log2f(d) = 10 (test_log2f), ceil 10,
+// code 127 + 10 = 0x89; amax / 2^10 = 448 (1 + 2^-23) saturates to 448 = 0x7E.
+// numref mx-rceil (exact quotient): ceil(log2(2^10 (1 + 2^-23))) = 11: code 0x8A, 224 = 0x76.
+TEST(Recipe, RceilLog2fClipsLikeTorchao) {
+  const Out t = run(prof(ProfileId::torchao_mx_rceil), {0x48E00001u});
+  EXPECT_EQ(t.scales[0], 0x89u);
+  EXPECT_EQ(t.codes[0], 0x7Eu);
+  const Out d = run(plain(ScaleRule::mx_rceil), {0x48E00001u});
+  EXPECT_EQ(d.scales[0], 0x8Au);
+  EXPECT_EQ(d.codes[0], 0x76u);
+  EXPECT_EQ(mx_rceil_log2f_code(exact_f32(0x48E00001u), Exact{false, 7, 6, false}), 0x89u);
+}
+
+// §15.2 exp2(floor(log2f(S))): S = 0x497FFFFF = 2^20 (1 - 2^-24); log2 S = 20 - 8.6e-8 rounds to
+// 20 in binary32 (spacing 1.9e-6 near 20), so P = 2^20; the bits give E(S) = 19.
+TEST(Recipe, Pow2Log2fRoundsUpJustBelowAPowerOfTwo) {
+  EXPECT_EQ(pow2_log2f(0x497FFFFFu), 0x49800000u);
+  EXPECT_EQ(pow2_floor(0x497FFFFFu), 0x49000000u);
+  EXPECT_EQ(pow2_log2f(0x49800000u), 0x49800000u);
+  EXPECT_EQ(pow2_log2f(0x00000003u), 0x00000002u);  // 3 * 2^-149: log2 = -147.4 -> floor -148
+  EXPECT_EQ(pow2_log2f(0u), 0u);
+  EXPECT_EQ(pow2_log2f(kF32NaN), kF32NaN);
+  // end to end: amax = 0x39E00001 = 448 * 2^-20 (1 + 2^-23) gives S = RN32(448 / amax) =
+  // 0x497FFFFF (exact fractions); torchao_float8_pow2 stores 2^20 and amax * 2^20 = 448 (1 + 2^-23)
+  // saturates to 0x7E; the pow2 rule stores 2^19 and gives 224 = 0x76.
+  const Out t = run(prof(ProfileId::torchao_float8_pow2), {0x39E00001u});
+  EXPECT_EQ(t.scales[0], 0x49800000u);
+  EXPECT_EQ(t.codes[0], 0x7Eu);
+  const Out d = run(plain(ScaleRule::pow2), {0x39E00001u});
+  EXPECT_EQ(d.scales[0], 0x49000000u);
+  EXPECT_EQ(d.codes[0], 0x76u);
+}
+
+// §13.5 amax_floor=1e-12: an all-zero tensor gets S = RN32(448 / RN64(1e-12)) = 0x57CBBA10
+// (4.48e14; exact fractions with the binary64 1e-12 = 0x3D719799812DEA11); numref's amax rule: 1.0.
+// For f8e5m2: RN32(57344 / RN64(1e-12)) = 0x5B4BBA10. A subnormal amax (2^-149) is floored too.
+TEST(Recipe, AmaxFloorOfTorchaoFloat8) {
+  EXPECT_EQ(run(prof(ProfileId::torchao_float8), {0u, 0x80000000u}).scales[0], 0x57CBBA10u);
+  EXPECT_EQ(run(prof(ProfileId::torchao_float8, format(FormatId::f8e5m2)), {0u}).scales[0], 0x5B4BBA10u);
+  EXPECT_EQ(run(prof(ProfileId::torchao_float8), {1u}).scales[0], 0x57CBBA10u);
+  EXPECT_EQ(run(plain(ScaleRule::amax), {0u}).scales[0], kF32One);
+  // an amax above the floor is not changed: 448 / 448 = 1
+  EXPECT_EQ(run(prof(ProfileId::torchao_float8), {0x43E00000u}).scales[0], kF32One);
+  // RN32(1e-4) = 0x38D1B717 (DeepGEMM's floor) and RN64(1e-12) = 0x119799812DEA11 * 2^-92
+  // (bits 0x3D719799812DEA11: exponent field 0x3D7 = 2^-40, fraction 0x19799812DEA11)
+  EXPECT_EQ(compare_abs(amax_floor_value(AmaxFloor::eps_1e4), exact_f32(0x38D1B717u)), 0);
+  EXPECT_EQ(compare_abs(amax_floor_value(AmaxFloor::eps_1e12), Exact{false, 0x119799812DEA11ull, -92, false}), 0);
+}
+
+// §16.9 the factor of code 00. Elements 2^-130 (0x00080000): amax subnormal, so FLOOR gives
+// code 00 (E = -130 - 8, clamped). stored: x * 2^127 = 2^-3 = E4M3 0x20; min_normal (torchao
+// FLOOR): x * 2^126 = 2^-4 = 0x18; one (torchao RCEIL: d = RN32(2^-130 / 448) -> ceil(log2) =
+// -138, clamped, code 00): x * 1 = 2^-130 -> 0x00.
+TEST(Recipe, ZeroCodeFactor) {
+  const std::vector<std::uint32_t> x = {0x00080000u, 0x80080000u};
+  const Out d = run(plain(ScaleRule::mx_floor), x);
+  EXPECT_EQ(d.scales[0], 0x00u);
+  EXPECT_EQ(d.codes, (std::vector<std::uint8_t>{0x20, 0xA0}));
+  const Out f = run(prof(ProfileId::torchao_mx_floor), x);
+  EXPECT_EQ(f.scales[0], 0x00u);
+  EXPECT_EQ(f.codes, (std::vector<std::uint8_t>{0x18, 0x98}));
+  const Out r = run(prof(ProfileId::torchao_mx_rceil), x);
+  EXPECT_EQ(r.scales[0], 0x00u);
+  EXPECT_EQ(r.codes, (std::vector<std::uint8_t>{0x00, 0x80}));
+}
+
+// §13.6 +Inf in a block. [Inf, 1, -2]:
+//   default: poisoned, code FF, every element NaN (torch narrow: 0x7F);
+//   torchao FLOOR (inf_block=exponent): amax read as 2^128, e = 128 - 8 = 120, code 0xF7;
+//     Inf / 2^120 = Inf saturates to 0x7E; 1 / 2^120 and -2 / 2^120 flush to 0x00 / 0x80;
+//   torchao RCEIL (max_code): code 0xFE, x * 2^-127: 0x7E, 0x00, 0x80;
+//   torchao float8 (zero_scale): S = 448 / Inf = 0; x * 0: +0, -0; Inf * 0 = the x86 default
+//     NaN 0xFFC00000, cast by torch with its sign: 0xFF.
+TEST(Recipe, InfBlocks) {
+  const std::vector<std::uint32_t> x = {kF32Inf, kF32One, 0xC0000000u};
+  QuantizeSpec def = prof(ProfileId::torchao_mx_floor);
+  def.recipe = RecipeKnobs{};
+  const Out d = run(def, x);
+  EXPECT_EQ(d.scales[0], 0xFFu);
+  EXPECT_EQ(d.codes, (std::vector<std::uint8_t>{0x7F, 0x7F, 0x7F}));
+  const Out f = run(prof(ProfileId::torchao_mx_floor), x);
+  EXPECT_EQ(f.scales[0], 0xF7u);
+  EXPECT_EQ(f.codes, (std::vector<std::uint8_t>{0x7E, 0x00, 0x80}));
+  const Out r = run(prof(ProfileId::torchao_mx_rceil), x);
+  EXPECT_EQ(r.scales[0], 0xFEu);
+  EXPECT_EQ(r.codes, (std::vector<std::uint8_t>{0x7E, 0x00, 0x80}));
+  const Out z = run(prof(ProfileId::torchao_float8), x);
+  EXPECT_EQ(z.scales[0], 0u);
+  EXPECT_EQ(z.codes, (std::vector<std::uint8_t>{0xFF, 0x00, 0x80}));
+}
+
+// §13.7 NaN in a block, torchao FLOOR (nan_block=inf_divisor): code FF, scale +Inf, x / Inf:
+// [-NaN, 1, -1, Inf] -> -NaN stays (0xFF with torch's sign-keeping NaN), +0, -0, and
+// Inf / Inf = 0xFFC00000 -> 0xFF. numref's default: all four the canonical NaN -> 0x7F.
+TEST(Recipe, NanBlockDividedByInfinity) {
+  const std::vector<std::uint32_t> x = {0xFFC00000u, kF32One, 0xBF800000u, kF32Inf};
+  const Out f = run(prof(ProfileId::torchao_mx_floor), x);
+  EXPECT_EQ(f.scales[0], 0xFFu);
+  EXPECT_EQ(f.codes, (std::vector<std::uint8_t>{0xFF, 0x00, 0x80, 0xFF}));
+  QuantizeSpec def = prof(ProfileId::torchao_mx_floor);
+  def.recipe = RecipeKnobs{};
+  EXPECT_EQ(run(def, x).codes, (std::vector<std::uint8_t>{0x7F, 0x7F, 0x7F, 0x7F}));
+}
+
+// §19.9 elem_nan=half: a NaN reaching FP4 / FP6 becomes +-1.5: e2m1 0x3 / 0xB, e2m3 0x0C / 0x2C,
+// e3m2 0x0E / 0x2E. torchao FLOOR block [NaN, -NaN, 1]: NaN / Inf keeps each NaN's sign; 1 / Inf = +0.
+// Default (§6.4 nan_to_finite=zero of the torch narrow policy): 0.
+TEST(Recipe, NanElementsOfFormatsWithoutNan) {
+  const std::vector<std::uint32_t> x = {kF32NaN, 0xFFC00000u, kF32One};
+  EXPECT_EQ(run(prof(ProfileId::torchao_mx_floor, format(FormatId::f4e2m1fn)), x).codes,
+            (std::vector<std::uint8_t>{0x3, 0xB, 0x0}));
+  EXPECT_EQ(run(prof(ProfileId::torchao_mx_floor, format(FormatId::f6e2m3fn)), x).codes,
+            (std::vector<std::uint8_t>{0x0C, 0x2C, 0x00}));
+  EXPECT_EQ(run(prof(ProfileId::torchao_mx_floor, format(FormatId::f6e3m2fn)), x).codes,
+            (std::vector<std::uint8_t>{0x0E, 0x2E, 0x00}));
+  QuantizeSpec def = prof(ProfileId::torchao_mx_floor, format(FormatId::f4e2m1fn));
+  def.recipe.elem_nan = ElemNan::policy;
+  EXPECT_EQ(run(def, x).codes, (std::vector<std::uint8_t>{0x0, 0x0, 0x0}));
+}
+
+// §13.8 nan_scale=all_ones_tensor (measured with torchao 0.18 on torch 2.15 CPU): a tensorwise
+// NaN amax comes out of torch.max as 0xFFFFFFFF, the scale 448 / NaN keeps it, and x * scale is
+// that negative NaN: torch's cast gives 0xFF. Rowwise (amax(dim=-1)) the NaN is 0x7FC00000: 0x7F.
+TEST(Recipe, TensorwiseNanScaleIsAllOnes) {
+  const std::vector<std::uint32_t> x = {kF32NaN, kF32One};
+  const Out t = run(prof(ProfileId::torchao_float8), x);
+  EXPECT_EQ(t.scales[0], 0xFFFFFFFFu);
+  EXPECT_EQ(t.codes, (std::vector<std::uint8_t>{0xFF, 0xFF}));
+  QuantizeSpec rows = prof(ProfileId::torchao_float8);
+  rows.partition = Partition::per_row();
+  const Out r = run(rows, x);
+  EXPECT_EQ(r.scales[0], kF32NaN);
+  EXPECT_EQ(r.codes, (std::vector<std::uint8_t>{0x7F, 0x7F}));
+}
+
+// §10.5 deepgemm (source-cited: deep_gemm/utils/math.py per_token_cast_to_fp8, use_ue8m0=True):
+// amax.clamp(1e-4); d = RN32(amax / 448); ceil_to_ue8m0: exponent field + 1 if the fraction is
+// non-zero, clamped to [1, 254]; x * (1 / sf) cast to e4m3fn saturating.
+//   zero block: amax -> RN32(1e-4) = 0x38D1B717, d = RN32(1.00000005e-4 / 448) = 0x346FACAD
+//     (exponent field 0x68, fraction non-zero) -> code 0x69; numref's mx-rceil-f32: 00;
+//   amax 0x48E00001: d = 2^10 (1 + 2^-23) = 0x44800001 -> code 0x8A (torchao RCEIL: 0x89);
+//   +Inf: d = +Inf, field 255 + 0 clamped to 254 -> FE, Inf * 2^-127 saturates to 0x7E;
+//   NaN: amax NaN (clamp keeps it), field 255 + 1 clamped to 254 -> FE; -NaN stays -NaN -> 0xFF,
+//     1 * 2^-127 -> 0x00, Inf -> 0x7E. numref's default poisons both (FF).
+TEST(Recipe, DeepGemm) {
+  const QuantizeSpec dg = prof(ProfileId::deepgemm);
+  EXPECT_EQ(dg.rule, ScaleRule::mx_rceil_f32);
+  EXPECT_EQ(to_string(dg.partition), "block:1x128");
+  EXPECT_EQ(run(dg, {0u, 0u}).scales[0], 0x69u);
+  EXPECT_EQ(run(plain(ScaleRule::mx_rceil_f32), {0u, 0u}).scales[0], 0x00u);
+  const Out a = run(dg, {0x48E00001u});
+  EXPECT_EQ(a.scales[0], 0x8Au);
+  EXPECT_EQ(a.codes[0], 0x76u);
+  const Out i = run(dg, {kF32Inf, kF32One});
+  EXPECT_EQ(i.scales[0], 0xFEu);
+  EXPECT_EQ(i.codes, (std::vector<std::uint8_t>{0x7E, 0x00}));
+  const Out n = run(dg, {0xFFC00000u, kF32One, kF32Inf});
+  EXPECT_EQ(n.scales[0], 0xFEu);
+  EXPECT_EQ(n.codes, (std::vector<std::uint8_t>{0xFF, 0x00, 0x7E}));
+  EXPECT_EQ(run(plain(ScaleRule::mx_rceil_f32), {0xFFC00000u, kF32One}).scales[0], 0xFFu);
+  EXPECT_EQ(mx_rceil_div_code(exact_f32(0x38D1B717u), Exact{false, 7, 6, false}), 0x69u);
+}
+
+// §10.5 te_mxfp8 (source-cited: TransformerEngine float_to_e8m0 / exp2f_rcp, utils.cuh L937 /
+// L971 at commit 1ae1d228): d = RN32(amax * RN32(1 / 448)) = RN32(amax * 0x3B124925), E8M0 round-up.
+//   NaN elements are ignored by fmaxf: [NaN, 448] -> amax 448, d = RN32(448 * 0x3B124925) = 1.0
+//     (the product rounds to 0x3F800000) -> code 0x7F; NaN * 1 -> e4m3 0x7F
+//     (cuda_satfinite: nan=ones); 448 -> 0x7E. numref's default poisons the block (FF).
+//   +Inf: code FE, exp2f_rcp(FE) = __int_as_float(0 << 23) = 0.0: x * 0 -> 0x00 / 0x80,
+//     Inf * 0 = NaN -> 0x7F.
+//   subnormal amax 2^-130: d = 2^-130 * RN32(1/448) < 2^-127 -> code 00, exp2f_rcp(0) = 1:
+//     x * 1 = 2^-130 -> 0x00 (default factor 2^127: 2^-3 -> 0x20).
+TEST(Recipe, TeMxfp8) {
+  const QuantizeSpec te = prof(ProfileId::te_mxfp8);
+  EXPECT_EQ(te.rule, ScaleRule::mx_rceil_f32);
+  EXPECT_EQ(te.amax.nan, AmaxNan::ignore);
+  const Out n = run(te, {kF32NaN, 0x43E00000u});
+  EXPECT_EQ(n.scales[0], 0x7Fu);
+  EXPECT_EQ(n.codes, (std::vector<std::uint8_t>{0x7F, 0x7E}));
+  const Out i = run(te, {kF32Inf, kF32One, 0xBF800000u});
+  EXPECT_EQ(i.scales[0], 0xFEu);
+  EXPECT_EQ(i.codes, (std::vector<std::uint8_t>{0x7F, 0x00, 0x80}));
+  const Out z = run(te, {0x00080000u});
+  EXPECT_EQ(z.scales[0], 0x00u);
+  EXPECT_EQ(z.codes[0], 0x00u);
+  QuantizeSpec def = te;
+  def.recipe = RecipeKnobs{};
+  EXPECT_EQ(run(def, {0x00080000u}).codes[0], 0x20u);
+  def.amax = AmaxPolicy{};
+  EXPECT_EQ(run(def, {kF32NaN, 0x43E00000u}).scales[0], 0xFFu);
+}
+
+// §19.8 a knob outside the rules of its clause is an error.
+TEST(Recipe, KnobsOutsideTheirRulesAreRefused) {
+  auto refused = [](ScaleRule r, std::string_view settings) {
+    QuantizeSpec s = plain(r);
+    EXPECT_FALSE(apply_recipe_settings(s.recipe, settings).has_value());
+    EXPECT_THROW(Quantizer(s, 1, 4), std::invalid_argument) << settings;
+  };
+  refused(ScaleRule::mx_floor, "scale_exp=log2f");
+  refused(ScaleRule::amax, "zero_code=one");
+  refused(ScaleRule::amax, "inf_block=exponent");
+  refused(ScaleRule::mx_floor, "inf_block=zero_scale");
+  refused(ScaleRule::amax, "nan_block=inf_divisor");
+  refused(ScaleRule::mx_floor, "amax_floor=1e-12");
+  refused(ScaleRule::amax_dequant, "amax_floor=1e-4");
+  refused(ScaleRule::mx_rceil, "mx_descale=divide");
+  refused(ScaleRule::amax, "nan_block=max_code");
+  refused(ScaleRule::mx_floor, "nan_scale=all_ones_tensor");
+}
+
+// §19.8 text form: describe() writes every knob; apply_recipe_settings() reads it back and names
+// an unknown key or word.
+TEST(Recipe, TextForm) {
+  RecipeKnobs k;
+  EXPECT_EQ(describe(k), "amax_floor=none scale_exp=bits zero_code=stored inf_block=poison nan_block=poison elem_nan=policy "
+                        "mx_descale=recip nan_scale=canonical");
+  ASSERT_FALSE(apply_recipe_settings(k, "zero_code=one inf_block=max_code").has_value());
+  EXPECT_EQ(k.zero_code, ZeroCode::one);
+  RecipeKnobs back;
+  ASSERT_FALSE(apply_recipe_settings(back, describe(k)).has_value());
+  EXPECT_EQ(back, k);
+  EXPECT_EQ(*apply_recipe_settings(k, "zero=one"), "unknown recipe key 'zero'");
+  EXPECT_EQ(*apply_recipe_settings(k, "zero_code=two"), "bad value 'two' for recipe key 'zero_code'");
+  EXPECT_EQ(*apply_recipe_settings(k, "zero_code"), "recipe setting 'zero_code' is not key=value");
+}
+
+// §10.5 every recipe of the profile table is well formed and builds a quantizer for E4M3.
+TEST(Recipe, ProfileTableRecipesAreWellFormed) {
+  int n = 0;
+  for (int i = 0; i < kProfileCount; ++i) {
+    const Profile& p = all_profiles()[i];
+    if (!p.recipe) {
+      EXPECT_THROW(recipe_spec(p, E4M3), std::invalid_argument);
+      continue;
+    }
+    ++n;
+    EXPECT_NO_THROW(Quantizer(recipe_spec(p, E4M3), 4, 64)) << p.name;
+    EXPECT_FALSE(p.recipe->source.empty());
+  }
+  EXPECT_EQ(n, 8);
+}
+
+}  // namespace
+}  // namespace numref

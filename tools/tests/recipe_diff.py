@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""Differential test: `numref quantize --profile P` against the torchao recipe that P names.
+
+spec §10.5 (recipe profiles), §13.5 – §13.7, §16.8, §16.9, §19.8, §19.9; docs/profiles.md.
+
+usage: recipe_diff.py NUMREF [--blocks N] [--profiles a,b,...] [--formats f,g,...]
+  NUMREF: the numref CLI.  --blocks N: blocks per (profile, element format) (default 100 000).
+  Profiles: torchao_mx_floor, torchao_mx_ceil, torchao_mx_even, torchao_mx_rceil (torchao 0.18
+  prototype.mx_formats.mx_tensor.to_mx, block 32, CPU eager) with the element formats f8e4m3fn,
+  f8e5m2, f6e2m3fn, f6e3m2fn, f4e2m1fn; torchao_float8 and torchao_float8_pow2 (torchao 0.18
+  float8.float8_utils.tensor_to_scale, rowwise = axiswise dim -1, then x * scale clamped and
+  cast as hp_tensor_and_scale_to_float8 does) with f8e4m3fn and f8e5m2, plus 24 tensorwise
+  tensors of 16 x 32 (the first blocks, which include the zero, NaN and Inf examples).
+
+Each block is 32 binary32 values; the mix (seeded): random magnitudes over the whole exponent
+range, random finite bit patterns, all-zero blocks (both zero signs), blocks with NaN (quiet
+0x7FC00000 / 0xFFC00000), with +-Inf, with both, subnormal amax, amax within +-4 ulps of
+q_max * 2^k for every element format, amax near FLT_MAX, amax at 2^k +- ulps. Every stored scale
+and every element code must be equal, NaN bits included. Prints one line per (profile, format)
+and exits 1 on any difference (listing the first), 0 when there is none. A missing torchao is
+a failure, never a skip: install it with NUMREF_PEERS=1 scripts/setup.sh.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+FMT_QMAX = {"f8e4m3fn": 448.0, "f8e5m2": 57344.0, "f6e2m3fn": 7.5, "f6e3m2fn": 28.0, "f4e2m1fn": 6.0}
+MX_PROFILES = {"torchao_mx_floor": "FLOOR", "torchao_mx_ceil": "CEIL", "torchao_mx_even": "EVEN",
+               "torchao_mx_rceil": "RCEIL"}
+F8_PROFILES = {"torchao_float8": False, "torchao_float8_pow2": True}
+BLOCK = 32
+
+
+def make_blocks(n, seed):
+    """n x 32 binary32 bit patterns (uint32)."""
+    rng = np.random.default_rng(seed)
+    out = np.zeros((n, BLOCK), dtype=np.uint32)
+    kinds = rng.choice(10, size=n, p=[0.30, 0.10, 0.05, 0.06, 0.06, 0.02, 0.08, 0.20, 0.05, 0.08])
+    for i in range(n):
+        k = kinds[i]
+        sign = rng.integers(0, 2, BLOCK, dtype=np.uint32) << 31
+        if k == 1:  # random finite bit patterns
+            b = rng.integers(0, 0x7F800000, BLOCK, dtype=np.uint32)
+            out[i] = b | sign
+            continue
+        if k == 2:  # all zero
+            out[i] = sign
+            continue
+        # a target amax, then the other elements below it
+        if k == 6:  # subnormal amax
+            amax = int(rng.integers(1, 0x00800000))
+        elif k == 7:  # amax within +-4 ulps of q_max * 2^j (any element format)
+            q = float(rng.choice(list(FMT_QMAX.values())))
+            j = int(rng.integers(-140, 110))
+            base = np.float32(q * 2.0 ** j) if -126 <= j + np.log2(q) < 127 else np.float32(q)
+            amax = int(np.array([base], dtype=np.float32).view(np.uint32)[0]) + int(rng.integers(-4, 5))
+        elif k == 8:  # near FLT_MAX
+            amax = 0x7F7FFFFF - int(rng.integers(0, 0x200000))
+        elif k == 9:  # 2^j +- a few ulps
+            amax = (int(rng.integers(1, 255)) << 23) + int(rng.integers(-3, 4))
+        else:  # random magnitude
+            amax = int(rng.integers(0x00000001, 0x7F800000))
+        amax = max(1, min(amax, 0x7F7FFFFF))
+        mags = rng.integers(0, amax + 1, BLOCK, dtype=np.uint64).astype(np.uint32)
+        if rng.random() < 0.3:  # also small elements far below the amax
+            mags = (mags >> np.uint32(rng.integers(0, 23))).astype(np.uint32)
+        mags[rng.integers(0, BLOCK)] = amax
+        b = mags | sign
+        if k in (3, 5):  # NaN
+            for _ in range(int(rng.integers(1, 3))):
+                b[rng.integers(0, BLOCK)] = 0x7FC00000 | (int(rng.integers(0, 2)) << 31)
+        if k in (4, 5):  # Inf
+            b[rng.integers(0, BLOCK)] = 0x7F800000 | (int(rng.integers(0, 2)) << 31)
+        out[i] = b
+    out[0] = 0
+    out[1, :] = 0x48E00001  # the issue's RCEIL example: amax 448 * 2^10 * (1 + 2^-23)
+    out[2, :] = 0x497FFFFF  # pow2 example for float8 (scale near 2^20 for small amax)
+    return out
+
+
+def torch_codes(t, fmt):
+    """uint8 codes of a torchao low-precision tensor (float8 dtypes, unpacked fp6, packed fp4)."""
+    import torch
+    if fmt in ("f8e4m3fn", "f8e5m2"):
+        return t.contiguous().view(torch.uint8).numpy().astype(np.uint8)
+    if fmt == "f4e2m1fn":
+        p = t.contiguous().view(torch.uint8).numpy().astype(np.uint8).reshape(-1)
+        u = np.empty(p.size * 2, dtype=np.uint8)
+        u[0::2] = p & 0xF
+        u[1::2] = p >> 4
+        return u
+    return t.contiguous().numpy().astype(np.uint8)
+
+
+def torchao_mx(x_bits, fmt, mode):
+    import torch
+    from torchao.prototype.mx_formats.config import ScaleCalculationMode
+    from torchao.prototype.mx_formats.constants import DTYPE_FP6_E2M3, DTYPE_FP6_E3M2
+    from torchao.prototype.mx_formats.mx_tensor import to_mx
+    dt = {"f8e4m3fn": torch.float8_e4m3fn, "f8e5m2": torch.float8_e5m2, "f6e2m3fn": DTYPE_FP6_E2M3,
+          "f6e3m2fn": DTYPE_FP6_E3M2, "f4e2m1fn": torch.float4_e2m1fn_x2}[fmt]
+    x = torch.from_numpy(x_bits.view(np.float32).copy())
+    scale, data = to_mx(x, dt, BLOCK, getattr(ScaleCalculationMode, mode))
+    return scale.view(torch.uint8).numpy().reshape(-1).astype(np.uint32), torch_codes(data, fmt).reshape(-1)
+
+
+def torchao_float8(x_bits, fmt, pow2):
+    import torch
+    from torchao.float8.config import ScalingGranularity
+    from torchao.float8.float8_utils import tensor_to_scale, to_fp8_saturated
+    dt = {"f8e4m3fn": torch.float8_e4m3fn, "f8e5m2": torch.float8_e5m2}[fmt]
+    x = torch.from_numpy(x_bits.view(np.float32).copy())
+    scale = tensor_to_scale(x, dt, scaling_granularity=ScalingGranularity.AXISWISE, axiswise_dim=-1,
+                            round_scales_to_power_of_2=pow2)
+    data = to_fp8_saturated(x.to(torch.float32) * scale, dt)  # hp_tensor_and_scale_to_float8
+    return scale.view(torch.int32).numpy().reshape(-1).astype(np.uint32), torch_codes(data, fmt).reshape(-1)
+
+
+def torchao_float8_tensorwise(x_bits, fmt, pow2):
+    import torch
+    from torchao.float8.float8_utils import tensor_to_scale, to_fp8_saturated
+    dt = {"f8e4m3fn": torch.float8_e4m3fn, "f8e5m2": torch.float8_e5m2}[fmt]
+    x = torch.from_numpy(x_bits.view(np.float32).copy())
+    scale = tensor_to_scale(x, dt, round_scales_to_power_of_2=pow2)  # TENSORWISE
+    data = to_fp8_saturated(x.to(torch.float32) * scale, dt)
+    return scale.view(torch.int32).numpy().reshape(-1).astype(np.uint32), torch_codes(data, fmt).reshape(-1)
+
+
+def numref_run(numref, x_bits, fmt, prof, extra, tmp):
+    inp = os.path.join(tmp, "x.npy")
+    np.save(inp, x_bits.view(np.float32))
+    prefix = os.path.join(tmp, "out")
+    for suffix in (".codes.npy", ".scales.npy"):
+        if os.path.exists(prefix + suffix):
+            os.remove(prefix + suffix)
+    cmd = [numref, "quantize", "--input", inp, "--format", fmt, "--profile", prof, "--out", prefix,
+           "--max-blocks", "0"] + extra
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"numref failed ({r.returncode}): {' '.join(cmd)}\n{r.stderr}")
+    codes = np.load(prefix + ".codes.npy").reshape(-1)
+    s = np.load(prefix + ".scales.npy")
+    scales = (s.view(np.uint32) if s.dtype == np.float32 else s.astype(np.uint32)).reshape(-1)
+    return scales, codes
+
+
+def compare(name, x_bits, got, want):
+    (gs, gc), (ws, wc) = got, want
+    bad_s = np.nonzero(gs != ws)[0]
+    bad_c = np.nonzero(gc != wc)[0]
+    print(f"{name}: {x_bits.shape[0]} blocks, {gc.size} elements: {bad_s.size} differing scales, "
+          f"{bad_c.size} differing codes")
+    for b in bad_s[:5]:
+        print(f"  block {b}: scale numref {gs[b]:#x} torchao {ws[b]:#x}; amax bits "
+              f"{max(int(v) & 0x7FFFFFFF for v in x_bits[b]):#010x}")
+    for i in bad_c[:5]:
+        b = i // x_bits.shape[1]
+        print(f"  element {i} (block {b}) x={int(x_bits.reshape(-1)[i]):#010x}: numref {gc[i]:#x} torchao {wc[i]:#x}")
+    return bad_s.size + bad_c.size
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("numref")
+    ap.add_argument("--blocks", type=int, default=100_000)
+    ap.add_argument("--profiles", default=",".join(list(MX_PROFILES) + list(F8_PROFILES)))
+    ap.add_argument("--formats", default=",".join(FMT_QMAX))
+    ap.add_argument("--seed", type=int, default=20261126)
+    a = ap.parse_args()
+    try:
+        import torch  # noqa: F401
+        import torchao  # noqa: F401
+    except ImportError as e:
+        sys.exit(f"recipe_diff: {e}: install torch and torchao 0.18 (NUMREF_PEERS=1 scripts/setup.sh)")
+    x = make_blocks(a.blocks, a.seed)
+    total = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for prof in a.profiles.split(","):
+            for fmt in a.formats.split(","):
+                if prof in MX_PROFILES:
+                    want = torchao_mx(x, fmt, MX_PROFILES[prof])
+                    got = numref_run(a.numref, x, fmt, prof, [], tmp)
+                elif prof in F8_PROFILES:
+                    if fmt not in ("f8e4m3fn", "f8e5m2"):
+                        continue
+                    want = torchao_float8(x, fmt, F8_PROFILES[prof])
+                    got = numref_run(a.numref, x, fmt, prof, ["--partition", "rows"], tmp)
+                    # tensorwise: 24 tensors of 16 consecutive blocks (rows), each one block
+                    tw = [0, 0]
+                    for t in range(24):
+                        xt = x[t * 16:(t + 1) * 16]
+                        wt = torchao_float8_tensorwise(xt, fmt, F8_PROFILES[prof])
+                        gt = numref_run(a.numref, xt, fmt, prof, [], tmp)
+                        tw[0] += int(np.count_nonzero(gt[0] != wt[0]))
+                        tw[1] += int(np.count_nonzero(gt[1] != wt[1]))
+                    print(f"{prof} {fmt} tensorwise: 24 tensors of 16 x 32: {tw[0]} differing scales, "
+                          f"{tw[1]} differing codes")
+                    total += tw[0] + tw[1]
+                else:
+                    sys.exit(f"recipe_diff: unknown profile {prof}")
+                total += compare(f"{prof} {fmt}", x, got, want)
+    print(f"total: {total} differences")
+    return 1 if total else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
