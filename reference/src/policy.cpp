@@ -71,6 +71,8 @@ constexpr ProfileRule kMlDtypesRules[] = {
     {"bf16", "bf16", "nan=raw", "a cast to the same dtype is a copy in NumPy (D3)"},
     {"f16", "f16", "nan=raw", "a cast to the same dtype is a copy in NumPy (D3)"},
     {"f8e5m2", "f8e5m2", "nan=raw", "a cast to the same dtype is a copy in NumPy"},
+    {"f8e4m3", "f8e4m3", "nan=raw", "a cast to the same dtype is a copy in NumPy"},
+    {"f8e3m4", "f8e3m4", "nan=raw", "a cast to the same dtype is a copy in NumPy"},
     {"f32", "f16", "nan=raw", "NumPy's own float32 -> float16 cast truncates the payload unquieted (D4)"},
 };
 

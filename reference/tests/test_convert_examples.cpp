@@ -16,7 +16,8 @@ namespace {
 constexpr FormatId F32 = FormatId::f32, BF16 = FormatId::bf16, F16 = FormatId::f16, E4M3 = FormatId::f8e4m3fn,
                    E5M2 = FormatId::f8e5m2, E8M0 = FormatId::f8e8m0fnu, FP4 = FormatId::f4e2m1fn,
                    E3M2 = FormatId::f6e3m2fn, INT8 = FormatId::int8, E4FNUZ = FormatId::f8e4m3fnuz,
-                   E5FNUZ = FormatId::f8e5m2fnuz, B11FNUZ = FormatId::f8e4m3b11fnuz;
+                   E5FNUZ = FormatId::f8e5m2fnuz, B11FNUZ = FormatId::f8e4m3b11fnuz, IE4M3 = FormatId::f8e4m3,
+                   IE3M4 = FormatId::f8e3m4;
 constexpr std::uint8_t X = kInexact, U = kUnderflow, O = kOverflow, V = kInvalid;
 
 Policy pol(Round r = Round::rne, Overflow o = Overflow::nonsat) { return convtest::with(r, o); }
@@ -242,6 +243,30 @@ TEST(Examples, FromFnuz) {
   // 7F = 57344 of f8e5m2fnuz into f8e4m3fnuz: overflow -> 80; into f8e5m2 = 0x7B exactly.
   expect(0x7F, E5FNUZ, E4FNUZ, pol(), 0x80, O | X);
   expect(0x7F, E5FNUZ, E5M2, pol(), 0x7B, 0);
+}
+
+// ---- §2.2 ieee 8-bit rows: f8e4m3 (bias 7, Inf 78, max 77 = 240), f8e3m4 (bias 3, Inf 70, max
+// 6F = 15.5, qmin = 1 - 3 - 4 = -6). ---------------------------------------------------------
+
+TEST(Examples, IeeeEightBitRows) {
+  // 240 = 0x43700000 -> 0 1110 111 = 77; 248 = 0x43780000: quantum 16, 15.5 is a tie between 77
+  // (odd) and 256: even -> 256 > 240: overflow, nonsat rne -> +Inf 78 (§6.1); saturate -> 77.
+  expect(0x43700000, F32, IE4M3, pol(), 0x77, 0);
+  expect(0x43780000, F32, IE4M3, pol(), 0x78, O | X);
+  expect(0xC3780000, F32, IE4M3, pol(Round::rne, Overflow::saturate), 0xF7, O | X);
+  // §6.3 payload: f32 7FC00000 -> fraction 400000 >> 20 = 4, quiet -> 7C; -0 stays -0 (80).
+  expect(0x7FC00000, F32, IE4M3, pol(), 0x7C, 0);
+  expect(0x80000000, F32, IE4M3, pol(), 0x80, 0);
+  // f8e4m3 79 (fraction 001, quiet bit clear: signaling) -> f32: payload 1 << 20, quieted:
+  // 7FC00000 | 00100000 = 7FD00000, invalid (§6.3).
+  expect(0x79, IE4M3, F32, pol(), 0x7FD00000, V);
+  // 15.5 = 0x41780000 -> f8e3m4 0 110 1111 = 6F; 16 = 0x41800000 overflows -> +Inf 70, o|x;
+  // 2^-6 = 0x3C800000 is the smallest subnormal 01.
+  expect(0x41780000, F32, IE3M4, pol(), 0x6F, 0);
+  expect(0x41800000, F32, IE3M4, pol(), 0x70, O | X);
+  expect(0x3C800000, F32, IE3M4, pol(), 0x01, 0);
+  // ±Inf -> ±Inf (§6.2 step 4): f8e3m4 F0.
+  expect(0xFF800000, F32, IE3M4, pol(), 0xF0, 0);
 }
 
 TEST(Examples, CudaProfiles) {

@@ -21,7 +21,7 @@ using oracle::Rational;
 Rational p2(int e) { return e >= 0 ? Rational(BigInt(1) << e) : Rational(BigInt(1), BigInt(1) << -e); }
 
 // The hand-computed tables below list the rows in FormatId order (f32 .. int8 = ids 0 .. 9, then
-// f8e4m3fnuz, f8e5m2fnuz, f8e4m3b11fnuz = 10 .. 12). A
+// f8e4m3fnuz, f8e5m2fnuz, f8e4m3b11fnuz = 10 .. 12, f8e4m3, f8e3m4 = 13, 14). A
 // row added to the table later is checked by the derivations and against the oracle (the
 // tests that loop over every row), and has no hand value here until someone computes one.
 template <class T, std::size_t N>
@@ -72,10 +72,10 @@ TEST(FormatTable, StatedMaxFiniteMatchesTheFamily) {
 // f16 65504, E4M3 448 = 1.75 * 2^8, E5M2 57344 = 1.75 * 2^15, E8M0 2^127, E3M2 28 = 1.75 * 2^4,
 // E2M3 7.5 = 1.875 * 2^2, E2M1 6 = 1.5 * 2^2, int8 127, E4M3FNUZ 240 = 1.875 * 2^(15-8),
 // E5M2FNUZ 57344 = 1.75 * 2^(31-16), E4M3B11FNUZ 30 = 1.875 * 2^(15-11); decoded by the core and
-// by the oracle.
+// by the oracle; the IEEE-like E4M3 77 = 1.875 * 2^(14-7) = 240 and E3M4 6F = 1.9375 * 2^(6-3) = 15.5.
 TEST(FormatTable, MaxFiniteValues) {
   const Rational want[] = {(2 - p2(-23)) * p2(127), (2 - p2(-7)) * p2(127), 65504, 448, 57344,
-                           p2(127), 28, Rational(15, 2), 6, 127, 240, 57344, 30};
+                           p2(127), 28, Rational(15, 2), 6, 127, 240, 57344, 30, 240, Rational(31, 2)};
   for (const auto& f : kFormats) {
     const Rational* w = hand(want, f);
     if (w == nullptr) continue;
@@ -87,10 +87,11 @@ TEST(FormatTable, MaxFiniteValues) {
 
 // §3.2 emin and qmin by hand: f32 -126/-149, bf16 -126/-133, f16 -14/-24, E4M3 -6/-9,
 // E5M2 -14/-16, E8M0 -127/-127 (field 0 is the normal binade 2^-127), E3M2 -2/-4,
-// E2M3 0/-3, E2M1 0/-1, (int8: none), E4M3FNUZ -7/-10, E5M2FNUZ -15/-17, E4M3B11FNUZ -10/-13.
+// E2M3 0/-3, E2M1 0/-1, (int8: none), E4M3FNUZ -7/-10, E5M2FNUZ -15/-17, E4M3B11FNUZ -10/-13,
+// E4M3 -6/-9, E3M4 -2/-6.
 TEST(FormatTable, DerivedExponents) {
-  const int emin[] = {-126, -126, -14, -6, -14, -127, -2, 0, 0, 0, -7, -15, -10};
-  const int qmin[] = {-149, -133, -24, -9, -16, -127, -4, -3, -1, 0, -10, -17, -13};
+  const int emin[] = {-126, -126, -14, -6, -14, -127, -2, 0, 0, 0, -7, -15, -10, -6, -2};
+  const int qmin[] = {-149, -133, -24, -9, -16, -127, -4, -3, -1, 0, -10, -17, -13, -9, -6};
   for (const auto& f : kFormats) {
     if (f.is_integer()) continue;
     // the smallest positive code (1 with subnormals, 0 for E8M0) is 2^qmin, by the oracle
@@ -123,10 +124,10 @@ TEST(FormatTable, CanonicalNaN) {
 
 // §2.2 number of NaN and Inf codes by hand: f16 2 x 1023 NaN, 2 Inf; bf16 2 x 127, 2;
 // E4M3 2 NaN (7F, FF), no Inf; E5M2 2 x 3 NaN, 2 Inf; E8M0 1 NaN (FF); FP6/FP4/int8 none;
-// the fnuz rows 1 NaN (80), no Inf.
+// the fnuz rows 1 NaN (80), no Inf; IEEE-like E4M3 2 x 7 NaN, 2 Inf; E3M4 2 x 15 NaN, 2 Inf.
 TEST(FormatTable, SpecialCodeCounts) {
-  const int nans[] = {-1, 254, 2046, 2, 6, 1, 0, 0, 0, 0, 1, 1, 1};
-  const int infs[] = {-1, 2, 2, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0};
+  const int nans[] = {-1, 254, 2046, 2, 6, 1, 0, 0, 0, 0, 1, 1, 1, 14, 30};
+  const int infs[] = {-1, 2, 2, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 2, 2};
   for (const auto& f : kFormats) {
     if (f.bits > 16) continue;
     int n = 0, inf = 0, on = 0, oinf = 0;
@@ -152,7 +153,7 @@ TEST(FormatTable, SpecialCodeCounts) {
 // magnitude, NaN otherwise; the code classes (is_nan_code, is_finite_code) for every row.
 TEST(FormatTable, FirstSpecialMagnitude) {
   const std::uint32_t want[] = {0x7F800000u, 0x7F80u, 0x7C00u, 0x7Fu, 0x7Cu, 0xFFu, 0x20u, 0x20u, 0x8u, 0x80u,
-                                0x80u, 0x80u, 0x80u};
+                                0x80u, 0x80u, 0x80u, 0x78u, 0x70u};  // E4M3 / E3M4: the Inf magnitude
   for (const auto& f : kFormats) {
     if (const std::uint32_t* w = hand(want, f)) {
       EXPECT_EQ(f.first_special_magnitude(), *w) << f.name;
@@ -174,7 +175,8 @@ TEST(FormatTable, FirstSpecialMagnitude) {
 // §2.1 table order = FormatId order, names are the LLVM/MLIR spellings.
 TEST(FormatNames, EveryNameParses) {
   const char* names[] = {"f32",      "bf16",     "f16",      "f8e4m3fn",   "f8e5m2",     "f8e8m0fnu",    "f6e3m2fn",
-                         "f6e2m3fn", "f4e2m1fn", "int8",     "f8e4m3fnuz", "f8e5m2fnuz", "f8e4m3b11fnuz"};
+                         "f6e2m3fn", "f4e2m1fn", "int8",     "f8e4m3fnuz", "f8e5m2fnuz", "f8e4m3b11fnuz",
+                         "f8e4m3",   "f8e3m4"};
   for (const auto& f : kFormats) {
     EXPECT_EQ(&format(f.id), &f) << f.name;  // row i has FormatId i
     const auto id = find_format(f.name);
@@ -196,7 +198,8 @@ TEST(FormatNames, Aliases) {
       {"e2m3", FormatId::f6e2m3fn},     {"e2m1", FormatId::f4e2m1fn},       {"e4m3fnuz", FormatId::f8e4m3fnuz},
       {"float8_e4m3fnuz", FormatId::f8e4m3fnuz}, {"e5m2fnuz", FormatId::f8e5m2fnuz},
       {"float8_e5m2fnuz", FormatId::f8e5m2fnuz}, {"e4m3b11fnuz", FormatId::f8e4m3b11fnuz},
-      {"float8_e4m3b11fnuz", FormatId::f8e4m3b11fnuz}};
+      {"float8_e4m3b11fnuz", FormatId::f8e4m3b11fnuz}, {"float8_e4m3", FormatId::f8e4m3},
+      {"e3m4", FormatId::f8e3m4}, {"float8_e3m4", FormatId::f8e3m4}};
   for (const auto& [a, id] : aliases) {
     const auto got = find_format(a);
     ASSERT_TRUE(got.has_value()) << a;
@@ -220,7 +223,7 @@ TEST(FormatNames, Aliases) {
   }
   std::sort(all.begin(), all.end());
   EXPECT_EQ(std::adjacent_find(all.begin(), all.end()), all.end()) << "a name or alias appears twice";
-  for (const char* bad : {"", "E4M3", "f8e4m3", "fp8", "float8_e4m3fnu", "int4", "f32 ", "bf16x", "e8m0fnu", "uint8"})
+  for (const char* bad : {"", "E4M3", "f8e4m3f", "fp8", "float8_e4m3fnu", "int4", "f32 ", "bf16x", "e8m0fnu", "uint8"})
     EXPECT_FALSE(find_format(bad).has_value()) << "'" << bad << "'";
 }
 

@@ -30,7 +30,8 @@ from numref_testlib import splitmix64  # noqa: E402  (tools/tests/numref_testlib
 # Format name (§2.1) -> (bits, exponent bits, fraction bits).
 LAYOUT = {"f32": (32, 8, 23), "bf16": (16, 8, 7), "f16": (16, 5, 10), "f8e4m3fn": (8, 4, 3), "f8e5m2": (8, 5, 2),
           "f8e8m0fnu": (8, 8, 0), "f6e3m2fn": (6, 3, 2), "f6e2m3fn": (6, 2, 3), "f4e2m1fn": (4, 2, 1),
-          "f8e4m3fnuz": (8, 4, 3), "f8e5m2fnuz": (8, 5, 2), "f8e4m3b11fnuz": (8, 4, 3)}
+          "f8e4m3fnuz": (8, 4, 3), "f8e5m2fnuz": (8, 5, 2), "f8e4m3b11fnuz": (8, 4, 3), "f8e4m3": (8, 4, 3),
+          "f8e3m4": (8, 3, 4)}
 
 
 def f32_inputs(n, seed=20240601):
@@ -60,7 +61,8 @@ def lib_ml_dtypes():
           "f8e5m2": ml_dtypes.float8_e5m2, "f8e8m0fnu": ml_dtypes.float8_e8m0fnu, "f6e3m2fn": ml_dtypes.float6_e3m2fn,
           "f6e2m3fn": ml_dtypes.float6_e2m3fn, "f4e2m1fn": ml_dtypes.float4_e2m1fn,
           "f8e4m3fnuz": ml_dtypes.float8_e4m3fnuz, "f8e5m2fnuz": ml_dtypes.float8_e5m2fnuz,
-          "f8e4m3b11fnuz": ml_dtypes.float8_e4m3b11fnuz}
+          "f8e4m3b11fnuz": ml_dtypes.float8_e4m3b11fnuz, "f8e4m3": ml_dtypes.float8_e4m3,
+          "f8e3m4": ml_dtypes.float8_e3m4}
 
     def cast(src, dst, codes):
         storage = {1: np.uint8, 2: np.uint16, 4: np.uint32}[np.dtype(dt[src]).itemsize]

@@ -37,6 +37,8 @@ enum class FormatId : std::uint8_t {
   f8e4m3fnuz,
   f8e5m2fnuz,
   f8e4m3b11fnuz,
+  f8e4m3,
+  f8e3m4,
 };
 
 // §2.1 One row per format. Bias and the largest finite code are STATED (as in the
@@ -139,6 +141,8 @@ inline constexpr auto kFormats = std::to_array<Format>({
     {FormatId::f8e4m3fnuz,    "f8e4m3fnuz",    8, 4, 3,  8, true, Specials::fnuz, true, true, 0x7Fu, 0x80u, "AMD CDNA3 / Graphcore FP8 E4M3 (bias 8)", "e4m3fnuz float8_e4m3fnuz"},
     {FormatId::f8e5m2fnuz,    "f8e5m2fnuz",    8, 5, 2, 16, true, Specials::fnuz, true, true, 0x7Fu, 0x80u, "AMD CDNA3 / Graphcore FP8 E5M2 (bias 16)", "e5m2fnuz float8_e5m2fnuz"},
     {FormatId::f8e4m3b11fnuz, "f8e4m3b11fnuz", 8, 4, 3, 11, true, Specials::fnuz, true, true, 0x7Fu, 0x80u, "XLA F8E4M3B11FNUZ (bias 11)", "e4m3b11fnuz float8_e4m3b11fnuz"},
+    {FormatId::f8e4m3,        "f8e4m3",        8, 4, 3,  7, true, Specials::ieee, true, true, 0x77u, 0x7Cu, "IEEE-like E4M3 (ml_dtypes float8_e4m3)", "float8_e4m3"},
+    {FormatId::f8e3m4,        "f8e3m4",        8, 3, 4,  3, true, Specials::ieee, true, true, 0x6Fu, 0x78u, "IEEE-like E3M4 (ml_dtypes float8_e3m4)", "e3m4 float8_e3m4"},
 });
 inline constexpr int kFormatCount = static_cast<int>(kFormats.size());
 
