@@ -56,8 +56,8 @@ std::vector<std::string> split_list(const std::string& s) {
 }
 
 // The default set: the OCP / MX narrow targets under the default rne, both overflow
-// policies where they differ, E8M0 under each of its rounding rules, the wide targets, and
-// the fnuz rows.
+// policies where they differ, E8M0 under each of its rounding rules, the wide targets, the
+// fnuz rows and the IEEE-like f8e4m3 / f8e3m4.
 std::vector<Combo> default_combos() {
   std::vector<Combo> v;
   auto add = [&](FormatId to, Round r, Overflow o, E8m0Round e = E8m0Round::follow) {
@@ -83,6 +83,8 @@ std::vector<Combo> default_combos() {
   add(FormatId::f8e4m3fnuz, Round::rne, Overflow::saturate);
   add(FormatId::f8e5m2fnuz, Round::rne, Overflow::nonsat);
   add(FormatId::f8e4m3b11fnuz, Round::rne, Overflow::saturate);
+  add(FormatId::f8e4m3, Round::rne, Overflow::nonsat);  // the IEEE-like 8-bit rows
+  add(FormatId::f8e3m4, Round::rne, Overflow::nonsat);
   return v;
 }
 
