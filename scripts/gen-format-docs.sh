@@ -32,7 +32,7 @@ hex-float otherwise.
 
 HEAD
   "$numref" formats --markdown
-  for f in f8e4m3fn f8e5m2 f8e8m0fnu f6e3m2fn f6e2m3fn f4e2m1fn; do
+  for f in f8e4m3fn f8e5m2 f8e8m0fnu f6e3m2fn f6e2m3fn f4e2m1fn f8e4m3fnuz f8e5m2fnuz f8e4m3b11fnuz f8e4m3 f8e3m4; do
     printf '\n## %s\n\n' "$f"
     "$numref" table "$f" --markdown
   done

@@ -341,6 +341,7 @@ std::string_view specials_name(Specials s) {
     case Specials::ieee: return "ieee";
     case Specials::fn: return "fn";
     case Specials::finite: return "finite";
+    case Specials::fnuz: return "fnuz";
     case Specials::integer: return "integer";
   }
   return "?";

@@ -52,6 +52,9 @@ Result nan_result(const Decoded& d, const Format& from, const Format& to, const 
       case NanToFinite::flipzero: return {to.is_integer() || d.sign ? 0u : to.sign_bit(), flags};
     }
   }
+  // §6.3 a fnuz target has one NaN (80): every option gives it (`ones` and `all_ones` would
+  // name the numbers 7F / FF).
+  if (to.specials == Specials::fnuz) return {to.canonical_nan, flags};
   const std::uint32_t sgn = d.sign ? to.sign_bit() : 0u;
   switch (p.nan) {
     case NanOut::sign: return {to.canonical_nan | sgn, flags};
@@ -86,7 +89,7 @@ Result inf_result(bool sign, const Format& to, const Policy& p) {
   if (p.overflow == Overflow::saturate && p.inf_sat == InfSat::max)
     return {encode_max_finite(sign, to), static_cast<std::uint8_t>(kOverflow | kInexact)};
   if (to.has_inf()) return {encode_inf(sign, to), 0};
-  if (to.has_nan()) return {to.canonical_nan | (sign ? to.sign_bit() : 0u), kInvalid};
+  if (to.has_nan()) return {to.nan_code(sign), kInvalid};
   return {encode_max_finite(sign, to), kInvalid};
 }
 

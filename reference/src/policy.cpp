@@ -71,6 +71,8 @@ constexpr ProfileRule kMlDtypesRules[] = {
     {"bf16", "bf16", "nan=raw", "a cast to the same dtype is a copy in NumPy (D3)"},
     {"f16", "f16", "nan=raw", "a cast to the same dtype is a copy in NumPy (D3)"},
     {"f8e5m2", "f8e5m2", "nan=raw", "a cast to the same dtype is a copy in NumPy"},
+    {"f8e4m3", "f8e4m3", "nan=raw", "a cast to the same dtype is a copy in NumPy"},
+    {"f8e3m4", "f8e3m4", "nan=raw", "a cast to the same dtype is a copy in NumPy"},
     {"f32", "f16", "nan=raw", "NumPy's own float32 -> float16 cast truncates the payload unquieted (D4)"},
 };
 
@@ -100,10 +102,14 @@ constexpr ProfileRule kTorchRules[] = {
     {"f16", "f16", "nan=raw", "a .to() to the same dtype returns the tensor itself"},
     {"f32", "f32", "nan=raw", "a .to() to the same dtype returns the tensor itself"},
     {"f8e5m2", "f8e5m2", "nan=raw", "a .to() to the same dtype returns the tensor itself"},
+    {"f8e4m3fnuz f8e5m2fnuz", "f16", "nan=canonical",
+     "the fnuz NaN (80) widens to the positive 7F800001 (fp8_fnuz_to_fp32_value), then to c10::Half: 7E00"},
+    {"f8e4m3fnuz f8e5m2fnuz", "f8e4m3fn f8e5m2", "nan=ones", "the fnuz NaN goes through the positive 7F800001: 7F"},
 };
 // ATEN_CPU_CAPABILITY=default: the scalar f32 -> bf16 path (0x7FC0); the rest as torch.
 constexpr ProfileRule kTorchDefaultRules[] = {
     kTorchRules[0], kTorchRules[1], kTorchRules[3], kTorchRules[4], kTorchRules[5], kTorchRules[6], kTorchRules[7],
+    kTorchRules[8], kTorchRules[9],
     {"bf16 f8e4m3fn f8e5m2", "f16", "nan=sign", "the scalar c10::Half conversion: canonical NaN with the sign"},
 };
 

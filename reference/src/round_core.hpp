@@ -63,8 +63,8 @@ inline Result overflow_result(bool sign, Round mode, const Format& to, const Pol
   if (!infinite) return sat;
   if (to.has_inf()) return {encode_inf(sign, to), static_cast<std::uint8_t>(kOverflow | kInexact)};
   // §6.1: where the infinity slot is a NaN (OCP E4M3, E8M0) overflow gives that NaN,
-  // carrying the sign of the overflowing value.
-  return {to.canonical_nan | (sign ? to.sign_bit() : 0u), static_cast<std::uint8_t>(kOverflow | kInexact)};
+  // carrying the sign of the overflowing value; fnuz formats give their one NaN.
+  return {to.nan_code(sign), static_cast<std::uint8_t>(kOverflow | kInexact)};
 }
 
 // Parity of the code of n * 2^q (the truncated candidate), for ties-to-even-code (§4.2).

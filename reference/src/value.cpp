@@ -40,7 +40,7 @@ Decoded decode(std::uint32_t code, const Format& f) {
   const std::uint32_t mag = code & f.mag_mask();
   d.exp_field = mag >> f.man_bits;
   d.man_field = mag & f.man_mask();
-  if (f.is_nan_magnitude(mag)) {  // §2.2
+  if (f.is_nan_code(code)) {  // §2.2 (fnuz: the sign bit alone, decoded with sign 1, payload 0)
     d.cls = Class::nan;
     d.sig = d.man_field;
     d.exp = 0;
@@ -84,7 +84,7 @@ std::optional<std::uint32_t> encode_exact(bool sign, std::uint64_t sig, int exp,
     if (!f.has_zero) return std::nullopt;
     if (f.is_integer()) return 0u;
     if (sign && !f.is_signed) return std::nullopt;
-    return sign ? f.sign_bit() : 0u;
+    return sign && f.has_negative_zero() ? f.sign_bit() : 0u;  // fnuz: −0 is the zero 00 (§3.3)
   }
   if (sign && !f.is_signed) return std::nullopt;
   // Strip trailing zeros so that the grid test below is exact.
@@ -116,7 +116,7 @@ std::optional<std::uint32_t> encode_exact(bool sign, std::uint64_t sig, int exp,
 
 std::uint32_t encode_zero(bool sign, const Format& f) {
   if (!f.has_zero) throw std::invalid_argument(std::string(f.name) + " has no zero");
-  return (sign && f.is_signed && !f.is_integer()) ? f.sign_bit() : 0u;
+  return sign && f.has_negative_zero() ? f.sign_bit() : 0u;  // §6.6 fnuz has no −0
 }
 
 std::uint32_t encode_inf(bool sign, const Format& f) {

@@ -56,7 +56,8 @@ std::vector<std::string> split_list(const std::string& s) {
 }
 
 // The default set: the OCP / MX narrow targets under the default rne, both overflow
-// policies where they differ, E8M0 under each of its rounding rules, and the wide targets.
+// policies where they differ, E8M0 under each of its rounding rules, the wide targets, the
+// fnuz rows and the IEEE-like f8e4m3 / f8e3m4.
 std::vector<Combo> default_combos() {
   std::vector<Combo> v;
   auto add = [&](FormatId to, Round r, Overflow o, E8m0Round e = E8m0Round::follow) {
@@ -77,6 +78,13 @@ std::vector<Combo> default_combos() {
   add(FormatId::f16, Round::rne, Overflow::nonsat);
   add(FormatId::f4e2m1fn, Round::rne, Overflow::saturate);
   add(FormatId::int8, Round::rne, Overflow::saturate);
+  // the fnuz family (§2.2): one NaN for overflow, Inf and NaN; no −0 for negative underflow
+  add(FormatId::f8e4m3fnuz, Round::rne, Overflow::nonsat);
+  add(FormatId::f8e4m3fnuz, Round::rne, Overflow::saturate);
+  add(FormatId::f8e5m2fnuz, Round::rne, Overflow::nonsat);
+  add(FormatId::f8e4m3b11fnuz, Round::rne, Overflow::saturate);
+  add(FormatId::f8e4m3, Round::rne, Overflow::nonsat);  // the IEEE-like 8-bit rows
+  add(FormatId::f8e3m4, Round::rne, Overflow::nonsat);
   return v;
 }
 

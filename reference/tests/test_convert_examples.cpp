@@ -15,7 +15,9 @@ namespace {
 
 constexpr FormatId F32 = FormatId::f32, BF16 = FormatId::bf16, F16 = FormatId::f16, E4M3 = FormatId::f8e4m3fn,
                    E5M2 = FormatId::f8e5m2, E8M0 = FormatId::f8e8m0fnu, FP4 = FormatId::f4e2m1fn,
-                   E3M2 = FormatId::f6e3m2fn, INT8 = FormatId::int8;
+                   E3M2 = FormatId::f6e3m2fn, INT8 = FormatId::int8, E4FNUZ = FormatId::f8e4m3fnuz,
+                   E5FNUZ = FormatId::f8e5m2fnuz, B11FNUZ = FormatId::f8e4m3b11fnuz, IE4M3 = FormatId::f8e4m3,
+                   IE3M4 = FormatId::f8e3m4;
 constexpr std::uint8_t X = kInexact, U = kUnderflow, O = kOverflow, V = kInvalid;
 
 Policy pol(Round r = Round::rne, Overflow o = Overflow::nonsat) { return convtest::with(r, o); }
@@ -169,6 +171,103 @@ TEST(Examples, E8M0SpecialOperands) {
 }
 
 // ---- §10 profiles ------------------------------------------------------------------------
+
+// ---- §2.2 / §6 the fnuz family: f8e4m3fnuz bias 8, max 7F = 1.875 * 2^7 = 240; f8e5m2fnuz
+// bias 16, max 7F = 1.75 * 2^15 = 57344; f8e4m3b11fnuz bias 11, max 7F = 1.875 * 2^4 = 30.
+// One NaN 80, no Inf, no −0. ----------------------------------------------------------------
+
+TEST(Examples, FnuzOverflowAndSpecials) {
+  // 240 = 0x43700000 = 1.875 * 2^7: field 7 + 8 = 15, fraction 111: 0x7F exactly.
+  expect(0x43700000, F32, E4FNUZ, pol(), 0x7F, 0);
+  // 248 = 0x43780000: quantum 2^(7-3) = 16, 248 / 16 = 15.5, a tie between 15 (240, code 7F, odd)
+  // and 16 (256): even -> 256 > 240 overflows (§6.1). nonsat: the NaN 80 (no sign); flags o|x.
+  expect(0x43780000, F32, E4FNUZ, pol(), 0x80, O | X);
+  expect(0xC3780000, F32, E4FNUZ, pol(), 0x80, O | X);
+  // saturate: ±max 7F / FF.
+  expect(0x43780000, F32, E4FNUZ, pol(Round::rne, Overflow::saturate), 0x7F, O | X);
+  expect(0xC3780000, F32, E4FNUZ, pol(Round::rne, Overflow::saturate), 0xFF, O | X);
+  // rtz truncates -248 to -240 = FF: in range, no overflow; rdn rounds it to -256: overflow with
+  // the "to -∞" direction (§6.1 nonsat): the NaN.
+  expect(0xC3780000, F32, E4FNUZ, pol(Round::rtz), 0xFF, X);
+  expect(0xC3780000, F32, E4FNUZ, pol(Round::rdn), 0x80, O | X);
+  // §6.2 ±Inf: nonsat (or inf_sat=keep) -> 80 with invalid; saturate + inf_sat=max -> ±max, o|x.
+  expect(0x7F800000, F32, E4FNUZ, pol(), 0x80, V);
+  expect(0xFF800000, F32, E4FNUZ, pol(), 0x80, V);
+  expect(0xFF800000, F32, E4FNUZ, pol(Round::rne, Overflow::saturate), 0xFF, O | X);
+  // §6.3 NaN operands: 80 under every nan option (ones would be 7F = 240, all_ones FF = -240).
+  for (NanOut n : {NanOut::payload, NanOut::sign, NanOut::canonical, NanOut::ones, NanOut::ones_sign,
+                   NanOut::all_ones, NanOut::raw}) {
+    Policy p = pol();
+    p.nan = n;
+    expect(0xFFC00000, F32, E4FNUZ, p, 0x80, 0);
+    expect(0x7F800001, F32, E4FNUZ, p, 0x80, V);  // signaling: invalid (§6.3)
+    expect(0x80, E5FNUZ, E4FNUZ, p, 0x80, 0);
+  }
+  // 57344 = 1.75 * 2^15 = 0x47600000 -> f8e5m2fnuz 0x7F; 61440 = 1.875 * 2^15 is the tie between
+  // 7F (odd) and 65536: even -> overflow -> 80; 30 = 0x41F00000 -> f8e4m3b11fnuz 7F.
+  expect(0x47600000, F32, E5FNUZ, pol(), 0x7F, 0);
+  expect(0x47700000, F32, E5FNUZ, pol(), 0x80, O | X);
+  expect(0x41F00000, F32, B11FNUZ, pol(), 0x7F, 0);
+}
+
+TEST(Examples, FnuzZeroAndBottomOfRange) {
+  // §6.6 −0 -> +0 (00): the −0 pattern is the NaN.
+  expect(0x80000000, F32, E4FNUZ, pol(), 0x00, 0);
+  expect(0x8000, F16, E4FNUZ, pol(), 0x00, 0);
+  // -2^-12 = 0xB9800000: below half the smallest subnormal 2^-10 / 2: rounds to zero, +0 (§6.6,
+  // §9.2 tiny and inexact: u|x); under rdn it is -2^-10 = 0x81.
+  expect(0xB9800000, F32, E4FNUZ, pol(), 0x00, U | X);
+  expect(0xB9800000, F32, E4FNUZ, pol(Round::rdn), 0x81, U | X);
+  // §8.2 FTZ of a negative tiny value: +0.
+  Policy ftz = pol();
+  ftz.ftz = true;
+  expect(0xBA800000, F32, E4FNUZ, ftz, 0x00, U | X);  // -2^-10 = 0x81 exactly, flushed
+  // 2^-7 = 0x3C000000: the smallest normal, code 08 (field 1).
+  expect(0x3C000000, F32, E4FNUZ, pol(), 0x08, 0);
+}
+
+TEST(Examples, FromFnuz) {
+  // §3.1 80 is a NaN read with sign 1, payload 0; §6.3 payload into f32: sign kept, quiet:
+  // FFC00000; sign: FFC00000; canonical: 7FC00000; into f8e4m3fn with payload: FF; int8: 00, v.
+  expect(0x80, E4FNUZ, F32, pol(), 0xFFC00000, 0);
+  Policy canon = pol();
+  canon.nan = NanOut::canonical;
+  expect(0x80, E4FNUZ, F32, canon, 0x7FC00000, 0);
+  expect(0x80, E4FNUZ, E4M3, pol(), 0xFF, 0);
+  expect(0x80, E4FNUZ, INT8, pol(), 0x00, V);
+  // 7F = 240 into f8e4m3fn: 240 = 1.875 * 2^7 = field 14, fraction 111 = 0x77; C0 = -1 (field 8 = bias) -> BF800000.
+  expect(0x7F, E4FNUZ, E4M3, pol(), 0x77, 0);
+  expect(0xC0, E4FNUZ, F32, pol(), 0xBF800000, 0);
+  // 01 = 2^-10 into f8e4m3fn (qmin -9): half the smallest subnormal, a tie to the even 0 -> 00, u|x.
+  expect(0x01, E4FNUZ, E4M3, pol(), 0x00, U | X);
+  // 7F = 57344 of f8e5m2fnuz into f8e4m3fnuz: overflow -> 80; into f8e5m2 = 0x7B exactly.
+  expect(0x7F, E5FNUZ, E4FNUZ, pol(), 0x80, O | X);
+  expect(0x7F, E5FNUZ, E5M2, pol(), 0x7B, 0);
+}
+
+// ---- §2.2 ieee 8-bit rows: f8e4m3 (bias 7, Inf 78, max 77 = 240), f8e3m4 (bias 3, Inf 70, max
+// 6F = 15.5, qmin = 1 - 3 - 4 = -6). ---------------------------------------------------------
+
+TEST(Examples, IeeeEightBitRows) {
+  // 240 = 0x43700000 -> 0 1110 111 = 77; 248 = 0x43780000: quantum 16, 15.5 is a tie between 77
+  // (odd) and 256: even -> 256 > 240: overflow, nonsat rne -> +Inf 78 (§6.1); saturate -> 77.
+  expect(0x43700000, F32, IE4M3, pol(), 0x77, 0);
+  expect(0x43780000, F32, IE4M3, pol(), 0x78, O | X);
+  expect(0xC3780000, F32, IE4M3, pol(Round::rne, Overflow::saturate), 0xF7, O | X);
+  // §6.3 payload: f32 7FC00000 -> fraction 400000 >> 20 = 4, quiet -> 7C; -0 stays -0 (80).
+  expect(0x7FC00000, F32, IE4M3, pol(), 0x7C, 0);
+  expect(0x80000000, F32, IE4M3, pol(), 0x80, 0);
+  // f8e4m3 79 (fraction 001, quiet bit clear: signaling) -> f32: payload 1 << 20, quieted:
+  // 7FC00000 | 00100000 = 7FD00000, invalid (§6.3).
+  expect(0x79, IE4M3, F32, pol(), 0x7FD00000, V);
+  // 15.5 = 0x41780000 -> f8e3m4 0 110 1111 = 6F; 16 = 0x41800000 overflows -> +Inf 70, o|x;
+  // 2^-6 = 0x3C800000 is the smallest subnormal 01.
+  expect(0x41780000, F32, IE3M4, pol(), 0x6F, 0);
+  expect(0x41800000, F32, IE3M4, pol(), 0x70, O | X);
+  expect(0x3C800000, F32, IE3M4, pol(), 0x01, 0);
+  // ±Inf -> ±Inf (§6.2 step 4): f8e3m4 F0.
+  expect(0xFF800000, F32, IE3M4, pol(), 0xF0, 0);
+}
 
 TEST(Examples, CudaProfiles) {
   // cuda_satfinite narrow: NaN -> 0x7F with the sign dropped (nan=ones), quiet: no flag.

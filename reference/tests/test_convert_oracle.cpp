@@ -50,7 +50,7 @@ TEST(OracleAgreement, EverySmallSourceEveryTargetModeAndOverflow) {
           cases += std::uint64_t{1} << from->bits;
         }
   EXPECT_EQ(mm.count(), 0u) << mm.summary();
-  EXPECT_GT(cases, 13'000'000u);  // 2 x 65536 x 10 targets x 10 policies, plus the narrow sources
+  EXPECT_GT(cases, 17'000'000u);  // 2 x 65536 x 13 targets x 10 policies, plus the narrow sources
 }
 
 // One knob (or a few) changed from the defaults. `acts_on` names the targets whose
@@ -76,6 +76,9 @@ const Variant kVariants[] = {
     {"nan=sign", [](Policy& p) { p.nan = NanOut::sign; }, has_nan_target, true, false},
     {"nan=canonical", [](Policy& p) { p.nan = NanOut::canonical; }, has_nan_target, true, false},
     {"nan=ones", [](Policy& p) { p.nan = NanOut::ones; }, has_nan_target, true, false},
+    {"nan=ones_sign", [](Policy& p) { p.nan = NanOut::ones_sign; }, has_nan_target, true, false},
+    {"nan=all_ones", [](Policy& p) { p.nan = NanOut::all_ones; }, has_nan_target, true, false},
+    {"nan=raw", [](Policy& p) { p.nan = NanOut::raw; }, has_nan_target, true, false},
     {"nan_to_finite=negzero", [](Policy& p) { p.nan_to_finite = NanToFinite::negzero; }, no_nan_target, true,
      false},
     {"nan_to_finite=max", [](Policy& p) { p.nan_to_finite = NanToFinite::max; }, no_nan_target, true, false},

@@ -20,7 +20,8 @@ using oracle::Rational;
 
 Rational p2(int e) { return e >= 0 ? Rational(BigInt(1) << e) : Rational(BigInt(1), BigInt(1) << -e); }
 
-// The hand-computed tables below list the rows f32 .. int8 in FormatId order (ids 0 .. 9). A
+// The hand-computed tables below list the rows in FormatId order (f32 .. int8 = ids 0 .. 9, then
+// f8e4m3fnuz, f8e5m2fnuz, f8e4m3b11fnuz = 10 .. 12, f8e4m3, f8e3m4 = 13, 14). A
 // row added to the table later is checked by the derivations and against the oracle (the
 // tests that loop over every row), and has no hand value here until someone computes one.
 template <class T, std::size_t N>
@@ -29,10 +30,15 @@ const T* hand(const T (&table)[N], const Format& f) {
   return i < N ? &table[i] : nullptr;
 }
 
-// §2.2 / §3.2: bias = 2^(exp_bits - 1) - 1 for every floating-point row; integers have none.
+// §2.2 / §3.2: bias = 2^(exp_bits - 1) - 1 for every floating-point row, one more for fnuz
+// (2^(exp_bits - 1)), and the number after `b` where the name states it (f8e4m3b11fnuz: 11,
+// §2.3); integers have none.
 TEST(FormatTable, StatedBiasMatchesTheFieldWidths) {
   for (const auto& f : kFormats) {
-    const int derived = f.is_integer() ? 0 : (1 << (f.exp_bits - 1)) - 1;
+    int derived = f.is_integer() ? 0 : (1 << (f.exp_bits - 1)) - (f.specials == Specials::fnuz ? 0 : 1);
+    const std::string n(f.name);
+    if (const auto b = n.find('b', 1); b != std::string::npos && b + 1 < n.size() && n[b + 1] >= '0' && n[b + 1] <= '9')
+      derived = std::stoi(n.substr(b + 1));
     EXPECT_EQ(f.bias, derived) << f.name;
   }
 }
@@ -45,7 +51,8 @@ TEST(FormatTable, StorageWidthIsTheSumOfTheFields) {
 // §2.2: the largest finite code by family:
 //   ieee: exponent all ones minus one, fraction all ones;
 //   fn: the all-ones magnitude is the NaN, so one below it (S.1111.110; unsigned: FE);
-//   finite: the all-ones magnitude; integer: 2^(bits-1) - 1.
+//   finite and fnuz (whose NaN is the sign bit alone): the all-ones magnitude;
+//   integer: 2^(bits-1) - 1.
 TEST(FormatTable, StatedMaxFiniteMatchesTheFamily) {
   for (const auto& f : kFormats) {
     const std::uint32_t mag_all_ones = (f.is_signed ? (1u << (f.bits - 1)) : (f.bits >= 32 ? 0u : (1u << f.bits))) - 1u;
@@ -53,7 +60,8 @@ TEST(FormatTable, StatedMaxFiniteMatchesTheFamily) {
     switch (f.specials) {
       case Specials::ieee: derived = (((1u << f.exp_bits) - 2u) << f.man_bits) | ((1u << f.man_bits) - 1u); break;
       case Specials::fn: derived = mag_all_ones - 1u; break;
-      case Specials::finite: derived = mag_all_ones; break;
+      case Specials::finite:
+      case Specials::fnuz: derived = mag_all_ones; break;
       case Specials::integer: derived = (1u << (f.bits - 1)) - 1u; break;
     }
     EXPECT_EQ(f.max_finite, derived) << f.name;
@@ -62,10 +70,12 @@ TEST(FormatTable, StatedMaxFiniteMatchesTheFamily) {
 
 // The max finite VALUES of §2.1, by hand: f32 (2 - 2^-23) 2^127, bf16 (2 - 2^-7) 2^127,
 // f16 65504, E4M3 448 = 1.75 * 2^8, E5M2 57344 = 1.75 * 2^15, E8M0 2^127, E3M2 28 = 1.75 * 2^4,
-// E2M3 7.5 = 1.875 * 2^2, E2M1 6 = 1.5 * 2^2, int8 127; decoded by the core and by the oracle.
+// E2M3 7.5 = 1.875 * 2^2, E2M1 6 = 1.5 * 2^2, int8 127, E4M3FNUZ 240 = 1.875 * 2^(15-8),
+// E5M2FNUZ 57344 = 1.75 * 2^(31-16), E4M3B11FNUZ 30 = 1.875 * 2^(15-11); decoded by the core and
+// by the oracle; the IEEE-like E4M3 77 = 1.875 * 2^(14-7) = 240 and E3M4 6F = 1.9375 * 2^(6-3) = 15.5.
 TEST(FormatTable, MaxFiniteValues) {
   const Rational want[] = {(2 - p2(-23)) * p2(127), (2 - p2(-7)) * p2(127), 65504, 448, 57344,
-                           p2(127), 28, Rational(15, 2), 6, 127};
+                           p2(127), 28, Rational(15, 2), 6, 127, 240, 57344, 30, 240, Rational(31, 2)};
   for (const auto& f : kFormats) {
     const Rational* w = hand(want, f);
     if (w == nullptr) continue;
@@ -77,10 +87,11 @@ TEST(FormatTable, MaxFiniteValues) {
 
 // §3.2 emin and qmin by hand: f32 -126/-149, bf16 -126/-133, f16 -14/-24, E4M3 -6/-9,
 // E5M2 -14/-16, E8M0 -127/-127 (field 0 is the normal binade 2^-127), E3M2 -2/-4,
-// E2M3 0/-3, E2M1 0/-1.
+// E2M3 0/-3, E2M1 0/-1, (int8: none), E4M3FNUZ -7/-10, E5M2FNUZ -15/-17, E4M3B11FNUZ -10/-13,
+// E4M3 -6/-9, E3M4 -2/-6.
 TEST(FormatTable, DerivedExponents) {
-  const int emin[] = {-126, -126, -14, -6, -14, -127, -2, 0, 0};
-  const int qmin[] = {-149, -133, -24, -9, -16, -127, -4, -3, -1};
+  const int emin[] = {-126, -126, -14, -6, -14, -127, -2, 0, 0, 0, -7, -15, -10, -6, -2};
+  const int qmin[] = {-149, -133, -24, -9, -16, -127, -4, -3, -1, 0, -10, -17, -13, -9, -6};
   for (const auto& f : kFormats) {
     if (f.is_integer()) continue;
     // the smallest positive code (1 with subnormals, 0 for E8M0) is 2^qmin, by the oracle
@@ -92,7 +103,8 @@ TEST(FormatTable, DerivedExponents) {
 }
 
 // §2.2 / §3.3 the canonical NaN: ieee = all-ones exponent with the quiet bit; fn = the
-// all-ones magnitude; it decodes as NaN (core and oracle). finite / integer: no NaN.
+// all-ones magnitude; fnuz = the sign bit alone (80); it decodes as NaN (core and oracle).
+// finite / integer: no NaN.
 TEST(FormatTable, CanonicalNaN) {
   for (const auto& f : kFormats) {
     if (!f.has_nan()) {
@@ -102,7 +114,7 @@ TEST(FormatTable, CanonicalNaN) {
     }
     const std::uint32_t derived = f.specials == Specials::ieee
                                       ? (((1u << f.exp_bits) - 1u) << f.man_bits) | (1u << (f.man_bits - 1))
-                                      : f.mag_mask();
+                                      : (f.specials == Specials::fnuz ? f.sign_bit() : f.mag_mask());
     EXPECT_EQ(f.canonical_nan, derived) << f.name;
     EXPECT_EQ(decode(f.canonical_nan, f).cls, Class::nan) << f.name;
     EXPECT_EQ(oracle::read_code(f.canonical_nan, f).kind, oracle::Kind::nan) << f.name;
@@ -111,10 +123,11 @@ TEST(FormatTable, CanonicalNaN) {
 }
 
 // §2.2 number of NaN and Inf codes by hand: f16 2 x 1023 NaN, 2 Inf; bf16 2 x 127, 2;
-// E4M3 2 NaN (7F, FF), no Inf; E5M2 2 x 3 NaN, 2 Inf; E8M0 1 NaN (FF); FP6/FP4/int8 none.
+// E4M3 2 NaN (7F, FF), no Inf; E5M2 2 x 3 NaN, 2 Inf; E8M0 1 NaN (FF); FP6/FP4/int8 none;
+// the fnuz rows 1 NaN (80), no Inf; IEEE-like E4M3 2 x 7 NaN, 2 Inf; E3M4 2 x 15 NaN, 2 Inf.
 TEST(FormatTable, SpecialCodeCounts) {
-  const int nans[] = {-1, 254, 2046, 2, 6, 1, 0, 0, 0, 0};
-  const int infs[] = {-1, 2, 2, 0, 2, 0, 0, 0, 0, 0};
+  const int nans[] = {-1, 254, 2046, 2, 6, 1, 0, 0, 0, 0, 1, 1, 1, 14, 30};
+  const int infs[] = {-1, 2, 2, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 2, 2};
   for (const auto& f : kFormats) {
     if (f.bits > 16) continue;
     int n = 0, inf = 0, on = 0, oinf = 0;
@@ -134,11 +147,13 @@ TEST(FormatTable, SpecialCodeCounts) {
 
 // §2.2 The first special magnitude, by hand: f32 7F800000 (exponent all ones), bf16 7F80,
 // f16 7C00, E5M2 7C (Inf), E4M3 7F, E8M0 FF (the NaN: all-ones magnitude), FP6 E3M2 / E2M3 20,
-// FP4 8, int8 80 (= mag_mask + 1: none). Then for every code of the formats of at most 16 bits,
-// against the oracle's independent reading of the code: finite iff the magnitude is below it,
-// Inf iff it is the Inf magnitude, NaN otherwise.
+// FP4 8, int8 and the fnuz rows 80 (= mag_mask + 1: none; the fnuz NaN is a code, not a
+// magnitude). Then for every code of the formats of at most 16 bits, against the oracle's
+// independent reading of the code: finite iff the magnitude is below it, Inf iff it is the Inf
+// magnitude, NaN otherwise; the code classes (is_nan_code, is_finite_code) for every row.
 TEST(FormatTable, FirstSpecialMagnitude) {
-  const std::uint32_t want[] = {0x7F800000u, 0x7F80u, 0x7C00u, 0x7Fu, 0x7Cu, 0xFFu, 0x20u, 0x20u, 0x8u, 0x80u};
+  const std::uint32_t want[] = {0x7F800000u, 0x7F80u, 0x7C00u, 0x7Fu, 0x7Cu, 0xFFu, 0x20u, 0x20u, 0x8u, 0x80u,
+                                0x80u, 0x80u, 0x80u, 0x78u, 0x70u};  // E4M3 / E3M4: the Inf magnitude
   for (const auto& f : kFormats) {
     if (const std::uint32_t* w = hand(want, f)) {
       EXPECT_EQ(f.first_special_magnitude(), *w) << f.name;
@@ -147,6 +162,9 @@ TEST(FormatTable, FirstSpecialMagnitude) {
     for (std::uint32_t c = 0; c < (1u << f.bits); ++c) {
       const std::uint32_t mag = c & f.mag_mask();
       const oracle::Kind k = oracle::read_code(c, f).kind;
+      EXPECT_EQ(f.is_nan_code(c), k == oracle::Kind::nan) << f.name << " " << c;
+      EXPECT_EQ(f.is_finite_code(c), k != oracle::Kind::nan && k != oracle::Kind::inf) << f.name << " " << c;
+      if (f.specials == Specials::fnuz) continue;  // its NaN has the magnitude of the zero
       EXPECT_EQ(f.is_finite_magnitude(mag), k != oracle::Kind::nan && k != oracle::Kind::inf) << f.name << " " << c;
       EXPECT_EQ(f.is_inf_magnitude(mag), k == oracle::Kind::inf) << f.name << " " << c;
       EXPECT_EQ(f.is_nan_magnitude(mag), k == oracle::Kind::nan) << f.name << " " << c;
@@ -156,7 +174,9 @@ TEST(FormatTable, FirstSpecialMagnitude) {
 
 // §2.1 table order = FormatId order, names are the LLVM/MLIR spellings.
 TEST(FormatNames, EveryNameParses) {
-  const char* names[] = {"f32", "bf16", "f16", "f8e4m3fn", "f8e5m2", "f8e8m0fnu", "f6e3m2fn", "f6e2m3fn", "f4e2m1fn", "int8"};
+  const char* names[] = {"f32",      "bf16",     "f16",      "f8e4m3fn",   "f8e5m2",     "f8e8m0fnu",    "f6e3m2fn",
+                         "f6e2m3fn", "f4e2m1fn", "int8",     "f8e4m3fnuz", "f8e5m2fnuz", "f8e4m3b11fnuz",
+                         "f8e4m3",   "f8e3m4"};
   for (const auto& f : kFormats) {
     EXPECT_EQ(&format(f.id), &f) << f.name;  // row i has FormatId i
     const auto id = find_format(f.name);
@@ -175,7 +195,11 @@ TEST(FormatNames, Aliases) {
       {"fp16", FormatId::f16},          {"float16", FormatId::f16},         {"e4m3", FormatId::f8e4m3fn},
       {"float8_e4m3fn", FormatId::f8e4m3fn}, {"e5m2", FormatId::f8e5m2},   {"float8_e5m2", FormatId::f8e5m2},
       {"e8m0", FormatId::f8e8m0fnu},    {"float8_e8m0fnu", FormatId::f8e8m0fnu}, {"e3m2", FormatId::f6e3m2fn},
-      {"e2m3", FormatId::f6e2m3fn},     {"e2m1", FormatId::f4e2m1fn}};
+      {"e2m3", FormatId::f6e2m3fn},     {"e2m1", FormatId::f4e2m1fn},       {"e4m3fnuz", FormatId::f8e4m3fnuz},
+      {"float8_e4m3fnuz", FormatId::f8e4m3fnuz}, {"e5m2fnuz", FormatId::f8e5m2fnuz},
+      {"float8_e5m2fnuz", FormatId::f8e5m2fnuz}, {"e4m3b11fnuz", FormatId::f8e4m3b11fnuz},
+      {"float8_e4m3b11fnuz", FormatId::f8e4m3b11fnuz}, {"float8_e4m3", FormatId::f8e4m3},
+      {"e3m4", FormatId::f8e3m4}, {"float8_e3m4", FormatId::f8e3m4}};
   for (const auto& [a, id] : aliases) {
     const auto got = find_format(a);
     ASSERT_TRUE(got.has_value()) << a;
@@ -199,8 +223,36 @@ TEST(FormatNames, Aliases) {
   }
   std::sort(all.begin(), all.end());
   EXPECT_EQ(std::adjacent_find(all.begin(), all.end()), all.end()) << "a name or alias appears twice";
-  for (const char* bad : {"", "E4M3", "f8e4m3", "fp8", "float8_e4m3fnuz", "int4", "f32 ", "bf16x", "e8m0fnu", "uint8"})
+  for (const char* bad : {"", "E4M3", "f8e4m3f", "fp8", "float8_e4m3fnu", "int4", "f32 ", "bf16x", "e8m0fnu", "uint8"})
     EXPECT_FALSE(find_format(bad).has_value()) << "'" << bad << "'";
+}
+
+// §2.2 The fnuz family (by hand, f8e4m3fnuz): 80 is the only NaN and decodes with sign 1 and
+// payload 0; 00 is the only zero (no −0 code); 01 = 2^-10 (qmin = 1 - 8 - 3), 08 = 2^-7 (the
+// smallest normal), C0 = -1 (field 1000 = 8 = bias); encode of a −0 gives 00 (§3.3).
+TEST(FormatTable, FnuzCodes) {
+  const Format& f = format(FormatId::f8e4m3fnuz);
+  int zeros = 0, nans = 0;
+  for (std::uint32_t c = 0; c < 256; ++c) {
+    const Decoded d = decode(c, f);
+    zeros += d.cls == Class::zero;
+    nans += d.cls == Class::nan;
+  }
+  EXPECT_EQ(zeros, 1);
+  EXPECT_EQ(nans, 1);
+  const Decoded n = decode(0x80, f);
+  EXPECT_EQ(n.cls, Class::nan);
+  EXPECT_TRUE(n.sign);
+  EXPECT_EQ(n.sig, 0u);
+  EXPECT_EQ(oracle::rational_value(0x01, f), p2(-10));
+  EXPECT_EQ(oracle::rational_value(0x08, f), p2(-7));
+  EXPECT_EQ(oracle::rational_value(0xC0, f), Rational(-1));
+  EXPECT_EQ(encode_exact(true, 0, 0, f), std::optional<std::uint32_t>(0u));
+  EXPECT_EQ(encode_zero(true, f), 0u);
+  EXPECT_FALSE(f.has_negative_zero());
+  EXPECT_TRUE(format(FormatId::f8e4m3fn).has_negative_zero());
+  EXPECT_EQ(f.nan_code(true), 0x80u);
+  EXPECT_EQ(f.nan_code(false), 0x80u);
 }
 
 }  // namespace

@@ -4,7 +4,7 @@
 spec §10.1 (the ml_dtypes profile), §10.4 (its pair rules), §11 (conversion).
 
 Every source and target format ml_dtypes has (f32, bf16, f16, f8e4m3fn, f8e5m2, f8e8m0fnu,
-f6e3m2fn, f6e2m3fn, f4e2m1fn; the same format included): every code of each <= 16-bit source
+f6e3m2fn, f6e2m3fn, f4e2m1fn, f8e4m3fnuz, f8e5m2fnuz, f8e4m3b11fnuz; the same format included): every code of each <= 16-bit source
 and >= 1 048 576 binary32 codes (tools/tests/peer_diff.py: the structured set plus seeded
 random codes). The expected number of differing results is 0, NaN bits included: the former
 departures D1-D5 (docs/ml_dtypes-departures.md) are now knob settings of the profile. A few
@@ -26,9 +26,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 #   D3 bf16 7F81 -> bf16: a copy (nan=raw, same width) -> 7F81.
 #   D4 f32 7F800001 -> f16: payload 1 >> 13 = 0, not quieted, zero becomes 1 -> 7C01 (nan=raw).
 #   D5 bf16 FFC1 -> f32: shift by 16 -> FFC10000 (nan=raw).
+#   fnuz (§2.2, §6.6): f32 80000000 (-0) -> f8e4m3fnuz 00 (no -0); 248 = 43780000 is the tie
+#      between 240 (7F, odd) and 256: even -> overflow -> the one NaN 80 (§6.1); f8e4m3fnuz 80 ->
+#      f32 FFC00000 (read with sign 1, §3.1, nan=sign).
 EXAMPLES = [("f32", "f8e8m0fnu", 0x00400001, 0x01), ("f32", "f8e8m0fnu", 0x00400000, 0x00),
             ("f32", "f4e2m1fn", 0xFFC00000, 0x0), ("f32", "f4e2m1fn", 0x7FC00000, 0x8),
-            ("bf16", "bf16", 0x7F81, 0x7F81), ("f32", "f16", 0x7F800001, 0x7C01), ("bf16", "f32", 0xFFC1, 0xFFC10000)]
+            ("bf16", "bf16", 0x7F81, 0x7F81), ("f32", "f16", 0x7F800001, 0x7C01), ("bf16", "f32", 0xFFC1, 0xFFC10000),
+            ("f32", "f8e4m3fnuz", 0x80000000, 0x00), ("f32", "f8e4m3fnuz", 0x43780000, 0x80),
+            ("f8e4m3fnuz", "f32", 0x80, 0xFFC00000)]
 
 
 def main():

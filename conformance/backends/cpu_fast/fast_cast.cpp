@@ -520,6 +520,8 @@ const char* declined(const Format& from, const Format& to, const Policy& p) {
   if (p.e8m0_low == E8m0Low::grid && to.man_bits == 0 && !to.is_integer() && !to.has_zero)
     return "cpu-fast does not implement e8m0_low=grid";
   if (p.nan == NanOut::raw && from.bits == 32) return "cpu-fast does not implement nan=raw from 32-bit sources";
+  if (from.specials == Specials::fnuz || to.specials == Specials::fnuz)
+    return "cpu-fast does not implement the fnuz formats (spec §2.2)";
   return nullptr;
 }
 

@@ -80,13 +80,19 @@ extern "C" {
 #define NUMREF_FMT_F6E2M3FN 7u
 #define NUMREF_FMT_F4E2M1FN 8u
 #define NUMREF_FMT_INT8 9u
-#define NUMREF_FMT_COUNT 10u
+#define NUMREF_FMT_F8E4M3FNUZ 10u
+#define NUMREF_FMT_F8E5M2FNUZ 11u
+#define NUMREF_FMT_F8E4M3B11FNUZ 12u
+#define NUMREF_FMT_F8E4M3 13u
+#define NUMREF_FMT_F8E3M4 14u
+#define NUMREF_FMT_COUNT 15u
 /* Every format as X(NAME, name): the NUMREF_FMT_NAME constant and the §2.1 name, in table order.
  * conform/abi.hpp expands it to pin every constant; C code may expand it too (a name table). */
 #define NUMREF_FORMAT_LIST(X)                                                                      \
   X(F32, f32) X(BF16, bf16) X(F16, f16) X(F8E4M3FN, f8e4m3fn) X(F8E5M2, f8e5m2)                   \
   X(F8E8M0FNU, f8e8m0fnu) X(F6E3M2FN, f6e3m2fn) X(F6E2M3FN, f6e2m3fn) X(F4E2M1FN, f4e2m1fn)       \
-  X(INT8, int8)
+  X(INT8, int8) X(F8E4M3FNUZ, f8e4m3fnuz) X(F8E5M2FNUZ, f8e5m2fnuz) X(F8E4M3B11FNUZ, f8e4m3b11fnuz)   \
+  X(F8E4M3, f8e4m3) X(F8E3M4, f8e3m4)
 
 /* ---- policy knobs (spec §4–§10); the names are those of describe(), §10.2 ---------- */
 /* Each knob's values are numbered in the order of its words in the knob table of

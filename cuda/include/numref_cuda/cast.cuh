@@ -265,6 +265,7 @@ template <class S, class D, Mode M, SrVariant V = SrVariant::fraction>
 NUMREF_HD NUMREF_FORCEINLINE std::uint32_t convert_as(std::uint32_t bits, const SpecialCodes<D>& sp, int k,
                                                       std::uint32_t r) {
   static_assert(S::is_signed && S::has_zero, "sources are signed floating-point formats with a zero");
+  static_assert(!S::is_fnuz && !D::is_fnuz, "the kernels refuse the fnuz formats (spec §35.12 item 9)");
   static_assert(D::is_signed && D::has_zero && D::has_subnormals,
                 "targets are signed floating-point formats with a zero and subnormals (f8e8m0fnu: to_e8m0)");
   const bool sign = (bits & S::sign_bit) != 0u;

@@ -26,6 +26,7 @@ struct FloatTraits {
   static constexpr bool has_inf = numref::format(F).has_inf();
   static constexpr bool has_nan = numref::format(F).has_nan();
   static constexpr bool nan_is_all_ones = numref::format(F).specials == numref::Specials::fn;
+  static constexpr bool is_fnuz = numref::format(F).specials == numref::Specials::fnuz;  // §2.2, §35.12 item 9
   static constexpr bool is_integer = numref::format(F).is_integer();
   // §2.1 / §3.2 derived columns
   static constexpr std::uint32_t mask = numref::format(F).mask();

@@ -18,6 +18,8 @@ enum class Specials : std::uint8_t {
   fn,       // "finite + NaN": no Inf; NaN only at the all-ones magnitude (S.1111.111 in OCP
             // E4M3; 0xFF in the unsigned OCP E8M0, whose magnitude is the whole code)
   finite,   // no Inf, no NaN (OCP MX FP6 / FP4)
+  fnuz,     // "finite, NaN, unsigned zero" (AMD MI300 / Graphcore FP8): no Inf, no -0; the one
+            // NaN is the negative-zero pattern, the sign bit alone (0x80)
   integer,  // two's complement integer, no special values
 };
 
@@ -32,6 +34,11 @@ enum class FormatId : std::uint8_t {
   f6e2m3fn,
   f4e2m1fn,
   int8,
+  f8e4m3fnuz,
+  f8e5m2fnuz,
+  f8e4m3b11fnuz,
+  f8e4m3,
+  f8e3m4,
 };
 
 // §2.1 One row per format. Bias and the largest finite code are STATED (as in the
@@ -65,7 +72,12 @@ struct Format {
   constexpr bool is_integer() const { return specials == Specials::integer; }
   constexpr bool has_inf() const { return specials == Specials::ieee; }
   constexpr bool has_nan() const {
-    return specials == Specials::ieee || specials == Specials::fn;
+    return specials == Specials::ieee || specials == Specials::fn || specials == Specials::fnuz;
+  }
+  // §2.2 A −0 code exists: signed floating-point formats with a zero, except fnuz (whose
+  // negative-zero pattern is the NaN).
+  constexpr bool has_negative_zero() const {
+    return is_signed && has_zero && !is_integer() && specials != Specials::fnuz;
   }
   // Unbiased exponent of the smallest normal binade (§3.2): 1 - bias when field 0
   // is the subnormal binade, -bias when field 0 is itself a normal binade.
@@ -91,12 +103,29 @@ struct Format {
   constexpr bool is_nan_magnitude(std::uint32_t mag) const {
     return !is_finite_magnitude(mag) && !is_inf_magnitude(mag);
   }
+  // §2.2 Classes of a whole code. They differ from the magnitude's only in fnuz, whose NaN
+  // is the sign bit with magnitude 0 (its magnitude classes are all finite).
+  constexpr bool is_nan_code(std::uint32_t code) const {
+    code &= mask();
+    return specials == Specials::fnuz ? code == sign_bit() : is_nan_magnitude(code & mag_mask());
+  }
+  constexpr bool is_finite_code(std::uint32_t code) const {
+    return !is_nan_code(code) && is_finite_magnitude(code & mag_mask());
+  }
+  // §6.1 / §6.2 / §6.3 The NaN a rule delivers "with the sign of x": the canonical NaN with the
+  // sign bit where the format has a NaN of each sign (ieee, signed fn); fnuz has one NaN.
+  constexpr std::uint32_t nan_code(bool sign) const {
+    return specials == Specials::fnuz ? canonical_nan : (canonical_nan | (sign ? sign_bit() : 0u));
+  }
 };
 
 // §2.1 The descriptor table. Sources:
 //   IEEE 754-2019 (binary32, binary16); bfloat16 (Google TPU / Intel BF16 spec);
 //   OCP 8-bit Floating Point Specification (OFP8) rev 1.0 (E4M3, E5M2);
-//   OCP Microscaling Formats (MX) Specification v1.0 (E8M0, FP6 E3M2/E2M3, FP4 E2M1).
+//   OCP Microscaling Formats (MX) Specification v1.0 (E8M0, FP6 E3M2/E2M3, FP4 E2M1);
+//   the FNUZ FP8 of AMD CDNA3 (MI300) and Graphcore (torch / ml_dtypes float8_e4m3fnuz,
+//   float8_e5m2fnuz), XLA's F8E4M3B11FNUZ, and the IEEE-like float8_e4m3 / float8_e3m4 of
+//   ml_dtypes (exponent field all ones = Inf / NaN, as in IEEE 754 binary formats).
 inline constexpr auto kFormats = std::to_array<Format>({
     // id                 name         bits e  m   bias signed specials           zero  subn  max_finite   canonical_nan source / aliases
     {FormatId::f32,       "f32",       32,  8, 23, 127, true,  Specials::ieee,    true, true, 0x7F7FFFFFu, 0x7FC00000u, "IEEE 754-2019 binary32", "fp32 float32"},
@@ -109,6 +138,11 @@ inline constexpr auto kFormats = std::to_array<Format>({
     {FormatId::f6e2m3fn,  "f6e2m3fn",   6,  2,  3,   1, true,  Specials::finite,  true, true, 0x1Fu,       0x00u,       "OCP MX v1.0 FP6 E2M3", "e2m3"},
     {FormatId::f4e2m1fn,  "f4e2m1fn",   4,  2,  1,   1, true,  Specials::finite,  true, true, 0x7u,        0x00u,       "OCP MX v1.0 FP4 E2M1", "e2m1"},
     {FormatId::int8,      "int8",       8,  0,  7,   0, true,  Specials::integer, true, false, 0x7Fu,      0x00u,       "two's complement 8-bit integer", ""},
+    {FormatId::f8e4m3fnuz,    "f8e4m3fnuz",    8, 4, 3,  8, true, Specials::fnuz, true, true, 0x7Fu, 0x80u, "AMD CDNA3 / Graphcore FP8 E4M3 (bias 8)", "e4m3fnuz float8_e4m3fnuz"},
+    {FormatId::f8e5m2fnuz,    "f8e5m2fnuz",    8, 5, 2, 16, true, Specials::fnuz, true, true, 0x7Fu, 0x80u, "AMD CDNA3 / Graphcore FP8 E5M2 (bias 16)", "e5m2fnuz float8_e5m2fnuz"},
+    {FormatId::f8e4m3b11fnuz, "f8e4m3b11fnuz", 8, 4, 3, 11, true, Specials::fnuz, true, true, 0x7Fu, 0x80u, "XLA F8E4M3B11FNUZ (bias 11)", "e4m3b11fnuz float8_e4m3b11fnuz"},
+    {FormatId::f8e4m3,        "f8e4m3",        8, 4, 3,  7, true, Specials::ieee, true, true, 0x77u, 0x7Cu, "IEEE-like E4M3 (ml_dtypes float8_e4m3)", "float8_e4m3"},
+    {FormatId::f8e3m4,        "f8e3m4",        8, 3, 4,  3, true, Specials::ieee, true, true, 0x6Fu, 0x78u, "IEEE-like E3M4 (ml_dtypes float8_e3m4)", "e3m4 float8_e3m4"},
 });
 inline constexpr int kFormatCount = static_cast<int>(kFormats.size());
 

@@ -32,7 +32,10 @@ std::uint32_t sign_mask(const Format& f) { return f.is_signed ? (1u << (f.bits -
 std::uint32_t magnitude_mask(const Format& f) { return width_mask(f) & ~sign_mask(f); }
 bool is_int(const Format& f) { return f.specials == Specials::integer; }
 bool has_inf(const Format& f) { return f.specials == Specials::ieee; }
-bool has_nan(const Format& f) { return f.specials == Specials::ieee || f.specials == Specials::fn; }
+bool has_nan(const Format& f) {
+  return f.specials == Specials::ieee || f.specials == Specials::fn || f.specials == Specials::fnuz;
+}
+bool is_fnuz(const Format& f) { return f.specials == Specials::fnuz; }
 std::uint32_t sgn(bool s, const Format& f) { return s ? sign_mask(f) : 0u; }
 
 // §3.3 the infinity code; §6.1 / §6.2 "the NaN of the infinity slot" of an fn format is
@@ -40,7 +43,10 @@ std::uint32_t sgn(bool s, const Format& f) { return s ? sign_mask(f) : 0u; }
 std::uint32_t inf_code(bool s, const Format& f) {
   return sgn(s, f) | (((1u << f.exp_bits) - 1u) << f.man_bits);
 }
-std::uint32_t nan_slot_code(bool s, const Format& f) { return sgn(s, f) | magnitude_mask(f); }
+// A fnuz format's only NaN is the negative-zero pattern, the sign bit alone, whatever the sign.
+std::uint32_t nan_slot_code(bool s, const Format& f) {
+  return is_fnuz(f) ? sign_mask(f) : (sgn(s, f) | magnitude_mask(f));
+}
 
 // §3.3 ±max finite (integers: 7F and, for negatives, -128 = 80 or -127 = 81 (§6.5)).
 std::uint32_t max_code(bool s, const Format& f) { return sgn(s, f) | f.max_finite; }
@@ -52,8 +58,8 @@ long int_min(const Format& f, const Policy& p) {
 }
 std::uint32_t int_code(long v, const Format& f) { return static_cast<std::uint32_t>(v) & width_mask(f); }
 
-// §3.3 / §6.6 the zero of a format that has one.
-std::uint32_t zero_code(bool s, const Format& f) { return is_int(f) ? 0u : sgn(s, f); }
+// §3.3 / §6.6 the zero of a format that has one (fnuz: only +0, §2.2).
+std::uint32_t zero_code(bool s, const Format& f) { return is_int(f) || is_fnuz(f) ? 0u : sgn(s, f); }
 
 // Effective rounding (§7.1): targets without fraction bits use e8m0_round.
 enum class Mode : std::uint8_t { rne, rtz, rup, rdn, rna, sr };
@@ -149,6 +155,7 @@ Out nan_out(const Value& v, const Format& from, const Format& to, const Policy& 
       case NanToFinite::flipzero: return {is_int(to) ? 0u : sgn(!v.sign, to), flags};  // the zero, sign flipped
     }
   }
+  if (is_fnuz(to)) return {nan_slot_code(v.sign, to), flags};  // §6.3: one NaN, every option
   switch (p.nan) {
     case NanOut::raw: {  // §6.3 raw: like payload, but the quiet bit is not set; never the Inf pattern
       if (to.specials != Specials::ieee) return {nan_slot_code(v.sign, to), flags};
@@ -374,8 +381,8 @@ Value read_code(std::uint32_t code, const Format& f) {
     v.signaling = mf != 0 && f.man_bits > 0 && ((mf >> (f.man_bits - 1)) & 1u) == 0;
     return v;
   }
-  if (f.specials == Specials::fn && mag == magnitude_mask(f)) {
-    v.kind = Kind::nan;
+  if ((f.specials == Specials::fn && mag == magnitude_mask(f)) || (is_fnuz(f) && code == sign_mask(f))) {
+    v.kind = Kind::nan;  // fnuz: 80, read with its sign bit (1) and payload 0
     v.sig = mf;
     return v;
   }

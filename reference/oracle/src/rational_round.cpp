@@ -40,6 +40,11 @@ std::uint32_t mag_mask_of(const Format& f) {
   return all & ~sign_bit_of(f);
 }
 std::uint32_t exp_ones(const Format& f) { return (1u << f.exp_bits) - 1u; }
+bool fnuz(const Format& f) { return f.specials == Specials::fnuz; }
+// §2.2 / §6.6 The code of a zero with the given sign: fnuz has no −0 (its pattern is the NaN).
+std::uint32_t zero_of(bool sign, const Format& f) {
+  return f.specials == Specials::integer || fnuz(f) || !sign ? 0u : sign_bit_of(f);
+}
 }  // namespace
 
 Value decode(std::uint32_t code, const Format& f) {
@@ -58,7 +63,7 @@ Value decode(std::uint32_t code, const Format& f) {
   const std::uint32_t field = mag >> f.man_bits;
   const std::uint32_t frac = mag & ((1u << f.man_bits) - 1u);
   if ((f.specials == Specials::ieee && field == exp_ones(f) && frac != 0) ||
-      (f.specials == Specials::fn && mag == mag_mask_of(f))) {
+      (f.specials == Specials::fn && mag == mag_mask_of(f)) || (fnuz(f) && code == sign_bit_of(f))) {
     out.kind = Value::nan;
     out.payload = frac;
     return out;
@@ -98,7 +103,7 @@ std::uint32_t encode(const Rational& v, bool zero_sign, const Format& f) {
   const std::uint32_t sb = sign ? sign_bit_of(f) : 0u;
   if (v == 0) {
     if (!f.has_zero) throw std::logic_error("encode: zero in a format without zero");
-    return sb;
+    return zero_of(sign, f);
   }
   const Rational a = v < 0 ? Rational(-v) : v;
   const int e = floor_log2(a);
@@ -143,7 +148,7 @@ Rounded overflow_result(bool sign, Round ovf_mode, const Format& f, const Policy
   } else if (f.specials == Specials::ieee) {
     o.code = sb | (exp_ones(f) << f.man_bits);
   } else {
-    o.code = f.canonical_nan | sb;  // the NaN of the infinity slot, with the sign
+    o.code = fnuz(f) ? sign_bit_of(f) : (f.canonical_nan | sb);  // the NaN of the infinity slot, with the sign
   }
   return o;
 }
@@ -155,7 +160,7 @@ Rounded round(const Rational& v, bool zero_sign, const Format& f, Round mode, Ro
   Rounded out;
   const bool sign = v < 0 || (v == 0 && zero_sign);
   if (v == 0) {
-    out.code = f.specials == Specials::integer ? 0u : (sign ? sign_bit_of(f) : 0u);
+    out.code = zero_of(sign, f);
     return out;
   }
   const Rational a = v < 0 ? Rational(-v) : v;
@@ -185,7 +190,7 @@ Rounded round(const Rational& v, bool zero_sign, const Format& f, Round mode, Ro
   }
   const BigInt n = N + (up ? 1 : 0);
   if (n == 0) {
-    out.code = f.specials == Specials::integer ? 0u : (sign ? sign_bit_of(f) : 0u);
+    out.code = zero_of(sign, f);
     return out;
   }
   const Rational mag = Rational(n) * pow2(q);
@@ -213,6 +218,11 @@ Rounded inf_to(bool sign, const Format& f, const Policy& p) {
     o.code = sb | (exp_ones(f) << f.man_bits);
     return o;
   }
+  if (fnuz(f)) {  // §6.2.5, the one NaN
+    o.code = sign_bit_of(f);
+    o.invalid = true;
+    return o;
+  }
   if (f.specials == Specials::fn) {  // §6.2.5
     o.code = f.canonical_nan | sb;
     o.invalid = true;
@@ -236,6 +246,10 @@ Rounded nan_to(bool sign, std::uint64_t payload, int from_man, bool from_ieee, c
       case NanToFinite::signzero: o.code = f.specials == Specials::integer ? 0u : sb; break;
       case NanToFinite::flipzero: o.code = f.specials == Specials::integer ? 0u : (sb ^ sign_bit_of(f)); break;
     }
+    return o;
+  }
+  if (fnuz(f)) {  // §6.3 one NaN: every option gives it
+    o.code = sign_bit_of(f);
     return o;
   }
   switch (p.nan) {  // §6.3

@@ -185,8 +185,7 @@ RValues sr_edge_r(const CastParams& p, std::uint32_t x) {
   } else {
     const std::uint32_t mag = x & f.mag_mask();
     const std::uint32_t ef = mag >> f.man_bits, mf = mag & f.man_mask();
-    const bool special = (f.specials == Specials::ieee && ef == f.exp_all_ones()) ||
-                         (f.specials == Specials::fn && mag == f.mag_mask());
+    const bool special = !f.is_finite_code(x);  // §2.2 (fnuz: 80 too)
     if (!special) {
       if (f.has_subnormals && ef == 0) {
         sig = mf;
