@@ -190,10 +190,14 @@ inline constexpr std::string_view mx_descale[] = {"recip", "divide"};
 inline constexpr std::string_view nan_scale[] = {"canonical", "all_ones_tensor"};
 inline constexpr std::string_view elem_nan[] = {"policy", "half"};
 }  // namespace recipe_words
+// (an alias, not `T RecipeKnobs::*member;`: nvcc's front end re-emits that declaration with
+// parentheses, which g++ then flags under -Werror=parentheses in the CUDA build)
+template <class T>
+using RecipeMember = T RecipeKnobs::*;
 template <class T>
 struct RecipeKnob {
   std::string_view key;
-  T RecipeKnobs::*member;
+  RecipeMember<T> member;
   std::span<const std::string_view> words;  // in enum order
   std::string_view clause;
 };
