@@ -121,7 +121,7 @@ def _vectors_dir(vectors):
 
 
 def check(kernel, op: str = "cast", *, from_: str, to: str, profile: str = "ocp", policy=None,
-          level: str = "l1", seed: int = 1, flags: bool = False, batch: int = 1 << 16,
+          level="l1", seed: int = 1, flags: bool = False, batch: int = 1 << 16,
           max_mismatches: int = 20, raise_on_mismatch: bool = False, vectors=None, **knobs) -> CheckResult:
     """Run ``kernel`` on the conformance cases of the cast suite (from_ -> to under profile and
     knobs, as ``numref cast``) and compare every result with the reference, bit for bit.
@@ -130,7 +130,8 @@ def check(kernel, op: str = "cast", *, from_: str, to: str, profile: str = "ocp"
              uint32 random values of §5) with x of from_'s dtype (``numref.dtype_of``), returning
              the results as to's dtype or as raw unsigned codes; with ``flags=True`` it returns
              (results, flags) and the §9 flags (uint8 bits) are compared too.
-    level    l0 | l1 (default) | l2 | exhaustive: the runner's levels (§33.3).
+    level    l0 | l1 (default) | l2 | exhaustive: the runner's levels (§33.3); 0, 1, 2 (int or
+             text) as ``numref conform --level`` writes them are the same levels.
     vectors  the golden-vector directory (default: $NUMREF_VECTORS, else the package's own);
              False: the generated cases only. The suite's vector cases run after the generated
              ones; a mismatch there names its file and line (``Mismatch.where``).
@@ -150,6 +151,10 @@ def check(kernel, op: str = "cast", *, from_: str, to: str, profile: str = "ocp"
         raise TypeError(f"profile: expected a profile name (str), got {type(profile).__name__}")
     if batch < 1:
         raise ValueError(f"batch: expected a positive number of cases, got {batch}")
+    if isinstance(level, bool) or not isinstance(level, (int, str)):
+        raise TypeError(f"level: expected l0|l1|l2|exhaustive or 0|1|2, got {type(level).__name__}")
+    if str(level) in ("0", "1", "2"):  # the CLI's spelling (numref conform --level 1)
+        level = "l" + str(level)
     pol = Policy(to, profile, policy, **knobs)
     vdir = _vectors_dir(vectors)  # before any work: a missing directory is a usage error
     suite = _core.CastSuite(from_, to, profile, str(pol), level, seed)

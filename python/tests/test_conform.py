@@ -51,6 +51,16 @@ def test_bad_arguments():
         numref.conform.check(lambda x: x, from_="f32", to="bf16", level="l9")
     with pytest.raises(TypeError, match="kernel returned dtype float32"):
         numref.conform.check(lambda x: x, from_="f32", to="bf16")
+    with pytest.raises(TypeError, match="level: expected"):
+        numref.conform.check(lambda x: x, from_="f32", to="bf16", level=1.0)
+
+
+def test_level_as_the_cli_writes_it():
+    """level=0 / "0" is the runner's l0 (numref conform --level 0): the same cases as "l0"."""
+    kernel = lambda x: numref.cast(x, "bf16")  # noqa: E731
+    counts = {repr(lv): numref.conform.check(kernel, from_="f16", to="bf16", level=lv, vectors=False).cases
+              for lv in (0, "0", "l0")}
+    assert len(set(counts.values())) == 1 and counts["0"] > 0, counts
 
 
 def test_golden_vectors_catch_what_the_generated_cases_miss():
