@@ -151,14 +151,14 @@ Policy torchao_narrow() {
   p.overflow = Overflow::saturate;
   return p;
 }
-constexpr Recipe kTorchaoMxFloor{"mx-floor", "block:1x32",
-                                 "zero_code=min_normal inf_block=exponent nan_block=inf_divisor elem_nan=half",
+// FLOOR, CEIL and EVEN share their handling of code 00, Inf / NaN blocks and FP6 / FP4 NaN.
+constexpr std::string_view kTorchaoMxKnobs =
+    "zero_code=min_normal inf_block=exponent nan_block=inf_divisor elem_nan=half";
+constexpr Recipe kTorchaoMxFloor{"mx-floor", "block:1x32", kTorchaoMxKnobs,
                                  "torchao 0.18 prototype.mx_formats.mx_tensor.to_mx(scaling_mode=FLOOR)"};
-constexpr Recipe kTorchaoMxCeil{"mx-ceil", "block:1x32",
-                                "zero_code=min_normal inf_block=exponent nan_block=inf_divisor elem_nan=half",
+constexpr Recipe kTorchaoMxCeil{"mx-ceil", "block:1x32", kTorchaoMxKnobs,
                                 "torchao 0.18 prototype.mx_formats.mx_tensor.to_mx(scaling_mode=CEIL)"};
-constexpr Recipe kTorchaoMxEven{"mx-even", "block:1x32",
-                                "zero_code=min_normal inf_block=exponent nan_block=inf_divisor elem_nan=half",
+constexpr Recipe kTorchaoMxEven{"mx-even", "block:1x32", kTorchaoMxKnobs,
                                 "torchao 0.18 prototype.mx_formats.mx_tensor.to_mx(scaling_mode=EVEN)"};
 constexpr Recipe kTorchaoMxRceil{"mx-rceil", "block:1x32",
                                  "scale_exp=log2f zero_code=one inf_block=max_code elem_nan=half",
