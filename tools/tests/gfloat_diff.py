@@ -33,7 +33,7 @@ Every other result must be equal, NaN bits included. gfloat is run vectorised wh
 ndarray API has the scalar API's rules (Gfloat.cast says where it is not), and the mixed path
 is checked equal to round_float / encode_float on a seeded sample of every pair, mode and sat.
 With sat=False, FP6 / FP4 operands beyond max finite (gfloat raises, or gives max in a
-directional mode) are run on a sample of at most 2048 per pair and mode; the count of the
+directional mode) are run on a sample of at most 512 per pair and mode; the count of the
 others is printed (gfloat_sat runs all of them).
 
 usage: gfloat_diff.py NUMREF [--f32 N] [--sr-f32 N]
@@ -81,12 +81,13 @@ class Gfloat:
         import numpy as np
         import gfloat
         self.np, self.g, self.fi = np, gfloat, gfloat_formats()
-        self.sample, self.not_evaluated = 2048, 0
+        self.sample, self.not_evaluated = 512, 0
 
     def values(self, src, codes):
         np = self.np
         if src == "f32":
-            return codes.astype(np.uint32).view(np.float32).astype(np.float64)
+            with np.errstate(invalid="ignore"):  # signaling NaNs widen to NaNs (gfloat drops payloads)
+                return codes.astype(np.uint32).view(np.float32).astype(np.float64)
         return self.g.decode_ndarray(self.fi[src], codes.astype(np.int64))
 
     def scalar(self, dst, v, mode, sat, r=None, k=0):
@@ -201,7 +202,7 @@ def main():
     rng_words = splitmix64_array(20250101, 1 << 16)
     api_checked = api_differ = 0
     for src in FORMATS:
-        idx = (rng_words[:512] % np.uint64(len(inputs[src]))).astype(np.int64)
+        idx = (rng_words[:128] % np.uint64(len(inputs[src]))).astype(np.int64)
         x = values[src][idx]
         for dst in FORMATS:
             for sat in (False, True):
