@@ -234,7 +234,7 @@ def main():
             print(f"  {profile:>10} {mode_n}: {n:>9} conversions, {bad} differ")
 
     # 3. stochastic modes (§5.5), the pairs that round: fewer fraction bits or exponent bits
-    words = splitmix64_array(20240917, 1 << 17)
+    words = splitmix64_array(20240917, max(len(c) for c in sr_inputs.values()))
     for profile, sat in PROFILES.items():
         for j, mode in enumerate(SR_MODES):
             n = bad = 0
