@@ -142,13 +142,14 @@ constexpr ProfileRule kXlaRules[] = {
     {"f32", "f32", "nan=raw", "a convert to the same type is removed"},
 };
 
-// gfloat 0.5 (Graphcore; gfloat/round.py round_float + gfloat/encode.py encode_float, the same
-// in round_ndarray / encode_ndarray): one rule for every target. The operand's value is rounded
+// gfloat 0.5 (Graphcore; gfloat/round.py round_float + gfloat/encode.py encode_float; the
+// ndarray API agrees except into E8M0, docs/profiles.md): one rule for every target. The operand's value is rounded
 // with an unbounded exponent (subnormals and -0 kept, E8M0 ties by code parity = §7.1 follow);
 // overflow gives +-Inf (f8e5m2, wide) or the NaN (sat=False) or +-max (sat=True; also +-Inf);
 // every NaN is encoded as code_of_nan = all bits set (FF, FFFF, FFFFFFFF); zero and negative
 // operands into the unsigned E8M0 fall below fi.min and give FF. gfloat raises for a NaN (and,
-// with sat=False, an overflow) into FP6 / FP4, so nan_to_finite is never observed.
+// with sat=False, an overflow) into FP6 / FP4, so nan_to_finite is never observed. Departures
+// G1-G3 (spec §10.6) need rules of the conversion core, not settings.
 Policy gfloat_policy(Overflow o) {
   Policy p;
   p.overflow = o;
