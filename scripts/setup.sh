@@ -19,13 +19,15 @@ for p in "${PACKAGES[@]}" "${OPTIONAL[@]}"; do
 done
 
 install_python_helpers() {
-  # Python helpers from PyPI: numpy, ml_dtypes (differential checks), and for the Python module
+  # Python helpers from PyPI: numpy, ml_dtypes and gfloat (differential checks; gfloat is pure
+  # Python, < 2 MB with its two small pure-Python dependencies), and for the Python module
   # (python/, `pip install .`) nanobind, scikit-build-core and pytest (its tests, label `python`).
-  if ! python3 -c "import numpy, ml_dtypes, nanobind, scikit_build_core, pytest" >/dev/null 2>&1; then
-    echo "setup: installing Python helpers numpy, ml_dtypes, nanobind, scikit-build-core, pytest"
-    python3 -m pip install --quiet --disable-pip-version-check numpy ml_dtypes nanobind scikit-build-core pytest || \
-      python3 -m pip install --quiet --disable-pip-version-check --break-system-packages numpy ml_dtypes nanobind \
-        scikit-build-core pytest
+  if ! python3 -c "import numpy, ml_dtypes, gfloat, nanobind, scikit_build_core, pytest" >/dev/null 2>&1; then
+    echo "setup: installing Python helpers numpy, ml_dtypes, gfloat, nanobind, scikit-build-core, pytest"
+    python3 -m pip install --quiet --disable-pip-version-check numpy ml_dtypes gfloat nanobind scikit-build-core \
+      pytest || \
+      python3 -m pip install --quiet --disable-pip-version-check --break-system-packages numpy ml_dtypes gfloat \
+        nanobind scikit-build-core pytest
   fi
   # NUMREF_PEERS=1: the libraries of the `peers` differential tests (jax for xla, torch, torchao
   # for the torchao_* recipe profiles; several GiB). Then configure with -DNUMREF_PEERS=ON and

@@ -142,6 +142,22 @@ constexpr ProfileRule kXlaRules[] = {
     {"f32", "f32", "nan=raw", "a convert to the same type is removed"},
 };
 
+// gfloat 0.5 (Graphcore; gfloat/round.py round_float + gfloat/encode.py encode_float; the
+// ndarray API agrees except into E8M0, docs/profiles.md): one rule for every target. The operand's value is rounded
+// with an unbounded exponent (subnormals and -0 kept, E8M0 ties by code parity = §7.1 follow);
+// overflow gives +-Inf (f8e5m2, wide) or the NaN (sat=False) or +-max (sat=True; also +-Inf);
+// every NaN is encoded as code_of_nan = all bits set (FF, FFFF, FFFFFFFF); zero and negative
+// operands into the unsigned E8M0 fall below fi.min and give FF. gfloat raises for a NaN (and,
+// with sat=False, an overflow) into FP6 / FP4, so nan_to_finite is never observed. Departures
+// G1-G3 (spec §10.6) need rules of the conversion core, not settings.
+Policy gfloat_policy(Overflow o) {
+  Policy p;
+  p.overflow = o;
+  p.inf_sat = InfSat::max;  // sat=True: round_float's Inf -> amax
+  p.nan = NanOut::all_ones;  // encode_float: np.isnan(v) -> fi.code_of_nan = 2^k - 1
+  return p;
+}
+
 // §10.5 torchao 0.18 (prototype/mx_formats/mx_tensor.py to_mx; float8/float8_utils.py
 // amax_to_scale, hp_tensor_and_scale_to_float8). Elements: torchao clamps to +-max_pos in
 // binary32, then casts with torch (.to(float8) = the torch profile) or with
@@ -225,6 +241,11 @@ const std::array<Profile, kProfileCount>& profiles() {
        torchao_narrow(), torch_wide(), kTorchRules, &kDeepGemm},
       {ProfileId::te_mxfp8, "te_mxfp8", "TransformerEngine MXFP8 quantization (block 1 x 32, E8M0 round-up, satfinite)",
        cuda_narrow(Overflow::saturate), cuda_wide(), kCudaRules, &kTeMxfp8},
+      // element profiles added after the recipe profiles (the C numbers of §31.3 stay)
+      {ProfileId::gfloat, "gfloat", "gfloat 0.5 round_float(sat=False) + encode_float (Graphcore)",
+       gfloat_policy(Overflow::nonsat), gfloat_policy(Overflow::nonsat)},
+      {ProfileId::gfloat_sat, "gfloat_sat", "gfloat 0.5 round_float(sat=True) + encode_float (as its encode_block)",
+       gfloat_policy(Overflow::saturate), gfloat_policy(Overflow::saturate)},
   }};
   return table;
 }

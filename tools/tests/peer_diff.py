@@ -7,10 +7,12 @@ usage: peer_diff.py NUMREF LIB [--f32 N]
   LIB: ml_dtypes (np.ndarray.astype), xla (jax.jit(lambda v: v.astype(t)) on CPU),
        torch (Tensor.to, the CPU kernels of this machine), torch_default (the same with
        ATEN_CPU_CAPABILITY=default)
-  --f32 N: number of binary32 inputs (default 1 048 576): a structured set (both signs x every
-       exponent field x fractions 0, 1, all ones and the tie of every target width +- 1 ulp;
-       max finite and just beyond; subnormals; +-0; +-Inf; NaN payloads of both signs, signaling
-       and quiet) plus seeded random codes (splitmix64, seed 20240601) up to N.
+  --f32 N: number of binary32 inputs (default 1 048 576; the `peers` tests 20 971 520): the
+       structured set of numref_testlib.f32_structured() (37 892 codes: both signs x every
+       exponent field x fractions 0, 1, all ones, every grid point and tie of the 8-, 6- and 4-bit
+       targets and the first / last ties of bf16 and f16, each +- 1 ulp, so every target's max
+       finite and just beyond; subnormals; +-0; +-Inf; NaN payloads of both signs, signaling and
+       quiet) plus seeded random codes (splitmix64, seed 20240601) up to N.
 
 For every source format the library has and every target format it has (the same format
 included), every code of each <= 16-bit source and the binary32 set are converted by both;
@@ -19,38 +21,11 @@ on any difference (listing the first ones), 0 when there is none. A missing libr
 failure, never a skip: the message says how to install it (scripts/setup.sh, NUMREF_PEERS=1).
 """
 import argparse
-import itertools
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from numref_testlib import splitmix64  # noqa: E402  (tools/tests/numref_testlib.py)
-
-# Format name (§2.1) -> (bits, exponent bits, fraction bits).
-LAYOUT = {"f32": (32, 8, 23), "bf16": (16, 8, 7), "f16": (16, 5, 10), "f8e4m3fn": (8, 4, 3), "f8e5m2": (8, 5, 2),
-          "f8e8m0fnu": (8, 8, 0), "f6e3m2fn": (6, 3, 2), "f6e2m3fn": (6, 2, 3), "f4e2m1fn": (4, 2, 1),
-          "f8e4m3fnuz": (8, 4, 3), "f8e5m2fnuz": (8, 5, 2), "f8e4m3b11fnuz": (8, 4, 3), "f8e4m3": (8, 4, 3),
-          "f8e3m4": (8, 3, 4)}
-
-
-def f32_inputs(n, seed=20240601):
-    """The structured binary32 set, then seeded random codes up to n (sorted, unique)."""
-    fracs = {0, 1, 2, 0x7FFFFF, 0x7FFFFE, 0x400000, 0x400001, 0x3FFFFF, 0x5FFFFF, 0x600000, 0x200000, 0x100000}
-    for m in (0, 1, 2, 3, 7, 10):  # the rounding points of every target width: tie, tie +- 1, odd tie
-        tie = 1 << (22 - m)
-        for base in (tie, tie + (tie << 1)):
-            fracs |= {base - 1, base, base + 1}
-    s = {(sg << 31) | (e << 23) | f for sg in (0, 1) for e in range(256) for f in fracs}
-    s |= {0x7F7FFFFF, 0xFF7FFFFF, 0x7F800000, 0xFF800000, 0x00000001, 0x80000001, 0x007FFFFF}
-    s |= {0x7FC00000 | p for p in (0, 1, 0x1234, 0x3FFFFF)} | {0x7F800000 | p for p in (1, 0x2000, 0x3FFFFF)}
-    s |= {c | 0x80000000 for c in list(s) if (c & 0x7F800000) == 0x7F800000}
-    for z in splitmix64(seed):
-        if len(s) >= n:
-            break
-        s.add(z >> 32)
-    return sorted(s)
-
+from numref_testlib import code_inputs, numref_cast  # noqa: E402  (tools/tests/numref_testlib.py)
 
 # ---- the libraries ------------------------------------------------------------------------
 
@@ -126,19 +101,6 @@ DEPARTURES = {(lib, src, "f32", 0x80): 0x7F800001
               for lib in ("torch", "torch_default") for src in ("f8e4m3fnuz", "f8e5m2fnuz")}
 
 
-def numref_cast(numref, profile, src, dst, codes):
-    import numpy as np
-    text = "".join(f"{c:x}\n" for c in codes.tolist())
-    p = subprocess.run([numref, "cast", "--from", src, "--to", dst, "--profile", profile], input=text.encode(),
-                       capture_output=True)
-    if p.returncode != 0:
-        raise SystemExit(f"FAIL: numref cast {src}->{dst} exited {p.returncode}: {p.stderr.decode().strip()}")
-    out = np.array([int(line[:line.index(" ")], 16) for line in p.stdout.decode().splitlines()], dtype=np.int64)
-    if len(out) != len(codes):
-        raise SystemExit(f"FAIL: numref cast {src}->{dst} wrote {len(out)} lines for {len(codes)} cases")
-    return out
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("numref")
@@ -157,8 +119,7 @@ def main():
               f"{INSTALL.get(args.lib, INSTALL['torch'])}", file=sys.stderr)
         return 1
     print(f"{args.lib}: {version}; profile {args.lib}")
-    inputs = {f: np.arange(1 << LAYOUT[f][0], dtype=np.int64) for f in formats if LAYOUT[f][0] <= 16}
-    inputs["f32"] = np.array(f32_inputs(args.f32), dtype=np.int64)
+    inputs = {f: code_inputs(f, args.f32) for f in formats}
     total = differ = seen_departures = 0
     failures = []
     only = set(filter(None, args.only.split(",")))
@@ -172,7 +133,7 @@ def main():
             except TypeError as e:  # the library has no such cast (ml_dtypes: f8e4m3fn -> f8e8m0fnu)
                 print(f"  {src:>9} -> {dst:<9} not offered by {args.lib} ({str(e).splitlines()[0]})")
                 continue
-            got = numref_cast(args.numref, args.lib, src, dst, codes)
+            got = numref_cast(args.numref, src, dst, codes, ("--profile", args.lib))
             bad = [i for i in np.nonzero(got != want)[0]
                    if DEPARTURES.get((args.lib, src, dst, int(codes[i]))) != int(want[i])]
             for key, value in DEPARTURES.items():

@@ -166,6 +166,8 @@ extern "C" {
 #define NUMREF_PROFILE_TORCHAO_FLOAT8_POW2 13
 #define NUMREF_PROFILE_DEEPGEMM 14
 #define NUMREF_PROFILE_TE_MXFP8 15
+#define NUMREF_PROFILE_GFLOAT 16 /* element profiles added later */
+#define NUMREF_PROFILE_GFLOAT_SAT 17
 
 /* The complete policy of one operation. Every knob is present; a backend that supports
  * only some settings answers 0 from its *_supported() query for the others. */

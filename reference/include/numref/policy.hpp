@@ -241,8 +241,10 @@ enum class ProfileId : std::uint8_t {
   // §10.5 profiles with a quantization recipe
   torchao_mx_floor, torchao_mx_ceil, torchao_mx_even, torchao_mx_rceil, torchao_float8, torchao_float8_pow2,
   deepgemm, te_mxfp8,
+  // element profiles added later (numbers of §31.3 kept)
+  gfloat, gfloat_sat,
 };
-inline constexpr int kProfileCount = 16;
+inline constexpr int kProfileCount = 18;
 
 // §10.4 One (source, target) rule of a profile: `from` and `to` are space-separated format
 // names ("*" = any format); `settings` are §10.2 "key=word" settings applied, in rule order,

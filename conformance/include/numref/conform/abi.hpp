@@ -111,7 +111,9 @@ static_assert(NUMREF_PROFILE_TORCHAO_MX_FLOOR == static_cast<int>(ProfileId::tor
               NUMREF_PROFILE_TORCHAO_FLOAT8_POW2 == static_cast<int>(ProfileId::torchao_float8_pow2) &&
               NUMREF_PROFILE_DEEPGEMM == static_cast<int>(ProfileId::deepgemm) &&
               NUMREF_PROFILE_TE_MXFP8 == static_cast<int>(ProfileId::te_mxfp8));
-static_assert(kProfileCount == 16, "a new profile needs its NUMREF_PROFILE_* define in backend.h and a pin here");
+static_assert(NUMREF_PROFILE_GFLOAT == static_cast<int>(ProfileId::gfloat) &&
+              NUMREF_PROFILE_GFLOAT_SAT == static_cast<int>(ProfileId::gfloat_sat));
+static_assert(kProfileCount == 18, "a new profile needs its NUMREF_PROFILE_* define in backend.h and a pin here");
 
 // The profile whose policy for target `to` equals p exactly (first in table order),
 // or NUMREF_PROFILE_NONE. With `from`, the policy of the cast from -> to (§10.4 rules).
