@@ -545,3 +545,31 @@ TEST(TensorRecipe, PlanOfRecipeProfiles) {
     EXPECT_GT(recipe, 0u) << kind_name(k);
   }
 }
+
+// §31.5 (ABI 1.4) numref_recipe <-> RecipeKnobs: every word of every knob round-trips through its
+// byte; a byte past the knob's words or a set reserved byte is refused.
+TEST(TensorRecipe, CRecipeRoundTripAndRange) {
+  std::apply(
+      [](const auto&... row) {
+        ([&] {
+          for (std::size_t w = 0; w < row.words.size(); ++w) {
+            RecipeKnobs k;
+            k.*row.member = static_cast<std::remove_reference_t<decltype(k.*row.member)>>(w);
+            std::string text;
+            const numref_recipe c = to_c_recipe(k, text);
+            EXPECT_EQ(std::string(c.text), describe(k));
+            const auto back = from_c_recipe(c);
+            ASSERT_TRUE(back.has_value()) << row.key << "=" << row.words[w];
+            EXPECT_TRUE(*back == k) << row.key << "=" << row.words[w];
+          }
+        }(), ...);
+      },
+      kRecipeKnobs);
+  numref_recipe c{};
+  c.zero_code = 3;  // stored, min_normal, one: 3 words
+  EXPECT_FALSE(from_c_recipe(c).has_value());
+  c = numref_recipe{};
+  c.reserved[0] = 1;
+  EXPECT_FALSE(from_c_recipe(c).has_value());
+  EXPECT_TRUE(from_c_recipe(numref_recipe{}).has_value());
+}
