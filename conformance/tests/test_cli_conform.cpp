@@ -104,6 +104,22 @@ TEST(ConformCli, ReferenceLevel0Passes) {
   EXPECT_NE(r.out.find("MANIFEST verified"), std::string::npos) << r.out;
 }
 
+// §10.5 / §19.8 every recipe profile runs in the tensor families (issue 12): level 0 on the
+// reference compares cases (> 0 passed) with none failed or skipped; cpu-fast declines the
+// recipes (skipped, never failed or passed).
+TEST(ConformCli, RecipeProfilesRunInTheTensorFamilies) {
+  for (const char* prof : {"torchao_mx_floor", "torchao_mx_ceil", "torchao_mx_even", "torchao_mx_rceil", "torchao_float8",
+                           "torchao_float8_pow2", "deepgemm", "te_mxfp8"}) {
+    const std::string ops = " --level 0 --ops quantize,fake-quant,scale,dequantize --profile " + std::string(prof);
+    const CliRun r = run_numref(conform("reference") + ops);
+    EXPECT_EQ(r.status, 0) << prof << "\n" << r.out;
+    EXPECT_TRUE(contains(r.out, std::string("\nquantize   ") + prof + "{s}{p} {s}{p} {s}0 ")) << prof << "\n" << r.out;
+    EXPECT_TRUE(contains(r.out, "\n{p} passed, 0 failed, 0 skipped\n")) << prof << "\n" << r.out;
+  }
+  const CliRun f = run_numref(conform("cpu-fast") + " --level 0 --ops quantize --profile torchao_mx_rceil");
+  EXPECT_TRUE(contains(f.out, "\nquantize   torchao_mx_rceil{s}{p}{s}0{s}0{s}0{s}{p}{s}0\n")) << f.out;
+}
+
 TEST(ConformCli, CpuFastLevel0Passes) {
   const CliRun r = run_numref(conform("cpu-fast") + " --level 0");
   EXPECT_EQ(r.status, 0) << r.out;

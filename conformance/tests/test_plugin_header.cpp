@@ -374,7 +374,8 @@ TEST(PluginHeader, TheMacroExportsBothSymbols) {
 
 // §31.8 (ABI 1.3) the gaussws members become the gaussws entries, appended after mor_sub.
 TEST(PluginHeader, GausswsFamily) {
-  static_assert(NUMREF_BACKEND_ABI_MINOR == 3u);
+  static_assert(NUMREF_BACKEND_ABI_MINOR >= 3u);  // 1.4 appended numref_tensor_op.recipe
+  static_assert(offsetof(numref_tensor_op, recipe) > offsetof(numref_tensor_op, text));
   static_assert(offsetof(numref_backend, gaussws_supported) > offsetof(numref_backend, mor_sub));
   Opened b = opened<GausswsOnly>();
   ASSERT_NE(b.get(), nullptr) << b.err();

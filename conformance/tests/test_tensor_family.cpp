@@ -435,3 +435,141 @@ TEST(TensorVectors, GeneratedFilesParse) {
   }
   EXPECT_GT(cases, 300u);
 }
+
+// §10.5 / §19.8 a recipe profile in the tensor family: its recipe knobs are part of the text
+// (absent keys take the profile's recipe, a knob set back to numref's rule is written out), an
+// explicit q_max is kept only when it differs from the rule's (§14.4), both reach the C op.
+TEST(TensorRecipe, TextCarriesTheRecipeAndQmax) {
+  const std::string base = "src=f32 elem=f8e4m3fn shape=1x32 partition=block:1x32 rule=mx-rceil profile=torchao_mx_rceil";
+  const auto p = parse(Kind::quantize, base);
+  // torchao_mx_rceil (policy.cpp): scale_exp=log2f zero_code=one inf_block=max_code elem_nan=half
+  EXPECT_NE(p->text().find("amax_floor=none scale_exp=log2f zero_code=one inf_block=max_code nan_block=poison "
+                           "elem_nan=half mx_descale=recip nan_scale=canonical apply=rn32 profile=torchao_mx_rceil"),
+            std::string::npos)
+      << p->text();
+  EXPECT_EQ(parse(Kind::quantize, p->text())->text(), p->text());
+  EXPECT_EQ(p->spec().recipe.scale_exp, ScaleExp::log2f);
+  EXPECT_NE(p->clause().find("§19.8"), std::string::npos);
+  EXPECT_EQ(p->c_op().recipe.scale_exp, NUMREF_SCALE_EXP_LOG2F);
+  EXPECT_EQ(p->c_op().recipe.zero_code, NUMREF_ZERO_CODE_ONE);
+  EXPECT_EQ(p->c_op().recipe.inf_block, NUMREF_INF_BLOCK_MAX_CODE);
+  EXPECT_EQ(p->c_op().recipe.elem_nan, NUMREF_ELEM_NAN_HALF);
+  EXPECT_EQ(std::string(p->c_op().recipe.text), describe(p->spec().recipe));
+  // a knob set back to numref's rule stays in the text and shows in the label
+  const auto b = parse(Kind::quantize, base + " scale_exp=bits");
+  EXPECT_NE(b->text().find(" scale_exp=bits "), std::string::npos);
+  EXPECT_EQ(parse(Kind::quantize, b->text())->text(), b->text());
+  EXPECT_NE(b->label().find("scale_exp=bits"), std::string::npos) << b->label();
+  // a profile without a recipe writes no recipe; the scale family takes knobs without a profile
+  EXPECT_EQ(q("")->text().find("zero_code"), std::string::npos);
+  EXPECT_EQ(q("")->c_op().recipe.zero_code, NUMREF_ZERO_CODE_STORED);
+  const auto s = parse(Kind::scale, "src=f32 elem=f8e4m3fn shape=1x1 partition=tensor rule=mx-floor zero_code=min_normal");
+  EXPECT_NE(s->text().find("zero_code=min_normal"), std::string::npos);
+  EXPECT_NE(s->label().find("zero_code=min_normal"), std::string::npos);
+  // q_max: 448 is f8e4m3fn's own (not written), 384 = 0x43C00000 is kept and is the C op's
+  EXPECT_EQ(q("q_max=0x43e00000", "1x4", "amax")->text().find("q_max"), std::string::npos);
+  const auto m = q("q_max=0x43c00000", "1x4", "amax");
+  EXPECT_NE(m->text().find(" q_max=0x43c00000 "), std::string::npos) << m->text();
+  EXPECT_EQ(m->c_op().q_max, 0x43C00000u);
+  EXPECT_NE(m->label().find("q_max=384"), std::string::npos) << m->label();
+  EXPECT_EQ(parse(Kind::quantize, m->text())->text(), m->text());
+  // errors name the problem
+  for (const auto& [text, msg] : std::vector<std::pair<std::string, std::string>>{
+           {base + " zero_code=two", "zero_code"},
+           {base + " q_max=448", "q_max='448'"},
+           {base + " q_max=0x7f800000", "finite"},
+           {"src=f32 elem=f8e4m3fn shape=1x4 partition=tensor rule=amax profile=torchao_mx_rceil", "applies to"},
+           {"elem=f8e4m3fn shape=2x2 partition=tensor rule=mx-floor profile=ocp zero_code=one", "does not take zero_code="}}) {
+    const Kind k = text.starts_with("elem=") ? Kind::dequantize : Kind::quantize;
+    try {
+      (void)parse(k, text);
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(msg), std::string::npos) << text << " -> " << e.what();
+    }
+  }
+}
+
+// §16.8 torchao RCEIL (issue 12, measured against torchao 0.18): amax 0x48E00001 =
+// 448·2^10·(1 + 2^-23); amax / 448 = 2^10·(1 + 2^-23) exactly; log2 of it is 10 + 1.7e-7,
+// which rounds to 10.0 in binary32 (ulp 2^-20), so e = 10: scale 127 + 10 = 0x89, and
+// x / 2^10 = 448·(1 + 2^-23) saturates to 448 = 0x7E. numref's exact rule: e = 11, 0x8A,
+// x / 2^11 = 224·(1 + 2^-23) -> 224 = 0x76 (RNE). Small elements: 1.0 / 2^10 = 2^-10, below
+// E4M3's smallest subnormal 2^-9 by half: a tie to even -> 0.
+TEST(TensorRecipe, TorchaoRceilExpectedValuesAndCapability) {
+  const auto p = parse(Kind::quantize, "src=f32 elem=f8e4m3fn shape=1x2 partition=block:1x32 rule=mx-rceil profile=torchao_mx_rceil");
+  Case1 r = run(p, {0x48E00001u, 0x3F800000u});
+  const Layout& L = r.p->layout();
+  EXPECT_EQ(r.exp[static_cast<std::size_t>(L.scales)], 0x89u);
+  EXPECT_EQ(r.exp[static_cast<std::size_t>(L.codes)], 0x7Eu);
+  EXPECT_EQ(r.exp[static_cast<std::size_t>(L.codes) + 1], 0x00u);
+  const auto o = parse(Kind::quantize, "src=f32 elem=f8e4m3fn shape=1x2 partition=block:1x32 rule=mx-rceil profile=ocp");
+  Case1 e = run(o, {0x48E00001u, 0x3F800000u});
+  EXPECT_EQ(e.exp[static_cast<std::size_t>(L.scales)], 0x8Au);
+  EXPECT_EQ(e.exp[static_cast<std::size_t>(L.codes)], 0x76u);
+  // §31.5 a backend without NUMREF_CAP_RECIPE is not asked for a recipe case; one with it is
+  numref_backend b{};
+  b.struct_size = sizeof(numref_backend);
+  b.tensor_supported = [](void*, std::uint32_t, const numref_tensor_op*) { return 1; };
+  b.quantize = [](void*, const numref_tensor_op*, const void*, const std::uint32_t*, std::uint8_t*, std::uint32_t*,
+                  std::uint32_t*, std::uint32_t*, std::uint64_t*) -> std::int64_t { return -1; };
+  EXPECT_FALSE(p->plugin_supported(b));
+  EXPECT_TRUE(o->plugin_supported(b));
+  b.caps = NUMREF_CAP_RECIPE;
+  EXPECT_TRUE(p->plugin_supported(b));
+}
+
+// §10.5 the plan of a recipe profile: its rule only, the recipe's partition first, its knobs and
+// amax policy (te_mxfp8: amax_nan=ignore); scale suites carry the recipe without the profile.
+TEST(TensorRecipe, PlanOfRecipeProfiles) {
+  for (Kind k : kKinds) {
+    PlanRequest req;
+    req.level = Level::l0;
+    req.profiles = {"te_mxfp8"};
+    std::vector<GeneratedSuite> out;
+    family(k).plan(req, out);
+    std::size_t recipe = 0;
+    for (const auto& s : out) {
+      const auto& tp = static_cast<const TensorParams&>(*s.params);
+      if (k != Kind::scale) {
+        EXPECT_EQ(tp.spec().profile, "te_mxfp8");
+      }
+      if (k == Kind::scale && tp.spec().recipe == RecipeKnobs{}) continue;  // the ocp scale suites
+      ++recipe;
+      EXPECT_EQ(tp.spec().rule, ScaleRule::mx_rceil_f32) << tp.text();
+      if (k != Kind::dequantize) {
+        EXPECT_EQ(tp.spec().recipe.zero_code, ZeroCode::one) << tp.text();
+        EXPECT_EQ(tp.spec().amax.nan, AmaxNan::ignore) << tp.text();
+      }
+    }
+    EXPECT_GT(recipe, 0u) << kind_name(k);
+  }
+}
+
+// §31.5 (ABI 1.4) numref_recipe <-> RecipeKnobs: every word of every knob round-trips through its
+// byte; a byte past the knob's words or a set reserved byte is refused.
+TEST(TensorRecipe, CRecipeRoundTripAndRange) {
+  std::apply(
+      [](const auto&... row) {
+        ([&] {
+          for (std::size_t w = 0; w < row.words.size(); ++w) {
+            RecipeKnobs k;
+            k.*row.member = static_cast<std::remove_reference_t<decltype(k.*row.member)>>(w);
+            std::string text;
+            const numref_recipe c = to_c_recipe(k, text);
+            EXPECT_EQ(std::string(c.text), describe(k));
+            const auto back = from_c_recipe(c);
+            ASSERT_TRUE(back.has_value()) << row.key << "=" << row.words[w];
+            EXPECT_TRUE(*back == k) << row.key << "=" << row.words[w];
+          }
+        }(), ...);
+      },
+      kRecipeKnobs);
+  numref_recipe c{};
+  c.zero_code = 3;  // stored, min_normal, one: 3 words
+  EXPECT_FALSE(from_c_recipe(c).has_value());
+  c = numref_recipe{};
+  c.reserved[0] = 1;
+  EXPECT_FALSE(from_c_recipe(c).has_value());
+  EXPECT_TRUE(from_c_recipe(numref_recipe{}).has_value());
+}

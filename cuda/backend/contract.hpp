@@ -162,7 +162,9 @@ inline std::string gaussws_refusal(const numref_gaussws_op* op) {
 // The *_supported entries of both plugins (numref/conform/plugin.hpp).
 struct KernelContract {
   static constexpr const char* profiles = "ocp cuda_satfinite cuda_nosat ml_dtypes";
-  static constexpr std::uint32_t caps = NUMREF_CAP_COUNTS;
+  // NUMREF_CAP_RECIPE: the plugins read op->recipe (tensor_spec_from_c) and refuse every recipe
+  // knob by name (plan_quantize, spec §35.12 item 8) rather than being skipped unasked.
+  static constexpr std::uint32_t caps = NUMREF_CAP_COUNTS | NUMREF_CAP_RECIPE;
   static bool cast_supported(std::uint32_t from, std::uint32_t to, const numref_policy* p) {
     return cast_refusal(from, to, p).empty();
   }

@@ -107,6 +107,8 @@ TEST(CudaEmuContract, SameDecisionsAndMessagesOverEveryPlannedSuite) {
       numref::conform::PlanRequest req;
       req.level = level;
       req.profiles = {"ocp", "ieee", "cuda_satfinite", "cuda_nosat", "ml_dtypes"};
+      for (int i = 0; i < numref::kProfileCount; ++i)  // §10.5 recipe profiles: refused by name (§35.12 item 8)
+        if (numref::all_profiles()[i].recipe) req.profiles.emplace_back(numref::all_profiles()[i].name);
       std::vector<numref::conform::GeneratedSuite> plan;
       fam->plan(req, plan);
       for (const auto& s : plan) {

@@ -408,9 +408,12 @@ std::optional<std::string> apply_policy_settings(Policy& base, std::string_view 
   return std::nullopt;
 }
 
-std::string describe(const RecipeKnobs& k) {
+namespace {
+// The "key=word" settings of k, every knob or (with base) those that differ from base.
+std::string recipe_text(const RecipeKnobs& k, const RecipeKnobs* base) {
   std::string s;
   auto put = [&](const auto& row) {
+    if (base && (*base).*row.member == k.*row.member) return;
     if (!s.empty()) s += ' ';
     s += row.key;
     s += '=';
@@ -419,6 +422,10 @@ std::string describe(const RecipeKnobs& k) {
   std::apply([&](const auto&... row) { (put(row), ...); }, kRecipeKnobs);
   return s;
 }
+}  // namespace
+
+std::string describe(const RecipeKnobs& k) { return recipe_text(k, nullptr); }
+std::string recipe_changes(const RecipeKnobs& base, const RecipeKnobs& k) { return recipe_text(k, &base); }
 
 std::optional<std::string> apply_recipe_settings(RecipeKnobs& base, std::string_view settings) {
   RecipeKnobs k = base;

@@ -75,10 +75,12 @@ std::optional<QuantOp> quant_op(std::uint32_t family, const numref_tensor_op* t,
   const auto rule = conform::rule_from_c(t->rule);
   const auto pol = conform::from_c_policy(t->policy);
   const auto wide = conform::from_c_policy(t->wide);
-  if (!q.src || !q.elem || !q.out || !rule || !pol || !wide) {
-    why = "bad format, rule or policy";
+  const auto recipe = conform::from_c_recipe(t->recipe);
+  if (!q.src || !q.elem || !q.out || !rule || !pol || !wide || !recipe) {
+    why = "bad format, rule, policy or recipe";
     return std::nullopt;
   }
+  q.recipe = *recipe;
   q.rule = *rule;
   q.rows = t->rows;
   q.cols = t->cols;
@@ -124,7 +126,7 @@ class CpuFast {
       "(integer amax, bit-arithmetic E8M0 / GAM scales, vectorised scale-and-convert), GaussWS (the CUDA kernels' "
       "integer arithmetic, tile by tile)";
   static constexpr const char* profiles = "ocp cuda_satfinite cuda_nosat ml_dtypes";
-  static constexpr std::uint32_t caps = NUMREF_CAP_FLAGS;
+  static constexpr std::uint32_t caps = NUMREF_CAP_FLAGS | NUMREF_CAP_RECIPE;  // recipes: declined by name
 
   static bool cast_supported(std::uint32_t from, std::uint32_t to, const numref_policy* p) {
     std::string why;

@@ -45,6 +45,7 @@ struct QuantOp {
   bool reciprocal = false;
   Policy policy, wide;
   std::uint32_t q_max = 0;  // binary32 code
+  RecipeKnobs recipe;       // §19.8 (unsupported() declines every knob other than numref's rule)
 };
 
 class FastQuant {

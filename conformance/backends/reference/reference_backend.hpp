@@ -34,7 +34,7 @@ class ReferenceBackend {
   static constexpr const char* description =
       "the numref reference (exact integer arithmetic), every format, policy, profile and tensor operation";
   static constexpr const char* profiles = "ocp ieee cuda_satfinite cuda_nosat ml_dtypes";
-  static constexpr std::uint32_t caps = NUMREF_CAP_FLAGS | NUMREF_CAP_COUNTS;
+  static constexpr std::uint32_t caps = NUMREF_CAP_FLAGS | NUMREF_CAP_COUNTS | NUMREF_CAP_RECIPE;
 
   // ---- cast (§11) -----------------------------------------------------------------------------
 

@@ -38,6 +38,10 @@
  *   1.3  numref_gaussws_op and the op family gaussws (Gaussian weight sampling, spec §37):
  *        the noise R, the Eq. 3 forward in bf16 and the Eq. 4 gradient of b_t. A 1.2
  *        backend still loads; its gaussws cases are skipped-unsupported.
+ *   1.4  numref_recipe (the §19.8 quantization-recipe knobs of a §10.5 profile) appended to
+ *        numref_tensor_op, capability NUMREF_CAP_RECIPE. A backend without the capability
+ *        (every 1.3 backend) still loads; its cases with a recipe knob that is not numref's
+ *        default are skipped-unsupported (it would not read op->recipe).
  *
  * Unavailable backends (1.2). A backend that is correctly built but cannot run on this
  * machine — a GPU backend on a machine without a usable device — makes
@@ -61,7 +65,7 @@ extern "C" {
 #endif
 
 #define NUMREF_BACKEND_ABI_VERSION 1u
-#define NUMREF_BACKEND_ABI_MINOR 3u
+#define NUMREF_BACKEND_ABI_MINOR 4u
 
 #if defined(_WIN32)
 #define NUMREF_BACKEND_EXPORT __declspec(dllexport)
@@ -204,6 +208,10 @@ typedef struct numref_policy {
 /* (1.1) The backend reports the §19.5 counts of quantize / fake-quant (saturated, flushed,
  * nan, inf). Without it the runner passes counts = NULL and does not compare them. */
 #define NUMREF_CAP_COUNTS 0x2u
+/* (1.4) The backend reads numref_tensor_op.recipe: its tensor_supported() answers 0 for a
+ * recipe knob it does not implement. Without it the runner skips (unsupported) every tensor
+ * case whose recipe is not numref's default, and passes the others as before. */
+#define NUMREF_CAP_RECIPE 0x4u
 
 /* ---- tensor operations (1.1; spec §12–§20) ----------------------------------------- */
 /* Scale rules (§19.6 names), in the order of spec §14–§20: the abi_id column of the rule table
@@ -238,6 +246,50 @@ typedef struct numref_policy {
 #define NUMREF_AMAX_PROPAGATE 0u /* amax_nan / amax_inf (§13.2) */
 #define NUMREF_AMAX_IGNORE 1u
 
+/* §19.8 quantization-recipe knobs (1.4): the value of each numref_recipe field is the index of
+ * its word in the knob's row of numref::kRecipeKnobs (reference/include/numref/policy.hpp);
+ * 0 is numref's own rule. conform/abi.hpp pins every constant. */
+#define NUMREF_AMAX_FLOOR_NONE 0u    /* §13.5 no floor */
+#define NUMREF_AMAX_FLOOR_1E_12 1u   /* max(amax, RN64(1e-12)) (torchao float8) */
+#define NUMREF_AMAX_FLOOR_1E_4 2u    /* max(amax, RN32(1e-4)) (DeepGEMM) */
+#define NUMREF_SCALE_EXP_BITS 0u     /* §15 / §16.5 exponents read exactly */
+#define NUMREF_SCALE_EXP_LOG2F 1u    /* §16.8 as binary32 log2f would (the correctly rounded log2) */
+#define NUMREF_ZERO_CODE_STORED 0u   /* §16.9 E8M0 code 00 quantizes with 2^-127 */
+#define NUMREF_ZERO_CODE_MIN_NORMAL 1u /* with 2^-126 */
+#define NUMREF_ZERO_CODE_ONE 2u      /* with 1 */
+#define NUMREF_INF_BLOCK_POISON 0u   /* §13.3 / §13.6 */
+#define NUMREF_INF_BLOCK_EXPONENT 1u
+#define NUMREF_INF_BLOCK_MAX_CODE 2u
+#define NUMREF_INF_BLOCK_ZERO_SCALE 3u
+#define NUMREF_INF_BLOCK_MAX_CODE_ZERO 4u
+#define NUMREF_NAN_BLOCK_POISON 0u   /* §13.3 / §13.7 */
+#define NUMREF_NAN_BLOCK_INF_DIVISOR 1u
+#define NUMREF_NAN_BLOCK_MAX_CODE 2u
+#define NUMREF_ELEM_NAN_POLICY 0u    /* §19.9 */
+#define NUMREF_ELEM_NAN_HALF 1u
+#define NUMREF_MX_DESCALE_RECIP 0u   /* §16.6 / §16.10 */
+#define NUMREF_MX_DESCALE_DIVIDE 1u
+#define NUMREF_NAN_SCALE_CANONICAL 0u /* §13.8 */
+#define NUMREF_NAN_SCALE_ALL_ONES_TENSOR 1u /* only with the `tensor` partition (n_blocks 1): the runner
+                                             * sends CANONICAL for every other partition */
+
+/* The recipe of a tensor operation (1.4), one field per row of kRecipeKnobs in table order.
+ * All zero: numref's rules (§13 – §19), what every tensor operation of a profile without a
+ * recipe carries. Reserved bytes are zero (later knobs take them: a knob's 0 is numref's rule). */
+typedef struct numref_recipe {
+  uint8_t amax_floor;  /* NUMREF_AMAX_FLOOR_* (§13.5) */
+  uint8_t scale_exp;   /* NUMREF_SCALE_EXP_* (§16.8) */
+  uint8_t zero_code;   /* NUMREF_ZERO_CODE_* (§16.9) */
+  uint8_t inf_block;   /* NUMREF_INF_BLOCK_* (§13.6) */
+  uint8_t nan_block;   /* NUMREF_NAN_BLOCK_* (§13.7) */
+  uint8_t elem_nan;    /* NUMREF_ELEM_NAN_* (§19.9) */
+  uint8_t mx_descale;  /* NUMREF_MX_DESCALE_* (§16.10) */
+  uint8_t nan_scale;   /* NUMREF_NAN_SCALE_* (§13.8) */
+  uint8_t reserved[8]; /* zero */
+  /* The same knobs in the describe() text form of §19.8 ("amax_floor=none scale_exp=bits ..."). */
+  const char* text;
+} numref_recipe;
+
 /* The tensor families, for tensor_supported(). */
 #define NUMREF_TENSOR_SCALE 0u      /* op family "scale" (§13–§18, §20.1): amax and scales */
 #define NUMREF_TENSOR_QUANTIZE 1u   /* "quantize" (§19.2, §19.4, §20): codes and scales */
@@ -265,7 +317,8 @@ typedef struct numref_tensor_op {
   uint32_t group_rows;      /* GAM groups (§12.4), effective; = rows, cols for other rules */
   uint32_t group_cols;
   uint32_t n_groups;        /* 1 unless GAM */
-  uint32_t q_max;           /* binary32 code of q_max (§14.4): the element's max finite, 127.5 for int8-127.5 */
+  uint32_t q_max;           /* binary32 code of q_max (§14.4): the element's max finite, 127.5 for int8-127.5,
+                             * or the case's explicit q_max (its parameter text has q_max=) */
   uint8_t apply;            /* NUMREF_APPLY_* (quantize, fake-quant) */
   uint8_t dequant;          /* NUMREF_DEQUANT_* (dequantize, fake-quant) */
   uint8_t amax_nan;         /* NUMREF_AMAX_* (scale, quantize, fake-quant) */
@@ -274,6 +327,10 @@ typedef struct numref_tensor_op {
   numref_policy policy;     /* element conversion (§19.1); round == SR: r holds one value per element */
   numref_policy wide;       /* the profile's wide policy: NaN codes -> binary32 (§19.3), fake-quant output */
   const char* text;         /* the canonical parameter text (the pipe protocol's <params>) */
+  /* (1.4) the §19.8 recipe knobs (scale, quantize, fake-quant; all zero for dequantize and for
+   * a profile without a recipe). Read it only when struct_size covers it and the backend
+   * declares NUMREF_CAP_RECIPE; answer 0 from tensor_supported() for a knob not implemented. */
+  numref_recipe recipe;
 } numref_tensor_op;
 
 /* ---- MoR (1.2; spec §21–§27) -------------------------------------------------------- */

@@ -212,6 +212,8 @@ inline constexpr auto kRecipeKnobs = std::make_tuple(
     RecipeKnob<NanScale>{"nan_scale", &RecipeKnobs::nan_scale, recipe_words::nan_scale, "§13.8"});
 // "amax_floor=none scale_exp=bits ..." (every knob, table order).
 std::string describe(const RecipeKnobs& k);
+// The settings of k that differ from base, in table order ("zero_code=one inf_block=max_code"); "" if none.
+std::string recipe_changes(const RecipeKnobs& base, const RecipeKnobs& k);
 // Applies "key=word ..." on top of `base`; an error naming the key or word, or nullopt.
 std::optional<std::string> apply_recipe_settings(RecipeKnobs& base, std::string_view settings);
 

@@ -8,6 +8,8 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <type_traits>
 
 #include "numref/backend.h"
@@ -161,6 +163,91 @@ inline std::optional<Policy> from_c_policy(const numref_policy& c) {
   return p;
 }
 
+// ---- §31.5 / §19.8 recipe knobs (1.4) ----------------------------------------------------------
+
+namespace detail {
+// The numref_recipe field of every row of numref::kRecipeKnobs, in table order.
+inline constexpr std::uint8_t numref_recipe::*kCRecipeFields[] = {
+    &numref_recipe::amax_floor, &numref_recipe::scale_exp, &numref_recipe::zero_code, &numref_recipe::inf_block,
+    &numref_recipe::nan_block,  &numref_recipe::elem_nan,  &numref_recipe::mx_descale, &numref_recipe::nan_scale};
+static_assert(std::size(kCRecipeFields) == std::tuple_size_v<decltype(kRecipeKnobs)>, "one numref_recipe field per knob");
+// The row of kRecipeKnobs for enum E.
+template <class E>
+constexpr const RecipeKnob<E>& recipe_knob() {
+  return std::get<RecipeKnob<E>>(kRecipeKnobs);
+}
+// The C value of a recipe knob's value: its word's index in the row (0 = numref's rule).
+template <class E>
+constexpr std::uint8_t c_recipe(E v) {
+  static_assert(static_cast<unsigned>(E{}) == 0, "a recipe knob's default is its 0");
+  return static_cast<std::uint8_t>(v);
+}
+template <class E>
+constexpr bool recipe_pinned(E v, unsigned c, std::string_view word) {
+  return c_recipe(v) == c && c < recipe_knob<E>().words.size() && recipe_knob<E>().words[c] == word;
+}
+}  // namespace detail
+// Every NUMREF_<KNOB>_<WORD> constant of backend.h, pinned to its enumerator and its word.
+static_assert(detail::recipe_pinned(AmaxFloor::none, NUMREF_AMAX_FLOOR_NONE, "none") &&
+              detail::recipe_pinned(AmaxFloor::eps_1e12, NUMREF_AMAX_FLOOR_1E_12, "1e-12") &&
+              detail::recipe_pinned(AmaxFloor::eps_1e4, NUMREF_AMAX_FLOOR_1E_4, "1e-4") &&
+              detail::recipe_knob<AmaxFloor>().words.size() == 3);
+static_assert(detail::recipe_pinned(ScaleExp::bits, NUMREF_SCALE_EXP_BITS, "bits") &&
+              detail::recipe_pinned(ScaleExp::log2f, NUMREF_SCALE_EXP_LOG2F, "log2f") &&
+              detail::recipe_knob<ScaleExp>().words.size() == 2);
+static_assert(detail::recipe_pinned(ZeroCode::stored, NUMREF_ZERO_CODE_STORED, "stored") &&
+              detail::recipe_pinned(ZeroCode::min_normal, NUMREF_ZERO_CODE_MIN_NORMAL, "min_normal") &&
+              detail::recipe_pinned(ZeroCode::one, NUMREF_ZERO_CODE_ONE, "one") &&
+              detail::recipe_knob<ZeroCode>().words.size() == 3);
+static_assert(detail::recipe_pinned(InfBlock::poison, NUMREF_INF_BLOCK_POISON, "poison") &&
+              detail::recipe_pinned(InfBlock::exponent, NUMREF_INF_BLOCK_EXPONENT, "exponent") &&
+              detail::recipe_pinned(InfBlock::max_code, NUMREF_INF_BLOCK_MAX_CODE, "max_code") &&
+              detail::recipe_pinned(InfBlock::zero_scale, NUMREF_INF_BLOCK_ZERO_SCALE, "zero_scale") &&
+              detail::recipe_pinned(InfBlock::max_code_zero, NUMREF_INF_BLOCK_MAX_CODE_ZERO, "max_code_zero") &&
+              detail::recipe_knob<InfBlock>().words.size() == 5);
+static_assert(detail::recipe_pinned(NanBlock::poison, NUMREF_NAN_BLOCK_POISON, "poison") &&
+              detail::recipe_pinned(NanBlock::inf_divisor, NUMREF_NAN_BLOCK_INF_DIVISOR, "inf_divisor") &&
+              detail::recipe_pinned(NanBlock::max_code, NUMREF_NAN_BLOCK_MAX_CODE, "max_code") &&
+              detail::recipe_knob<NanBlock>().words.size() == 3);
+static_assert(detail::recipe_pinned(ElemNan::policy, NUMREF_ELEM_NAN_POLICY, "policy") &&
+              detail::recipe_pinned(ElemNan::half, NUMREF_ELEM_NAN_HALF, "half") &&
+              detail::recipe_knob<ElemNan>().words.size() == 2);
+static_assert(detail::recipe_pinned(MxDescale::recip, NUMREF_MX_DESCALE_RECIP, "recip") &&
+              detail::recipe_pinned(MxDescale::divide, NUMREF_MX_DESCALE_DIVIDE, "divide") &&
+              detail::recipe_knob<MxDescale>().words.size() == 2);
+static_assert(detail::recipe_pinned(NanScale::canonical, NUMREF_NAN_SCALE_CANONICAL, "canonical") &&
+              detail::recipe_pinned(NanScale::all_ones_tensor, NUMREF_NAN_SCALE_ALL_ONES_TENSOR, "all_ones_tensor") &&
+              detail::recipe_knob<NanScale>().words.size() == 2);
+static_assert(sizeof(numref_recipe::reserved) + std::size(detail::kCRecipeFields) == 16,
+              "numref_recipe keeps 16 knob bytes: a new knob takes a reserved byte");
+
+// The C recipe of k; `text` (which must outlive the struct) receives describe(k).
+inline numref_recipe to_c_recipe(const RecipeKnobs& k, std::string& text) {
+  numref_recipe c{};
+  std::size_t i = 0;
+  std::apply([&](const auto&... row) { ((c.*detail::kCRecipeFields[i++] = detail::c_recipe(k.*row.member)), ...); },
+             kRecipeKnobs);
+  text = describe(k);
+  c.text = text.c_str();
+  return c;
+}
+// The RecipeKnobs of a C recipe; nullopt when a field is out of range or a reserved byte is set.
+inline std::optional<RecipeKnobs> from_c_recipe(const numref_recipe& c) {
+  RecipeKnobs k;
+  bool ok = true;
+  std::size_t i = 0;
+  auto one = [&](const auto& row) {
+    using T = std::remove_cvref_t<decltype(k.*row.member)>;
+    const unsigned v = c.*detail::kCRecipeFields[i++];
+    if (v >= row.words.size()) ok = false;
+    else k.*row.member = static_cast<T>(v);
+  };
+  std::apply([&](const auto&... row) { (one(row), ...); }, kRecipeKnobs);
+  for (const std::uint8_t r : c.reserved) ok = ok && r == 0;
+  if (!ok) return std::nullopt;
+  return k;
+}
+
 // ---- §31.5 scale rules ------------------------------------------------------------------
 
 // The NUMREF_RULE_* constant of a scale rule and back: the abi_id column of numref::kScaleRules.
@@ -235,7 +322,9 @@ inline TensorOpSpec tensor_spec_from_c(std::uint32_t family, const numref_tensor
   const auto rule = rule_from_c(op.rule);
   const auto pol = from_c_policy(op.policy);
   const auto wide = from_c_policy(op.wide);
+  const auto recipe = from_c_recipe(op.recipe);
   if (!elem || !t.src || !t.out || !rule || !pol || !wide) throw std::invalid_argument("bad format, rule or policy id");
+  if (!recipe) throw std::invalid_argument("recipe field out of range or reserved byte set");
   t.rows = op.rows;
   t.cols = op.cols;
   t.rs = static_cast<std::ptrdiff_t>(op.row_stride);
@@ -252,6 +341,12 @@ inline TensorOpSpec tensor_spec_from_c(std::uint32_t family, const numref_tensor
   q.apply = op.apply == NUMREF_APPLY_FUSED ? ScaleApply::fused : ScaleApply::rn32;
   q.dequant = op.dequant == NUMREF_DEQUANT_RECIPROCAL ? DequantOp::reciprocal : DequantOp::divide;
   q.q_max = exact_f32(op.q_max);
+  q.recipe = *recipe;
+  // §13.8 the C recipe says all_ones_tensor only for the `tensor` partition (one block)
+  if (q.recipe.nan_scale == NanScale::all_ones_tensor) {
+    if (op.n_blocks != 1) throw std::invalid_argument("recipe nan_scale=all_ones_tensor needs the tensor partition");
+    q.partition = Partition::tensor();
+  }
   const Quantizer validate(q, t.rows, t.cols);  // throws std::invalid_argument
   if (family != NUMREF_TENSOR_DEQUANTIZE) {
     const std::string err = check_source_format(*t.src);

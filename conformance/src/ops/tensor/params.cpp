@@ -27,6 +27,7 @@ bool uses_apply(Kind k) { return k == Kind::quantize || k == Kind::fake_quant; }
 bool uses_dequant(Kind k) { return k == Kind::dequantize || k == Kind::fake_quant; }
 bool uses_out(Kind k) { return k == Kind::fake_quant; }
 bool uses_profile(Kind k) { return k != Kind::scale; }
+bool uses_recipe(Kind k) { return k != Kind::dequantize; }  // §19.8 the knobs act on amax, scale, codes
 
 ScaleApply default_apply(ScaleRule r) { return rule_info(r).apply; }  // §19.2
 
@@ -42,17 +43,29 @@ bool has_policy(Kind k) { return k == Kind::quantize || k == Kind::fake_quant; }
 
 Policy tensor_base(const std::string& profile, ScaleRule rule) {
   const Profile& pr = kit::profile_by_name(profile);
-  // §10.5 / §19.8 the tensor cases carry no recipe knobs (nor does the C ABI): checking a recipe
-  // profile here would check its element policy only and report the recipe as passed.
-  if (pr.recipe)
-    throw std::invalid_argument("profile '" + profile +
-                                "' carries a quantization recipe (spec §10.5), which the tensor family and the C ABI "
-                                "do not express yet (§19.8); check it with numref quantize --profile " + profile);
   Policy p = pr.narrow;
   p.overflow = Overflow::saturate;  // §19.1
   if (const auto r = rule_info(rule).int_range) p.int_range = *r;  // §20.2
   return p;
 }
+
+RecipeKnobs recipe_base(const std::string& profile) {
+  RecipeKnobs k;
+  const Profile& pr = kit::profile_by_name(profile);
+  if (pr.recipe)
+    if (const auto err = apply_recipe_settings(k, pr.recipe->knobs))
+      throw std::logic_error("profile " + profile + ": " + *err);
+  return k;
+}
+
+namespace {
+// §19.8 The recipe knobs are part of the text when they are not numref's rules or when the
+// profile has a recipe (so that a case that sets a recipe profile's knobs back is written out).
+bool prints_recipe(const TensorParams::Spec& s) {
+  return uses_recipe(s.kind) && (!(s.recipe == RecipeKnobs{}) || kit::profile_by_name(s.profile).recipe);
+}
+std::string qmax_text(const Exact& q) { return "0x" + hex(rn32(q), 8); }
+}  // namespace
 
 std::string spec_text(const TensorParams::Spec& s) {
   std::string t;
@@ -66,6 +79,11 @@ std::string spec_text(const TensorParams::Spec& s) {
   if (uses_amax(s.kind)) {
     kit::put(t, "amax_nan", amax_word(s.amax.nan == AmaxNan::ignore));
     kit::put(t, "amax_inf", amax_word(s.amax.inf == AmaxInf::ignore));
+  }
+  if (s.q_max) kit::put(t, "q_max", qmax_text(*s.q_max));
+  if (prints_recipe(s)) {
+    t += ' ';
+    t += describe(s.recipe);
   }
   if (uses_apply(s.kind)) kit::put(t, "apply", to_string(s.apply));
   if (uses_dequant(s.kind)) kit::put(t, "dequant", to_string(s.dequant));
@@ -116,6 +134,23 @@ TensorParamsPtr parse(Kind k, std::string_view text) {
   }
   if (auto v = kv.take("out", uses_out(k))) s.out = fmt(*v, "out");
   if (auto v = kv.take("profile", uses_profile(k), true)) s.profile = *v;
+  if (auto v = kv.take("q_max")) {  // §14.4 an explicit q_max: the binary32 code in hex
+    const auto code = v->size() == 10 && v->starts_with("0x") ? parse_hex(std::string_view(*v).substr(2)) : std::nullopt;
+    if (!code || !f32_is_finite(static_cast<std::uint32_t>(*code)))
+      throw std::invalid_argument("q_max='" + *v + "' is not the hex code of a finite binary32 value (0x43E00000)");
+    s.q_max = exact_f32(static_cast<std::uint32_t>(*code));
+  }
+  {  // §19.8 recipe knobs on top of the profile's recipe
+    std::string settings;
+    std::apply([&](const auto&... row) {
+      ([&] {
+        if (auto v = kv.take(row.key, uses_recipe(k)))
+          settings += (settings.empty() ? "" : " ") + std::string(row.key) + "=" + *v;
+      }(), ...);
+    }, kRecipeKnobs);
+    s.recipe = uses_profile(k) ? recipe_base(s.profile) : RecipeKnobs{};
+    if (auto err = apply_recipe_settings(s.recipe, settings)) throw std::invalid_argument(*err);
+  }
   kv.finish();
   s.policy = tensor_base(s.profile, s.rule);
   if (auto err = apply_policy_settings(s.policy, kv.policy())) throw std::invalid_argument(*err);
@@ -155,6 +190,9 @@ TensorParams::TensorParams(const Spec& s)
   if (!uses_apply(s_.kind)) s_.apply = default_apply(s_.rule);
   if (!uses_profile(s_.kind)) s_.profile = "ocp";
   if (!has_policy(s_.kind)) s_.policy = tensor_base(s_.profile, s_.rule);
+  if (!uses_recipe(s_.kind)) s_.recipe = RecipeKnobs{};
+  if (s_.q_max && rn32(*s_.q_max) == rn32(rule_qmax(s_.rule, *s_.elem)))
+    s_.q_max.reset();  // §14.4 the rule's own q_max is not written (one text per case)
   wide_ = kit::profile_by_name(s_.profile).wide;
   // The reference validates everything else (element format, rule, q_max, policy, fused
   // with sr_variant=add or daz, group compatibility) and names the problem.
@@ -184,6 +222,9 @@ TensorParams::TensorParams(const Spec& s)
   }
   if (uses_apply(s_.kind) && s_.apply != default_apply(s_.rule)) l += " apply=" + std::string(to_string(s_.apply));
   if (uses_dequant(s_.kind) && s_.dequant != DequantOp::divide) l += " dequant=" + std::string(to_string(s_.dequant));
+  if (s_.q_max) l += " q_max=" + render_value(rn32(*s_.q_max), format(FormatId::f32));
+  const std::string rchg = recipe_changes(uses_profile(s_.kind) ? recipe_base(s_.profile) : RecipeKnobs{}, s_.recipe);
+  if (!rchg.empty()) l += " " + rchg;
   const std::string o = overrides();
   if (!o.empty()) l += " " + o;
   // clauses
@@ -202,6 +243,8 @@ TensorParams::TensorParams(const Spec& s)
     case Kind::dequantize: c += " §19.3"; break;
     case Kind::fake_quant: c += " §19.2 §19.3 §19.6 §11"; break;
   }
+  if (s_.q_max) c += " §14.4";
+  if (!(s_.recipe == RecipeKnobs{})) c += " §19.8";
   if (sr_) c += " §5";
   set_identity(std::move(id));
   build_schema();
@@ -225,6 +268,12 @@ TensorParams::TensorParams(const Spec& s)
   co.policy = to_c_policy(s_.policy, *s_.elem, policy_text_);
   co.wide = to_c_policy(wide_, format(FormatId::f32), wide_text_);
   co.text = text().c_str();
+  // §13.8 nan_scale=all_ones_tensor acts with the `tensor` partition only, which the effective
+  // block extents of the C op do not tell from one block of another partition: the C recipe
+  // carries it resolved (canonical for every other partition)
+  RecipeKnobs crk = s_.recipe;
+  if (!(s_.partition == Partition::tensor())) crk.nan_scale = NanScale::canonical;
+  co.recipe = to_c_recipe(crk, recipe_text_);
 }
 
 // §30.6 / §32.6 the columns of a case, in vector-file order.
@@ -333,6 +382,8 @@ QuantizeSpec TensorParams::quantize_spec() const {
   q.wide = kit::profile_by_name(s_.profile).wide;
   q.apply = s_.apply;
   q.dequant = s_.dequant;
+  q.q_max = s_.q_max;
+  q.recipe = s_.recipe;
   return q;
 }
 
@@ -443,6 +494,9 @@ bool tensor_entry(const numref_backend& b, Kind k, std::uint32_t* fam = nullptr)
 bool TensorParams::plugin_supported(const numref_backend& b) const {
   std::uint32_t fam = 0;
   if (!NUMREF_HAS_ENTRY(b, tensor_supported) || !tensor_entry(b, s_.kind, &fam)) return false;
+  // §31.5 a backend that does not read op->recipe (no NUMREF_CAP_RECIPE, every 1.3 backend) is
+  // not asked for a recipe: it would answer for numref's rules
+  if (!(s_.recipe == RecipeKnobs{}) && !(b.caps & NUMREF_CAP_RECIPE)) return false;
   return b.tensor_supported(b.ctx, fam, &cop_) == 1;
 }
 

@@ -176,6 +176,11 @@ class Planner {
     const bool has_profile = k_ != Kind::scale;
     std::vector<std::string> profs = has_profile ? req_.profiles : std::vector<std::string>{"ocp"};
     if (profs.empty()) profs.push_back("ocp");
+    // §10.5 profiles with a quantization recipe: their own rule and recipe (scale: without the
+    // profile, whose element policy it does not use)
+    for (std::size_t pi = 0; pi < req_.profiles.size(); ++pi)
+      if (kit::profile_by_name(req_.profiles[pi]).recipe) recipe_suites(req_.profiles[pi], pi);
+    std::erase_if(profs, [](const std::string& p) { return kit::profile_by_name(p).recipe != nullptr; });
     for (std::size_t pi = 0; pi < profs.size(); ++pi) {
       const std::string& prof = profs[pi];
       const bool first = pi == 0;
@@ -200,6 +205,30 @@ class Planner {
  private:
   std::uint64_t key(std::size_t ci, std::size_t q, std::size_t v) const {
     return fnv1a64(std::string(kind_name(k_)) + "/" + std::to_string(ci) + "/" + std::to_string(q) + "/" + std::to_string(v));
+  }
+
+  // §10.5 The suites of a recipe profile: its rule with every element format the reference
+  // accepts for it, its own partition (every partition above level 0), the recipe's knobs and
+  // amax policy, the profile's element policy; the sources, views and outputs rotate.
+  void recipe_suites(const std::string& prof, std::size_t pi) {
+    const Recipe& r = *kit::profile_by_name(prof).recipe;
+    const auto rule = parse_scale_rule(r.rule);
+    if (!rule) throw std::logic_error("profile " + prof + ": unknown rule " + std::string(r.rule));
+    const Partition own = kit::partition(r.partition, "profile " + prof + " partition");
+    std::vector<Partition> parts{own};
+    if (req_.level != Level::l0)
+      for (const Partition& q : partitions())
+        if (!(q == own)) parts.push_back(q);
+    const auto& C = combos();
+    for (std::size_t ci = 0; ci < C.size(); ++ci) {
+      if (C[ci].rule != *rule) continue;
+      for (std::size_t q = 0; q < parts.size(); ++q) {
+        TensorParams::Spec s = base(C[ci], k_ == Kind::scale ? std::string("ocp") : prof, ci + q, parts[q]);
+        s.recipe = recipe_base(prof);
+        s.amax = AmaxPolicy{r.amax_nan_ignore ? AmaxNan::ignore : AmaxNan::propagate, AmaxInf::propagate};
+        add(s, per_suite(), key(ci, q, 200 + pi));
+      }
+    }
   }
 
   // Element-policy and option variants for the first profile.

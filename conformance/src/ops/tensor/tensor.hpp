@@ -10,11 +10,15 @@
 // (Shape::case_major), in the order of the `Layout` below. Parameters (canonical text, all
 // key=value words in a fixed order):
 //   src= elem= shape=RxC partition= transpose=0|1 rule= [group=] amax_nan= amax_inf=
-//   [apply=] [dequant=] [out=] [profile= <element policy, describe() of §10.2>]
+//   [q_max=<binary32 hex>] [<recipe knobs, describe() of §19.8>] [apply=] [dequant=] [out=]
+//   [profile= <element policy, describe() of §10.2>]
 // — each family prints the keys it uses (dequantize: no src, transpose, amax_*, apply;
 // scale: no profile, policy, apply, dequant, out). The element policy of profile P is P's
 // narrow policy with overflow=saturate (§19.1), the int8 rules fix int_range (§20.2); the
-// wide policy is P's (§19.3, §19.6).
+// wide policy is P's (§19.3, §19.6). The recipe knobs (every kind but dequantize) are written
+// when the profile has a §10.5 recipe or they differ from numref's rules; absent keys take the
+// profile's recipe (scale, which has no profile: numref's rules). q_max= only when it differs
+// from the rule's own (§14.4).
 #pragma once
 
 #include <cstdint>
@@ -69,6 +73,8 @@ class TensorParams final : public Params {
     DequantOp dequant = DequantOp::divide;
     std::string profile = "ocp";
     Policy policy;  // the element policy (resolved: int8 rules fix int_range)
+    RecipeKnobs recipe;          // §19.8 (not dequantize): the profile's recipe, knobs on top
+    std::optional<Exact> q_max;  // §14.4 explicit q_max (unset: the rule's; never equal to it)
   };
   explicit TensorParams(const Spec& s);  // throws std::invalid_argument naming the problem
 
@@ -114,7 +120,7 @@ class TensorParams final : public Params {
   Exact qmax_;
   bool sr_ = false;
   Policy wide_;
-  std::string policy_text_, wide_text_;
+  std::string policy_text_, wide_text_, recipe_text_;
   numref_tensor_op cop_{};
 };
 using TensorParamsPtr = std::shared_ptr<const TensorParams>;
@@ -122,6 +128,8 @@ using TensorParamsPtr = std::shared_ptr<const TensorParams>;
 // The element policy of a tensor suite under profile P before any variant: P's narrow
 // policy with overflow=saturate (§19.1), int_range fixed by the int8 rules (§20.2).
 Policy tensor_base(const std::string& profile, ScaleRule rule);
+// §10.5 / §19.8 The recipe knobs of profile P: its recipe's, numref's rules for a profile without one.
+RecipeKnobs recipe_base(const std::string& profile);
 // Parses the canonical text; throws std::invalid_argument.
 TensorParamsPtr parse(Kind k, std::string_view text);
 // The canonical key=value text of a spec (no validation).
