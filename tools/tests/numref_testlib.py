@@ -68,3 +68,21 @@ def ml_dtypes_formats():
         "f6e2m3fn": ml_dtypes.float6_e2m3fn,
         "f4e2m1fn": ml_dtypes.float4_e2m1fn,
     }
+
+
+def numref_cast_codes(numref, src, dst, codes, r=None, options=()):
+    """`numref cast --from SRC --to DST OPTIONS` on the integer codes (and, for --round sr, the
+    random values r, one per code); returns the result codes as an int64 NumPy array. A non-zero
+    exit or a wrong number of lines raises SystemExit naming the cast."""
+    import numpy as np
+    rows = codes.tolist() if r is None else zip(codes.tolist(), r.tolist())
+    text = "".join(f"{c:x}\n" for c in rows) if r is None else "".join(f"{c:x} {v:x}\n" for c, v in rows)
+    p = subprocess.run([numref, "cast", "--from", src, "--to", dst, *options], input=text.encode(),
+                       capture_output=True)
+    if p.returncode != 0:
+        raise SystemExit(f"FAIL: numref cast {src}->{dst} {' '.join(options)} exited {p.returncode}: "
+                         f"{p.stderr.decode().strip()}")
+    out = np.array([int(line.split()[0], 16) for line in p.stdout.decode().splitlines()], dtype=np.int64)
+    if len(out) != len(codes):
+        raise SystemExit(f"FAIL: numref cast {src}->{dst} wrote {len(out)} lines for {len(codes)} cases")
+    return out
