@@ -32,7 +32,9 @@ hex-float otherwise.
 
 HEAD
   "$numref" formats --markdown
-  for f in f8e4m3fn f8e5m2 f8e8m0fnu f6e3m2fn f6e2m3fn f4e2m1fn f8e4m3fnuz f8e5m2fnuz f8e4m3b11fnuz f8e4m3 f8e3m4; do
+  # every floating-point row of at most 8 bits, in table order, as `numref formats` lists them
+  # (name and bits are its first two columns; int8 is the one integer row, described below)
+  for f in $("$numref" formats | awk 'NR > 2 && $2 ~ /^[0-9]+$/ && $2 <= 8 && $0 !~ / integer / { print $1 }'); do
     printf '\n## %s\n\n' "$f"
     "$numref" table "$f" --markdown
   done

@@ -19,14 +19,13 @@ for p in "${PACKAGES[@]}" "${OPTIONAL[@]}"; do
 done
 
 install_python_helpers() {
-  # Python helpers from PyPI: numpy, ml_dtypes and gfloat (differential checks; gfloat is pure
-  # Python, < 2 MB with its two small pure-Python dependencies), and for the Python module
+  # Python helpers from PyPI: numpy, ml_dtypes, gfloat 0.5.2 (differential checks; gfloat is pure
+  # Python, ~170 KB, needing numpy, array-api-compat and more-itertools), and for the Python module
   # (python/, `pip install .`) nanobind, scikit-build-core and pytest (its tests, label `python`).
   if ! python3 -c "import numpy, ml_dtypes, gfloat, nanobind, scikit_build_core, pytest" >/dev/null 2>&1; then
     echo "setup: installing Python helpers numpy, ml_dtypes, gfloat, nanobind, scikit-build-core, pytest"
-    python3 -m pip install --quiet --disable-pip-version-check numpy ml_dtypes gfloat nanobind scikit-build-core \
-      pytest || \
-      python3 -m pip install --quiet --disable-pip-version-check --break-system-packages numpy ml_dtypes gfloat \
+    python3 -m pip install --quiet --disable-pip-version-check numpy ml_dtypes gfloat==0.5.2 nanobind scikit-build-core pytest || \
+      python3 -m pip install --quiet --disable-pip-version-check --break-system-packages numpy ml_dtypes gfloat==0.5.2 \
         nanobind scikit-build-core pytest
   fi
   # NUMREF_PEERS=1: the libraries of the `peers` differential tests (jax for xla, torch, torchao
@@ -34,8 +33,8 @@ install_python_helpers() {
   # run `ctest --test-dir build -L peers`.
   if [ "${NUMREF_PEERS:-0}" = 1 ] && ! python3 -c "import jax, torch, torchao" >/dev/null 2>&1; then
     echo "setup: NUMREF_PEERS=1: installing jax, torch (CPU) and torchao 0.18 for the peers tests"
-    python3 -m pip install --quiet --disable-pip-version-check jax torch torchao==0.18.0 || \
-      python3 -m pip install --quiet --disable-pip-version-check --break-system-packages jax torch torchao==0.18.0
+    python3 -m pip install --quiet --disable-pip-version-check jax torch torchao==0.18.0 gfloat==0.5.2 || \
+      python3 -m pip install --quiet --disable-pip-version-check --break-system-packages jax torch torchao==0.18.0 gfloat==0.5.2
   fi
 }
 

@@ -183,6 +183,29 @@ TEST(CastVariants, Level0AndEquivalence) {
   EXPECT_FALSE(cast::equivalent(a, b, format(FormatId::f32), format(FormatId::bf16)));
 }
 
+// §33.3 the cast pairs of the P3109 rows: with f32 / bf16 / f16 both ways and with the P3109 rows of
+// the same width, under ocp (and ieee) only; every other pair is generated as before.
+TEST(CastPairs, P3109RowsPairWithWideFormatsAndTheirWidth) {
+  const Profile& ocp = profile(ProfileId::ocp);
+  const Profile& ml = profile(ProfileId::ml_dtypes);
+  const Format& se = format(FormatId::p3109_k8p3se);
+  const Format& uf = format(FormatId::p3109_k8p4uf);
+  for (FormatId w : {FormatId::f32, FormatId::bf16, FormatId::f16}) {
+    EXPECT_TRUE(cast::generated_pair(format(w), se, ocp));
+    EXPECT_TRUE(cast::generated_pair(uf, format(w), profile(ProfileId::ieee)));
+    EXPECT_FALSE(cast::generated_pair(format(w), se, ml));
+  }
+  EXPECT_TRUE(cast::generated_pair(se, uf, ocp));
+  EXPECT_TRUE(cast::generated_pair(se, se, ocp));
+  for (FormatId n : {FormatId::f8e4m3fn, FormatId::f8e5m2, FormatId::f8e8m0fnu, FormatId::f4e2m1fn, FormatId::int8,
+                     FormatId::f8e4m3fnuz}) {
+    EXPECT_FALSE(cast::generated_pair(format(n), se, ocp)) << format(n).name;
+    EXPECT_FALSE(cast::generated_pair(uf, format(n), ocp)) << format(n).name;
+    EXPECT_TRUE(cast::generated_pair(format(n), format(FormatId::f32), ml)) << format(n).name;
+  }
+  EXPECT_TRUE(cast::generated_pair(format(FormatId::f8e4m3fn), format(FormatId::f8e5m2), ml));
+}
+
 // §33.5 departure entries and matching.
 TEST(Departures, ParseAndMatch) {
   const auto d = parse_departures("cast bf16 f32 * nan | keeps the payload\n\n");

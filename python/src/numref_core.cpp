@@ -342,6 +342,8 @@ std::string_view specials_name(Specials s) {
     case Specials::fn: return "fn";
     case Specials::finite: return "finite";
     case Specials::fnuz: return "fnuz";
+    case Specials::p3109e: return "p3109e";
+    case Specials::p3109f: return "p3109f";
     case Specials::integer: return "integer";
   }
   return "?";

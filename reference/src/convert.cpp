@@ -52,9 +52,9 @@ Result nan_result(const Decoded& d, const Format& from, const Format& to, const 
       case NanToFinite::flipzero: return {to.is_integer() || d.sign ? 0u : to.sign_bit(), flags};
     }
   }
-  // §6.3 a fnuz target has one NaN (80): every option gives it (`ones` and `all_ones` would
-  // name the numbers 7F / FF).
-  if (to.specials == Specials::fnuz) return {to.canonical_nan, flags};
+  // §6.3 a target with one NaN (fnuz 80, P3109 §2.5) gets it from every option (`ones` and
+  // `all_ones` would name numbers or an Inf: fnuz 7F / FF, signed P3109 7F = +Inf or max).
+  if (to.has_single_nan()) return {to.canonical_nan, flags};
   const std::uint32_t sgn = d.sign ? to.sign_bit() : 0u;
   switch (p.nan) {
     case NanOut::sign: return {to.canonical_nan | sgn, flags};

@@ -13,8 +13,8 @@ namespace numref {
 std::string check_source_format(const Format& f) {
   if (f.is_integer()) return std::string(f.name) + " is an integer format; a tensor source must be floating point";
   if (!f.is_signed || !f.has_zero) return std::string(f.name) + " is unsigned or has no zero; not a tensor source";
-  if (f.specials == Specials::fnuz)  // §2.2 its NaN is the −0 pattern, which the §13 scans do not read
-    return std::string(f.name) + " is a fnuz format; not a tensor source";
+  if (f.has_single_nan())  // §2.2 / §2.5 its NaN is the −0 pattern, which the §13 scans do not read
+    return std::string(f.name) + " is a fnuz or P3109 format; not a tensor source";
   // Every finite value must be a binary32 value: at most 23 fraction bits, and the
   // format's range inside binary32's (largest binade <= 127, quantum >= 2^-149).
   const int top = static_cast<int>(f.max_finite >> f.man_bits) - f.bias;  // E(max finite)

@@ -43,6 +43,10 @@ Decoded decode(std::uint32_t code, const Format& f) {
   if (f.is_nan_code(code)) {  // §2.2 (fnuz: the sign bit alone, decoded with sign 1, payload 0)
     d.cls = Class::nan;
     d.sig = d.man_field;
+    if (f.is_p3109()) {  // §3.1 / §2.5: no sign, no payload (80, FF: +NaN)
+      d.sign = false;
+      d.sig = 0;
+    }
     d.exp = 0;
     return d;
   }

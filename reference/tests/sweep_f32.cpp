@@ -57,7 +57,7 @@ std::vector<std::string> split_list(const std::string& s) {
 
 // The default set: the OCP / MX narrow targets under the default rne, both overflow
 // policies where they differ, E8M0 under each of its rounding rules, the wide targets, the
-// fnuz rows and the IEEE-like f8e4m3 / f8e3m4.
+// fnuz rows, the IEEE-like f8e4m3 / f8e3m4 and three P3109 rows.
 std::vector<Combo> default_combos() {
   std::vector<Combo> v;
   auto add = [&](FormatId to, Round r, Overflow o, E8m0Round e = E8m0Round::follow) {
@@ -85,6 +85,10 @@ std::vector<Combo> default_combos() {
   add(FormatId::f8e4m3b11fnuz, Round::rne, Overflow::saturate);
   add(FormatId::f8e4m3, Round::rne, Overflow::nonsat);  // the IEEE-like 8-bit rows
   add(FormatId::f8e3m4, Round::rne, Overflow::nonsat);
+  // P3109 (§2.5): Inf of the extended domain at 7F / FE, one NaN, no −0, unsigned NaN for negatives
+  add(FormatId::p3109_k8p3se, Round::rne, Overflow::nonsat);
+  add(FormatId::p3109_k8p4uf, Round::rne, Overflow::nonsat);
+  add(FormatId::p3109_k8p1ue, Round::rne, Overflow::saturate);
   return v;
 }
 

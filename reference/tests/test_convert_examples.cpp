@@ -245,6 +245,95 @@ TEST(Examples, FromFnuz) {
   expect(0x7F, E5FNUZ, E5M2, pol(), 0x7B, 0);
 }
 
+// ---- §2.5 the IEEE P3109 family (hand values; gfloat format_info_p3109 agrees, p3109_diff.py):
+// p3109_k8p3se bias 16, m 2, Inf 7F, max 7E = 1.5 * 2^15 = 49152, NaN 80; _sf the same fields with
+// max 7F = 1.75 * 2^15 = 57344; p3109_k8p3ue bias 32, 6 exponent bits, Inf FE, max FD =
+// 1.25 * 2^31, NaN FF; _uf max FE = 1.5 * 2^31; p3109_k8p1se bias 64, no fraction: code c = 2^(c-64).
+constexpr FormatId P3SE = FormatId::p3109_k8p3se, P3SF = FormatId::p3109_k8p3sf, P3UE = FormatId::p3109_k8p3ue,
+                   P3UF = FormatId::p3109_k8p3uf, P1SE = FormatId::p3109_k8p1se;
+
+TEST(Examples, P3109Specials) {
+  // 49152 = 0x47400000 -> field 15 + 16 = 31, fraction 10: 7E exactly. 53248 = 1.625 * 2^15 is the
+  // tie between 7E (even) and 57344: 7E, x. 57344 = 0x47600000 overflows the extended member
+  // (rne: +Inf 7F, o|x; saturate 7E) and is the max 7F of the finite one.
+  expect(0x47400000, F32, P3SE, pol(), 0x7E, 0);
+  expect(0x47500000, F32, P3SE, pol(), 0x7E, X);
+  expect(0x47600000, F32, P3SE, pol(), 0x7F, O | X);
+  expect(0xC7600000, F32, P3SE, pol(), 0xFF, O | X);
+  expect(0x47600000, F32, P3SE, pol(Round::rne, Overflow::saturate), 0x7E, O | X);
+  expect(0x47600000, F32, P3SF, pol(), 0x7F, 0);
+  // 65536 into the finite member: overflow to the NaN 80 for both signs (nonsat), ±max saturating;
+  // rtz: max 7F (§6.1, IEEE 754 §7.4).
+  expect(0x47800000, F32, P3SF, pol(), 0x80, O | X);
+  expect(0xC7800000, F32, P3SF, pol(), 0x80, O | X);
+  expect(0xC7800000, F32, P3SF, pol(Round::rne, Overflow::saturate), 0xFF, O | X);
+  expect(0x47800000, F32, P3SF, pol(Round::rtz), 0x7F, O | X);
+  // §6.2 ±Inf: extended -> 7F / FF exactly; finite -> 80, invalid; saturate + inf_sat=max -> ±max.
+  expect(0x7F800000, F32, P3SE, pol(), 0x7F, 0);
+  expect(0xFF800000, F32, P3SE, pol(), 0xFF, 0);
+  expect(0xFF800000, F32, P3SF, pol(), 0x80, V);
+  expect(0x7F800000, F32, P3SF, pol(Round::rne, Overflow::saturate), 0x7F, O | X);
+  // §6.3 every NaN option gives the one NaN (ones would be 7F = +Inf, all_ones FF = -Inf).
+  for (NanOut n : {NanOut::payload, NanOut::sign, NanOut::canonical, NanOut::ones, NanOut::ones_sign,
+                   NanOut::all_ones, NanOut::raw}) {
+    Policy p = pol();
+    p.nan = n;
+    expect(0xFFC00000, F32, P3SE, p, 0x80, 0);
+    expect(0x7FC00000, F32, P3UE, p, 0xFF, 0);
+    expect(0x7F800001, F32, P3SF, p, 0x80, V);
+  }
+}
+
+TEST(Examples, P3109ZeroSignAndUnsigned) {
+  // §6.6 −0 -> 00; -2^-20 (half the smallest subnormal 2^(1-16-2) = 2^-17 is 2^-18): rounds to
+  // zero, +0, u|x; under rdn it is -2^-17 = 0x81.
+  expect(0x80000000, F32, P3SE, pol(), 0x00, 0);
+  expect(0xB5800000, F32, P3SE, pol(), 0x00, U | X);
+  expect(0xB5800000, F32, P3SE, pol(Round::rdn), 0x81, U | X);
+  // unsigned: 1 = field 32, code 0x80; the smallest subnormal 2^(1-32-2) = 2^-33 is 01; Inf FE,
+  // the NaN FF; 1.25 * 2^31 = 0x4F200000 -> FD, 1.5 * 2^31 = 0x4F400000 overflows _ue (rne: FE) and
+  // is the max FE of _uf.
+  expect(0x3F800000, F32, P3UE, pol(), 0x80, 0);
+  expect(0x2F000000, F32, P3UE, pol(), 0x01, 0);
+  expect(0x4F200000, F32, P3UE, pol(), 0xFD, 0);
+  expect(0x4F400000, F32, P3UE, pol(), 0xFE, O | X);
+  expect(0x4F400000, F32, P3UF, pol(), 0xFE, 0);
+  expect(0x7F800000, F32, P3UE, pol(), 0xFE, 0);
+  // §7.3 a negative operand: the NaN FF, invalid (negative=abs: |x|); −0 is the zero 00.
+  expect(0xBF800000, F32, P3UF, pol(), 0xFF, V);
+  expect(0xFF800000, F32, P3UE, pol(), 0xFF, V);
+  expect(0x80000000, F32, P3UF, pol(), 0x00, 0);
+  Policy ab = pol();
+  ab.negative = Negative::abs;
+  expect(0xBF800000, F32, P3UF, ab, 0x80, 0);
+}
+
+TEST(Examples, P3109Decode) {
+  // §3.1 / §2.5 the NaN decodes with sign 0: 80 (signed) and FF (unsigned) -> 7FC00000.
+  expect(0x80, P3SE, F32, pol(), 0x7FC00000, 0);
+  expect(0xFF, P3UF, F32, pol(), 0x7FC00000, 0);
+  expect(0x80, P3SF, BF16, pol(), 0x7FC0, 0);
+  // Inf: 7F / FF of _se -> ±Inf; FE of _ue -> +Inf. The finite 7F of _sf = 57344 = 0x47600000.
+  expect(0x7F, P3SE, F32, pol(), 0x7F800000, 0);
+  expect(0xFF, P3SE, F32, pol(), 0xFF800000, 0);
+  expect(0xFE, P3UE, F32, pol(), 0x7F800000, 0);
+  expect(0x7F, P3SF, F32, pol(), 0x47600000, 0);
+  // 01 of _se = 2^(1-16-2) = 2^-17 = 0x37000000; FD of _ue = 1.25 * 2^31 = 0x4F200000.
+  expect(0x01, P3SE, F32, pol(), 0x37000000, 0);
+  expect(0xFD, P3UE, F32, pol(), 0x4F200000, 0);
+  // p3109_k8p1se: code c is 2^(c-64); 3 * 2^-1 = 1.5 ties between 2^0 (code 64, even) and 2^1
+  // (65): 40; 1.75 -> 2 = 41; 2^62 = 7E is the max; 0x5E800000 = 2^62 exactly.
+  expect(0x3FC00000, F32, P1SE, pol(), 0x40, X);
+  expect(0x3FE00000, F32, P1SE, pol(), 0x41, X);
+  expect(0x5E800000, F32, P1SE, pol(), 0x7E, 0);
+  expect(0x7E, P1SE, F32, pol(), 0x5E800000, 0);
+  // between formats of the family: _se max 7E = 49152 into _sf = 7E; _sf 7F = 57344 into _se
+  // overflows: +Inf 7F, o|x; _se -Inf FF into _sf: the NaN 80, invalid.
+  expect(0x7E, P3SE, P3SF, pol(), 0x7E, 0);
+  expect(0x7F, P3SF, P3SE, pol(), 0x7F, O | X);
+  expect(0xFF, P3SE, P3SF, pol(), 0x80, V);
+}
+
 // ---- §2.2 ieee 8-bit rows: f8e4m3 (bias 7, Inf 78, max 77 = 240), f8e3m4 (bias 3, Inf 70, max
 // 6F = 15.5, qmin = 1 - 3 - 4 = -6). ---------------------------------------------------------
 

@@ -32,9 +32,14 @@ const T* hand(const T (&table)[N], const Format& f) {
 
 // §2.2 / §3.2: bias = 2^(exp_bits - 1) - 1 for every floating-point row, one more for fnuz
 // (2^(exp_bits - 1)), and the number after `b` where the name states it (f8e4m3b11fnuz: 11,
-// §2.3); integers have none.
+// §2.3); integers have none. P3109 (§2.5.2): 2^(K-P-1) rounded down (signed), 2^(K-P) (unsigned).
 TEST(FormatTable, StatedBiasMatchesTheFieldWidths) {
   for (const auto& f : kFormats) {
+    if (f.is_p3109()) {
+      const int k = f.bits, p = f.man_bits + 1;
+      EXPECT_EQ(f.bias, f.is_signed ? (k - p - 1 < 0 ? 0 : 1 << (k - p - 1)) : 1 << (k - p)) << f.name;
+      continue;
+    }
     int derived = f.is_integer() ? 0 : (1 << (f.exp_bits - 1)) - (f.specials == Specials::fnuz ? 0 : 1);
     const std::string n(f.name);
     if (const auto b = n.find('b', 1); b != std::string::npos && b + 1 < n.size() && n[b + 1] >= '0' && n[b + 1] <= '9')
@@ -62,6 +67,9 @@ TEST(FormatTable, StatedMaxFiniteMatchesTheFamily) {
       case Specials::fn: derived = mag_all_ones - 1u; break;
       case Specials::finite:
       case Specials::fnuz: derived = mag_all_ones; break;
+      // §2.5.3 below +Inf (extended) or below the NaN (finite); the unsigned NaN is all ones
+      case Specials::p3109e: derived = mag_all_ones - (f.is_signed ? 1u : 2u); break;
+      case Specials::p3109f: derived = mag_all_ones - (f.is_signed ? 0u : 1u); break;
       case Specials::integer: derived = (1u << (f.bits - 1)) - 1u; break;
     }
     EXPECT_EQ(f.max_finite, derived) << f.name;
@@ -115,6 +123,12 @@ TEST(FormatTable, CanonicalNaN) {
     const std::uint32_t derived = f.specials == Specials::ieee
                                       ? (((1u << f.exp_bits) - 1u) << f.man_bits) | (1u << (f.man_bits - 1))
                                       : (f.specials == Specials::fnuz ? f.sign_bit() : f.mag_mask());
+    if (f.is_p3109()) {  // §2.5.3 the sign bit alone (signed), all ones (unsigned)
+      EXPECT_EQ(f.canonical_nan, f.is_signed ? 1u << (f.bits - 1) : (1u << f.bits) - 1u) << f.name;
+      EXPECT_EQ(decode(f.canonical_nan, f).cls, Class::nan) << f.name;
+      EXPECT_EQ(oracle::read_code(f.canonical_nan, f).kind, oracle::Kind::nan) << f.name;
+      continue;
+    }
     EXPECT_EQ(f.canonical_nan, derived) << f.name;
     EXPECT_EQ(decode(f.canonical_nan, f).cls, Class::nan) << f.name;
     EXPECT_EQ(oracle::read_code(f.canonical_nan, f).kind, oracle::Kind::nan) << f.name;
@@ -164,7 +178,7 @@ TEST(FormatTable, FirstSpecialMagnitude) {
       const oracle::Kind k = oracle::read_code(c, f).kind;
       EXPECT_EQ(f.is_nan_code(c), k == oracle::Kind::nan) << f.name << " " << c;
       EXPECT_EQ(f.is_finite_code(c), k != oracle::Kind::nan && k != oracle::Kind::inf) << f.name << " " << c;
-      if (f.specials == Specials::fnuz) continue;  // its NaN has the magnitude of the zero
+      if (f.has_single_nan() && f.is_signed) continue;  // its NaN has the magnitude of the zero
       EXPECT_EQ(f.is_finite_magnitude(mag), k != oracle::Kind::nan && k != oracle::Kind::inf) << f.name << " " << c;
       EXPECT_EQ(f.is_inf_magnitude(mag), k == oracle::Kind::inf) << f.name << " " << c;
       EXPECT_EQ(f.is_nan_magnitude(mag), k == oracle::Kind::nan) << f.name << " " << c;
@@ -253,6 +267,51 @@ TEST(FormatTable, FnuzCodes) {
   EXPECT_TRUE(format(FormatId::f8e4m3fn).has_negative_zero());
   EXPECT_EQ(f.nan_code(true), 0x80u);
   EXPECT_EQ(f.nan_code(false), 0x80u);
+}
+
+// §2.5 The P3109 rows: one zero, one NaN, Inf codes 2 (signed extended), 1 (unsigned extended)
+// or 0 (finite), for the core and the oracle; by hand for p3109_k8p3se (bias 16, m 2): 01 = 2^-17,
+// 04 = 2^-15 (the smallest normal), C0 = -2^0 (field 10000 = 16), 7F = +Inf, FF = -Inf, 80 the NaN
+// read with sign 0; p3109_k8p8uf (bias 1, one exponent bit): 01 = 2^-7, 80 = 1, FE = 254/128.
+TEST(FormatTable, P3109Codes) {
+  int rows = 0;
+  for (const auto& f : kFormats) {
+    if (!f.is_p3109()) continue;
+    ++rows;
+    int zeros = 0, nans = 0, infs = 0, onans = 0, oinfs = 0;
+    for (std::uint32_t c = 0; c < (1u << f.bits); ++c) {
+      const Decoded d = decode(c, f);
+      zeros += d.cls == Class::zero;
+      nans += d.cls == Class::nan;
+      infs += d.cls == Class::inf;
+      onans += oracle::read_code(c, f).kind == oracle::Kind::nan;
+      oinfs += oracle::read_code(c, f).kind == oracle::Kind::inf;
+    }
+    const int want_inf = f.specials == Specials::p3109e ? (f.is_signed ? 2 : 1) : 0;
+    EXPECT_EQ(zeros, 1) << f.name;
+    EXPECT_EQ(nans, 1) << f.name;
+    EXPECT_EQ(onans, 1) << f.name;
+    EXPECT_EQ(infs, want_inf) << f.name;
+    EXPECT_EQ(oinfs, want_inf) << f.name;
+    EXPECT_FALSE(f.has_negative_zero()) << f.name;
+    EXPECT_FALSE(decode(f.canonical_nan, f).sign) << f.name;
+  }
+  EXPECT_EQ(rows, 12);
+  const Format& s = format(FormatId::p3109_k8p3se);
+  EXPECT_EQ(s.name, "p3109_k8p3se");
+  EXPECT_EQ(find_format("binary8p3se"), std::optional<FormatId>(FormatId::p3109_k8p3se));
+  EXPECT_EQ(oracle::rational_value(0x01, s), p2(-17));
+  EXPECT_EQ(oracle::rational_value(0x04, s), p2(-15));
+  EXPECT_EQ(oracle::rational_value(0xC0, s), Rational(-1));
+  EXPECT_EQ(decode(0x7F, s).cls, Class::inf);
+  EXPECT_EQ(decode(0xFF, s).cls, Class::inf);
+  EXPECT_TRUE(decode(0xFF, s).sign);
+  EXPECT_EQ(s.nan_code(true), 0x80u);
+  const Format& u = format(FormatId::p3109_k8p8uf);
+  EXPECT_EQ(oracle::rational_value(0x01, u), p2(-7));
+  EXPECT_EQ(oracle::rational_value(0x80, u), Rational(1));
+  EXPECT_EQ(oracle::rational_value(0xFE, u), Rational(254, 128));
+  EXPECT_EQ(decode(0xFF, u).cls, Class::nan);
 }
 
 }  // namespace

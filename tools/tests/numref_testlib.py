@@ -8,8 +8,8 @@
   LAYOUT, f32_inputs(), code_inputs()  the inputs of the differential tests against other
                libraries (peer_diff.py, gfloat_diff.py): every code of a <= 16-bit format, and
                the structured + seeded random binary32 set
-  numref_cast()  `numref cast` on an array of codes through .npy files (or text lines with r
-               values for round=sr), the result codes as an array
+  numref_cast()  `numref cast` on an array of codes through .npy files (or text lines: with r
+               values for round=sr, or from a P3109 row), the result codes as an array
 
 Standard library only at import time; ml_dtypes_formats() imports numpy and ml_dtypes, the
 differential helpers import numpy.
@@ -152,12 +152,13 @@ def numref_cast(numref, src, dst, codes, args=(), r=None):
     one value per code) through text lines 'code r'. A failing run raises SystemExit naming it."""
     import numpy as np
     cmd = [numref, "cast", "--from", src, "--to", dst, *args]
-    if r is not None:
-        text = "".join(f"{c:x} {v:x}\n" for c, v in zip(codes.tolist(), r.tolist()))
+    if r is not None or src not in LAYOUT:  # round=sr, or a row with no .npy mapping here (P3109)
+        text = ("".join(f"{c:x}\n" for c in codes.tolist()) if r is None
+                else "".join(f"{c:x} {v:x}\n" for c, v in zip(codes.tolist(), r.tolist())))
         p = subprocess.run(cmd, input=text.encode(), capture_output=True)
         if p.returncode != 0:
             raise SystemExit(f"FAIL: {' '.join(cmd)} exited {p.returncode}: {p.stderr.decode().strip()}")
-        out = np.array([int(line[:line.index(" ")], 16) for line in p.stdout.decode().splitlines()], dtype=np.int64)
+        out = np.array([int(line.split()[0], 16) for line in p.stdout.decode().splitlines()], dtype=np.int64)
     else:
         with tempfile.TemporaryDirectory() as tmp:
             fin, fout = os.path.join(tmp, "in.npy"), os.path.join(tmp, "out.npy")

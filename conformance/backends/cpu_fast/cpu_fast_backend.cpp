@@ -68,8 +68,8 @@ std::optional<QuantOp> quant_op(std::uint32_t family, const numref_tensor_op* t,
   q.src = conform::format_from_c(family == NUMREF_TENSOR_DEQUANTIZE ? NUMREF_FMT_F32 : t->source);  // unused by dequantize
   q.elem = conform::format_from_c(t->element);
   q.out = conform::format_from_c(family == NUMREF_TENSOR_FAKE_QUANT ? t->out_format : NUMREF_FMT_F32);
-  if (q.elem && q.elem->specials == Specials::fnuz) {
-    why = "cpu-fast does not implement the fnuz formats (spec §2.2)";
+  if (q.elem && q.elem->has_single_nan()) {
+    why = "cpu-fast does not implement the fnuz or P3109 formats (spec §2.2, §2.5)";
     return std::nullopt;
   }
   const auto rule = conform::rule_from_c(t->rule);

@@ -522,6 +522,7 @@ const char* declined(const Format& from, const Format& to, const Policy& p) {
   if (p.nan == NanOut::raw && from.bits == 32) return "cpu-fast does not implement nan=raw from 32-bit sources";
   if (from.specials == Specials::fnuz || to.specials == Specials::fnuz)
     return "cpu-fast does not implement the fnuz formats (spec §2.2)";
+  if (from.is_p3109() || to.is_p3109()) return "cpu-fast does not implement the P3109 formats (spec §2.5)";
   return nullptr;
 }
 

@@ -89,14 +89,24 @@ extern "C" {
 #define NUMREF_FMT_F8E4M3B11FNUZ 12u
 #define NUMREF_FMT_F8E4M3 13u
 #define NUMREF_FMT_F8E3M4 14u
-#define NUMREF_FMT_COUNT 15u
+/* The IEEE P3109 members (spec §2.5), numbered after F8E3M4 in the order of
+ * NUMREF_P3109_MEMBERS (reference/include/numref/format.hpp): NUMREF_FMT_P3109_K<K>P<P><S><D>. */
+#define NUMREF_P3109_FORMAT_LIST(X)                                                                 \
+  X(P3109_K8P1SE, p3109_k8p1se) X(P3109_K8P1UE, p3109_k8p1ue) X(P3109_K8P3SE, p3109_k8p3se)          \
+  X(P3109_K8P3SF, p3109_k8p3sf) X(P3109_K8P3UE, p3109_k8p3ue) X(P3109_K8P3UF, p3109_k8p3uf)          \
+  X(P3109_K8P4SE, p3109_k8p4se) X(P3109_K8P4SF, p3109_k8p4sf) X(P3109_K8P4UE, p3109_k8p4ue)          \
+  X(P3109_K8P4UF, p3109_k8p4uf) X(P3109_K8P7SF, p3109_k8p7sf) X(P3109_K8P8UF, p3109_k8p8uf)
+#define NUMREF_P3109_FMT_ENUMERATOR_(NAME, name) NUMREF_FMT_##NAME,
+enum { NUMREF_FMT_P3109_BEFORE_ = 14, NUMREF_P3109_FORMAT_LIST(NUMREF_P3109_FMT_ENUMERATOR_) NUMREF_FMT_END_ };
+#undef NUMREF_P3109_FMT_ENUMERATOR_
+#define NUMREF_FMT_COUNT (0u + NUMREF_FMT_END_)
 /* Every format as X(NAME, name): the NUMREF_FMT_NAME constant and the §2.1 name, in table order.
  * conform/abi.hpp expands it to pin every constant; C code may expand it too (a name table). */
 #define NUMREF_FORMAT_LIST(X)                                                                      \
   X(F32, f32) X(BF16, bf16) X(F16, f16) X(F8E4M3FN, f8e4m3fn) X(F8E5M2, f8e5m2)                   \
   X(F8E8M0FNU, f8e8m0fnu) X(F6E3M2FN, f6e3m2fn) X(F6E2M3FN, f6e2m3fn) X(F4E2M1FN, f4e2m1fn)       \
   X(INT8, int8) X(F8E4M3FNUZ, f8e4m3fnuz) X(F8E5M2FNUZ, f8e5m2fnuz) X(F8E4M3B11FNUZ, f8e4m3b11fnuz)   \
-  X(F8E4M3, f8e4m3) X(F8E3M4, f8e3m4)
+  X(F8E4M3, f8e4m3) X(F8E3M4, f8e3m4) NUMREF_P3109_FORMAT_LIST(X)
 
 /* ---- policy knobs (spec §4–§10); the names are those of describe(), §10.2 ---------- */
 /* Each knob's values are numbered in the order of its words in the knob table of

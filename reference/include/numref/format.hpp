@@ -21,7 +21,21 @@ enum class Specials : std::uint8_t {
   fnuz,     // "finite, NaN, unsigned zero" (AMD MI300 / Graphcore FP8): no Inf, no -0; the one
             // NaN is the negative-zero pattern, the sign bit alone (0x80)
   integer,  // two's complement integer, no special values
+  // §2.5 IEEE P3109 (interim report; gfloat format_info_p3109): one NaN (signed: the sign bit
+  // alone, 80; unsigned: all ones, FF), no -0, subnormals. Extended domain (p3109e): +Inf is
+  // the largest magnitude below the NaN (signed 7F / -Inf FF; unsigned FE); finite (p3109f):
+  // no Inf, that code is a number.
+  p3109e,
+  p3109f,
 };
+
+// §2.5 The IEEE P3109 members in the table, as (K, P, signedness, domain): K bits, precision P
+// (implicit bit included), s(igned) / u(nsigned), e(xtended: ±Inf) / f(inite). Each row of kFormats
+// (and its FormatId, its name p3109_k<K>p<P><s|u><e|f> and its alias binary<K>p<P><s|u><e|f>)
+// is generated from one entry; conformance/include/numref/backend.h pins the C ids.
+#define NUMREF_P3109_MEMBERS(X)                                                                  \
+  X(8, 1, s, e) X(8, 1, u, e) X(8, 3, s, e) X(8, 3, s, f) X(8, 3, u, e) X(8, 3, u, f) X(8, 4, s, e) \
+  X(8, 4, s, f) X(8, 4, u, e) X(8, 4, u, f) X(8, 7, s, f) X(8, 8, u, f)
 
 enum class FormatId : std::uint8_t {
   f32,
@@ -39,6 +53,9 @@ enum class FormatId : std::uint8_t {
   f8e4m3b11fnuz,
   f8e4m3,
   f8e3m4,
+#define NUMREF_P3109_ENUMERATOR(K, P, S, D) p3109_k##K##p##P##S##D,
+  NUMREF_P3109_MEMBERS(NUMREF_P3109_ENUMERATOR)
+#undef NUMREF_P3109_ENUMERATOR
 };
 
 // §2.1 One row per format. Bias and the largest finite code are STATED (as in the
@@ -70,14 +87,17 @@ struct Format {
   constexpr std::uint32_t man_mask() const { return (1u << man_bits) - 1u; }
   constexpr std::uint32_t exp_all_ones() const { return (1u << exp_bits) - 1u; }
   constexpr bool is_integer() const { return specials == Specials::integer; }
-  constexpr bool has_inf() const { return specials == Specials::ieee; }
+  constexpr bool has_inf() const { return specials == Specials::ieee || specials == Specials::p3109e; }
+  constexpr bool is_p3109() const { return specials == Specials::p3109e || specials == Specials::p3109f; }
+  // §2.2 / §2.5 One NaN code for both signs (fnuz, P3109): every NaN rule delivers canonical_nan.
+  constexpr bool has_single_nan() const { return specials == Specials::fnuz || is_p3109(); }
   constexpr bool has_nan() const {
-    return specials == Specials::ieee || specials == Specials::fn || specials == Specials::fnuz;
+    return specials == Specials::ieee || specials == Specials::fn || has_single_nan();
   }
-  // §2.2 A −0 code exists: signed floating-point formats with a zero, except fnuz (whose
-  // negative-zero pattern is the NaN).
+  // §2.2 A −0 code exists: signed floating-point formats with a zero, except fnuz and P3109
+  // (whose negative-zero pattern is the NaN).
   constexpr bool has_negative_zero() const {
-    return is_signed && has_zero && !is_integer() && specials != Specials::fnuz;
+    return is_signed && has_zero && !is_integer() && !has_single_nan();
   }
   // Unbiased exponent of the smallest normal binade (§3.2): 1 - bias when field 0
   // is the subnormal binade, -bias when field 0 is itself a normal binade.
@@ -93,6 +113,10 @@ struct Format {
     switch (specials) {
       case Specials::ieee: return exp_all_ones() << man_bits;
       case Specials::fn: return mag_mask();
+      // §2.5 signed: every magnitude is a number (the NaN is 80) but the Inf; unsigned: the NaN
+      // is the all-ones magnitude and the Inf (extended) the one below it.
+      case Specials::p3109e: return is_signed ? mag_mask() : mag_mask() - 1u;
+      case Specials::p3109f: return is_signed ? mag_mask() + 1u : mag_mask();
       default: return mag_mask() + 1u;
     }
   }
@@ -103,21 +127,36 @@ struct Format {
   constexpr bool is_nan_magnitude(std::uint32_t mag) const {
     return !is_finite_magnitude(mag) && !is_inf_magnitude(mag);
   }
-  // §2.2 Classes of a whole code. They differ from the magnitude's only in fnuz, whose NaN
-  // is the sign bit with magnitude 0 (its magnitude classes are all finite).
+  // §2.2 Classes of a whole code. They differ from the magnitude's only in the signed formats with
+  // one NaN (fnuz, signed P3109), whose NaN is the sign bit with magnitude 0.
   constexpr bool is_nan_code(std::uint32_t code) const {
     code &= mask();
-    return specials == Specials::fnuz ? code == sign_bit() : is_nan_magnitude(code & mag_mask());
+    return has_single_nan() && is_signed ? code == sign_bit() : is_nan_magnitude(code & mag_mask());
   }
   constexpr bool is_finite_code(std::uint32_t code) const {
     return !is_nan_code(code) && is_finite_magnitude(code & mag_mask());
   }
   // §6.1 / §6.2 / §6.3 The NaN a rule delivers "with the sign of x": the canonical NaN with the
-  // sign bit where the format has a NaN of each sign (ieee, signed fn); fnuz has one NaN.
+  // sign bit where the format has a NaN of each sign (ieee, signed fn); fnuz and P3109 have one.
   constexpr std::uint32_t nan_code(bool sign) const {
-    return specials == Specials::fnuz ? canonical_nan : (canonical_nan | (sign ? sign_bit() : 0u));
+    return has_single_nan() ? canonical_nan : (canonical_nan | (sign ? sign_bit() : 0u));
   }
 };
+
+// §2.5 The row of the P3109 member (K, P, signedness, domain), as format_info_p3109 defines it:
+// fraction P - 1 bits, exponent K - (P - 1) - s bits; bias 2^(K-P-1) (rounded down: 0 when P = K)
+// signed, 2^(K-P) unsigned; the NaN 2^(K-1) signed, 2^K - 1 unsigned; max finite the largest
+// magnitude below the NaN, less one for the Inf of the extended domain.
+constexpr Format p3109_format(FormatId id, std::string_view name, std::string_view alias, int k, int p,
+                              bool is_signed, bool extended) {
+  const int s = is_signed ? 1 : 0;
+  const int bias = is_signed ? (k - p - 1 >= 0 ? 1 << (k - p - 1) : 0) : 1 << (k - p);
+  const std::uint32_t top_mag = (1u << (k - s)) - 1u;                    // all magnitude bits set
+  const std::uint32_t max_finite = top_mag - (is_signed ? 0u : 1u) - (extended ? 1u : 0u);
+  const std::uint32_t nan = is_signed ? 1u << (k - 1) : (1u << k) - 1u;
+  return {id, name, k, k - (p - 1) - s, p - 1, bias, is_signed, extended ? Specials::p3109e : Specials::p3109f,
+          true, true, max_finite, nan, "IEEE P3109 interim report (gfloat format_info_p3109)", alias};
+}
 
 // §2.1 The descriptor table. Sources:
 //   IEEE 754-2019 (binary32, binary16); bfloat16 (Google TPU / Intel BF16 spec);
@@ -143,6 +182,11 @@ inline constexpr auto kFormats = std::to_array<Format>({
     {FormatId::f8e4m3b11fnuz, "f8e4m3b11fnuz", 8, 4, 3, 11, true, Specials::fnuz, true, true, 0x7Fu, 0x80u, "XLA F8E4M3B11FNUZ (bias 11)", "e4m3b11fnuz float8_e4m3b11fnuz"},
     {FormatId::f8e4m3,        "f8e4m3",        8, 4, 3,  7, true, Specials::ieee, true, true, 0x77u, 0x7Cu, "IEEE-like E4M3 (ml_dtypes float8_e4m3)", "float8_e4m3"},
     {FormatId::f8e3m4,        "f8e3m4",        8, 3, 4,  3, true, Specials::ieee, true, true, 0x6Fu, 0x78u, "IEEE-like E3M4 (ml_dtypes float8_e3m4)", "e3m4 float8_e3m4"},
+#define NUMREF_P3109_ROW(K, P, S, D)                                                                       \
+  p3109_format(FormatId::p3109_k##K##p##P##S##D, "p3109_k" #K "p" #P #S #D, "binary" #K "p" #P #S #D, K, P, \
+               std::string_view(#S) == "s", std::string_view(#D) == "e"),
+    NUMREF_P3109_MEMBERS(NUMREF_P3109_ROW)
+#undef NUMREF_P3109_ROW
 });
 inline constexpr int kFormatCount = static_cast<int>(kFormats.size());
 

@@ -31,21 +31,25 @@ std::uint32_t width_mask(const Format& f) { return f.bits >= 32 ? 0xFFFFFFFFu : 
 std::uint32_t sign_mask(const Format& f) { return f.is_signed ? (1u << (f.bits - 1)) : 0u; }
 std::uint32_t magnitude_mask(const Format& f) { return width_mask(f) & ~sign_mask(f); }
 bool is_int(const Format& f) { return f.specials == Specials::integer; }
-bool has_inf(const Format& f) { return f.specials == Specials::ieee; }
-bool has_nan(const Format& f) {
-  return f.specials == Specials::ieee || f.specials == Specials::fn || f.specials == Specials::fnuz;
-}
-bool is_fnuz(const Format& f) { return f.specials == Specials::fnuz; }
+bool is_p3109(const Format& f) { return f.specials == Specials::p3109e || f.specials == Specials::p3109f; }
+bool has_inf(const Format& f) { return f.specials == Specials::ieee || f.specials == Specials::p3109e; }
+// fnuz and P3109 (§2.2, §2.5): one NaN, no −0.
+bool is_fnuz(const Format& f) { return f.specials == Specials::fnuz || is_p3109(f); }
+bool has_nan(const Format& f) { return f.specials == Specials::ieee || f.specials == Specials::fn || is_fnuz(f); }
 std::uint32_t sgn(bool s, const Format& f) { return s ? sign_mask(f) : 0u; }
 
 // §3.3 the infinity code; §6.1 / §6.2 "the NaN of the infinity slot" of an fn format is
 // its all-ones magnitude (§2.2), with the sign of the operand where the format has one.
+// §2.5 P3109 extended: the largest magnitude (signed) or the one below the all-ones NaN (unsigned).
 std::uint32_t inf_code(bool s, const Format& f) {
+  if (is_p3109(f)) return sgn(s, f) | (magnitude_mask(f) - (f.is_signed ? 0u : 1u));
   return sgn(s, f) | (((1u << f.exp_bits) - 1u) << f.man_bits);
 }
-// A fnuz format's only NaN is the negative-zero pattern, the sign bit alone, whatever the sign.
+// A fnuz format's only NaN is the negative-zero pattern, the sign bit alone, whatever the sign;
+// so is a signed P3109 format's; an unsigned P3109 format's is all ones (§2.5).
 std::uint32_t nan_slot_code(bool s, const Format& f) {
-  return is_fnuz(f) ? sign_mask(f) : (sgn(s, f) | magnitude_mask(f));
+  if (is_fnuz(f)) return f.is_signed ? sign_mask(f) : width_mask(f);
+  return sgn(s, f) | magnitude_mask(f);
 }
 
 // §3.3 ±max finite (integers: 7F and, for negatives, -128 = 80 or -127 = 81 (§6.5)).
@@ -381,9 +385,17 @@ Value read_code(std::uint32_t code, const Format& f) {
     v.signaling = mf != 0 && f.man_bits > 0 && ((mf >> (f.man_bits - 1)) & 1u) == 0;
     return v;
   }
-  if ((f.specials == Specials::fn && mag == magnitude_mask(f)) || (is_fnuz(f) && code == sign_mask(f))) {
+  if ((f.specials == Specials::fn && mag == magnitude_mask(f)) || (is_fnuz(f) && code == nan_slot_code(false, f))) {
     v.kind = Kind::nan;  // fnuz: 80, read with its sign bit (1) and payload 0
     v.sig = mf;
+    if (is_p3109(f)) {  // §3.1 the P3109 NaN has no sign and no payload
+      v.sign = false;
+      v.sig = 0;
+    }
+    return v;
+  }
+  if (f.specials == Specials::p3109e && mag == (inf_code(false, f) & magnitude_mask(f))) {
+    v.kind = Kind::inf;  // §2.5
     return v;
   }
   if (f.has_subnormals && ef == 0) {

@@ -40,7 +40,15 @@ std::uint32_t mag_mask_of(const Format& f) {
   return all & ~sign_bit_of(f);
 }
 std::uint32_t exp_ones(const Format& f) { return (1u << f.exp_bits) - 1u; }
-bool fnuz(const Format& f) { return f.specials == Specials::fnuz; }
+bool p3109(const Format& f) { return f.specials == Specials::p3109e || f.specials == Specials::p3109f; }
+// fnuz and P3109 (§2.2, §2.5): one NaN, no −0.
+bool fnuz(const Format& f) { return f.specials == Specials::fnuz || p3109(f); }
+// The one NaN of those: the sign bit alone (signed), every bit (unsigned P3109).
+std::uint32_t one_nan(const Format& f) { return f.is_signed ? sign_bit_of(f) : (1u << f.bits) - 1u; }
+// §2.5 the Inf of an extended P3109 format: the largest magnitude (signed), or the one below the NaN.
+std::uint32_t p3109_inf(bool sign, const Format& f) {
+  return (sign ? sign_bit_of(f) : 0u) | (mag_mask_of(f) - (f.is_signed ? 0u : 1u));
+}
 // §2.2 / §6.6 The code of a zero with the given sign: fnuz has no −0 (its pattern is the NaN).
 std::uint32_t zero_of(bool sign, const Format& f) {
   return f.specials == Specials::integer || fnuz(f) || !sign ? 0u : sign_bit_of(f);
@@ -63,9 +71,17 @@ Value decode(std::uint32_t code, const Format& f) {
   const std::uint32_t field = mag >> f.man_bits;
   const std::uint32_t frac = mag & ((1u << f.man_bits) - 1u);
   if ((f.specials == Specials::ieee && field == exp_ones(f) && frac != 0) ||
-      (f.specials == Specials::fn && mag == mag_mask_of(f)) || (fnuz(f) && code == sign_bit_of(f))) {
+      (f.specials == Specials::fn && mag == mag_mask_of(f)) || (fnuz(f) && code == one_nan(f))) {
     out.kind = Value::nan;
     out.payload = frac;
+    if (p3109(f)) {  // §3.1 the P3109 NaN has no sign and no payload
+      out.sign = false;
+      out.payload = 0;
+    }
+    return out;
+  }
+  if (f.specials == Specials::p3109e && mag == p3109_inf(false, f)) {
+    out.kind = Value::inf;
     return out;
   }
   if (f.specials == Specials::ieee && field == exp_ones(f)) {
@@ -147,8 +163,10 @@ Rounded overflow_result(bool sign, Round ovf_mode, const Format& f, const Policy
     o.code = maxc;
   } else if (f.specials == Specials::ieee) {
     o.code = sb | (exp_ones(f) << f.man_bits);
+  } else if (f.specials == Specials::p3109e) {
+    o.code = p3109_inf(sign, f);
   } else {
-    o.code = fnuz(f) ? sign_bit_of(f) : (f.canonical_nan | sb);  // the NaN of the infinity slot, with the sign
+    o.code = fnuz(f) ? one_nan(f) : (f.canonical_nan | sb);  // the NaN of the infinity slot, with the sign
   }
   return o;
 }
@@ -218,8 +236,12 @@ Rounded inf_to(bool sign, const Format& f, const Policy& p) {
     o.code = sb | (exp_ones(f) << f.man_bits);
     return o;
   }
+  if (f.specials == Specials::p3109e) {  // §6.2.4
+    o.code = p3109_inf(sign, f);
+    return o;
+  }
   if (fnuz(f)) {  // §6.2.5, the one NaN
-    o.code = sign_bit_of(f);
+    o.code = one_nan(f);
     o.invalid = true;
     return o;
   }
@@ -249,7 +271,7 @@ Rounded nan_to(bool sign, std::uint64_t payload, int from_man, bool from_ieee, c
     return o;
   }
   if (fnuz(f)) {  // §6.3 one NaN: every option gives it
-    o.code = sign_bit_of(f);
+    o.code = one_nan(f);
     return o;
   }
   switch (p.nan) {  // §6.3

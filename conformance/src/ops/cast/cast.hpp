@@ -58,6 +58,12 @@ std::shared_ptr<const CastParams> parse(std::string_view text);
 std::shared_ptr<const CastParams> make(const Format& from, const Format& to, std::string_view profile,
                                        const Policy& p);
 
+// §33.3 The pairs the cast family generates under a profile: every pair of formats, except that a
+// P3109 row (§2.5) is paired only with the 16- and 32-bit floating-point formats (f32, bf16, f16;
+// both directions) and with the P3109 rows of its own width K, and only under the profile ocp (or
+// its synonym ieee): the library profiles model no P3109 library.
+bool generated_pair(const Format& from, const Format& to, const Profile& profile);
+
 // ---- policy variants (§33.3) ----------------------------------------------------------
 struct Variant {
   std::string name;  // "" for the profile itself, else the overriding knobs

@@ -247,6 +247,14 @@ bool equivalent(const Policy& a, const Policy& b, const Format& from, const Form
   return true;
 }
 
+bool generated_pair(const Format& from, const Format& to, const Profile& profile) {
+  if (!from.is_p3109() && !to.is_p3109()) return true;
+  if (profile.id != ProfileId::ocp && profile.id != ProfileId::ieee) return false;
+  if (from.is_p3109() && to.is_p3109()) return from.bits == to.bits;
+  const Format& other = from.is_p3109() ? to : from;
+  return !other.is_integer() && other.bits >= 16;
+}
+
 std::vector<Variant> variants(Level level, const Policy& base, const Format& from, const Format& to) {
   std::vector<Variant> out;
   auto add = [&](std::string name, Policy p) {

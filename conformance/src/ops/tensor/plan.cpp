@@ -39,7 +39,7 @@ const std::vector<Combo>& combos() {
         continue;
       }
       for (const Format& e : kFormats)
-        if (e.bits <= 8 && e.is_signed && e.has_zero) out.push_back({rule, &e});
+        if (e.bits <= 8 && e.is_signed && e.has_zero && !e.is_p3109()) out.push_back({rule, &e});  // §2.5.7
     }
     return out;
   }();

@@ -1,0 +1,158 @@
+"""Differential test: numref's IEEE P3109 rows (spec §2.5) against gfloat (Graphcore's reference).
+
+usage: p3109_diff.py NUMREF [--f32 N] [--only NAMES] [--sr-bits K ...]
+
+For every P3109 row of `numref formats` (p3109_k<K>p<P><s|u><e|f>) the script builds gfloat's
+format_info_p3109(K, P, signedness, domain) and compares, code for code (NaN bits included):
+  * into the member: every bf16 and f16 code, every code of every P3109 member of the same width,
+    and N structured + seeded random f32 codes (--f32, default 2^20), under each rounding mode
+    numref models — TiesToEven / TowardZero / TowardPositive / TowardNegative / TiesToAway as
+    --round rne / rtz / rup / rdn / rna, and StochasticFastest(k, r) as --round sr --sr-bits k with
+    random value r (variant `fraction`, §5.1) — each with gfloat's sat=False (--overflow nonsat) and
+    sat=True (--overflow saturate; inf_sat=max): gfloat's round_ndarray + encode_ndarray;
+  * out of the member: every code into f32, bf16 and f16 (gfloat decode_ndarray, then the exact
+    value rounded and encoded by gfloat into binary32 / bfloat16 / binary16; the decoded NaN as
+    NumPy's NaN in that format: 7FC00000, 7FC0, 7E00).
+Declared departure (§2.5, docs/profiles.md): a negative operand into an unsigned member. numref
+gives the NaN (§7.3, negative=nan); gfloat rounds the signed value (00 where that gives 0, the NaN
+or an error otherwise). Those inputs are counted and left out of the comparison.
+Exit 0: 0 differences; 1 otherwise (a missing gfloat is a failure, never a skip).
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from numref_testlib import numref_cast  # noqa: E402  (tools/tests/numref_testlib.py)
+from numref_testlib import f32_inputs  # noqa: E402  (the structured + random binary32 set)
+
+MEMBER = re.compile(r"^p3109_k(\d+)p(\d+)([su])([ef])$")
+MODES = ("rne", "rtz", "rup", "rdn", "rna")
+NAN_BITS = {"f32": 0x7FC00000, "bf16": 0x7FC0, "f16": 0x7E00}  # np.float32(nan), ml_dtypes, np.float16
+
+
+def p3109_members(numref):
+    """The P3109 rows of `numref formats`: name -> (K, P, signed, extended)."""
+    p = subprocess.run([numref, "formats"], capture_output=True, text=True, check=True)
+    out = {}
+    for line in p.stdout.splitlines():
+        m = MEMBER.match(line.split()[0]) if line.split() else None
+        if m:
+            out[m.group(0)] = (int(m.group(1)), int(m.group(2)), m.group(3) == "s", m.group(4) == "e")
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("numref")
+    ap.add_argument("--f32", type=int, default=1 << 20)
+    ap.add_argument("--only", default="", help="comma-separated P3109 names (default: every row)")
+    ap.add_argument("--sr-bits", default="2,7", help="comma-separated k of the StochasticFastest runs")
+    ap.add_argument("--modes", default=",".join(MODES) + ",sr",
+                    help="comma-separated subset of rne,rtz,rup,rdn,rna,sr (default: all)")
+    args = ap.parse_args()
+    try:
+        import numpy as np
+        import gfloat
+        from gfloat import RoundMode, Signedness, Domain, round_ndarray, encode_ndarray, decode_ndarray
+        from gfloat.formats import (format_info_p3109, format_info_binary32, format_info_bfloat16,
+                                    format_info_binary16)
+    except ImportError as e:
+        print(f"FAIL: the P3109 differential test needs gfloat and numpy ({e}); pip install gfloat",
+              file=sys.stderr)
+        return 1
+    version = getattr(gfloat, "__version__", None)
+    if version is None:
+        from importlib.metadata import version as dist_version
+        version = dist_version("gfloat")
+    members = p3109_members(args.numref)
+    only = set(filter(None, args.only.split(",")))
+    if only - set(members):
+        print(f"FAIL: --only names no P3109 row: {', '.join(sorted(only - set(members)))}", file=sys.stderr)
+        return 1
+    chosen = sorted(only or members)
+    print(f"gfloat {version}; {len(chosen)} of {len(members)} P3109 rows")
+    wanted = set(filter(None, args.modes.split(",")))
+    if wanted - set(MODES) - {"sr"}:
+        print(f"FAIL: --modes: unknown {', '.join(sorted(wanted - set(MODES) - {'sr'}))}", file=sys.stderr)
+        return 1
+    modes = [m for m in MODES if m in wanted]
+    if "sr" in wanted:
+        modes += [f"sr{k}" for k in map(int, filter(None, args.sr_bits.split(",")))]
+    gf_mode = {"rne": RoundMode.TiesToEven, "rtz": RoundMode.TowardZero, "rup": RoundMode.TowardPositive,
+               "rdn": RoundMode.TowardNegative, "rna": RoundMode.TiesToAway}
+
+    def info(name):
+        k, p, s, e = members[name]
+        return format_info_p3109(k, p, Signedness.Signed if s else Signedness.Unsigned,
+                                 Domain.Extended if e else Domain.Finite)
+
+    wide = {"f32": format_info_binary32, "bf16": format_info_bfloat16, "f16": format_info_binary16}
+    sources = {"bf16": np.arange(1 << 16, dtype=np.int64), "f16": np.arange(1 << 16, dtype=np.int64),
+               "f32": np.array(f32_inputs(args.f32), dtype=np.int64)}
+    rng = np.random.default_rng(20250101)
+    total = differ = departed = 0
+    failures = []
+
+    def compare(src, dst, codes, want, got, what):
+        nonlocal total, differ
+        bad = np.nonzero(got != want)[0]
+        total += len(codes)
+        differ += len(bad)
+        for i in bad[:5]:
+            failures.append(f"{src}->{dst} {what} input {int(codes[i]):x}: numref {int(got[i]):x}, "
+                            f"gfloat {int(want[i]):x}")
+        return len(bad)
+
+    for dst in chosen:
+        fi = info(dst)
+        k_bits = members[dst][0]
+        srcs = dict(sources)
+        for m in members:  # every code of every member of the same width
+            if members[m][0] == k_bits:
+                srcs[m] = np.arange(1 << k_bits, dtype=np.int64)
+        n_dst = 0
+        for src, codes in srcs.items():
+            vals = decode_ndarray(wide[src] if src in wide else info(src), codes).astype(np.float64)
+            keep = np.ones(len(codes), dtype=bool)
+            if not fi.is_signed:  # the declared departure: negative operands into an unsigned member
+                keep = ~(vals < 0)
+                departed += int(np.count_nonzero(~keep))
+            codes, vals = codes[keep], vals[keep]
+            for mode in modes:
+                for sat in (False, True):
+                    policy = ["--overflow", "saturate" if sat else "nonsat"]
+                    if mode.startswith("sr"):
+                        kk = int(mode[2:])
+                        r = rng.integers(0, 1 << kk, size=len(codes), dtype=np.int64)
+                        want = encode_ndarray(fi, round_ndarray(fi, vals, RoundMode.StochasticFastest, sat, r, kk))
+                        got = numref_cast(args.numref, src, dst, codes, ["--round", "sr", "--sr-bits", str(kk)] + policy, r)
+                    else:
+                        want = encode_ndarray(fi, round_ndarray(fi, vals, gf_mode[mode], sat))
+                        got = numref_cast(args.numref, src, dst, codes, ["--round", mode] + policy)
+                    n_dst += compare(src, dst, codes, np.asarray(want, dtype=np.int64), got,
+                                     f"{mode} {'sat' if sat else 'nonsat'}")
+        codes = np.arange(1 << k_bits, dtype=np.int64)
+        vals = decode_ndarray(fi, codes).astype(np.float64)
+        for out, wfi in wide.items():  # member -> f32 / bf16 / f16: exact values
+            want = np.asarray(encode_ndarray(wfi, round_ndarray(wfi, vals)), dtype=np.int64)
+            # gfloat decodes the NaN to NumPy's NaN; its bits in the wide format are NumPy's
+            # (ml_dtypes' for bf16): 7FC00000, 7FC0, 7E00. (gfloat's own encode_float of a NaN is
+            # the all-ones code, FFFFFFFF: its pick of a NaN code, not a value it decoded.)
+            want[np.isnan(vals)] = NAN_BITS[out]
+            got = numref_cast(args.numref, dst, out, codes)
+            n_dst += compare(dst, out, codes, want, got, "decode")
+        print(f"  {dst:<14} {n_dst} differ")
+    print(f"gfloat: {total} conversions, {differ} differ; {departed} negative operands of unsigned rows "
+          f"left out (declared departure, spec §2.5)")
+    if differ:
+        print("FAIL:\n  " + "\n  ".join(failures[:40]), file=sys.stderr)
+        return 1
+    print("OK: numref equals gfloat on every compared input, NaN bits included")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
