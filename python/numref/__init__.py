@@ -74,7 +74,9 @@ def dtype_of(fmt: str) -> _np.dtype:
     import ml_dtypes
 
     if not hasattr(ml_dtypes, name):
-        raise ValueError(f"{fmt}: ml_dtypes {ml_dtypes.__version__} has no dtype {name}")
+        # e.g. the IEEE P3109 rows (spec §2.5): no NumPy or ml_dtypes type holds them
+        raise ValueError(f"{fmt}: neither NumPy nor ml_dtypes {ml_dtypes.__version__} has a dtype for it "
+                         f"(looked for {name}); use its raw codes: raw=True for results, src={fmt!r} for inputs")
     return _np.dtype(getattr(ml_dtypes, name))
 
 
@@ -253,7 +255,9 @@ def cast(x, to: str, *, src: str | None = None, profile: str = "ocp", policy=Non
              int seed (r drawn with NumPy's PCG64).
     flags    also return the exception flags (§9) per element, uint8: 0x01 inexact,
              0x02 underflow, 0x04 overflow, 0x10 invalid.
-    raw      return the result codes (uint8 / uint16 / uint32) instead of the typed array.
+    raw      return the result codes (uint8 / uint16 / uint32) instead of the typed array; needed
+             for a format no NumPy / ml_dtypes dtype holds (the IEEE P3109 rows, spec §2.5:
+             ``dtype_of`` raises ValueError for them, and so does ``cast`` without raw=True).
     path     "auto" / "fast": the cpu-fast engine (proven equal to the reference by the
              conformance suite); "reference": the reference Converter.
 
@@ -264,6 +268,7 @@ def cast(x, to: str, *, src: str | None = None, profile: str = "ocp", policy=Non
     to = _canonical(to, "to")
     if path not in ("auto", "fast", "reference"):
         raise ValueError(f"path: expected 'auto', 'fast' or 'reference', got {path!r}")
+    typed = None if raw else dtype_of(to)  # a format with no dtype (P3109) is refused before any work
     src, codes = _codes(x, src)
     pol = policy if isinstance(policy, Policy) and profile == "ocp" and not knobs and policy.to == to else None
     if pol is None:
@@ -276,7 +281,7 @@ def cast(x, to: str, *, src: str | None = None, profile: str = "ocp", policy=Non
     elif random is not None:
         raise ValueError("random applies only to stochastic rounding (round='sr')")
     _core.cast_codes(codes, out, fl, r, src, to, str(pol), "reference" if path == "reference" else "fast")
-    res = out if raw else out.view(dtype_of(to))
+    res = out if raw else out.view(typed)
     return (res, fl) if flags else res
 
 

@@ -35,6 +35,21 @@ def test_dtype_round_trip(fmt):
         codes = np.array([0, 1, 0x3F800000, 0x7F7FFFFF, 0x80800000], dtype=np.uint32)
     else:
         codes = np.arange(1 << bits, dtype=np.uint8 if bits <= 8 else np.uint16)
+    if next(f["specials"] for f in numref.formats() if f["name"] == fmt).startswith("p3109"):
+        # No NumPy / ml_dtypes dtype holds a P3109 row (spec §2.5): both entry points say so, and
+        # its raw codes round-trip through f32 (every finite code; the NaN 0x80 and the
+        # extended rows' +-Inf stay out, as below).
+        with pytest.raises(ValueError, match="raw=True"):
+            numref.dtype_of(fmt)
+        with pytest.raises(ValueError, match=fmt):
+            numref.cast(np.float32([1.0]), fmt)
+        wide = numref.cast(codes, "f32", src=fmt)
+        back = numref.cast(wide, fmt, raw=True)
+        finite = np.isfinite(wide)
+        assert finite.sum() >= 126 and np.array_equal(back[finite], codes[finite])
+        assert wide[1] > 0 and np.isnan(wide[0x80]) == (next(
+            f["signed"] for f in numref.formats() if f["name"] == fmt))  # signed rows: 0x80 is the NaN
+        return
     x = codes.view(numref.dtype_of(fmt))
     assert numref.format_of(x.dtype) == fmt
     wide = numref.cast(x, "f32")
