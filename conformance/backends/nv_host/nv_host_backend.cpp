@@ -87,7 +87,11 @@ Plan plan(std::uint32_t from, std::uint32_t to, const numref_policy& p) {
       else if (p.e8m0_round == NUMREF_E8M0_CEIL) mode = 2;
       else if (p.e8m0_round == NUMREF_E8M0_FOLLOW && p.round == NUMREF_ROUND_RTZ) mode = 1;
       else if (p.e8m0_round == NUMREF_E8M0_FOLLOW && p.round == NUMREF_ROUND_RUP) mode = 2;
-      if (mode < 0 || p.zero_to_nozero != NUMREF_ZERO_TO_NOZERO_MIN || p.negative != NUMREF_NEGATIVE_ABS) return pl;
+      // CUDA's __nv_cvt_*_to_e8m0 rounds the bottom binade linearly (§7.4 e8m0_low=linear); the
+      // grid rule of the ml_dtypes / torch / torchao profiles is not what it computes.
+      if (mode < 0 || p.zero_to_nozero != NUMREF_ZERO_TO_NOZERO_MIN || p.negative != NUMREF_NEGATIVE_ABS ||
+          p.e8m0_low != NUMREF_E8M0_LOW_LINEAR)
+        return pl;
       if (p.overflow == NUMREF_OVERFLOW_SATURATE && p.inf_sat != NUMREF_INF_SAT_MAX) return pl;
       pl.ok = true;
       pl.sat = p.overflow == NUMREF_OVERFLOW_SATURATE;

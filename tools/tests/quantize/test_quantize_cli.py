@@ -11,6 +11,7 @@ Needs numpy and ml_dtypes (scripts/setup.sh installs them); fails, never skips, 
 """
 import json
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -228,12 +229,19 @@ def main():
         p = run("--input", P("q.npy"), "--format", "f8e4m3fn", "--q-max", bad, expect=2)
         check("--q-max" in p.stderr and msg in p.stderr and p.stderr.count("\n") == 1, f"--q-max {bad}: {p.stderr}")
 
-    # the conformance runner's tensor family carries no recipe knobs: a recipe profile is refused
-    # there (exit 2, one line) instead of being reported as passed on its element policy alone
-    c = subprocess.run([NUMREF, "conform", "--backend", "reference", "--ops", "quantize", "--profile",
-                        "torchao_mx_floor", "--level", "0"], capture_output=True, text=True)
-    check(c.returncode == 2 and "carries a quantization recipe" in c.stderr and c.stderr.count("\n") == 1,
-          f"conform --profile torchao_mx_floor --ops quantize: exit {c.returncode} {c.stderr}")
+    # a recipe profile runs in the conformance runner's tensor family with its recipe knobs
+    # (spec §31.5, ABI 1.4): the reference backend passes every case it plans (a level-0 plan has
+    # 33; more than 0 is what matters: a run that compared nothing exits 2), and cpu-fast, which
+    # implements no recipe knob, compares nothing and says so with exit 2
+    c = subprocess.run([NUMREF, "conform", "--no-progress", "--backend", "reference", "--ops", "quantize",
+                        "--profile", "torchao_mx_floor", "--level", "0"], capture_output=True, text=True)
+    m = re.search(r"reference: (\d+) passed, 0 failed", c.stdout)
+    check(c.returncode == 0 and m is not None and int(m.group(1)) > 0,
+          f"conform --backend reference --profile torchao_mx_floor --ops quantize: exit {c.returncode} {c.stdout[-300:]}")
+    c = subprocess.run([NUMREF, "conform", "--no-progress", "--backend", "cpu-fast", "--ops", "quantize",
+                        "--profile", "torchao_mx_floor", "--level", "0"], capture_output=True, text=True)
+    check(c.returncode == 2 and "NOTHING COMPARED" in c.stdout,
+          f"conform --backend cpu-fast --profile torchao_mx_floor --ops quantize: exit {c.returncode} {c.stdout[-300:]}")
 
     return CHECKS.finish()
 
