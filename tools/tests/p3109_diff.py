@@ -1,6 +1,6 @@
 """Differential test: numref's IEEE P3109 rows (spec §2.5) against gfloat (Graphcore's reference).
 
-usage: p3109_diff.py NUMREF [--f32 N] [--only NAMES] [--sr-bits K ...]
+usage: p3109_diff.py NUMREF [--f32 N] [--only NAMES] [--sr-bits K ...] [--vectors DIR]
 
 For every P3109 row of `numref formats` (p3109_k<K>p<P><s|u><e|f>) the script builds gfloat's
 format_info_p3109(K, P, signedness, domain) and compares, code for code (NaN bits included):
@@ -13,12 +13,18 @@ format_info_p3109(K, P, signedness, domain) and compares, code for code (NaN bit
   * out of the member: every code into f32, bf16 and f16 (gfloat decode_ndarray, then the exact
     value rounded and encoded by gfloat into binary32 / bfloat16 / binary16; the decoded NaN as
     NumPy's NaN in that format: 7FC00000, 7FC0, 7E00).
+With --vectors DIR, also every case of the golden vector files (spec §30.4) with a P3109 source or
+target under DIR/cast/ocp*/ and DIR/cast/sr/ocp/ (every row, whatever --only says): the expected
+code y of each case against gfloat's result for the file's policy (round, overflow, sr_bits with
+variant `fraction`; the `add` files have no gfloat mode and are counted, not compared; gfloat has
+no exception flags, so the flags column is not checked here).
 Declared departure (§2.5, docs/profiles.md): a negative operand into an unsigned member. numref
 gives the NaN (§7.3, negative=nan); gfloat rounds the signed value (00 where that gives 0, the NaN
 or an error otherwise). Those inputs are counted and left out of the comparison.
 Exit 0: 0 differences; 1 otherwise (a missing gfloat is a failure, never a skip).
 """
 import argparse
+import glob
 import os
 import re
 import subprocess
@@ -44,12 +50,32 @@ def p3109_members(numref):
     return out
 
 
+def p3109_vector_files(vdir, members):
+    """(path, header, columns, rows) of each cast vector file under VDIR/cast/ocp*/ and
+    VDIR/cast/sr/ocp/ with a P3109 row (in `members`) as source or target; header maps the
+    §30.2 keys to their values (policy: key -> value), rows are the whitespace-split case lines."""
+    paths = sorted(glob.glob(os.path.join(vdir, "cast", "ocp*", "*.vec")) +
+                   glob.glob(os.path.join(vdir, "cast", "sr", "ocp", "*.vec")))
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+        head = dict(line.split(" ", 1) for line in lines[:lines.index("begin")] if " " in line)
+        if head.get("from") not in members and head.get("to") not in members:
+            continue
+        head["policy"] = dict(kv.split("=", 1) for kv in head["policy"].split())
+        rows = [line.split() for line in lines[lines.index("begin") + 1:lines.index("end")]]
+        if len(rows) != int(head["count"]):
+            raise SystemExit(f"FAIL: {path}: {len(rows)} cases, header count {head['count']}")
+        yield path, head, head["columns"].split(), rows
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("numref")
     ap.add_argument("--f32", type=int, default=1 << 20)
     ap.add_argument("--only", default="", help="comma-separated P3109 names (default: every row)")
     ap.add_argument("--sr-bits", default="2,7", help="comma-separated k of the StochasticFastest runs")
+    ap.add_argument("--vectors", default="", help="a golden-vector directory whose P3109 cast files to check")
     ap.add_argument("--modes", default=",".join(MODES) + ",sr",
                     help="comma-separated subset of rne,rtz,rup,rdn,rna,sr (default: all)")
     args = ap.parse_args()
@@ -145,6 +171,42 @@ def main():
             got = numref_cast(args.numref, dst, out, codes)
             n_dst += compare(dst, out, codes, want, got, "decode")
         print(f"  {dst:<14} {n_dst} differ")
+    if args.vectors:
+        n_vec, n_add, n_neg = 0, 0, 0
+        for path, head, cols, rows in p3109_vector_files(args.vectors, members):
+            src, dst, pol = head["from"], head["to"], head["policy"]
+            codes = np.array([int(row[cols.index("x")], 16) for row in rows], dtype=np.int64)
+            ys = np.array([int(row[cols.index("y")], 16) for row in rows], dtype=np.int64)
+            if pol.get("round") == "sr" and pol.get("sr_variant") == "add":
+                n_add += len(rows)  # variant add (§5.2) has no gfloat mode
+                continue
+            vals = decode_ndarray(wide[src] if src in wide else info(src), codes).astype(np.float64)
+            sat = pol["overflow"] == "saturate"
+            if dst in wide:  # out of a member: rounded when the wide format cannot hold it (f16)
+                rounded = round_ndarray(wide[dst], vals, gf_mode[pol["round"]], sat)
+                want = np.asarray(encode_ndarray(wide[dst], rounded), dtype=np.int64)
+                want[np.isnan(vals)] = NAN_BITS[dst]  # as in the decode check above
+            else:
+                fi = info(dst)
+                if not fi.is_signed:  # the declared departure, as above
+                    keep = ~(vals < 0)
+                    n_neg += int(np.count_nonzero(~keep))
+                    codes, vals, ys = codes[keep], vals[keep], ys[keep]
+                    rows = [row for row, k in zip(rows, keep) if k]
+                if pol["round"] == "sr":
+                    r = np.array([int(row[cols.index("r")], 16) for row in rows], dtype=np.int64)
+                    kk = int(pol["sr_bits"])
+                    rounded = round_ndarray(fi, vals, RoundMode.StochasticFastest, sat, r, kk)
+                else:
+                    rounded = round_ndarray(fi, vals, gf_mode[pol["round"]], sat)
+                want = np.asarray(encode_ndarray(fi, rounded), dtype=np.int64)
+            n_vec += len(codes)
+            compare(src, dst, codes, want, ys, f"golden vector {os.path.relpath(path, args.vectors)}")
+        print(f"golden vectors: {n_vec} P3109 cases checked against gfloat ({n_add} of variant add and "
+              f"{n_neg} negative operands of unsigned rows not compared)")
+        if n_vec == 0:
+            print(f"FAIL: --vectors {args.vectors}: no P3109 cast case found", file=sys.stderr)
+            return 1
     print(f"gfloat: {total} conversions, {differ} differ; {departed} negative operands of unsigned rows "
           f"left out (declared departure, spec §2.5)")
     if differ:

@@ -45,6 +45,7 @@ CastParams::CastParams(const Format& from, const Format& to, std::string profile
   if (to.is_integer()) id.clause += " §6.5";
   if (!to.has_zero || !to.is_signed) id.clause += " §7";
   if (p.daz || p.ftz) id.clause += " §8";
+  if (from.is_p3109() || to.is_p3109()) id.clause += " §2.5";  // the family's encoding and rules
   set_identity(std::move(id));
 
   schema_.case_major = false;

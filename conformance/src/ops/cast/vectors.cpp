@@ -315,7 +315,7 @@ void generate_vectors(std::vector<VectorFileText>& out) {
   for (const auto& prof : profs)
     for (const Format* from : small)
       for (const auto& to : kFormats) {
-        if (from->is_p3109() || to.is_p3109()) continue;  // §30.8: no P3109 golden vectors yet
+        if (!generated_pair(*from, to, profile(*find_profile(prof)))) continue;  // §33.3: P3109 rows under ocp only
         const auto p = make(*from, to, prof, base_of(prof, *from, to));
         out.push_back({"cast/" + prof + "/" + std::string(from->name) + "-" + std::string(to.name) + ".vec",
                        cast_file(p, all_codes(*from), "every " + std::string(from->name) + " code", 0)});
@@ -324,7 +324,7 @@ void generate_vectors(std::vector<VectorFileText>& out) {
   for (Round m : {Round::rtz, Round::rup, Round::rdn, Round::rna})
     for (const Format* from : small)
       for (const auto& to : kFormats) {
-        if (from->is_p3109() || to.is_p3109()) continue;  // §30.8: no P3109 golden vectors yet
+        if (!generated_pair(*from, to, profile(ProfileId::ocp))) continue;  // §33.3
         Policy pm = base_of("ocp", *from, to);
         pm.round = m;
         pm.e8m0_round = E8m0Round::follow;
@@ -341,7 +341,7 @@ void generate_vectors(std::vector<VectorFileText>& out) {
   for (const auto& prof : profs)
     for (const Format* from : wide)
       for (const auto& to : kFormats) {
-        if (from->is_p3109() || to.is_p3109()) continue;  // §30.8: no P3109 golden vectors yet
+        if (!generated_pair(*from, to, profile(*find_profile(prof)))) continue;  // §33.3
         const auto p = make(*from, to, prof, base_of(prof, *from, to));
         out.push_back({"cast/" + prof + "/" + std::string(from->name) + "-" + std::string(to.name) + ".vec",
                        cast_file(p, edge_cases(*p),
@@ -357,7 +357,8 @@ void generate_vectors(std::vector<VectorFileText>& out) {
                            {FormatId::f32, FormatId::f8e5m2},    {FormatId::f32, FormatId::f4e2m1fn},
                            {FormatId::f32, FormatId::int8},      {FormatId::bf16, FormatId::f8e4m3fn},
                            {FormatId::f16, FormatId::f8e5m2},    {FormatId::f8e5m2, FormatId::f4e2m1fn},
-                           {FormatId::f32, FormatId::f8e8m0fnu}};
+                           {FormatId::f32, FormatId::f8e8m0fnu}, {FormatId::f32, FormatId::p3109_k8p3se},
+                           {FormatId::bf16, FormatId::p3109_k8p4uf}, {FormatId::p3109_k8p4se, FormatId::p3109_k8p3sf}};
   struct SrSet {
     int k;
     SrVariant v;
