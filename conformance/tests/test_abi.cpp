@@ -91,6 +91,7 @@ const std::vector<KnobCase>& knob_cases() {
       {"zero_to_nozero=min", &numref_policy::zero_to_nozero, NUMREF_ZERO_TO_NOZERO_MIN},
       {"negative=nan", &numref_policy::negative, NUMREF_NEGATIVE_NAN},
       {"negative=abs", &numref_policy::negative, NUMREF_NEGATIVE_ABS},
+      {"negative=inf_abs", &numref_policy::negative, NUMREF_NEGATIVE_INF_ABS},
       {"daz=0", &numref_policy::daz, 0},
       {"daz=1", &numref_policy::daz, 1},
       {"ftz=0", &numref_policy::ftz, 0},
@@ -106,6 +107,9 @@ const std::vector<KnobCase>& knob_cases() {
       {"nan_to_finite=flipzero", &numref_policy::nan_to_finite, NUMREF_NAN_TO_FINITE_FLIPZERO},
       {"e8m0_low=linear", &numref_policy::e8m0_low, NUMREF_E8M0_LOW_LINEAR},
       {"e8m0_low=grid", &numref_policy::e8m0_low, NUMREF_E8M0_LOW_GRID},
+      {"e8m0_low=nan", &numref_policy::e8m0_low, NUMREF_E8M0_LOW_NAN},
+      {"inf_nan=slot", &numref_policy::inf_nan, NUMREF_INF_NAN_SLOT},
+      {"inf_nan=nan", &numref_policy::inf_nan, NUMREF_INF_NAN_NAN},
       // stochastic rounding: round, sr_bits and sr_variant together (§5)
       {"round=sr sr_bits=7 sr_variant=fraction", &numref_policy::sr_variant, NUMREF_SR_FRACTION},
       {"round=sr sr_bits=7 sr_variant=add", &numref_policy::sr_variant, NUMREF_SR_ADD},
@@ -116,7 +120,7 @@ const std::vector<KnobCase>& knob_cases() {
 // The fields of a C policy, named, for comparing two structs field by field.
 std::vector<int> fields(const numref_policy& c) {
   return {c.round, c.sr_bits, c.sr_variant, c.overflow, c.inf_sat, c.nan, c.nan_to_finite, c.e8m0_round,
-          c.zero_to_nozero, c.negative, c.daz, c.ftz, c.tininess, c.int_range};
+          c.zero_to_nozero, c.negative, c.daz, c.ftz, c.tininess, c.int_range, c.e8m0_low, c.inf_nan};
 }
 
 TEST(Abi, EveryKnobValueReachesItsField) {  // §10.2, §31.3
@@ -127,8 +131,8 @@ TEST(Abi, EveryKnobValueReachesItsField) {  // §10.2, §31.3
   // is 0, except nan=payload (3), overflow=nonsat (1))
   EXPECT_EQ(base_text,
             "round=rne overflow=nonsat inf_sat=max nan=payload nan_to_finite=zero e8m0_round=follow "
-            "zero_to_nozero=nan negative=nan daz=0 ftz=0 tininess=after int_range=full e8m0_low=linear");
-  EXPECT_EQ(fields(base), (std::vector<int>{0, 0, 0, 1, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0}));
+            "zero_to_nozero=nan negative=nan daz=0 ftz=0 tininess=after int_range=full e8m0_low=linear inf_nan=slot");
+  EXPECT_EQ(fields(base), (std::vector<int>{0, 0, 0, 1, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
   EXPECT_STREQ(base.text, base_text.c_str());
   for (const KnobCase& k : knob_cases()) {
     SCOPED_TRACE(k.setting);
@@ -182,12 +186,13 @@ TEST(Abi, OutOfRangeFieldsAreRejected) {  // §31.3 from_c_policy: nullopt for a
       {&numref_policy::nan_to_finite, NUMREF_NAN_TO_FINITE_FLIPZERO + 1},
       {&numref_policy::e8m0_round, NUMREF_E8M0_TIESUP + 1},
       {&numref_policy::zero_to_nozero, NUMREF_ZERO_TO_NOZERO_MIN + 1},
-      {&numref_policy::negative, NUMREF_NEGATIVE_ABS + 1},
+      {&numref_policy::negative, NUMREF_NEGATIVE_INF_ABS + 1},
       {&numref_policy::daz, 2},
       {&numref_policy::ftz, 2},
       {&numref_policy::tininess, NUMREF_TININESS_BEFORE + 1},
       {&numref_policy::int_range, NUMREF_INT_RANGE_SYMMETRIC + 1},
-      {&numref_policy::e8m0_low, NUMREF_E8M0_LOW_GRID + 1},
+      {&numref_policy::e8m0_low, NUMREF_E8M0_LOW_NAN + 1},
+      {&numref_policy::inf_nan, NUMREF_INF_NAN_NAN + 1},
   };
   for (const Bad& b : bad) {
     numref_policy c = good;

@@ -305,7 +305,7 @@ void write_malformed_vectors(const fs::path& d) {
   const std::string text =
       "numref-vectors 1\nop cast\nfrom f32\nto f8e4m3fn\nprofile ocp\npolicy " +
       std::string("round=rne overflow=nonsat inf_sat=max nan=payload nan_to_finite=zero e8m0_round=follow "
-                  "zero_to_nozero=nan negative=nan daz=0 ftz=0 tininess=after int_range=full e8m0_low=linear") +
+                  "zero_to_nozero=nan negative=nan daz=0 ftz=0 tininess=after int_range=full e8m0_low=linear inf_nan=slot") +
       "\ngenerator hand\ncolumns x y flags\ncount 2\nbegin\n43e80000 7e 01\n43e8000 7e 01\nend\n";
   fs::create_directories(d / "cast");
   std::ofstream(d / "cast/bad.vec") << text;

@@ -62,7 +62,7 @@ TEST(Export, MemhRecordsOfACastFile) {
   // Header: the spec version, the source's exact policy and clause, the layout.
   EXPECT_NE(m.find("// numref spec " + std::string(numref_version()) + " (numref "), std::string::npos) << m.substr(0, 400);
   EXPECT_NE(m.find("//   policy round=rne overflow=saturate inf_sat=max nan=ones nan_to_finite=max e8m0_round=floor "
-                   "zero_to_nozero=min negative=abs daz=0 ftz=0 tininess=after int_range=full e8m0_low=linear\n"),
+                   "zero_to_nozero=min negative=abs daz=0 ftz=0 tininess=after int_range=full e8m0_low=linear inf_nan=slot\n"),
             std::string::npos);
   EXPECT_NE(m.find("//   clause §11 §4 §6\n"), std::string::npos);
   EXPECT_NE(m.find("// record: 48 bits as 12 hex digits"), std::string::npos);
@@ -96,7 +96,7 @@ TEST(Export, CsvAndJsonRecordsOfACastFile) {
   EXPECT_TRUE(has_line(c, "suite,x,y,flags,note"));
   const std::string suite =
       "f32 f8e4m3fn cuda_satfinite round=rne overflow=saturate inf_sat=max nan=ones nan_to_finite=max e8m0_round=floor "
-      "zero_to_nozero=min negative=abs daz=0 ftz=0 tininess=after int_range=full e8m0_low=linear";
+      "zero_to_nozero=min negative=abs daz=0 ftz=0 tininess=after int_range=full e8m0_low=linear inf_nan=slot";
   EXPECT_TRUE(has_line(c, suite + ",3b400000,02,03,")) << c.substr(0, 2000);
   EXPECT_TRUE(has_line(c, suite + ",3f880000,38,01,"));
   const std::string j = exported(kCast, ExportFormat::json);

@@ -22,7 +22,7 @@ namespace {
 
 const char* const kOcp =
     "round=rne overflow=saturate inf_sat=max nan=payload nan_to_finite=zero e8m0_round=follow zero_to_nozero=nan "
-    "negative=nan daz=0 ftz=0 tininess=after int_range=full e8m0_low=linear";
+    "negative=nan daz=0 ftz=0 tininess=after int_range=full e8m0_low=linear inf_nan=slot";
 
 TensorParamsPtr q(const std::string& extra, const std::string& shape = "1x4", const std::string& rule = "mx-floor",
                   const std::string& elem = "f8e4m3fn") {

@@ -18,7 +18,7 @@ namespace {
 
 const std::string kPolicy =
     "round=rne overflow=nonsat inf_sat=max nan=payload nan_to_finite=zero e8m0_round=follow zero_to_nozero=nan "
-    "negative=nan daz=0 ftz=0 tininess=after int_range=full e8m0_low=linear";
+    "negative=nan daz=0 ftz=0 tininess=after int_range=full e8m0_low=linear inf_nan=slot";
 
 std::string file(const std::string& body, const std::string& count = "2") {
   return "numref-vectors 1\nop cast\nfrom f32\nto f8e4m3fn\nprofile ocp\npolicy " + kPolicy +

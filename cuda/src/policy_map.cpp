@@ -27,8 +27,15 @@ void check_common(const numref::Policy& p, const numref::Format& from, const num
   if (p.nan_to_finite == numref::NanToFinite::signzero || p.nan_to_finite == numref::NanToFinite::flipzero)
     unsupported(from, to, "nan_to_finite=" + std::string(numref::to_string(p.nan_to_finite)) +
                               " is not implemented by the CUDA kernels (§35.2)");
-  if (p.e8m0_low == numref::E8m0Low::grid && to.id == numref::FormatId::f8e8m0fnu)
-    unsupported(from, to, "e8m0_low=grid is not implemented by the CUDA kernels (§35.2)");
+  if (p.e8m0_low != numref::E8m0Low::linear && to.id == numref::FormatId::f8e8m0fnu)
+    unsupported(from, to, "e8m0_low=" + std::string(numref::to_string(p.e8m0_low)) +
+                              " is not implemented by the CUDA kernels (§35.2)");
+  // §35.2: gfloat's rules (§7.3 negative=inf_abs, §6.7 inf_nan=nan) are refused by name where they
+  // can change a result: -Inf into the unsigned E8M0, the NaN standing for Inf in a format without Inf.
+  if (p.negative == numref::Negative::inf_abs && !to.is_signed)
+    unsupported(from, to, "negative=inf_abs is not implemented by the CUDA kernels (§35.2)");
+  if (p.inf_nan == numref::InfNan::nan && !to.has_inf() && to.has_nan())
+    unsupported(from, to, "inf_nan=nan is not implemented by the CUDA kernels (§35.2)");
 }
 
 }  // namespace

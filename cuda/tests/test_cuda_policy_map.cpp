@@ -85,6 +85,26 @@ TEST(CudaPolicyMap, Errors) {
   expect_error([&] { numref_cuda::e8m0_policy(p, F(FormatId::f32)); }, "stochastic");
 }
 
+// §35.2 the gfloat profiles' rules (§7.4 e8m0_low=nan, §7.3 negative=inf_abs, §6.7 inf_nan=nan) are
+// refused by name where they can change a result, and accepted where they cannot.
+TEST(CudaPolicyMap, GfloatKnobsRefusedByName) {
+  numref::Policy p;
+  p.e8m0_low = numref::E8m0Low::nan;
+  expect_error([&] { numref_cuda::e8m0_policy(p, F(FormatId::f32)); }, "e8m0_low=nan");
+  EXPECT_NO_THROW(numref_cuda::cast_policy(p, F(FormatId::f32), F(FormatId::f8e4m3fn)));
+  p = {};
+  p.negative = numref::Negative::inf_abs;
+  expect_error([&] { numref_cuda::e8m0_policy(p, F(FormatId::bf16)); }, "negative=inf_abs");
+  EXPECT_NO_THROW(numref_cuda::cast_policy(p, F(FormatId::f32), F(FormatId::f8e4m3fn)));  // signed target
+  p = {};
+  p.inf_nan = numref::InfNan::nan;
+  expect_error([&] { numref_cuda::cast_policy(p, F(FormatId::f32), F(FormatId::f8e4m3fn)); }, "inf_nan=nan");
+  expect_error([&] { numref_cuda::e8m0_policy(p, F(FormatId::f32)); }, "inf_nan=nan");
+  EXPECT_NO_THROW(numref_cuda::cast_policy(p, F(FormatId::f32), F(FormatId::f8e5m2)));  // has Inf
+  for (const auto id : {numref::ProfileId::gfloat, numref::ProfileId::gfloat_sat})
+    expect_error([&] { numref_cuda::e8m0_policy(numref::profile(id).narrow, F(FormatId::f32)); }, "is not implemented");
+}
+
 TEST(CudaPolicyMap, Describe) {
   const numref::Policy p = numref::profile(numref::ProfileId::cuda_satfinite).narrow;
   EXPECT_EQ(numref_cuda::describe(numref_cuda::cast_policy(p, F(FormatId::f32), F(FormatId::f8e4m3fn))),

@@ -54,26 +54,18 @@ Result nan_result(const Decoded& d, const Format& from, const Format& to, const 
   }
   // §6.3 a target with one NaN (fnuz 80, P3109 §2.5) gets it from every option (`ones` and
   // `all_ones` would name numbers or an Inf: fnuz 7F / FF, signed P3109 7F = +Inf or max).
-  if (to.has_single_nan()) return {to.canonical_nan, flags};
-  const std::uint32_t sgn = d.sign ? to.sign_bit() : 0u;
-  switch (p.nan) {
-    case NanOut::sign: return {to.canonical_nan | sgn, flags};
-    case NanOut::canonical: return {to.canonical_nan, flags};
-    case NanOut::ones: return {to.mag_mask(), flags};
-    case NanOut::ones_sign: return {sgn | to.mag_mask(), flags};
-    case NanOut::all_ones: return {to.sign_bit() | to.mag_mask(), flags};
-    case NanOut::payload:
-    case NanOut::raw: {
-      if (to.specials != Specials::ieee) return {to.canonical_nan | sgn, flags};  // one NaN per sign
-      std::uint64_t pl = d.sig;  // source fraction field
-      pl = from.man_bits >= to.man_bits ? (pl >> (from.man_bits - to.man_bits))
-                                        : (pl << (to.man_bits - from.man_bits));
-      if (p.nan == NanOut::payload) pl |= std::uint64_t{1} << (to.man_bits - 1);  // quiet (§6.3 payload)
-      else if ((pl & to.man_mask()) == 0) pl = 1;  // §6.3 raw: still a NaN, not Inf
-      return {sgn | to.first_special_magnitude() | static_cast<std::uint32_t>(pl & to.man_mask()), flags};  // Inf | payload
-    }
+  // payload / raw into an ieee target read the operand's fraction; every other option (and
+  // every target with one NaN per sign or one NaN) is core_impl::nan_rule_code.
+  if ((p.nan == NanOut::payload || p.nan == NanOut::raw) && to.specials == Specials::ieee) {
+    const std::uint32_t sgn = d.sign ? to.sign_bit() : 0u;
+    std::uint64_t pl = d.sig;  // source fraction field
+    pl = from.man_bits >= to.man_bits ? (pl >> (from.man_bits - to.man_bits))
+                                      : (pl << (to.man_bits - from.man_bits));
+    if (p.nan == NanOut::payload) pl |= std::uint64_t{1} << (to.man_bits - 1);  // quiet (§6.3 payload)
+    else if ((pl & to.man_mask()) == 0) pl = 1;  // §6.3 raw: still a NaN, not Inf
+    return {sgn | to.first_special_magnitude() | static_cast<std::uint32_t>(pl & to.man_mask()), flags};  // Inf | payload
   }
-  return {to.canonical_nan, flags};
+  return {core_impl::nan_rule_code(d.sign, to, p), flags};
 }
 
 // §6.2 Infinite operand.
@@ -82,14 +74,14 @@ Result inf_result(bool sign, const Format& to, const Policy& p) {
     const auto mx = detail::max_magnitude(to, sign, p.int_range == IntRange::symmetric);
     return {detail::encode_grid(sign, mx.n, mx.q, to), kInvalid};
   }
-  if (sign && !to.is_signed) {
+  if (sign && !to.is_signed) {  // §7.3: abs and inf_abs convert -Inf as +Inf
     if (p.negative == Negative::nan) return {to.canonical_nan, kInvalid};
     sign = false;
   }
   if (p.overflow == Overflow::saturate && p.inf_sat == InfSat::max)
     return {encode_max_finite(sign, to), static_cast<std::uint8_t>(kOverflow | kInexact)};
   if (to.has_inf()) return {encode_inf(sign, to), 0};
-  if (to.has_nan()) return {to.nan_code(sign), kInvalid};
+  if (to.has_nan()) return {core_impl::inf_slot_nan(sign, to, p), kInvalid};  // §6.2 rule 5, §6.7
   return {encode_max_finite(sign, to), kInvalid};
 }
 
@@ -117,6 +109,7 @@ Result sr_add_source(const Decoded& d, std::uint32_t bits, const Format& from, c
     sum.exp = static_cast<int>(ef) - from.bias - from.man_bits;
   }
   Result res = detail::round_core(sum, t, p, Round::rtz, Round::sr, 0);
+  if (res.flags & kInvalid) return res;  // §9.3 a NaN from a number (§7.4 e8m0_low=nan): invalid alone
   // inexact iff the delivered value differs from the operand
   const Result direct = detail::round_core(exact, t, p, Round::rtz, Round::rtz, 0);
   const bool exact_same = !(direct.flags & kInexact) && direct.bits == res.bits;

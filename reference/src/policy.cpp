@@ -142,19 +142,24 @@ constexpr ProfileRule kXlaRules[] = {
     {"f32", "f32", "nan=raw", "a convert to the same type is removed"},
 };
 
-// gfloat 0.5 (Graphcore; gfloat/round.py round_float + gfloat/encode.py encode_float; the
-// ndarray API agrees except into E8M0, docs/profiles.md): one rule for every target. The operand's value is rounded
-// with an unbounded exponent (subnormals and -0 kept, E8M0 ties by code parity = §7.1 follow);
-// overflow gives +-Inf (f8e5m2, wide) or the NaN (sat=False) or +-max (sat=True; also +-Inf);
-// every NaN is encoded as code_of_nan = all bits set (FF, FFFF, FFFFFFFF); zero and negative
-// operands into the unsigned E8M0 fall below fi.min and give FF. gfloat raises for a NaN (and,
-// with sat=False, an overflow) into FP6 / FP4, so nan_to_finite is never observed. Departures
-// G1-G3 (spec §10.6) need rules of the conversion core, not settings.
+// gfloat 0.5 (Graphcore; gfloat/round.py round_float + gfloat/encode.py encode_float, the scalar
+// API that gfloat's own encode_block uses; docs/profiles.md): one rule for every target. The
+// operand's value is rounded with an unbounded exponent (subnormals and -0 kept, E8M0 ties by code
+// parity = §7.1 follow); overflow gives +-Inf (f8e5m2, wide) or the NaN (sat=False) or +-max
+// (sat=True; also +-Inf); every NaN is encoded as code_of_nan = all bits set (FF, FFFF, FFFFFFFF),
+// the NaN that stands for Inf in f8e4m3fn included; zero and negative finite operands into the
+// unsigned E8M0, and rounded values below its fi.min = 2^-127, give FF; round_float drops the sign
+// of an unsigned target before its Inf test, so -Inf is +Inf there (FE with sat=True). gfloat
+// raises for a NaN (and, with sat=False, an overflow) into FP6 / FP4, so nan_to_finite is never
+// observed.
 Policy gfloat_policy(Overflow o) {
   Policy p;
   p.overflow = o;
-  p.inf_sat = InfSat::max;  // sat=True: round_float's Inf -> amax
-  p.nan = NanOut::all_ones;  // encode_float: np.isnan(v) -> fi.code_of_nan = 2^k - 1
+  p.inf_sat = InfSat::max;        // sat=True: round_float's Inf -> amax
+  p.nan = NanOut::all_ones;       // encode_float: np.isnan(v) -> fi.code_of_nan = 2^k - 1 (L34)
+  p.inf_nan = InfNan::nan;        // §6.7 round_float's NaN for Inf / overflow is encoded the same (G3)
+  p.e8m0_low = E8m0Low::nan;      // §7.4 encode_float: v < fi.min (2^-127) -> code_of_nan (L45, G1)
+  p.negative = Negative::inf_abs;  // §7.3 round_float L65 / L68: -Inf -> +Inf for unsigned (G2)
   return p;
 }
 
@@ -303,6 +308,7 @@ std::string_view to_string(Negative v) { return knob_word(v); }
 std::string_view to_string(Tininess v) { return knob_word(v); }
 std::string_view to_string(IntRange v) { return knob_word(v); }
 std::string_view to_string(E8m0Low v) { return knob_word(v); }
+std::string_view to_string(InfNan v) { return knob_word(v); }
 std::optional<Round> parse_round(std::string_view s) { return parse_knob_word<Round>(s); }
 std::optional<SrVariant> parse_sr_variant(std::string_view s) { return parse_knob_word<SrVariant>(s); }
 std::optional<Overflow> parse_overflow(std::string_view s) { return parse_knob_word<Overflow>(s); }
@@ -315,6 +321,7 @@ std::optional<Negative> parse_negative(std::string_view s) { return parse_knob_w
 std::optional<Tininess> parse_tininess(std::string_view s) { return parse_knob_word<Tininess>(s); }
 std::optional<IntRange> parse_int_range(std::string_view s) { return parse_knob_word<IntRange>(s); }
 std::optional<E8m0Low> parse_e8m0_low(std::string_view s) { return parse_knob_word<E8m0Low>(s); }
+std::optional<InfNan> parse_inf_nan(std::string_view s) { return parse_knob_word<InfNan>(s); }
 
 namespace {
 

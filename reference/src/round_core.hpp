@@ -48,6 +48,29 @@ inline Result zero_result(bool sign, const Format& to, const Policy& p) {
   return {encode_zero(sign && to.is_signed, to), 0};
 }
 
+// §6.3 The code that nan= gives a quiet NaN operand of sign `sign` where the operand's payload
+// plays no part: every option for a target without payload bits (fn, fnuz, P3109), and every
+// option but payload / raw for ieee targets (those read the fraction: convert.cpp nan_result).
+inline std::uint32_t nan_rule_code(bool sign, const Format& to, const Policy& p) {
+  if (to.has_single_nan()) return to.canonical_nan;  // §6.3 one NaN: every option
+  const std::uint32_t sgn = sign ? to.sign_bit() : 0u;
+  switch (p.nan) {
+    case NanOut::canonical: return to.canonical_nan;
+    case NanOut::ones: return to.mag_mask();
+    case NanOut::ones_sign: return sgn | to.mag_mask();
+    case NanOut::all_ones: return to.sign_bit() | to.mag_mask();
+    case NanOut::sign:
+    case NanOut::payload:
+    case NanOut::raw: break;
+  }
+  return to.canonical_nan | sgn;
+}
+
+// §6.7 The NaN that stands for an infinity of sign `sign` in a format with NaN but no Inf.
+inline std::uint32_t inf_slot_nan(bool sign, const Format& to, const Policy& p) {
+  return p.inf_nan == InfNan::nan ? nan_rule_code(sign, to, p) : to.nan_code(sign);
+}
+
 // §6.1 The result of an overflow. `mode` selects the IEEE 754 §7.4 direction rule.
 inline Result overflow_result(bool sign, Round mode, const Format& to, const Policy& p) {
   if (to.is_integer()) {  // §6.5 integers saturate and signal invalid (IEEE 754 §5.8)
@@ -63,8 +86,9 @@ inline Result overflow_result(bool sign, Round mode, const Format& to, const Pol
   if (!infinite) return sat;
   if (to.has_inf()) return {encode_inf(sign, to), static_cast<std::uint8_t>(kOverflow | kInexact)};
   // §6.1: where the infinity slot is a NaN (OCP E4M3, E8M0) overflow gives that NaN,
-  // carrying the sign of the overflowing value; fnuz formats give their one NaN.
-  return {to.nan_code(sign), static_cast<std::uint8_t>(kOverflow | kInexact)};
+  // carrying the sign of the overflowing value (§6.7 inf_nan=slot, or nan='s NaN under
+  // inf_nan=nan); fnuz formats give their one NaN.
+  return {inf_slot_nan(sign, to, p), static_cast<std::uint8_t>(kOverflow | kInexact)};
 }
 
 // Parity of the code of n * 2^q (the truncated candidate), for ties-to-even-code (§4.2).
@@ -176,8 +200,8 @@ inline Result round_core_inline(const Exact& x, const detail::Target& t, const P
     if (x.sticky) fail_sticky_zero();
     return zero_result(sign, to, p);
   }
-  if (sign && !to.is_signed) {  // §7.3 negative into an unsigned format
-    if (p.negative == Negative::nan) return {to.canonical_nan, kInvalid};
+  if (sign && !to.is_signed) {  // §7.3 negative into an unsigned format (inf_abs: finite ones give NaN)
+    if (p.negative != Negative::abs) return {to.canonical_nan, kInvalid};
     sign = false;
   }
   const int k = mode == Round::sr ? p.sr_bits : 0;
@@ -264,7 +288,8 @@ inline Result round_core_inline(const Exact& x, const detail::Target& t, const P
     }
     if (!to.has_subnormals && er < emin) {
       // Below the lowest binade of a format without subnormals: the minimum magnitude
-      // (f8e8m0fnu has no zero to flush to), §7.4.
+      // (f8e8m0fnu has no zero to flush to), §7.4; e8m0_low=nan: the NaN, flag invalid.
+      if (p.e8m0_low == E8m0Low::nan && to.has_nan()) return {to.canonical_nan, kInvalid};
       return {encode_min_positive(to), static_cast<std::uint8_t>(kInexact | kUnderflow)};
     }
     if (tiny && p.ftz && to.has_zero) {  // §8.2

@@ -69,6 +69,83 @@ TEST(GfloatProfile, E8m0) {
   EXPECT_EQ(cast("gfloat", 0x7F800000, f32, e8m0), 0xFFu);  // sat=False: Inf -> NaN
 }
 
+Result res(std::uint32_t bits, int flags) { return Result{bits, static_cast<std::uint8_t>(flags)}; }
+Result castr(const char* prof, std::uint32_t bits, FormatId from, FormatId to, Round mode = Round::rne) {
+  Policy p = profile(*find_profile(prof)).for_cast(format(from), format(to));
+  p.round = mode;
+  return convert(bits, from, to, p);
+}
+
+// G1 (was a departure; now §7.4 e8m0_low=nan): round_float rounds into E8M0 with an unbounded
+// exponent (round.py L75-L139), then encode_float gives code_of_nan (FF) for a value below
+// fi.min = 2^-127 (encode.py L45-L49). f32 codes: 2^-127 = 00400000, 2^-128 = 00200000.
+TEST(GfloatProfile, E8m0BelowTwoToMinus127IsNan) {
+  for (const char* prof : {"gfloat", "gfloat_sat"}) {
+    // 2^-128 is on the unbounded grid: rounded value 2^-128 < 2^-127 -> FF, flag invalid alone (§9.3)
+    EXPECT_EQ(castr(prof, 0x00200000, f32, e8m0), res(0xFFu, kInvalid)) << prof;
+    // 1.25 * 2^-128 (00280000): nearest is 2^-128 -> FF; under TowardPositive it is 2^-127 -> 00
+    EXPECT_EQ(castr(prof, 0x00280000, f32, e8m0).bits, 0xFFu) << prof;
+    EXPECT_EQ(castr(prof, 0x00280000, f32, e8m0, Round::rup), res(0x00u, kInexact)) << prof;  // 2^-127 after rounding: not tiny (§9.2)
+    // 1.5 * 2^-128 (00300000): a tie between 2^-128 (code -1, odd: -128 + 127 = -1) and 2^-127
+    // (code 0, even): TiesToEven goes up to 2^-127 -> 00; TowardZero stays at 2^-128 -> FF
+    EXPECT_EQ(castr(prof, 0x00300000, f32, e8m0).bits, 0x00u) << prof;
+    EXPECT_EQ(castr(prof, 0x00300000, f32, e8m0, Round::rtz).bits, 0xFFu) << prof;
+    EXPECT_EQ(castr(prof, 0x00400000, f32, e8m0), res(0x00u, 0)) << prof;  // 2^-127 exactly: fi.min
+    EXPECT_EQ(castr(prof, 0x00000001, f32, e8m0).bits, 0xFFu) << prof;          // 2^-149
+    EXPECT_EQ(castr(prof, 0x0001, bf16, e8m0).bits, 0xFFu) << prof;             // bf16 2^-133
+  }
+  // the knob alone, on the ocp base: linear gives 00 (§7.4 the minimum), nan gives FF
+  Policy p;
+  EXPECT_EQ(convert(0x00200000, FormatId::f32, e8m0, p).bits, 0x00u);
+  p.e8m0_low = E8m0Low::nan;
+  EXPECT_EQ(convert(0x00200000, FormatId::f32, e8m0, p).bits, 0xFFu);
+}
+
+// G2 (was a departure; now §7.3 negative=inf_abs): round_float takes the sign as
+// `signbit(v) and fi.is_signed` (L65), so for the unsigned E8M0 -Inf is seen as +Inf (L68) and
+// saturates to fi.max = 2^127 (FE) with sat=True; sat=False gives NaN (FF). A finite negative
+// stays negative: encode_float's v < fi.min -> FF.
+TEST(GfloatProfile, NegativeInfIntoE8m0) {
+  for (std::uint32_t ninf : {0xFF800000u}) {
+    EXPECT_EQ(castr("gfloat_sat", ninf, f32, e8m0), res(0xFEu, kOverflow | kInexact));
+    EXPECT_EQ(castr("gfloat", ninf, f32, e8m0), res(0xFFu, kInvalid));
+  }
+  EXPECT_EQ(castr("gfloat_sat", 0xFF80, bf16, e8m0).bits, 0xFEu);
+  EXPECT_EQ(castr("gfloat_sat", 0xFC00, f16, e8m0).bits, 0xFEu);
+  EXPECT_EQ(castr("gfloat_sat", 0xFF7FFFFF, f32, e8m0), res(0xFFu, kInvalid));  // -max finite: NaN
+  EXPECT_EQ(castr("gfloat_sat", 0xBF800000, f32, e8m0).bits, 0xFFu);                 // -1
+  EXPECT_EQ(castr("gfloat_sat", 0x80000000, f32, e8m0).bits, 0xFFu);                 // -0: a zero (§7.2)
+  Policy p;  // the knob alone: negative=nan gives FF, inf_abs FE, when saturating with inf_sat=max
+  p.overflow = Overflow::saturate;
+  EXPECT_EQ(convert(0xFF800000, FormatId::f32, e8m0, p).bits, 0xFFu);
+  p.negative = Negative::inf_abs;
+  EXPECT_EQ(convert(0xFF800000, FormatId::f32, e8m0, p).bits, 0xFEu);
+}
+
+// G3 (was a departure; now §6.7 inf_nan=nan): with sat=False, round_float turns +Inf and a
+// positive overflow into np.nan for f8e4m3fn (no Inf, L158-L161; directed modes clamp finite
+// overflow only, L150-L156), and encode_float gives code_of_nan = FF (L34) for it, as for -Inf.
+TEST(GfloatProfile, InfAndOverflowIntoE4m3AreAllOnes) {
+  EXPECT_EQ(castr("gfloat", 0x7F800000, f32, e4m3), res(0xFFu, kInvalid));               // +Inf
+  EXPECT_EQ(castr("gfloat", 0x7F800000, f32, e4m3, Round::rtz), res(0xFFu, kInvalid));   // Inf: no clamp
+  EXPECT_EQ(castr("gfloat", 0x43F00000, f32, e4m3), res(0xFFu, kOverflow | kInexact));   // 480
+  EXPECT_EQ(castr("gfloat", 0x43E80001, f32, e4m3).bits, 0xFFu);  // just above the tie 464 -> 480
+  EXPECT_EQ(castr("gfloat", 0x43E80000, f32, e4m3).bits, 0x7Eu);  // 464: tie -> even 448, no overflow
+  EXPECT_EQ(castr("gfloat", 0x43F00000, f32, e4m3, Round::rtz).bits, 0x7Eu);  // TowardZero: fi.max
+  EXPECT_EQ(castr("gfloat", 0x7C00, f16, e4m3).bits, 0xFFu);
+  EXPECT_EQ(castr("gfloat", 0x7F80, bf16, e4m3).bits, 0xFFu);
+  EXPECT_EQ(castr("gfloat", 0x7C, e5m2, e4m3).bits, 0xFFu);  // e5m2 +Inf
+  EXPECT_EQ(castr("gfloat", 0xFF800000, f32, e4m3).bits, 0xFFu);  // -Inf: FF before and after
+  // the knob alone: nan=all_ones with inf_nan=slot gives the slot's 7F; inf_nan=nan gives FF
+  Policy p;
+  p.nan = NanOut::all_ones;
+  EXPECT_EQ(convert(0x7F800000, FormatId::f32, e4m3, p).bits, 0x7Fu);
+  p.inf_nan = InfNan::nan;
+  EXPECT_EQ(convert(0x7F800000, FormatId::f32, e4m3, p).bits, 0xFFu);
+  p.nan = NanOut::canonical;  // the canonical NaN 7F for -Inf too
+  EXPECT_EQ(convert(0xFF800000, FormatId::f32, e4m3, p).bits, 0x7Fu);
+}
+
 // Subnormals and -0 are kept (has_subnormals, has_nz); a negative value rounding to 0 gives -0.
 TEST(GfloatProfile, ZerosAndSubnormals) {
   EXPECT_EQ(cast("gfloat", 0x80000000, f32, e4m3), 0x80u);

@@ -77,14 +77,14 @@ TEST(Profiles, ForTargetSplitsAtEightBits) {
 TEST(PolicyText, DescribeDefault) {
   EXPECT_EQ(describe(Policy{}),
             "round=rne overflow=nonsat inf_sat=max nan=payload nan_to_finite=zero e8m0_round=follow "
-            "zero_to_nozero=nan negative=nan daz=0 ftz=0 tininess=after int_range=full e8m0_low=linear");
+            "zero_to_nozero=nan negative=nan daz=0 ftz=0 tininess=after int_range=full e8m0_low=linear inf_nan=slot");
   Policy p;
   p.round = Round::sr;
   p.sr_bits = 12;
   p.sr_variant = SrVariant::add;
   EXPECT_EQ(describe(p),
             "round=sr sr_bits=12 sr_variant=add overflow=nonsat inf_sat=max nan=payload nan_to_finite=zero "
-            "e8m0_round=follow zero_to_nozero=nan negative=nan daz=0 ftz=0 tininess=after int_range=full e8m0_low=linear");
+            "e8m0_round=follow zero_to_nozero=nan negative=nan daz=0 ftz=0 tininess=after int_range=full e8m0_low=linear inf_nan=slot");
 }
 
 // §10.2 describe() / apply_policy_settings() round trip for every profile and for a

@@ -20,7 +20,7 @@ using numref::cpu_fast::FastQuant;
 using numref::cpu_fast::QuantOp;
 
 std::string key_of(std::uint32_t from, std::uint32_t to, const numref_policy& p) {
-  std::string k(reinterpret_cast<const char*>(&p), offsetof(numref_policy, reserved));
+  std::string k(reinterpret_cast<const char*>(&p), offsetof(numref_policy, profile));
   k.push_back(static_cast<char>(from));
   k.push_back(static_cast<char>(to));
   return k;

@@ -101,6 +101,16 @@ std::uint32_t max_out(const Plan& pl, bool sign) {
   return pl.max_code | (sign ? pl.sign_bit : 0u);
 }
 
+Out nan_out(const Plan& pl, bool sign, std::uint32_t payload);
+
+// §6.7 The NaN standing for an infinity of sign `sign` in a format with NaN but no Inf: the
+// infinity slot's NaN with the sign, or (inf_nan=nan) the code §6.3 gives a NaN of that sign
+// (such a target has no payload bits; cpu-fast declines the formats with one NaN).
+std::uint32_t inf_nan_code(const Plan& pl, bool sign) {
+  if (pl.p.inf_nan == InfNan::nan) return nan_out(pl, sign, 0u).code;
+  return pl.canonical_nan | (sign ? pl.sign_bit : 0u);
+}
+
 Out overflow_out(const Plan& pl, bool sign, Round dir) {  // §6.1, §6.5
   if (pl.integer) return {max_out(pl, sign), NV};
   if (pl.finite || pl.p.overflow == Overflow::saturate) return {max_out(pl, sign), static_cast<std::uint8_t>(OF | NX)};
@@ -111,7 +121,7 @@ Out overflow_out(const Plan& pl, bool sign, Round dir) {  // §6.1, §6.5
   if (!inf) return {max_out(pl, sign), static_cast<std::uint8_t>(OF | NX)};
   const std::uint32_t s = sign ? pl.sign_bit : 0u;
   if (pl.has_inf) return {pl.inf_code | s, static_cast<std::uint8_t>(OF | NX)};
-  return {pl.canonical_nan | s, static_cast<std::uint8_t>(OF | NX)};
+  return {inf_nan_code(pl, sign), static_cast<std::uint8_t>(OF | NX)};
 }
 
 bool round_up(Round mode, bool sign, std::uint64_t n, std::uint64_t rem, std::uint64_t half, bool odd,
@@ -159,8 +169,8 @@ Split split(std::uint64_t sig, int q, int qt, int k) {
 
 // §4–§9 Rounds (-1)^sign * sig * 2^q (sig > 0) into the target.
 Out round_value(const Plan& pl, bool sign, std::uint64_t sig, int q, Round mode, Round ovf, std::uint32_t r) {
-  if (sign && !pl.is_signed) {  // §7.3
-    if (pl.p.negative == Negative::nan) return {pl.canonical_nan, NV};
+  if (sign && !pl.is_signed) {  // §7.3 (inf_abs: a finite negative gives NaN)
+    if (pl.p.negative != Negative::abs) return {pl.canonical_nan, NV};
     sign = false;
   }
   const int si = sign ? 1 : 0;
@@ -204,7 +214,10 @@ Out round_value(const Plan& pl, bool sign, std::uint64_t sig, int q, Round mode,
       const std::uint64_t nu = su.n + (round_up(mode, sign, su.n, su.rem, su.half, oddu, 0, 0, 0) ? 1u : 0u);
       tiny = bitlen64(nu) <= pl.m + 1;
     }
-    if (!pl.sub && code < 0) return {pl.min_code, static_cast<std::uint8_t>(NX | UF)};  // §7.4
+    if (!pl.sub && code < 0) {  // §7.4 below the minimum: 00, or the NaN (e8m0_low=nan)
+      if (pl.p.e8m0_low == E8m0Low::nan && pl.has_nan) return {pl.canonical_nan, NV};
+      return {pl.min_code, static_cast<std::uint8_t>(NX | UF)};
+    }
     if (tiny && pl.p.ftz && pl.has_zero) {  // §8.2
       Out z = zero_out(pl, sign);
       z.flags |= NX | UF;
@@ -258,7 +271,7 @@ Out inf_out(const Plan& pl, bool sign) {  // §6.2
   if (pl.p.overflow == Overflow::saturate && pl.p.inf_sat == InfSat::max)
     return {max_out(pl, sign), static_cast<std::uint8_t>(OF | NX)};
   if (pl.has_inf) return {pl.inf_code | (sign ? pl.sign_bit : 0u), 0};
-  if (pl.has_nan) return {pl.canonical_nan | (sign ? pl.sign_bit : 0u), NV};
+  if (pl.has_nan) return {inf_nan_code(pl, sign), NV};  // §6.2 rule 5, §6.7
   return {max_out(pl, sign), NV};
 }
 
@@ -312,6 +325,7 @@ Out convert_scalar(const Plan& pl, std::uint32_t bits, std::uint32_t r) {
     sq = static_cast<int>(ef) - pl.s_bias - pl.s_m;
   }
   Out res = ssig == 0 ? zero_out(pl, sign) : round_value(pl, sign, ssig, sq, Round::rtz, Round::sr, 0);
+  if (res.flags & NV) return res;  // §9.3 a NaN from a number (§7.4 e8m0_low=nan): invalid alone
   const Out direct = round_value(pl, sign, sig, q, Round::rtz, Round::rtz, 0);
   if (!(direct.flags & NX) && direct.code == res.code) res.flags &= static_cast<std::uint8_t>(~(NX | UF));
   else res.flags |= NX;
@@ -325,6 +339,7 @@ namespace {
 struct LaneConst {
   std::int32_t m, qmin, qfloor, off, maxc, emin;
   std::uint32_t sign_bit, ovf_pos, ovf_neg;
+  std::uint32_t below_code, below_fl;  // §7.4 a code below 00 (f8e8m0fnu): 00 and ux, or FF and v
   std::uint32_t before, ftz;  // 0 or 1
   bool zero_ok;
   // Inf operands (§6.2): result and flags per sign; NaN operands (§6.3, §6.4): the code
@@ -393,7 +408,7 @@ template <Round MODE, bool FLAGS, bool TINY>
   }
   std::uint32_t res = static_cast<std::uint32_t>(code) | sgn;
   res = sel(flush, sgn, res);
-  res = sel(below, 0u, res);
+  res = sel(below, c.below_code, res);
   res = sel(ovf, sel(s, c.ovf_neg, c.ovf_pos), res);
   // Inf and NaN operands.
   const std::uint32_t is_inf = static_cast<std::uint32_t>(a == 0x7F800000u);
@@ -405,7 +420,8 @@ template <Round MODE, bool FLAGS, bool TINY>
   res = sel(is_nan, nan_code, res);
   if (FLAGS) {
     std::uint32_t f = inexact * NX | (tiny & inexact) * UF;
-    f = sel(flush | below, NX | UF, f);
+    f = sel(flush, NX | UF, f);
+    f = sel(below, c.below_fl, f);
     f = sel(ovf, OF | NX, f);
     f = sel(is_inf, sel(s, c.inf_fl_neg, c.inf_fl_pos), f);
     const std::uint32_t signaling = static_cast<std::uint32_t>((frac & 0x400000u) == 0);
@@ -488,6 +504,9 @@ LaneConst lane_const(const Plan& pl) {
   c.sign_bit = pl.sign_bit;
   c.ovf_pos = overflow_out(pl, false, pl.mode).code;
   c.ovf_neg = overflow_out(pl, true, pl.mode).code;
+  const bool below_nan = pl.p.e8m0_low == E8m0Low::nan && pl.has_nan;  // §7.4
+  c.below_code = below_nan ? pl.canonical_nan : 0u;
+  c.below_fl = below_nan ? NV : static_cast<std::uint32_t>(NX | UF);
   c.before = pl.p.tininess == Tininess::before ? 1u : 0u;
   c.ftz = pl.p.ftz && pl.has_zero ? 1u : 0u;
   c.zero_ok = pl.has_zero;

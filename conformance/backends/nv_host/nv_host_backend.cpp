@@ -74,8 +74,10 @@ Plan plan(std::uint32_t from, std::uint32_t to, const numref_policy& p) {
   switch (to) {
     case E4M3:
     case E5M2:
-      // RNE only; __NV_SATFINITE = saturate with Inf -> max; NaN -> 0x7f (nan=ones).
+      // RNE only; __NV_SATFINITE = saturate with Inf -> max; NaN -> 0x7f (nan=ones); __NV_NOSAT
+      // overflow / Inf into E4M3 give the infinity slot's NaN with the sign (§6.7 inf_nan=slot).
       if (!src_float || p.round != NUMREF_ROUND_RNE || p.nan != NUMREF_NAN_ONES) return pl;
+      if (to == E4M3 && p.inf_nan != NUMREF_INF_NAN_SLOT) return pl;
       if (p.overflow == NUMREF_OVERFLOW_SATURATE && p.inf_sat != NUMREF_INF_SAT_MAX) return pl;
       pl.ok = true;
       pl.sat = p.overflow == NUMREF_OVERFLOW_SATURATE;
@@ -88,7 +90,8 @@ Plan plan(std::uint32_t from, std::uint32_t to, const numref_policy& p) {
       else if (p.e8m0_round == NUMREF_E8M0_FOLLOW && p.round == NUMREF_ROUND_RTZ) mode = 1;
       else if (p.e8m0_round == NUMREF_E8M0_FOLLOW && p.round == NUMREF_ROUND_RUP) mode = 2;
       // CUDA's __nv_cvt_*_to_e8m0 rounds the bottom binade linearly (§7.4 e8m0_low=linear); the
-      // grid rule of the ml_dtypes / torch / torchao profiles is not what it computes.
+      // grid rule of the ml_dtypes / torch / torchao profiles and gfloat's NaN below 2^-127
+      // (e8m0_low=nan) are not what it computes; it drops the sign bit (negative=abs, not inf_abs).
       if (mode < 0 || p.zero_to_nozero != NUMREF_ZERO_TO_NOZERO_MIN || p.negative != NUMREF_NEGATIVE_ABS ||
           p.e8m0_low != NUMREF_E8M0_LOW_LINEAR)
         return pl;

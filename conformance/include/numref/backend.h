@@ -152,6 +152,7 @@ enum { NUMREF_FMT_P3109_BEFORE_ = 14, NUMREF_P3109_FORMAT_LIST(NUMREF_P3109_FMT_
 
 #define NUMREF_NEGATIVE_NAN 0u /* negative=nan (§7.3) */
 #define NUMREF_NEGATIVE_ABS 1u
+#define NUMREF_NEGATIVE_INF_ABS 2u /* negative=inf_abs: finite negatives NaN, -Inf as +Inf (gfloat) */
 
 #define NUMREF_TININESS_AFTER 0u /* tininess=after (§9.2) */
 #define NUMREF_TININESS_BEFORE 1u
@@ -161,6 +162,10 @@ enum { NUMREF_FMT_P3109_BEFORE_ = 14, NUMREF_P3109_FORMAT_LIST(NUMREF_P3109_FMT_
 
 #define NUMREF_E8M0_LOW_LINEAR 0u /* e8m0_low=linear (§7.4) */
 #define NUMREF_E8M0_LOW_GRID 1u   /* e8m0_low=grid */
+#define NUMREF_E8M0_LOW_NAN 2u    /* e8m0_low=nan: rounded below 2^-127 -> FF (gfloat) */
+
+#define NUMREF_INF_NAN_SLOT 0u /* inf_nan=slot (§6.7) */
+#define NUMREF_INF_NAN_NAN 1u  /* inf_nan=nan: the NaN standing for Inf follows nan= (gfloat) */
 
 /* ---- profiles (spec §10.1; numref::ProfileId, pinned in conform/abi.hpp) ----------- */
 #define NUMREF_PROFILE_NONE (-1) /* the policy is not exactly a profile's */
@@ -201,7 +206,8 @@ typedef struct numref_policy {
   uint8_t tininess;       /* NUMREF_TININESS_* */
   uint8_t int_range;      /* NUMREF_INT_RANGE_* */
   uint8_t e8m0_low;       /* NUMREF_E8M0_LOW_* (was reserved: zero = linear, the old behaviour) */
-  uint8_t reserved[1];    /* zero */
+  uint8_t inf_nan;        /* NUMREF_INF_NAN_* (the last reserved byte: zero = slot, the old behaviour).
+                           * No reserved byte is left: a later knob changes the ABI version. */
   /* NUMREF_PROFILE_* when the policy is exactly the profile's policy for the operation
    * (§10.1 narrow or wide by the target, then the §10.4 rules of the (source, target)
    * pair), else NUMREF_PROFILE_NONE. When several profiles have the same policy, the

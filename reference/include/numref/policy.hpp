@@ -90,12 +90,26 @@ enum class E8m0Low : std::uint8_t {
   linear,  // §7.1 rounding between 2^-127 (00) and 2^-126 (01), §7.4 below 2^-127
   grid,    // rounded to n * 2^-126, n in {0, 1}, on the integer grid (ties to n = 0); code n
            // (ml_dtypes, torch: f32 00400001..005FFFFF -> 01)
+  nan,     // §7.1 rounding as `linear`; a rounded value below 2^-127 gives the NaN FF, flag invalid
+           // (gfloat 0.5 encode_float: v < fi.min -> code_of_nan)
 };
 
 // §7.2 Zero into a format that has no zero (f8e8m0fnu).
 enum class ZeroToNoZero : std::uint8_t { nan, min };
 // §7.3 A negative (non-zero) operand into an unsigned format (f8e8m0fnu).
-enum class Negative : std::uint8_t { nan, abs };
+enum class Negative : std::uint8_t {
+  nan,      // NaN (FF), flag invalid
+  abs,      // convert |x| (CUDA drops the sign bit)
+  inf_abs,  // a finite negative operand gives NaN as `nan`; -Inf is converted as +Inf (§6.2: FE when
+            // saturating with inf_sat=max) (gfloat 0.5 round_float: the sign of an unsigned format is
+            // dropped before the Inf test, L65-L68)
+};
+// §6.7 The NaN that stands for an infinity in a format with NaN but no Inf (f8e4m3fn,
+// f8e8m0fnu): the result of an overflow to "infinity" (§6.1) and of an infinite operand (§6.2 rule 5).
+enum class InfNan : std::uint8_t {
+  slot,  // the NaN of the infinity slot with the sign of x (7F / FF in f8e4m3fn)
+  nan,   // the NaN that nan= (§6.3) gives a quiet NaN operand of x's sign (gfloat: every NaN FF)
+};
 // §9.2 When tininess (for the underflow flag and flushing) is detected.
 enum class Tininess : std::uint8_t { after, before };
 // §6.5 Range of integer targets: two's complement [-2^(n-1), 2^(n-1)-1] or symmetric.
@@ -119,6 +133,7 @@ struct Policy {
   bool ftz = false;  // §8.2 tiny results flushed to (signed) zero
   Tininess tininess = Tininess::after;
   IntRange int_range = IntRange::full;
+  InfNan inf_nan = InfNan::slot;
 
   friend bool operator==(const Policy&, const Policy&) = default;
 };
@@ -297,12 +312,13 @@ inline constexpr std::string_view inf_sat[] = {"max", "keep"};
 inline constexpr std::string_view nan[] = {"sign", "canonical", "ones", "payload", "ones_sign", "raw", "all_ones"};
 inline constexpr std::string_view nan_to_finite[] = {"zero", "negzero", "max", "signzero", "flipzero"};
 inline constexpr std::string_view e8m0_round[] = {"follow", "floor", "ceil", "even", "tiesup"};
-inline constexpr std::string_view e8m0_low[] = {"linear", "grid"};
+inline constexpr std::string_view e8m0_low[] = {"linear", "grid", "nan"};
 inline constexpr std::string_view zero_to_nozero[] = {"nan", "min"};
-inline constexpr std::string_view negative[] = {"nan", "abs"};
+inline constexpr std::string_view negative[] = {"nan", "abs", "inf_abs"};
 inline constexpr std::string_view bit[] = {"0", "1"};  // daz, ftz
 inline constexpr std::string_view tininess[] = {"after", "before"};
 inline constexpr std::string_view int_range[] = {"full", "symmetric"};
+inline constexpr std::string_view inf_nan[] = {"slot", "nan"};
 }  // namespace knob_words
 
 // One knob: T is the type of its Policy member (an enum, bool for daz / ftz, int for sr_bits).
@@ -349,7 +365,8 @@ inline constexpr auto kPolicyKnobs = std::make_tuple(
     PolicyKnob<bool>{"ftz", &Policy::ftz, knob_words::bit, 0, false, "§8.2"},
     PolicyKnob<Tininess>{"tininess", &Policy::tininess, knob_words::tininess, 0, false, "§9.2"},
     PolicyKnob<IntRange>{"int_range", &Policy::int_range, knob_words::int_range, 0, false, "§6.5"},
-    PolicyKnob<E8m0Low>{"e8m0_low", &Policy::e8m0_low, knob_words::e8m0_low, 0, false, "§7.4"});
+    PolicyKnob<E8m0Low>{"e8m0_low", &Policy::e8m0_low, knob_words::e8m0_low, 0, false, "§7.4"},
+    PolicyKnob<InfNan>{"inf_nan", &Policy::inf_nan, knob_words::inf_nan, 0, false, "§6.7"});
 inline constexpr std::size_t kPolicyKnobCount = std::tuple_size_v<decltype(kPolicyKnobs)>;
 
 // Calls f(knob) for every row, in table order.
@@ -398,6 +415,7 @@ std::string_view to_string(Negative v);
 std::string_view to_string(Tininess v);
 std::string_view to_string(IntRange v);
 std::string_view to_string(E8m0Low v);
+std::string_view to_string(InfNan v);
 std::optional<Round> parse_round(std::string_view s);
 std::optional<SrVariant> parse_sr_variant(std::string_view s);
 std::optional<Overflow> parse_overflow(std::string_view s);
@@ -410,6 +428,7 @@ std::optional<Negative> parse_negative(std::string_view s);
 std::optional<Tininess> parse_tininess(std::string_view s);
 std::optional<IntRange> parse_int_range(std::string_view s);
 std::optional<E8m0Low> parse_e8m0_low(std::string_view s);
+std::optional<InfNan> parse_inf_nan(std::string_view s);
 
 // A complete, canonical one-line description of a policy ("round=rne overflow=nonsat ..."),
 // used in vector headers and mismatch reports; parse_policy() reads it back (§10.3).

@@ -187,6 +187,15 @@ Out nan_out(const Value& v, const Format& from, const Format& to, const Policy& 
   throw std::logic_error("oracle: bad nan policy");
 }
 
+// §6.7 The NaN standing for an infinity of sign s in a format with NaN but no Inf: the
+// infinity slot's NaN with the sign (inf_nan=slot), or what §6.3 gives a quiet NaN operand of
+// sign s (inf_nan=nan; such a format has no payload bits, so the payload plays no part).
+std::uint32_t inf_nan_code(bool s, const Format& to, const Policy& p) {
+  if (p.inf_nan == InfNan::slot) return nan_slot_code(s, to);
+  const Value quiet{Kind::nan, s, 0, 0, false};
+  return nan_out(quiet, to, to, p).bits;
+}
+
 // §6.2 An infinite operand (the steps in the order of the clause).
 Out inf_out(bool s, const Format& to, const Policy& p) {
   if (is_int(to)) return {int_code(s ? int_min(to, p) : int_max(to), to), kNV};  // 1.
@@ -196,7 +205,7 @@ Out inf_out(bool s, const Format& to, const Policy& p) {
   }
   if (p.overflow == Overflow::saturate && p.inf_sat == InfSat::max) return {max_code(s, to), kOF | kIX};  // 3.
   if (has_inf(to)) return {inf_code(s, to), 0};         // 4.
-  if (has_nan(to)) return {nan_slot_code(s, to), kNV};  // 5.
+  if (has_nan(to)) return {inf_nan_code(s, to, p), kNV};  // 5. (§6.7)
   return {max_code(s, to), kNV};                        // 6.
 }
 
@@ -224,7 +233,7 @@ Out overflow_out(bool s, Mode m, const Format& to, const Policy& p) {
   }
   if (!to_inf) return sat;
   if (has_inf(to)) return {inf_code(s, to), kOF | kIX};
-  return {nan_slot_code(s, to), kOF | kIX};  // the NaN of the infinity slot, with the sign of x
+  return {inf_nan_code(s, to, p), kOF | kIX};  // the NaN of the infinity slot, with the sign of x (§6.7)
 }
 
 // ---- finishing a rounded finite value -----------------------------------------------
@@ -246,8 +255,10 @@ Out finish_float(bool s, const mpfr_t y, bool inexact, bool tiny, Mode ovf, cons
   const Value mx = read_code(to.max_finite, to);
   if (cmpabs_ui_2exp(y, mx.sig, mx.exp) > 0) return overflow_out(s, ovf, to, p);  // §6.1
   if (mpfr_zero_p(y)) return {zero_code(s, to), kUF | kIX};  // §9.2 rounded to zero: tiny, inexact
-  if (!g.subnormals && cmpabs_ui_2exp(y, 1, g.emin) < 0)
-    return {min_positive_code(to, g), kUF | kIX};  // §7.4 below the minimum
+  if (!g.subnormals && cmpabs_ui_2exp(y, 1, g.emin) < 0) {  // §7.4 below the minimum
+    if (p.e8m0_low == E8m0Low::nan && has_nan(to)) return {nan_slot_code(false, to), kNV};  // the NaN, invalid
+    return {min_positive_code(to, g), kUF | kIX};
+  }
   if (tiny && p.ftz && to.has_zero) return {zero_code(s, to), kUF | kIX};  // §8.2
   std::uint8_t flags = inexact ? kIX : 0;
   if (tiny && inexact) flags |= kUF;  // §9.2
@@ -343,6 +354,7 @@ Out sr_add(std::uint32_t code, const Value& v, bool s, const Format& from, const
   }
   if (s) mpfr_neg(sc.sum, sc.sum, MPFR_RNDN);
   Out out = deterministic(sc.sum, s, Mode::rtz, Mode::sr, to, p);  // overflow as SR: §5.3
+  if (out.flags & kNV) return out;  // §9.3 a NaN result from a number raises invalid alone
   // inexact iff the delivered value differs from the operand
   const Value dv = read_code(out.bits, to);
   bool differs = true;
@@ -509,8 +521,8 @@ Out convert(std::uint32_t code, const Format& from, const Format& to, const Poli
   if (v.kind == Kind::subnormal && p.daz) v.kind = Kind::zero;             // 4. §8.1
   if (v.kind == Kind::zero) return zero_out(v.sign, to, p);
   bool s = v.sign;
-  if (s && !to.is_signed) {  // §7.3 (-0 was a zero above)
-    if (p.negative == Negative::nan) return {nan_slot_code(false, to), kNV};
+  if (s && !to.is_signed) {  // §7.3 (-0 was a zero above); inf_abs: a finite negative is NaN
+    if (p.negative == Negative::nan || p.negative == Negative::inf_abs) return {nan_slot_code(false, to), kNV};
     s = false;
   }
   if (p.e8m0_low == E8m0Low::grid && !to.has_zero && !is_int(to) && to.man_bits == 0) {  // §7.4 grid

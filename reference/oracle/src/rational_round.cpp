@@ -166,7 +166,8 @@ Rounded overflow_result(bool sign, Round ovf_mode, const Format& f, const Policy
   } else if (f.specials == Specials::p3109e) {
     o.code = p3109_inf(sign, f);
   } else {
-    o.code = fnuz(f) ? one_nan(f) : (f.canonical_nan | sb);  // the NaN of the infinity slot, with the sign
+    // the NaN of the infinity slot, with the sign (§6.7 inf_nan=nan: the NaN rule's)
+    o.code = fnuz(f) ? one_nan(f) : p.inf_nan == InfNan::nan ? nan_to(sign, 0, 0, false, f, p).code : (f.canonical_nan | sb);
   }
   return o;
 }
@@ -245,8 +246,8 @@ Rounded inf_to(bool sign, const Format& f, const Policy& p) {
     o.invalid = true;
     return o;
   }
-  if (f.specials == Specials::fn) {  // §6.2.5
-    o.code = f.canonical_nan | sb;
+  if (f.specials == Specials::fn) {  // §6.2.5, §6.7
+    o.code = p.inf_nan == InfNan::nan ? nan_to(sign, 0, 0, false, f, p).code : (f.canonical_nan | sb);
     o.invalid = true;
     return o;
   }

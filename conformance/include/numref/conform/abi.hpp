@@ -49,7 +49,7 @@ inline constexpr std::uint8_t numref_policy::*kCPolicyFields[] = {
     &numref_policy::inf_sat,        &numref_policy::nan,      &numref_policy::nan_to_finite,
     &numref_policy::e8m0_round,     &numref_policy::zero_to_nozero, &numref_policy::negative,
     &numref_policy::daz,            &numref_policy::ftz,      &numref_policy::tininess,   &numref_policy::int_range,
-    &numref_policy::e8m0_low};
+    &numref_policy::e8m0_low,       &numref_policy::inf_nan};
 static_assert(std::size(kCPolicyFields) == kPolicyKnobCount, "one numref_policy field per knob");
 
 namespace detail {
@@ -88,13 +88,17 @@ static_assert(NUMREF_E8M0_FOLLOW == detail::c_knob(E8m0Round::follow) && NUMREF_
               NUMREF_E8M0_TIESUP == detail::c_knob(E8m0Round::tiesup));
 static_assert(NUMREF_ZERO_TO_NOZERO_NAN == detail::c_knob(ZeroToNoZero::nan) &&
               NUMREF_ZERO_TO_NOZERO_MIN == detail::c_knob(ZeroToNoZero::min));
-static_assert(NUMREF_NEGATIVE_NAN == detail::c_knob(Negative::nan) && NUMREF_NEGATIVE_ABS == detail::c_knob(Negative::abs));
+static_assert(NUMREF_NEGATIVE_NAN == detail::c_knob(Negative::nan) && NUMREF_NEGATIVE_ABS == detail::c_knob(Negative::abs) &&
+              NUMREF_NEGATIVE_INF_ABS == detail::c_knob(Negative::inf_abs));
 static_assert(NUMREF_TININESS_AFTER == detail::c_knob(Tininess::after) &&
               NUMREF_TININESS_BEFORE == detail::c_knob(Tininess::before));
 static_assert(NUMREF_INT_RANGE_FULL == detail::c_knob(IntRange::full) &&
               NUMREF_INT_RANGE_SYMMETRIC == detail::c_knob(IntRange::symmetric));
 static_assert(NUMREF_E8M0_LOW_LINEAR == detail::c_knob(E8m0Low::linear) &&
-              NUMREF_E8M0_LOW_GRID == detail::c_knob(E8m0Low::grid));
+              NUMREF_E8M0_LOW_GRID == detail::c_knob(E8m0Low::grid) && NUMREF_E8M0_LOW_NAN == detail::c_knob(E8m0Low::nan));
+static_assert(NUMREF_INF_NAN_SLOT == detail::c_knob(InfNan::slot) && NUMREF_INF_NAN_NAN == detail::c_knob(InfNan::nan));
+static_assert(offsetof(numref_policy, inf_nan) + 1 == offsetof(numref_policy, profile) &&
+              std::size(kCPolicyFields) == 16, "numref_policy keeps 16 knob bytes before `profile` (ABI 1.x layout)");
 
 // ---- §31.3 profiles ----------------------------------------------------------------------
 

@@ -240,7 +240,16 @@ bool equivalent(const Policy& a, const Policy& b, const Format& from, const Form
   if (nan_in && !to.has_nan() && a.nan_to_finite != b.nan_to_finite) return false;
   if (!to.has_zero && a.zero_to_nozero != b.zero_to_nozero) return false;
   if (!to.has_zero && to.man_bits == 0 && !to.is_integer() && a.e8m0_low != b.e8m0_low) return false;  // §7.4
-  if (!to.is_signed && from.is_signed && a.negative != b.negative) return false;
+  if (!to.is_signed && from.is_signed && a.negative != b.negative) {
+    // §7.3 nan and inf_abs differ only for a -Inf operand
+    const bool nan_like = a.negative != Negative::abs && b.negative != Negative::abs;
+    if (!nan_like || from.has_inf()) return false;
+  }
+  // §6.7 the NaN standing for Inf in a format with NaN but no Inf (one NaN: the same either way);
+  // under inf_nan=nan it is nan='s, so nan matters there even without NaN operands.
+  const bool inf_slot = !to.is_integer() && to.has_nan() && !to.has_inf() && !to.has_single_nan();
+  if (inf_slot && a.inf_nan != b.inf_nan) return false;
+  if (inf_slot && a.inf_nan == InfNan::nan && a.nan != b.nan) return false;
   if (from.has_subnormals && !from.is_integer() && a.daz != b.daz) return false;
   if (to.has_subnormals && to.has_zero && !to.is_integer() && a.ftz != b.ftz) return false;
   if (!to.is_integer() && a.tininess != b.tininess) return false;
@@ -306,9 +315,13 @@ std::vector<Variant> variants(Level level, const Policy& base, const Format& fro
                  "nan_to_finite=flipzero"})
     knob(n);
   knob(base.e8m0_low == E8m0Low::linear ? "e8m0_low=grid" : "e8m0_low=linear");
+  knob("e8m0_low=nan");  // §7.4 (gfloat)
   for (auto e : {"e8m0_round=floor", "e8m0_round=ceil", "e8m0_round=even", "e8m0_round=tiesup"}) knob(e);
   knob(base.zero_to_nozero == ZeroToNoZero::nan ? "zero_to_nozero=min" : "zero_to_nozero=nan");
   knob(base.negative == Negative::nan ? "negative=abs" : "negative=nan");
+  knob("overflow=saturate inf_sat=max negative=inf_abs");  // §7.3: -Inf -> FE (gfloat_sat)
+  knob(base.inf_nan == InfNan::slot ? "inf_nan=nan nan=all_ones" : "inf_nan=slot");  // §6.7 (gfloat)
+  knob("inf_nan=nan nan=canonical");
   knob("daz=1");
   knob("ftz=1");
   knob(base.tininess == Tininess::after ? "tininess=before" : "tininess=after");
