@@ -141,6 +141,15 @@ TEST(ConformCli, NvHostLevel0PassesWithoutDepartures) {
   EXPECT_EQ(s.status, 0) << s.out;
   EXPECT_NE(s.out.find(" 0 failed"), std::string::npos) << s.out;
 }
+
+// Level 1 adds the knob variants; nv-host declines those CUDA does not compute, among them
+// §6.7 inf_nan=nan under the cuda profiles' nan=ones (-Inf / -overflow into f8e4m3fn would be 7F;
+// __NV_NOSAT gives FF), so the run has no failure.
+TEST(ConformCli, NvHostDeclinesInfNanIntoE4m3) {
+  const CliRun r = run_numref(conform("nv-host") + " --level 1 --max-errors 1 --ops cast:f32:f8e4m3fn");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find(" 0 failed"), std::string::npos) << r.out;
+}
 #endif
 
 TEST(ConformCli, PythonPipeExamplePasses) {

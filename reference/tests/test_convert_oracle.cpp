@@ -16,26 +16,12 @@
 namespace numref {
 namespace {
 
-using convtest::check_one;
 using convtest::kDeterministic;
 using convtest::kOverflows;
 using convtest::Mismatches;
-using convtest::parallel_for;
+using convtest::small_sources;
+using convtest::sweep_codes;
 
-std::vector<const Format*> small_sources() {
-  std::vector<const Format*> v;
-  for (const auto& f : kFormats)
-    if (f.bits <= 16) v.push_back(&f);
-  return v;
-}
-
-// Every code of `from` into `to` under `p`, core vs oracle.
-void sweep_codes(const Format& from, const Format& to, const Policy& p, Mismatches& mm) {
-  const Converter conv(from, to, p);
-  parallel_for(std::uint64_t{1} << from.bits, [&](std::uint64_t b, std::uint64_t e) {
-    for (std::uint64_t c = b; c < e; ++c) check_one(conv, p, static_cast<std::uint32_t>(c), 0, mm);
-  });
-}
 
 // §4.2 x §6.1: every source of <= 16 bits, every target, every deterministic mode, both
 // overflow policies, all other knobs at their defaults (the `ocp` profile, §10.1).

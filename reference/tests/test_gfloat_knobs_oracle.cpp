@@ -23,6 +23,8 @@ using convtest::kDeterministic;
 using convtest::kOverflows;
 using convtest::Mismatches;
 using convtest::parallel_for;
+using convtest::small_sources;
+using convtest::sweep_codes;
 
 struct Knob {
   const char* settings;
@@ -46,20 +48,6 @@ const Knob kKnobs[] = {
     {"inf_nan=nan nan=all_ones e8m0_low=nan negative=inf_abs", inf_slot_target},  // the gfloat rows' settings
 };
 
-std::vector<const Format*> small_sources() {
-  std::vector<const Format*> v;
-  for (const auto& f : kFormats)
-    if (f.bits <= 16) v.push_back(&f);
-  return v;
-}
-
-void sweep(const Format& from, const Format& to, const Policy& p, std::uint64_t r, Mismatches& mm) {
-  const Converter conv(from, to, p);
-  parallel_for(std::uint64_t{1} << from.bits, [&](std::uint64_t b, std::uint64_t e) {
-    for (std::uint64_t c = b; c < e; ++c) check_one(conv, p, static_cast<std::uint32_t>(c), r, mm);
-  });
-}
-
 TEST(GfloatKnobsOracle, EverySmallSourceEveryModeOverflowInfSat) {
   Mismatches mm;
   std::uint64_t cases = 0;
@@ -73,7 +61,7 @@ TEST(GfloatKnobsOracle, EverySmallSourceEveryModeOverflowInfSat) {
               if (o == Overflow::nonsat && s == InfSat::keep) continue;  // inf_sat acts under saturate only
               Policy p = convtest::with(k.settings, convtest::with(r, o));
               p.inf_sat = s;
-              sweep(*from, to, p, 0, mm);
+              sweep_codes(*from, to, p, mm);
               cases += std::uint64_t{1} << from->bits;
             }
       }
@@ -92,7 +80,7 @@ TEST(GfloatKnobsOracle, StochasticIntoE8m0) {
           Policy p = convtest::with("e8m0_low=nan negative=inf_abs", convtest::with(Round::sr, Overflow::nonsat));
           p.sr_bits = k;
           p.sr_variant = v;
-          sweep(*from, to, p, r, mm);
+          sweep_codes(*from, to, p, mm, r);
         }
   EXPECT_EQ(mm.count(), 0u) << mm.summary();
 }

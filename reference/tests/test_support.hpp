@@ -129,6 +129,22 @@ inline Policy with(std::string_view settings, Policy base) {
   return base;
 }
 
+// The formats of at most 16 bits (the sources the oracle tests sweep exhaustively).
+inline std::vector<const Format*> small_sources() {
+  std::vector<const Format*> v;
+  for (const auto& f : kFormats)
+    if (f.bits <= 16) v.push_back(&f);
+  return v;
+}
+
+// Every code of `from` into `to` under `p` (and random bits r for round=sr), core vs oracle.
+inline void sweep_codes(const Format& from, const Format& to, const Policy& p, Mismatches& mm, std::uint64_t r = 0) {
+  const Converter conv(from, to, p);
+  parallel_for(std::uint64_t{1} << from.bits, [&](std::uint64_t b, std::uint64_t e) {
+    for (std::uint64_t c = b; c < e; ++c) check_one(conv, p, static_cast<std::uint32_t>(c), r, mm);
+  });
+}
+
 // A 64-bit seeded generator (splitmix64): deterministic across platforms.
 using numref::SplitMix64;
 

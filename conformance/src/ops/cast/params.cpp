@@ -322,6 +322,7 @@ std::vector<Variant> variants(Level level, const Policy& base, const Format& fro
   knob("overflow=saturate inf_sat=max negative=inf_abs");  // §7.3: -Inf -> FE (gfloat_sat)
   knob(base.inf_nan == InfNan::slot ? "inf_nan=nan nan=all_ones" : "inf_nan=slot");  // §6.7 (gfloat)
   knob("inf_nan=nan nan=canonical");
+  knob("inf_nan=nan");  // under nan=ones (cuda_*): -overflow / -Inf into f8e4m3fn 7F, not the slot's FF
   knob("daz=1");
   knob("ftz=1");
   knob(base.tininess == Tininess::after ? "tininess=before" : "tininess=after");
