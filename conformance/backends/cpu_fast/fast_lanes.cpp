@@ -30,8 +30,11 @@ ByteLanes::Consts make_consts(const Plan& pl, const Format& from, bool& ok) {
   const std::uint32_t sign = from.sign_bit(), maxf = from.max_finite, inf = maxf + 1u;
   const Out op = convert_scalar(pl, maxf, 0), on = convert_scalar(pl, sign | maxf, 0);
   const Out ip = convert_scalar(pl, inf, 0), in = convert_scalar(pl, sign | inf, 0);
-  ok = (op.flags & kOverflow) && on.code == (op.code | pl.sign_bit) && on.flags == op.flags && !(op.code & pl.sign_bit) &&
-       in.code == (ip.code | pl.sign_bit) && in.flags == ip.flags && !(ip.code & pl.sign_bit);
+  // The lane ORs the operand's sign into these codes: right when the negative result is the
+  // positive one with the sign bit set, including a positive result that has it already (§6.7
+  // inf_nan=nan under nan=all_ones: FF for both signs).
+  ok = (op.flags & kOverflow) && on.code == (op.code | pl.sign_bit) && on.flags == op.flags &&
+       in.code == (ip.code | pl.sign_bit) && in.flags == ip.flags;
   c.ovf_mag = op.code;
   c.ovf_fl = op.flags;
   c.inf_mag = ip.code;
