@@ -205,6 +205,16 @@ constexpr Recipe kDeepGemm{"mx-rceil-f32", "block:1x128",
 constexpr Recipe kTeMxfp8{"mx-rceil-f32", "block:1x32", "zero_code=one inf_block=max_code_zero",
                           "TransformerEngine MXFP8 float_to_e8m0 / exp2f_rcp (source-cited)", true};
 
+// §10.5 TransformerEngine Float8CurrentScaling (common/recipe/current_scaling.cu amax_kernel and
+// compute_scale_from_amax_kernel, recipe/recipe_common.cuh compute_scale_from_amax; read at commit
+// 01c24fe0): amax = fmaxf(|x|, max) from 0 (NaN ignored; __hmax for bf16 / f16 likewise), then
+// amax_epsilon (default 0.0) as a floor, scale 1.0 for an Inf, zero or NaN amax, else
+// __fdiv_rn(max_fp8, amax) with an Inf quotient replaced by FLT_MAX (value_for_inf); scale_inv =
+// 1 / scale stored; elements static_cast<fp8>(x * scale) (satfinite). force_pow_2_scales is off by
+// default (the pow2 variant masks the mantissa: numref's pow2 rule, not a profile here).
+constexpr Recipe kTeFloat8Current{"amax-recip", "tensor", "inf_block=one_scale",
+                                  "TransformerEngine Float8CurrentScaling compute_scale_from_amax (source-cited)", true};
+
 const std::array<Profile, kProfileCount>& profiles() {
   static const std::array<Profile, kProfileCount> table = {{
       {ProfileId::ocp, "ocp",
@@ -251,6 +261,10 @@ const std::array<Profile, kProfileCount>& profiles() {
        gfloat_policy(Overflow::nonsat), gfloat_policy(Overflow::nonsat)},
       {ProfileId::gfloat_sat, "gfloat_sat", "gfloat 0.5 round_float(sat=True) + encode_float (as its encode_block)",
        gfloat_policy(Overflow::saturate), gfloat_policy(Overflow::saturate)},
+      // recipe profiles added later
+      {ProfileId::te_float8_current, "te_float8_current",
+       "TransformerEngine Float8CurrentScaling (per tensor: scale = FP8 max / amax, scale_inv stored, satfinite)",
+       cuda_narrow(Overflow::saturate), cuda_wide(), kCudaRules, &kTeFloat8Current},
   }};
   return table;
 }

@@ -120,6 +120,8 @@ void check_recipe(const RecipeKnobs& k, ScaleRule rule) {
   if (k.inf_block == InfBlock::exponent && rceil && k.scale_exp == ScaleExp::log2f)
     bad("recipe inf_block=exponent applies to mx-floor, mx-ceil, mx-even, mx-rceil-f32 and exact mx-rceil");
   if (k.inf_block == InfBlock::zero_scale && !quotient) bad("recipe inf_block=zero_scale applies to the amax and pow2 rules, not " + r);
+  if (k.inf_block == InfBlock::one_scale && !quotient && kind != ScaleKind::fp32_recip)
+    bad("recipe inf_block=one_scale applies to the amax, amax-recip and pow2 rules, not " + r);
   if (k.nan_block != NanBlock::poison && !mx)
     bad("recipe nan_block=" + std::string(recipe_words::nan_block[static_cast<int>(k.nan_block)]) +
         " applies to the mx-* rules, not " + r);
@@ -217,6 +219,9 @@ BlockScale Quantizer::block_scale(std::size_t b, Amax a) const {
   BlockScale s;
   s.amax = a;
   const RecipeKnobs& rk = spec_.recipe;
+  // §13.6 inf_block=one_scale: a +Inf amax gets the scale of amax = 0, 1.0 (§14.1), and its
+  // elements are converted times 1 (s.amax keeps the +Inf)
+  if (f32_is_inf(a.f32) && rk.inf_block == InfBlock::one_scale) a = Amax{};
   // §13.7 a NaN amax that a recipe does not poison
   if (f32_is_nan(a.f32) && rk.nan_block == NanBlock::inf_divisor) {
     s.stored = 0xFFu;

@@ -236,6 +236,46 @@ TEST(Recipe, TeMxfp8) {
   EXPECT_EQ(run(def, {kF32NaN, 0x43E00000u}).scales[0], 0xFFu);
 }
 
+// §10.5 te_float8_current (source-cited: TransformerEngine recipe_common.cuh compute_scale_from_amax,
+// current_scaling.cu amax_kernel, commit 01c24fe0): per tensor, amax by fmaxf from 0 (NaN ignored),
+// S = RN32(448 / amax) (Inf / zero / NaN amax -> 1.0, an Inf quotient -> FLT_MAX), stored 1 / S,
+// elements RN32(x * S) cast satfinite (cuda_satfinite: NaN -> 0x7F, overflow and Inf -> +-448).
+//   [0.5, 7, -3]: amax 7, S = 448 / 7 = 64 exactly, stored 1/64 = 0x3C800000; 0.5 * 64 = 32 = 2^5
+//     -> e4m3 exponent field 5 + 7 = 12: 0x60; 7 * 64 = 448 -> 0x7E; -3 * 64 = -192 = -1.5 * 2^7
+//     -> 0x80 | (14 << 3) | 4 = 0xF4.
+//   [Inf, NaN, 1, -3]: NaN ignored, amax +Inf -> S = 1.0, stored 1.0 = 0x3F800000; Inf * 1 ->
+//     satfinite 448 = 0x7E; NaN -> 0x7F; 1 -> 0x38; -3 = -1.5 * 2 -> 0x80 | (8 << 3) | 4 = 0xC4.
+//     numref's default (amax_nan=propagate, inf_block=poison) poisons the tensor: stored NaN.
+//   [NaN, NaN]: nothing left, amax +0 -> S = 1.0 (§14.1), both elements 0x7F.
+//   [2^-149]: 448 / 2^-149 overflows binary32 -> S = FLT_MAX 0x7F7FFFFF; stored RN32(1 / FLT_MAX):
+//     1 / ((2 - 2^-23) 2^127) = 2^-128 (1 + 2^-24 + ...) lies in the subnormal grid of step 2^-149
+//     just above 2^-128 = 0x00200000 (the excess is far below half a step) -> 0x00200000; the
+//     element 2^-149 * FLT_MAX = 2^-21 (1 - 2^-24) rounds to 0 in e4m3 (below 2^-10) -> 0x00.
+TEST(Recipe, TeFloat8Current) {
+  const QuantizeSpec te = prof(ProfileId::te_float8_current);
+  EXPECT_EQ(te.rule, ScaleRule::amax_recip);
+  EXPECT_EQ(te.amax.nan, AmaxNan::ignore);
+  const Out f = run(te, {0x3F000000u, 0x40E00000u, 0xC0400000u});
+  EXPECT_EQ(f.scales, (std::vector<std::uint32_t>{0x3C800000u}));
+  EXPECT_EQ(f.codes, (std::vector<std::uint8_t>{0x60, 0x7E, 0xF4}));
+  const Out i = run(te, {kF32Inf, kF32NaN, kF32One, 0xC0400000u});
+  EXPECT_EQ(i.scales, (std::vector<std::uint32_t>{0x3F800000u}));
+  EXPECT_EQ(i.codes, (std::vector<std::uint8_t>{0x7E, 0x7F, 0x38, 0xC4}));
+  const Out n = run(te, {kF32NaN, kF32NaN});
+  EXPECT_EQ(n.scales, (std::vector<std::uint32_t>{0x3F800000u}));
+  EXPECT_EQ(n.codes, (std::vector<std::uint8_t>{0x7F, 0x7F}));
+  const Out t = run(te, {0x00000001u});
+  EXPECT_EQ(t.scales, (std::vector<std::uint32_t>{0x00200000u}));
+  EXPECT_EQ(t.codes, (std::vector<std::uint8_t>{0x00}));
+  QuantizeSpec def = te;
+  def.recipe = RecipeKnobs{};  // inf_block=poison: the +Inf amax poisons the tensor
+  EXPECT_EQ(run(def, {kF32Inf, kF32One}).scales[0], kF32NaN);
+  // one_scale belongs to the binary32 quotient rules
+  QuantizeSpec mx = plain(ScaleRule::mx_floor);
+  mx.recipe.inf_block = InfBlock::one_scale;
+  EXPECT_THROW(run(mx, {kF32One}), std::invalid_argument);
+}
+
 // §19.8 a knob outside the rules of its clause is an error.
 TEST(Recipe, KnobsOutsideTheirRulesAreRefused) {
   auto refused = [](ScaleRule r, std::string_view settings) {
@@ -284,7 +324,7 @@ TEST(Recipe, ProfileTableRecipesAreWellFormed) {
     EXPECT_NO_THROW(Quantizer(recipe_spec(p, E4M3), 4, 64)) << p.name;
     EXPECT_FALSE(p.recipe->source.empty());
   }
-  EXPECT_EQ(n, 8);
+  EXPECT_EQ(n, 9);  // torchao x 6, deepgemm, te_mxfp8, te_float8_current
 }
 
 }  // namespace

@@ -187,6 +187,7 @@ enum { NUMREF_FMT_P3109_BEFORE_ = 14, NUMREF_P3109_FORMAT_LIST(NUMREF_P3109_FMT_
 #define NUMREF_PROFILE_TE_MXFP8 15
 #define NUMREF_PROFILE_GFLOAT 16 /* element profiles added later */
 #define NUMREF_PROFILE_GFLOAT_SAT 17
+#define NUMREF_PROFILE_TE_FLOAT8_CURRENT 18 /* recipe profiles added later */
 
 /* The complete policy of one operation. Every knob is present; a backend that supports
  * only some settings answers 0 from its *_supported() query for the others. */
@@ -278,6 +279,7 @@ typedef struct numref_policy {
 #define NUMREF_INF_BLOCK_MAX_CODE 2u
 #define NUMREF_INF_BLOCK_ZERO_SCALE 3u
 #define NUMREF_INF_BLOCK_MAX_CODE_ZERO 4u
+#define NUMREF_INF_BLOCK_ONE_SCALE 5u
 #define NUMREF_NAN_BLOCK_POISON 0u   /* §13.3 / §13.7 */
 #define NUMREF_NAN_BLOCK_INF_DIVISOR 1u
 #define NUMREF_NAN_BLOCK_MAX_CODE 2u

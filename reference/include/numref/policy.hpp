@@ -164,6 +164,7 @@ enum class InfBlock : std::uint8_t {
   max_code,    // MX: code FE, X = 2^127 (torchao RCEIL, cvt.rp.satfinite of +Inf)
   zero_scale,  // FP32 quotient: S = q_max / Inf = 0 (torchao float8)
   max_code_zero,  // MX: code FE, elements multiplied by 0 (TransformerEngine exp2f_rcp(0xFE) = 0.0)
+  one_scale,      // FP32 quotient: S = 1.0, as for amax = 0 (TransformerEngine compute_scale_from_amax)
 };
 enum class NanBlock : std::uint8_t {
   poison,       // §13.3 default: every element converts the canonical NaN
@@ -199,7 +200,8 @@ namespace recipe_words {
 inline constexpr std::string_view amax_floor[] = {"none", "1e-12", "1e-4"};
 inline constexpr std::string_view scale_exp[] = {"bits", "log2f"};
 inline constexpr std::string_view zero_code[] = {"stored", "min_normal", "one"};
-inline constexpr std::string_view inf_block[] = {"poison", "exponent", "max_code", "zero_scale", "max_code_zero"};
+inline constexpr std::string_view inf_block[] = {"poison", "exponent", "max_code", "zero_scale", "max_code_zero",
+                                                 "one_scale"};
 inline constexpr std::string_view nan_block[] = {"poison", "inf_divisor", "max_code"};
 inline constexpr std::string_view mx_descale[] = {"recip", "divide"};
 inline constexpr std::string_view nan_scale[] = {"canonical", "all_ones_tensor"};
@@ -260,8 +262,10 @@ enum class ProfileId : std::uint8_t {
   deepgemm, te_mxfp8,
   // element profiles added later (numbers of §31.3 kept)
   gfloat, gfloat_sat,
+  // recipe profiles added later
+  te_float8_current,
 };
-inline constexpr int kProfileCount = 18;
+inline constexpr int kProfileCount = 19;
 
 // §10.4 One (source, target) rule of a profile: `from` and `to` are space-separated format
 // names ("*" = any format); `settings` are §10.2 "key=word" settings applied, in rule order,

@@ -118,8 +118,9 @@ static_assert(NUMREF_PROFILE_TORCHAO_MX_FLOOR == static_cast<int>(ProfileId::tor
               NUMREF_PROFILE_DEEPGEMM == static_cast<int>(ProfileId::deepgemm) &&
               NUMREF_PROFILE_TE_MXFP8 == static_cast<int>(ProfileId::te_mxfp8));
 static_assert(NUMREF_PROFILE_GFLOAT == static_cast<int>(ProfileId::gfloat) &&
-              NUMREF_PROFILE_GFLOAT_SAT == static_cast<int>(ProfileId::gfloat_sat));
-static_assert(kProfileCount == 18, "a new profile needs its NUMREF_PROFILE_* define in backend.h and a pin here");
+              NUMREF_PROFILE_GFLOAT_SAT == static_cast<int>(ProfileId::gfloat_sat) &&
+              NUMREF_PROFILE_TE_FLOAT8_CURRENT == static_cast<int>(ProfileId::te_float8_current));
+static_assert(kProfileCount == 19, "a new profile needs its NUMREF_PROFILE_* define in backend.h and a pin here");
 
 // The profile whose policy for target `to` equals p exactly (first in table order),
 // or NUMREF_PROFILE_NONE. With `from`, the policy of the cast from -> to (§10.4 rules).
@@ -208,7 +209,8 @@ static_assert(detail::recipe_pinned(InfBlock::poison, NUMREF_INF_BLOCK_POISON, "
               detail::recipe_pinned(InfBlock::max_code, NUMREF_INF_BLOCK_MAX_CODE, "max_code") &&
               detail::recipe_pinned(InfBlock::zero_scale, NUMREF_INF_BLOCK_ZERO_SCALE, "zero_scale") &&
               detail::recipe_pinned(InfBlock::max_code_zero, NUMREF_INF_BLOCK_MAX_CODE_ZERO, "max_code_zero") &&
-              detail::recipe_knob<InfBlock>().words.size() == 5);
+              detail::recipe_pinned(InfBlock::one_scale, NUMREF_INF_BLOCK_ONE_SCALE, "one_scale") &&
+              detail::recipe_knob<InfBlock>().words.size() == 6);
 static_assert(detail::recipe_pinned(NanBlock::poison, NUMREF_NAN_BLOCK_POISON, "poison") &&
               detail::recipe_pinned(NanBlock::inf_divisor, NUMREF_NAN_BLOCK_INF_DIVISOR, "inf_divisor") &&
               detail::recipe_pinned(NanBlock::max_code, NUMREF_NAN_BLOCK_MAX_CODE, "max_code") &&
