@@ -237,6 +237,7 @@ TEST(Abi, ProfilesMapToTheirIds) {  // §10.1, §31.3 c_profile: the first profi
       {ProfileId::gfloat_sat, NUMREF_PROFILE_GFLOAT_SAT, NUMREF_PROFILE_GFLOAT_SAT},
       // te_float8_current's element policies are cuda_satfinite's
       {ProfileId::te_float8_current, NUMREF_PROFILE_CUDA_SATFINITE, NUMREF_PROFILE_CUDA_SATFINITE},
+      {ProfileId::te_float8_block, NUMREF_PROFILE_CUDA_SATFINITE, NUMREF_PROFILE_CUDA_SATFINITE},
   };
   ASSERT_EQ(std::size(want), std::size_t(kProfileCount));
   for (const auto& w : want) {

@@ -109,7 +109,7 @@ TEST(ConformCli, ReferenceLevel0Passes) {
 // recipes (skipped, never failed or passed).
 TEST(ConformCli, RecipeProfilesRunInTheTensorFamilies) {
   for (const char* prof : {"torchao_mx_floor", "torchao_mx_ceil", "torchao_mx_even", "torchao_mx_rceil", "torchao_float8",
-                           "torchao_float8_pow2", "deepgemm", "te_mxfp8", "te_float8_current"}) {
+                           "torchao_float8_pow2", "deepgemm", "te_mxfp8", "te_float8_current", "te_float8_block"}) {
     const std::string ops = " --level 0 --ops quantize,fake-quant,scale,dequantize --profile " + std::string(prof);
     const CliRun r = run_numref(conform("reference") + ops);
     EXPECT_EQ(r.status, 0) << prof << "\n" << r.out;

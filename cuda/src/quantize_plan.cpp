@@ -34,6 +34,7 @@ bool kernel_kind(numref::ScaleKind k) {
     case numref::ScaleKind::fp32_recip:
     case numref::ScaleKind::fp32_dequant:
     case numref::ScaleKind::pow2:
+    case numref::ScaleKind::pow2_recip:
     case numref::ScaleKind::mx:
     case numref::ScaleKind::gam:
     case numref::ScaleKind::nvfp4: return true;

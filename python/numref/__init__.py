@@ -128,7 +128,7 @@ class Policy:
     (the §10.2 text form ``"key=value ..."``, or another Policy), then the single knobs, one
     keyword per row of numref's knob table (``numref.knobs()``): round, sr_bits, sr_variant,
     overflow, inf_sat, nan, nan_to_finite, e8m0_round, zero_to_nozero, negative, daz, ftz,
-    tininess, int_range. An explicit ``round`` also sets ``e8m0_round="follow"`` (§7.1).
+    tininess, int_range, e8m0_low, inf_nan. An explicit ``round`` also sets ``e8m0_round="follow"`` (§7.1).
 
     Each knob is an attribute; ``str(policy)`` is the canonical §10.2 description.
     """
@@ -329,7 +329,8 @@ def quantize(x, fmt: str, *, partition: str = "tensor", scale: str = "amax", gro
     fmt        element format: f8e4m3fn, f8e5m2, f6e3m2fn, f6e2m3fn, f4e2m1fn, int8.
     partition  tensor | rows | cols | channel:rows | channel:cols | block:RxC (§12.2).
     scale      amax | amax-recip | amax-dequant | pow2 | mx-floor | mx-ceil | mx-even | mx-rceil |
-               mx-rceil-f32 | gam | nvfp4 | int8 | int8-127.5 (§14–§20); ``group`` the GAM groups.
+               mx-rceil-f32 | gam | nvfp4 | int8 | int8-127.5 | pow2-recip (§14–§20); ``group`` the GAM
+               groups.
     amax_nan, amax_inf  propagate (poisons the block) | ignore (§13.2).
     apply      rn32 | fused (§19.2); dequant  divide | reciprocal (§19.3).
     profile, policy, **knobs  the element policy as in ``cast``; without profile, policy or

@@ -215,6 +215,18 @@ constexpr Recipe kTeMxfp8{"mx-rceil-f32", "block:1x32", "zero_code=one inf_block
 constexpr Recipe kTeFloat8Current{"amax-recip", "tensor", "inf_block=one_scale",
                                   "TransformerEngine Float8CurrentScaling compute_scale_from_amax (source-cited)", true};
 
+// §10.5 TransformerEngine Float8BlockScaling (common/transpose/quantize_transpose_vector_blockwise.cu
+// for 1 x 128 tiles, quantize_transpose_square_blockwise.cu for 128 x 128; compute_scale.cuh
+// ComputeScale -> recipe_common.cuh compute_scale_from_amax; read at commit 01c24fe0): per tile
+// amax = fmaxf(fabsf(x), amax) from 0 (NaN ignored), scale as Float8CurrentScaling with
+// force_pow_2_scales on (the recipe's default power_2_scale=True: scale bits & 0xFF800000) and
+// value_for_inf = 2^127 for binary32 / bf16 input (HighPrecisionFloatScaleLimitsTrait<T, true>),
+// which equals §15's mask of the §14.1 FLT_MAX clamp; scale_inv = 1 / scale stored (exact);
+// elements static_cast<fp8>(x * scale) (satfinite). Activations and gradients use 1 x 128 tiles
+// (the default partition here), weights 128 x 128 (--partition block:128x128).
+constexpr Recipe kTeFloat8Block{"pow2-recip", "block:1x128", "inf_block=one_scale",
+                                "TransformerEngine Float8BlockScaling quantize_transpose_*_blockwise (source-cited)", true};
+
 const std::array<Profile, kProfileCount>& profiles() {
   static const std::array<Profile, kProfileCount> table = {{
       {ProfileId::ocp, "ocp",
@@ -265,6 +277,10 @@ const std::array<Profile, kProfileCount>& profiles() {
       {ProfileId::te_float8_current, "te_float8_current",
        "TransformerEngine Float8CurrentScaling (per tensor: scale = FP8 max / amax, scale_inv stored, satfinite)",
        cuda_narrow(Overflow::saturate), cuda_wide(), kCudaRules, &kTeFloat8Current},
+      {ProfileId::te_float8_block, "te_float8_block",
+       "TransformerEngine Float8BlockScaling (tiles 1 x 128 / 128 x 128: power-of-two scale, scale_inv stored, "
+       "satfinite)",
+       cuda_narrow(Overflow::saturate), cuda_wide(), kCudaRules, &kTeFloat8Block},
   }};
   return table;
 }

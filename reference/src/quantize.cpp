@@ -51,6 +51,7 @@ bool is_poisoned_code(ScaleRule rule, std::uint32_t stored) {
       // §13.6 inf_block=zero_scale stores S = 0: v / 0 of a zero or NaN code is NaN
       return !f32_is_finite(stored) || (stored & 0x7FFFFFFFu) == 0;
     case ScaleKind::fp32_recip:
+    case ScaleKind::pow2_recip:
     case ScaleKind::fp32_dequant: break;
   }
   return !f32_is_finite(stored);
@@ -66,7 +67,8 @@ Factor dequant_from_stored(ScaleRule rule, DequantOp op, const Exact& q_max, std
     case ScaleKind::fp32_quotient:
     case ScaleKind::fp32_recip:
     case ScaleKind::fp32_dequant:
-    case ScaleKind::pow2: v = exact_f32(stored); break;
+    case ScaleKind::pow2:
+    case ScaleKind::pow2_recip: v = exact_f32(stored); break;
     case ScaleKind::gam: v = gam_block_scale(stored, m_g); break;
     case ScaleKind::nvfp4: v = exact_f32(nvfp4_decode_factor(stored, Amax{tensor_amax}, q_max)); break;
     case ScaleKind::mx: v = exact_pow2(static_cast<int>(stored) - 127); break;  // X = 2^(code - 127), exact
@@ -100,18 +102,19 @@ namespace {
 void check_recipe(const RecipeKnobs& k, ScaleRule rule) {
   const ScaleKind kind = scale_kind(rule);
   const bool mx = kind == ScaleKind::mx, quotient = kind == ScaleKind::fp32_quotient || kind == ScaleKind::pow2;
+  const bool pow2 = kind == ScaleKind::pow2 || kind == ScaleKind::pow2_recip;  // §15, §15.3
   const bool rceil = rule_info(rule).mx == MxExponent::rceil;
   const bool rceil_f32 = rule_info(rule).mx == MxExponent::rceil_f32;
   const std::string r(to_string(rule));
-  if (k.amax_floor != AmaxFloor::none && !quotient && !(rceil && k.scale_exp == ScaleExp::log2f) &&
+  if (k.amax_floor != AmaxFloor::none && !quotient && !pow2 && !(rceil && k.scale_exp == ScaleExp::log2f) &&
       !(rceil_f32 && k.mx_descale == MxDescale::divide))
-    bad("recipe amax_floor applies to the amax and pow2 rules, mx-rceil with scale_exp=log2f and mx-rceil-f32 with "
+    bad("recipe amax_floor applies to the amax, pow2 and pow2-recip rules, mx-rceil with scale_exp=log2f and mx-rceil-f32 with "
         "mx_descale=divide, not " + r);
   if (k.mx_descale == MxDescale::divide && !rceil_f32) bad("recipe mx_descale=divide applies to mx-rceil-f32, not " + r);
   if (k.nan_scale != NanScale::canonical && scale_format(rule).id != FormatId::f32)
     bad("recipe nan_scale applies to the rules with binary32 scales, not " + r);
-  if (k.scale_exp == ScaleExp::log2f && kind != ScaleKind::pow2 && !rceil)
-    bad("recipe scale_exp=log2f applies to the pow2 and mx-rceil rules, not " + r);
+  if (k.scale_exp == ScaleExp::log2f && !pow2 && !rceil)
+    bad("recipe scale_exp=log2f applies to the pow2, pow2-recip and mx-rceil rules, not " + r);
   if (k.zero_code != ZeroCode::stored && !mx) bad("recipe zero_code applies to the mx-* rules, not " + r);
   if ((k.inf_block == InfBlock::exponent || k.inf_block == InfBlock::max_code ||
        k.inf_block == InfBlock::max_code_zero) && !mx)
@@ -120,8 +123,8 @@ void check_recipe(const RecipeKnobs& k, ScaleRule rule) {
   if (k.inf_block == InfBlock::exponent && rceil && k.scale_exp == ScaleExp::log2f)
     bad("recipe inf_block=exponent applies to mx-floor, mx-ceil, mx-even, mx-rceil-f32 and exact mx-rceil");
   if (k.inf_block == InfBlock::zero_scale && !quotient) bad("recipe inf_block=zero_scale applies to the amax and pow2 rules, not " + r);
-  if (k.inf_block == InfBlock::one_scale && !quotient && kind != ScaleKind::fp32_recip)
-    bad("recipe inf_block=one_scale applies to the amax, amax-recip and pow2 rules, not " + r);
+  if (k.inf_block == InfBlock::one_scale && !quotient && !pow2 && kind != ScaleKind::fp32_recip)
+    bad("recipe inf_block=one_scale applies to the amax, amax-recip, pow2 and pow2-recip rules, not " + r);
   if (k.nan_block != NanBlock::poison && !mx)
     bad("recipe nan_block=" + std::string(recipe_words::nan_block[static_cast<int>(k.nan_block)]) +
         " applies to the mx-* rules, not " + r);
@@ -275,6 +278,14 @@ BlockScale Quantizer::block_scale(std::size_t b, Amax a) const {
       const std::uint32_t S = quotient_scale();
       s.stored = rk.scale_exp == ScaleExp::log2f ? pow2_log2f(S) : pow2_floor(S);  // §15, §15.2
       s.quant = Factor{false, f32_is_finite(s.stored) ? exact_f32(s.stored) : exact_pow2(0)};
+      break;
+    }
+    case ScaleKind::pow2_recip: {  // §15.3: quantize with P, store 1 / P (exact: P is a power of two)
+      const std::uint32_t S = quotient_scale();
+      const std::uint32_t P = rk.scale_exp == ScaleExp::log2f ? pow2_log2f(S) : pow2_floor(S);
+      const bool finite = f32_is_finite(P) && (P & 0x7FFFFFFFu) != 0;
+      s.stored = finite ? rn32(exact_div(exact_pow2(0), exact_f32(P))) : kF32NaN;
+      s.quant = Factor{false, finite ? exact_f32(P) : exact_pow2(0)};
       break;
     }
     case ScaleKind::gam: {

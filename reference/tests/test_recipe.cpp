@@ -276,6 +276,51 @@ TEST(Recipe, TeFloat8Current) {
   EXPECT_THROW(run(mx, {kF32One}), std::invalid_argument);
 }
 
+// §10.5 te_float8_block (source-cited: TransformerEngine quantize_transpose_vector_blockwise.cu /
+// quantize_transpose_square_blockwise.cu, compute_scale.cuh, commit 01c24fe0): per 1 x 128 tile,
+// amax by fmaxf from 0 (NaN ignored), S = RN32(448 / amax) with its fraction bits cleared (§15),
+// stored 1 / P (§15.3), elements RN32(x * P) cast satfinite.
+//   [0.5, 5, -3]: amax 5, 448 / 5 = 89.6 -> P = 64 (89.6 lies in [2^6, 2^7)), stored 1/64 =
+//     2^-6 = 0x3C800000; 0.5 * 64 = 32 -> 0x60; 5 * 64 = 320 = 1.25 * 2^8 -> (15 << 3) | 2 = 0x7A;
+//     -3 * 64 = -192 -> 0xF4. The pow2 rule stores P itself: 0x42800000.
+//   amax 0x39E00001 = 448 * 2^-20 (1 + 2^-23): S = 0x497FFFFF (test Pow2Log2f...), P = 2^19,
+//     stored 2^-19 = 0x36000000; x * P = 224 (1 + 2^-23) -> 224 = 0x76 (torchao's log2f: 2^20, 0x7E).
+//   [Inf, NaN, 1, -3]: NaN ignored, +Inf amax -> scale 1.0 (inf_block=one_scale), stored 1.0;
+//     codes 7E (Inf satfinite) 7F 38 C4.
+//   [2^-149]: 448 / 2^-149 overflows -> FLT_MAX (§14.1; TE: value_for_inf = 2^127 for binary32
+//     input with power-of-two scales) -> P = 2^127, stored 2^-127 = 2^22 * 2^-149 = 0x00400000
+//     (subnormal, exact); 2^-149 * 2^127 = 2^-22 is below half of e4m3's 2^-9 -> 0x00.
+TEST(Recipe, TeFloat8Block) {
+  const QuantizeSpec te = prof(ProfileId::te_float8_block);
+  EXPECT_EQ(te.rule, ScaleRule::pow2_recip);
+  EXPECT_EQ(te.amax.nan, AmaxNan::ignore);
+  const Out f = run(te, {0x3F000000u, 0x40A00000u, 0xC0400000u});
+  EXPECT_EQ(f.scales, (std::vector<std::uint32_t>{0x3C800000u}));
+  EXPECT_EQ(f.codes, (std::vector<std::uint8_t>{0x60, 0x7A, 0xF4}));
+  EXPECT_EQ(run(plain(ScaleRule::pow2), {0x3F000000u, 0x40A00000u, 0xC0400000u}).scales[0], 0x42800000u);
+  const Out b = run(te, {0x39E00001u});
+  EXPECT_EQ(b.scales[0], 0x36000000u);
+  EXPECT_EQ(b.codes[0], 0x76u);
+  const Out i = run(te, {kF32Inf, kF32NaN, kF32One, 0xC0400000u});
+  EXPECT_EQ(i.scales, (std::vector<std::uint32_t>{0x3F800000u}));
+  EXPECT_EQ(i.codes, (std::vector<std::uint8_t>{0x7E, 0x7F, 0x38, 0xC4}));
+  const Out t = run(te, {0x00000001u});
+  EXPECT_EQ(t.scales[0], 0x00400000u);
+  EXPECT_EQ(t.codes[0], 0x00u);
+  // the 1 x 128 tile: 130 elements make two blocks; the second holds only 2 (amax 2: 448 / 2 =
+  // 224 -> P = 128, stored 2^-7 = 0x3C000000), the first amax 5 as above
+  std::vector<std::uint32_t> row(130, 0x40A00000u);
+  row[128] = row[129] = 0x40000000u;
+  EXPECT_EQ(run(te, row).scales, (std::vector<std::uint32_t>{0x3C800000u, 0x3C000000u}));
+  // a rule's knobs: pow2-recip takes scale_exp=log2f (as pow2), not the MX knobs
+  QuantizeSpec lg = plain(ScaleRule::pow2_recip);
+  lg.recipe.scale_exp = ScaleExp::log2f;
+  EXPECT_EQ(run(lg, {0x39E00001u}).scales[0], 0x35800000u);  // P = 2^20 -> stored 2^-20
+  QuantizeSpec zc = plain(ScaleRule::pow2_recip);
+  zc.recipe.zero_code = ZeroCode::one;
+  EXPECT_THROW(run(zc, {kF32One}), std::invalid_argument);
+}
+
 // §19.8 a knob outside the rules of its clause is an error.
 TEST(Recipe, KnobsOutsideTheirRulesAreRefused) {
   auto refused = [](ScaleRule r, std::string_view settings) {
@@ -324,7 +369,7 @@ TEST(Recipe, ProfileTableRecipesAreWellFormed) {
     EXPECT_NO_THROW(Quantizer(recipe_spec(p, E4M3), 4, 64)) << p.name;
     EXPECT_FALSE(p.recipe->source.empty());
   }
-  EXPECT_EQ(n, 9);  // torchao x 6, deepgemm, te_mxfp8, te_float8_current
+  EXPECT_EQ(n, 10);  // torchao x 6, deepgemm, te_mxfp8, te_float8_current, te_float8_block
 }
 
 }  // namespace

@@ -157,6 +157,7 @@ std::string FastQuant::unsupported(const QuantOp& op) {
     case ScaleKind::fp32_recip:
     case ScaleKind::fp32_dequant:
     case ScaleKind::pow2:
+    case ScaleKind::pow2_recip:
     case ScaleKind::mx:
     case ScaleKind::gam: break;
     case ScaleKind::nvfp4:
@@ -263,11 +264,13 @@ void FastQuant::scales_of(const std::uint32_t* amax, std::uint32_t* scales, std:
     switch (kind) {
       case ScaleKind::fp32_quotient:
       case ScaleKind::fp32_recip:
-      case ScaleKind::pow2: {
+      case ScaleKind::pow2:
+      case ScaleKind::pow2_recip: {
         std::uint32_t s = amax_scale(a, qmax_);
-        if (kind == ScaleKind::pow2) s = s >= 0x00800000u ? (s & 0xFF800000u) : (s ? 1u << (31 - __builtin_clz(s)) : 0u);
+        const bool p2 = kind == ScaleKind::pow2 || kind == ScaleKind::pow2_recip;
+        if (p2) s = s >= 0x00800000u ? (s & 0xFF800000u) : (s ? 1u << (31 - __builtin_clz(s)) : 0u);
         F.f = as_float(s);
-        scales[b] = kind == ScaleKind::fp32_recip ? as_bits(1.0f / F.f) : s;
+        scales[b] = kind == ScaleKind::pow2 || kind == ScaleKind::fp32_quotient ? s : as_bits(1.0f / F.f);
         break;
       }
       case ScaleKind::fp32_dequant: {

@@ -42,6 +42,11 @@
  *        numref_tensor_op, capability NUMREF_CAP_RECIPE. A backend without the capability
  *        (every 1.3 backend) still loads; its cases with a recipe knob that is not numref's
  *        default are skipped-unsupported (it would not read op->recipe).
+ *   1.5  values appended to existing fields, no layout change: the scale rule
+ *        NUMREF_RULE_POW2_RECIP (§15.3), the profiles NUMREF_PROFILE_TE_FLOAT8_CURRENT and _TE_FLOAT8_BLOCK, the
+ *        recipe value NUMREF_INF_BLOCK_ONE_SCALE and the policy knob inf_nan (its byte was
+ *        reserved, zero = the old behaviour). A 1.4 backend that checks ids against the ranges
+ *        it knows declines them in its *_supported() query.
  *
  * Unavailable backends (1.2). A backend that is correctly built but cannot run on this
  * machine — a GPU backend on a machine without a usable device — makes
@@ -65,7 +70,7 @@ extern "C" {
 #endif
 
 #define NUMREF_BACKEND_ABI_VERSION 1u
-#define NUMREF_BACKEND_ABI_MINOR 4u
+#define NUMREF_BACKEND_ABI_MINOR 5u
 
 #if defined(_WIN32)
 #define NUMREF_BACKEND_EXPORT __declspec(dllexport)
@@ -188,6 +193,7 @@ enum { NUMREF_FMT_P3109_BEFORE_ = 14, NUMREF_P3109_FORMAT_LIST(NUMREF_P3109_FMT_
 #define NUMREF_PROFILE_GFLOAT 16 /* element profiles added later */
 #define NUMREF_PROFILE_GFLOAT_SAT 17
 #define NUMREF_PROFILE_TE_FLOAT8_CURRENT 18 /* recipe profiles added later */
+#define NUMREF_PROFILE_TE_FLOAT8_BLOCK 19
 
 /* The complete policy of one operation. Every knob is present; a backend that supports
  * only some settings answers 0 from its *_supported() query for the others. */
@@ -246,13 +252,15 @@ typedef struct numref_policy {
 #define NUMREF_RULE_NVFP4 10u       /* nvfp4: f32 tensor scale x E4M3 block scale (§18) */
 #define NUMREF_RULE_INT8 11u        /* int8: delta = RN32(amax / 127), [-127, 127] (§20) */
 #define NUMREF_RULE_INT8_127_5 12u  /* int8-127.5: delta = RN32(amax / 127.5), [-128, 127] */
-#define NUMREF_RULE_COUNT 13u
+#define NUMREF_RULE_POW2_RECIP 13u  /* pow2-recip: P of §15, stored R = 1 / P (§15.3; ABI 1.5) */
+#define NUMREF_RULE_COUNT 14u
 /* Every scale rule as X(NAME, name): the NUMREF_RULE_NAME constant and the enumerator of
  * numref::ScaleRule (the §19.6 name with '_' for '-' and '.'); conform/abi.hpp pins them. */
 #define NUMREF_RULE_LIST(X)                                                                        \
   X(AMAX, amax) X(AMAX_RECIP, amax_recip) X(AMAX_DEQUANT, amax_dequant) X(POW2, pow2)            \
   X(MX_FLOOR, mx_floor) X(MX_CEIL, mx_ceil) X(MX_EVEN, mx_even) X(MX_RCEIL, mx_rceil)            \
-  X(MX_RCEIL_F32, mx_rceil_f32) X(GAM, gam) X(NVFP4, nvfp4) X(INT8, int8) X(INT8_127_5, int8_127_5)
+  X(MX_RCEIL_F32, mx_rceil_f32) X(GAM, gam) X(NVFP4, nvfp4) X(INT8, int8) X(INT8_127_5, int8_127_5)  \
+  X(POW2_RECIP, pow2_recip)
 
 #define NUMREF_APPLY_RN32 0u  /* y = RN32(x op f), then convert (§19.2; default but int8 rules) */
 #define NUMREF_APPLY_FUSED 1u /* the exact x op f rounded once into the element */

@@ -222,6 +222,7 @@ NUMREF_HD inline BlockFactors factors_from_stored(const ScaleParams& sp, std::ui
     case ScaleKind::gam: detail::undo_multiplier(sp, gam_block_scale(stored, m_g), f); break;
     case ScaleKind::nvfp4: f.df = nvfp4_decode_factor(stored, t_amax, sp); break;
     case ScaleKind::fp32_recip:
+    case ScaleKind::pow2_recip:
     case ScaleKind::fp32_dequant: f.df = stored; break;
     case ScaleKind::mx: f.df = f32_pow2(static_cast<int>(stored) - 127); break;  // X = 2^(code - 127)
   }
@@ -246,6 +247,12 @@ NUMREF_HD inline BlockFactors block_factors(const ScaleParams& sp, std::uint32_t
       qflags = BlockFactors::kQuantDivide;
       break;
     case ScaleKind::pow2: stored = pow2_floor(fp32_amax_scale(amax, sp.q_max)), qf = stored; break;  // §15
+    case ScaleKind::pow2_recip: {  // §15.3: 1 / P is exact (P a normal power of two)
+      const std::uint32_t p = pow2_floor(fp32_amax_scale(amax, sp.q_max));
+      stored = f32_finite(p) ? f32_div(kF32One, p) : kF32NaN;
+      qf = p;
+      break;
+    }
     case ScaleKind::gam:                                                                                // §17
       stored = gam_block_code(amax, t, sp.q_max);
       qf = stored != 0xFFu ? gam_block_scale(stored, t.m_g) : kF32One;

@@ -263,9 +263,9 @@ enum class ProfileId : std::uint8_t {
   // element profiles added later (numbers of §31.3 kept)
   gfloat, gfloat_sat,
   // recipe profiles added later
-  te_float8_current,
+  te_float8_current, te_float8_block,
 };
-inline constexpr int kProfileCount = 19;
+inline constexpr int kProfileCount = 20;
 
 // §10.4 One (source, target) rule of a profile: `from` and `to` are space-separated format
 // names ("*" = any format); `settings` are §10.2 "key=word" settings applied, in rule order,

@@ -80,6 +80,7 @@ enum class ScaleRule : std::uint8_t {
   nvfp4,         // §18   f32 tensor scale x E4M3 block scale (TransformerEngine NVFP4 recipe)
   int8,          // §20   delta = RN32(amax / 127) (f32), range [-127, 127]
   int8_127_5,    // §20   delta = RN32(amax / 127.5) (f32), range [-128, 127]
+  pow2_recip,    // §15.3 quantize with P of §15, store R = 1 / P (exact, f32), dequantize x R
 };
 
 // §14 – §18 How a rule forms its block scale and factors (what implementations dispatch on).
@@ -91,8 +92,9 @@ enum class ScaleKind : std::uint8_t {
   mx,             // §16 stored E8M0 code of X = 2^e, e by the row's MxExponent; quantize x / X
   gam,            // §17 group mantissa + E8M0 block exponent (tensor-level state: the groups)
   nvfp4,          // §18 E4M3 block scale under an f32 tensor scale (tensor-level state: t_amax)
+  pow2_recip,     // §15.3 the P of §15 for quantize; stored R = 1 / P (exact); dequantize v · R
 };
-inline constexpr int kScaleKindCount = 7;
+inline constexpr int kScaleKindCount = 8;
 
 // §16 The exponent e of an MX shared scale X = 2^e (kind mx only).
 enum class MxExponent : std::uint8_t {
@@ -166,6 +168,9 @@ inline constexpr ScaleRuleInfo kScaleRules[] = {
     {.rule = ScaleRule::int8_127_5, .name = "int8-127.5", .abi_id = 12, .scale_format = FormatId::f32,
      .kind = ScaleKind::fp32_dequant, .q_max = RuleQmax::element_max_half, .int_range = IntRange::full,
      .apply = ScaleApply::fused, .library_rank = 11, .clause = "§20"},
+    // §15.3 appended (C ABI 1.5): the power-of-two scale stored as its reciprocal
+    {.rule = ScaleRule::pow2_recip, .name = "pow2-recip", .abi_id = 13, .scale_format = FormatId::f32,
+     .kind = ScaleKind::pow2_recip, .library_rank = 14, .clause = "§15.3"},
 };
 inline constexpr int kScaleRuleCount = static_cast<int>(std::size(kScaleRules));
 

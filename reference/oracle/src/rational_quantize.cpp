@@ -191,6 +191,17 @@ Out quantize(const Spec& s, std::span<const std::uint32_t> x, std::span<const st
         }
         break;
       }
+      case ScaleKind::pow2_recip: {  // §15.3 P as §15, stored 1 / P
+        std::uint32_t P = scale_S(a, q);
+        poison = !f32_finite(P);
+        if (!poison) P = rat::rn32(rat::pow2(rat::floor_log2(f32v(P))));
+        stored = poison ? kNaN32 : rat::rn32(Rational(1) / f32v(P));
+        if (!poison) {
+          qf = Factor{false, f32v(P)};
+          df = Factor{false, f32v(stored)};
+        }
+        break;
+      }
       case ScaleKind::fp32_recip: {
         const std::uint32_t S = scale_S(a, q);
         poison = !f32_finite(S);

@@ -209,7 +209,7 @@ def main():
     check("bad value 'sometimes' for recipe key 'zero_code'" in p.stderr, f"--recipe bad word: {p.stderr}")
     p = run("--input", P("rc.npy"), "--format", "f8e4m3fn", "--scale", "mx-floor", "--recipe", "scale_exp=log2f",
             expect=2)
-    check("scale_exp=log2f applies to the pow2 and mx-rceil rules" in p.stderr, f"knob outside its rules: {p.stderr}")
+    check("scale_exp=log2f applies to the pow2, pow2-recip and mx-rceil rules" in p.stderr, f"knob outside its rules: {p.stderr}")
     # te_mxfp8 ignores NaN in the amax (fmaxf): [NaN, 448] -> code 0x7F (test_recipe.cpp TeMxfp8);
     # an explicit --amax-nan that differs from the recipe is refused
     np.save(P("te.npy"), np.array([np.nan, 448], dtype=np.float32))

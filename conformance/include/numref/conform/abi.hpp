@@ -119,8 +119,9 @@ static_assert(NUMREF_PROFILE_TORCHAO_MX_FLOOR == static_cast<int>(ProfileId::tor
               NUMREF_PROFILE_TE_MXFP8 == static_cast<int>(ProfileId::te_mxfp8));
 static_assert(NUMREF_PROFILE_GFLOAT == static_cast<int>(ProfileId::gfloat) &&
               NUMREF_PROFILE_GFLOAT_SAT == static_cast<int>(ProfileId::gfloat_sat) &&
-              NUMREF_PROFILE_TE_FLOAT8_CURRENT == static_cast<int>(ProfileId::te_float8_current));
-static_assert(kProfileCount == 19, "a new profile needs its NUMREF_PROFILE_* define in backend.h and a pin here");
+              NUMREF_PROFILE_TE_FLOAT8_CURRENT == static_cast<int>(ProfileId::te_float8_current) &&
+              NUMREF_PROFILE_TE_FLOAT8_BLOCK == static_cast<int>(ProfileId::te_float8_block));
+static_assert(kProfileCount == 20, "a new profile needs its NUMREF_PROFILE_* define in backend.h and a pin here");
 
 // The profile whose policy for target `to` equals p exactly (first in table order),
 // or NUMREF_PROFILE_NONE. With `from`, the policy of the cast from -> to (§10.4 rules).

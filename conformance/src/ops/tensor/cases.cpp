@@ -124,6 +124,7 @@ class Gen {
       case ScaleKind::fp32_quotient: return fp32_amax_scale(a, p_.q_max());
       case ScaleKind::fp32_recip: return rn32(exact_div(exact_pow2(0), exact_f32(fp32_amax_scale(a, p_.q_max()))));
       case ScaleKind::pow2: return pow2_floor(fp32_amax_scale(a, p_.q_max()));
+      case ScaleKind::pow2_recip: return rn32(exact_div(exact_pow2(0), exact_f32(pow2_floor(fp32_amax_scale(a, p_.q_max())))));
       default: return fp32_dequant_scale(a, p_.q_max());
     }
   }

@@ -138,6 +138,8 @@ std::uint32_t rule_code(const CaseCtx& c, std::size_t b, ScaleRule r2) {
     case ScaleKind::fp32_recip: return a.poisoned() ? kF32NaN : rn32(exact_div(exact_pow2(0), exact_f32(fp32_amax_scale(a, q))));
     case ScaleKind::fp32_dequant: return fp32_dequant_scale(a, q);
     case ScaleKind::pow2: return pow2_floor(fp32_amax_scale(a, q));
+    case ScaleKind::pow2_recip:
+      return a.poisoned() ? kF32NaN : rn32(exact_div(exact_pow2(0), exact_f32(pow2_floor(fp32_amax_scale(a, q)))));
     case ScaleKind::mx: return mx_scale_code(r2, a, q, c.p.spec().elem->precision());
     case ScaleKind::gam:
     case ScaleKind::nvfp4: break;

@@ -233,7 +233,7 @@ TensorParams::TensorParams(const Spec& s)
   // the section of the rule's clause (§14.1 -> §14), after the one it builds on: the §14 FP32
   // scale (pow2, gam) or the §14.3 dequant scale (the int8 rules)
   const ScaleKind sk = scale_kind(s_.rule);
-  if (sk == ScaleKind::pow2 || sk == ScaleKind::gam) c += " §14";
+  if (sk == ScaleKind::pow2 || sk == ScaleKind::pow2_recip || sk == ScaleKind::gam) c += " §14";
   else if (rule_info(s_.rule).int_range) c += " §14.3";
   const std::string_view rc = rule_info(s_.rule).clause;
   c += " " + std::string(rc.substr(0, rc.find('.')));

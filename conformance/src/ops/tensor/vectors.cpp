@@ -291,6 +291,53 @@ class DivergenceReader final : public VectorFileReader {
   bool use_ = true;
 };
 
+// §10.5 The recipe profiles' files (issue 12 evidence): per profile with a quantization recipe,
+// binary32 tensors into f8e4m3fn (and f4e2m1fn where the recipe sets elem_nan, which only FP4 /
+// FP6 elements show) with the recipe's rule, own partition, knobs and amax policy and the
+// profile's element policy, as the conformance plan builds its recipe suites (plan.cpp); the
+// generated tensors hold all-zero, NaN and Inf blocks, subnormal amax and amax near the
+// element max. Scale files carry the recipe under the ocp element policy (no elements).
+void recipe_files(Kind k, std::vector<VectorFileText>& out) {
+  if (k == Kind::dequantize) return;  // §19.3 dequantize reads only the stored metadata
+  const std::string fam(kind_name(k));
+  for (int i = 0; i < kProfileCount; ++i) {
+    const Profile& pr = all_profiles()[i];
+    if (!pr.recipe) continue;
+    const auto rule = parse_scale_rule(pr.recipe->rule);
+    if (!rule) throw std::logic_error("profile " + std::string(pr.name) + ": unknown rule " + std::string(pr.recipe->rule));
+    std::vector<FormatId> elems{FormatId::f8e4m3fn};
+    if (pr.recipe->knobs.find("elem_nan=") != std::string_view::npos) elems.push_back(FormatId::f4e2m1fn);
+    for (FormatId e : elems) {
+      TensorParams::Spec s;
+      s.kind = k;
+      s.rule = *rule;
+      s.elem = &format(e);
+      s.src = &format(FormatId::f32);
+      s.partition = kit::partition(pr.recipe->partition, "profile " + std::string(pr.name) + " partition");
+      s.apply = rule_info(*rule).apply;
+      s.profile = k == Kind::scale ? "ocp" : std::string(pr.name);
+      s.policy = tensor_base(s.profile, *rule);
+      s.recipe = recipe_base(std::string(pr.name));
+      s.amax = AmaxPolicy{pr.recipe->amax_nan_ignore ? AmaxNan::ignore : AmaxNan::propagate, AmaxInf::propagate};
+      std::vector<TensorParamsPtr> ps;
+      for (const auto& [r, c] : file_shapes(s.partition)) {
+        TensorParams::Spec t = s;
+        t.rows = r;
+        t.cols = c;
+        ps.push_back(make(t));
+      }
+      std::string name = fam + "/recipe/" + std::string(pr.name) + "-f32-" + std::string(format(e).name) + "-" +
+                         to_string(s.partition);
+      for (char& ch : name)
+        if (ch == ':') ch = '_';
+      out.push_back({name + ".vec", file_text(ps, std::string("the recipe of profile ") + std::string(pr.name) +
+                                                     " (§10.5, §19.8; source: " + std::string(pr.recipe->source) +
+                                                     "): generated tensors (seed 1): zeros, subnormals, NaN / Inf blocks",
+                                              kVectorSeed)});
+    }
+  }
+}
+
 // The files of one family.
 void family_files(Kind k, std::vector<VectorFileText>& out) {
   struct FileSpec {
@@ -314,6 +361,7 @@ void family_files(Kind k, std::vector<VectorFileText>& out) {
       {ScaleRule::nvfp4, FormatId::f4e2m1fn, Partition::blocks(1, 16)},
       {ScaleRule::int8, FormatId::int8, Partition::per_row()},
       {ScaleRule::int8_127_5, FormatId::int8, Partition::blocks(1, 16)},
+      {ScaleRule::pow2_recip, FormatId::f8e4m3fn, Partition::blocks(4, 4)},
   };
   const std::string fam(kind_name(k));
   for (const auto& fs : specs) {
@@ -370,6 +418,7 @@ void family_files(Kind k, std::vector<VectorFileText>& out) {
       file(t, "-reciprocal", "dequantize by v * RN32(1 / S) (§19.3)");
     }
   }
+  recipe_files(k, out);
   if (k == Kind::quantize || k == Kind::fake_quant) out.push_back({"divergence/" + fam + ".vec", divergence_file(k)});
 }
 
