@@ -316,26 +316,33 @@ class Quantized:
                 f"{self.scales.dtype}, saturated={self.saturated}, flushed={self.flushed}, nan={self.nan}, inf={self.inf})")
 
 
-def quantize(x, fmt: str, *, partition: str = "tensor", scale: str = "amax", group: str = "tensor",
-             amax_nan: str = "propagate", amax_inf: str = "propagate", apply: str | None = None,
-             dequant: str = "divide", profile: str | None = None, policy=None, random=None,
-             fake_quant: str | None = "bf16", transpose: bool = False, src: str | None = None, path: str = "auto",
-             **knobs) -> Quantized:
+def quantize(x, fmt: str, *, partition: str | None = None, scale: str | None = None, group: str = "tensor",
+             amax_nan: str | None = None, amax_inf: str | None = None, apply: str | None = None,
+             dequant: str = "divide", profile: str | None = None, policy=None, recipe: str | None = None,
+             q_max=None, random=None, fake_quant: str | None = "bf16", transpose: bool = False,
+             src: str | None = None, path: str = "auto", **knobs) -> Quantized:
     """Quantize a tensor (spec §19), as ``numref quantize``.
 
     x          1-D or 2-D (or more: the leading dimensions are the rows) array of float32, float16,
                bfloat16 or an 8-bit float, or raw codes with ``src=``; ``transpose`` quantizes its
                transpose (§12.1).
     fmt        element format: f8e4m3fn, f8e5m2, f6e3m2fn, f6e2m3fn, f4e2m1fn, int8.
-    partition  tensor | rows | cols | channel:rows | channel:cols | block:RxC (§12.2).
-    scale      amax | amax-recip | amax-dequant | pow2 | mx-floor | mx-ceil | mx-even | mx-rceil |
+    partition  tensor (default) | rows | cols | channel:rows | channel:cols | block:RxC (§12.2).
+    scale      amax (default) | amax-recip | amax-dequant | pow2 | mx-floor | mx-ceil | mx-even | mx-rceil |
                mx-rceil-f32 | gam | nvfp4 | int8 | int8-127.5 | pow2-recip (§14–§20); ``group`` the GAM
                groups.
-    amax_nan, amax_inf  propagate (poisons the block) | ignore (§13.2).
+    amax_nan, amax_inf  propagate (default: poisons the block) | ignore (§13.2).
+    recipe     recipe knobs "key=word ..." (§19.8: amax_floor, scale_exp, zero_code, inf_block,
+               nan_block, elem_nan, mx_descale, nan_scale).
+    q_max      an explicit q_max (§14.4): a number that is exactly a binary32 value.
     apply      rn32 | fused (§19.2); dequant  divide | reciprocal (§19.3).
     profile, policy, **knobs  the element policy as in ``cast``; without profile, policy or
                overflow it is the ocp narrow policy with overflow="saturate" (§19.1). The profile's
-               wide policy (default ocp) decodes NaN codes and makes the fake-quant output.
+               wide policy (default ocp) decodes NaN codes and makes the fake-quant output. A profile
+               with a quantization recipe (§10.5: torchao_mx_floor, ..., te_float8_block;
+               ``numref.profiles()``) also sets the rule, partition, recipe knobs and amax policy,
+               as ``numref quantize --profile`` does: ``partition`` and ``q_max`` override it, a
+               ``scale``, ``recipe``, ``amax_nan`` or ``amax_inf`` that differs is a ValueError.
     random     for round="sr": one r per element (element order) or an int seed.
     fake_quant the format of the fake-quant output (bf16 default, f16, f32; None: none).
     path       "auto" / "fast": cpu-fast's block quantization (conformance/backends/cpu_fast, held to
@@ -349,9 +356,21 @@ def quantize(x, fmt: str, *, partition: str = "tensor", scale: str = "amax", gro
         raise ValueError(f"path: expected 'auto', 'fast' or 'reference', got {path!r}")
     fmt = _canonical(fmt, "fmt")
     for name, v in (("partition", partition), ("scale", scale), ("group", group), ("amax_nan", amax_nan),
-                    ("amax_inf", amax_inf), ("dequant", dequant)):
-        if not isinstance(v, str):
+                    ("amax_inf", amax_inf), ("dequant", dequant), ("recipe", recipe)):
+        if v is not None and not isinstance(v, str):
             raise TypeError(f"{name}: expected a str, got {type(v).__name__}")
+    q_code = None
+    if q_max is not None:
+        if isinstance(q_max, bool) or not isinstance(q_max, (int, float, str, _np.floating, _np.integer)):
+            raise TypeError(f"q_max: expected a number, got {type(q_max).__name__}")
+        try:
+            qv = float(q_max)
+        except ValueError:
+            raise ValueError(f"q_max: {q_max!r} is not a number") from None
+        q32 = _np.float32(qv)
+        if not _np.isfinite(q32) or float(q32) != qv:
+            raise ValueError(f"q_max: {q_max!r} is not a finite binary32 value (q_max must be exact, §14.4)")
+        q_code = int(q32.view(_np.uint32))
     custom = profile is not None or policy is not None or "overflow" in knobs
     if not custom:
         knobs = dict(knobs, overflow="saturate")
@@ -369,8 +388,8 @@ def quantize(x, fmt: str, *, partition: str = "tensor", scale: str = "amax", gro
         raise ValueError("random applies only to stochastic rounding (round='sr')")
     if pol.round == "sr" and r is None:
         raise ValueError("stochastic rounding (round=sr) needs random=: one r per element or an int seed (§5)")
-    args = (codes2, rows, cols, src, fmt, partition, group, scale, amax_nan, amax_inf, apply, dequant, str(pol),
-            str(wide), r, fake_quant)
+    args = (codes2, rows, cols, src, fmt, profile or "ocp", partition, group, scale, recipe, amax_nan, amax_inf,
+            q_code, apply, dequant, str(pol), str(wide), r, fake_quant)
     d = _core.quantize(*args, "reference" if path == "reference" else "fast")
 
     def counts():

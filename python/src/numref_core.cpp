@@ -470,32 +470,32 @@ nb::dict explain(const std::string& fmt, std::uint64_t code) {
 // options of `numref quantize`; the element policy and the wide policy in the §10.2 text form.
 // Returns a dict of NumPy-ready buffers (bytes) and counts.
 nb::dict quantize(Array codes, std::size_t rows, std::size_t cols, const std::string& src, const std::string& elem,
-                  const std::string& partition, const std::string& group, const std::string& scale,
-                  const std::string& amax_nan, const std::string& amax_inf, std::optional<std::string> apply,
-                  const std::string& dequant, const std::string& policy, const std::string& wide,
-                  std::optional<Array> random, std::optional<std::string> fake_quant, const std::string& path) {
+                  const std::string& profile_name, std::optional<std::string> partition, std::optional<std::string> group,
+                  std::optional<std::string> scale, std::optional<std::string> recipe,
+                  std::optional<std::string> amax_nan, std::optional<std::string> amax_inf,
+                  std::optional<std::uint32_t> q_max, std::optional<std::string> apply, const std::string& dequant,
+                  const std::string& policy, const std::string& wide, std::optional<Array> random,
+                  std::optional<std::string> fake_quant, const std::string& path) {
   if (path != "fast" && path != "reference") fail("path: expected 'fast' or 'reference', got '" + path + "'");
   const Format& from = format_arg(src, "x");
   const Format& e = format_arg(elem, "fmt");
-  QuantizeSpec spec;
-  spec.element = &e;
-  if (const std::string err = parse_partition(partition, spec.partition); !err.empty()) fail("partition: " + err);
-  if (const std::string err = parse_partition(group, spec.group); !err.empty()) fail("group: " + err);
-  const auto rule = parse_scale_rule(scale);
-  if (!rule) fail("scale: unknown rule '" + scale + "' (known: " + scale_rule_names(", ") + ")");
-  spec.rule = *rule;
-  if (amax_nan != "propagate" && amax_nan != "ignore") fail("amax_nan: '" + amax_nan + "' is not propagate or ignore");
-  if (amax_inf != "propagate" && amax_inf != "ignore") fail("amax_inf: '" + amax_inf + "' is not propagate or ignore");
-  spec.amax.nan = amax_nan == "ignore" ? AmaxNan::ignore : AmaxNan::propagate;
-  spec.amax.inf = amax_inf == "ignore" ? AmaxInf::ignore : AmaxInf::propagate;
-  if (apply) {
-    const auto v = parse_scale_apply(*apply);
-    if (!v) fail("apply: '" + *apply + "' is not rn32 or fused");
-    spec.apply = *v;
+  // §10.5 / §19.8 the options as `numref quantize` reads them (numref::quantize_spec): a recipe
+  // profile supplies the rule, partition, recipe knobs and amax policies
+  QuantizeOptions qo;
+  qo.profile = profile_name;
+  qo.partition = std::move(partition);
+  qo.group = std::move(group);
+  qo.scale = std::move(scale);
+  qo.recipe = std::move(recipe);
+  qo.amax_nan = std::move(amax_nan);
+  qo.amax_inf = std::move(amax_inf);
+  qo.apply = std::move(apply);
+  qo.dequant = dequant;
+  if (q_max) {
+    if (!f32_is_finite(*q_max)) fail("q_max: not a finite binary32 value");
+    qo.q_max = exact_f32(*q_max);
   }
-  const auto dq = parse_dequant_op(dequant);
-  if (!dq) fail("dequant: '" + dequant + "' is not divide or reciprocal");
-  spec.dequant = *dq;
+  QuantizeSpec spec = quantize_spec(e, qo, [](std::string_view key) { return std::string(key); });
   spec.policy = policy_of(e, policy);
   spec.wide = policy_of(format(FormatId::f32), wide);
   const Format* fake = fake_quant ? &format_arg(*fake_quant, "fake_quant") : nullptr;
@@ -544,6 +544,7 @@ nb::dict quantize(Array codes, std::size_t rows, std::size_t cols, const std::st
     op.reciprocal = spec.dequant == DequantOp::reciprocal;
     op.policy = qz.spec().policy;
     op.wide = spec.wide;
+    op.recipe = spec.recipe;  // §19.8 cpu-fast declines every knob but numref's rules
     op.q_max = rn32(qz.q_max());
     cpu_fast::QuantOp fop = op;
     if (fake) fop.out = fake;
@@ -956,8 +957,9 @@ NB_MODULE(_core, m) {
       .def("expected", &CastSuite::expected, "xs"_a, "rs"_a.none(), "ys"_a, "flags"_a)
       .def("vector_cases", &CastSuite::vector_cases, "dir"_a)
       .def("mismatch", &CastSuite::mismatch, "x"_a, "r"_a, "exp_y"_a, "exp_flags"_a, "got_y"_a, "got_flags"_a.none());
-  m.def("quantize", &quantize, "codes"_a, "rows"_a, "cols"_a, "src"_a, "elem"_a, "partition"_a, "group"_a, "scale"_a,
-        "amax_nan"_a, "amax_inf"_a, "apply"_a.none(), "dequant"_a, "policy"_a, "wide"_a, "random"_a.none(),
+  m.def("quantize", &quantize, "codes"_a, "rows"_a, "cols"_a, "src"_a, "elem"_a, "profile"_a, "partition"_a.none(),
+        "group"_a.none(), "scale"_a.none(), "recipe"_a.none(), "amax_nan"_a.none(), "amax_inf"_a.none(),
+        "q_max"_a.none(), "apply"_a.none(), "dequant"_a, "policy"_a, "wide"_a, "random"_a.none(),
         "fake_quant"_a.none(), "path"_a = "fast",
         "Quantize a 2-D tensor (spec §19): cpu-fast's block quantization where it takes the operation, else the "
         "reference (path='reference': always the reference).");

@@ -84,3 +84,48 @@ def test_fast_path_declines_what_cpu_fast_does_not_take():
     assert numref.quantize(x, "f8e4m3fn", partition="block:1x32", scale="mx-floor").path == "fast"
     with pytest.raises(ValueError, match="path: expected"):
         numref.quantize(x, "f8e4m3fn", path="gpu")
+
+
+# §10.5 A profile with a quantization recipe sets the rule, partition, recipe knobs and amax
+# policy, as `numref quantize --profile` does (numref::quantize_spec is shared). Hand-computed:
+# te_float8_block (reference/tests/test_recipe.cpp TeFloat8Block): [0.5, 5, -3] -> amax 5,
+# 448 / 5 = 89.6 -> P = 64, stored 1/64; 0.5*64 = 32 -> 0x60, 5*64 = 320 = 1.25*2^8 -> 0x7A,
+# -192 -> 0xF4. te_mxfp8: [NaN, 448] ignores the NaN (fmaxf): amax 448 -> E8M0 0x7F, codes 7F 7E.
+# torchao_mx_rceil: amax 0x48E00001 -> code 0x89 (binary32 log2), element saturates to 0x7E.
+def test_recipe_profiles_set_the_recipe():
+    q = numref.quantize(np.float32([0.5, 5, -3]), "f8e4m3fn", profile="te_float8_block")
+    assert q.scales.reshape(-1).view(np.uint32).tolist() == [0x3C800000]
+    assert q.raw_codes.reshape(-1).tolist() == [0x60, 0x7A, 0xF4]
+    assert q.dequantized.reshape(-1).tolist() == [0.5, 5.0, -3.0]  # v * R: 32/64, 320/64, -192/64
+    plain = numref.quantize(np.float32([0.5, 5, -3]), "f8e4m3fn", scale="pow2")
+    assert plain.scales.reshape(-1).view(np.uint32).tolist() == [0x42800000]  # pow2 stores P itself
+    q = numref.quantize(np.float32([np.nan, 448]), "f8e4m3fn", profile="te_mxfp8")
+    assert q.scales.reshape(-1).view(np.uint8).tolist() == [0x7F]
+    assert q.raw_codes.reshape(-1).tolist() == [0x7F, 0x7E]
+    q = numref.quantize(np.uint32([0x48E00001]).view(np.float32), "f8e4m3fn", profile="torchao_mx_rceil")
+    assert q.scales.reshape(-1).view(np.uint8).tolist() == [0x89] and q.raw_codes.reshape(-1).tolist() == [0x7E]
+    # partition and q_max override; the recipe's rule, knobs and amax policy may not be contradicted
+    q = numref.quantize(np.float32([[1, 2], [4, 8]]), "f8e4m3fn", profile="te_float8_block", partition="rows")
+    assert q.scales.reshape(-1).view(np.uint32).tolist() == [0x3C000000, 0x3D000000]  # P = 128 (448 / 2 = 224), 32 (448 / 8 = 56)
+    with pytest.raises(ValueError, match="scale amax contradicts profile te_mxfp8"):
+        numref.quantize(np.float32([1]), "f8e4m3fn", profile="te_mxfp8", scale="amax")
+    with pytest.raises(ValueError, match="contradicts profile torchao_float8"):
+        numref.quantize(np.float32([1]), "f8e4m3fn", profile="torchao_float8", recipe="amax_floor=none")
+    with pytest.raises(ValueError, match="amax_nan / amax_inf contradict profile te_mxfp8"):
+        numref.quantize(np.float32([1]), "f8e4m3fn", profile="te_mxfp8", amax_nan="propagate")
+
+
+# §14.4 / §19.8 q_max and recipe knobs on any rule: q_max 224 halves S (amax 224 -> S = 1, code
+# 224 = 0x76 instead of 0x7E); amax_floor=1e-12 gives an all-zero tensor S = RN32(448 / RN64(1e-12))
+# = 0x57CBBA10 (spec §13.5); knobs outside their rules and inexact q_max are ValueErrors.
+def test_q_max_and_recipe_knobs():
+    q = numref.quantize(np.float32([224]), "f8e4m3fn", q_max=224)
+    assert q.scales.reshape(-1).tolist() == [1.0] and q.raw_codes.reshape(-1).tolist() == [0x76]
+    q = numref.quantize(np.float32([0, 0]), "f8e4m3fn", recipe="amax_floor=1e-12")
+    assert q.scales.reshape(-1).view(np.uint32).tolist() == [0x57CBBA10]
+    with pytest.raises(ValueError, match="q_max"):
+        numref.quantize(np.float32([1]), "f8e4m3fn", q_max=0.1)
+    with pytest.raises(ValueError, match="scale_exp=log2f applies to"):
+        numref.quantize(np.float32([1]), "f8e4m3fn", scale="mx-floor", recipe="scale_exp=log2f")
+    with pytest.raises(ValueError, match="recipe"):
+        numref.quantize(np.float32([1]), "f8e4m3fn", recipe="zero_code=sometimes")

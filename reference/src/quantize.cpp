@@ -645,4 +645,56 @@ QuantizeSpec recipe_spec(const Profile& p, const Format& element) {
   return spec;
 }
 
+QuantizeSpec quantize_spec(const Format& element, const QuantizeOptions& o, OptionSpelling opt) {
+  const auto pid = find_profile(o.profile);
+  const Profile* rp = pid && profile(*pid).recipe ? &profile(*pid) : nullptr;
+  QuantizeSpec spec = rp ? recipe_spec(*rp, element) : QuantizeSpec{};
+  spec.element = &element;
+  auto fail = [](const std::string& what) { throw std::invalid_argument(what); };
+  const std::string contradicts = " contradicts " + opt("profile") + " " + o.profile;
+  if (o.partition)
+    if (const std::string err = parse_partition(*o.partition, spec.partition); !err.empty()) fail(opt("partition") + ": " + err);
+  if (const std::string err = parse_partition(o.group.value_or("tensor"), spec.group); !err.empty())
+    fail(opt("group") + ": " + err);
+  if (o.scale) {
+    const auto rule = parse_scale_rule(*o.scale);
+    if (!rule) fail(opt("scale") + ": unknown rule '" + *o.scale + "' (known: " + scale_rule_names(", ") + ")");
+    if (rp && *rule != spec.rule)
+      fail(opt("scale") + " " + *o.scale + contradicts + " (its rule is " + std::string(to_string(spec.rule)) + ")");
+    spec.rule = *rule;
+  }
+  if (o.recipe) {
+    RecipeKnobs k = spec.recipe;
+    if (const auto err = apply_recipe_settings(k, *o.recipe)) fail(opt("recipe") + ": " + *err);
+    if (rp && !(k == spec.recipe))
+      fail(opt("recipe") + " \"" + *o.recipe + "\"" + contradicts + " (its recipe is " + describe(spec.recipe) + ")");
+    spec.recipe = k;
+  }
+  if (o.q_max) {
+    if (const std::string err = check_qmax(*o.q_max); !err.empty()) fail(opt("q_max") + ": " + err);
+    spec.q_max = *o.q_max;
+  }
+  // §13.2 amax policies: a recipe profile sets them; an explicit option that differs is refused
+  const std::string an0 = spec.amax.nan == AmaxNan::ignore ? "ignore" : "propagate";
+  const std::string ai0 = spec.amax.inf == AmaxInf::ignore ? "ignore" : "propagate";
+  const std::string an = o.amax_nan.value_or(an0), ai = o.amax_inf.value_or(ai0);
+  if (an != "propagate" && an != "ignore") fail(opt("amax_nan") + ": '" + an + "' is not propagate or ignore");
+  if (ai != "propagate" && ai != "ignore") fail(opt("amax_inf") + ": '" + ai + "' is not propagate or ignore");
+  if (rp && (an != an0 || ai != ai0))
+    fail(opt("amax_nan") + " / " + opt("amax_inf") + " contradict " + opt("profile") + " " + o.profile + " (its amax policy is nan=" + an0 + " inf=" + ai0 + ")");
+  spec.amax.nan = an == "ignore" ? AmaxNan::ignore : AmaxNan::propagate;
+  spec.amax.inf = ai == "ignore" ? AmaxInf::ignore : AmaxInf::propagate;
+  if (o.apply) {
+    const auto v = parse_scale_apply(*o.apply);
+    if (!v) fail(opt("apply") + ": '" + *o.apply + "' is not rn32 or fused");
+    spec.apply = *v;
+  }
+  if (o.dequant) {
+    const auto v = parse_dequant_op(*o.dequant);
+    if (!v) fail(opt("dequant") + ": '" + *o.dequant + "' is not divide or reciprocal");
+    spec.dequant = *v;
+  }
+  return spec;
+}
+
 }  // namespace numref

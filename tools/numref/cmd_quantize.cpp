@@ -21,7 +21,7 @@
 namespace numref::cli {
 namespace {
 
-constexpr ScaleRule kDefaultRule = ScaleRule::amax;
+const ScaleRule kDefaultRule = QuantizeSpec{}.rule;  // numref::quantize_spec's default
 
 // The rule names of numref::kScaleRules for --help: "amax (default) | amax-recip | ...", wrapped.
 std::string rule_list_help() {
@@ -119,31 +119,19 @@ int run_quantize(Args& a) {
   const auto fmt_name = a.opt("format");
   if (!fmt_name) throw UsageError("--format ELEM is required (the element format, e.g. f8e4m3fn)");
   const Format& elem = format_arg(*fmt_name, "--format");
-  // §10.5 a profile with a recipe supplies the rule, partition and recipe knobs
+  // §10.5 / §19.8 a profile with a recipe supplies the rule, partition, recipe knobs and amax
+  // policies (numref::quantize_spec, shared with Python's numref.quantize)
   const std::string pname = a.opt_or("profile", "ocp");
-  const auto pid = find_profile(pname);
-  const Profile* rprof = pid && profile(*pid).recipe ? &profile(*pid) : nullptr;
-  QuantizeSpec spec = rprof ? recipe_spec(*rprof, elem) : QuantizeSpec{};
-  spec.element = &elem;
-  if (const auto part = a.opt("partition"))
-    if (const std::string err = parse_partition(*part, spec.partition); !err.empty()) throw UsageError("--partition: " + err);
-  if (const std::string err = parse_partition(a.opt_or("group", "tensor"), spec.group); !err.empty())
-    throw UsageError("--group: " + err);
-  const std::string rule_name = a.opt_or("scale", std::string(to_string(rprof ? spec.rule : kDefaultRule)));
-  const auto rule = parse_scale_rule(rule_name);
-  if (!rule) throw UsageError("--scale: unknown rule '" + rule_name + "' (known: " + scale_rule_names(", ") + ")");
-  if (rprof && *rule != spec.rule)
-    throw UsageError("--scale " + rule_name + " contradicts --profile " + pname + " (its rule is " +
-                     std::string(to_string(spec.rule)) + ")");
-  spec.rule = *rule;
-  if (const auto rs = a.opt("recipe")) {
-    RecipeKnobs k = spec.recipe;
-    if (const auto err = apply_recipe_settings(k, *rs)) throw UsageError("--recipe: " + *err);
-    if (rprof && !(k == spec.recipe))
-      throw UsageError("--recipe \"" + *rs + "\" contradicts --profile " + pname + " (its recipe is " +
-                       describe(spec.recipe) + ")");
-    spec.recipe = k;
-  }
+  QuantizeOptions qo;
+  qo.profile = pname;
+  qo.partition = a.opt("partition");
+  qo.group = a.opt("group");
+  qo.scale = a.opt("scale");
+  qo.recipe = a.opt("recipe");
+  qo.amax_nan = a.opt("amax-nan");
+  qo.amax_inf = a.opt("amax-inf");
+  qo.apply = a.opt("apply");
+  qo.dequant = a.opt("dequant");
   if (const auto qm = a.opt("q-max")) {
     std::uint32_t code = 0;
     bool inexact = false;
@@ -151,31 +139,21 @@ int run_quantize(Args& a) {
     if (!err.empty()) throw UsageError("--q-max: " + err);
     if (inexact) throw UsageError("--q-max: " + *qm + " is not a binary32 value (q_max must be exact, §14.4)");
     if (!f32_is_finite(code)) throw UsageError("--q-max: " + *qm + " is not finite");
-    const Exact q = exact_f32(code);
-    if (const std::string qerr = check_qmax(q); !qerr.empty()) throw UsageError("--q-max " + *qm + ": " + qerr);
-    spec.q_max = q;
+    qo.q_max = exact_f32(code);
   }
-  // §13.2 amax policies: a recipe profile sets them; an explicit option that differs is refused
-  const std::string an0 = spec.amax.nan == AmaxNan::ignore ? "ignore" : "propagate";
-  const std::string ai0 = spec.amax.inf == AmaxInf::ignore ? "ignore" : "propagate";
-  const std::string an = a.opt_or("amax-nan", an0), ai = a.opt_or("amax-inf", ai0);
-  if (an != "propagate" && an != "ignore") throw UsageError("--amax-nan: '" + an + "' is not propagate or ignore");
-  if (ai != "propagate" && ai != "ignore") throw UsageError("--amax-inf: '" + ai + "' is not propagate or ignore");
-  if (rprof && (an != an0 || ai != ai0))
-    throw UsageError("--amax-nan / --amax-inf contradict --profile " + pname + " (its amax policy is nan=" + an0 +
-                     " inf=" + ai0 + ")");
-  spec.amax.nan = an == "ignore" ? AmaxNan::ignore : AmaxNan::propagate;
-  spec.amax.inf = ai == "ignore" ? AmaxInf::ignore : AmaxInf::propagate;
-  if (const auto ap = a.opt("apply")) {
-    const auto v = parse_scale_apply(*ap);
-    if (!v) throw UsageError("--apply: '" + *ap + "' is not rn32 or fused");
-    spec.apply = *v;
+  QuantizeSpec spec;
+  try {
+    spec = quantize_spec(elem, qo, [](std::string_view key) {
+      std::string s = "--" + std::string(key);
+      for (char& c : s)
+        if (c == '_') c = '-';
+      return s;
+    });
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
   }
-  if (const auto dq = a.opt("dequant")) {
-    const auto v = parse_dequant_op(*dq);
-    if (!v) throw UsageError("--dequant: '" + *dq + "' is not divide or reciprocal");
-    spec.dequant = *v;
-  }
+  const auto pid = find_profile(pname);
+  const bool rprof = pid && profile(*pid).recipe;  // §10.5 the profile has a quantization recipe
   // §19.1 element policy: the default is ocp narrow with overflow=saturate unless the user
   // chose a profile, a policy line or an overflow knob.
   const bool custom = a.opt("profile").has_value() || a.opt("policy").has_value() || a.opt("overflow").has_value();
@@ -315,7 +293,8 @@ int run_quantize(Args& a) {
     o += "  \"scale\": \"" + std::string(to_string(spec.rule)) + "\", \"scale_format\": \"" + std::string(sfmt.name) + "\",\n";
     o += "  \"partition\": \"" + to_string(spec.partition) + "\", \"group\": \"" +
          (spec.rule == ScaleRule::gam ? to_string(spec.group) : std::string("tensor")) + "\",\n";
-    o += "  \"amax_nan\": \"" + an + "\", \"amax_inf\": \"" + ai + "\", \"apply\": \"" +
+    o += std::string("  \"amax_nan\": \"") + (spec.amax.nan == AmaxNan::ignore ? "ignore" : "propagate") +
+         "\", \"amax_inf\": \"" + (spec.amax.inf == AmaxInf::ignore ? "ignore" : "propagate") + "\", \"apply\": \"" +
          std::string(to_string(spec.apply ? *spec.apply : (is_int8(spec.rule) ? ScaleApply::fused : ScaleApply::rn32))) +
          "\", \"dequant\": \"" + std::string(to_string(spec.dequant)) + "\",\n";
     o += "  \"profile\": \"" + pname + "\", \"recipe\": \"" + describe(spec.recipe) + "\",\n";

@@ -29,6 +29,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -76,6 +77,21 @@ struct QuantizeSpec {
 // its narrow policy for the elements and its wide policy (§19.1). Throws
 // std::invalid_argument if the profile has no recipe.
 QuantizeSpec recipe_spec(const Profile& p, const Format& element);
+
+// §10.5, §19.8 The options of `numref quantize` and of Python's numref.quantize() that fix the
+// rule, partitions, recipe knobs, q_max, amax policies, application and dequantization (the
+// element and wide policies are the caller's). Unset options take the recipe profile's values
+// (a profile with a recipe) or numref's defaults (rule amax, partition and group tensor); a
+// scale, recipe or amax option that differs from a recipe profile's is an error naming both.
+struct QuantizeOptions {
+  std::string profile = "ocp";
+  std::optional<std::string> partition, group, scale, recipe, amax_nan, amax_inf, apply, dequant;
+  std::optional<Exact> q_max;  // §14.4, checked here (check_qmax)
+};
+// `opt` spells an option's key ("q_max") as its interface does ("--q-max" or "q_max") in the
+// messages. Throws std::invalid_argument with one message naming the option and the problem.
+using OptionSpelling = std::string (*)(std::string_view key);
+QuantizeSpec quantize_spec(const Format& element, const QuantizeOptions& o, OptionSpelling opt);
 
 // §19.2 The factor of one block: the element is multiplied (divide = false) or divided
 // (divide = true) by `value`, a positive dyadic value.
