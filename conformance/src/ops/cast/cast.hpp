@@ -108,5 +108,7 @@ std::unique_ptr<VectorFileReader> open_divergence(const VectorHeader& h, const s
 
 // The profiles a conformance run checks by default, in order (ieee is a synonym of ocp).
 const std::vector<std::string>& checked_profiles();
+// The profiles of the divergence file (§34.1): checked_profiles() and gfloat, gfloat_sat.
+const std::vector<std::string>& divergence_profiles();
 
 }  // namespace numref::conform::cast

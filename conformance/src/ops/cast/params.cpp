@@ -17,6 +17,17 @@ const std::vector<std::string>& checked_profiles() {
   return v;
 }
 
+const std::vector<std::string>& divergence_profiles() {
+  // §34.1 the checked profiles plus gfloat's two (their answers differ on ±Inf, E8M0 underflow
+  // and negative E8M0 operands: §6.7, §7.3, §7.4)
+  static const std::vector<std::string> v = [] {
+    std::vector<std::string> p = checked_profiles();
+    p.insert(p.end(), {"gfloat", "gfloat_sat"});
+    return p;
+  }();
+  return v;
+}
+
 namespace {
 
 std::string flags_decoded(std::uint32_t f) { return flags_text(f); }

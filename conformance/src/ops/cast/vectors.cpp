@@ -151,7 +151,7 @@ const std::vector<Divergence>& divergences() {
 }
 
 std::string divergence_file() {
-  const auto& profs = checked_profiles();
+  const auto& profs = divergence_profiles();
   VectorWriter w;
   w.field("op", "cast");
   w.field("kind", "divergence");
