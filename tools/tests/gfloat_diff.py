@@ -34,7 +34,11 @@ With sat=False, FP6 / FP4 operands beyond max finite (gfloat raises, or gives ma
 directional mode) are run on a sample of at most 512 per pair and mode; the count of the
 others is printed (gfloat_sat runs all of them).
 
-usage: gfloat_diff.py NUMREF [--f32 N] [--sr-f32 N]
+With --vectors DIR, also the gfloat and gfloat_sat columns of DIR/divergence/cast.vec (spec
+§34.1: the cases that tell the gfloat profiles apart) against round_float + encode_float (RNE);
+at least one case must be compared.
+
+usage: gfloat_diff.py NUMREF [--f32 N] [--sr-f32 N] [--vectors DIR]
 Exit 0: no difference; 1: a difference (the first ones listed); 77: gfloat is not installed
 (scripts/setup.sh installs it).
 """
@@ -136,7 +140,11 @@ def main():
     ap.add_argument("numref")
     ap.add_argument("--f32", type=int, default=1 << 20, help="binary32 inputs of the deterministic modes")
     ap.add_argument("--sr-f32", type=int, default=1 << 16, help="binary32 inputs of the stochastic modes")
+    ap.add_argument("--vectors", default="", help="a golden-vector directory: check its divergence/cast.vec gfloat columns")
     args = ap.parse_args()
+    if args.vectors and not os.path.isfile(os.path.join(args.vectors, "divergence", "cast.vec")):
+        print(f"gfloat_diff.py: --vectors {args.vectors}: no divergence/cast.vec there", file=sys.stderr)
+        return 2
     try:
         import numpy as np
         import gfloat
@@ -231,6 +239,46 @@ def main():
                     bad += compare(profile, src, dst, codes, want, got, f"{mode}(k={k})", r, k)
                     n += len(want)
             print(f"  {profile:>10} {mode}: {n:>9} conversions, {bad} differ")
+
+    # 4. the divergence set's gfloat columns (spec §34.1)
+    if args.vectors:
+        n = bad = 0
+        cols = None
+        with open(os.path.join(args.vectors, "divergence", "cast.vec"), encoding="utf-8") as f:
+            body = False
+            for line in f:
+                line = line.split("#", 1)[0].split()
+                if not line:
+                    continue
+                if not body:
+                    if line[0] == "columns":
+                        cols = line[1:]
+                    body = line[0] == "begin"
+                    continue
+                if line[0] == "end":
+                    break
+                src, dst = line[0], line[1]
+                if src not in FORMATS or dst not in FORMATS:
+                    continue
+                code = np.array([int(line[2], 16)], dtype=np.int64)
+                v = G.values(src, code)[0]
+                for profile, sat in PROFILES.items():
+                    got = int(line[cols.index(profile)].split("/")[0], 16)
+                    want = G.scalar(dst, v, "TiesToEven", sat)
+                    if want == -1:
+                        refused += 1
+                        continue
+                    n += 1
+                    total += 1
+                    if want != got:
+                        bad += 1
+                        if len(failures) < 20:
+                            failures.append(f"divergence/cast.vec {profile} {src}->{dst} {line[2]}: file {got:x}, gfloat {want:x}")
+        print(f"  divergence/cast.vec gfloat / gfloat_sat columns: {n} cases, {bad} differ")
+        differ += bad
+        if n == 0:
+            print(f"FAIL: --vectors {args.vectors}: no gfloat column case compared", file=sys.stderr)
+            return 1
 
     print(f"gfloat: {total} conversions, {differ} differ; {refused} inputs gfloat refuses (raises); {G.not_evaluated} "
           f"sat=False FP6 / FP4 overflows not evaluated; {time.time() - start:.0f} s")
