@@ -3,7 +3,7 @@
 
 spec §10.5 (recipe profiles), §13.5 – §13.7, §16.8, §16.9, §19.8, §19.9; docs/profiles.md.
 
-usage: recipe_diff.py NUMREF [--blocks N] [--profiles a,b,...] [--formats f,g,...]
+usage: recipe_diff.py NUMREF [--blocks N] [--profiles a,b,...] [--formats f,g,...] [--record F.npz | --replay F.npz]
   NUMREF: the numref CLI.  --blocks N: blocks per (profile, element format) (default 100 000).
   Profiles: torchao_mx_floor, torchao_mx_ceil, torchao_mx_even, torchao_mx_rceil (torchao 0.18
   prototype.mx_formats.mx_tensor.to_mx, block 32, CPU eager) with the element formats f8e4m3fn,
@@ -19,12 +19,21 @@ q_max * 2^k for every element format, amax near FLT_MAX, amax at 2^k +- ulps. Ev
 and every element code must be equal, NaN bits included. Prints one line per (profile, format)
 and exits 1 on any difference (listing the first), 0 when there is none. A missing torchao is
 a failure, never a skip: install it with NUMREF_PEERS=1 scripts/setup.sh.
+
+--record F.npz writes torchao's scales and codes of every check (and the seed, block count,
+the inputs' sha256, the torch / torchao versions) to a new file; --replay F.npz compares numref
+with such a recording without torch (the default-suite test cli_recipe_torchao_recorded replays
+tools/tests/fixtures/torchao-0.18-recipes.npz: 1 024 blocks). A replay regenerates the inputs
+from the seed and refuses a NumPy whose generator gives other blocks (sha256).
 """
 import argparse
+import hashlib
+import json
 import os
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 
@@ -163,6 +172,28 @@ def compare(name, x_bits, got, want):
     return bad_s.size + bad_c.size
 
 
+def torchao_checks(x, profiles, formats):
+    """(name, x, numref arguments, torchao's (scales, codes)) for every check, with torchao run."""
+    out = []
+    for prof in profiles:
+        for fmt in formats:
+            if prof in MX_PROFILES:
+                out.append((f"{prof} {fmt}", x, (prof, fmt), torchao_mx(x, fmt, MX_PROFILES[prof])))
+            elif prof in F8_PROFILES:
+                if fmt not in ("f8e4m3fn", "f8e5m2"):
+                    continue
+                out.append((f"{prof} {fmt}", x, (prof, fmt, "--partition", "rows"),
+                            torchao_float8(x, fmt, F8_PROFILES[prof])))
+                # tensorwise: 24 tensors of 16 consecutive blocks (rows), each one block
+                for t in range(24):
+                    xt = x[t * 16:(t + 1) * 16]
+                    out.append((f"{prof} {fmt} tensorwise {t}", xt, (prof, fmt),
+                                torchao_float8_tensorwise(xt, fmt, F8_PROFILES[prof])))
+            else:
+                sys.exit(f"recipe_diff: unknown profile {prof}")
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("numref")
@@ -170,40 +201,64 @@ def main():
     ap.add_argument("--profiles", default=",".join(list(MX_PROFILES) + list(F8_PROFILES)))
     ap.add_argument("--formats", default=",".join(FMT_QMAX))
     ap.add_argument("--seed", type=int, default=20261126)
+    ap.add_argument("--record", default="", help="also write torchao's outputs to this .npz (a new file)")
+    ap.add_argument("--replay", default="", help="compare with the torchao outputs recorded in this .npz (no torch)")
     a = ap.parse_args()
-    try:
-        import torch  # noqa: F401
-        import torchao  # noqa: F401
-    except ImportError as e:
-        sys.exit(f"recipe_diff: {e}: install torch and torchao 0.18 (NUMREF_PEERS=1 scripts/setup.sh)")
-    x = make_blocks(a.blocks, a.seed)
-    total = 0
+    if a.record and a.replay:
+        sys.exit("recipe_diff: --record and --replay exclude each other")
+    if a.replay:
+        # a recorded run (the default suite, without torch): its seed, blocks and inputs' sha256
+        try:
+            rec = np.load(a.replay, allow_pickle=False)
+            meta = json.loads(bytes(rec["meta"]).decode())
+        except (OSError, ValueError, KeyError) as e:
+            print(f"recipe_diff: --replay {a.replay}: {e}", file=sys.stderr)
+            return 2
+        x = make_blocks(meta["blocks"], meta["seed"])
+        if hashlib.sha256(x.tobytes()).hexdigest() != meta["x_sha256"]:
+            print(f"recipe_diff: --replay {a.replay}: this NumPy generates other input blocks than the "
+                  "recording (sha256 differs); record again with NUMREF_PEERS=1", file=sys.stderr)
+            return 2
+        print(f"replaying torch {meta['torch']}, torchao {meta['torchao']} ({meta['date']}): "
+              f"{meta['blocks']} blocks, seed {meta['seed']}")
+        checks = []
+        for i, c in enumerate(meta["checks"]):
+            rows = slice(c["rows"][0], c["rows"][1])
+            checks.append((c["name"], x[rows], tuple(c["args"]), (rec[f"s{i}"], rec[f"c{i}"])))
+    else:
+        try:
+            import torch
+            import torchao
+        except ImportError as e:
+            sys.exit(f"recipe_diff: {e}: install torch and torchao 0.18 (NUMREF_PEERS=1 scripts/setup.sh)")
+        if a.record and os.path.exists(a.record):
+            sys.exit(f"recipe_diff: --record {a.record} exists (not overwritten)")
+        x = make_blocks(a.blocks, a.seed)
+        checks = torchao_checks(x, a.profiles.split(","), a.formats.split(","))
+    total = compared = 0
     with tempfile.TemporaryDirectory() as tmp:
-        for prof in a.profiles.split(","):
-            for fmt in a.formats.split(","):
-                if prof in MX_PROFILES:
-                    want = torchao_mx(x, fmt, MX_PROFILES[prof])
-                    got = numref_run(a.numref, x, fmt, prof, [], tmp)
-                elif prof in F8_PROFILES:
-                    if fmt not in ("f8e4m3fn", "f8e5m2"):
-                        continue
-                    want = torchao_float8(x, fmt, F8_PROFILES[prof])
-                    got = numref_run(a.numref, x, fmt, prof, ["--partition", "rows"], tmp)
-                    # tensorwise: 24 tensors of 16 consecutive blocks (rows), each one block
-                    tw = [0, 0]
-                    for t in range(24):
-                        xt = x[t * 16:(t + 1) * 16]
-                        wt = torchao_float8_tensorwise(xt, fmt, F8_PROFILES[prof])
-                        gt = numref_run(a.numref, xt, fmt, prof, [], tmp)
-                        tw[0] += int(np.count_nonzero(gt[0] != wt[0]))
-                        tw[1] += int(np.count_nonzero(gt[1] != wt[1]))
-                    print(f"{prof} {fmt} tensorwise: 24 tensors of 16 x 32: {tw[0]} differing scales, "
-                          f"{tw[1]} differing codes")
-                    total += tw[0] + tw[1]
-                else:
-                    sys.exit(f"recipe_diff: unknown profile {prof}")
-                total += compare(f"{prof} {fmt}", x, got, want)
-    print(f"total: {total} differences")
+        for name, xs, args, want in checks:
+            got = numref_run(a.numref, xs, args[1], args[0], list(args[2:]), tmp)
+            total += compare(name, xs, got, want)
+            compared += int(want[1].size)
+    if a.record:
+        from importlib.metadata import version
+        meta = {"seed": a.seed, "blocks": a.blocks, "x_sha256": hashlib.sha256(x.tobytes()).hexdigest(),
+                "torch": torch.__version__, "torchao": version("torchao"), "date": time.strftime("%Y-%m-%d"),
+                "checks": []}
+        arrays = {}
+        for i, (name, xs, args, want) in enumerate(checks):
+            r0 = int((xs.__array_interface__["data"][0] - x.__array_interface__["data"][0]) // x.strides[0])
+            meta["checks"].append({"name": name, "args": list(args), "rows": [r0, r0 + xs.shape[0]]})
+            arrays[f"s{i}"], arrays[f"c{i}"] = want[0].astype(np.uint32), want[1].astype(np.uint8)
+        tmpf = a.record + ".tmp.npz"
+        np.savez_compressed(tmpf, meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8), **arrays)
+        os.replace(tmpf, a.record)
+        print(f"recorded {len(checks)} checks to {a.record}")
+    print(f"total: {total} differences ({compared} element codes compared)")
+    if compared == 0:
+        print("recipe_diff: nothing compared", file=sys.stderr)
+        return 1
     return 1 if total else 0
 
 
