@@ -50,6 +50,7 @@ std::vector<Case> cases() {
   c.push_back({"amax_recip_1x128", spec_of(FormatId::f8e4m3fn, Partition::blocks(1, 128), ScaleRule::amax_recip)});
   c.push_back({"amax_dequant_128x128", spec_of(FormatId::f8e5m2, Partition::blocks(128, 128), ScaleRule::amax_dequant)});
   c.push_back({"pow2_rows", spec_of(FormatId::f8e4m3fn, Partition::per_row(), ScaleRule::pow2)});
+  c.push_back({"pow2_recip_1x128", spec_of(FormatId::f8e4m3fn, Partition::blocks(1, 128), ScaleRule::pow2_recip)});
   c.push_back({"amax_cols", spec_of(FormatId::f8e4m3fn, Partition::per_col(), ScaleRule::amax)});
   c.push_back({"amax_tensor", spec_of(FormatId::f8e4m3fn, Partition::tensor(), ScaleRule::amax)});
   c.push_back({"gam_128x128", spec_of(FormatId::f8e4m3fn, Partition::blocks(128, 128), ScaleRule::gam)});
