@@ -58,11 +58,16 @@ std::shared_ptr<const CastParams> parse(std::string_view text);
 std::shared_ptr<const CastParams> make(const Format& from, const Format& to, std::string_view profile,
                                        const Policy& p);
 
-// §33.3 The pairs the cast family generates under a profile: every pair of formats, except that a
-// P3109 row (§2.5) is paired only with the 16- and 32-bit floating-point formats (f32, bf16, f16;
-// both directions) and with the P3109 rows of its own width K, and only under the profile ocp (or
-// its synonym ieee): the library profiles model no P3109 library.
-bool generated_pair(const Format& from, const Format& to, const Profile& profile);
+// §33.3 The pairs the cast family generates under a profile at a level: every pair of formats,
+// except that a P3109 row (§2.5) is paired only with the 16- and 32-bit floating-point formats (f32,
+// bf16, f16; both directions) and with the P3109 rows of its own width K, and only under the profile
+// ocp (or its synonym ieee): the library profiles model no P3109 library. At levels 0 and 1 the
+// same-K pairs are those between two of the 12 binary8 members: an extra member
+// (Format::is_p3109_extra) pairs with f32, bf16 and f16 only; level 2 and exhaustive add its same-K pairs.
+bool generated_pair(const Format& from, const Format& to, const Profile& profile, Level level);
+// §30.4 The pairs of the golden vector files: those of generated_pair at level 1, except that an
+// extra P3109 member pairs with f32 only (f32 -> member and member -> f32).
+bool vector_pair(const Format& from, const Format& to, const Profile& profile);
 
 // ---- policy variants (§33.3) ----------------------------------------------------------
 struct Variant {

@@ -257,12 +257,21 @@ bool equivalent(const Policy& a, const Policy& b, const Format& from, const Form
   return true;
 }
 
-bool generated_pair(const Format& from, const Format& to, const Profile& profile) {
+bool generated_pair(const Format& from, const Format& to, const Profile& profile, Level level) {
   if (!from.is_p3109() && !to.is_p3109()) return true;
   if (profile.id != ProfileId::ocp && profile.id != ProfileId::ieee) return false;
-  if (from.is_p3109() && to.is_p3109()) return from.bits == to.bits;
+  if (from.is_p3109() && to.is_p3109()) {
+    const bool narrow = level == Level::l0 || level == Level::l1;  // levels 0, 1: binary8 members only
+    return from.bits == to.bits && !(narrow && (from.is_p3109_extra() || to.is_p3109_extra()));
+  }
   const Format& other = from.is_p3109() ? to : from;
   return !other.is_integer() && other.bits >= 16;
+}
+
+bool vector_pair(const Format& from, const Format& to, const Profile& profile) {
+  if (!generated_pair(from, to, profile, Level::l1)) return false;
+  if (!from.is_p3109_extra() && !to.is_p3109_extra()) return true;
+  return (from.is_p3109_extra() ? to : from).id == FormatId::f32;
 }
 
 std::vector<Variant> variants(Level level, const Policy& base, const Format& from, const Format& to) {
