@@ -91,7 +91,7 @@ extern "C" {
 #define NUMREF_FMT_F8E3M4 14u
 /* The IEEE P3109 members (spec §2.5), numbered after F8E3M4 in the order of
  * NUMREF_P3109_MEMBERS (reference/include/numref/format.hpp): NUMREF_FMT_P3109_K<K>P<P><S><D>; first
- * the 12 binary8 members (ids 15..26), then the 128 others (ids 27..154, ABI 1.5), K, P, S, D order. */
+ * the 12 binary8 members (ids 15..26), then the 128 others (ids 27..154) in K, P, S, D order. */
 #define NUMREF_P3109_BINARY8_FORMAT_LIST(X)                                                         \
   X(P3109_K8P1SE, p3109_k8p1se) X(P3109_K8P1UE, p3109_k8p1ue) X(P3109_K8P3SE, p3109_k8p3se)          \
   X(P3109_K8P3SF, p3109_k8p3sf) X(P3109_K8P3UE, p3109_k8p3ue) X(P3109_K8P3UF, p3109_k8p3uf)          \
