@@ -260,18 +260,16 @@ bool equivalent(const Policy& a, const Policy& b, const Format& from, const Form
 bool generated_pair(const Format& from, const Format& to, const Profile& profile, Level level) {
   if (!from.is_p3109() && !to.is_p3109()) return true;
   if (profile.id != ProfileId::ocp && profile.id != ProfileId::ieee) return false;
-  if (from.is_p3109() && to.is_p3109()) {
-    const bool narrow = level == Level::l0 || level == Level::l1;  // levels 0, 1: binary8 members only
-    return from.bits == to.bits && !(narrow && (from.is_p3109_extra() || to.is_p3109_extra()));
-  }
+  // levels 0 and 1: an extra member pairs with f32 only (both directions)
+  const bool narrow = (level == Level::l0 || level == Level::l1) && (from.is_p3109_extra() || to.is_p3109_extra());
+  if (from.is_p3109() && to.is_p3109()) return from.bits == to.bits && !narrow;
   const Format& other = from.is_p3109() ? to : from;
+  if (narrow) return other.id == FormatId::f32;
   return !other.is_integer() && other.bits >= 16;
 }
 
-bool vector_pair(const Format& from, const Format& to, const Profile& profile) {
-  if (!generated_pair(from, to, profile, Level::l1)) return false;
-  if (!from.is_p3109_extra() && !to.is_p3109_extra()) return true;
-  return (from.is_p3109_extra() ? to : from).id == FormatId::f32;
+Level pair_level(const Format& from, const Format& to, Level level) {
+  return level == Level::l1 && (from.is_p3109_extra() || to.is_p3109_extra()) ? Level::l0 : level;
 }
 
 std::vector<Variant> variants(Level level, const Policy& base, const Format& from, const Format& to) {
