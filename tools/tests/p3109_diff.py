@@ -1,7 +1,7 @@
 """Differential test: numref's IEEE P3109 rows (spec §2.5) against gfloat (Graphcore's reference).
 
 usage: p3109_diff.py NUMREF [--f32 N] [--only NAMES] [--sources LIST] [--f32-per-k N] [--modes LIST]
-                       [--sr-bits K ...] [--vectors DIR]
+                       [--sr-bits K ...] [--sr-sample N] [--vectors DIR]
 
 For every P3109 row of `numref formats` (p3109_k<K>p<P><s|u><e|f>; the rows are read from that
 table, never listed here) the script builds gfloat's format_info_p3109(K, P, signedness, domain)
@@ -12,7 +12,8 @@ and compares, code for code (NaN bits included):
     picks a subset of bf16,f16,f32,same-k), under each rounding mode
     numref models — TiesToEven / TowardZero / TowardPositive / TowardNegative / TiesToAway as
     --round rne / rtz / rup / rdn / rna, and StochasticFastest(k, r) as --round sr --sr-bits k with
-    random value r (variant `fraction`, §5.1) — each with gfloat's sat=False (--overflow nonsat) and
+    random value r (variant `fraction`, §5.1; with --sr-sample N on N evenly strided codes of each
+    source) — each with gfloat's sat=False (--overflow nonsat) and
     sat=True (--overflow saturate; inf_sat=max): gfloat's round_ndarray + encode_ndarray;
   * out of the member: every code into f32, bf16 and f16 (gfloat decode_ndarray, then the exact
     value rounded and encoded by gfloat into binary32 / bfloat16 / binary16; the decoded NaN as
@@ -83,6 +84,9 @@ def main():
     ap.add_argument("--f32-per-k", type=int, default=0,
                     help="f32 sources for at most this many members of each width K (0: every member)")
     ap.add_argument("--sr-bits", default="2,7", help="comma-separated k of the StochasticFastest runs")
+    ap.add_argument("--sr-sample", type=int, default=0,
+                    help="StochasticFastest runs on at most this many evenly strided codes of each "
+                         "source (0: every code)")
     ap.add_argument("--vectors", default="", help="a golden-vector directory whose P3109 cast files to check")
     ap.add_argument("--modes", default=",".join(MODES) + ",sr",
                     help="comma-separated subset of rne,rtz,rup,rdn,rna,sr (default: all)")
@@ -112,8 +116,8 @@ def main():
     if kinds - {"bf16", "f16", "f32", "same-k"} or not kinds:
         print(f"FAIL: --sources: unknown or empty {args.sources!r} (bf16,f16,f32,same-k)", file=sys.stderr)
         return 1
-    if args.f32_per_k < 0:
-        print(f"FAIL: --f32-per-k {args.f32_per_k}: not a count", file=sys.stderr)
+    if args.f32_per_k < 0 or args.sr_sample < 0:
+        print(f"FAIL: --f32-per-k {args.f32_per_k} / --sr-sample {args.sr_sample}: not a count", file=sys.stderr)
         return 1
     f32_rows = set(chosen)
     if args.f32_per_k:  # evenly spaced members of each width, in the table's order
@@ -174,9 +178,14 @@ def main():
                     policy = ["--overflow", "saturate" if sat else "nonsat"]
                     if mode.startswith("sr"):
                         kk = int(mode[2:])
-                        r = rng.integers(0, 1 << kk, size=len(codes), dtype=np.int64)
-                        want = encode_ndarray(fi, round_ndarray(fi, vals, RoundMode.StochasticFastest, sat, r, kk))
-                        got = numref_cast(args.numref, src, dst, codes, ["--round", "sr", "--sr-bits", str(kk)] + policy, r)
+                        step = max(1, -(-len(codes) // args.sr_sample)) if args.sr_sample > 0 else 1
+                        sc, sv = codes[::step], vals[::step]
+                        r = rng.integers(0, 1 << kk, size=len(sc), dtype=np.int64)
+                        want = encode_ndarray(fi, round_ndarray(fi, sv, RoundMode.StochasticFastest, sat, r, kk))
+                        got = numref_cast(args.numref, src, dst, sc, ["--round", "sr", "--sr-bits", str(kk)] + policy, r)
+                        n_dst += compare(src, dst, sc, np.asarray(want, dtype=np.int64), got,
+                                         f"{mode} {'sat' if sat else 'nonsat'}")
+                        continue
                     else:
                         want = encode_ndarray(fi, round_ndarray(fi, vals, gf_mode[mode], sat))
                         got = numref_cast(args.numref, src, dst, codes, ["--round", mode] + policy)
