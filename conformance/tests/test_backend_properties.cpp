@@ -186,6 +186,8 @@ class BackendProperties {
       for (const Format& from : kFormats)
         for (const Format& to : kFormats) {
           if (!is_float(from) || !is_float(to) || to.man_bits >= from.man_bits || to.bits > 16) continue;
+          // §2.5 the extra P3109 members: test_p3109_members and p3109_diff.py (the 12 binary8 ones stay)
+          if (from.is_p3109_extra() || to.is_p3109_extra()) continue;
           Pair pr{&from, &to, prof.for_target(to), {}, {}, name};
           pr.cp = conform::to_c_policy(pr.p, to, pr.text);
           if (l_.b->cast_supported(l_.b->ctx, conform::c_format(from), conform::c_format(to), &pr.cp)) out.push_back(std::move(pr));

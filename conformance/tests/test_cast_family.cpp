@@ -190,20 +190,61 @@ TEST(CastPairs, P3109RowsPairWithWideFormatsAndTheirWidth) {
   const Profile& ml = profile(ProfileId::ml_dtypes);
   const Format& se = format(FormatId::p3109_k8p3se);
   const Format& uf = format(FormatId::p3109_k8p4uf);
-  for (FormatId w : {FormatId::f32, FormatId::bf16, FormatId::f16}) {
-    EXPECT_TRUE(cast::generated_pair(format(w), se, ocp));
-    EXPECT_TRUE(cast::generated_pair(uf, format(w), profile(ProfileId::ieee)));
-    EXPECT_FALSE(cast::generated_pair(format(w), se, ml));
+  for (Level l : {Level::l0, Level::l1, Level::l2, Level::exhaustive}) {
+    for (FormatId w : {FormatId::f32, FormatId::bf16, FormatId::f16}) {
+      EXPECT_TRUE(cast::generated_pair(format(w), se, ocp, l));
+      EXPECT_TRUE(cast::generated_pair(uf, format(w), profile(ProfileId::ieee), l));
+      EXPECT_FALSE(cast::generated_pair(format(w), se, ml, l));
+    }
+    EXPECT_TRUE(cast::generated_pair(se, uf, ocp, l));
+    EXPECT_TRUE(cast::generated_pair(se, se, ocp, l));
+    for (FormatId n : {FormatId::f8e4m3fn, FormatId::f8e5m2, FormatId::f8e8m0fnu, FormatId::f4e2m1fn, FormatId::int8,
+                       FormatId::f8e4m3fnuz}) {
+      EXPECT_FALSE(cast::generated_pair(format(n), se, ocp, l)) << format(n).name;
+      EXPECT_FALSE(cast::generated_pair(uf, format(n), ocp, l)) << format(n).name;
+      EXPECT_TRUE(cast::generated_pair(format(n), format(FormatId::f32), ml, l)) << format(n).name;
+    }
+    EXPECT_TRUE(cast::generated_pair(format(FormatId::f8e4m3fn), format(FormatId::f8e5m2), ml, l));
   }
-  EXPECT_TRUE(cast::generated_pair(se, uf, ocp));
-  EXPECT_TRUE(cast::generated_pair(se, se, ocp));
-  for (FormatId n : {FormatId::f8e4m3fn, FormatId::f8e5m2, FormatId::f8e8m0fnu, FormatId::f4e2m1fn, FormatId::int8,
-                     FormatId::f8e4m3fnuz}) {
-    EXPECT_FALSE(cast::generated_pair(format(n), se, ocp)) << format(n).name;
-    EXPECT_FALSE(cast::generated_pair(uf, format(n), ocp)) << format(n).name;
-    EXPECT_TRUE(cast::generated_pair(format(n), format(FormatId::f32), ml)) << format(n).name;
+}
+
+// §33.3 the extra P3109 members (all but gfloat's 12 binary8 ones): with f32 both ways at every
+// level; with bf16 / f16 and with the members of their own width K only at level 2 and exhaustive;
+// never across widths. §30.4 their golden vectors are the level-1 pairs: f32 -> member, member -> f32.
+TEST(CastPairs, ExtraP3109MembersPairWithF32AndFromLevel2WithTheRest) {
+  const Profile& ocp = profile(ProfileId::ocp);
+  const Format& k8p2se = format(FormatId::p3109_k8p2se);  // extra, width 8
+  const Format& k8p3se = format(FormatId::p3109_k8p3se);  // binary8
+  const Format& k4p2uf = format(FormatId::p3109_k4p2uf);  // extra, width 4
+  const Format& k4p4se = format(FormatId::p3109_k4p4se);  // extra, width 4
+  const Format& f32 = format(FormatId::f32);
+  EXPECT_TRUE(k8p2se.is_p3109_extra() && k4p2uf.is_p3109_extra() && k4p4se.is_p3109_extra());
+  EXPECT_FALSE(k8p3se.is_p3109_extra() || f32.is_p3109_extra());
+  for (Level l : {Level::l0, Level::l1, Level::l2, Level::exhaustive}) {
+    const bool wide_level = l == Level::l2 || l == Level::exhaustive;
+    EXPECT_TRUE(cast::generated_pair(f32, k4p2uf, ocp, l));
+    EXPECT_TRUE(cast::generated_pair(k4p2uf, f32, profile(ProfileId::ieee), l));
+    EXPECT_FALSE(cast::generated_pair(f32, k4p2uf, profile(ProfileId::ml_dtypes), l));
+    for (FormatId w : {FormatId::bf16, FormatId::f16}) {
+      EXPECT_EQ(cast::generated_pair(format(w), k4p2uf, ocp, l), wide_level);
+      EXPECT_EQ(cast::generated_pair(k8p2se, format(w), ocp, l), wide_level);
+      EXPECT_TRUE(cast::generated_pair(format(w), k8p3se, ocp, l));  // the binary8 members as before
+    }
+    EXPECT_EQ(cast::generated_pair(k8p2se, k8p3se, ocp, l), wide_level);
+    EXPECT_EQ(cast::generated_pair(k8p3se, k8p2se, ocp, l), wide_level);
+    EXPECT_EQ(cast::generated_pair(k4p2uf, k4p4se, ocp, l), wide_level);
+    EXPECT_EQ(cast::generated_pair(k4p2uf, k4p2uf, ocp, l), wide_level);
+    EXPECT_TRUE(cast::generated_pair(k8p3se, format(FormatId::p3109_k8p4uf), ocp, l));
+    EXPECT_FALSE(cast::generated_pair(k4p2uf, k8p2se, ocp, l));
+    EXPECT_FALSE(cast::generated_pair(format(FormatId::f4e2m1fn), k4p2uf, ocp, l));
+    EXPECT_FALSE(cast::generated_pair(k4p2uf, format(FormatId::int8), ocp, l));
+    // their suites at level 1 take level 0's variants and cases; every other pair keeps its level
+    const Level low = l == Level::l1 ? Level::l0 : l;
+    EXPECT_EQ(cast::pair_level(f32, k4p2uf, l), low);
+    EXPECT_EQ(cast::pair_level(k8p2se, f32, l), low);
+    EXPECT_EQ(cast::pair_level(f32, k8p3se, l), l);
+    EXPECT_EQ(cast::pair_level(f32, format(FormatId::f8e4m3fn), l), l);
   }
-  EXPECT_TRUE(cast::generated_pair(format(FormatId::f8e4m3fn), format(FormatId::f8e5m2), ml));
 }
 
 // §33.5 departure entries and matching.

@@ -376,6 +376,7 @@ nb::list formats() {
     d["has_subnormals"] = f.has_subnormals;
     d["has_inf"] = f.has_inf();
     d["has_nan"] = f.has_nan();
+    d["p3109_extra"] = f.is_p3109_extra();  // §2.5 item 1: a P3109 member beyond gfloat's binary8 set
     d["max_finite"] = f.max_finite;
     d["canonical_nan"] = f.has_nan() ? nb::cast(f.canonical_nan) : nb::none();
     d["source"] = std::string(f.source);

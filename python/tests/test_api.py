@@ -25,6 +25,11 @@ def test_formats_profiles_knobs_come_from_the_tables():
     assert {"ocp", "cuda_satfinite", "cuda_nosat", "ml_dtypes"} <= {p["name"] for p in numref.profiles()}
     keys = [k["key"] for k in numref.knobs()]
     assert keys[0] == "round" and "nan_to_finite" in keys and "int_range" in keys
+    # §2.5 item 1: 140 P3109 rows, the 12 binary8 ones first, then 128 extra ones (K = 2..8)
+    p3109 = [f for f in numref.formats() if f["specials"].startswith("p3109")]
+    assert len(p3109) == 140 and not any(f["p3109_extra"] for f in p3109[:12])
+    assert all(f["p3109_extra"] for f in p3109[12:]) and p3109[12]["name"] == "p3109_k2p1se"
+    assert not any(f["p3109_extra"] for f in numref.formats() if not f["specials"].startswith("p3109"))
 
 
 @pytest.mark.parametrize("fmt", [f["name"] for f in numref.formats()])
@@ -43,12 +48,15 @@ def test_dtype_round_trip(fmt):
             numref.dtype_of(fmt)
         with pytest.raises(ValueError, match=fmt):
             numref.cast(np.float32([1.0]), fmt)
+        row = next(f for f in numref.formats() if f["name"] == fmt)
         wide = numref.cast(codes, "f32", src=fmt)
         back = numref.cast(wide, fmt, raw=True)
         finite = np.isfinite(wide)
-        assert finite.sum() >= 126 and np.array_equal(back[finite], codes[finite])
-        assert wide[1] > 0 and np.isnan(wide[0x80]) == (next(
-            f["signed"] for f in numref.formats() if f["name"] == fmt))  # signed rows: 0x80 is the NaN
+        infs = (2 if row["signed"] else 1) if row["specials"] == "p3109e" else 0  # §2.5 item 3
+        assert finite.sum() == (1 << bits) - 1 - infs and np.array_equal(back[finite], codes[finite])
+        # signed rows: the sign bit alone (80 for K = 8) is the NaN; code 1 is positive (+Inf in
+        # p3109_k2p1se / _k2p2se, §2.5 item 1)
+        assert wide[1] > 0 and np.isnan(wide[1 << (bits - 1)]) == row["signed"]
         return
     x = codes.view(numref.dtype_of(fmt))
     assert numref.format_of(x.dtype) == fmt

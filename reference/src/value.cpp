@@ -130,6 +130,9 @@ std::uint32_t encode_inf(bool sign, const Format& f) {
 
 std::uint32_t encode_max_finite(bool sign, const Format& f) {
   if (f.is_integer()) return sign ? (f.sign_bit() & f.mask()) : f.max_finite;
+  // §2.5 / §6.1 a format whose largest finite value is 0 (p3109_k2p1se, p3109_k2p2se) and has no
+  // −0 code: −max is that zero, +0 (the sign bit alone is the NaN).
+  if (sign && f.max_finite == 0 && !f.has_negative_zero()) return f.max_finite;
   return f.max_finite | (sign ? f.sign_bit() : 0u);
 }
 

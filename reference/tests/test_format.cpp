@@ -102,8 +102,12 @@ TEST(FormatTable, DerivedExponents) {
   const int qmin[] = {-149, -133, -24, -9, -16, -127, -4, -3, -1, 0, -10, -17, -13, -9, -6};
   for (const auto& f : kFormats) {
     if (f.is_integer()) continue;
-    // the smallest positive code (1 with subnormals, 0 for E8M0) is 2^qmin, by the oracle
-    EXPECT_EQ(oracle::rational_value(f.has_subnormals ? 1u : 0u, f), p2(f.qmin())) << f.name;
+    // the smallest positive code (1 with subnormals, 0 for E8M0) is 2^qmin, by the oracle; in
+    // p3109_k2p1se / _k2p2se code 1 is +Inf (no positive finite value, §2.5 item 1)
+    if (f.is_finite_code(f.has_subnormals ? 1u : 0u))
+      EXPECT_EQ(oracle::rational_value(f.has_subnormals ? 1u : 0u, f), p2(f.qmin())) << f.name;
+    else
+      EXPECT_EQ(f.max_finite, 0u) << f.name;
     if (hand(emin, f) == nullptr) continue;
     EXPECT_EQ(f.emin(), *hand(emin, f)) << f.name;
     EXPECT_EQ(f.qmin(), *hand(qmin, f)) << f.name;
@@ -296,7 +300,7 @@ TEST(FormatTable, P3109Codes) {
     EXPECT_FALSE(f.has_negative_zero()) << f.name;
     EXPECT_FALSE(decode(f.canonical_nan, f).sign) << f.name;
   }
-  EXPECT_EQ(rows, 12);
+  EXPECT_EQ(rows, 140);  // §2.5: every member gfloat's format_info_p3109 accepts for K = 2..8
   const Format& s = format(FormatId::p3109_k8p3se);
   EXPECT_EQ(s.name, "p3109_k8p3se");
   EXPECT_EQ(find_format("binary8p3se"), std::optional<FormatId>(FormatId::p3109_k8p3se));
@@ -312,6 +316,62 @@ TEST(FormatTable, P3109Codes) {
   EXPECT_EQ(oracle::rational_value(0x80, u), Rational(1));
   EXPECT_EQ(oracle::rational_value(0xFE, u), Rational(254, 128));
   EXPECT_EQ(decode(0xFF, u).cls, Class::nan);
+}
+
+// §2.5 item 1 The table holds exactly one row per (K, P, signedness, domain) with K = 2..8 and
+// 1 <= P <= K (4 x 35 = 140, gfloat 0.5.2's format_info_p3109 domain), named p3109_k<K>p<P><s|u><e|f>
+// with the alias binary<K>p<P><s|u><e|f>; the 12 binary8 ones come first and are not extra.
+TEST(FormatTable, P3109EveryMemberOnce) {
+  int extra = 0;
+  for (int k = 2; k <= 8; ++k)
+    for (int p = 1; p <= k; ++p)
+      for (const char* sd : {"se", "sf", "ue", "uf"}) {
+        const std::string tail = std::to_string(k) + "p" + std::to_string(p) + sd;
+        const auto id = find_format("p3109_k" + tail);
+        ASSERT_TRUE(id.has_value()) << tail;
+        EXPECT_EQ(find_format("binary" + tail), id) << tail;
+        const Format& f = format(*id);
+        EXPECT_EQ(f.bits, k) << f.name;
+        EXPECT_EQ(f.precision(), p) << f.name;
+        EXPECT_EQ(f.is_signed, sd[0] == 's') << f.name;
+        EXPECT_EQ(f.specials, sd[1] == 'e' ? Specials::p3109e : Specials::p3109f) << f.name;
+        extra += f.is_p3109_extra();
+      }
+  EXPECT_EQ(extra, 128);
+  int i = static_cast<int>(FormatId::f8e3m4);
+  for (FormatId b : kP3109Binary8) EXPECT_EQ(static_cast<int>(b), ++i);  // ids 15..26, never renumbered
+  EXPECT_EQ(static_cast<int>(FormatId::p3109_k2p1se), 27);
+  EXPECT_EQ(static_cast<int>(FormatId::p3109_k8p8ue), 154);
+}
+
+// §2.5 item 1 The degenerate members, by hand. p3109_k2p1se (1 exponent bit, no fraction, bias 1)
+// and p3109_k2p2se (no exponent bit, 1 fraction bit, bias 0): 00 = 0, 01 = +Inf, 10 = NaN,
+// 11 = -Inf; no finite value but 0, so max finite is 00. p3109_k2p2sf: 01 = 0.1b * 2^(1-0) = 1.
+// p3109_k2p1ue (2 exponent bits, bias 2): 01 = 2^(1-2) = 0.5, 10 = +Inf, 11 = NaN.
+// p3109_k8p8se (signed P = K: no exponent bit, bias 0): code c = c / 64, 7E = 126/64, 7F = +Inf.
+TEST(FormatTable, P3109DegenerateMembers) {
+  for (FormatId id : {FormatId::p3109_k2p1se, FormatId::p3109_k2p2se}) {
+    const Format& f = format(id);
+    EXPECT_EQ(f.max_finite, 0u) << f.name;
+    EXPECT_EQ(decode(0, f).cls, Class::zero) << f.name;
+    EXPECT_EQ(decode(1, f).cls, Class::inf) << f.name;
+    EXPECT_EQ(decode(2, f).cls, Class::nan) << f.name;
+    EXPECT_EQ(decode(3, f).cls, Class::inf) << f.name;
+    EXPECT_TRUE(decode(3, f).sign) << f.name;
+    EXPECT_EQ(encode_max_finite(true, f), 0u) << f.name;  // −max is +0: the −0 pattern is the NaN
+  }
+  const Format& sf = format(FormatId::p3109_k2p2sf);
+  EXPECT_EQ(oracle::rational_value(0x1, sf), Rational(1));
+  EXPECT_EQ(oracle::rational_value(0x3, sf), Rational(-1));
+  const Format& ue = format(FormatId::p3109_k2p1ue);
+  EXPECT_EQ(oracle::rational_value(0x1, ue), Rational(1, 2));
+  EXPECT_EQ(decode(0x2, ue).cls, Class::inf);
+  EXPECT_EQ(decode(0x3, ue).cls, Class::nan);
+  const Format& s8 = format(FormatId::p3109_k8p8se);
+  EXPECT_EQ(s8.exp_bits, 0);
+  EXPECT_EQ(oracle::rational_value(0x01, s8), Rational(1, 64));
+  EXPECT_EQ(oracle::rational_value(0x7E, s8), Rational(126, 64));
+  EXPECT_EQ(decode(0x7F, s8).cls, Class::inf);
 }
 
 }  // namespace

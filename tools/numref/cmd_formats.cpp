@@ -58,7 +58,8 @@ int run_formats(Args& a) {
         integer ? none : (f.has_subnormals ? "yes" : "no"),
         integer ? none : std::to_string(f.emin()),
         code_and_value(encode_max_finite(false, f), f),
-        code_and_value(encode_min_positive(f), f),
+        // §2.5 p3109_k2p1se / _k2p2se have no positive finite value (01 is +Inf)
+        f.is_finite_code(encode_min_positive(f)) ? code_and_value(encode_min_positive(f), f) : none,
         f.has_nan() ? hex_code(f.canonical_nan, f) : none,
     });
   }

@@ -1,14 +1,19 @@
 """Differential test: numref's IEEE P3109 rows (spec §2.5) against gfloat (Graphcore's reference).
 
-usage: p3109_diff.py NUMREF [--f32 N] [--only NAMES] [--sr-bits K ...] [--vectors DIR]
+usage: p3109_diff.py NUMREF [--f32 N] [--only NAMES] [--sources LIST] [--f32-per-k N] [--modes LIST]
+                       [--sr-bits K ...] [--sr-sample N] [--vectors DIR]
 
-For every P3109 row of `numref formats` (p3109_k<K>p<P><s|u><e|f>) the script builds gfloat's
-format_info_p3109(K, P, signedness, domain) and compares, code for code (NaN bits included):
+For every P3109 row of `numref formats` (p3109_k<K>p<P><s|u><e|f>; the rows are read from that
+table, never listed here) the script builds gfloat's format_info_p3109(K, P, signedness, domain)
+and compares, code for code (NaN bits included):
   * into the member: every bf16 and f16 code, every code of every P3109 member of the same width,
-    and N structured + seeded random f32 codes (--f32, default 2^20), under each rounding mode
+    and N structured + seeded random f32 codes (--f32, default 2^20; with --f32-per-k M only for M
+    members of each width K, evenly spaced in table order, first and last included; --sources
+    picks a subset of bf16,f16,f32,same-k), under each rounding mode
     numref models — TiesToEven / TowardZero / TowardPositive / TowardNegative / TiesToAway as
     --round rne / rtz / rup / rdn / rna, and StochasticFastest(k, r) as --round sr --sr-bits k with
-    random value r (variant `fraction`, §5.1) — each with gfloat's sat=False (--overflow nonsat) and
+    random value r (variant `fraction`, §5.1; with --sr-sample N on N evenly strided codes of each
+    source) — each with gfloat's sat=False (--overflow nonsat) and
     sat=True (--overflow saturate; inf_sat=max): gfloat's round_ndarray + encode_ndarray;
   * out of the member: every code into f32, bf16 and f16 (gfloat decode_ndarray, then the exact
     value rounded and encoded by gfloat into binary32 / bfloat16 / binary16; the decoded NaN as
@@ -74,7 +79,14 @@ def main():
     ap.add_argument("numref")
     ap.add_argument("--f32", type=int, default=1 << 20)
     ap.add_argument("--only", default="", help="comma-separated P3109 names (default: every row)")
+    ap.add_argument("--sources", default="bf16,f16,f32,same-k",
+                    help="comma-separated subset of bf16,f16,f32,same-k (the sources into each member)")
+    ap.add_argument("--f32-per-k", type=int, default=0,
+                    help="f32 sources for at most this many members of each width K (0: every member)")
     ap.add_argument("--sr-bits", default="2,7", help="comma-separated k of the StochasticFastest runs")
+    ap.add_argument("--sr-sample", type=int, default=0,
+                    help="StochasticFastest runs on at most this many evenly strided codes of each "
+                         "source (0: every code)")
     ap.add_argument("--vectors", default="", help="a golden-vector directory whose P3109 cast files to check")
     ap.add_argument("--modes", default=",".join(MODES) + ",sr",
                     help="comma-separated subset of rne,rtz,rup,rdn,rna,sr (default: all)")
@@ -100,6 +112,20 @@ def main():
         return 1
     chosen = sorted(only or members)
     print(f"gfloat {version}; {len(chosen)} of {len(members)} P3109 rows")
+    kinds = set(filter(None, args.sources.split(",")))
+    if kinds - {"bf16", "f16", "f32", "same-k"} or not kinds:
+        print(f"FAIL: --sources: unknown or empty {args.sources!r} (bf16,f16,f32,same-k)", file=sys.stderr)
+        return 1
+    if args.f32_per_k < 0 or args.sr_sample < 0:
+        print(f"FAIL: --f32-per-k {args.f32_per_k} / --sr-sample {args.sr_sample}: not a count", file=sys.stderr)
+        return 1
+    f32_rows = set(chosen)
+    if args.f32_per_k:  # evenly spaced members of each width, in the table's order
+        f32_rows = set()
+        for k in sorted({members[m][0] for m in chosen}):
+            row = [m for m in members if m in chosen and members[m][0] == k]  # dict order = table order
+            n = min(args.f32_per_k, len(row))
+            f32_rows |= {row[round(i * (len(row) - 1) / max(n - 1, 1))] for i in range(n)}
     wanted = set(filter(None, args.modes.split(",")))
     if wanted - set(MODES) - {"sr"}:
         print(f"FAIL: --modes: unknown {', '.join(sorted(wanted - set(MODES) - {'sr'}))}", file=sys.stderr)
@@ -117,7 +143,7 @@ def main():
 
     wide = {"f32": format_info_binary32, "bf16": format_info_bfloat16, "f16": format_info_binary16}
     sources = {"bf16": np.arange(1 << 16, dtype=np.int64), "f16": np.arange(1 << 16, dtype=np.int64),
-               "f32": np.array(f32_inputs(args.f32), dtype=np.int64)}
+               "f32": np.array(f32_inputs(args.f32) if "f32" in kinds else [], dtype=np.int64)}
     rng = np.random.default_rng(20250101)
     total = differ = departed = 0
     failures = []
@@ -135,9 +161,9 @@ def main():
     for dst in chosen:
         fi = info(dst)
         k_bits = members[dst][0]
-        srcs = dict(sources)
+        srcs = {s: c for s, c in sources.items() if s in kinds and (s != "f32" or dst in f32_rows)}
         for m in members:  # every code of every member of the same width
-            if members[m][0] == k_bits:
+            if members[m][0] == k_bits and "same-k" in kinds:
                 srcs[m] = np.arange(1 << k_bits, dtype=np.int64)
         n_dst = 0
         for src, codes in srcs.items():
@@ -152,9 +178,14 @@ def main():
                     policy = ["--overflow", "saturate" if sat else "nonsat"]
                     if mode.startswith("sr"):
                         kk = int(mode[2:])
-                        r = rng.integers(0, 1 << kk, size=len(codes), dtype=np.int64)
-                        want = encode_ndarray(fi, round_ndarray(fi, vals, RoundMode.StochasticFastest, sat, r, kk))
-                        got = numref_cast(args.numref, src, dst, codes, ["--round", "sr", "--sr-bits", str(kk)] + policy, r)
+                        step = max(1, -(-len(codes) // args.sr_sample)) if args.sr_sample > 0 else 1
+                        sc, sv = codes[::step], vals[::step]
+                        r = rng.integers(0, 1 << kk, size=len(sc), dtype=np.int64)
+                        want = encode_ndarray(fi, round_ndarray(fi, sv, RoundMode.StochasticFastest, sat, r, kk))
+                        got = numref_cast(args.numref, src, dst, sc, ["--round", "sr", "--sr-bits", str(kk)] + policy, r)
+                        n_dst += compare(src, dst, sc, np.asarray(want, dtype=np.int64), got,
+                                         f"{mode} {'sat' if sat else 'nonsat'}")
+                        continue
                     else:
                         want = encode_ndarray(fi, round_ndarray(fi, vals, gf_mode[mode], sat))
                         got = numref_cast(args.numref, src, dst, codes, ["--round", mode] + policy)
@@ -170,7 +201,7 @@ def main():
             want[np.isnan(vals)] = NAN_BITS[out]
             got = numref_cast(args.numref, dst, out, codes)
             n_dst += compare(dst, out, codes, want, got, "decode")
-        print(f"  {dst:<14} {n_dst} differ")
+        print(f"  {dst:<14} {n_dst} differ ({', '.join(s if s in wide else 'same-k' for s in srcs if s in wide or s == dst) or 'no sources'})")
     if args.vectors:
         n_vec, n_add, n_neg = 0, 0, 0
         for path, head, cols, rows in p3109_vector_files(args.vectors, members):
@@ -207,6 +238,7 @@ def main():
         if n_vec == 0:
             print(f"FAIL: --vectors {args.vectors}: no P3109 cast case found", file=sys.stderr)
             return 1
+    print(f"f32 sources: {len(f32_rows & set(chosen)) if 'f32' in kinds else 0} rows x {len(sources['f32'])} codes")
     print(f"gfloat: {total} conversions, {differ} differ; {departed} negative operands of unsigned rows "
           f"left out (declared departure, spec §2.5)")
     if differ:

@@ -33,9 +33,36 @@ enum class Specials : std::uint8_t {
 // (implicit bit included), s(igned) / u(nsigned), e(xtended: ±Inf) / f(inite). Each row of kFormats
 // (and its FormatId, its name p3109_k<K>p<P><s|u><e|f> and its alias binary<K>p<P><s|u><e|f>)
 // is generated from one entry; conformance/include/numref/backend.h pins the C ids.
-#define NUMREF_P3109_MEMBERS(X)                                                                  \
+// Two lists, in this order (FormatIds and C ids are never renumbered, §31.3):
+//   NUMREF_P3109_BINARY8_MEMBERS  the 12 members of gfloat's p3109_binary8_formats (the first
+//                                 P3109 rows; §30.4 / §33.3 give them the full pair set at level 1);
+//   NUMREF_P3109_MORE_MEMBERS     every other member gfloat's format_info_p3109 accepts for
+//                                 K = 2..8 (1 <= P <= K), 128 rows, ordered by K, then P, then
+//                                 s before u, then e before f.
+#define NUMREF_P3109_BINARY8_MEMBERS(X)                                                          \
   X(8, 1, s, e) X(8, 1, u, e) X(8, 3, s, e) X(8, 3, s, f) X(8, 3, u, e) X(8, 3, u, f) X(8, 4, s, e) \
   X(8, 4, s, f) X(8, 4, u, e) X(8, 4, u, f) X(8, 7, s, f) X(8, 8, u, f)
+#define NUMREF_P3109_MORE_MEMBERS(X)                                                                \
+  X(2, 1, s, e) X(2, 1, s, f) X(2, 1, u, e) X(2, 1, u, f) X(2, 2, s, e) X(2, 2, s, f) X(2, 2, u, e) \
+  X(2, 2, u, f) X(3, 1, s, e) X(3, 1, s, f) X(3, 1, u, e) X(3, 1, u, f) X(3, 2, s, e) X(3, 2, s, f) \
+  X(3, 2, u, e) X(3, 2, u, f) X(3, 3, s, e) X(3, 3, s, f) X(3, 3, u, e) X(3, 3, u, f) X(4, 1, s, e) \
+  X(4, 1, s, f) X(4, 1, u, e) X(4, 1, u, f) X(4, 2, s, e) X(4, 2, s, f) X(4, 2, u, e) X(4, 2, u, f) \
+  X(4, 3, s, e) X(4, 3, s, f) X(4, 3, u, e) X(4, 3, u, f) X(4, 4, s, e) X(4, 4, s, f) X(4, 4, u, e) \
+  X(4, 4, u, f) X(5, 1, s, e) X(5, 1, s, f) X(5, 1, u, e) X(5, 1, u, f) X(5, 2, s, e) X(5, 2, s, f) \
+  X(5, 2, u, e) X(5, 2, u, f) X(5, 3, s, e) X(5, 3, s, f) X(5, 3, u, e) X(5, 3, u, f) X(5, 4, s, e) \
+  X(5, 4, s, f) X(5, 4, u, e) X(5, 4, u, f) X(5, 5, s, e) X(5, 5, s, f) X(5, 5, u, e) X(5, 5, u, f) \
+  X(6, 1, s, e) X(6, 1, s, f) X(6, 1, u, e) X(6, 1, u, f) X(6, 2, s, e) X(6, 2, s, f) X(6, 2, u, e) \
+  X(6, 2, u, f) X(6, 3, s, e) X(6, 3, s, f) X(6, 3, u, e) X(6, 3, u, f) X(6, 4, s, e) X(6, 4, s, f) \
+  X(6, 4, u, e) X(6, 4, u, f) X(6, 5, s, e) X(6, 5, s, f) X(6, 5, u, e) X(6, 5, u, f) X(6, 6, s, e) \
+  X(6, 6, s, f) X(6, 6, u, e) X(6, 6, u, f) X(7, 1, s, e) X(7, 1, s, f) X(7, 1, u, e) X(7, 1, u, f) \
+  X(7, 2, s, e) X(7, 2, s, f) X(7, 2, u, e) X(7, 2, u, f) X(7, 3, s, e) X(7, 3, s, f) X(7, 3, u, e) \
+  X(7, 3, u, f) X(7, 4, s, e) X(7, 4, s, f) X(7, 4, u, e) X(7, 4, u, f) X(7, 5, s, e) X(7, 5, s, f) \
+  X(7, 5, u, e) X(7, 5, u, f) X(7, 6, s, e) X(7, 6, s, f) X(7, 6, u, e) X(7, 6, u, f) X(7, 7, s, e) \
+  X(7, 7, s, f) X(7, 7, u, e) X(7, 7, u, f) X(8, 1, s, f) X(8, 1, u, f) X(8, 2, s, e) X(8, 2, s, f) \
+  X(8, 2, u, e) X(8, 2, u, f) X(8, 5, s, e) X(8, 5, s, f) X(8, 5, u, e) X(8, 5, u, f) X(8, 6, s, e) \
+  X(8, 6, s, f) X(8, 6, u, e) X(8, 6, u, f) X(8, 7, s, e) X(8, 7, u, e) X(8, 7, u, f) X(8, 8, s, e) \
+  X(8, 8, s, f) X(8, 8, u, e)
+#define NUMREF_P3109_MEMBERS(X) NUMREF_P3109_BINARY8_MEMBERS(X) NUMREF_P3109_MORE_MEMBERS(X)
 
 enum class FormatId : std::uint8_t {
   f32,
@@ -57,6 +84,11 @@ enum class FormatId : std::uint8_t {
   NUMREF_P3109_MEMBERS(NUMREF_P3109_ENUMERATOR)
 #undef NUMREF_P3109_ENUMERATOR
 };
+
+// §2.5 The FormatIds of NUMREF_P3109_BINARY8_MEMBERS (gfloat's p3109_binary8_formats).
+#define NUMREF_P3109_BINARY8_ID(K, P, S, D) FormatId::p3109_k##K##p##P##S##D,
+inline constexpr FormatId kP3109Binary8[] = {NUMREF_P3109_BINARY8_MEMBERS(NUMREF_P3109_BINARY8_ID)};
+#undef NUMREF_P3109_BINARY8_ID
 
 // §2.1 One row per format. Bias and the largest finite code are STATED (as in the
 // defining document), not derived; tests/test_format.cpp checks them against the
@@ -89,6 +121,15 @@ struct Format {
   constexpr bool is_integer() const { return specials == Specials::integer; }
   constexpr bool has_inf() const { return specials == Specials::ieee || specials == Specials::p3109e; }
   constexpr bool is_p3109() const { return specials == Specials::p3109e || specials == Specials::p3109f; }
+  // §2.5 A P3109 row of NUMREF_P3109_MORE_MEMBERS (every member but gfloat's 12 binary8 ones): the
+  // rows whose level-1 cast pairs (§33.3), golden vectors (§30.4) and default-suite sweeps are
+  // bounded by the rules of those clauses.
+  constexpr bool is_p3109_extra() const {
+    if (!is_p3109()) return false;
+    for (FormatId b : kP3109Binary8)
+      if (b == id) return false;
+    return true;
+  }
   // §2.2 / §2.5 One NaN code for both signs (fnuz, P3109): every NaN rule delivers canonical_nan.
   constexpr bool has_single_nan() const { return specials == Specials::fnuz || is_p3109(); }
   constexpr bool has_nan() const {

@@ -106,7 +106,9 @@ bool round_to_grid(mpfr_t out, const mpfr_t x, const Grid& g, Dir dir, bool unbo
     bool take_hi;
     if (c != 0) take_hi = c > 0;
     else if (dir == Dir::nearest_away) take_hi = true;
-    else take_hi = !code_is_even(s.lo, g);  // tie: the even code (§4.2, §7.1)
+    // tie: the even code (§4.2, §7.1); a zero lo is code 00 (or the sign bit alone): even. (Its MPFR
+    // exponent is not a number: p3109_k2p1sf, bias 1, would read 0 as odd.)
+    else take_hi = !mpfr_zero_p(s.lo) && !code_is_even(s.lo, g);
     mpfr_set(out, take_hi ? s.hi : s.lo, MPFR_RNDN);
     return true;
   }

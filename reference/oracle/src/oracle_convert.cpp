@@ -53,7 +53,11 @@ std::uint32_t nan_slot_code(bool s, const Format& f) {
 }
 
 // §3.3 ±max finite (integers: 7F and, for negatives, -128 = 80 or -127 = 81 (§6.5)).
-std::uint32_t max_code(bool s, const Format& f) { return sgn(s, f) | f.max_finite; }
+// §2.5: where the largest finite value is 0 (p3109_k2p1se, _k2p2se) and there is no −0, −max is +0.
+std::uint32_t max_code(bool s, const Format& f) {
+  if (f.max_finite == 0 && is_fnuz(f)) return 0u;
+  return sgn(s, f) | f.max_finite;
+}
 
 // Integer range (§6.5): [-(max+1), max] (full) or [-max, max] (symmetric).
 long int_max(const Format& f) { return static_cast<long>(f.max_finite); }

@@ -150,7 +150,8 @@ Rounded overflow_result(bool sign, Round ovf_mode, const Format& f, const Policy
   }
   o.overflow = true;
   const std::uint32_t sb = sign ? sign_bit_of(f) : 0u;
-  const std::uint32_t maxc = f.max_finite | sb;
+  // §2.5: a largest finite value of 0 (p3109_k2p1se, _k2p2se) has no −0 code: −max is +0 there.
+  const std::uint32_t maxc = f.max_finite == 0 ? zero_of(false, f) : (f.max_finite | sb);
   if (f.specials == Specials::finite || p.overflow == Overflow::saturate) {
     o.code = maxc;
     return o;

@@ -58,11 +58,17 @@ std::shared_ptr<const CastParams> parse(std::string_view text);
 std::shared_ptr<const CastParams> make(const Format& from, const Format& to, std::string_view profile,
                                        const Policy& p);
 
-// §33.3 The pairs the cast family generates under a profile: every pair of formats, except that a
-// P3109 row (§2.5) is paired only with the 16- and 32-bit floating-point formats (f32, bf16, f16;
-// both directions) and with the P3109 rows of its own width K, and only under the profile ocp (or
-// its synonym ieee): the library profiles model no P3109 library.
-bool generated_pair(const Format& from, const Format& to, const Profile& profile);
+// §33.3 The pairs the cast family generates under a profile at a level: every pair of formats,
+// except that a P3109 row (§2.5) is paired only with the 16- and 32-bit floating-point formats (f32,
+// bf16, f16; both directions) and with the P3109 rows of its own width K, and only under the profile
+// ocp (or its synonym ieee): the library profiles model no P3109 library. At levels 0 and 1 an extra
+// member (Format::is_p3109_extra, the 128 beyond gfloat's binary8 set) pairs with f32 only, both
+// directions; level 2 and exhaustive add its bf16, f16 and same-K pairs. §30.4: the golden vector
+// files hold the pairs of level 1.
+bool generated_pair(const Format& from, const Format& to, const Profile& profile, Level level);
+// §33.3 The level whose variants and cases a pair's suites take at `level`: level 0 for a pair with an
+// extra P3109 member at level 1 (its f32 pairs keep the level-1 run within its bound), else `level`.
+Level pair_level(const Format& from, const Format& to, Level level);
 
 // ---- policy variants (§33.3) ----------------------------------------------------------
 struct Variant {

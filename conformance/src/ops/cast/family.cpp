@@ -22,11 +22,12 @@ class CastFamily final : public Family {
       const Profile& pr = kit::profile_by_name(prof);
       for (const auto& from : kFormats)
         for (const auto& to : kFormats) {
-          if (!generated_pair(from, to, pr)) continue;  // §33.3
+          if (!generated_pair(from, to, pr, req.level)) continue;  // §33.3
           if (!selector_match(std::string(from.name) + " " + std::string(to.name), req.selectors)) continue;
-          for (const auto& v : variants(req.level, pr.for_cast(from, to), from, to)) {
+          const Level level = pair_level(from, to, req.level);  // §33.3: extra P3109 members
+          for (const auto& v : variants(level, pr.for_cast(from, to), from, to)) {
             auto p = make(from, to, prof, v.policy);
-            out.push_back({p, cases(p, req.level, req.seed)});
+            out.push_back({p, cases(p, level, req.seed)});
           }
         }
     }

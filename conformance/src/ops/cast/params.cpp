@@ -268,12 +268,19 @@ bool equivalent(const Policy& a, const Policy& b, const Format& from, const Form
   return true;
 }
 
-bool generated_pair(const Format& from, const Format& to, const Profile& profile) {
+bool generated_pair(const Format& from, const Format& to, const Profile& profile, Level level) {
   if (!from.is_p3109() && !to.is_p3109()) return true;
   if (profile.id != ProfileId::ocp && profile.id != ProfileId::ieee) return false;
-  if (from.is_p3109() && to.is_p3109()) return from.bits == to.bits;
+  // levels 0 and 1: an extra member pairs with f32 only (both directions)
+  const bool narrow = (level == Level::l0 || level == Level::l1) && (from.is_p3109_extra() || to.is_p3109_extra());
+  if (from.is_p3109() && to.is_p3109()) return from.bits == to.bits && !narrow;
   const Format& other = from.is_p3109() ? to : from;
+  if (narrow) return other.id == FormatId::f32;
   return !other.is_integer() && other.bits >= 16;
+}
+
+Level pair_level(const Format& from, const Format& to, Level level) {
+  return level == Level::l1 && (from.is_p3109_extra() || to.is_p3109_extra()) ? Level::l0 : level;
 }
 
 std::vector<Variant> variants(Level level, const Policy& base, const Format& from, const Format& to) {

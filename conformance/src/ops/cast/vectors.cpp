@@ -315,7 +315,7 @@ void generate_vectors(std::vector<VectorFileText>& out) {
   for (const auto& prof : profs)
     for (const Format* from : small)
       for (const auto& to : kFormats) {
-        if (!generated_pair(*from, to, profile(*find_profile(prof)))) continue;  // §33.3: P3109 rows under ocp only
+        if (!generated_pair(*from, to, profile(*find_profile(prof)), Level::l1)) continue;  // §30.4 / §33.3
         const auto p = make(*from, to, prof, base_of(prof, *from, to));
         out.push_back({"cast/" + prof + "/" + std::string(from->name) + "-" + std::string(to.name) + ".vec",
                        cast_file(p, all_codes(*from), "every " + std::string(from->name) + " code", 0)});
@@ -324,7 +324,7 @@ void generate_vectors(std::vector<VectorFileText>& out) {
   for (Round m : {Round::rtz, Round::rup, Round::rdn, Round::rna})
     for (const Format* from : small)
       for (const auto& to : kFormats) {
-        if (!generated_pair(*from, to, profile(ProfileId::ocp))) continue;  // §33.3
+        if (!generated_pair(*from, to, profile(ProfileId::ocp), Level::l1)) continue;  // §30.4 / §33.3
         Policy pm = base_of("ocp", *from, to);
         pm.round = m;
         pm.e8m0_round = E8m0Round::follow;
@@ -341,7 +341,7 @@ void generate_vectors(std::vector<VectorFileText>& out) {
   for (const auto& prof : profs)
     for (const Format* from : wide)
       for (const auto& to : kFormats) {
-        if (!generated_pair(*from, to, profile(*find_profile(prof)))) continue;  // §33.3
+        if (!generated_pair(*from, to, profile(*find_profile(prof)), Level::l1)) continue;  // §30.4 / §33.3
         const auto p = make(*from, to, prof, base_of(prof, *from, to));
         out.push_back({"cast/" + prof + "/" + std::string(from->name) + "-" + std::string(to.name) + ".vec",
                        cast_file(p, edge_cases(*p),
