@@ -291,6 +291,20 @@ class DivergenceReader final : public VectorFileReader {
   bool use_ = true;
 };
 
+// One file `name`.vec (':' written '_') of `base` at every shape of file_shapes().
+void add_file(std::string name, const TensorParams::Spec& base, const std::string& cov, std::vector<VectorFileText>& out) {
+  std::vector<TensorParamsPtr> ps;
+  for (const auto& [r, c] : file_shapes(base.partition)) {
+    TensorParams::Spec t = base;
+    t.rows = r;
+    t.cols = c;
+    ps.push_back(make(t));
+  }
+  for (char& ch : name)
+    if (ch == ':') ch = '_';
+  out.push_back({name + ".vec", file_text(ps, cov, kVectorSeed)});
+}
+
 // §10.5 The recipe profiles' files (issue 12 evidence): per profile with a quantization recipe,
 // binary32 tensors into f8e4m3fn (and f4e2m1fn where the recipe sets elem_nan, which only FP4 /
 // FP6 elements show) with the recipe's rule, own partition, knobs and amax policy and the
@@ -319,21 +333,12 @@ void recipe_files(Kind k, std::vector<VectorFileText>& out) {
       s.policy = tensor_base(s.profile, *rule);
       s.recipe = recipe_base(std::string(pr.name));
       s.amax = AmaxPolicy{pr.recipe->amax_nan_ignore ? AmaxNan::ignore : AmaxNan::propagate, AmaxInf::propagate};
-      std::vector<TensorParamsPtr> ps;
-      for (const auto& [r, c] : file_shapes(s.partition)) {
-        TensorParams::Spec t = s;
-        t.rows = r;
-        t.cols = c;
-        ps.push_back(make(t));
-      }
-      std::string name = fam + "/recipe/" + std::string(pr.name) + "-f32-" + std::string(format(e).name) + "-" +
-                         to_string(s.partition);
-      for (char& ch : name)
-        if (ch == ':') ch = '_';
-      out.push_back({name + ".vec", file_text(ps, std::string("the recipe of profile ") + std::string(pr.name) +
-                                                     " (§10.5, §19.8; source: " + std::string(pr.recipe->source) +
-                                                     "): generated tensors (seed 1): zeros, subnormals, NaN / Inf blocks",
-                                              kVectorSeed)});
+      add_file(fam + "/recipe/" + std::string(pr.name) + "-f32-" + std::string(format(e).name) + "-" +
+                   to_string(s.partition),
+               s,
+               "the recipe of profile " + std::string(pr.name) + " (§10.5, §19.8; source: " +
+                   std::string(pr.recipe->source) + "): generated tensors (seed 1): zeros, subnormals, NaN / Inf blocks",
+               out);
     }
   }
 }
@@ -376,19 +381,10 @@ void family_files(Kind k, std::vector<VectorFileText>& out) {
     s.profile = "ocp";
     s.policy = tensor_base("ocp", fs.rule);
     auto file = [&](const TensorParams::Spec& base, const std::string& suffix, const std::string& cov) {
-      std::vector<TensorParamsPtr> ps;
-      for (const auto& [r, c] : file_shapes(base.partition)) {
-        TensorParams::Spec t = base;
-        t.rows = r;
-        t.cols = c;
-        ps.push_back(make(t));
-      }
       const std::string formats = k == Kind::dequantize ? std::string(base.elem->name)
                                                         : std::string(base.src->name) + "-" + std::string(base.elem->name);
-      std::string name = fam + "/" + formats + "-" + std::string(to_string(base.rule)) + "-" + to_string(base.partition);
-      for (char& ch : name)
-        if (ch == ':') ch = '_';
-      out.push_back({name + suffix + ".vec", file_text(ps, cov, kVectorSeed)});
+      add_file(fam + "/" + formats + "-" + std::string(to_string(base.rule)) + "-" + to_string(base.partition) + suffix,
+               base, cov, out);
     };
     file(s, "", "generated tensors (seed 1, cases 0..2): structured blocks, zeros, subnormals, NaN / Inf");
     if (k == Kind::scale) continue;
