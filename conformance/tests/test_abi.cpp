@@ -238,6 +238,8 @@ TEST(Abi, ProfilesMapToTheirIds) {  // §10.1, §31.3 c_profile: the first profi
       // te_float8_current's element policies are cuda_satfinite's
       {ProfileId::te_float8_current, NUMREF_PROFILE_CUDA_SATFINITE, NUMREF_PROFILE_CUDA_SATFINITE},
       {ProfileId::te_float8_block, NUMREF_PROFILE_CUDA_SATFINITE, NUMREF_PROFILE_CUDA_SATFINITE},
+      // microxcaling rounds ties away (rna) on both widths: no other profile does
+      {ProfileId::microxcaling, NUMREF_PROFILE_MICROXCALING, NUMREF_PROFILE_MICROXCALING},
   };
   ASSERT_EQ(std::size(want), std::size_t(kProfileCount));
   for (const auto& w : want) {

@@ -104,6 +104,16 @@ def test_recipe_profiles_set_the_recipe():
     assert q.raw_codes.reshape(-1).tolist() == [0x7F, 0x7E]
     q = numref.quantize(np.uint32([0x48E00001]).view(np.float32), "f8e4m3fn", profile="torchao_mx_rceil")
     assert q.scales.reshape(-1).view(np.uint8).tolist() == [0x89] and q.raw_codes.reshape(-1).tolist() == [0x7E]
+    # microxcaling (test_recipe.cpp Microxcaling): amax 0x72FFFFFF -> floor(log2f) = 103, code 0xDE;
+    # 256 - 2^-16 -> 0x78; -2^-63 scales to -2^-158 = -0 in binary32 -> +0; the fake-quant output
+    # 256 * 2^95 = 2^103 = 0x73000000; a NaN block gives its first NaN quieted and positive
+    x = np.uint32([0x72FFFFFF, 0xA0000000]).view(np.float32)
+    q = numref.quantize(x, "f8e4m3fn", profile="microxcaling", fake_quant="f32")
+    assert q.scales.reshape(-1).view(np.uint8).tolist() == [0xDE] and q.raw_codes.reshape(-1).tolist() == [0x78, 0]
+    assert q.fake_quant.reshape(-1).view(np.uint32).tolist() == [0x73000000, 0]
+    q = numref.quantize(np.uint32([0x3F800000, 0xFFBB5C5D]).view(np.float32), "f8e4m3fn", profile="microxcaling",
+                        fake_quant="f32")
+    assert q.fake_quant.reshape(-1).view(np.uint32).tolist() == [0x7FFB5C5D, 0x7FFB5C5D]
     # partition and q_max override; the recipe's rule, knobs and amax policy may not be contradicted
     q = numref.quantize(np.float32([[1, 2], [4, 8]]), "f8e4m3fn", profile="te_float8_block", partition="rows")
     assert q.scales.reshape(-1).view(np.uint32).tolist() == [0x3C000000, 0x3D000000]  # P = 128 (448 / 2 = 224), 32 (448 / 8 = 56)
@@ -126,6 +136,6 @@ def test_q_max_and_recipe_knobs():
     with pytest.raises(ValueError, match="q_max"):
         numref.quantize(np.float32([1]), "f8e4m3fn", q_max=0.1)
     with pytest.raises(ValueError, match="scale_exp=log2f applies to"):
-        numref.quantize(np.float32([1]), "f8e4m3fn", scale="mx-floor", recipe="scale_exp=log2f")
+        numref.quantize(np.float32([1]), "f8e4m3fn", scale="mx-ceil", recipe="scale_exp=log2f")
     with pytest.raises(ValueError, match="recipe"):
         numref.quantize(np.float32([1]), "f8e4m3fn", recipe="zero_code=sometimes")

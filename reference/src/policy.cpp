@@ -227,6 +227,31 @@ constexpr Recipe kTeFloat8Current{"amax-recip", "tensor", "inf_block=one_scale",
 constexpr Recipe kTeFloat8Block{"pow2-recip", "block:1x128", "inf_block=one_scale",
                                 "TransformerEngine Float8BlockScaling quantize_transpose_*_blockwise (source-cited)", true};
 
+// §10.5 microxcaling (Microsoft's MX reference, mx/mx_ops.py _quantize_mx and mx/elemwise_ops.py
+// _quantize_elemwise_core, CPU path, round="nearest"; read at commit 3b429a84): shared exponent
+// floor(torch.log2(amax)) in binary32, amax 0 read as FP32_MIN_NORMAL, minus the element's emax,
+// clamped below at -127 (above: NaN, for a +Inf amax); A / 2^e in binary32; elements rounded
+// sign(q) * floor(|q| * 2^m + 0.5) / 2^m at the private exponent (ties away; torch.sign(±0) = 0,
+// so a zero quotient gives +0) and clamped to +-max_norm; then times 2^e in binary32. A NaN or
+// +-Inf element makes the shared exponent NaN: every output of the block is NaN — on torch's
+// scalar CPU kernels (ATEN_CPU_CAPABILITY=default) the first NaN of the block (torch.max keeps
+// it; x / 2^NaN keeps x's own NaN), quieted and positive (torch.abs in the rounding), or the
+// canonical NaN for a +-Inf block (shared_exp set to float("NaN")).
+Policy microxcaling_narrow() {
+  Policy p;
+  p.round = Round::rna;             // floor(|q| + 0.5)
+  p.overflow = Overflow::saturate;  // torch.clamp(out, -max_norm, max_norm)
+  p.int_range = IntRange::symmetric;     // int8: +-127 (max_norm = 127 / 64)
+  return p;
+}
+Policy microxcaling_wide() {
+  Policy p;
+  p.round = Round::rna;  // _quantize_elemwise_core, saturate_normals=False: > max_norm -> Inf
+  return p;
+}
+constexpr Recipe kMicroxcaling{"mx-floor", "block:1x32", "scale_exp=log2f nan_block=first_nan zero_sign=plus",
+                               "microxcaling mx/mx_ops.py _quantize_mx (CPU path, round=nearest; commit 3b429a84)"};
+
 const std::array<Profile, kProfileCount>& profiles() {
   static const std::array<Profile, kProfileCount> table = {{
       {ProfileId::ocp, "ocp",
@@ -281,6 +306,10 @@ const std::array<Profile, kProfileCount>& profiles() {
        "TransformerEngine Float8BlockScaling (tiles 1 x 128 / 128 x 128: power-of-two scale, scale_inv stored, "
        "satfinite)",
        cuda_narrow(Overflow::saturate), cuda_wide(), kCudaRules, &kTeFloat8Block},
+      {ProfileId::microxcaling, "microxcaling",
+       "microxcaling (Microsoft MX reference) _quantize_mx: floor(log2f(amax)) shared exponent, elements rounded "
+       "half away and clamped, a zero quotient gives +0",
+       microxcaling_narrow(), microxcaling_wide(), {}, &kMicroxcaling},
   }};
   return table;
 }

@@ -113,8 +113,12 @@ void check_recipe(const RecipeKnobs& k, ScaleRule rule) {
   if (k.mx_descale == MxDescale::divide && !rceil_f32) bad("recipe mx_descale=divide applies to mx-rceil-f32, not " + r);
   if (k.nan_scale != NanScale::canonical && scale_format(rule).id != FormatId::f32)
     bad("recipe nan_scale applies to the rules with binary32 scales, not " + r);
-  if (k.scale_exp == ScaleExp::log2f && !pow2 && !rceil)
-    bad("recipe scale_exp=log2f applies to the pow2, pow2-recip and mx-rceil rules, not " + r);
+  const bool floor_mx = rule_info(rule).mx == MxExponent::floor;
+  if (k.scale_exp == ScaleExp::log2f && !pow2 && !rceil && !floor_mx)
+    bad("recipe scale_exp=log2f applies to the pow2, pow2-recip, mx-floor and mx-rceil rules, not " + r);
+  if (k.scale_exp == ScaleExp::log2f && floor_mx &&
+      (k.amax_floor != AmaxFloor::none || k.inf_block == InfBlock::exponent || k.inf_block == InfBlock::max_code_zero))
+    bad("recipe scale_exp=log2f with mx-floor takes no amax_floor and inf_block poison or max_code (§16.11)");
   if (k.zero_code != ZeroCode::stored && !mx) bad("recipe zero_code applies to the mx-* rules, not " + r);
   if ((k.inf_block == InfBlock::exponent || k.inf_block == InfBlock::max_code ||
        k.inf_block == InfBlock::max_code_zero) && !mx)
@@ -125,9 +129,11 @@ void check_recipe(const RecipeKnobs& k, ScaleRule rule) {
   if (k.inf_block == InfBlock::zero_scale && !quotient) bad("recipe inf_block=zero_scale applies to the amax and pow2 rules, not " + r);
   if (k.inf_block == InfBlock::one_scale && !quotient && !pow2 && kind != ScaleKind::fp32_recip)
     bad("recipe inf_block=one_scale applies to the amax, amax-recip, pow2 and pow2-recip rules, not " + r);
-  if (k.nan_block != NanBlock::poison && !mx)
+  if (k.nan_block != NanBlock::poison && k.nan_block != NanBlock::first_nan && !mx)
     bad("recipe nan_block=" + std::string(recipe_words::nan_block[static_cast<int>(k.nan_block)]) +
         " applies to the mx-* rules, not " + r);
+  if (k.nan_block == NanBlock::first_nan && k.nan_scale != NanScale::canonical)
+    bad("recipe nan_block=first_nan and nan_scale=all_ones_tensor both name the NaN of a poisoned block");
 }
 
 Policy resolved_policy(const QuantizeSpec& spec) {
@@ -303,7 +309,9 @@ BlockScale Quantizer::block_scale(std::size_t b, Amax a) const {
       break;
     }
     case ScaleKind::mx: {  // §16
-      if (rk.scale_exp == ScaleExp::log2f && !a.poisoned())  // §16.8
+      if (rk.scale_exp == ScaleExp::log2f && !a.poisoned() && rule_info(spec_.rule).mx == MxExponent::floor)
+        s.stored = mx_floor_log2f_code(a.is_zero() ? 0u : a.f32, qmax_);  // §16.11
+      else if (rk.scale_exp == ScaleExp::log2f && !a.poisoned())  // §16.8
         s.stored = (a.is_zero() && !floored) ? 0x00u : mx_rceil_log2f_code(av, qmax_);
       else if (rk.mx_descale == MxDescale::divide && !a.poisoned())  // §16.10
         s.stored = (a.is_zero() && !floored) ? 0x00u : mx_rceil_div_code(av, qmax_);
@@ -333,18 +341,39 @@ namespace {
 class ElementQuantizer {
  public:
   ElementQuantizer(const Format& src, const Format& elem, ScaleApply apply, const Converter& to_elem,
-                   const Rounder& elem_round, const Rounder& f32_round, ElemNan elem_nan, bool f32_nan_scale)
+                   const Rounder& elem_round, const Rounder& f32_round, const RecipeKnobs& rk)
       : src_(src), elem_(elem), apply_(apply), to_elem_(to_elem), elem_round_(elem_round), f32_round_(f32_round),
-        special_(src.first_special_magnitude()), f32_nan_scale_(f32_nan_scale),
+        special_(src.first_special_magnitude()), f32_nan_scale_(rk.nan_scale != NanScale::canonical),
+        zero_plus_(rk.zero_sign == ZeroSign::plus), first_nan_(rk.nan_block == NanBlock::first_nan),
         // §19.9 elem_nan=half: the code of +1.5 in a format without NaN
-        half_(elem_nan == ElemNan::half && !elem.has_nan() && !elem.is_integer()
+        half_(rk.elem_nan == ElemNan::half && !elem.has_nan() && !elem.is_integer()
                   ? std::optional<std::uint32_t>(Rounder(elem, Policy{})(Exact{false, 3, -1, false}).bits)
                   : std::nullopt) {}
+
+  // §13.7 nan_block=first_nan: reads the first NaN element of block range `br` of x (in element
+  // order) before its elements are quantized; a no-op under the other nan_block values.
+  void begin_block(const TensorView& x, const BlockRange& br) {
+    block_nan_ = kF32NaN;
+    if (!first_nan_) return;
+    for (std::size_t i = br.r0; i < br.r1; ++i)
+      for (std::size_t j = br.c0; j < br.c1; ++j)
+        if (is_nan_code(x.code(i, j))) {
+          block_nan_ = quiet_abs(x.code(i, j));
+          return;
+        }
+  }
+  // The binary32 NaN that element code c of a poisoned block stands for (§13.3 canonical; §13.7
+  // first_nan: c's own NaN or the block's first, quieted and positive).
+  std::uint32_t poisoned_nan(std::uint32_t c) const {
+    if (!first_nan_) return kF32NaN;
+    return is_nan_code(c) ? quiet_abs(c) : block_nan_;
+  }
 
   // §19.2 one element: returns the element code and updates the counts.
   std::uint32_t quantize(std::uint32_t c, std::uint64_t r, const BlockScale& s, QuantizeStats& st) {
     if (s.poisoned) {  // §13.3 every element of a poisoned block quantizes as NaN (§13.8: the scale's)
       ++st.nan;
+      if (first_nan_) return convert(poisoned_nan(c), r);  // §13.7
       return convert(f32_nan_scale_ && f32_is_nan(s.stored) ? s.stored : kF32NaN, r);
     }
     const std::uint32_t mag = c & src_.mag_mask();
@@ -362,11 +391,13 @@ class ElementQuantizer {
       if (!nan_to_f32_) nan_to_f32_.emplace(src_, format(FormatId::f32), Policy{});
       return convert((*nan_to_f32_)(c).bits, r);
     }
+    // §19.10 zero_sign=plus: a scaled value that is ±0 in binary32 gives +0
+    const bool neg_zero = neg && !zero_plus_;
     if (s.action == ElemAction::zero) {  // §13.6 x * 0 = x / Inf = signed zero
       if (mag != 0) ++st.flushed;
-      return convert(neg ? 0x80000000u : 0u, r);
+      return convert(neg_zero ? 0x80000000u : 0u, r);
     }
-    if (mag == 0) return convert(neg ? 0x80000000u : 0u, r);  // ±0 (§6.6)
+    if (mag == 0) return convert(neg_zero ? 0x80000000u : 0u, r);  // ±0 (§6.6)
     const std::uint32_t ef = mag >> src_.man_bits;
     const std::uint32_t mf = mag & src_.man_mask();
     Exact v;
@@ -380,6 +411,7 @@ class ElementQuantizer {
     Result res;
     if (apply_ == ScaleApply::rn32) res = to_elem_(f32_round_(p).bits, r);  // finite: never NaN
     else res = elem_round_(p, r);
+    if (zero_plus_ && neg && (f32_round_(p).bits & 0x7FFFFFFFu) == 0) res.bits = convert(0u, r);  // §19.10
     if ((res.flags & kOverflow) || (elem_.is_integer() && (res.flags & kInvalid))) ++st.saturated;
     if (elem_.is_integer() ? res.bits == 0 : (res.bits & elem_.mag_mask()) == 0) ++st.flushed;
     return res.bits;
@@ -398,9 +430,22 @@ class ElementQuantizer {
     return to_elem_(y, r).bits;
   }
 
-  std::optional<Converter> nan_to_f32_;
+  bool is_nan_code(std::uint32_t c) const {
+    const std::uint32_t mag = c & src_.mag_mask();
+    return mag >= special_ && !src_.is_inf_magnitude(mag);
+  }
+  // A source NaN code widened to binary32 (§6.3 payload), quieted, sign cleared.
+  std::uint32_t quiet_abs(std::uint32_t c) const {
+    if (!nan_to_f32_) nan_to_f32_.emplace(src_, format(FormatId::f32), Policy{});
+    return ((*nan_to_f32_)(c).bits | 0x00400000u) & 0x7FFFFFFFu;
+  }
+
+  mutable std::optional<Converter> nan_to_f32_;
   std::uint32_t special_;  // §2.2 the source's first NaN / Inf magnitude
   bool f32_nan_scale_;     // §13.8 nan_scale: the stored binary32 NaN is the elements' NaN
+  bool zero_plus_;         // §19.10 zero_sign=plus
+  bool first_nan_;         // §13.7 nan_block=first_nan
+  std::uint32_t block_nan_ = kF32NaN;  // its NaN of the current block
   std::optional<std::uint32_t> half_;
 };
 
@@ -436,7 +481,8 @@ QuantizeStats Quantizer::quantize_block(const TensorView& x, std::size_t b, cons
     bad("the code array has " + std::to_string(codes.size()) + " entries for " + std::to_string(x.size()) + " elements");
   const BlockRange r = grid_.range(b);
   ElementQuantizer q(x.format(), *spec_.element, apply_, eng_->to_elem, eng_->elem_round, eng_->f32_round,
-                     spec_.recipe.elem_nan, spec_.recipe.nan_scale != NanScale::canonical);
+                     spec_.recipe);
+  if (s.poisoned) q.begin_block(x, r);
   QuantizeStats st;
   const std::size_t cols = x.cols();
   for (std::size_t i = r.r0; i < r.r1; ++i) {
@@ -455,16 +501,18 @@ QuantizeStats Quantizer::fake_quantize_block(const TensorView& x, std::size_t b,
   if (dst.size() != x.size()) bad("the output array does not have one entry per element");
   const BlockRange r = grid_.range(b);
   ElementQuantizer q(x.format(), *spec_.element, apply_, eng_->to_elem, eng_->elem_round, eng_->f32_round,
-                     spec_.recipe.elem_nan, spec_.recipe.nan_scale != NanScale::canonical);
+                     spec_.recipe);
   const ElementDequantizer dq(*spec_.element, eng_->code_to_f32, eng_->f32_round);
   const Converter to_out(format(FormatId::f32), out, spec_.wide);
+  if (s.poisoned) q.begin_block(x, r);
+  const bool own_nan = s.poisoned && spec_.recipe.nan_block == NanBlock::first_nan;  // §13.7
   QuantizeStats st;
   const std::size_t cols = x.cols();
   for (std::size_t i = r.r0; i < r.r1; ++i) {
     for (std::size_t j = r.c0; j < r.c1; ++j) {
       const std::size_t idx = i * cols + j;
       const std::uint32_t code = q.quantize(x.code(i, j), sr_ ? random[idx] : 0u, s, st);
-      dst[idx] = to_out(dq(code, s.poisoned, s.dequant)).bits;
+      dst[idx] = to_out(own_nan ? q.poisoned_nan(x.code(i, j)) : dq(code, s.poisoned, s.dequant)).bits;
     }
   }
   return st;
@@ -501,7 +549,7 @@ std::vector<QuantizeStats> Quantizer::quantize_all(const TensorView& x, std::spa
   // table entry: code | count bits << 8 (1 saturated, 2 flushed, 4 nan, 8 inf)
   std::vector<std::vector<std::uint16_t>> tables(table_of.size());
   ElementQuantizer q(src, *spec_.element, apply_, eng_->to_elem, eng_->elem_round, eng_->f32_round,
-                     spec_.recipe.elem_nan, spec_.recipe.nan_scale != NanScale::canonical);
+                     spec_.recipe);
   const std::size_t cols = x.cols();
   for (std::size_t b = 0; b < n; ++b) {
     const BlockScale& s = scales[b];

@@ -164,6 +164,15 @@ std::uint32_t mx_rceil_log2f_code(const Exact& v, const Exact& q_max) {
   return static_cast<std::uint32_t>(e + 127);
 }
 
+std::uint32_t mx_floor_log2f_code(std::uint32_t amax, const Exact& q_max) {
+  const std::uint32_t a = (amax & 0x7FFFFFFFu) == 0 ? 0x00800000u : amax & 0x7FFFFFFFu;  // 0 -> 2^-126
+  if (!f32_is_finite(a)) throw std::invalid_argument("mx_floor_log2f_code: amax is not finite");
+  long e = f32_floor(log2f_cr(a)) - mx_emax_elem(q_max);
+  if (e < -127) e = -127;
+  if (e > 127) e = 127;
+  return static_cast<std::uint32_t>(e + 127);
+}
+
 std::uint32_t mx_rceil_div_code(const Exact& v, const Exact& q_max) {
   const std::uint32_t d = rn32(exact_div(v, q_max));
   if (d == 0) return 0x00u;

@@ -1,5 +1,6 @@
 // numref tests — quantization-recipe knobs and the recipe profiles.   spec §10.5, §13.5 – §13.7,
-//                                                                     §15.2, §16.8, §16.9, §19.8, §19.9
+//                                                                     §15.2, §16.8, §16.9, §16.11, §19.8,
+//                                                                     §19.9, §19.10
 //
 // Every expected value is worked by hand in the comments (binary32 quotients checked with exact
 // fractions). Each case is chosen so that numref's default rule gives a different result: the
@@ -321,6 +322,69 @@ TEST(Recipe, TeFloat8Block) {
   EXPECT_THROW(run(zc, {kF32One}), std::invalid_argument);
 }
 
+// Fake-quantizes a 1 x n binary32 row with `spec` into binary32 (§19.6).
+std::vector<std::uint32_t> fq(const QuantizeSpec& spec, const std::vector<std::uint32_t>& x) {
+  std::vector<std::uint8_t> bytes(x.size() * 4);
+  std::memcpy(bytes.data(), x.data(), bytes.size());
+  const TensorView v = TensorView::vector(format(FormatId::f32), bytes.data(), x.size());
+  std::vector<std::uint32_t> out(x.size());
+  fake_quantize(v, spec, format(FormatId::f32), out);
+  return out;
+}
+
+// §10.5 microxcaling (mx/mx_ops.py _quantize_mx, CPU path): §16.11 floor(log2f(amax)), rna
+// elements clamped to max_norm, §19.10 zero_sign=plus, §13.7 nan_block=first_nan.
+TEST(Recipe, Microxcaling) {
+  const QuantizeSpec mx = prof(ProfileId::microxcaling);
+  EXPECT_EQ(mx.rule, ScaleRule::mx_floor);
+  // amax 0x72FFFFFF = 2^102 (2 - 2^-23): log2 = 103 - 8.6e-8, and binary32 near 103 has ulp
+  // 2^-17, so log2f = 103; e = 103 - emax 8 = 95, code 127 + 95 = 0xDE (§16.2 reads E = 102:
+  // 0xDD). x * 2^-95 = 256 - 2^-16 rounds to 256 = 0x78 (exponent field 15); -2^-63 * 2^-95 =
+  // -2^-158 is -0 in binary32, so +0 (keep: 0x80); -0 gives +0; 1 * 2^-95 rounds to +0.
+  const std::vector<std::uint32_t> a{0x72FFFFFFu, 0xA0000000u, 0x80000000u, kF32One};
+  const Out o = run(mx, a);
+  EXPECT_EQ(o.scales[0], 0xDEu);
+  EXPECT_EQ(o.codes, (std::vector<std::uint8_t>{0x78, 0x00, 0x00, 0x00}));
+  EXPECT_EQ(run(plain(ScaleRule::mx_floor), a).scales[0], 0xDDu);
+  QuantizeSpec keep = mx;
+  keep.recipe.zero_sign = ZeroSign::keep;
+  EXPECT_EQ(run(keep, a).codes, (std::vector<std::uint8_t>{0x78, 0x80, 0x80, 0x00}));
+  // fake-quant: 256 * 2^95 = 2^103 = 0x73000000 (microxcaling gives the same, measured)
+  EXPECT_EQ(fq(mx, a), (std::vector<std::uint32_t>{0x73000000u, 0u, 0u, 0u}));
+  // FLT_MAX = 2^127 (2 - 2^-23): log2 = 128 - 8.6e-8 rounds to 128 (ulp 2^-17 below 128):
+  // e = 120, code 0xF7; FLT_MAX * 2^-120 = 256 - 2^-16 rounds to 256 = 0x78, and 256 * 2^120 =
+  // 2^128 overflows to +Inf in the binary32 product. §16.2: e = 119, 512 - 2^-15 clamps to 448
+  // = 0x7E, 448 * 2^119 is finite (0x7F600000).
+  const std::vector<std::uint32_t> big{0x7F7FFFFFu, 0x40000000u};
+  EXPECT_EQ(run(mx, big).scales[0], 0xF7u);
+  EXPECT_EQ(run(mx, big).codes[0], 0x78u);
+  EXPECT_EQ(fq(mx, big)[0], kF32Inf);
+  QuantizeSpec bits = mx;
+  bits.recipe.scale_exp = ScaleExp::bits;
+  EXPECT_EQ(run(bits, big).scales[0], 0xF6u);
+  EXPECT_EQ(fq(bits, big)[0], 0x7F600000u);
+  // rna: amax 1 -> e = -8, code 0x77; 1 * 2^8 = 256 = 0x78. 0x3B880000 = 1.0625 * 2^-8 -> 1.0625, the tie between
+  // 1 (0x38) and 1.125 (0x39): away -> 0x39 (rne: 0x38); its negative -> 0xB9. 0x37A00000 =
+  // 1.25 * 2^-16 -> 5 * 2^-10, the subnormal tie between 2 * 2^-9 (0x02) and 3 * 2^-9 (0x03):
+  // away -> 0x03 (rne: 0x02).
+  const Out t = run(mx, {kF32One, 0x3B880000u, 0xBB880000u, 0x37A00000u});
+  EXPECT_EQ(t.scales[0], 0x77u);
+  EXPECT_EQ(t.codes, (std::vector<std::uint8_t>{0x78, 0x39, 0xB9, 0x03}));
+  // an all-zero block: amax 0 read as 2^-126, e = -134 clamped to -127: code 00; -0 -> +0
+  const Out z = run(mx, {0u, 0x80000000u});
+  EXPECT_EQ(z.scales[0], 0x00u);
+  EXPECT_EQ(z.codes, (std::vector<std::uint8_t>{0x00, 0x00}));
+  // §13.7 first_nan: the block's first NaN 0xFFBB5C5D (signalling, negative) quieted and made
+  // positive is every output's NaN, a NaN element keeps its own (0x7FC00002); code FF; the
+  // element codes are the e4m3 NaN 0x7F. An Inf block: the canonical NaN.
+  const std::vector<std::uint32_t> n{kF32One, 0xFFBB5C5Du, 0x7FC00002u};
+  EXPECT_EQ(run(mx, n).scales[0], 0xFFu);
+  EXPECT_EQ(run(mx, n).codes, (std::vector<std::uint8_t>{0x7F, 0x7F, 0x7F}));
+  EXPECT_EQ(fq(mx, n), (std::vector<std::uint32_t>{0x7FFB5C5Du, 0x7FFB5C5Du, 0x7FC00002u}));
+  EXPECT_EQ(fq(plain(ScaleRule::mx_floor), n), (std::vector<std::uint32_t>{kF32NaN, kF32NaN, kF32NaN}));
+  EXPECT_EQ(fq(mx, {0xFF800000u, kF32One}), (std::vector<std::uint32_t>{kF32NaN, kF32NaN}));
+}
+
 // §19.8 a knob outside the rules of its clause is an error.
 TEST(Recipe, KnobsOutsideTheirRulesAreRefused) {
   auto refused = [](ScaleRule r, std::string_view settings) {
@@ -328,7 +392,9 @@ TEST(Recipe, KnobsOutsideTheirRulesAreRefused) {
     EXPECT_FALSE(apply_recipe_settings(s.recipe, settings).has_value());
     EXPECT_THROW(Quantizer(s, 1, 4), std::invalid_argument) << settings;
   };
-  refused(ScaleRule::mx_floor, "scale_exp=log2f");
+  refused(ScaleRule::mx_ceil, "scale_exp=log2f");
+  refused(ScaleRule::mx_floor, "scale_exp=log2f inf_block=exponent");
+  refused(ScaleRule::mx_floor, "nan_block=first_nan nan_scale=all_ones_tensor");
   refused(ScaleRule::amax, "zero_code=one");
   refused(ScaleRule::amax, "inf_block=exponent");
   refused(ScaleRule::mx_floor, "inf_block=zero_scale");
@@ -345,7 +411,7 @@ TEST(Recipe, KnobsOutsideTheirRulesAreRefused) {
 TEST(Recipe, TextForm) {
   RecipeKnobs k;
   EXPECT_EQ(describe(k), "amax_floor=none scale_exp=bits zero_code=stored inf_block=poison nan_block=poison elem_nan=policy "
-                        "mx_descale=recip nan_scale=canonical");
+                        "mx_descale=recip nan_scale=canonical zero_sign=keep");
   ASSERT_FALSE(apply_recipe_settings(k, "zero_code=one inf_block=max_code").has_value());
   EXPECT_EQ(k.zero_code, ZeroCode::one);
   RecipeKnobs back;
@@ -369,7 +435,7 @@ TEST(Recipe, ProfileTableRecipesAreWellFormed) {
     EXPECT_NO_THROW(Quantizer(recipe_spec(p, E4M3), 4, 64)) << p.name;
     EXPECT_FALSE(p.recipe->source.empty());
   }
-  EXPECT_EQ(n, 10);  // torchao x 6, deepgemm, te_mxfp8, te_float8_current, te_float8_block
+  EXPECT_EQ(n, 11);  // torchao x 6, deepgemm, te_mxfp8, te_float8_current, te_float8_block, microxcaling
 }
 
 }  // namespace

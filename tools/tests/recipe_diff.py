@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Differential test: `numref quantize --profile P` against the torchao recipe that P names.
 
-spec §10.5 (recipe profiles), §13.5 – §13.7, §16.8, §16.9, §19.8, §19.9; docs/profiles.md.
+spec §10.5 (recipe profiles), §13.5 – §13.7, §16.8, §16.9, §16.11, §19.8 – §19.10; docs/profiles.md.
 
 usage: recipe_diff.py NUMREF [--blocks N] [--profiles a,b,...] [--formats f,g,...] [--record F.npz | --replay F.npz]
+                      [--microxcaling DIR] [--nan-payloads shared|distinct] [--library TEXT]
   NUMREF: the numref CLI.  --blocks N: blocks per (profile, element format) (default 100 000).
   Profiles: torchao_mx_floor, torchao_mx_ceil, torchao_mx_even, torchao_mx_rceil (torchao 0.18
   prototype.mx_formats.mx_tensor.to_mx, block 32, CPU eager) with the element formats f8e4m3fn,
@@ -19,6 +20,15 @@ q_max * 2^k for every element format, amax near FLT_MAX, amax at 2^k +- ulps. Ev
 and every element code must be equal, NaN bits included. Prints one line per (profile, format)
 and exits 1 on any difference (listing the first), 0 when there is none. A missing torchao is
 a failure, never a skip: install it with NUMREF_PEERS=1 scripts/setup.sh.
+
+Profile microxcaling (not in the default --profiles): microxcaling's mx/mx_ops.py _quantize_mx
+(CPU path, scale_bits 8, block 32 along the last axis, round "nearest") from a checkout named by
+--microxcaling DIR (it is not on PyPI), against `numref quantize --profile microxcaling
+--fake-quant f32`: microxcaling returns fake-quantized binary32 values, so those are compared,
+NaN bits included. Run it with ATEN_CPU_CAPABILITY=default (torch's scalar kernels: the profile's
+NaN rule, spec §13.7 first_nan) and --nan-payloads shared (NaNs with payloads, both signs, quiet
+and signalling). --nan-payloads distinct gives every NaN its own payload; where two NaNs meet in
+one operation IEEE 754 leaves open which one results, and the report counts those separately.
 
 --record F.npz writes torchao's scales and codes of every check (and the seed, block count,
 the inputs' sha256, the torch / torchao versions) to a new file; --replay F.npz compares numref
@@ -41,11 +51,16 @@ FMT_QMAX = {"f8e4m3fn": 448.0, "f8e5m2": 57344.0, "f6e2m3fn": 7.5, "f6e3m2fn": 2
 MX_PROFILES = {"torchao_mx_floor": "FLOOR", "torchao_mx_ceil": "CEIL", "torchao_mx_even": "EVEN",
                "torchao_mx_rceil": "RCEIL"}
 F8_PROFILES = {"torchao_float8": False, "torchao_float8_pow2": True}
+# microxcaling's element format names; its _quantize_mx returns the fake-quantized binary32 tensor
+MX_REF_FORMATS = {"f8e4m3fn": "fp8_e4m3", "f8e5m2": "fp8_e5m2", "f6e2m3fn": "fp6_e2m3", "f6e3m2fn": "fp6_e3m2",
+                  "f4e2m1fn": "fp4_e2m1", "int8": "int8"}
 BLOCK = 32
 
 
-def make_blocks(n, seed):
-    """n x 32 binary32 bit patterns (uint32)."""
+def make_blocks(n, seed, nan_payloads=""):
+    """n x 32 binary32 bit patterns (uint32). nan_payloads "shared": the NaNs of each NaN block
+    then get one random payload, each NaN its own sign and quiet bit, and one NaN block in eight a
+    second NaN; "distinct": every NaN its own random payload."""
     rng = np.random.default_rng(seed)
     out = np.zeros((n, BLOCK), dtype=np.uint32)
     kinds = rng.choice(10, size=n, p=[0.30, 0.10, 0.05, 0.06, 0.06, 0.02, 0.08, 0.20, 0.05, 0.08])
@@ -88,6 +103,20 @@ def make_blocks(n, seed):
     out[0] = 0
     out[1, :] = 0x48E00001  # the issue's RCEIL example: amax 448 * 2^10 * (1 + 2^-23)
     out[2, :] = 0x497FFFFF  # pow2 example for float8 (scale near 2^20 for small amax)
+    if nan_payloads:  # a generator of its own: the blocks above stay those of the recordings
+        g = np.random.default_rng(seed + 1)
+        for i in range(n):
+            nans = np.nonzero(((out[i] & 0x7F800000) == 0x7F800000) & ((out[i] & 0x007FFFFF) != 0))[0]
+            if nans.size == 0:
+                continue
+            if g.random() < 0.125:
+                nans = np.append(nans, g.integers(0, BLOCK))
+            payload = int(g.integers(1, 0x00400000))
+            for j in nans:
+                if nan_payloads == "distinct":
+                    payload = int(g.integers(1, 0x00400000))
+                quiet = int(g.integers(0, 2)) << 22
+                out[i, j] = (int(g.integers(0, 2)) << 31) | 0x7F800000 | quiet | payload
     return out
 
 
@@ -139,6 +168,16 @@ def torchao_float8_tensorwise(x_bits, fmt, pow2):
     return scale.view(torch.int32).numpy().reshape(-1).astype(np.uint32), torch_codes(data, fmt).reshape(-1)
 
 
+def microxcaling_mx(x_bits, fmt):
+    """microxcaling's _quantize_mx (CPU path, scale_bits 8, block 32 along the last axis, round
+    "nearest"): no scales (it returns values), the fake-quantized binary32 bits."""
+    import torch
+    from mx.mx_ops import _quantize_mx
+    x = torch.from_numpy(x_bits.view(np.float32).copy())
+    y = _quantize_mx(x, 8, MX_REF_FORMATS[fmt], axes=[-1], block_size=BLOCK, round="nearest")
+    return np.zeros(0, dtype=np.uint32), y.numpy().view(np.uint32).reshape(-1).copy()
+
+
 def numref_run(numref, x_bits, fmt, prof, extra, tmp):
     inp = os.path.join(tmp, "x.npy")
     np.save(inp, x_bits.view(np.float32))
@@ -146,11 +185,16 @@ def numref_run(numref, x_bits, fmt, prof, extra, tmp):
     for suffix in (".codes.npy", ".scales.npy"):
         if os.path.exists(prefix + suffix):
             os.remove(prefix + suffix)
+    fq = prof == "microxcaling"  # compared on the fake-quantized values
+    if fq and os.path.exists(prefix + ".fakequant.npy"):
+        os.remove(prefix + ".fakequant.npy")
     cmd = [numref, "quantize", "--input", inp, "--format", fmt, "--profile", prof, "--out", prefix,
-           "--max-blocks", "0"] + extra
+           "--max-blocks", "0"] + (["--fake-quant", "f32"] if fq else []) + extra
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"numref failed ({r.returncode}): {' '.join(cmd)}\n{r.stderr}")
+    if fq:
+        return np.zeros(0, dtype=np.uint32), np.load(prefix + ".fakequant.npy").view(np.uint32).reshape(-1)
     codes = np.load(prefix + ".codes.npy").reshape(-1)
     s = np.load(prefix + ".scales.npy")
     scales = (s.view(np.uint32) if s.dtype == np.float32 else s.astype(np.uint32)).reshape(-1)
@@ -161,14 +205,28 @@ def compare(name, x_bits, got, want):
     (gs, gc), (ws, wc) = got, want
     bad_s = np.nonzero(gs != ws)[0]
     bad_c = np.nonzero(gc != wc)[0]
+    what = "values" if gc.dtype == np.uint32 else "codes"
     print(f"{name}: {x_bits.shape[0]} blocks, {gc.size} elements: {bad_s.size} differing scales, "
-          f"{bad_c.size} differing codes")
+          f"{bad_c.size} differing {what}")
     for b in bad_s[:5]:
-        print(f"  block {b}: scale numref {gs[b]:#x} torchao {ws[b]:#x}; amax bits "
+        print(f"  block {b}: scale numref {gs[b]:#x} library {ws[b]:#x}; amax bits "
               f"{max(int(v) & 0x7FFFFFFF for v in x_bits[b]):#010x}")
+    if what == "values" and bad_c.size:
+        # IEEE 754 §6.2.3 leaves open which NaN an operation on two NaNs returns: count the
+        # differing values where the library returned another NaN of the same block
+        flat = x_bits.reshape(-1)
+        other = 0
+        for i in bad_c:
+            b = i // x_bits.shape[1]
+            blk = x_bits[b]
+            nans = {(int(v) | 0x00400000) & 0x7FFFFFFF for v in blk
+                    if (v & 0x7F800000) == 0x7F800000 and (v & 0x007FFFFF) != 0}
+            own = (int(flat[i]) | 0x00400000) & 0x7FFFFFFF
+            other += int(int(wc[i]) in nans and int(wc[i]) != own and gc[i] == own)
+        print(f"  of which {other} are a NaN element given another NaN of its block (two NaN operands)")
     for i in bad_c[:5]:
         b = i // x_bits.shape[1]
-        print(f"  element {i} (block {b}) x={int(x_bits.reshape(-1)[i]):#010x}: numref {gc[i]:#x} torchao {wc[i]:#x}")
+        print(f"  element {i} (block {b}) x={int(x_bits.reshape(-1)[i]):#010x}: numref {gc[i]:#x} library {wc[i]:#x}")
     return bad_s.size + bad_c.size
 
 
@@ -189,6 +247,8 @@ def torchao_checks(x, profiles, formats):
                     xt = x[t * 16:(t + 1) * 16]
                     out.append((f"{prof} {fmt} tensorwise {t}", xt, (prof, fmt),
                                 torchao_float8_tensorwise(xt, fmt, F8_PROFILES[prof])))
+            elif prof == "microxcaling":
+                out.append((f"{prof} {fmt}", x, (prof, fmt), microxcaling_mx(x, fmt)))
             else:
                 sys.exit(f"recipe_diff: unknown profile {prof}")
     return out
@@ -203,7 +263,15 @@ def main():
     ap.add_argument("--seed", type=int, default=20261126)
     ap.add_argument("--record", default="", help="also write torchao's outputs to this .npz (a new file)")
     ap.add_argument("--replay", default="", help="compare with the torchao outputs recorded in this .npz (no torch)")
+    ap.add_argument("--microxcaling", default="", metavar="DIR",
+                    help="a microxcaling checkout (the directory holding its mx package): profile microxcaling")
+    ap.add_argument("--library", default="", help="with --record: the peer's version text to record "
+                    "(default: the torch / torchao versions; required for microxcaling, e.g. its commit)")
+    ap.add_argument("--nan-payloads", choices=["shared", "distinct"], default="",
+                    help="NaNs with random payloads (one per block, or one per NaN) and signs, quiet and "
+                    "signalling (microxcaling)")
     a = ap.parse_args()
+    profiles = a.profiles.split(",")
     if a.record and a.replay:
         sys.exit("recipe_diff: --record and --replay exclude each other")
     if a.replay:
@@ -214,13 +282,13 @@ def main():
         except (OSError, ValueError, KeyError) as e:
             print(f"recipe_diff: --replay {a.replay}: {e}", file=sys.stderr)
             return 2
-        x = make_blocks(meta["blocks"], meta["seed"])
+        x = make_blocks(meta["blocks"], meta["seed"], meta.get("nan_payloads", ""))
         if hashlib.sha256(x.tobytes()).hexdigest() != meta["x_sha256"]:
             print(f"recipe_diff: --replay {a.replay}: this NumPy generates other input blocks than the "
                   "recording (sha256 differs); record again with NUMREF_PEERS=1", file=sys.stderr)
             return 2
-        print(f"replaying torch {meta['torch']}, torchao {meta['torchao']} ({meta['date']}): "
-              f"{meta['blocks']} blocks, seed {meta['seed']}")
+        lib = meta.get("library") or f"torch {meta['torch']}, torchao {meta['torchao']}"
+        print(f"replaying {lib} ({meta['date']}): {meta['blocks']} blocks, seed {meta['seed']}")
         checks = []
         for i, c in enumerate(meta["checks"]):
             rows = slice(c["rows"][0], c["rows"][1])
@@ -228,13 +296,24 @@ def main():
     else:
         try:
             import torch
-            import torchao
+            if any(p != "microxcaling" for p in profiles):
+                import torchao
         except ImportError as e:
             sys.exit(f"recipe_diff: {e}: install torch and torchao 0.18 (NUMREF_PEERS=1 scripts/setup.sh)")
+        if "microxcaling" in profiles:
+            # not on PyPI: a checkout (github.com/microsoft/microxcaling) named by --microxcaling
+            if not a.microxcaling or not os.path.isfile(os.path.join(a.microxcaling, "mx", "mx_ops.py")):
+                print("recipe_diff: profile microxcaling needs --microxcaling DIR, a directory with "
+                      "mx/mx_ops.py (a microxcaling checkout)", file=sys.stderr)
+                return 2
+            sys.path.insert(0, os.path.abspath(a.microxcaling))
+            if a.record and not a.library:
+                print("recipe_diff: --record with microxcaling needs --library (its commit)", file=sys.stderr)
+                return 2
         if a.record and os.path.exists(a.record):
             sys.exit(f"recipe_diff: --record {a.record} exists (not overwritten)")
-        x = make_blocks(a.blocks, a.seed)
-        checks = torchao_checks(x, a.profiles.split(","), a.formats.split(","))
+        x = make_blocks(a.blocks, a.seed, a.nan_payloads)
+        checks = torchao_checks(x, profiles, a.formats.split(","))
     total = compared = 0
     with tempfile.TemporaryDirectory() as tmp:
         for name, xs, args, want in checks:
@@ -244,13 +323,19 @@ def main():
     if a.record:
         from importlib.metadata import version
         meta = {"seed": a.seed, "blocks": a.blocks, "x_sha256": hashlib.sha256(x.tobytes()).hexdigest(),
-                "torch": torch.__version__, "torchao": version("torchao"), "date": time.strftime("%Y-%m-%d"),
-                "checks": []}
+                "torch": torch.__version__, "date": time.strftime("%Y-%m-%d"), "checks": [],
+                "nan_payloads": a.nan_payloads, "aten_cpu_capability": torch.backends.cpu.get_cpu_capability()}
+        if any(p != "microxcaling" for p in profiles):
+            meta["torchao"] = version("torchao")
+        if a.library:
+            meta["library"] = f"{a.library} (torch {torch.__version__})"
         arrays = {}
         for i, (name, xs, args, want) in enumerate(checks):
             r0 = int((xs.__array_interface__["data"][0] - x.__array_interface__["data"][0]) // x.strides[0])
             meta["checks"].append({"name": name, "args": list(args), "rows": [r0, r0 + xs.shape[0]]})
-            arrays[f"s{i}"], arrays[f"c{i}"] = want[0].astype(np.uint32), want[1].astype(np.uint8)
+            # codes as bytes; microxcaling's fake-quantized values as binary32 bits
+            arrays[f"s{i}"] = want[0].astype(np.uint32)
+            arrays[f"c{i}"] = want[1].astype(np.uint32 if want[1].dtype == np.uint32 else np.uint8)
         tmpf = a.record + ".tmp.npz"
         np.savez_compressed(tmpf, meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8), **arrays)
         os.replace(tmpf, a.record)

@@ -151,7 +151,8 @@ enum class AmaxFloor : std::uint8_t {
 };
 enum class ScaleExp : std::uint8_t {
   bits,   // §15 / §16.5: exponents read exactly from the bits / the exact quotient
-  log2f,  // §16.8: pow2 = 2^floor(log2f(S)); mx-rceil: e = ceil(log2f(RN32(amax / q_max)))
+  log2f,  // §16.8: pow2 = 2^floor(log2f(S)); mx-rceil: e = ceil(log2f(RN32(amax / q_max)));
+          // §16.11 mx-floor: e = floor(log2f(amax)) - emax_elem (amax 0 read as 2^-126)
 };
 enum class ZeroCode : std::uint8_t {
   stored,      // §16.9 code 00 quantizes with its value X = 2^-127
@@ -170,6 +171,8 @@ enum class NanBlock : std::uint8_t {
   poison,       // §13.3 default: every element converts the canonical NaN
   inf_divisor,  // §13.7 MX code FF, elements divided by X = +Inf (torchao FLOOR / CEIL / EVEN)
   max_code,     // MX: code FE, X = 2^127 (DeepGEMM ceil_to_ue8m0: NaN exponent 255 + 1, clamped to 254)
+  first_nan,    // poisoned, but the elements convert the block's first NaN element (a NaN element
+                // its own NaN), quieted and positive (microxcaling on torch's scalar kernels)
 };
 enum class NanScale : std::uint8_t {
   canonical,        // §13.8 a poisoned binary32 scale is 0x7FC00000 and its elements convert it
@@ -185,6 +188,11 @@ enum class ElemNan : std::uint8_t {
   policy,  // §19.9 a NaN reaching a format without NaN follows §6.4 (nan_to_finite)
   half,    // it becomes ±1.5 with the NaN's sign (torchao _f32_to_floatx_unpacked, quiet NaN)
 };
+enum class ZeroSign : std::uint8_t {
+  keep,  // §19.10 a zero element keeps the sign of x (§6.6)
+  plus,  // an element whose scaled value RN32(x * F) is ±0 becomes +0 (microxcaling:
+         // sign(q) * floor(|q| + 0.5) with torch.sign(±0) = 0; -0 inputs, binary32 underflow)
+};
 struct RecipeKnobs {
   AmaxFloor amax_floor = AmaxFloor::none;
   ScaleExp scale_exp = ScaleExp::bits;
@@ -194,6 +202,7 @@ struct RecipeKnobs {
   ElemNan elem_nan = ElemNan::policy;
   MxDescale mx_descale = MxDescale::recip;
   NanScale nan_scale = NanScale::canonical;
+  ZeroSign zero_sign = ZeroSign::keep;
   friend bool operator==(const RecipeKnobs&, const RecipeKnobs&) = default;
 };
 namespace recipe_words {
@@ -202,10 +211,11 @@ inline constexpr std::string_view scale_exp[] = {"bits", "log2f"};
 inline constexpr std::string_view zero_code[] = {"stored", "min_normal", "one"};
 inline constexpr std::string_view inf_block[] = {"poison", "exponent", "max_code", "zero_scale", "max_code_zero",
                                                  "one_scale"};
-inline constexpr std::string_view nan_block[] = {"poison", "inf_divisor", "max_code"};
+inline constexpr std::string_view nan_block[] = {"poison", "inf_divisor", "max_code", "first_nan"};
 inline constexpr std::string_view mx_descale[] = {"recip", "divide"};
 inline constexpr std::string_view nan_scale[] = {"canonical", "all_ones_tensor"};
 inline constexpr std::string_view elem_nan[] = {"policy", "half"};
+inline constexpr std::string_view zero_sign[] = {"keep", "plus"};
 }  // namespace recipe_words
 // (an alias, not `T RecipeKnobs::*member;`: nvcc's front end re-emits that declaration with
 // parentheses, which g++ then flags under -Werror=parentheses in the CUDA build)
@@ -226,7 +236,8 @@ inline constexpr auto kRecipeKnobs = std::make_tuple(
     RecipeKnob<NanBlock>{"nan_block", &RecipeKnobs::nan_block, recipe_words::nan_block, "§13.7"},
     RecipeKnob<ElemNan>{"elem_nan", &RecipeKnobs::elem_nan, recipe_words::elem_nan, "§19.9"},
     RecipeKnob<MxDescale>{"mx_descale", &RecipeKnobs::mx_descale, recipe_words::mx_descale, "§16.10"},
-    RecipeKnob<NanScale>{"nan_scale", &RecipeKnobs::nan_scale, recipe_words::nan_scale, "§13.8"});
+    RecipeKnob<NanScale>{"nan_scale", &RecipeKnobs::nan_scale, recipe_words::nan_scale, "§13.8"},
+    RecipeKnob<ZeroSign>{"zero_sign", &RecipeKnobs::zero_sign, recipe_words::zero_sign, "§19.10"});
 // "amax_floor=none scale_exp=bits ..." (every knob, table order).
 std::string describe(const RecipeKnobs& k);
 // The settings of k that differ from base, in table order ("zero_code=one inf_block=max_code"); "" if none.
@@ -263,9 +274,9 @@ enum class ProfileId : std::uint8_t {
   // element profiles added later (numbers of §31.3 kept)
   gfloat, gfloat_sat,
   // recipe profiles added later
-  te_float8_current, te_float8_block,
+  te_float8_current, te_float8_block, microxcaling,
 };
-inline constexpr int kProfileCount = 20;
+inline constexpr int kProfileCount = 21;
 
 // §10.4 One (source, target) rule of a profile: `from` and `to` are space-separated format
 // names ("*" = any format); `settings` are §10.2 "key=word" settings applied, in rule order,

@@ -262,6 +262,11 @@ std::uint32_t mx_scale_code_of(ScaleRule rule, const Exact& v, const Exact& q_ma
 // ceil_to_ue8m0): d = RN32(v / q_max), e = ceil(log2f_cr(d)) clamped to [-127, 127];
 // d = 0 gives code 00 (log2 0 = -Inf). v > 0 (the amax, or its floor §13.5).
 std::uint32_t mx_rceil_log2f_code(const Exact& v, const Exact& q_max);
+// §16.11 FLOOR "as binary32 log2f would" (scale_exp=log2f with mx-floor; microxcaling
+// _shared_exponents): e = floor(log2f_cr(a)) - emax_elem clamped to [-127, 127], where a is the
+// binary32 amax and an amax of 0 is read as 2^-126 (FP32_MIN_NORMAL). Differs from §16.2 just
+// below a power of two, where log2f rounds up (amax FLT_MAX: e = 128 - emax_elem).
+std::uint32_t mx_floor_log2f_code(std::uint32_t amax, const Exact& q_max);
 // §16.10 mx-rceil-f32 with mx_descale=divide (DeepGEMM ceil_to_ue8m0): d = RN32(v / q_max),
 // e = E(d) + 1 unless d is a power of two, clamped to [-127, 127]; d = 0 gives 00.
 std::uint32_t mx_rceil_div_code(const Exact& v, const Exact& q_max);

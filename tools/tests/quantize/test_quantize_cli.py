@@ -207,9 +207,19 @@ def main():
     check("contradicts --profile" in p.stderr, f"--recipe vs profile: {p.stderr}")
     p = run("--input", P("rc.npy"), "--format", "f8e4m3fn", "--recipe", "zero_code=sometimes", expect=2)
     check("bad value 'sometimes' for recipe key 'zero_code'" in p.stderr, f"--recipe bad word: {p.stderr}")
-    p = run("--input", P("rc.npy"), "--format", "f8e4m3fn", "--scale", "mx-floor", "--recipe", "scale_exp=log2f",
+    p = run("--input", P("rc.npy"), "--format", "f8e4m3fn", "--scale", "mx-ceil", "--recipe", "scale_exp=log2f",
             expect=2)
-    check("scale_exp=log2f applies to the pow2, pow2-recip and mx-rceil rules" in p.stderr, f"knob outside its rules: {p.stderr}")
+    check("scale_exp=log2f applies to the pow2, pow2-recip, mx-floor and mx-rceil rules" in p.stderr,
+          f"knob outside its rules: {p.stderr}")
+    # microxcaling (test_recipe.cpp Microxcaling): amax 0x72FFFFFF -> log2f 103, code 0xDE; the
+    # element 256 - 2^-16 -> 0x78; -2^-63 scales to -2^-158, -0 in binary32 -> +0; fake-quant
+    # 256 * 2^95 = 2^103 = 0x73000000
+    np.save(P("mx.npy"), np.array([0x72FFFFFF, 0xA0000000], dtype=np.uint32).view(np.float32))
+    run("--input", P("mx.npy"), "--format", "f8e4m3fn", "--profile", "microxcaling", "--out", P("mx"),
+        "--fake-quant", "f32")
+    check(np.load(P("mx.scales.npy")).tolist() == [[0xDE]], "microxcaling scale 0xDE")
+    check(np.load(P("mx.codes.npy")).tolist() == [0x78, 0x00], "microxcaling codes 78 00")
+    check(np.load(P("mx.fakequant.npy")).view(np.uint32).tolist() == [0x73000000, 0], "microxcaling fake-quant")
     # te_mxfp8 ignores NaN in the amax (fmaxf): [NaN, 448] -> code 0x7F (test_recipe.cpp TeMxfp8);
     # an explicit --amax-nan that differs from the recipe is refused
     np.save(P("te.npy"), np.array([np.nan, 448], dtype=np.float32))

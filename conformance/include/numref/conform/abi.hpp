@@ -120,8 +120,9 @@ static_assert(NUMREF_PROFILE_TORCHAO_MX_FLOOR == static_cast<int>(ProfileId::tor
 static_assert(NUMREF_PROFILE_GFLOAT == static_cast<int>(ProfileId::gfloat) &&
               NUMREF_PROFILE_GFLOAT_SAT == static_cast<int>(ProfileId::gfloat_sat) &&
               NUMREF_PROFILE_TE_FLOAT8_CURRENT == static_cast<int>(ProfileId::te_float8_current) &&
-              NUMREF_PROFILE_TE_FLOAT8_BLOCK == static_cast<int>(ProfileId::te_float8_block));
-static_assert(kProfileCount == 20, "a new profile needs its NUMREF_PROFILE_* define in backend.h and a pin here");
+              NUMREF_PROFILE_TE_FLOAT8_BLOCK == static_cast<int>(ProfileId::te_float8_block) &&
+              NUMREF_PROFILE_MICROXCALING == static_cast<int>(ProfileId::microxcaling));
+static_assert(kProfileCount == 21, "a new profile needs its NUMREF_PROFILE_* define in backend.h and a pin here");
 
 // The profile whose policy for target `to` equals p exactly (first in table order),
 // or NUMREF_PROFILE_NONE. With `from`, the policy of the cast from -> to (§10.4 rules).
@@ -175,7 +176,8 @@ namespace detail {
 // The numref_recipe field of every row of numref::kRecipeKnobs, in table order.
 inline constexpr std::uint8_t numref_recipe::*kCRecipeFields[] = {
     &numref_recipe::amax_floor, &numref_recipe::scale_exp, &numref_recipe::zero_code, &numref_recipe::inf_block,
-    &numref_recipe::nan_block,  &numref_recipe::elem_nan,  &numref_recipe::mx_descale, &numref_recipe::nan_scale};
+    &numref_recipe::nan_block,  &numref_recipe::elem_nan,  &numref_recipe::mx_descale, &numref_recipe::nan_scale,
+    &numref_recipe::zero_sign};
 static_assert(std::size(kCRecipeFields) == std::tuple_size_v<decltype(kRecipeKnobs)>, "one numref_recipe field per knob");
 // The row of kRecipeKnobs for enum E.
 template <class E>
@@ -215,7 +217,8 @@ static_assert(detail::recipe_pinned(InfBlock::poison, NUMREF_INF_BLOCK_POISON, "
 static_assert(detail::recipe_pinned(NanBlock::poison, NUMREF_NAN_BLOCK_POISON, "poison") &&
               detail::recipe_pinned(NanBlock::inf_divisor, NUMREF_NAN_BLOCK_INF_DIVISOR, "inf_divisor") &&
               detail::recipe_pinned(NanBlock::max_code, NUMREF_NAN_BLOCK_MAX_CODE, "max_code") &&
-              detail::recipe_knob<NanBlock>().words.size() == 3);
+              detail::recipe_pinned(NanBlock::first_nan, NUMREF_NAN_BLOCK_FIRST_NAN, "first_nan") &&
+              detail::recipe_knob<NanBlock>().words.size() == 4);
 static_assert(detail::recipe_pinned(ElemNan::policy, NUMREF_ELEM_NAN_POLICY, "policy") &&
               detail::recipe_pinned(ElemNan::half, NUMREF_ELEM_NAN_HALF, "half") &&
               detail::recipe_knob<ElemNan>().words.size() == 2);
@@ -225,6 +228,9 @@ static_assert(detail::recipe_pinned(MxDescale::recip, NUMREF_MX_DESCALE_RECIP, "
 static_assert(detail::recipe_pinned(NanScale::canonical, NUMREF_NAN_SCALE_CANONICAL, "canonical") &&
               detail::recipe_pinned(NanScale::all_ones_tensor, NUMREF_NAN_SCALE_ALL_ONES_TENSOR, "all_ones_tensor") &&
               detail::recipe_knob<NanScale>().words.size() == 2);
+static_assert(detail::recipe_pinned(ZeroSign::keep, NUMREF_ZERO_SIGN_KEEP, "keep") &&
+              detail::recipe_pinned(ZeroSign::plus, NUMREF_ZERO_SIGN_PLUS, "plus") &&
+              detail::recipe_knob<ZeroSign>().words.size() == 2);
 static_assert(sizeof(numref_recipe::reserved) + std::size(detail::kCRecipeFields) == 16,
               "numref_recipe keeps 16 knob bytes: a new knob takes a reserved byte");
 
