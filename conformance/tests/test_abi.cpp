@@ -240,6 +240,7 @@ TEST(Abi, ProfilesMapToTheirIds) {  // §10.1, §31.3 c_profile: the first profi
       {ProfileId::te_float8_block, NUMREF_PROFILE_CUDA_SATFINITE, NUMREF_PROFILE_CUDA_SATFINITE},
       // microxcaling rounds ties away (rna) on both widths: no other profile does
       {ProfileId::microxcaling, NUMREF_PROFILE_MICROXCALING, NUMREF_PROFILE_MICROXCALING},
+      {ProfileId::torchao_float8_inference, NUMREF_PROFILE_TORCHAO_MX_FLOOR, NUMREF_PROFILE_OCP},
   };
   ASSERT_EQ(std::size(want), std::size_t(kProfileCount));
   for (const auto& w : want) {

@@ -444,7 +444,8 @@ TEST(TensorRecipe, TextCarriesTheRecipeAndQmax) {
   const auto p = parse(Kind::quantize, base);
   // torchao_mx_rceil (policy.cpp): scale_exp=log2f zero_code=one inf_block=max_code elem_nan=half
   EXPECT_NE(p->text().find("amax_floor=none scale_exp=log2f zero_code=one inf_block=max_code nan_block=poison "
-                           "elem_nan=half mx_descale=recip nan_scale=canonical zero_sign=keep apply=rn32 "
+                           "elem_nan=half mx_descale=recip nan_scale=canonical zero_sign=keep scale_round=f32 "
+                           "zero_divisor=raise apply=rn32 "
                            "profile=torchao_mx_rceil"),
             std::string::npos)
       << p->text();

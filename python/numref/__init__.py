@@ -333,13 +333,13 @@ def quantize(x, fmt: str, *, partition: str | None = None, scale: str | None = N
                groups.
     amax_nan, amax_inf  propagate (default: poisons the block) | ignore (§13.2).
     recipe     recipe knobs "key=word ..." (§19.8: amax_floor, scale_exp, zero_code, inf_block,
-               nan_block, elem_nan, mx_descale, nan_scale, zero_sign).
+               nan_block, elem_nan, mx_descale, nan_scale, zero_sign, scale_round, zero_divisor).
     q_max      an explicit q_max (§14.4): a number that is exactly a binary32 value.
     apply      rn32 | fused (§19.2); dequant  divide | reciprocal (§19.3).
     profile, policy, **knobs  the element policy as in ``cast``; without profile, policy or
                overflow it is the ocp narrow policy with overflow="saturate" (§19.1). The profile's
                wide policy (default ocp) decodes NaN codes and makes the fake-quant output. A profile
-               with a quantization recipe (§10.5: torchao_mx_floor, ..., te_float8_block, microxcaling;
+               with a quantization recipe (§10.5: torchao_mx_floor, ..., te_float8_block, microxcaling, torchao_float8_inference;
                ``numref.profiles()``) also sets the rule, partition, recipe knobs and amax policy,
                as ``numref quantize --profile`` does: ``partition`` and ``q_max`` override it, a
                ``scale``, ``recipe``, ``amax_nan`` or ``amax_inf`` that differs is a ValueError.

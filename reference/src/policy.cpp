@@ -252,6 +252,19 @@ Policy microxcaling_wide() {
 constexpr Recipe kMicroxcaling{"mx-floor", "block:1x32", "scale_exp=log2f nan_block=first_nan zero_sign=plus",
                                "microxcaling mx/mx_ops.py _quantize_mx (CPU path, round=nearest; commit 3b429a84)"};
 
+// §10.5 torchao 0.18 float8 inference (quantization/quantize_/workflows/float8/float8_tensor.py
+// Float8Tensor.from_hp with the torch kernel -> quant_primitives.py _choose_scale_float8 and
+// _quantize_affine_float8): amax = tensor.abs().amax() in the input dtype; scale = amax /
+// finfo.max in the input dtype (binary32 division, then rounded to bf16 / f16 for those inputs),
+// stored as binary32; elements x.to(float32) / scale, clamped to +-max and cast (torch). A zero
+// scale stays zero (x / 0 = +-Inf -> +-max, 0 / 0 = NaN), an Inf scale divides (x / Inf = +-0,
+// Inf / Inf = NaN), a NaN scale leaves each NaN element its own NaN (x86 division). torch's
+// scalar kernels (ATEN_CPU_CAPABILITY=default): the NaN scale is canonical, also for bf16 input.
+constexpr Recipe kTorchaoFloat8Inference{
+    "amax-dequant", "tensor",
+    "inf_block=zero_scale nan_block=own_nan scale_round=source zero_divisor=keep",
+    "torchao 0.18 quantization Float8Tensor.from_hp (_choose_scale_float8 + _quantize_affine_float8)"};
+
 const std::array<Profile, kProfileCount>& profiles() {
   static const std::array<Profile, kProfileCount> table = {{
       {ProfileId::ocp, "ocp",
@@ -310,6 +323,10 @@ const std::array<Profile, kProfileCount>& profiles() {
        "microxcaling (Microsoft MX reference) _quantize_mx: floor(log2f(amax)) shared exponent, elements rounded "
        "half away and clamped, a zero quotient gives +0",
        microxcaling_narrow(), microxcaling_wide(), {}, &kMicroxcaling},
+      {ProfileId::torchao_float8_inference, "torchao_float8_inference",
+       "torchao 0.18 float8 inference (Float8Tensor: per tensor; per row with --partition rows; scale in the "
+       "input dtype)",
+       torchao_narrow(), torch_wide(), kTorchRules, &kTorchaoFloat8Inference},
   }};
   return table;
 }

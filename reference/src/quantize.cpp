@@ -73,7 +73,7 @@ Factor dequant_from_stored(ScaleRule rule, DequantOp op, const Exact& q_max, std
     case ScaleKind::nvfp4: v = exact_f32(nvfp4_decode_factor(stored, Amax{tensor_amax}, q_max)); break;
     case ScaleKind::mx: v = exact_pow2(static_cast<int>(stored) - 127); break;  // X = 2^(code - 127), exact
   }
-  if (!dequant_is_multiplier(rule)) return Factor{false, v};
+  if (!dequant_is_multiplier(rule) || v.sig == 0) return Factor{false, v};  // §14.6 D = 0: times 0
   if (op == DequantOp::divide) return Factor{true, v};
   return Factor{false, exact_f32(rn32(exact_div(exact_pow2(0), v)))};
 }
@@ -126,14 +126,19 @@ void check_recipe(const RecipeKnobs& k, ScaleRule rule) {
         " applies to the mx-* rules, not " + r);
   if (k.inf_block == InfBlock::exponent && rceil && k.scale_exp == ScaleExp::log2f)
     bad("recipe inf_block=exponent applies to mx-floor, mx-ceil, mx-even, mx-rceil-f32 and exact mx-rceil");
-  if (k.inf_block == InfBlock::zero_scale && !quotient) bad("recipe inf_block=zero_scale applies to the amax and pow2 rules, not " + r);
+  const bool dequant = kind == ScaleKind::fp32_dequant;
+  if (k.inf_block == InfBlock::zero_scale && !quotient && !dequant)
+    bad("recipe inf_block=zero_scale applies to the amax, pow2 and amax-dequant rules, not " + r);
+  if (k.scale_round != ScaleRound::f32 && !dequant) bad("recipe scale_round=source applies to amax-dequant, not " + r);
+  if (k.zero_divisor != ZeroDivisor::raise && !dequant) bad("recipe zero_divisor=keep applies to amax-dequant, not " + r);
   if (k.inf_block == InfBlock::one_scale && !quotient && !pow2 && kind != ScaleKind::fp32_recip)
     bad("recipe inf_block=one_scale applies to the amax, amax-recip, pow2 and pow2-recip rules, not " + r);
-  if (k.nan_block != NanBlock::poison && k.nan_block != NanBlock::first_nan && !mx)
+  if (k.nan_block != NanBlock::poison && k.nan_block != NanBlock::first_nan && k.nan_block != NanBlock::own_nan && !mx)
     bad("recipe nan_block=" + std::string(recipe_words::nan_block[static_cast<int>(k.nan_block)]) +
         " applies to the mx-* rules, not " + r);
   if (k.nan_block == NanBlock::first_nan && k.nan_scale != NanScale::canonical)
-    bad("recipe nan_block=first_nan and nan_scale=all_ones_tensor both name the NaN of a poisoned block");
+    bad("recipe nan_block=" + std::string(recipe_words::nan_block[static_cast<int>(k.nan_block)]) +
+        " and nan_scale=all_ones_tensor both name the NaN of a poisoned block");
 }
 
 Policy resolved_policy(const QuantizeSpec& spec) {
@@ -241,7 +246,8 @@ BlockScale Quantizer::block_scale(std::size_t b, Amax a) const {
   if ((f32_is_inf(a.f32) && rk.inf_block != InfBlock::poison) ||
       (f32_is_nan(a.f32) && rk.nan_block == NanBlock::max_code)) {
     if (rk.inf_block == InfBlock::zero_scale || rk.inf_block == InfBlock::max_code_zero) {
-      s.stored = rk.inf_block == InfBlock::zero_scale ? 0u : 0xFEu;  // S = q_max / Inf = +0, or E8M0 FE
+      // S = q_max / Inf = +0 (amax-dequant: D = Inf / q_max = +Inf, x / Inf), or E8M0 FE
+      s.stored = rk.inf_block == InfBlock::zero_scale ? (kind == ScaleKind::fp32_dequant ? kF32Inf : 0u) : 0xFEu;
       s.action = ElemAction::zero;
       if (s.stored == 0xFEu) s.dequant = dequant_from_stored(spec_.rule, spec_.dequant, qmax_, s.stored, 0, 0);
       return s;
@@ -277,7 +283,21 @@ BlockScale Quantizer::block_scale(std::size_t b, Amax a) const {
     }
     case ScaleKind::fp32_dequant: {
       s.stored = fp32_dequant_scale(a, qmax_);  // §14.3, §20.1
-      s.quant = Factor{true, f32_is_finite(s.stored) ? exact_f32(s.stored) : exact_pow2(0)};
+      if ((rk.scale_round != ScaleRound::f32 || rk.zero_divisor != ZeroDivisor::raise) && !a.poisoned()) {
+        std::uint32_t d = a.is_zero() ? 0u : rn32(exact_div(exact_f32(a.f32), qmax_));
+        if (rk.scale_round == ScaleRound::source && d != 0) {  // §14.5
+          if (spec_.source == nullptr) throw std::logic_error("scale_round=source: QuantizeSpec::source is not set");
+          if (spec_.source->bits == 16) {
+            const Converter down(format(FormatId::f32), *spec_.source, Policy{});
+            const Converter up(*spec_.source, format(FormatId::f32), Policy{});
+            d = up(down(d).bits).bits;
+          }
+        }
+        if (d == 0) d = rk.zero_divisor == ZeroDivisor::keep ? 0u : a.is_zero() ? kF32One : kF32MinSub;  // §14.6
+        s.stored = d;
+      }
+      if (s.stored == 0u) s.action = ElemAction::inf;  // §14.6 x / 0
+      s.quant = Factor{true, f32_is_finite(s.stored) && s.stored != 0u ? exact_f32(s.stored) : exact_pow2(0)};
       break;
     }
     case ScaleKind::pow2: {
@@ -345,6 +365,7 @@ class ElementQuantizer {
       : src_(src), elem_(elem), apply_(apply), to_elem_(to_elem), elem_round_(elem_round), f32_round_(f32_round),
         special_(src.first_special_magnitude()), f32_nan_scale_(rk.nan_scale != NanScale::canonical),
         zero_plus_(rk.zero_sign == ZeroSign::plus), first_nan_(rk.nan_block == NanBlock::first_nan),
+        own_nan_(rk.nan_block == NanBlock::own_nan),
         // §19.9 elem_nan=half: the code of +1.5 in a format without NaN
         half_(rk.elem_nan == ElemNan::half && !elem.has_nan() && !elem.is_integer()
                   ? std::optional<std::uint32_t>(Rounder(elem, Policy{})(Exact{false, 3, -1, false}).bits)
@@ -374,12 +395,16 @@ class ElementQuantizer {
     if (s.poisoned) {  // §13.3 every element of a poisoned block quantizes as NaN (§13.8: the scale's)
       ++st.nan;
       if (first_nan_) return convert(poisoned_nan(c), r);  // §13.7
+      if (own_nan_ && is_nan_code(c)) {                    // §13.7 its own NaN, quieted, sign kept
+        if (!nan_to_f32_) nan_to_f32_.emplace(src_, format(FormatId::f32), Policy{});
+        return convert((*nan_to_f32_)(c).bits | 0x00400000u, r);
+      }
       return convert(f32_nan_scale_ && f32_is_nan(s.stored) ? s.stored : kF32NaN, r);
     }
     const std::uint32_t mag = c & src_.mag_mask();
     const bool neg = (c & src_.sign_bit()) != 0;
     if (mag >= special_) {
-      if (src_.is_inf_magnitude(mag)) {  // ±Inf: Inf op f = Inf (§19.2)
+      if (src_.is_inf_magnitude(mag)) {  // ±Inf: Inf op f = Inf (§19.2; Inf / 0 = Inf, §14.6)
         if (s.action == ElemAction::zero) {  // §13.6 / §13.7 Inf * 0, Inf / Inf
           ++st.nan;
           return convert(kF32DefaultNaNx86, r);
@@ -396,6 +421,16 @@ class ElementQuantizer {
     if (s.action == ElemAction::zero) {  // §13.6 x * 0 = x / Inf = signed zero
       if (mag != 0) ++st.flushed;
       return convert(neg_zero ? 0x80000000u : 0u, r);
+    }
+    if (s.action == ElemAction::inf) {  // §14.6 x / 0: ±Inf, 0 / 0 = the x86 default NaN
+      if (mag == 0) {
+        ++st.nan;
+        return convert(kF32DefaultNaNx86, r);
+      }
+      const Result res = to_elem_(neg ? 0xFF800000u : kF32Inf, r);
+      if (elem_.is_inf_magnitude(res.bits & elem_.mag_mask())) ++st.inf;
+      else ++st.saturated;  // ±Inf met the element policy's saturation
+      return res.bits;
     }
     if (mag == 0) return convert(neg_zero ? 0x80000000u : 0u, r);  // ±0 (§6.6)
     const std::uint32_t ef = mag >> src_.man_bits;
@@ -445,6 +480,7 @@ class ElementQuantizer {
   bool f32_nan_scale_;     // §13.8 nan_scale: the stored binary32 NaN is the elements' NaN
   bool zero_plus_;         // §19.10 zero_sign=plus
   bool first_nan_;         // §13.7 nan_block=first_nan
+  bool own_nan_;           // §13.7 nan_block=own_nan
   std::uint32_t block_nan_ = kF32NaN;  // its NaN of the current block
   std::optional<std::uint32_t> half_;
 };
@@ -608,8 +644,18 @@ ScaleMeta Quantizer::meta(std::span<const BlockScale> scales) const {
 
 // ---- whole-tensor entry points ----------------------------------------------------------
 
-QuantizeResult quantize(const TensorView& x, const QuantizeSpec& spec, std::span<std::uint8_t> codes,
+namespace {
+// The spec with its source format (§14.5) taken from x when unset.
+QuantizeSpec with_source(const QuantizeSpec& spec, const TensorView& x) {
+  QuantizeSpec s = spec;
+  if (s.source == nullptr) s.source = &x.format();
+  return s;
+}
+}  // namespace
+
+QuantizeResult quantize(const TensorView& x, const QuantizeSpec& spec_in, std::span<std::uint8_t> codes,
                         std::span<const std::uint32_t> random) {
+  const QuantizeSpec spec = with_source(spec_in, x);
   Quantizer qz(spec, x.rows(), x.cols());
   const std::size_t n = qz.grid().count();
   QuantizeResult res;
@@ -662,8 +708,9 @@ void dequantize(std::span<const std::uint8_t> codes, const ScaleMeta& m, std::sp
   }
 }
 
-QuantizeStats fake_quantize(const TensorView& x, const QuantizeSpec& spec, const Format& out_format,
+QuantizeStats fake_quantize(const TensorView& x, const QuantizeSpec& spec_in, const Format& out_format,
                             std::span<std::uint32_t> dst, std::span<const std::uint32_t> random) {
+  const QuantizeSpec spec = with_source(spec_in, x);
   Quantizer qz(spec, x.rows(), x.cols());
   const std::size_t n = qz.grid().count();
   std::vector<Amax> amax(n);

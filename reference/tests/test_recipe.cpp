@@ -1,6 +1,6 @@
 // numref tests — quantization-recipe knobs and the recipe profiles.   spec §10.5, §13.5 – §13.7,
 //                                                                     §15.2, §16.8, §16.9, §16.11, §19.8,
-//                                                                     §19.9, §19.10
+//                                                                     §19.9, §19.10, §14.5, §14.6
 //
 // Every expected value is worked by hand in the comments (binary32 quotients checked with exact
 // fractions). Each case is chosen so that numref's default rule gives a different result: the
@@ -385,6 +385,60 @@ TEST(Recipe, Microxcaling) {
   EXPECT_EQ(fq(mx, {0xFF800000u, kF32One}), (std::vector<std::uint32_t>{kF32NaN, kF32NaN}));
 }
 
+// Quantizes a 1 x n bf16 row (16-bit patterns) with `spec`.
+Out run_bf16(const QuantizeSpec& spec, const std::vector<std::uint16_t>& x) {
+  std::vector<std::uint8_t> bytes(x.size() * 2);
+  std::memcpy(bytes.data(), x.data(), bytes.size());
+  const TensorView v = TensorView::vector(format(FormatId::bf16), bytes.data(), x.size());
+  Out o;
+  o.codes.resize(x.size());
+  o.scales = quantize(v, spec, o.codes).meta.scales;
+  return o;
+}
+
+// §10.5 torchao_float8_inference (Float8Tensor.from_hp: _choose_scale_float8 and
+// _quantize_affine_float8): amax-dequant with §14.5 scale_round=source, §14.6 zero_divisor=keep,
+// §13.6 inf_block=zero_scale (D = +Inf), §13.7 nan_block=own_nan; torch's saturating cast.
+TEST(Recipe, TorchaoFloat8Inference) {
+  const QuantizeSpec ti = prof(ProfileId::torchao_float8_inference);
+  EXPECT_EQ(ti.rule, ScaleRule::amax_dequant);
+  // D = RN32(3 / 448): 3/448 = (3/7) 2^-6 = 1.101101101...b * 2^-8; the 24-bit significand
+  // 1.10110110110110110110110 is followed by 1101... -> rounds up: fraction 0x5B6DB7, exponent
+  // field 119: 0x3BDB6DB7. A binary32 source keeps it; 3 / D = 447.9999955 (RN32: 448) gives 0x7E
+  // and 1 / D = 149.33 to 144 = 1.125 * 2^7 (0x71).
+  const Out f = run(ti, {0x40400000u, kF32One});
+  EXPECT_EQ(f.scales[0], 0x3BDB6DB7u);
+  EXPECT_EQ(f.codes, (std::vector<std::uint8_t>{0x7E, 0x71}));
+  // bf16 source: D rounded to bf16 (RNE): 0x3BDB|6DB7, low half < 0x8000 -> 0x3BDB0000 = 219 *
+  // 2^-15; 3 / D = 98304 / 219 = 448.88 clamps to 448 (0x7E), 1 / D = 32768 / 219 = 149.6 -> 144
+  // (0x71). amax-dequant alone keeps 0x3BDB6DB7.
+  const Out b = run_bf16(ti, {0x4040, 0x3F80});
+  EXPECT_EQ(b.scales[0], 0x3BDB0000u);
+  EXPECT_EQ(b.codes, (std::vector<std::uint8_t>{0x7E, 0x71}));
+  EXPECT_EQ(run_bf16(plain(ScaleRule::amax_dequant), {0x4040, 0x3F80}).scales[0], 0x3BDB6DB7u);
+  // zeros: D = 0 kept; 0 / 0 = the x86 NaN 0xFFC00000 -> torch's e4m3fn NaN with its sign, 0xFF
+  // (amax-dequant: D = 1.0, codes 00 80)
+  const Out z = run(ti, {0u, 0x80000000u});
+  EXPECT_EQ(z.scales[0], 0u);
+  EXPECT_EQ(z.codes, (std::vector<std::uint8_t>{0xFF, 0xFF}));
+  EXPECT_EQ(run(plain(ScaleRule::amax_dequant), {0u, 0x80000000u}).codes, (std::vector<std::uint8_t>{0x00, 0x80}));
+  // amax 2^-149: D = RN32(2^-149 / 448) = 0 kept; x / 0 = +-Inf -> +-448 (7E FE), 0 / 0 -> FF
+  // (amax-dequant: D = 2^-149, x / D = 1 -> 0x38)
+  const Out t = run(ti, {0x00000001u, 0x80000001u, 0u});
+  EXPECT_EQ(t.scales[0], 0u);
+  EXPECT_EQ(t.codes, (std::vector<std::uint8_t>{0x7E, 0xFE, 0xFF}));
+  EXPECT_EQ(run(plain(ScaleRule::amax_dequant), {0x00000001u}).codes[0], 0x38u);
+  // +Inf amax: D = +Inf stored; Inf / Inf = NaN 0xFFC00000 -> FF, 1 / Inf = 0 -> 00
+  const Out i = run(ti, {kF32Inf, kF32One, 0xFF800000u});
+  EXPECT_EQ(i.scales[0], kF32Inf);
+  EXPECT_EQ(i.codes, (std::vector<std::uint8_t>{0xFF, 0x00, 0xFF}));
+  // NaN amax: D canonical; the NaN element divides to its own NaN (negative: FF), 1 / NaN is D's
+  // NaN (7F) (poison: 7F 7F)
+  const Out n = run(ti, {0xFFC12345u, kF32One});
+  EXPECT_EQ(n.scales[0], kF32NaN);
+  EXPECT_EQ(n.codes, (std::vector<std::uint8_t>{0xFF, 0x7F}));
+}
+
 // §19.8 a knob outside the rules of its clause is an error.
 TEST(Recipe, KnobsOutsideTheirRulesAreRefused) {
   auto refused = [](ScaleRule r, std::string_view settings) {
@@ -395,6 +449,9 @@ TEST(Recipe, KnobsOutsideTheirRulesAreRefused) {
   refused(ScaleRule::mx_ceil, "scale_exp=log2f");
   refused(ScaleRule::mx_floor, "scale_exp=log2f inf_block=exponent");
   refused(ScaleRule::mx_floor, "nan_block=first_nan nan_scale=all_ones_tensor");
+  refused(ScaleRule::amax, "scale_round=source");
+  refused(ScaleRule::mx_floor, "zero_divisor=keep");
+  refused(ScaleRule::amax_recip, "inf_block=zero_scale");
   refused(ScaleRule::amax, "zero_code=one");
   refused(ScaleRule::amax, "inf_block=exponent");
   refused(ScaleRule::mx_floor, "inf_block=zero_scale");
@@ -411,7 +468,7 @@ TEST(Recipe, KnobsOutsideTheirRulesAreRefused) {
 TEST(Recipe, TextForm) {
   RecipeKnobs k;
   EXPECT_EQ(describe(k), "amax_floor=none scale_exp=bits zero_code=stored inf_block=poison nan_block=poison elem_nan=policy "
-                        "mx_descale=recip nan_scale=canonical zero_sign=keep");
+                        "mx_descale=recip nan_scale=canonical zero_sign=keep scale_round=f32 zero_divisor=raise");
   ASSERT_FALSE(apply_recipe_settings(k, "zero_code=one inf_block=max_code").has_value());
   EXPECT_EQ(k.zero_code, ZeroCode::one);
   RecipeKnobs back;
@@ -435,7 +492,7 @@ TEST(Recipe, ProfileTableRecipesAreWellFormed) {
     EXPECT_NO_THROW(Quantizer(recipe_spec(p, E4M3), 4, 64)) << p.name;
     EXPECT_FALSE(p.recipe->source.empty());
   }
-  EXPECT_EQ(n, 11);  // torchao x 6, deepgemm, te_mxfp8, te_float8_current, te_float8_block, microxcaling
+  EXPECT_EQ(n, 12);  // torchao x 7, deepgemm, te_mxfp8, te_float8_current, te_float8_block, microxcaling
 }
 
 }  // namespace

@@ -21,6 +21,13 @@ and every element code must be equal, NaN bits included. Prints one line per (pr
 and exits 1 on any difference (listing the first), 0 when there is none. A missing torchao is
 a failure, never a skip: install it with NUMREF_PEERS=1 scripts/setup.sh.
 
+Profile torchao_float8_inference (not in the default --profiles): torchao 0.18 float8 inference,
+quantization/quant_primitives.py _choose_scale_float8 + _quantize_affine_float8 (what
+Float8Tensor.from_hp runs with the torch kernel), per row (block [1, 32]) and per tensor, on the
+binary32 blocks and on bf16 blocks made of their top halves; run it with
+ATEN_CPU_CAPABILITY=default (torch's vectorised f32 -> bf16 conversion turns the NaN scale of a bf16
+row into 0xFFFF, docs/profiles.md).
+
 Profile microxcaling (not in the default --profiles): microxcaling's mx/mx_ops.py _quantize_mx
 (CPU path, scale_bits 8, block 32 along the last axis, round "nearest") from a checkout named by
 --microxcaling DIR (it is not on PyPI), against `numref quantize --profile microxcaling
@@ -168,6 +175,22 @@ def torchao_float8_tensorwise(x_bits, fmt, pow2):
     return scale.view(torch.int32).numpy().reshape(-1).astype(np.uint32), torch_codes(data, fmt).reshape(-1)
 
 
+def torchao_inference(x_bits, fmt, rowwise):
+    """torchao 0.18 float8 inference (Float8Tensor.from_hp, torch kernel): _choose_scale_float8 then
+    _quantize_affine_float8, per tensor or per row; x_bits uint32 (binary32) or uint16 (bf16)."""
+    import torch
+    from torchao.quantization.quant_primitives import _choose_scale_float8, _quantize_affine_float8
+    dt = {"f8e4m3fn": torch.float8_e4m3fn, "f8e5m2": torch.float8_e5m2}[fmt]
+    if x_bits.dtype == np.uint16:
+        x = torch.from_numpy(x_bits.view(np.int16).copy()).view(torch.bfloat16)
+    else:
+        x = torch.from_numpy(x_bits.view(np.float32).copy())
+    block = [1, x.shape[1]] if rowwise else list(x.shape)
+    scale = _choose_scale_float8(x, block, dt)
+    data = _quantize_affine_float8(x, scale, dt)
+    return scale.view(torch.int32).numpy().reshape(-1).astype(np.uint32), torch_codes(data, fmt).reshape(-1)
+
+
 def microxcaling_mx(x_bits, fmt):
     """microxcaling's _quantize_mx (CPU path, scale_bits 8, block 32 along the last axis, round
     "nearest"): no scales (it returns values), the fake-quantized binary32 bits."""
@@ -180,7 +203,11 @@ def microxcaling_mx(x_bits, fmt):
 
 def numref_run(numref, x_bits, fmt, prof, extra, tmp):
     inp = os.path.join(tmp, "x.npy")
-    np.save(inp, x_bits.view(np.float32))
+    if x_bits.dtype == np.uint16:  # bf16 patterns
+        np.save(inp, x_bits)
+        extra = ["--input-format", "bf16"] + extra
+    else:
+        np.save(inp, x_bits.view(np.float32))
     prefix = os.path.join(tmp, "out")
     for suffix in (".codes.npy", ".scales.npy"):
         if os.path.exists(prefix + suffix):
@@ -210,7 +237,7 @@ def compare(name, x_bits, got, want):
           f"{bad_c.size} differing {what}")
     for b in bad_s[:5]:
         print(f"  block {b}: scale numref {gs[b]:#x} library {ws[b]:#x}; amax bits "
-              f"{max(int(v) & 0x7FFFFFFF for v in x_bits[b]):#010x}")
+              f"{max(int(v) & (0x7FFF if x_bits.dtype == np.uint16 else 0x7FFFFFFF) for v in x_bits[b]):#010x}")
     if what == "values" and bad_c.size:
         # IEEE 754 §6.2.3 leaves open which NaN an operation on two NaNs returns: count the
         # differing values where the library returned another NaN of the same block
@@ -230,8 +257,14 @@ def compare(name, x_bits, got, want):
     return bad_s.size + bad_c.size
 
 
-def torchao_checks(x, profiles, formats):
-    """(name, x, numref arguments, torchao's (scales, codes)) for every check, with torchao run."""
+def bf16_of(x):
+    """The bf16 inputs of a block set: the top half of each binary32 pattern."""
+    return (x >> 16).astype(np.uint16)
+
+
+def torchao_checks(x, xb, profiles, formats):
+    """(name, x, numref arguments, torchao's (scales, codes)) for every check, with torchao run;
+    xb = bf16_of(x), the bf16 inputs (checks slice it, and a recording names their rows in it)."""
     out = []
     for prof in profiles:
         for fmt in formats:
@@ -247,6 +280,17 @@ def torchao_checks(x, profiles, formats):
                     xt = x[t * 16:(t + 1) * 16]
                     out.append((f"{prof} {fmt} tensorwise {t}", xt, (prof, fmt),
                                 torchao_float8_tensorwise(xt, fmt, F8_PROFILES[prof])))
+            elif prof == "torchao_float8_inference":
+                if fmt not in ("f8e4m3fn", "f8e5m2"):
+                    continue
+                # binary32 input and bf16 input (the top half of each binary32 pattern)
+                for name, xs in (("f32", x), ("bf16", xb)):
+                    out.append((f"{prof} {fmt} {name} rowwise", xs, (prof, fmt, "--partition", "rows"),
+                                torchao_inference(xs, fmt, True)))
+                    for t in range(24):
+                        xt = xs[t * 16:(t + 1) * 16]
+                        out.append((f"{prof} {fmt} {name} tensorwise {t}", xt, (prof, fmt),
+                                    torchao_inference(xt, fmt, False)))
             elif prof == "microxcaling":
                 out.append((f"{prof} {fmt}", x, (prof, fmt), microxcaling_mx(x, fmt)))
             else:
@@ -292,7 +336,8 @@ def main():
         checks = []
         for i, c in enumerate(meta["checks"]):
             rows = slice(c["rows"][0], c["rows"][1])
-            checks.append((c["name"], x[rows], tuple(c["args"]), (rec[f"s{i}"], rec[f"c{i}"])))
+            xs = bf16_of(x) if c.get("input") == "bf16" else x
+            checks.append((c["name"], xs[rows], tuple(c["args"]), (rec[f"s{i}"], rec[f"c{i}"])))
     else:
         try:
             import torch
@@ -313,7 +358,8 @@ def main():
         if a.record and os.path.exists(a.record):
             sys.exit(f"recipe_diff: --record {a.record} exists (not overwritten)")
         x = make_blocks(a.blocks, a.seed, a.nan_payloads)
-        checks = torchao_checks(x, profiles, a.formats.split(","))
+        xb = bf16_of(x)
+        checks = torchao_checks(x, xb, profiles, a.formats.split(","))
     total = compared = 0
     with tempfile.TemporaryDirectory() as tmp:
         for name, xs, args, want in checks:
@@ -331,8 +377,10 @@ def main():
             meta["library"] = f"{a.library} (torch {torch.__version__})"
         arrays = {}
         for i, (name, xs, args, want) in enumerate(checks):
-            r0 = int((xs.__array_interface__["data"][0] - x.__array_interface__["data"][0]) // x.strides[0])
-            meta["checks"].append({"name": name, "args": list(args), "rows": [r0, r0 + xs.shape[0]]})
+            base = xb if xs.dtype == np.uint16 else x
+            r0 = int((xs.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // base.strides[0])
+            meta["checks"].append({"name": name, "args": list(args), "rows": [r0, r0 + xs.shape[0]],
+                                   "input": "bf16" if xs.dtype == np.uint16 else "f32"})
             # codes as bytes; microxcaling's fake-quantized values as binary32 bits
             arrays[f"s{i}"] = want[0].astype(np.uint32)
             arrays[f"c{i}"] = want[1].astype(np.uint32 if want[1].dtype == np.uint32 else np.uint8)

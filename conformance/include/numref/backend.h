@@ -47,9 +47,10 @@
  *        recipe value NUMREF_INF_BLOCK_ONE_SCALE and the policy knob inf_nan (its byte was
  *        reserved, zero = the old behaviour). A 1.4 backend that checks ids against the ranges
  *        it knows declines them in its *_supported() query.
- *   1.6  the recipe knob zero_sign (§19.10) in a reserved byte of numref_recipe (zero = the old
- *        behaviour), the value NUMREF_NAN_BLOCK_FIRST_NAN (§13.7), the profile
- *        NUMREF_PROFILE_MICROXCALING, and NUMREF_SCALE_EXP_LOG2F with
+ *   1.6  the recipe knobs zero_sign (§19.10), scale_round (§14.5) and zero_divisor (§14.6) in
+ *        reserved bytes of numref_recipe (zero = the old behaviour), the values
+ *        NUMREF_NAN_BLOCK_FIRST_NAN / _OWN_NAN (§13.7), the profiles NUMREF_PROFILE_MICROXCALING
+ *        and _TORCHAO_FLOAT8_INFERENCE, and NUMREF_SCALE_EXP_LOG2F with
  *        NUMREF_RULE_MX_FLOOR (§16.11). A 1.5 backend that sees a non-zero reserved byte or an
  *        unknown id declines the case in its *_supported() query.
  *
@@ -246,6 +247,7 @@ enum { NUMREF_FMT_P3109_BEFORE_ = 14, NUMREF_P3109_FORMAT_LIST(NUMREF_P3109_FMT_
 #define NUMREF_PROFILE_TE_FLOAT8_CURRENT 18 /* recipe profiles added later */
 #define NUMREF_PROFILE_TE_FLOAT8_BLOCK 19
 #define NUMREF_PROFILE_MICROXCALING 20 /* 1.6 */
+#define NUMREF_PROFILE_TORCHAO_FLOAT8_INFERENCE 21 /* 1.6 */
 
 /* The complete policy of one operation. Every knob is present; a backend that supports
  * only some settings answers 0 from its *_supported() query for the others. */
@@ -344,6 +346,7 @@ typedef struct numref_policy {
 #define NUMREF_NAN_BLOCK_INF_DIVISOR 1u
 #define NUMREF_NAN_BLOCK_MAX_CODE 2u
 #define NUMREF_NAN_BLOCK_FIRST_NAN 3u /* 1.6 */
+#define NUMREF_NAN_BLOCK_OWN_NAN 4u   /* 1.6 */
 #define NUMREF_ELEM_NAN_POLICY 0u    /* §19.9 */
 #define NUMREF_ELEM_NAN_HALF 1u
 #define NUMREF_MX_DESCALE_RECIP 0u   /* §16.6 / §16.10 */
@@ -353,6 +356,10 @@ typedef struct numref_policy {
                                              * sends CANONICAL for every other partition */
 #define NUMREF_ZERO_SIGN_KEEP 0u  /* §19.10 (1.6) */
 #define NUMREF_ZERO_SIGN_PLUS 1u
+#define NUMREF_SCALE_ROUND_F32 0u      /* §14.5 (1.6) */
+#define NUMREF_SCALE_ROUND_SOURCE 1u
+#define NUMREF_ZERO_DIVISOR_RAISE 0u   /* §14.6 (1.6) */
+#define NUMREF_ZERO_DIVISOR_KEEP 1u
 
 /* The recipe of a tensor operation (1.4), one field per row of kRecipeKnobs in table order.
  * All zero: numref's rules (§13 – §19), what every tensor operation of a profile without a
@@ -367,7 +374,9 @@ typedef struct numref_recipe {
   uint8_t mx_descale;  /* NUMREF_MX_DESCALE_* (§16.10) */
   uint8_t nan_scale;   /* NUMREF_NAN_SCALE_* (§13.8) */
   uint8_t zero_sign;   /* NUMREF_ZERO_SIGN_* (§19.10; 1.6, was reserved) */
-  uint8_t reserved[7]; /* zero */
+  uint8_t scale_round; /* NUMREF_SCALE_ROUND_* (§14.5; 1.6, was reserved) */
+  uint8_t zero_divisor; /* NUMREF_ZERO_DIVISOR_* (§14.6; 1.6, was reserved) */
+  uint8_t reserved[5]; /* zero */
   /* The same knobs in the describe() text form of §19.8 ("amax_floor=none scale_exp=bits ..."). */
   const char* text;
 } numref_recipe;

@@ -173,6 +173,17 @@ enum class NanBlock : std::uint8_t {
   max_code,     // MX: code FE, X = 2^127 (DeepGEMM ceil_to_ue8m0: NaN exponent 255 + 1, clamped to 254)
   first_nan,    // poisoned, but the elements convert the block's first NaN element (a NaN element
                 // its own NaN), quieted and positive (microxcaling on torch's scalar kernels)
+  own_nan,      // poisoned; a NaN element converts its own NaN (quieted, sign kept), the others the
+                // canonical NaN (x / NaN on x86: torchao float8 inference)
+};
+enum class ScaleRound : std::uint8_t {
+  f32,     // §14.3 D = RN32(amax / q_max)
+  source,  // §14.5 then rounded (RNE) to the source format when it is bf16 / f16 (torch divides
+           // in the input dtype: torchao _choose_scale_float8)
+};
+enum class ZeroDivisor : std::uint8_t {
+  raise,  // §14.3 D = 1.0 for amax 0, 2^-149 when it rounds to 0
+  keep,   // §14.6 D = 0 is stored and divides: x / 0 = ±Inf, 0 / 0 = NaN (torchao float8 inference)
 };
 enum class NanScale : std::uint8_t {
   canonical,        // §13.8 a poisoned binary32 scale is 0x7FC00000 and its elements convert it
@@ -203,6 +214,8 @@ struct RecipeKnobs {
   MxDescale mx_descale = MxDescale::recip;
   NanScale nan_scale = NanScale::canonical;
   ZeroSign zero_sign = ZeroSign::keep;
+  ScaleRound scale_round = ScaleRound::f32;
+  ZeroDivisor zero_divisor = ZeroDivisor::raise;
   friend bool operator==(const RecipeKnobs&, const RecipeKnobs&) = default;
 };
 namespace recipe_words {
@@ -211,11 +224,13 @@ inline constexpr std::string_view scale_exp[] = {"bits", "log2f"};
 inline constexpr std::string_view zero_code[] = {"stored", "min_normal", "one"};
 inline constexpr std::string_view inf_block[] = {"poison", "exponent", "max_code", "zero_scale", "max_code_zero",
                                                  "one_scale"};
-inline constexpr std::string_view nan_block[] = {"poison", "inf_divisor", "max_code", "first_nan"};
+inline constexpr std::string_view nan_block[] = {"poison", "inf_divisor", "max_code", "first_nan", "own_nan"};
 inline constexpr std::string_view mx_descale[] = {"recip", "divide"};
 inline constexpr std::string_view nan_scale[] = {"canonical", "all_ones_tensor"};
 inline constexpr std::string_view elem_nan[] = {"policy", "half"};
 inline constexpr std::string_view zero_sign[] = {"keep", "plus"};
+inline constexpr std::string_view scale_round[] = {"f32", "source"};
+inline constexpr std::string_view zero_divisor[] = {"raise", "keep"};
 }  // namespace recipe_words
 // (an alias, not `T RecipeKnobs::*member;`: nvcc's front end re-emits that declaration with
 // parentheses, which g++ then flags under -Werror=parentheses in the CUDA build)
@@ -237,7 +252,9 @@ inline constexpr auto kRecipeKnobs = std::make_tuple(
     RecipeKnob<ElemNan>{"elem_nan", &RecipeKnobs::elem_nan, recipe_words::elem_nan, "§19.9"},
     RecipeKnob<MxDescale>{"mx_descale", &RecipeKnobs::mx_descale, recipe_words::mx_descale, "§16.10"},
     RecipeKnob<NanScale>{"nan_scale", &RecipeKnobs::nan_scale, recipe_words::nan_scale, "§13.8"},
-    RecipeKnob<ZeroSign>{"zero_sign", &RecipeKnobs::zero_sign, recipe_words::zero_sign, "§19.10"});
+    RecipeKnob<ZeroSign>{"zero_sign", &RecipeKnobs::zero_sign, recipe_words::zero_sign, "§19.10"},
+    RecipeKnob<ScaleRound>{"scale_round", &RecipeKnobs::scale_round, recipe_words::scale_round, "§14.5"},
+    RecipeKnob<ZeroDivisor>{"zero_divisor", &RecipeKnobs::zero_divisor, recipe_words::zero_divisor, "§14.6"});
 // "amax_floor=none scale_exp=bits ..." (every knob, table order).
 std::string describe(const RecipeKnobs& k);
 // The settings of k that differ from base, in table order ("zero_code=one inf_block=max_code"); "" if none.
@@ -274,9 +291,9 @@ enum class ProfileId : std::uint8_t {
   // element profiles added later (numbers of §31.3 kept)
   gfloat, gfloat_sat,
   // recipe profiles added later
-  te_float8_current, te_float8_block, microxcaling,
+  te_float8_current, te_float8_block, microxcaling, torchao_float8_inference,
 };
-inline constexpr int kProfileCount = 21;
+inline constexpr int kProfileCount = 22;
 
 // §10.4 One (source, target) rule of a profile: `from` and `to` are space-separated format
 // names ("*" = any format); `settings` are §10.2 "key=word" settings applied, in rule order,

@@ -71,6 +71,9 @@ struct QuantizeSpec {
   std::optional<Exact> q_max;                           // §14.4 default: rule_qmax(rule, element)
                                                         //       (max finite; int8-127.5: 127.5)
   RecipeKnobs recipe;                                   // §19.8 library recipe knobs (default: none)
+  const Format* source = nullptr;                       // the input's format: needed by §14.5
+                                                        // scale_round=source (quantize() and
+                                                        // fake_quantize() set it from x)
 };
 
 // §10.5 The quantization of a profile with a recipe: its rule, partition and recipe knobs,
@@ -106,6 +109,7 @@ enum class ElemAction : std::uint8_t {
   scale,  // the quantize factor applies (every finite-amax block)
   zero,   // multiplied by 0 / divided by +Inf: finite -> signed zero, ±Inf -> NaN (the x86
           // default NaN 0xFFC00000, what Inf * 0 and Inf / Inf give there), NaN -> itself
+  inf,    // §14.6 divided by 0: non-zero -> ±Inf, ±0 -> NaN (the x86 default NaN, 0 / 0), NaN -> itself
 };
 struct BlockScale {
   Amax amax;                  // §13

@@ -121,8 +121,9 @@ static_assert(NUMREF_PROFILE_GFLOAT == static_cast<int>(ProfileId::gfloat) &&
               NUMREF_PROFILE_GFLOAT_SAT == static_cast<int>(ProfileId::gfloat_sat) &&
               NUMREF_PROFILE_TE_FLOAT8_CURRENT == static_cast<int>(ProfileId::te_float8_current) &&
               NUMREF_PROFILE_TE_FLOAT8_BLOCK == static_cast<int>(ProfileId::te_float8_block) &&
-              NUMREF_PROFILE_MICROXCALING == static_cast<int>(ProfileId::microxcaling));
-static_assert(kProfileCount == 21, "a new profile needs its NUMREF_PROFILE_* define in backend.h and a pin here");
+              NUMREF_PROFILE_MICROXCALING == static_cast<int>(ProfileId::microxcaling) &&
+              NUMREF_PROFILE_TORCHAO_FLOAT8_INFERENCE == static_cast<int>(ProfileId::torchao_float8_inference));
+static_assert(kProfileCount == 22, "a new profile needs its NUMREF_PROFILE_* define in backend.h and a pin here");
 
 // The profile whose policy for target `to` equals p exactly (first in table order),
 // or NUMREF_PROFILE_NONE. With `from`, the policy of the cast from -> to (§10.4 rules).
@@ -177,7 +178,7 @@ namespace detail {
 inline constexpr std::uint8_t numref_recipe::*kCRecipeFields[] = {
     &numref_recipe::amax_floor, &numref_recipe::scale_exp, &numref_recipe::zero_code, &numref_recipe::inf_block,
     &numref_recipe::nan_block,  &numref_recipe::elem_nan,  &numref_recipe::mx_descale, &numref_recipe::nan_scale,
-    &numref_recipe::zero_sign};
+    &numref_recipe::zero_sign,  &numref_recipe::scale_round, &numref_recipe::zero_divisor};
 static_assert(std::size(kCRecipeFields) == std::tuple_size_v<decltype(kRecipeKnobs)>, "one numref_recipe field per knob");
 // The row of kRecipeKnobs for enum E.
 template <class E>
@@ -218,7 +219,8 @@ static_assert(detail::recipe_pinned(NanBlock::poison, NUMREF_NAN_BLOCK_POISON, "
               detail::recipe_pinned(NanBlock::inf_divisor, NUMREF_NAN_BLOCK_INF_DIVISOR, "inf_divisor") &&
               detail::recipe_pinned(NanBlock::max_code, NUMREF_NAN_BLOCK_MAX_CODE, "max_code") &&
               detail::recipe_pinned(NanBlock::first_nan, NUMREF_NAN_BLOCK_FIRST_NAN, "first_nan") &&
-              detail::recipe_knob<NanBlock>().words.size() == 4);
+              detail::recipe_pinned(NanBlock::own_nan, NUMREF_NAN_BLOCK_OWN_NAN, "own_nan") &&
+              detail::recipe_knob<NanBlock>().words.size() == 5);
 static_assert(detail::recipe_pinned(ElemNan::policy, NUMREF_ELEM_NAN_POLICY, "policy") &&
               detail::recipe_pinned(ElemNan::half, NUMREF_ELEM_NAN_HALF, "half") &&
               detail::recipe_knob<ElemNan>().words.size() == 2);
@@ -231,6 +233,12 @@ static_assert(detail::recipe_pinned(NanScale::canonical, NUMREF_NAN_SCALE_CANONI
 static_assert(detail::recipe_pinned(ZeroSign::keep, NUMREF_ZERO_SIGN_KEEP, "keep") &&
               detail::recipe_pinned(ZeroSign::plus, NUMREF_ZERO_SIGN_PLUS, "plus") &&
               detail::recipe_knob<ZeroSign>().words.size() == 2);
+static_assert(detail::recipe_pinned(ScaleRound::f32, NUMREF_SCALE_ROUND_F32, "f32") &&
+              detail::recipe_pinned(ScaleRound::source, NUMREF_SCALE_ROUND_SOURCE, "source") &&
+              detail::recipe_knob<ScaleRound>().words.size() == 2);
+static_assert(detail::recipe_pinned(ZeroDivisor::raise, NUMREF_ZERO_DIVISOR_RAISE, "raise") &&
+              detail::recipe_pinned(ZeroDivisor::keep, NUMREF_ZERO_DIVISOR_KEEP, "keep") &&
+              detail::recipe_knob<ZeroDivisor>().words.size() == 2);
 static_assert(sizeof(numref_recipe::reserved) + std::size(detail::kCRecipeFields) == 16,
               "numref_recipe keeps 16 knob bytes: a new knob takes a reserved byte");
 
@@ -355,6 +363,7 @@ inline TensorOpSpec tensor_spec_from_c(std::uint32_t family, const numref_tensor
   q.dequant = op.dequant == NUMREF_DEQUANT_RECIPROCAL ? DequantOp::reciprocal : DequantOp::divide;
   q.q_max = exact_f32(op.q_max);
   q.recipe = *recipe;
+  q.source = t.src;  // §14.5 scale_round=source
   // §13.8 the C recipe says all_ones_tensor only for the `tensor` partition (one block)
   if (q.recipe.nan_scale == NanScale::all_ones_tensor) {
     if (op.n_blocks != 1) throw std::invalid_argument("recipe nan_scale=all_ones_tensor needs the tensor partition");

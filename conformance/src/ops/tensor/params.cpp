@@ -384,6 +384,7 @@ QuantizeSpec TensorParams::quantize_spec() const {
   q.dequant = s_.dequant;
   q.q_max = s_.q_max;
   q.recipe = s_.recipe;
+  q.source = s_.src;  // §14.5 scale_round=source
   return q;
 }
 

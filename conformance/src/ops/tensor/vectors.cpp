@@ -307,7 +307,7 @@ void add_file(std::string name, const TensorParams::Spec& base, const std::strin
 
 // §10.5 The recipe profiles' files (issue 12 evidence): per profile with a quantization recipe,
 // binary32 tensors into f8e4m3fn (and f4e2m1fn where the recipe sets elem_nan, which only FP4 /
-// FP6 elements show) with the recipe's rule, own partition, knobs and amax policy and the
+// FP6 elements show; bf16 tensors where it sets scale_round=source) with the recipe's rule, own partition, knobs and amax policy and the
 // profile's element policy, as the conformance plan builds its recipe suites (plan.cpp); the
 // generated tensors hold all-zero, NaN and Inf blocks, subnormal amax and amax near the
 // element max. Scale files carry the recipe under the ocp element policy (no elements).
@@ -319,21 +319,25 @@ void recipe_files(Kind k, std::vector<VectorFileText>& out) {
     if (!pr.recipe) continue;
     const auto rule = parse_scale_rule(pr.recipe->rule);
     if (!rule) throw std::logic_error("profile " + std::string(pr.name) + ": unknown rule " + std::string(pr.recipe->rule));
-    std::vector<FormatId> elems{FormatId::f8e4m3fn};
-    if (pr.recipe->knobs.find("elem_nan=") != std::string_view::npos) elems.push_back(FormatId::f4e2m1fn);
-    for (FormatId e : elems) {
+    std::vector<std::pair<FormatId, FormatId>> files{{FormatId::f32, FormatId::f8e4m3fn}};  // source, element
+    if (pr.recipe->knobs.find("elem_nan=") != std::string_view::npos) files.push_back({FormatId::f32, FormatId::f4e2m1fn});
+    // §14.5 a scale rounded to the source format shows with a bf16 source
+    if (pr.recipe->knobs.find("scale_round=source") != std::string_view::npos)
+      files.push_back({FormatId::bf16, FormatId::f8e4m3fn});
+    for (const auto& [src, e] : files) {
       TensorParams::Spec s;
       s.kind = k;
       s.rule = *rule;
       s.elem = &format(e);
-      s.src = &format(FormatId::f32);
+      s.src = &format(src);
       s.partition = kit::partition(pr.recipe->partition, "profile " + std::string(pr.name) + " partition");
       s.apply = rule_info(*rule).apply;
       s.profile = k == Kind::scale ? "ocp" : std::string(pr.name);
       s.policy = tensor_base(s.profile, *rule);
       s.recipe = recipe_base(std::string(pr.name));
       s.amax = AmaxPolicy{pr.recipe->amax_nan_ignore ? AmaxNan::ignore : AmaxNan::propagate, AmaxInf::propagate};
-      add_file(fam + "/recipe/" + std::string(pr.name) + "-f32-" + std::string(format(e).name) + "-" +
+      add_file(fam + "/recipe/" + std::string(pr.name) + "-" + std::string(format(src).name) + "-" +
+                   std::string(format(e).name) + "-" +
                    to_string(s.partition),
                s,
                "the recipe of profile " + std::string(pr.name) + " (§10.5, §19.8; source: " +
