@@ -546,6 +546,15 @@ TEST(TensorRecipe, PlanOfRecipeProfiles) {
     }
     EXPECT_GT(recipe, 0u) << kind_name(k);
   }
+  // §10.5 a recipe with element formats (microxcaling: the five float ones) plans only those
+  PlanRequest req;
+  req.level = Level::l1;
+  req.profiles = {"microxcaling"};
+  std::vector<GeneratedSuite> out;
+  family(Kind::quantize).plan(req, out);
+  std::set<std::string> elems;
+  for (const auto& s : out) elems.insert(std::string(static_cast<const TensorParams&>(*s.params).spec().elem->name));
+  EXPECT_EQ(elems, (std::set<std::string>{"f8e4m3fn", "f8e5m2", "f6e3m2fn", "f6e2m3fn", "f4e2m1fn"}));
 }
 
 // §31.5 (ABI 1.4) numref_recipe <-> RecipeKnobs: every word of every knob round-trips through its

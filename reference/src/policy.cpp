@@ -249,8 +249,11 @@ Policy microxcaling_wide() {
   p.round = Round::rna;  // _quantize_elemwise_core, saturate_normals=False: > max_norm -> Inf
   return p;
 }
+// Its int8 element (sign-magnitude k * 2^-6 with -0, factor down to 2^-133) is not numref's int8
+// (§20): the recipe takes the five float element formats (docs/profiles.md).
 constexpr Recipe kMicroxcaling{"mx-floor", "block:1x32", "scale_exp=log2f nan_block=first_nan zero_sign=plus",
-                               "microxcaling mx/mx_ops.py _quantize_mx (CPU path, round=nearest; commit 3b429a84)"};
+                               "microxcaling mx/mx_ops.py _quantize_mx (CPU path, round=nearest; commit 3b429a84)",
+                               false, "f8e4m3fn f8e5m2 f6e3m2fn f6e2m3fn f4e2m1fn"};
 
 // §10.5 torchao 0.18 float8 inference (quantization/quantize_/workflows/float8/float8_tensor.py
 // Float8Tensor.from_hp with the torch kernel -> quant_primitives.py _choose_scale_float8 and
@@ -263,7 +266,8 @@ constexpr Recipe kMicroxcaling{"mx-floor", "block:1x32", "scale_exp=log2f nan_bl
 constexpr Recipe kTorchaoFloat8Inference{
     "amax-dequant", "tensor",
     "inf_block=zero_scale nan_block=own_nan scale_round=source zero_divisor=keep",
-    "torchao 0.18 quantization Float8Tensor.from_hp (_choose_scale_float8 + _quantize_affine_float8)"};
+    "torchao 0.18 quantization Float8Tensor.from_hp (_choose_scale_float8 + _quantize_affine_float8)", false,
+    "f8e4m3fn f8e5m2"};
 
 const std::array<Profile, kProfileCount>& profiles() {
   static const std::array<Profile, kProfileCount> table = {{
@@ -343,6 +347,8 @@ bool names_format(std::string_view list, const Format& f) {
 }
 
 }  // namespace
+
+bool Recipe::takes(const Format& element) const { return elements.empty() || names_format(elements, element); }
 
 bool ProfileRule::matches(const Format& f, const Format& t) const { return names_format(from, f) && names_format(to, t); }
 

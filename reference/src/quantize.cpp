@@ -725,6 +725,9 @@ QuantizeStats fake_quantize(const TensorView& x, const QuantizeSpec& spec_in, co
 QuantizeSpec recipe_spec(const Profile& p, const Format& element) {
   if (p.recipe == nullptr) bad("profile " + std::string(p.name) + " has no quantization recipe");
   const Recipe& r = *p.recipe;
+  if (!r.takes(element))
+    bad("profile " + std::string(p.name) + " quantizes to " + std::string(r.elements) + ", not " +
+        std::string(element.name) + " (docs/profiles.md)");
   QuantizeSpec spec;
   spec.element = &element;
   const auto rule = parse_scale_rule(r.rule);

@@ -383,6 +383,9 @@ TEST(Recipe, Microxcaling) {
   EXPECT_EQ(fq(mx, n), (std::vector<std::uint32_t>{0x7FFB5C5Du, 0x7FFB5C5Du, 0x7FC00002u}));
   EXPECT_EQ(fq(plain(ScaleRule::mx_floor), n), (std::vector<std::uint32_t>{kF32NaN, kF32NaN, kF32NaN}));
   EXPECT_EQ(fq(mx, {0xFF800000u, kF32One}), (std::vector<std::uint32_t>{kF32NaN, kF32NaN}));
+  // §10.5 its int8 is not numref's (docs/profiles.md): the recipe refuses it
+  EXPECT_THROW(prof(ProfileId::microxcaling, format(FormatId::int8)), std::invalid_argument);
+  EXPECT_NO_THROW(prof(ProfileId::microxcaling, format(FormatId::f6e2m3fn)));
 }
 
 // Quantizes a 1 x n bf16 row (16-bit patterns) with `spec`.
@@ -437,6 +440,7 @@ TEST(Recipe, TorchaoFloat8Inference) {
   const Out n = run(ti, {0xFFC12345u, kF32One});
   EXPECT_EQ(n.scales[0], kF32NaN);
   EXPECT_EQ(n.codes, (std::vector<std::uint8_t>{0xFF, 0x7F}));
+  EXPECT_THROW(prof(ProfileId::torchao_float8_inference, format(FormatId::f4e2m1fn)), std::invalid_argument);
 }
 
 // §19.8 a knob outside the rules of its clause is an error.

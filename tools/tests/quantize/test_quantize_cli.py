@@ -220,6 +220,9 @@ def main():
     check(np.load(P("mx.scales.npy")).tolist() == [[0xDE]], "microxcaling scale 0xDE")
     check(np.load(P("mx.codes.npy")).tolist() == [0x78, 0x00], "microxcaling codes 78 00")
     check(np.load(P("mx.fakequant.npy")).view(np.uint32).tolist() == [0x73000000, 0], "microxcaling fake-quant")
+    p = run("--input", P("mx.npy"), "--format", "int8", "--profile", "microxcaling", "--out", P("mx8"), expect=2)
+    check("profile microxcaling quantizes to f8e4m3fn f8e5m2 f6e3m2fn f6e2m3fn f4e2m1fn, not int8" in p.stderr,
+          f"microxcaling int8 refused: {p.stderr}")
     # te_mxfp8 ignores NaN in the amax (fmaxf): [NaN, 448] -> code 0x7F (test_recipe.cpp TeMxfp8);
     # an explicit --amax-nan that differs from the recipe is refused
     np.save(P("te.npy"), np.array([np.nan, 448], dtype=np.float32))

@@ -221,7 +221,7 @@ class Planner {
         if (!(q == own)) parts.push_back(q);
     const auto& C = combos();
     for (std::size_t ci = 0; ci < C.size(); ++ci) {
-      if (C[ci].rule != *rule) continue;
+      if (C[ci].rule != *rule || !r.takes(*C[ci].elem)) continue;  // §10.5 the recipe's element formats
       for (std::size_t q = 0; q < parts.size(); ++q) {
         TensorParams::Spec s = base(C[ci], k_ == Kind::scale ? std::string("ocp") : prof, ci + q, parts[q]);
         s.recipe = recipe_base(prof);
