@@ -36,6 +36,15 @@ install_python_helpers() {
     python3 -m pip install --quiet --disable-pip-version-check jax torch torchao==0.18.0 gfloat==0.5.2 || \
       python3 -m pip install --quiet --disable-pip-version-check --break-system-packages jax torch torchao==0.18.0 gfloat==0.5.2
   fi
+  # NUMREF_MICROXCALING_DIR=DIR (with NUMREF_PEERS=1): microxcaling is not on PyPI; clone it there at
+  # the commit docs/profiles.md measured (an existing DIR is left as it is), then configure with
+  # -DNUMREF_MICROXCALING_DIR=DIR for the test peers_microxcaling.
+  if [ "${NUMREF_PEERS:-0}" = 1 ] && [ -n "${NUMREF_MICROXCALING_DIR:-}" ] && [ ! -e "$NUMREF_MICROXCALING_DIR" ]; then
+    echo "setup: cloning microxcaling into $NUMREF_MICROXCALING_DIR (commit 3b429a84)"
+    git clone --quiet https://github.com/microsoft/microxcaling "$NUMREF_MICROXCALING_DIR" && \
+      git -C "$NUMREF_MICROXCALING_DIR" checkout --quiet 3b429a84b2fb4539df9694c76e7b97b05bec2dad || \
+      { echo "setup: could not clone microxcaling at 3b429a84" >&2; exit 1; }
+  fi
 }
 
 if [ ${#missing[@]} -eq 0 ]; then
