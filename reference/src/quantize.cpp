@@ -541,14 +541,14 @@ QuantizeStats Quantizer::fake_quantize_block(const TensorView& x, std::size_t b,
   const ElementDequantizer dq(*spec_.element, eng_->code_to_f32, eng_->f32_round);
   const Converter to_out(format(FormatId::f32), out, spec_.wide);
   if (s.poisoned) q.begin_block(x, r);
-  const bool own_nan = s.poisoned && spec_.recipe.nan_block == NanBlock::first_nan;  // §13.7
+  const bool first_nan = s.poisoned && spec_.recipe.nan_block == NanBlock::first_nan;  // §13.7: its NaNs out
   QuantizeStats st;
   const std::size_t cols = x.cols();
   for (std::size_t i = r.r0; i < r.r1; ++i) {
     for (std::size_t j = r.c0; j < r.c1; ++j) {
       const std::size_t idx = i * cols + j;
       const std::uint32_t code = q.quantize(x.code(i, j), sr_ ? random[idx] : 0u, s, st);
-      dst[idx] = to_out(own_nan ? q.poisoned_nan(x.code(i, j)) : dq(code, s.poisoned, s.dequant)).bits;
+      dst[idx] = to_out(first_nan ? q.poisoned_nan(x.code(i, j)) : dq(code, s.poisoned, s.dequant)).bits;
     }
   }
   return st;
