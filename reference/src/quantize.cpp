@@ -88,11 +88,18 @@ struct Quantizer::Engines {
       : to_elem(format(FormatId::f32), *spec.element, spec.policy),
         elem_round(*spec.element, spec.policy),
         f32_round(format(FormatId::f32), Policy{}),
-        code_to_f32(*spec.element, format(FormatId::f32), spec.wide) {}
+        code_to_f32(*spec.element, format(FormatId::f32), spec.wide) {
+    // §14.5 scale_round=source with a 16-bit source: binary32 -> source -> binary32
+    if (spec.recipe.scale_round == ScaleRound::source && spec.source != nullptr && spec.source->bits == 16) {
+      f32_to_src.emplace(format(FormatId::f32), *spec.source, Policy{});
+      src_to_f32.emplace(*spec.source, format(FormatId::f32), Policy{});
+    }
+  }
   Converter to_elem;     // binary32 -> element under the element policy (§19.2 rn32)
   Rounder elem_round;    // exact -> element (§19.2 fused)
   Rounder f32_round;     // RN32
   Converter code_to_f32;  // element code -> binary32 under the wide policy (§19.3 NaN codes)
+  std::optional<Converter> f32_to_src, src_to_f32;  // §14.5 (16-bit sources only)
 };
 
 // ---- Quantizer --------------------------------------------------------------------------
@@ -287,11 +294,7 @@ BlockScale Quantizer::block_scale(std::size_t b, Amax a) const {
         std::uint32_t d = a.is_zero() ? 0u : rn32(exact_div(exact_f32(a.f32), qmax_));
         if (rk.scale_round == ScaleRound::source && d != 0) {  // §14.5
           if (spec_.source == nullptr) throw std::logic_error("scale_round=source: QuantizeSpec::source is not set");
-          if (spec_.source->bits == 16) {
-            const Converter down(format(FormatId::f32), *spec_.source, Policy{});
-            const Converter up(*spec_.source, format(FormatId::f32), Policy{});
-            d = up(down(d).bits).bits;
-          }
+          if (eng_->f32_to_src) d = (*eng_->src_to_f32)((*eng_->f32_to_src)(d).bits).bits;
         }
         if (d == 0) d = rk.zero_divisor == ZeroDivisor::keep ? 0u : a.is_zero() ? kF32One : kF32MinSub;  // §14.6
         s.stored = d;
@@ -330,7 +333,7 @@ BlockScale Quantizer::block_scale(std::size_t b, Amax a) const {
     }
     case ScaleKind::mx: {  // §16
       if (rk.scale_exp == ScaleExp::log2f && !a.poisoned() && rule_info(spec_.rule).mx == MxExponent::floor)
-        s.stored = mx_floor_log2f_code(a.is_zero() ? 0u : a.f32, qmax_);  // §16.11
+        s.stored = mx_floor_log2f_code(a.f32, qmax_);  // §16.11
       else if (rk.scale_exp == ScaleExp::log2f && !a.poisoned())  // §16.8
         s.stored = (a.is_zero() && !floored) ? 0x00u : mx_rceil_log2f_code(av, qmax_);
       else if (rk.mx_descale == MxDescale::divide && !a.poisoned())  // §16.10
@@ -395,10 +398,7 @@ class ElementQuantizer {
     if (s.poisoned) {  // §13.3 every element of a poisoned block quantizes as NaN (§13.8: the scale's)
       ++st.nan;
       if (first_nan_) return convert(poisoned_nan(c), r);  // §13.7
-      if (own_nan_ && is_nan_code(c)) {                    // §13.7 its own NaN, quieted, sign kept
-        if (!nan_to_f32_) nan_to_f32_.emplace(src_, format(FormatId::f32), Policy{});
-        return convert((*nan_to_f32_)(c).bits | 0x00400000u, r);
-      }
+      if (own_nan_ && is_nan_code(c)) return convert(widened(c) | 0x00400000u, r);  // §13.7 own, quieted
       return convert(f32_nan_scale_ && f32_is_nan(s.stored) ? s.stored : kF32NaN, r);
     }
     const std::uint32_t mag = c & src_.mag_mask();
@@ -413,8 +413,7 @@ class ElementQuantizer {
         return convert(neg ? 0xFF800000u : kF32Inf, r);
       }
       ++st.nan;  // NaN: widened to binary32 with its sign and payload (§6.3 payload), then converted
-      if (!nan_to_f32_) nan_to_f32_.emplace(src_, format(FormatId::f32), Policy{});
-      return convert((*nan_to_f32_)(c).bits, r);
+      return convert(widened(c), r);
     }
     // §19.10 zero_sign=plus: a scaled value that is ±0 in binary32 gives +0
     const bool neg_zero = neg && !zero_plus_;
@@ -469,11 +468,13 @@ class ElementQuantizer {
     const std::uint32_t mag = c & src_.mag_mask();
     return mag >= special_ && !src_.is_inf_magnitude(mag);
   }
-  // A source NaN code widened to binary32 (§6.3 payload), quieted, sign cleared.
-  std::uint32_t quiet_abs(std::uint32_t c) const {
+  // A source NaN code widened to binary32 with its sign and payload (§6.3 payload).
+  std::uint32_t widened(std::uint32_t c) const {
     if (!nan_to_f32_) nan_to_f32_.emplace(src_, format(FormatId::f32), Policy{});
-    return ((*nan_to_f32_)(c).bits | 0x00400000u) & 0x7FFFFFFFu;
+    return (*nan_to_f32_)(c).bits;
   }
+  // The same, quieted, sign cleared (§13.7 first_nan).
+  std::uint32_t quiet_abs(std::uint32_t c) const { return (widened(c) | 0x00400000u) & 0x7FFFFFFFu; }
 
   mutable std::optional<Converter> nan_to_f32_;
   std::uint32_t special_;  // §2.2 the source's first NaN / Inf magnitude

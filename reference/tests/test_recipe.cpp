@@ -26,15 +26,26 @@ struct Out {
   std::vector<std::uint8_t> codes;
 };
 
-// Quantizes a 1 x n binary32 row with `spec`.
-Out run(const QuantizeSpec& spec, const std::vector<std::uint32_t>& x) {
-  std::vector<std::uint8_t> bytes(x.size() * 4);
+// The bytes of a row of codes (binary32 as uint32, bf16 as uint16; native order, as TensorView reads).
+template <class T>
+std::vector<std::uint8_t> bytes_of(const std::vector<T>& x) {
+  std::vector<std::uint8_t> bytes(x.size() * sizeof(T));
   std::memcpy(bytes.data(), x.data(), bytes.size());
-  const TensorView v = TensorView::vector(format(FormatId::f32), bytes.data(), x.size());
+  return bytes;
+}
+// Quantizes a 1 x n row of `f` codes with `spec`.
+template <class T>
+Out run_row(const QuantizeSpec& spec, const Format& f, const std::vector<T>& x) {
+  const std::vector<std::uint8_t> bytes = bytes_of(x);
+  const TensorView v = TensorView::vector(f, bytes.data(), x.size());
   Out o;
   o.codes.resize(x.size());
   o.scales = quantize(v, spec, o.codes).meta.scales;
   return o;
+}
+// Quantizes a 1 x n binary32 row with `spec`.
+Out run(const QuantizeSpec& spec, const std::vector<std::uint32_t>& x) {
+  return run_row(spec, format(FormatId::f32), x);
 }
 QuantizeSpec prof(ProfileId id, const Format& elem = E4M3) { return recipe_spec(profile(id), elem); }
 QuantizeSpec plain(ScaleRule r, const Format& elem = E4M3) {
@@ -324,8 +335,7 @@ TEST(Recipe, TeFloat8Block) {
 
 // Fake-quantizes a 1 x n binary32 row with `spec` into binary32 (§19.6).
 std::vector<std::uint32_t> fq(const QuantizeSpec& spec, const std::vector<std::uint32_t>& x) {
-  std::vector<std::uint8_t> bytes(x.size() * 4);
-  std::memcpy(bytes.data(), x.data(), bytes.size());
+  const std::vector<std::uint8_t> bytes = bytes_of(x);
   const TensorView v = TensorView::vector(format(FormatId::f32), bytes.data(), x.size());
   std::vector<std::uint32_t> out(x.size());
   fake_quantize(v, spec, format(FormatId::f32), out);
@@ -390,13 +400,7 @@ TEST(Recipe, Microxcaling) {
 
 // Quantizes a 1 x n bf16 row (16-bit patterns) with `spec`.
 Out run_bf16(const QuantizeSpec& spec, const std::vector<std::uint16_t>& x) {
-  std::vector<std::uint8_t> bytes(x.size() * 2);
-  std::memcpy(bytes.data(), x.data(), bytes.size());
-  const TensorView v = TensorView::vector(format(FormatId::bf16), bytes.data(), x.size());
-  Out o;
-  o.codes.resize(x.size());
-  o.scales = quantize(v, spec, o.codes).meta.scales;
-  return o;
+  return run_row(spec, format(FormatId::bf16), x);
 }
 
 // §10.5 torchao_float8_inference (Float8Tensor.from_hp: _choose_scale_float8 and
