@@ -21,8 +21,10 @@ void check_common(const numref::Policy& p, const numref::Format& from, const num
     unsupported(from, to, "the kernels read signed floating-point sources with a zero (f32, bf16, f16, f8, FP6, FP4)");
   if (p.daz) unsupported(from, to, "daz=1 is not implemented by the CUDA kernels (§35.2)");
   // §35.2: the NaN rules of the torch / xla / ml_dtypes pair rules (§6.3, §6.4) and the
-  // e8m0_low=grid bottom binade (§7.4) are refused by name, not approximated.
-  if (p.nan == numref::NanOut::ones_sign || p.nan == numref::NanOut::raw || p.nan == numref::NanOut::all_ones)
+  // e8m0_low=grid bottom binade (§7.4) are refused by name, not approximated. The kernels'
+  // nan_code (cast.cuh) implements sign, canonical, ones and payload; every other value is refused.
+  if (p.nan != numref::NanOut::sign && p.nan != numref::NanOut::canonical && p.nan != numref::NanOut::ones &&
+      p.nan != numref::NanOut::payload)
     unsupported(from, to, "nan=" + std::string(numref::to_string(p.nan)) + " is not implemented by the CUDA kernels (§35.2)");
   if (p.nan_to_finite == numref::NanToFinite::signzero || p.nan_to_finite == numref::NanToFinite::flipzero)
     unsupported(from, to, "nan_to_finite=" + std::string(numref::to_string(p.nan_to_finite)) +

@@ -54,15 +54,16 @@ Result nan_result(const Decoded& d, const Format& from, const Format& to, const 
   }
   // §6.3 a target with one NaN (fnuz 80, P3109 §2.5) gets it from every option (`ones` and
   // `all_ones` would name numbers or an Inf: fnuz 7F / FF, signed P3109 7F = +Inf or max).
-  // payload / raw into an ieee target read the operand's fraction; every other option (and
+  // payload / raw / raw_plus into an ieee target read the operand's fraction; every other option (and
   // every target with one NaN per sign or one NaN) is core_impl::nan_rule_code.
-  if ((p.nan == NanOut::payload || p.nan == NanOut::raw) && to.specials == Specials::ieee) {
-    const std::uint32_t sgn = d.sign ? to.sign_bit() : 0u;
+  if ((p.nan == NanOut::payload || p.nan == NanOut::raw || p.nan == NanOut::raw_plus) &&
+      to.specials == Specials::ieee) {
+    const std::uint32_t sgn = d.sign && p.nan != NanOut::raw_plus ? to.sign_bit() : 0u;  // raw_plus: positive
     std::uint64_t pl = d.sig;  // source fraction field
     pl = from.man_bits >= to.man_bits ? (pl >> (from.man_bits - to.man_bits))
                                       : (pl << (to.man_bits - from.man_bits));
     if (p.nan == NanOut::payload) pl |= std::uint64_t{1} << (to.man_bits - 1);  // quiet (§6.3 payload)
-    else if ((pl & to.man_mask()) == 0) pl = 1;  // §6.3 raw: still a NaN, not Inf
+    else if ((pl & to.man_mask()) == 0) pl = 1;  // §6.3 raw / raw_plus: still a NaN, not Inf
     return {sgn | to.first_special_magnitude() | static_cast<std::uint32_t>(pl & to.man_mask()), flags};  // Inf | payload
   }
   return {core_impl::nan_rule_code(d.sign, to, p), flags};

@@ -105,11 +105,13 @@ constexpr ProfileRule kTorchRules[] = {
     {"f8e4m3fnuz f8e5m2fnuz", "f16", "nan=canonical",
      "the fnuz NaN (80) widens to the positive 7F800001 (fp8_fnuz_to_fp32_value), then to c10::Half: 7E00"},
     {"f8e4m3fnuz f8e5m2fnuz", "f8e4m3fn f8e5m2", "nan=ones", "the fnuz NaN goes through the positive 7F800001: 7F"},
+    {"f8e4m3fnuz f8e5m2fnuz", "f32", "nan=raw_plus",
+     "fp8_fnuz_to_fp32_value returns the positive signaling NaN 7F800001 for the fnuz NaN 80"},
 };
 // ATEN_CPU_CAPABILITY=default: the scalar f32 -> bf16 path (0x7FC0); the rest as torch.
 constexpr ProfileRule kTorchDefaultRules[] = {
     kTorchRules[0], kTorchRules[1], kTorchRules[3], kTorchRules[4], kTorchRules[5], kTorchRules[6], kTorchRules[7],
-    kTorchRules[8], kTorchRules[9],
+    kTorchRules[8], kTorchRules[9], kTorchRules[10],
     {"bf16 f8e4m3fn f8e5m2", "f16", "nan=sign", "the scalar c10::Half conversion: canonical NaN with the sign"},
 };
 

@@ -59,6 +59,7 @@ inline std::uint32_t nan_rule_code(bool sign, const Format& to, const Policy& p)
     case NanOut::ones: return to.mag_mask();
     case NanOut::ones_sign: return sgn | to.mag_mask();
     case NanOut::all_ones: return to.sign_bit() | to.mag_mask();
+    case NanOut::raw_plus: return to.canonical_nan;  // raw, positive: the NaN of the slot without the sign
     case NanOut::sign:
     case NanOut::payload:
     case NanOut::raw: break;

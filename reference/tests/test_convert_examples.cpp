@@ -196,7 +196,7 @@ TEST(Examples, FnuzOverflowAndSpecials) {
   expect(0xFF800000, F32, E4FNUZ, pol(Round::rne, Overflow::saturate), 0xFF, O | X);
   // §6.3 NaN operands: 80 under every nan option (ones would be 7F = 240, all_ones FF = -240).
   for (NanOut n : {NanOut::payload, NanOut::sign, NanOut::canonical, NanOut::ones, NanOut::ones_sign,
-                   NanOut::all_ones, NanOut::raw}) {
+                   NanOut::all_ones, NanOut::raw, NanOut::raw_plus}) {
     Policy p = pol();
     p.nan = n;
     expect(0xFFC00000, F32, E4FNUZ, p, 0x80, 0);
@@ -275,7 +275,7 @@ TEST(Examples, P3109Specials) {
   expect(0x7F800000, F32, P3SF, pol(Round::rne, Overflow::saturate), 0x7F, O | X);
   // §6.3 every NaN option gives the one NaN (ones would be 7F = +Inf, all_ones FF = -Inf).
   for (NanOut n : {NanOut::payload, NanOut::sign, NanOut::canonical, NanOut::ones, NanOut::ones_sign,
-                   NanOut::all_ones, NanOut::raw}) {
+                   NanOut::all_ones, NanOut::raw, NanOut::raw_plus}) {
     Policy p = pol();
     p.nan = n;
     expect(0xFFC00000, F32, P3SE, p, 0x80, 0);

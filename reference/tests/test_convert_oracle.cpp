@@ -66,6 +66,7 @@ const Variant kVariants[] = {
     {"nan=ones_sign", [](Policy& p) { p.nan = NanOut::ones_sign; }, has_nan_target, true, false},
     {"nan=all_ones", [](Policy& p) { p.nan = NanOut::all_ones; }, has_nan_target, true, false},
     {"nan=raw", [](Policy& p) { p.nan = NanOut::raw; }, has_nan_target, true, false},
+    {"nan=raw_plus", [](Policy& p) { p.nan = NanOut::raw_plus; }, has_nan_target, true, false},
     {"nan_to_finite=negzero", [](Policy& p) { p.nan_to_finite = NanToFinite::negzero; }, no_nan_target, true,
      false},
     {"nan_to_finite=max", [](Policy& p) { p.nan_to_finite = NanToFinite::max; }, no_nan_target, true, false},

@@ -45,6 +45,7 @@ const Knob kKnobs[] = {
     {"inf_nan=nan nan=ones_sign", inf_slot_target},
     {"inf_nan=nan nan=sign", inf_slot_target},
     {"inf_nan=nan nan=raw", inf_slot_target},
+    {"inf_nan=nan nan=raw_plus", inf_slot_target},
     {"inf_nan=nan nan=all_ones e8m0_low=nan negative=inf_abs", inf_slot_target},  // the gfloat rows' settings
 };
 

@@ -151,7 +151,7 @@ TEST(Flags, Text) {
 }
 
 }  // namespace
-// §10.4 the pair rules, §6.3 nan=ones_sign / raw / all_ones, §6.4 signzero / flipzero, §7.4
+// §10.4 the pair rules, §6.3 nan=ones_sign / raw / all_ones / raw_plus, §6.4 signzero / flipzero, §7.4
 // e8m0_low=grid. Every expected code is computed by hand in the comment (the library's value,
 // measured: docs/profiles.md).
 TEST(Profiles, PairRulesAndNewKnobsByHand) {
@@ -195,6 +195,18 @@ TEST(Profiles, PairRulesAndNewKnobsByHand) {
       {"torch", FormatId::f32, FormatId::f8e8m0fnu, 0x00400001, 0x01, X},
       {"torch", FormatId::f32, FormatId::f8e8m0fnu, 0xBF800000, 0x7F, 0},  // -1: sign dropped -> 2^0
       {"torch", FormatId::f8e8m0fnu, FormatId::f32, 0xFF, 0x7F800001, 0},  // raw: fraction 0 -> 1
+      // torch: c10 fp8_fnuz_to_fp32_value returns 0x7F800001 for the fnuz NaN 80 (a positive
+      // signaling NaN; numref reads 80 with sign 1, §3.1): raw_plus gives fraction 0 -> 1, sign 0.
+      // No invalid flag: the fnuz source is not ieee, its NaN is not signaling (§6.3).
+      {"torch", FormatId::f8e4m3fnuz, FormatId::f32, 0x80, 0x7F800001, 0},
+      {"torch", FormatId::f8e5m2fnuz, FormatId::f32, 0x80, 0x7F800001, 0},
+      {"torch_default", FormatId::f8e4m3fnuz, FormatId::f32, 0x80, 0x7F800001, 0},
+      {"torch_default", FormatId::f8e5m2fnuz, FormatId::f32, 0x80, 0x7F800001, 0},
+      // ... then c10::Half of 7F800001 (7E00) and the OCP FP8 NaN 7F (the rules before it)
+      {"torch", FormatId::f8e4m3fnuz, FormatId::f16, 0x80, 0x7E00, 0},
+      {"torch", FormatId::f8e5m2fnuz, FormatId::f8e5m2, 0x80, 0x7F, 0},
+      // ml_dtypes reads 80 with sign 1 too and keeps it: FFC00000 (no rule; nan=payload)
+      {"ml_dtypes", FormatId::f8e4m3fnuz, FormatId::f32, 0x80, 0xFFC00000, 0},
       // xla: f8e5m2 NaN keeps the sign from f32 (7E | sign), 7F from 16-bit sources
       {"xla", FormatId::f32, FormatId::f8e5m2, 0xFFC00000, 0xFE, 0},
       {"xla", FormatId::bf16, FormatId::f8e5m2, 0xFFC0, 0x7F, 0},
@@ -214,6 +226,21 @@ TEST(Profiles, PairRulesAndNewKnobsByHand) {
   ASSERT_FALSE(apply_policy_settings(p, "nan_to_finite=signzero").has_value());
   EXPECT_EQ(convert(0xFFC00000, format(FormatId::f32), format(FormatId::f4e2m1fn), p).bits, 0x8u);
   EXPECT_EQ(convert(0x7FC00000, format(FormatId::f32), format(FormatId::f4e2m1fn), p).bits, 0x0u);
+  // nan=raw_plus (§6.3): raw without the sign. f32 FF800001: fraction 1 >> 13 = 0 -> 1, sign 0:
+  // f16 7C01 (raw gives FC01); FFC00001: 0x400001 >> 13 = 0x200 -> 7E00; into f8e4m3fn the
+  // positive NaN 7F (raw: FF); into bf16 FF800001 >> 16 -> fraction 0 -> 1: 7F81; flags: the
+  // signaling operand raises invalid, the quiet one nothing.
+  p = Policy{};
+  ASSERT_FALSE(apply_policy_settings(p, "nan=raw_plus").has_value());
+  EXPECT_EQ(convert(0xFF800001, format(FormatId::f32), format(FormatId::f16), p).bits, 0x7C01u);
+  EXPECT_EQ(convert(0xFF800001, format(FormatId::f32), format(FormatId::f16), p).flags, kInvalid);
+  EXPECT_EQ(convert(0xFFC00001, format(FormatId::f32), format(FormatId::f16), p).bits, 0x7E00u);
+  EXPECT_EQ(convert(0xFFC00001, format(FormatId::f32), format(FormatId::f16), p).flags, 0u);
+  EXPECT_EQ(convert(0xFFC00000, format(FormatId::f32), format(FormatId::f8e4m3fn), p).bits, 0x7Fu);
+  EXPECT_EQ(convert(0xFF800001, format(FormatId::f32), format(FormatId::bf16), p).bits, 0x7F81u);
+  EXPECT_EQ(convert(0xFFC1, format(FormatId::bf16), format(FormatId::f32), p).bits, 0x7FC10000u);
+  ASSERT_FALSE(apply_policy_settings(p, "nan=raw").has_value());
+  EXPECT_EQ(convert(0xFF800001, format(FormatId::f32), format(FormatId::f16), p).bits, 0xFC01u);
   p = Policy{};
   ASSERT_FALSE(apply_policy_settings(p, "e8m0_round=ceil e8m0_low=grid").has_value());
   EXPECT_EQ(convert(0x00000001, format(FormatId::f32), format(FormatId::f8e8m0fnu), p).bits, 0x01u);  // 2^-149 -> n = 1

@@ -774,6 +774,25 @@ def test_version():
     expect_ok("--help names --version", ["--help"], contains=("--version",))
 
 
+def test_cli_md_knob_table():
+    """docs/cli.md's table of single-knob options lists, per option, exactly the words the CLI
+    accepts (its error for an unknown value names them: "expected a|b|c"); a value added to the
+    knob table (spec §10.2) and not to the docs fails here."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "cli.md")
+    with open(path, encoding="utf-8") as f:
+        rows = re.findall(r"^\| `(--[a-z0-9-]+) [A-Z]` \| ([a-z0-9_, ]+) \| §", f.read(), re.M)
+    check("cli.md knob table found", len(rows) >= 12, f"{len(rows)} rows parsed from {path}")
+    b = ["cast", "--from", "f32", "--to", "f8e4m3fn"]
+    for opt, words in rows:
+        rc, _, err = run(b + [opt, "no_such_word"])
+        m = re.search(r"expected ([a-z0-9_|]+)\)", err)
+        check(f"cli.md {opt}", rc == 2 and m is not None, f"exit {rc}, stderr {err.strip()!r}")
+        if m:
+            documented = [w.strip() for w in words.split(",")]
+            check(f"cli.md {opt}", sorted(documented) == sorted(m.group(1).split("|")),
+                  f"docs/cli.md lists {documented}, the CLI accepts {m.group(1).split('|')}")
+
+
 def main():
     global NUMREF
     if len(sys.argv) != 2:
@@ -782,7 +801,7 @@ def main():
     for t in [test_formats, test_explain, test_table, test_cast_values, test_cast_e8m0_and_overrides, test_cast_sr,
               test_cast_input_rules, test_cast_options, test_cast_streaming, test_outputs_not_inputs,
               test_vectors_generate, test_stdout_errors, test_messages, test_cast_values_decimal, test_cast_npy, test_npy_ml_dtypes,
-              test_version]:
+              test_version, test_cli_md_knob_table]:
         t()
     if FAILURES:
         print(f"FAIL: {len(FAILURES)} of {CHECKS} checks failed:\n  " + "\n  ".join(FAILURES), file=sys.stderr)

@@ -241,7 +241,7 @@ Out nan_out(const Plan& pl, bool sign, std::uint32_t payload) {  // §6.3, §6.4
       case NanToFinite::flipzero: return {pl.integer || sign ? 0u : pl.sign_bit, flags};
     }
   }
-  const std::uint32_t s = sign ? pl.sign_bit : 0u;
+  const std::uint32_t s = sign && pl.p.nan != NanOut::raw_plus ? pl.sign_bit : 0u;  // raw_plus: positive
   switch (pl.p.nan) {
     case NanOut::sign: return {pl.canonical_nan | s, flags};
     case NanOut::canonical: return {pl.canonical_nan, flags};
@@ -250,6 +250,7 @@ Out nan_out(const Plan& pl, bool sign, std::uint32_t payload) {  // §6.3, §6.4
     case NanOut::all_ones: return {pl.sign_bit | pl.mag_mask, flags};
     case NanOut::payload:
     case NanOut::raw:
+    case NanOut::raw_plus:
       if (!pl.has_inf) return {pl.canonical_nan | s, flags};
       {
         std::uint32_t f = pl.s_m >= pl.m ? payload >> (pl.s_m - pl.m) : payload << (pl.m - pl.s_m);
@@ -538,7 +539,8 @@ LaneConst lane_const(const Plan& pl) {
 const char* declined(const Format& from, const Format& to, const Policy& p) {
   if (p.e8m0_low == E8m0Low::grid && to.man_bits == 0 && !to.is_integer() && !to.has_zero)
     return "cpu-fast does not implement e8m0_low=grid";
-  if (p.nan == NanOut::raw && from.bits == 32) return "cpu-fast does not implement nan=raw from 32-bit sources";
+  if ((p.nan == NanOut::raw || p.nan == NanOut::raw_plus) && from.bits == 32)
+    return "cpu-fast does not implement nan=raw / raw_plus from 32-bit sources";
   if (from.specials == Specials::fnuz || to.specials == Specials::fnuz)
     return "cpu-fast does not implement the fnuz formats (spec §2.2)";
   if (from.is_p3109() || to.is_p3109()) return "cpu-fast does not implement the P3109 formats (spec §2.5)";

@@ -53,6 +53,8 @@
  *        and _TORCHAO_FLOAT8_INFERENCE, and NUMREF_SCALE_EXP_LOG2F with
  *        NUMREF_RULE_MX_FLOOR (§16.11). A 1.5 backend that sees a non-zero reserved byte or an
  *        unknown id declines the case in its *_supported() query.
+ *   1.7  the value NUMREF_NAN_RAW_PLUS of numref_policy.nan (§6.3, the torch profile's fnuz
+ *        NaN into f32). A 1.6 backend that checks the value against those it knows declines it.
  *
  * Unavailable backends (1.2). A backend that is correctly built but cannot run on this
  * machine — a GPU backend on a machine without a usable device — makes
@@ -76,7 +78,7 @@ extern "C" {
 #endif
 
 #define NUMREF_BACKEND_ABI_VERSION 1u
-#define NUMREF_BACKEND_ABI_MINOR 6u
+#define NUMREF_BACKEND_ABI_MINOR 7u
 
 #if defined(_WIN32)
 #define NUMREF_BACKEND_EXPORT __declspec(dllexport)
@@ -191,6 +193,7 @@ enum { NUMREF_FMT_P3109_BEFORE_ = 14, NUMREF_P3109_FORMAT_LIST(NUMREF_P3109_FMT_
 #define NUMREF_NAN_ONES_SIGN 4u /* nan=ones_sign */
 #define NUMREF_NAN_RAW 5u       /* nan=raw */
 #define NUMREF_NAN_ALL_ONES 6u  /* nan=all_ones */
+#define NUMREF_NAN_RAW_PLUS 7u  /* nan=raw_plus (1.7) */
 
 #define NUMREF_NAN_TO_FINITE_ZERO 0u    /* nan_to_finite=zero (§6.4) */
 #define NUMREF_NAN_TO_FINITE_NEGZERO 1u /* nan_to_finite=negzero */

@@ -65,6 +65,7 @@ enum class NanOut : std::uint8_t {
   raw,        // sign kept, fraction field shifted to the target's width, NOT quieted; a zero
               // fraction becomes 1 (NumPy's half casts, bit-shift widenings, copies)
   all_ones,   // every bit set, the sign bit included (torch's AVX2 / AVX-512 f32 -> bf16: 0xFFFF)
+  raw_plus,   // raw with the sign dropped (torch's fp8_fnuz_to_fp32_value: the fnuz NaN 80 -> 0x7F800001)
 };
 
 // §6.4 A NaN operand converted into a format that has no NaN (FP6, FP4, int8).
@@ -345,7 +346,7 @@ inline constexpr std::string_view round[] = {"rne", "rtz", "rup", "rdn", "rna", 
 inline constexpr std::string_view sr_variant[] = {"fraction", "add"};
 inline constexpr std::string_view overflow[] = {"saturate", "nonsat"};
 inline constexpr std::string_view inf_sat[] = {"max", "keep"};
-inline constexpr std::string_view nan[] = {"sign", "canonical", "ones", "payload", "ones_sign", "raw", "all_ones"};
+inline constexpr std::string_view nan[] = {"sign", "canonical", "ones", "payload", "ones_sign", "raw", "all_ones", "raw_plus"};
 inline constexpr std::string_view nan_to_finite[] = {"zero", "negzero", "max", "signzero", "flipzero"};
 inline constexpr std::string_view e8m0_round[] = {"follow", "floor", "ceil", "even", "tiesup"};
 inline constexpr std::string_view e8m0_low[] = {"linear", "grid", "nan"};

@@ -165,13 +165,15 @@ Out nan_out(const Value& v, const Format& from, const Format& to, const Policy& 
   }
   if (is_fnuz(to)) return {nan_slot_code(v.sign, to), flags};  // §6.3: one NaN, every option
   switch (p.nan) {
-    case NanOut::raw: {  // §6.3 raw: like payload, but the quiet bit is not set; never the Inf pattern
-      if (to.specials != Specials::ieee) return {nan_slot_code(v.sign, to), flags};
+    case NanOut::raw:
+    case NanOut::raw_plus: {  // §6.3 raw: like payload, but the quiet bit is not set; never the Inf pattern
+      const bool s = p.nan == NanOut::raw && v.sign;  // raw_plus: the same code, positive
+      if (to.specials != Specials::ieee) return {nan_slot_code(s, to), flags};
       std::uint64_t pl = v.sig;
       if (from.man_bits >= to.man_bits) pl >>= (from.man_bits - to.man_bits);
       else pl <<= (to.man_bits - from.man_bits);
       if (pl == 0) pl = 1;
-      return {inf_code(v.sign, to) | static_cast<std::uint32_t>(pl), flags};
+      return {inf_code(s, to) | static_cast<std::uint32_t>(pl), flags};
     }
     case NanOut::ones_sign: return {nan_slot_code(v.sign, to), flags};
     case NanOut::all_ones: return {width_mask(to), flags};  // every bit of the code  // every magnitude bit, the sign kept

@@ -283,16 +283,18 @@ Rounded nan_to(bool sign, std::uint64_t payload, int from_man, bool from_ieee, c
     case NanOut::ones_sign: o.code = sb | mag_mask_of(f); break;
     case NanOut::all_ones: o.code = sign_bit_of(f) | mag_mask_of(f); break;
     case NanOut::raw:
+    case NanOut::raw_plus:  // raw without the sign
     case NanOut::payload: {
+      const std::uint32_t s = p.nan == NanOut::raw_plus ? 0u : sb;
       if (f.specials != Specials::ieee) {
-        o.code = f.canonical_nan | sb;
+        o.code = f.canonical_nan | s;
         break;
       }
       std::uint64_t pl = from_man >= f.man_bits ? (payload >> (from_man - f.man_bits)) : (payload << (f.man_bits - from_man));
       if (p.nan == NanOut::payload) pl |= std::uint64_t{1} << (f.man_bits - 1);  // quieted
       pl &= (std::uint64_t{1} << f.man_bits) - 1;
       if (pl == 0) pl = 1;  // raw: a zero payload would be Inf
-      o.code = sb | (exp_ones(f) << f.man_bits) | static_cast<std::uint32_t>(pl);
+      o.code = s | (exp_ones(f) << f.man_bits) | static_cast<std::uint32_t>(pl);
       break;
     }
   }

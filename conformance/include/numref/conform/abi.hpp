@@ -77,7 +77,8 @@ static_assert(NUMREF_INF_SAT_MAX == detail::c_knob(InfSat::max) && NUMREF_INF_SA
 static_assert(NUMREF_NAN_SIGN == detail::c_knob(NanOut::sign) && NUMREF_NAN_CANONICAL == detail::c_knob(NanOut::canonical) &&
               NUMREF_NAN_ONES == detail::c_knob(NanOut::ones) && NUMREF_NAN_PAYLOAD == detail::c_knob(NanOut::payload) &&
               NUMREF_NAN_ONES_SIGN == detail::c_knob(NanOut::ones_sign) && NUMREF_NAN_RAW == detail::c_knob(NanOut::raw) &&
-              NUMREF_NAN_ALL_ONES == detail::c_knob(NanOut::all_ones));
+              NUMREF_NAN_ALL_ONES == detail::c_knob(NanOut::all_ones) &&
+              NUMREF_NAN_RAW_PLUS == detail::c_knob(NanOut::raw_plus));
 static_assert(NUMREF_NAN_TO_FINITE_ZERO == detail::c_knob(NanToFinite::zero) &&
               NUMREF_NAN_TO_FINITE_NEGZERO == detail::c_knob(NanToFinite::negzero) &&
               NUMREF_NAN_TO_FINITE_MAX == detail::c_knob(NanToFinite::max) &&

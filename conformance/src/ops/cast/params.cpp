@@ -328,7 +328,9 @@ std::vector<Variant> variants(Level level, const Policy& base, const Format& fro
   knob(base.overflow == Overflow::saturate ? "overflow=nonsat" : "overflow=saturate");
   knob("overflow=saturate inf_sat=keep");
   knob("overflow=saturate inf_sat=max");
-  for (auto n : {"nan=payload", "nan=sign", "nan=canonical", "nan=ones", "nan=ones_sign", "nan=raw", "nan=all_ones"}) knob(n);
+  for (auto n : {"nan=payload", "nan=sign", "nan=canonical", "nan=ones", "nan=ones_sign", "nan=raw", "nan=all_ones",
+                 "nan=raw_plus"})
+    knob(n);
   for (auto n : {"nan_to_finite=zero", "nan_to_finite=negzero", "nan_to_finite=max", "nan_to_finite=signzero",
                  "nan_to_finite=flipzero"})
     knob(n);

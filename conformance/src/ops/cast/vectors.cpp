@@ -420,7 +420,7 @@ void generate_vectors(std::vector<VectorFileText>& out) {
     for (const char* set : {"daz=1", "ftz=1", "tininess=before", "ftz=1 tininess=before", "nan=sign", "nan=canonical",
                             "nan=ones", "overflow=saturate", "overflow=saturate inf_sat=keep", "nan_to_finite=negzero",
                             "nan_to_finite=max", "int_range=symmetric", "nan=ones_sign", "nan=raw",
-                            "nan_to_finite=signzero", "nan_to_finite=flipzero"}) {
+                            "nan_to_finite=signzero", "nan_to_finite=flipzero", "nan=raw_plus"}) {
       const Format& from = format(pr.from);
       const Format& to = format(pr.to);
       Policy pm = base_of("ocp", from, to);
