@@ -24,8 +24,9 @@ code y of each case against gfloat's result for the file's policy (round, overfl
 variant `fraction`; the `add` files have no gfloat mode and are counted, not compared; gfloat has
 no exception flags, so the flags column is not checked here).
 Declared departure (§2.5, docs/profiles.md): a negative operand into an unsigned member. numref
-gives the NaN (§7.3, negative=nan); gfloat rounds the signed value (00 where that gives 0, the NaN
-or an error otherwise). Those inputs are counted and left out of the comparison.
+gives the NaN (§7.3, negative=nan); gfloat's round_ndarray / encode_ndarray return mostly a number
+that is no code of the format (-1 -> -8 into p3109_k8p3ue; its scalar round_float gives 00, the NaN
+or an error). Those inputs are counted and left out of the comparison.
 Exit 0: 0 differences; 1 otherwise (a missing gfloat is a failure, never a skip).
 """
 import argparse
