@@ -2,6 +2,7 @@
 // kernels do not implement.                                                   spec §35.2
 #include <gtest/gtest.h>
 
+#include <iterator>
 #include <stdexcept>
 #include <string>
 
@@ -83,6 +84,26 @@ TEST(CudaPolicyMap, Errors) {
   EXPECT_NO_THROW(numref_cuda::cast_policy(p, F(FormatId::f32), F(FormatId::f8e4m3fn)));
   p.e8m0_round = numref::E8m0Round::follow;
   expect_error([&] { numref_cuda::e8m0_policy(p, F(FormatId::f32)); }, "stochastic");
+}
+
+// §35.2 nan=: the kernels' nan_code implements sign, canonical, ones and payload; every other
+// word of the knob table (ones_sign, raw, all_ones, raw_plus, and any value added later) is
+// refused with its name.
+TEST(CudaPolicyMap, NanValuesOutsideTheKernelsRefusedByName) {
+  int refused = 0;
+  for (std::size_t i = 0; i < std::size(numref::knob_words::nan); ++i) {
+    numref::Policy p;
+    p.nan = static_cast<numref::NanOut>(i);
+    const std::string word(numref::knob_words::nan[i]);
+    const bool kernel = word == "sign" || word == "canonical" || word == "ones" || word == "payload";
+    if (kernel) {
+      EXPECT_NO_THROW(numref_cuda::cast_policy(p, F(FormatId::f32), F(FormatId::f8e4m3fn))) << word;
+    } else {
+      expect_error([&] { numref_cuda::cast_policy(p, F(FormatId::f32), F(FormatId::f8e4m3fn)); }, "nan=" + word);
+      ++refused;
+    }
+  }
+  EXPECT_EQ(refused, 4);  // ones_sign, raw, all_ones, raw_plus
 }
 
 // §35.2 the gfloat profiles' rules (§7.4 e8m0_low=nan, §7.3 negative=inf_abs, §6.7 inf_nan=nan) are
