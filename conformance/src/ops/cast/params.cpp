@@ -328,12 +328,11 @@ std::vector<Variant> variants(Level level, const Policy& base, const Format& fro
   knob(base.overflow == Overflow::saturate ? "overflow=nonsat" : "overflow=saturate");
   knob("overflow=saturate inf_sat=keep");
   knob("overflow=saturate inf_sat=max");
-  for (auto n : {"nan=payload", "nan=sign", "nan=canonical", "nan=ones", "nan=ones_sign", "nan=raw", "nan=all_ones",
-                 "nan=raw_plus"})
-    knob(n);
-  for (auto n : {"nan_to_finite=zero", "nan_to_finite=negzero", "nan_to_finite=max", "nan_to_finite=signzero",
-                 "nan_to_finite=flipzero"})
-    knob(n);
+  // every value of §6.3 nan= and §6.4 nan_to_finite=, read from the knob table (payload first, as
+  // before the values were read; add() drops the repeat)
+  knob("nan=payload");
+  for (std::string_view w : knob_words::nan) knob("nan=" + std::string(w));
+  for (std::string_view w : knob_words::nan_to_finite) knob("nan_to_finite=" + std::string(w));
   knob(base.e8m0_low == E8m0Low::linear ? "e8m0_low=grid" : "e8m0_low=linear");
   knob("e8m0_low=nan");  // §7.4 (gfloat)
   for (auto e : {"e8m0_round=floor", "e8m0_round=ceil", "e8m0_round=even", "e8m0_round=tiesup"}) knob(e);
