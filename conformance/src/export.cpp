@@ -7,6 +7,7 @@
 
 #include "numref/conform/util.hpp"
 #include "numref/conform/vectors.hpp"
+#include "vector_file.hpp"
 
 #ifndef NUMREF_VERSION
 #error "NUMREF_VERSION (the project's version) must be defined by the build (conformance/CMakeLists.txt)"
@@ -264,15 +265,8 @@ std::string_view to_string(ExportFormat f) {
 void read_export_source(std::istream& in, const std::string& name, ExportSet& set) {
   try {
     VectorReader r(in, name);
-    const std::string& op = r.header().get("op");
-    const Family* fam = registry().find(op);
-    if (!fam) throw ExportError(name + ": unknown op '" + op + "'");
-    std::unique_ptr<VectorFileReader> reader;
-    try {
-      reader = fam->open_vectors(r.header(), {});
-    } catch (const std::invalid_argument& e) {
-      throw ExportError(name + ": " + e.what());
-    }
+    // a VectorError (an unknown op, a bad header) becomes an ExportError below
+    const auto reader = open_case_reader(vector_family(r, name), r, name, {});
     const std::size_t source = set.sources.size();
     set.sources.push_back({name, r.header().fields});
     std::vector<std::string_view> fields;

@@ -11,6 +11,7 @@
 
 #include "numref/conform/output.hpp"
 #include "numref/conform/util.hpp"
+#include "vector_file.hpp"
 
 namespace numref::conform {
 
@@ -326,30 +327,43 @@ std::string manifest_text(std::vector<ManifestEntry> entries) {
   return s;
 }
 
-std::uint64_t parse_vector_text(std::istream& in, const std::string& name) {
-  VectorReader r(in, name);
+const Family& vector_family(const VectorReader& r, const std::string& name) {
   const std::string& op = r.header().get("op");
   const Family* fam = registry().find(op);
   if (!fam) throw VectorError(name + ": unknown op '" + op + "'");
-  std::unique_ptr<VectorFileReader> reader;
+  return *fam;
+}
+
+std::unique_ptr<VectorFileReader> open_case_reader(const Family& f, const VectorReader& r, const std::string& name,
+                                                   const std::vector<std::string>& profiles) {
   try {
-    reader = fam->open_vectors(r.header(), {});
+    return f.open_vectors(r.header(), profiles);
   } catch (const std::invalid_argument& e) {
     throw VectorError(name + ": " + e.what());
   }
+}
+
+void read_case_line(VectorFileReader& reader, const VectorReader& r, const std::vector<std::string_view>& fields,
+                    std::string_view note, std::vector<VectorCase>& cases) {
+  cases.clear();
+  try {
+    reader.read(fields, note, cases);
+  } catch (const VectorError& e) {
+    throw VectorError(r.where() + ": " + e.what());
+  } catch (const std::invalid_argument& e) {
+    throw VectorError(r.where() + ": " + e.what());
+  }
+}
+
+std::uint64_t parse_vector_text(std::istream& in, const std::string& name) {
+  VectorReader r(in, name);
+  const auto reader = open_case_reader(vector_family(r, name), r, name, {});
   std::vector<std::string_view> fields;
   std::string_view note;
   std::vector<VectorCase> cases;
   std::uint64_t n = 0;
   while (r.next(fields, note)) {
-    cases.clear();
-    try {
-      reader->read(fields, note, cases);
-    } catch (const VectorError& e) {
-      throw VectorError(r.where() + ": " + e.what());
-    } catch (const std::invalid_argument& e) {
-      throw VectorError(r.where() + ": " + e.what());
-    }
+    read_case_line(*reader, r, fields, note, cases);
     ++n;
   }
   return n;
