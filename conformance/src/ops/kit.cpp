@@ -199,17 +199,42 @@ bool is_tie(const Exact& v, const Format& to, const Policy& p) {
   return is_midpoint(mag, a, b);
 }
 
-Column codes(std::string name, Role role, const Format& f, std::size_t rows, std::size_t cols, Place place) {
+void tensor_case(Schema& s, std::size_t rows, std::size_t cols) {
+  s.case_major = true;
+  s.shape_prefix = true;
+  s.rows = rows;
+  s.cols = cols;
+}
+
+Column words(std::string name, Role role, int digits, std::uint64_t limit, std::size_t rows, std::size_t cols,
+             Place place) {
   Column c;
   c.name = std::move(name);
   c.role = role;
-  c.format = &f;
-  c.digits = code_digits(f);
-  c.limit = f.mask();
+  c.digits = digits;
+  c.limit = limit;
   c.rows = rows;
   c.cols = cols;
   c.place = place;
   return c;
+}
+
+Column codes(std::string name, Role role, const Format& f, std::size_t rows, std::size_t cols, Place place) {
+  Column c = words(std::move(name), role, code_digits(f), f.mask(), rows, cols, place);
+  c.format = &f;
+  return c;
+}
+
+Column named(Column c, std::string cls, std::string what) {
+  c.cls = std::move(cls);
+  c.what = std::move(what);
+  return c;
+}
+
+Column sr_random(int k, std::size_t rows, std::size_t cols, Place place) {
+  Column r = words("r", Role::in, (k + 3) / 4, k >= 32 ? 0xFFFFFFFFull : (std::uint64_t{1} << k) - 1, rows, cols, place);
+  r.pipe_digits = 8;  // §32.4, §32.6
+  return r;
 }
 
 std::string e8m0_text(std::uint32_t code) {

@@ -128,8 +128,19 @@ bool is_tie(const Exact& v, const Format& to, const Policy& p);
 
 // ---- columns ---------------------------------------------------------------------------------
 
+// §30.6, §30.7, §30.9 The schema of a tensor case (tensor, MoR, GaussWS): case-major, its
+// vector-file lines start with the shape rows x cols.
+void tensor_case(Schema& s, std::size_t rows, std::size_t cols);
+// A column of words that are no format's codes: `digits` hex digits, at most `limit`.
+Column words(std::string name, Role role, int digits, std::uint64_t limit, std::size_t rows, std::size_t cols,
+             Place place);
 // A column of codes of format f (digits, limit, decoding from the format).
 Column codes(std::string name, Role role, const Format& f, std::size_t rows, std::size_t cols, Place place);
+// Column c with the class of its mismatches (§33.4) and the plural noun of its values.
+Column named(Column c, std::string cls, std::string what);
+// §5 The input column "r": the random words of stochastic rounding with k random bits each,
+// (k + 3) / 4 hex digits in vector files, 8 on pipe lines (§32.4, §32.6).
+Column sr_random(int k, std::size_t rows, std::size_t cols, Place place);
 // A column of E8M0 / binary32 / E4M3 scale codes of format f over the block grid g.
 Column scales(std::string name, Role role, const Format& f, const BlockGrid& g);
 // "2^k" / "NaN" of an E8M0 scale code (§16).

@@ -61,14 +61,7 @@ CastParams::CastParams(const Format& from, const Format& to, std::string profile
 
   schema_.case_major = false;
   schema_.add(kit::codes("x", Role::in, from, 1, 1, Place::whole));
-  if (sr_) {
-    Column r;
-    r.name = "r";
-    r.digits = (p.sr_bits + 3) / 4;
-    r.pipe_digits = 8;  // §32.4
-    r.limit = p.sr_bits >= 32 ? 0xFFFFFFFFull : (std::uint64_t{1} << p.sr_bits) - 1;
-    schema_.add(r);
-  }
+  if (sr_) schema_.add(kit::sr_random(p.sr_bits, 1, 1, Place::whole));  // §32.4
   Column y = kit::codes("y", Role::out, to, 1, 1, Place::whole);
   y.any_nan = true;
   schema_.add(y);

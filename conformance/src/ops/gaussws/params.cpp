@@ -125,42 +125,22 @@ GausswsParams::GausswsParams(const Spec& s) : Params(gaussws::family()), s_(s), 
 // §30.9 / §32.8 the columns of a case, in vector-file order.
 void GausswsParams::build_schema() {
   Schema& S = schema_;
-  S.case_major = true;
-  S.shape_prefix = true;
-  S.rows = s_.rows;
-  S.cols = s_.cols;
+  kit::tensor_case(S, s_.rows, s_.cols);
   const Format& f32 = format(FormatId::f32);
   const std::size_t gr = grid_.grid_rows(), gc = grid_.grid_cols(), n = s_.rows * s_.cols;
-  auto named = [](Column c, std::string cls, std::string what) {
-    c.cls = std::move(cls);
-    c.what = std::move(what);
-    return c;
-  };
-  auto words = [](std::string name, Role role, int digits, std::uint64_t limit, std::size_t rows, std::size_t cols,
-                  Place place) {
-    Column c;
-    c.name = std::move(name);
-    c.role = role;
-    c.digits = digits;
-    c.limit = limit;
-    c.rows = rows;
-    c.cols = cols;
-    c.place = place;
-    return c;
-  };
   S.add(kit::codes("w", Role::in, *s_.w, s_.rows, s_.cols, Place::view));
-  S.add(named(kit::codes("bt", Role::in, f32, gr, gc, Place::blocks), "bt", "bitwidths"));
-  if (s_.noise == Noise::bits) S.add(words("u", Role::in, 4, 0xFFFF, s_.rows, s_.cols, Place::view));
-  else S.add(words("key", Role::in, 8, 0xFFFFFFFFu, 1, 6, Place::list));
+  S.add(kit::named(kit::codes("bt", Role::in, f32, gr, gc, Place::blocks), "bt", "bitwidths"));
+  if (s_.noise == Noise::bits) S.add(kit::words("u", Role::in, 4, 0xFFFF, s_.rows, s_.cols, Place::view));
+  else S.add(kit::words("key", Role::in, 8, 0xFFFFFFFFu, 1, 6, Place::list));
   S.add(kit::codes("g", Role::in, *s_.g, s_.rows, s_.cols, Place::view));
-  Column r = words("r", Role::out, 8, 0xFFFFFFFFu, 1, (n + 7) / 8, Place::list);
+  Column r = kit::words("r", Role::out, 8, 0xFFFFFFFFu, 1, (n + 7) / 8, Place::list);
   r.cls = "noise";
   r.what = "packed noise words";
   r.decode = packed_text;
   S.add(r);
-  S.add(named(kit::codes("scale", Role::out, f32, gr, gc, Place::blocks), "scale", "scales"));
-  S.add(named(kit::codes("y", Role::out, format(FormatId::bf16), s_.rows, s_.cols, Place::view), "output", "values"));
-  S.add(named(kit::codes("grad", Role::out, f32, gr, gc, Place::blocks), "grad", "gradients"));
+  S.add(kit::named(kit::codes("scale", Role::out, f32, gr, gc, Place::blocks), "scale", "scales"));
+  S.add(kit::named(kit::codes("y", Role::out, format(FormatId::bf16), s_.rows, s_.cols, Place::view), "output", "values"));
+  S.add(kit::named(kit::codes("grad", Role::out, f32, gr, gc, Place::blocks), "grad", "gradients"));
 
   GausswsLayout& L = L_;
   L.n = n;

@@ -142,25 +142,14 @@ MorParams::MorParams(const Spec& s) : Params(mor::family(s.kind)), s_(s), view_{
 // §30.7 / §32.7 the columns of a case, in vector-file order.
 void MorParams::build_schema() {
   Schema& S = schema_;
-  S.case_major = true;
-  S.shape_prefix = true;
-  S.rows = s_.rows;
-  S.cols = s_.cols;
+  kit::tensor_case(S, s_.rows, s_.cols);
   const Format& e8m0 = format(FormatId::f8e8m0fnu);
   auto word = [](std::string name, std::string cls, std::string what, int digits, std::uint64_t limit,
                  std::string (*decode)(std::uint32_t), std::size_t rows = 1, std::size_t cols = 1,
                  Place place = Place::whole) {
-    Column c;
-    c.name = std::move(name);
-    c.role = Role::out;
-    c.cls = std::move(cls);
-    c.what = std::move(what);
-    c.digits = digits;
-    c.limit = limit;
+    Column c = kit::named(kit::words(std::move(name), Role::out, digits, limit, rows, cols, place), std::move(cls),
+                          std::move(what));
     c.decode = decode;
-    c.rows = rows;
-    c.cols = cols;
-    c.place = place;
     return c;
   };
   auto sum = [&](std::string name, std::string cls, std::string what, Place place) {
@@ -170,10 +159,7 @@ void MorParams::build_schema() {
     return c;
   };
   auto scales = [&](std::string name, std::string cls, std::string what) {
-    Column c = kit::scales(std::move(name), Role::out, e8m0, grid_);
-    c.cls = std::move(cls);
-    c.what = std::move(what);
-    return c;
+    return kit::named(kit::scales(std::move(name), Role::out, e8m0, grid_), std::move(cls), std::move(what));
   };
   const std::size_t gr = grid_.grid_rows(), gc = grid_.grid_cols();
   S.add(kit::codes("x", Role::in, *s_.src, view_.mem_rows(), view_.mem_cols(), Place::memory));
@@ -195,10 +181,7 @@ void MorParams::build_schema() {
     S.add(scales("scales4", "e4m3-scale", "E4M3 scales"));
     S.add(scales("scales5", "e5m2-scale", "E5M2 scales"));
     S.add(word("gm", "group-mantissa", "group mantissas", 6, 0x7FFFFF, nullptr, 1, 2, Place::list));
-    Column y = kit::codes("y", Role::out, format(FormatId::bf16), s_.rows, s_.cols, Place::view);
-    y.cls = "output";
-    y.what = "values";
-    S.add(y);
+    S.add(kit::named(kit::codes("y", Role::out, format(FormatId::bf16), s_.rows, s_.cols, Place::view), "output", "values"));
   }
   // the word offsets of the columns
   MorLayout& L = L_;

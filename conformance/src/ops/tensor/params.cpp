@@ -279,25 +279,14 @@ TensorParams::TensorParams(const Spec& s)
 // §30.6 / §32.6 the columns of a case, in vector-file order.
 void TensorParams::build_schema() {
   Schema& S = schema_;
-  S.case_major = true;
-  S.shape_prefix = true;
-  S.rows = s_.rows;
-  S.cols = s_.cols;
+  kit::tensor_case(S, s_.rows, s_.cols);
   const std::size_t R = s_.rows, C = s_.cols;
   const bool gam = scale_kind(s_.rule) == ScaleKind::gam, nv = scale_kind(s_.rule) == ScaleKind::nvfp4;
   const Format& f32 = format(FormatId::f32);
   auto group_mantissas = [&](Role role) {
-    Column c;
-    c.name = "gm";
-    c.role = role;
-    c.digits = 6;
-    c.limit = 0x7FFFFF;  // §17.1 23 bits
-    c.rows = ggrid_.grid_rows();
-    c.cols = ggrid_.grid_cols();
-    c.place = Place::groups;
-    c.cls = "scale/group-mantissa";
-    c.what = "group mantissas";
-    return c;
+    // §17.1 23 bits
+    return kit::named(kit::words("gm", role, 6, 0x7FFFFF, ggrid_.grid_rows(), ggrid_.grid_cols(), Place::groups),
+                      "scale/group-mantissa", "group mantissas");
   };
   auto tensor_amax = [&](Role role) {
     Column c = kit::codes("tamax", role, f32, 1, 1, Place::whole);
@@ -312,18 +301,7 @@ void TensorParams::build_schema() {
     if (nv) S.add(tensor_amax(Role::in));
   } else {
     S.add(kit::codes("x", Role::in, *s_.src, view_.mem_rows(), view_.mem_cols(), Place::memory));
-    if (sr_) {
-      const int k = s_.policy.sr_bits;
-      Column r;
-      r.name = "r";
-      r.digits = (k + 3) / 4;
-      r.pipe_digits = 8;  // §32.6
-      r.limit = k >= 32 ? 0xFFFFFFFFull : (std::uint64_t{1} << k) - 1;
-      r.rows = R;
-      r.cols = C;
-      r.place = Place::view;
-      S.add(r);
-    }
+    if (sr_) S.add(kit::sr_random(s_.policy.sr_bits, R, C, Place::view));  // §32.6
   }
   if (s_.kind == Kind::scale) {
     Column a = kit::codes("amax", Role::out, f32, grid_.grid_rows(), grid_.grid_cols(), Place::blocks);
