@@ -159,7 +159,7 @@ Policy resolved_policy(const QuantizeSpec& spec) {
 Quantizer::Quantizer(const QuantizeSpec& spec, std::size_t rows, std::size_t cols)
     : spec_(spec),
       grid_(rows, cols, spec.partition),
-      ggrid_(rows, cols, scale_kind(spec.rule) == ScaleKind::gam ? spec.group : Partition::tensor()),
+      ggrid_(rows, cols, scale_groups(spec)),
       apply_(ScaleApply::rn32),
       qmax_{false, 0, 0, false},
       sr_(false) {
@@ -186,7 +186,7 @@ Quantizer::Quantizer(const QuantizeSpec& spec, std::size_t rows, std::size_t col
     if (spec_.policy.daz) bad("daz=1 applies to a conversion's source; it cannot be used with the fused scale application");
   }
   check_recipe(spec.recipe, spec.rule);
-  if (scale_kind(spec.rule) == ScaleKind::gam) {
+  if (has_group_mantissa(spec.rule)) {
     const std::string gerr = check_groups(ggrid_, grid_);
     if (!gerr.empty()) bad(gerr);
   }
@@ -631,15 +631,15 @@ ScaleMeta Quantizer::meta(std::span<const BlockScale> scales) const {
   m.rows = grid_.rows();
   m.cols = grid_.cols();
   m.partition = spec_.partition;
-  m.group = scale_kind(spec_.rule) == ScaleKind::gam ? spec_.group : Partition::tensor();
+  m.group = scale_groups(spec_);
   m.q_max = qmax_;
   m.dequant = spec_.dequant;
   m.wide = spec_.wide;
   m.scales.reserve(scales.size());
   for (const BlockScale& s : scales) m.scales.push_back(s.stored);
-  if (scale_kind(spec_.rule) == ScaleKind::gam)
+  if (has_group_mantissa(spec_.rule))  // §17.1 / §18.1 the row's tensor-level output
     for (const GamGroup& g : groups_) m.group_mantissa.push_back(g.m_g);
-  if (scale_kind(spec_.rule) == ScaleKind::nvfp4) m.tensor_amax = tensor_amax_.f32;
+  if (has_tensor_amax(spec_.rule)) m.tensor_amax = tensor_amax_.f32;
   return m;
 }
 
@@ -686,13 +686,20 @@ Factor dequant_factor(const ScaleMeta& m, std::size_t b) {
   return dequant_from_stored(m.rule, m.dequant, m.q_max, m.scales.at(b), m_g, m.tensor_amax);
 }
 
+void check_tensor_inputs(ScaleRule rule, const std::uint32_t* group_mantissa, const std::uint32_t* tensor_amax) {
+  if (has_group_mantissa(rule) && group_mantissa == nullptr)
+    throw std::invalid_argument(std::string(to_string(rule)) + " needs the group mantissas");
+  if (has_tensor_amax(rule) && tensor_amax == nullptr)
+    throw std::invalid_argument(std::string(to_string(rule)) + " needs the tensor amax");
+}
+
 void dequantize(std::span<const std::uint8_t> codes, const ScaleMeta& m, std::span<std::uint32_t> out) {
   if (m.element == nullptr) bad("dequantize: metadata without an element format");
   const BlockGrid grid(m.rows, m.cols, m.partition);
   if (codes.size() != m.rows * m.cols || out.size() != codes.size())
     bad("dequantize: the code and output arrays need one entry per element");
   if (m.scales.size() != grid.count()) bad("dequantize: the metadata needs one scale per block");
-  if (scale_kind(m.rule) == ScaleKind::gam && m.group_mantissa.size() != BlockGrid(m.rows, m.cols, m.group).count())
+  if (has_group_mantissa(m.rule) && m.group_mantissa.size() != BlockGrid(m.rows, m.cols, m.group).count())
     bad("dequantize: the metadata needs one group mantissa per group");
   const Converter code_to_f32(*m.element, format(FormatId::f32), m.wide);
   const Rounder f32_round(format(FormatId::f32), Policy{});
