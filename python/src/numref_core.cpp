@@ -61,19 +61,10 @@ namespace {
 
 [[noreturn]] void fail(const std::string& what) { throw std::invalid_argument(what); }
 
-std::string known_formats() {
-  std::string s;
-  for (const Format& f : kFormats) {
-    if (!s.empty()) s += ", ";
-    s += f.name;
-  }
-  return s;
-}
-
 // §2.3 A format by name or alias; `what` names the argument in the message.
 const Format& format_arg(const std::string& name, const std::string& what) {
   const auto id = find_format(name);
-  if (!id) fail(what + ": unknown format '" + name + "' (known: " + known_formats() + ")");
+  if (!id) fail(what + ": unknown format '" + name + "' (known: " + format_names(", ") + ")");
   return format(*id);
 }
 
@@ -335,19 +326,6 @@ void cast_codes(Array codes, Array out, std::optional<Array> flags, std::optiona
 }
 
 // ---- tables as Python data ---------------------------------------------------------------
-
-std::string_view specials_name(Specials s) {
-  switch (s) {
-    case Specials::ieee: return "ieee";
-    case Specials::fn: return "fn";
-    case Specials::finite: return "finite";
-    case Specials::fnuz: return "fnuz";
-    case Specials::p3109e: return "p3109e";
-    case Specials::p3109f: return "p3109f";
-    case Specials::integer: return "integer";
-  }
-  return "?";
-}
 
 std::vector<std::string> split_words(std::string_view s) {
   std::vector<std::string> v;

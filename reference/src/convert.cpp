@@ -23,6 +23,15 @@ std::optional<FormatId> find_format(std::string_view name) {
   return std::nullopt;
 }
 
+std::string format_names(std::string_view sep) {
+  std::string s;
+  for (const Format& f : kFormats) {
+    if (!s.empty()) s += sep;
+    s += f.name;
+  }
+  return s;
+}
+
 std::string validate(const Policy& p, const Format& to) {
   const Round mode = effective_round(to, p);
   if (mode == Round::sr || p.round == Round::sr) {

@@ -15,20 +15,11 @@
 
 namespace numref::cli {
 
-std::string known_formats() {
-  std::string s;
-  for (const auto& f : kFormats) {
-    if (!s.empty()) s += ", ";
-    s += f.name;
-  }
-  return s;
-}
-
 const Format& format_arg(std::string_view name, std::string_view what) {
   const auto id = find_format(name);
   if (!id)
     throw UsageError(std::string(what) + ": unknown format '" + std::string(name) + "' (known: " +
-                     known_formats() + ")");
+                     format_names(", ") + ")");
   return format(*id);
 }
 

@@ -23,8 +23,6 @@ namespace numref::cli {
 // §2.3 The format named `name` (canonical name or alias). Throws UsageError
 // "<what>: unknown format 'x' (known: f32, bf16, ...)".
 const Format& format_arg(std::string_view name, std::string_view what);
-// "f32, bf16, f16, ..." — the canonical names, in table order.
-std::string known_formats();
 
 // §1.2 Number of hex digits of a code of `f`: 2 for <= 8 bits, 4 for 16, 8 for 32.
 int hex_digits(const Format& f);

@@ -308,14 +308,14 @@ void read_lines(Caster& caster);
 
 int run_cast(Args& a) {
   if (a.flag("help")) {
-    std::printf(kUsage, known_formats().c_str());
+    std::printf(kUsage, format_names(", ").c_str());
     std::fputs(std::string(policy_options_help()).c_str(), stdout);
     return 0;
   }
   const auto from_name = a.opt("from");
   const auto to_name = a.opt("to");
-  if (!from_name) throw UsageError("--from FORMAT is required (known: " + known_formats() + ")");
-  if (!to_name) throw UsageError("--to FORMAT is required (known: " + known_formats() + ")");
+  if (!from_name) throw UsageError("--from FORMAT is required (known: " + format_names(", ") + ")");
+  if (!to_name) throw UsageError("--to FORMAT is required (known: " + format_names(", ") + ")");
   const Format& from = format_arg(*from_name, "--from");
   const Format& to = format_arg(*to_name, "--to");
   const Policy p = policy_from_args(a, to, &from);
