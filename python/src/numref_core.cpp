@@ -543,9 +543,9 @@ nb::dict quantize(Array codes, std::size_t rows, std::size_t cols, const std::st
         d["scales"] = bytes(scales.data(), scales.size() * 4);
         d["scale_format"] = std::string(scale_format(spec.rule).name);
         d["grid"] = nb::make_tuple(grid.grid_rows(), grid.grid_cols());
-        const bool gam = spec.rule == ScaleRule::gam;
-        d["group_mantissa"] = bytes(gm.data(), gam ? gm.size() * 4 : 0);
-        if (gam) d["group_grid"] = nb::make_tuple(ggrid.grid_rows(), ggrid.grid_cols());
+        const bool groups = has_group_mantissa(spec.rule);  // §17.1 the row's tensor-level output
+        d["group_mantissa"] = bytes(gm.data(), groups ? gm.size() * 4 : 0);
+        if (groups) d["group_grid"] = nb::make_tuple(ggrid.grid_rows(), ggrid.grid_cols());
         d["tensor_amax"] = nb::none();  // nvfp4: not taken by cpu-fast
         d["dequantized"] = bytes(deq.data(), n * 4);
         d["fake_quant"] = fake ? nb::cast(bytes(fq.data(), n * 4)) : nb::none();
@@ -567,11 +567,11 @@ nb::dict quantize(Array codes, std::size_t rows, std::size_t cols, const std::st
   d["scale_format"] = std::string(scale_format(spec.rule).name);
   d["grid"] = nb::make_tuple(grid.grid_rows(), grid.grid_cols());
   d["group_mantissa"] = bytes(r.meta.group_mantissa.data(), r.meta.group_mantissa.size() * 4);
-  if (spec.rule == ScaleRule::gam) {
+  if (has_group_mantissa(spec.rule)) {
     const BlockGrid gg(rows, cols, spec.group);
     d["group_grid"] = nb::make_tuple(gg.grid_rows(), gg.grid_cols());
   }
-  d["tensor_amax"] = spec.rule == ScaleRule::nvfp4 ? nb::cast(r.meta.tensor_amax) : nb::none();
+  d["tensor_amax"] = has_tensor_amax(spec.rule) ? nb::cast(r.meta.tensor_amax) : nb::none();
   d["dequantized"] = bytes(deq.data(), n * 4);
   d["fake_quant"] = fake ? nb::cast(bytes(fq.data(), n * 4)) : nb::none();
   d["counts_exact"] = true;
