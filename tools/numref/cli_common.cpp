@@ -277,15 +277,18 @@ std::string_view policy_options_help() {
   return help;
 }
 
-NpyTensor read_npy_tensor(const std::string& path, const Format* named) {
-  NpyTensor in;
-  npy::Array a;
+npy::Array read_npy(const std::string& path, std::vector<std::uint8_t>& bytes) {
   try {
-    in.bytes = npy::read_file(path);  // errors name the path
-    a = npy::parse(in.bytes);
+    bytes = npy::read_file(path);  // errors name the path
+    return npy::parse(bytes);
   } catch (const npy::NpyError& e) {
     throw UsageError(e.what());
   }
+}
+
+NpyTensor read_npy_tensor(const std::string& path, const Format* named) {
+  NpyTensor in;
+  const npy::Array a = read_npy(path, in.bytes);
   switch (a.dtype) {
     case npy::Dtype::f4: in.format = &format(FormatId::f32); break;
     case npy::Dtype::f2: in.format = &format(FormatId::f16); break;

@@ -81,6 +81,10 @@ std::string_view policy_options_help();
 // The tensor verbs read and write .npy data ('<' little-endian dtypes) in place.
 static_assert(std::endian::native == std::endian::little, "the .npy reader and writer assume a little-endian host");
 
+// §19.7 A .npy file read (into `bytes`) and parsed; a file that cannot be read or is malformed
+// is a UsageError naming it.
+npy::Array read_npy(const std::string& path, std::vector<std::uint8_t>& bytes);
+
 // §19.7 / §12.1 A .npy file read as a tensor for the tensor verbs (quantize, mor):
 // <f4 (f32), <f2 (f16), or bit patterns (<u2, V2, |u1) whose format `named` gives
 // (--input-format). The rows are the product of all leading dimensions, the columns the

@@ -245,13 +245,7 @@ std::string dtype_list(const Format& f) {
 // The codes of a .npy file of `from` codes, in C order; its shape in `shape`.
 std::vector<std::uint32_t> read_npy_codes(const std::string& path, const Format& from, std::vector<std::size_t>& shape) {
   std::vector<std::uint8_t> bytes;
-  npy::Array a;
-  try {
-    bytes = npy::read_file(path);  // errors name the path
-    a = npy::parse(bytes);
-  } catch (const npy::NpyError& e) {
-    throw UsageError(e.what());
-  }
+  const npy::Array a = read_npy(path, bytes);
   const auto ok = npy_dtypes(from);
   if (std::find(ok.begin(), ok.end(), a.dtype) == ok.end())
     throw UsageError("--input " + path + ": dtype '" + std::string(npy::descr_of(a.dtype)) + "' does not hold " +

@@ -235,13 +235,7 @@ struct OutputFiles {
 // §19.2 / §4.3 The random values of --random R.npy: <u4, one per element, each below 2^k.
 std::vector<std::uint32_t> read_random(const std::string& path, std::size_t n, int k) {
   std::vector<std::uint8_t> rb;
-  npy::Array ra;
-  try {
-    rb = npy::read_file(path);  // errors name the path
-    ra = npy::parse(rb);
-  } catch (const npy::NpyError& e) {
-    throw UsageError(e.what());
-  }
+  const npy::Array ra = read_npy(path, rb);
   if (ra.dtype != npy::Dtype::u4) throw UsageError(path + ": random values must be <u4 (uint32)");
   if (ra.count() != n)
     throw UsageError(path + ": " + std::to_string(ra.count()) + " random values for " + std::to_string(n) + " elements");
