@@ -150,14 +150,16 @@ Exact parse_qmax(const std::string& qm) {
 QuantizeSpec parse_spec(Args& a, const Format& elem, const std::string& pname) {
   QuantizeOptions qo;
   qo.profile = pname;
-  qo.partition = a.opt("partition");
-  qo.group = a.opt("group");
-  qo.scale = a.opt("scale");
-  qo.recipe = a.opt("recipe");
-  qo.amax_nan = a.opt("amax-nan");
-  qo.amax_inf = a.opt("amax-inf");
-  qo.apply = a.opt("apply");
-  qo.dequant = a.opt("dequant");
+  using Field = std::optional<std::string> QuantizeOptions::*;
+  for (const auto& [name, field] : {std::pair<const char*, Field>{"partition", &QuantizeOptions::partition},
+                                    {"group", &QuantizeOptions::group},
+                                    {"scale", &QuantizeOptions::scale},
+                                    {"recipe", &QuantizeOptions::recipe},
+                                    {"amax-nan", &QuantizeOptions::amax_nan},
+                                    {"amax-inf", &QuantizeOptions::amax_inf},
+                                    {"apply", &QuantizeOptions::apply},
+                                    {"dequant", &QuantizeOptions::dequant}})
+    qo.*field = a.opt(name);
   if (const auto qm = a.opt("q-max")) qo.q_max = parse_qmax(*qm);
   QuantizeSpec spec;
   try {
