@@ -106,8 +106,8 @@ void run_quantize(const TensorPlan& tp, const void* x, const std::uint32_t* r, s
   if (codes) d2h(codes, dcodes.p, n);
   if (amax) d2h(amax, damax.p, p.n_blocks * 4);
   if (scales) d2h(scales, dscales.p, p.n_blocks * 4);
-  if (gm && t.spec.rule == numref::ScaleRule::gam) d2h(gm, dgm.p, p.n_groups * 4);
-  if (tamax && t.spec.rule == numref::ScaleRule::nvfp4) d2h(tamax, dta.p, 4);
+  if (gm && numref::has_group_mantissa(t.spec.rule)) d2h(gm, dgm.p, p.n_groups * 4);
+  if (tamax && numref::has_tensor_amax(t.spec.rule)) d2h(tamax, dta.p, 4);
   if (counts) d2h(counts, dcounts.p, 32);
   if (fake) {
     if (p.out == FormatId::f32) {
@@ -206,17 +206,12 @@ class CudaBackend : public numref_cuda::contract::KernelContract {
     Dev dc(n), ds(p.n_blocks * 4), dg(p.n_groups * 4), dout(n * 4);
     h2d(dc.p, codes, n);
     h2d(ds.p, scales, p.n_blocks * 4);
-    const bool gam = tp.t.spec.rule == numref::ScaleRule::gam;
-    if (gam) {
-      if (!group_mantissa) throw std::invalid_argument("gam needs the group mantissas");
-      h2d(dg.p, group_mantissa, p.n_groups * 4);
-    }
-    std::uint32_t ta = 0;
-    if (tp.t.spec.rule == numref::ScaleRule::nvfp4) {
-      if (!tensor_amax) throw std::invalid_argument("nvfp4 needs the tensor amax");
-      ta = *tensor_amax;
-    }
-    check(numref_cuda::try_dequantize(p, dc.as<std::uint8_t>(), ds.as<std::uint32_t>(), gam ? dg.as<std::uint32_t>() : nullptr,
+    const numref::ScaleRule rule = tp.t.spec.rule;
+    numref::check_tensor_inputs(rule, group_mantissa, tensor_amax);  // §17.1 / §18.1 the row's tensor-level inputs
+    const bool gm = numref::has_group_mantissa(rule);
+    if (gm) h2d(dg.p, group_mantissa, p.n_groups * 4);
+    const std::uint32_t ta = numref::has_tensor_amax(rule) ? *tensor_amax : 0u;
+    check(numref_cuda::try_dequantize(p, dc.as<std::uint8_t>(), ds.as<std::uint32_t>(), gm ? dg.as<std::uint32_t>() : nullptr,
                                       ta, dout.as<std::uint32_t>()),
           "dequantize kernel");
     check(cudaDeviceSynchronize(), "dequantize kernel");

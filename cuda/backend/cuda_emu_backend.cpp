@@ -142,12 +142,11 @@ class CudaEmuBackend : public ct::KernelContract {
                           const std::uint32_t* group_mantissa, const std::uint32_t* tensor_amax, std::uint32_t* out) const {
     const ct::TensorPlan tp = ct::tensor_plan(NUMREF_TENSOR_DEQUANTIZE, op);
     if (!codes || !scales || !out) throw std::invalid_argument("null argument");
-    const bool gam = tp.t.spec.rule == numref::ScaleRule::gam;
-    if (gam && !group_mantissa) throw std::invalid_argument("gam needs the group mantissas");
-    const bool nvfp4 = tp.t.spec.rule == numref::ScaleRule::nvfp4;
-    if (nvfp4 && !tensor_amax) throw std::invalid_argument("nvfp4 needs the tensor amax");
-    const auto v = numref_cuda::host::dequantize(tp.p, codes, scales, gam ? group_mantissa : nullptr,
-                                                 nvfp4 ? *tensor_amax : 0u, walk_);
+    const numref::ScaleRule rule = tp.t.spec.rule;
+    numref::check_tensor_inputs(rule, group_mantissa, tensor_amax);  // §17.1 / §18.1 the row's tensor-level inputs
+    const std::uint32_t* gm = numref::has_group_mantissa(rule) ? group_mantissa : nullptr;
+    const std::uint32_t ta = numref::has_tensor_amax(rule) ? *tensor_amax : 0u;
+    const auto v = numref_cuda::host::dequantize(tp.p, codes, scales, gm, ta, walk_);
     std::copy(v.begin(), v.end(), out);
     return static_cast<std::int64_t>(v.size());
   }
@@ -225,9 +224,9 @@ class CudaEmuBackend : public ct::KernelContract {
                         std::uint32_t* scales, std::uint32_t* group_mantissa, std::uint32_t* tensor_amax) {
     if (amax) std::copy(s.amax.begin(), s.amax.end(), amax);
     if (scales) std::copy(s.scales.begin(), s.scales.end(), scales);
-    if (group_mantissa && tp.t.spec.rule == numref::ScaleRule::gam)
+    if (group_mantissa && numref::has_group_mantissa(tp.t.spec.rule))
       std::copy(s.group_mantissa.begin(), s.group_mantissa.end(), group_mantissa);
-    if (tensor_amax && tp.t.spec.rule == numref::ScaleRule::nvfp4) *tensor_amax = s.tensor_amax;
+    if (tensor_amax && numref::has_tensor_amax(tp.t.spec.rule)) *tensor_amax = s.tensor_amax;
   }
 };
 

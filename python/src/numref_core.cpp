@@ -21,6 +21,8 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <span>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -61,19 +63,10 @@ namespace {
 
 [[noreturn]] void fail(const std::string& what) { throw std::invalid_argument(what); }
 
-std::string known_formats() {
-  std::string s;
-  for (const Format& f : kFormats) {
-    if (!s.empty()) s += ", ";
-    s += f.name;
-  }
-  return s;
-}
-
 // §2.3 A format by name or alias; `what` names the argument in the message.
 const Format& format_arg(const std::string& name, const std::string& what) {
   const auto id = find_format(name);
-  if (!id) fail(what + ": unknown format '" + name + "' (known: " + known_formats() + ")");
+  if (!id) fail(what + ": unknown format '" + name + "' (known: " + format_names(", ") + ")");
   return format(*id);
 }
 
@@ -336,19 +329,6 @@ void cast_codes(Array codes, Array out, std::optional<Array> flags, std::optiona
 
 // ---- tables as Python data ---------------------------------------------------------------
 
-std::string_view specials_name(Specials s) {
-  switch (s) {
-    case Specials::ieee: return "ieee";
-    case Specials::fn: return "fn";
-    case Specials::finite: return "finite";
-    case Specials::fnuz: return "fnuz";
-    case Specials::p3109e: return "p3109e";
-    case Specials::p3109f: return "p3109f";
-    case Specials::integer: return "integer";
-  }
-  return "?";
-}
-
 std::vector<std::string> split_words(std::string_view s) {
   std::vector<std::string> v;
   std::size_t i = 0;
@@ -466,6 +446,121 @@ nb::dict explain(const std::string& fmt, std::uint64_t code) {
 
 // ---- quantize (§19) ------------------------------------------------------------------------------
 
+nb::bytes as_bytes(const void* p, std::size_t k) { return nb::bytes(static_cast<const char*>(p), k); }
+
+// One quantize() call, its arguments checked: the tensor (dense rows x cols codes), the spec,
+// the random values (stochastic rounding) and the fake-quant format (or none).
+struct QuantizeCall {
+  const TensorView& x;
+  const QuantizeSpec& spec;
+  std::span<const std::uint32_t> rs;
+  const Format* fake;
+};
+
+// The result fields both paths give, in this order: codes, scales, scale_format, grid, the
+// §17.1 group mantissas (and their grid, for a rule that has them).
+void put_quantized(nb::dict& d, const QuantizeCall& c, std::span<const std::uint8_t> out,
+                   std::span<const std::uint32_t> scales, std::span<const std::uint32_t> gm) {
+  const BlockGrid grid(c.x.rows(), c.x.cols(), c.spec.partition);
+  d["codes"] = as_bytes(out.data(), out.size());
+  d["scales"] = as_bytes(scales.data(), scales.size() * 4);
+  d["scale_format"] = std::string(scale_format(c.spec.rule).name);
+  d["grid"] = nb::make_tuple(grid.grid_rows(), grid.grid_cols());
+  const bool groups = has_group_mantissa(c.spec.rule);  // §17.1 the row's tensor-level output
+  d["group_mantissa"] = as_bytes(gm.data(), groups ? gm.size() * 4 : 0);
+  if (groups) {
+    const BlockGrid gg(c.x.rows(), c.x.cols(), c.spec.group);
+    d["group_grid"] = nb::make_tuple(gg.grid_rows(), gg.grid_cols());
+  }
+}
+
+// cpu-fast's block quantization (conformance/backends/cpu_fast/fast_quant.hpp; the conformance
+// suite holds it to the reference) where it takes the operation: FastQuant::unsupported() decides,
+// as declined() does for casts. It gives codes, scales, group mantissas, the dequantized and
+// fake-quant tensors; the §19.5 counts are not among them (the Python side computes them with
+// the reference when they are read: counts_exact = False). nullopt: the reference path.
+std::optional<nb::dict> quantize_fast(const QuantizeCall& c) {
+  const QuantizeSpec& spec = c.spec;
+  const std::size_t rows = c.x.rows(), cols = c.x.cols();
+  const Quantizer qz(spec, rows, cols);  // validates as numref::quantize does, resolves apply, q_max, policy
+  const BlockGrid grid(rows, cols, spec.partition), ggrid(rows, cols, spec.group);
+  cpu_fast::QuantOp op;
+  op.src = &c.x.format();
+  op.elem = spec.element;
+  op.out = &format(FormatId::f32);
+  op.rule = spec.rule;
+  op.rows = rows;
+  op.cols = cols;
+  op.rs = static_cast<std::ptrdiff_t>(cols);
+  op.cs = 1;
+  op.br = grid.block_rows();
+  op.bc = grid.block_cols();
+  op.gr = ggrid.block_rows();
+  op.gc = ggrid.block_cols();
+  op.nan_ignore = spec.amax.nan == AmaxNan::ignore;
+  op.inf_ignore = spec.amax.inf == AmaxInf::ignore;
+  op.fused = qz.apply() == ScaleApply::fused;
+  op.reciprocal = spec.dequant == DequantOp::reciprocal;
+  op.policy = qz.spec().policy;
+  op.wide = spec.wide;
+  op.recipe = spec.recipe;  // §19.8 cpu-fast declines every knob but numref's rules
+  op.q_max = rn32(qz.q_max());
+  cpu_fast::QuantOp fop = op;
+  if (c.fake) fop.out = c.fake;
+  if (!cpu_fast::FastQuant::unsupported(op).empty() || (c.fake && !cpu_fast::FastQuant::unsupported(fop).empty()))
+    return std::nullopt;
+  const cpu_fast::FastQuant q(op);
+  const std::size_t n = c.x.size();
+  std::vector<std::uint8_t> out(n);
+  std::vector<std::uint32_t> deq(n), fq(c.fake ? n : 0), scales(q.blocks()), gm(q.groups());
+  {
+    nb::gil_scoped_release release;
+    std::string why;
+    const std::uint32_t* r = c.rs.empty() ? nullptr : c.rs.data();
+    q.quantize(c.x.data(), r, out.data(), scales.data(), gm.data());
+    if (!q.dequantize(out.data(), scales.data(), gm.data(), deq.data(), why))
+      return std::nullopt;  // GAM block code 00 as dequantize input: the reference path
+    if (c.fake) cpu_fast::FastQuant(fop).fake_quant(c.x.data(), r, fq.data());
+  }
+  nb::dict d;
+  put_quantized(d, c, out, scales, gm);
+  d["tensor_amax"] = nb::none();  // nvfp4: not taken by cpu-fast
+  d["dequantized"] = as_bytes(deq.data(), n * 4);
+  d["fake_quant"] = c.fake ? nb::cast(as_bytes(fq.data(), n * 4)) : nb::none();
+  d["counts_exact"] = false;
+  d["policy"] = describe(spec.policy);
+  d["path"] = std::string("fast");
+  return d;
+}
+
+// numref::quantize, dequantize and fake_quantize, with the §19.5 counts.
+nb::dict quantize_reference(const QuantizeCall& c) {
+  const TensorView& x = c.x;
+  const std::size_t n = x.size();
+  std::vector<std::uint8_t> out(n);
+  std::vector<std::uint32_t> deq(n), fq(c.fake ? n : 0);
+  QuantizeResult r;
+  {
+    nb::gil_scoped_release release;
+    r = numref::quantize(x, c.spec, out, c.rs);
+    numref::dequantize(out, r.meta, deq);
+    if (c.fake) numref::fake_quantize(x, c.spec, *c.fake, fq, c.rs);
+  }
+  nb::dict d;
+  put_quantized(d, c, out, r.meta.scales, r.meta.group_mantissa);
+  d["tensor_amax"] = has_tensor_amax(c.spec.rule) ? nb::cast(r.meta.tensor_amax) : nb::none();
+  d["dequantized"] = as_bytes(deq.data(), n * 4);
+  d["fake_quant"] = c.fake ? nb::cast(as_bytes(fq.data(), n * 4)) : nb::none();
+  d["counts_exact"] = true;
+  d["path"] = std::string("reference");
+  d["saturated"] = r.total.saturated;
+  d["flushed"] = r.total.flushed;
+  d["nan"] = r.total.nan;
+  d["inf"] = r.total.inf;
+  d["policy"] = describe(c.spec.policy);
+  return d;
+}
+
 // quantize(codes, src, elem, ...): the 2-D tensor `codes` (rows x cols unsigned codes of src,
 // C-contiguous) quantized by the reference (numref::quantize, dequantize, fake_quantize) with the
 // options of `numref quantize`; the element policy and the wide policy in the §10.2 text form.
@@ -511,99 +606,10 @@ nb::dict quantize(Array codes, std::size_t rows, std::size_t cols, const std::st
     rs = {static_cast<const std::uint32_t*>(random->data()), random->size()};
   }
   const TensorView x(from, codes.data(), rows, cols);
-  const std::size_t n = rows * cols;
-  std::vector<std::uint8_t> out(n);
-  std::vector<std::uint32_t> deq(n), fq(fake ? n : 0);
-  QuantizeResult r;
-  const BlockGrid grid(rows, cols, spec.partition);
-  nb::dict d;
-  auto bytes = [](const void* p, std::size_t k) { return nb::bytes(static_cast<const char*>(p), k); };
-  // cpu-fast's block quantization (conformance/backends/cpu_fast/fast_quant.hpp; the conformance
-  // suite holds it to the reference) where it takes the operation: FastQuant::unsupported() decides,
-  // as declined() does for casts. It gives codes, scales, group mantissas, the dequantized and
-  // fake-quant tensors; the §19.5 counts are not among them (the Python side computes them with
-  // the reference when they are read: counts_exact = False).
-  if (path == "fast") {
-    const Quantizer qz(spec, rows, cols);  // validates as numref::quantize does, resolves apply, q_max, policy
-    const BlockGrid ggrid(rows, cols, spec.group);
-    cpu_fast::QuantOp op;
-    op.src = &from;
-    op.elem = &e;
-    op.out = &format(FormatId::f32);
-    op.rule = spec.rule;
-    op.rows = rows;
-    op.cols = cols;
-    op.rs = static_cast<std::ptrdiff_t>(cols);
-    op.cs = 1;
-    op.br = grid.block_rows();
-    op.bc = grid.block_cols();
-    op.gr = ggrid.block_rows();
-    op.gc = ggrid.block_cols();
-    op.nan_ignore = spec.amax.nan == AmaxNan::ignore;
-    op.inf_ignore = spec.amax.inf == AmaxInf::ignore;
-    op.fused = qz.apply() == ScaleApply::fused;
-    op.reciprocal = spec.dequant == DequantOp::reciprocal;
-    op.policy = qz.spec().policy;
-    op.wide = spec.wide;
-    op.recipe = spec.recipe;  // §19.8 cpu-fast declines every knob but numref's rules
-    op.q_max = rn32(qz.q_max());
-    cpu_fast::QuantOp fop = op;
-    if (fake) fop.out = fake;
-    if (cpu_fast::FastQuant::unsupported(op).empty() && (!fake || cpu_fast::FastQuant::unsupported(fop).empty())) {
-      const cpu_fast::FastQuant q(op);
-      std::vector<std::uint32_t> scales(q.blocks()), gm(q.groups());
-      bool dq_ok = false;
-      {
-        nb::gil_scoped_release release;
-        std::string why;
-        q.quantize(codes.data(), rs.empty() ? nullptr : rs.data(), out.data(), scales.data(), gm.data());
-        dq_ok = q.dequantize(out.data(), scales.data(), gm.data(), deq.data(), why);
-        if (dq_ok && fake) cpu_fast::FastQuant(fop).fake_quant(codes.data(), rs.empty() ? nullptr : rs.data(), fq.data());
-      }
-      if (dq_ok) {  // else (GAM block code 00 as dequantize input): the reference path below
-        d["codes"] = bytes(out.data(), n);
-        d["scales"] = bytes(scales.data(), scales.size() * 4);
-        d["scale_format"] = std::string(scale_format(spec.rule).name);
-        d["grid"] = nb::make_tuple(grid.grid_rows(), grid.grid_cols());
-        const bool gam = spec.rule == ScaleRule::gam;
-        d["group_mantissa"] = bytes(gm.data(), gam ? gm.size() * 4 : 0);
-        if (gam) d["group_grid"] = nb::make_tuple(ggrid.grid_rows(), ggrid.grid_cols());
-        d["tensor_amax"] = nb::none();  // nvfp4: not taken by cpu-fast
-        d["dequantized"] = bytes(deq.data(), n * 4);
-        d["fake_quant"] = fake ? nb::cast(bytes(fq.data(), n * 4)) : nb::none();
-        d["counts_exact"] = false;
-        d["policy"] = describe(spec.policy);
-        d["path"] = std::string("fast");
-        return d;
-      }
-    }
-  }
-  {
-    nb::gil_scoped_release release;
-    r = numref::quantize(x, spec, out, rs);
-    numref::dequantize(out, r.meta, deq);
-    if (fake) numref::fake_quantize(x, spec, *fake, fq, rs);
-  }
-  d["codes"] = bytes(out.data(), n);
-  d["scales"] = bytes(r.meta.scales.data(), r.meta.scales.size() * 4);
-  d["scale_format"] = std::string(scale_format(spec.rule).name);
-  d["grid"] = nb::make_tuple(grid.grid_rows(), grid.grid_cols());
-  d["group_mantissa"] = bytes(r.meta.group_mantissa.data(), r.meta.group_mantissa.size() * 4);
-  if (spec.rule == ScaleRule::gam) {
-    const BlockGrid gg(rows, cols, spec.group);
-    d["group_grid"] = nb::make_tuple(gg.grid_rows(), gg.grid_cols());
-  }
-  d["tensor_amax"] = spec.rule == ScaleRule::nvfp4 ? nb::cast(r.meta.tensor_amax) : nb::none();
-  d["dequantized"] = bytes(deq.data(), n * 4);
-  d["fake_quant"] = fake ? nb::cast(bytes(fq.data(), n * 4)) : nb::none();
-  d["counts_exact"] = true;
-  d["path"] = std::string("reference");
-  d["saturated"] = r.total.saturated;
-  d["flushed"] = r.total.flushed;
-  d["nan"] = r.total.nan;
-  d["inf"] = r.total.inf;
-  d["policy"] = describe(spec.policy);
-  return d;
+  const QuantizeCall c{x, spec, rs, fake};
+  if (path == "fast")
+    if (std::optional<nb::dict> d = quantize_fast(c)) return *d;
+  return quantize_reference(c);
 }
 
 // ---- MoR (§25–§27) -------------------------------------------------------------------------

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "names.hpp"
 #include "round_core.hpp"
 
 namespace numref {
@@ -22,6 +23,8 @@ std::optional<FormatId> find_format(std::string_view name) {
   }
   return std::nullopt;
 }
+
+std::string format_names(std::string_view sep) { return detail::join_names(kFormats, sep); }
 
 std::string validate(const Policy& p, const Format& to) {
   const Round mode = effective_round(to, p);

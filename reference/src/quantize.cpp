@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -159,7 +160,7 @@ Policy resolved_policy(const QuantizeSpec& spec) {
 Quantizer::Quantizer(const QuantizeSpec& spec, std::size_t rows, std::size_t cols)
     : spec_(spec),
       grid_(rows, cols, spec.partition),
-      ggrid_(rows, cols, scale_kind(spec.rule) == ScaleKind::gam ? spec.group : Partition::tensor()),
+      ggrid_(rows, cols, scale_groups(spec)),
       apply_(ScaleApply::rn32),
       qmax_{false, 0, 0, false},
       sr_(false) {
@@ -186,7 +187,7 @@ Quantizer::Quantizer(const QuantizeSpec& spec, std::size_t rows, std::size_t col
     if (spec_.policy.daz) bad("daz=1 applies to a conversion's source; it cannot be used with the fused scale application");
   }
   check_recipe(spec.recipe, spec.rule);
-  if (scale_kind(spec.rule) == ScaleKind::gam) {
+  if (has_group_mantissa(spec.rule)) {
     const std::string gerr = check_groups(ggrid_, grid_);
     if (!gerr.empty()) bad(gerr);
   }
@@ -233,6 +234,101 @@ void Quantizer::prepare(std::span<const Amax> block_amax_values) {
   prepared_ = true;
 }
 
+namespace {
+// §13.6 / §13.7 The scale of a block whose amax is +Inf or NaN and that the recipe does not
+// poison (inf_block, nan_block); false, `s` untouched, for every other block.
+bool nonfinite_scale(const QuantizeSpec& spec, const Exact& qmax, Amax a, BlockScale& s) {
+  const RecipeKnobs& rk = spec.recipe;
+  // §13.7 a NaN amax that a recipe does not poison
+  if (f32_is_nan(a.f32) && rk.nan_block == NanBlock::inf_divisor) {
+    s.stored = 0xFFu;
+    s.action = ElemAction::zero;  // x / +Inf
+    return true;  // dequantize: the stored NaN scale gives NaN (§19.3)
+  }
+  // §13.6 a +Inf amax (or with nan_block=max_code a NaN amax) that a recipe does not poison
+  if (!(f32_is_inf(a.f32) && rk.inf_block != InfBlock::poison) &&
+      !(f32_is_nan(a.f32) && rk.nan_block == NanBlock::max_code))
+    return false;
+  if (rk.inf_block == InfBlock::zero_scale || rk.inf_block == InfBlock::max_code_zero) {
+    // S = q_max / Inf = +0 (amax-dequant: D = Inf / q_max = +Inf, x / Inf), or E8M0 FE
+    s.stored = rk.inf_block == InfBlock::zero_scale ? (scale_kind(spec.rule) == ScaleKind::fp32_dequant ? kF32Inf : 0u)
+                                                     : 0xFEu;
+    s.action = ElemAction::zero;
+    if (s.stored == 0xFEu) s.dequant = dequant_from_stored(spec.rule, spec.dequant, qmax, s.stored, 0, 0);
+    return true;
+  }
+  s.stored = rk.inf_block == InfBlock::max_code || f32_is_nan(a.f32)
+                 ? 0xFEu
+                 : mx_scale_code_of(spec.rule, exact_pow2(128), qmax, spec.element->precision());
+  s.quant = Factor{false, exact_pow2(127 - static_cast<int>(s.stored))};
+  s.dequant = dequant_from_stored(spec.rule, spec.dequant, qmax, s.stored, 0, 0);
+  return true;
+}
+
+// §13.5 The amax a block's scale is formed from: raised to the amax floor when below it.
+struct ScaleAmax {
+  Amax a;        // the block's amax (+Inf read as 0 under inf_block=one_scale)
+  bool floored;  // raised to the floor (a finite amax below it, zero included)
+  Exact av;      // the value used: the floor, the amax, or 0 (a zero or poisoned amax)
+};
+ScaleAmax scale_amax(Amax a, AmaxFloor f) {
+  const bool floored =
+      f != AmaxFloor::none && !a.poisoned() && (a.is_zero() || compare_abs(exact_f32(a.f32), amax_floor_value(f)) < 0);
+  return {a, floored, floored ? amax_floor_value(f) : a.is_zero() || a.poisoned() ? Exact{} : exact_f32(a.f32)};
+}
+
+// §14.1 / §15 The binary32 quotient scale S of the (floored) amax.
+std::uint32_t quotient_code(const ScaleAmax& in, const Exact& qmax) {
+  if (!in.floored) return fp32_amax_scale(in.a, qmax);
+  return rn32_sat(exact_div(qmax, in.av));
+}
+
+// §15 / §15.2 The power of two P of a quotient scale S: from its bits, or as log2f would.
+std::uint32_t pow2_code(std::uint32_t S, ScaleExp e) { return e == ScaleExp::log2f ? pow2_log2f(S) : pow2_floor(S); }
+
+// §14.3 / §20.1 The stored D, with the recipe's §14.5 rounding through the source format
+// (16-bit sources: f32_to_src / src_to_f32) and §14.6 zero divisor.
+std::uint32_t dequant_code(const QuantizeSpec& spec, const Exact& qmax, Amax a, const std::optional<Converter>& f32_to_src,
+                           const std::optional<Converter>& src_to_f32) {
+  const RecipeKnobs& rk = spec.recipe;
+  if ((rk.scale_round == ScaleRound::f32 && rk.zero_divisor == ZeroDivisor::raise) || a.poisoned())
+    return fp32_dequant_scale(a, qmax);
+  std::uint32_t d = a.is_zero() ? 0u : rn32(exact_div(exact_f32(a.f32), qmax));
+  if (rk.scale_round == ScaleRound::source && d != 0) {  // §14.5
+    if (spec.source == nullptr) throw std::logic_error("scale_round=source: QuantizeSpec::source is not set");
+    if (f32_to_src) d = (*src_to_f32)((*f32_to_src)(d).bits).bits;
+  }
+  if (d == 0) d = rk.zero_divisor == ZeroDivisor::keep ? 0u : a.is_zero() ? kF32One : kF32MinSub;  // §14.6
+  return d;
+}
+
+// §16 The E8M0 code of a block: the recipe's log2f (§16.8, §16.11) or divide (§16.10) variants,
+// else the row's exponent rule (mx_scale_code).
+std::uint32_t mx_code(const QuantizeSpec& spec, const Exact& qmax, const ScaleAmax& in) {
+  const RecipeKnobs& rk = spec.recipe;
+  const Amax a = in.a;
+  if (rk.scale_exp == ScaleExp::log2f && !a.poisoned() && rule_info(spec.rule).mx == MxExponent::floor)
+    return mx_floor_log2f_code(a.f32, qmax);  // §16.11
+  if (rk.scale_exp == ScaleExp::log2f && !a.poisoned())  // §16.8
+    return (a.is_zero() && !in.floored) ? 0x00u : mx_rceil_log2f_code(in.av, qmax);
+  if (rk.mx_descale == MxDescale::divide && !a.poisoned())  // §16.10
+    return (a.is_zero() && !in.floored) ? 0x00u : mx_rceil_div_code(in.av, qmax);
+  return mx_scale_code(spec.rule, a, qmax, spec.element->precision());
+}
+
+// §16 x / X with X = 2^(code - 127) is exactly x · 2^(127 - code); §16.9 the code 00 by zero_code.
+int mx_quant_exp(std::uint32_t code, ZeroCode zc) {
+  if (code == 0x00u && zc == ZeroCode::min_normal) return 126;
+  if (code == 0x00u && zc == ZeroCode::one) return 0;
+  return code != 0xFFu ? 127 - static_cast<int>(code) : 0;
+}
+
+// The quantize factor of a binary32 scale: the scale itself, or 1 for a NaN / Inf one.
+Factor f32_factor(bool divide, std::uint32_t code) {
+  return Factor{divide, f32_is_finite(code) ? exact_f32(code) : exact_pow2(0)};
+}
+}  // namespace
+
 BlockScale Quantizer::block_scale(std::size_t b, Amax a) const {
   const ScaleKind kind = scale_kind(spec_.rule);
   if (needs_tensor_state(kind) && !prepared_)
@@ -243,75 +339,31 @@ BlockScale Quantizer::block_scale(std::size_t b, Amax a) const {
   // §13.6 inf_block=one_scale: a +Inf amax gets the scale of amax = 0, 1.0 (§14.1), and its
   // elements are converted times 1 (s.amax keeps the +Inf)
   if (f32_is_inf(a.f32) && rk.inf_block == InfBlock::one_scale) a = Amax{};
-  // §13.7 a NaN amax that a recipe does not poison
-  if (f32_is_nan(a.f32) && rk.nan_block == NanBlock::inf_divisor) {
-    s.stored = 0xFFu;
-    s.action = ElemAction::zero;  // x / +Inf
-    return s;  // dequantize: the stored NaN scale gives NaN (§19.3)
-  }
-  // §13.6 a +Inf amax (or with nan_block=max_code a NaN amax) that a recipe does not poison
-  if ((f32_is_inf(a.f32) && rk.inf_block != InfBlock::poison) ||
-      (f32_is_nan(a.f32) && rk.nan_block == NanBlock::max_code)) {
-    if (rk.inf_block == InfBlock::zero_scale || rk.inf_block == InfBlock::max_code_zero) {
-      // S = q_max / Inf = +0 (amax-dequant: D = Inf / q_max = +Inf, x / Inf), or E8M0 FE
-      s.stored = rk.inf_block == InfBlock::zero_scale ? (kind == ScaleKind::fp32_dequant ? kF32Inf : 0u) : 0xFEu;
-      s.action = ElemAction::zero;
-      if (s.stored == 0xFEu) s.dequant = dequant_from_stored(spec_.rule, spec_.dequant, qmax_, s.stored, 0, 0);
-      return s;
-    }
-    s.stored = rk.inf_block == InfBlock::max_code || f32_is_nan(a.f32)
-                   ? 0xFEu
-                   : mx_scale_code_of(spec_.rule, exact_pow2(128), qmax_, spec_.element->precision());
-    s.quant = Factor{false, exact_pow2(127 - static_cast<int>(s.stored))};
-    s.dequant = dequant_from_stored(spec_.rule, spec_.dequant, qmax_, s.stored, 0, 0);
-    return s;
-  }
-  // §13.5 the amax floor (a finite amax below it, zero included, is raised to it)
-  const bool floored = rk.amax_floor != AmaxFloor::none && !a.poisoned() &&
-                       (a.is_zero() || compare_abs(exact_f32(a.f32), amax_floor_value(rk.amax_floor)) < 0);
-  const Exact av = floored ? amax_floor_value(rk.amax_floor) : a.is_zero() || a.poisoned() ? Exact{} : exact_f32(a.f32);
-  // §14.1 / §15 the binary32 quotient scale of the (floored) amax
-  auto quotient_scale = [&]() -> std::uint32_t {
-    if (!floored) return fp32_amax_scale(a, qmax_);
-    return rn32_sat(exact_div(qmax_, av));
-  };
+  if (nonfinite_scale(spec_, qmax_, a, s)) return s;
+  const ScaleAmax in = scale_amax(a, rk.amax_floor);
   std::uint32_t m_g = 0;
   switch (kind) {
-    case ScaleKind::fp32_quotient: {
-      s.stored = quotient_scale();  // §14.1
-      s.quant = Factor{false, f32_is_finite(s.stored) ? exact_f32(s.stored) : exact_pow2(0)};
+    case ScaleKind::fp32_quotient:
+      s.stored = quotient_code(in, qmax_);  // §14.1
+      s.quant = f32_factor(false, s.stored);
       break;
-    }
     case ScaleKind::fp32_recip: {
       const std::uint32_t S = fp32_amax_scale(a, qmax_);  // §14.2
       s.stored = f32_is_finite(S) ? rn32(exact_div(exact_pow2(0), exact_f32(S))) : kF32NaN;
-      s.quant = Factor{false, f32_is_finite(S) ? exact_f32(S) : exact_pow2(0)};
+      s.quant = f32_factor(false, S);
       break;
     }
-    case ScaleKind::fp32_dequant: {
-      s.stored = fp32_dequant_scale(a, qmax_);  // §14.3, §20.1
-      if ((rk.scale_round != ScaleRound::f32 || rk.zero_divisor != ZeroDivisor::raise) && !a.poisoned()) {
-        std::uint32_t d = a.is_zero() ? 0u : rn32(exact_div(exact_f32(a.f32), qmax_));
-        if (rk.scale_round == ScaleRound::source && d != 0) {  // §14.5
-          if (spec_.source == nullptr) throw std::logic_error("scale_round=source: QuantizeSpec::source is not set");
-          if (eng_->f32_to_src) d = (*eng_->src_to_f32)((*eng_->f32_to_src)(d).bits).bits;
-        }
-        if (d == 0) d = rk.zero_divisor == ZeroDivisor::keep ? 0u : a.is_zero() ? kF32One : kF32MinSub;  // §14.6
-        s.stored = d;
-      }
+    case ScaleKind::fp32_dequant:
+      s.stored = dequant_code(spec_, qmax_, a, eng_->f32_to_src, eng_->src_to_f32);  // §14.3, §20.1
       if (s.stored == 0u) s.action = ElemAction::inf;  // §14.6 x / 0
       s.quant = Factor{true, f32_is_finite(s.stored) && s.stored != 0u ? exact_f32(s.stored) : exact_pow2(0)};
       break;
-    }
-    case ScaleKind::pow2: {
-      const std::uint32_t S = quotient_scale();
-      s.stored = rk.scale_exp == ScaleExp::log2f ? pow2_log2f(S) : pow2_floor(S);  // §15, §15.2
-      s.quant = Factor{false, f32_is_finite(s.stored) ? exact_f32(s.stored) : exact_pow2(0)};
+    case ScaleKind::pow2:
+      s.stored = pow2_code(quotient_code(in, qmax_), rk.scale_exp);  // §15, §15.2
+      s.quant = f32_factor(false, s.stored);
       break;
-    }
     case ScaleKind::pow2_recip: {  // §15.3: quantize with P, store 1 / P (exact: P is a power of two)
-      const std::uint32_t S = quotient_scale();
-      const std::uint32_t P = rk.scale_exp == ScaleExp::log2f ? pow2_log2f(S) : pow2_floor(S);
+      const std::uint32_t P = pow2_code(quotient_code(in, qmax_), rk.scale_exp);
       const bool finite = f32_is_finite(P) && (P & 0x7FFFFFFFu) != 0;
       s.stored = finite ? rn32(exact_div(exact_pow2(0), exact_f32(P))) : kF32NaN;
       s.quant = Factor{false, finite ? exact_f32(P) : exact_pow2(0)};
@@ -325,28 +377,14 @@ BlockScale Quantizer::block_scale(std::size_t b, Amax a) const {
       s.quant = Factor{false, s.stored != 0xFFu ? gam_block_scale(s.stored, m_g) : exact_pow2(0)};
       break;
     }
-    case ScaleKind::nvfp4: {
+    case ScaleKind::nvfp4:
       s.stored = nvfp4_block_code(a, nvfp4_s_enc_, qmax_);  // §18.2
-      const std::uint32_t c = nvfp4_encode_factor(s.stored, nvfp4_s_enc_);  // §18.3
-      s.quant = Factor{false, f32_is_finite(c) ? exact_f32(c) : exact_pow2(0)};
+      s.quant = f32_factor(false, nvfp4_encode_factor(s.stored, nvfp4_s_enc_));  // §18.3
       break;
-    }
-    case ScaleKind::mx: {  // §16
-      if (rk.scale_exp == ScaleExp::log2f && !a.poisoned() && rule_info(spec_.rule).mx == MxExponent::floor)
-        s.stored = mx_floor_log2f_code(a.f32, qmax_);  // §16.11
-      else if (rk.scale_exp == ScaleExp::log2f && !a.poisoned())  // §16.8
-        s.stored = (a.is_zero() && !floored) ? 0x00u : mx_rceil_log2f_code(av, qmax_);
-      else if (rk.mx_descale == MxDescale::divide && !a.poisoned())  // §16.10
-        s.stored = (a.is_zero() && !floored) ? 0x00u : mx_rceil_div_code(av, qmax_);
-      else
-        s.stored = mx_scale_code(spec_.rule, a, qmax_, spec_.element->precision());
-      // x / X with X = 2^(code - 127) is exactly x · 2^(127 - code)
-      int e = s.stored != 0xFFu ? 127 - static_cast<int>(s.stored) : 0;
-      if (s.stored == 0x00u && rk.zero_code == ZeroCode::min_normal) e = 126;  // §16.9
-      if (s.stored == 0x00u && rk.zero_code == ZeroCode::one) e = 0;
-      s.quant = Factor{false, exact_pow2(e)};
+    case ScaleKind::mx:  // §16
+      s.stored = mx_code(spec_, qmax_, in);
+      s.quant = Factor{false, exact_pow2(mx_quant_exp(s.stored, rk.zero_code))};
       break;
-    }
   }
   // §13.8 the NaN of a poisoned binary32 scale
   if (rk.nan_scale == NanScale::all_ones_tensor && f32_is_nan(a.f32) && f32_is_nan(s.stored) &&
@@ -631,15 +669,15 @@ ScaleMeta Quantizer::meta(std::span<const BlockScale> scales) const {
   m.rows = grid_.rows();
   m.cols = grid_.cols();
   m.partition = spec_.partition;
-  m.group = scale_kind(spec_.rule) == ScaleKind::gam ? spec_.group : Partition::tensor();
+  m.group = scale_groups(spec_);
   m.q_max = qmax_;
   m.dequant = spec_.dequant;
   m.wide = spec_.wide;
   m.scales.reserve(scales.size());
   for (const BlockScale& s : scales) m.scales.push_back(s.stored);
-  if (scale_kind(spec_.rule) == ScaleKind::gam)
+  if (has_group_mantissa(spec_.rule))  // §17.1 / §18.1 the row's tensor-level output
     for (const GamGroup& g : groups_) m.group_mantissa.push_back(g.m_g);
-  if (scale_kind(spec_.rule) == ScaleKind::nvfp4) m.tensor_amax = tensor_amax_.f32;
+  if (has_tensor_amax(spec_.rule)) m.tensor_amax = tensor_amax_.f32;
   return m;
 }
 
@@ -686,13 +724,20 @@ Factor dequant_factor(const ScaleMeta& m, std::size_t b) {
   return dequant_from_stored(m.rule, m.dequant, m.q_max, m.scales.at(b), m_g, m.tensor_amax);
 }
 
+void check_tensor_inputs(ScaleRule rule, const std::uint32_t* group_mantissa, const std::uint32_t* tensor_amax) {
+  if (has_group_mantissa(rule) && group_mantissa == nullptr)
+    throw std::invalid_argument(std::string(to_string(rule)) + " needs the group mantissas");
+  if (has_tensor_amax(rule) && tensor_amax == nullptr)
+    throw std::invalid_argument(std::string(to_string(rule)) + " needs the tensor amax");
+}
+
 void dequantize(std::span<const std::uint8_t> codes, const ScaleMeta& m, std::span<std::uint32_t> out) {
   if (m.element == nullptr) bad("dequantize: metadata without an element format");
   const BlockGrid grid(m.rows, m.cols, m.partition);
   if (codes.size() != m.rows * m.cols || out.size() != codes.size())
     bad("dequantize: the code and output arrays need one entry per element");
   if (m.scales.size() != grid.count()) bad("dequantize: the metadata needs one scale per block");
-  if (scale_kind(m.rule) == ScaleKind::gam && m.group_mantissa.size() != BlockGrid(m.rows, m.cols, m.group).count())
+  if (has_group_mantissa(m.rule) && m.group_mantissa.size() != BlockGrid(m.rows, m.cols, m.group).count())
     bad("dequantize: the metadata needs one group mantissa per group");
   const Converter code_to_f32(*m.element, format(FormatId::f32), m.wide);
   const Rounder f32_round(format(FormatId::f32), Policy{});

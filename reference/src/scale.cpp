@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "names.hpp"
 #include "numref/convert.hpp"
 
 namespace numref {
@@ -44,14 +45,7 @@ Amax block_amax(const TensorView& x, const BlockRange& r, const AmaxPolicy& p) {
 
 // ---- rule names -------------------------------------------------------------------------
 
-std::string scale_rule_names(std::string_view sep) {
-  std::string s;
-  for (const ScaleRuleInfo& r : kScaleRules) {
-    if (!s.empty()) s += sep;
-    s += r.name;
-  }
-  return s;
-}
+std::string scale_rule_names(std::string_view sep) { return detail::join_names(kScaleRules, sep); }
 
 // ---- §14 FP32 scales --------------------------------------------------------------------
 

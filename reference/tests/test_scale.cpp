@@ -6,6 +6,7 @@
 #include <mpfr.h>
 #include <rapidcheck/gtest.h>
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -330,6 +331,48 @@ TEST(ScaleRuleTable, ColumnsMatchTheSpec) {
   EXPECT_EQ(rule_info(ScaleRule::mx_rceil_f32).mx, MxExponent::rceil_f32);
   EXPECT_EQ(rule_info(ScaleRule::amax).mx, MxExponent::none);
   EXPECT_THROW(mx_scale_code(ScaleRule::gam, Amax{0x3F800000u}, kQ448, 4), std::invalid_argument);
+}
+
+// §17.1 / §18.1 The tensor_output column against its definition: the group mantissas are the
+// tensor-level output of kind gam (one per group of the spec's group partition), the tensor amax
+// that of kind nvfp4, nothing else has one; quantize() produces exactly what the column names.
+TEST(ScaleRuleTable, TensorOutputColumn) {
+  // a 4 x 8 binary32 tensor 1, 2, ..., 32 (tensor amax 32 = 42000000), blocks 2 x 4, groups 4 x 4
+  std::vector<std::uint32_t> x32(32);
+  for (std::size_t i = 0; i < x32.size(); ++i) x32[i] = std::bit_cast<std::uint32_t>(static_cast<float>(i + 1));
+  const TensorView x(F32, x32.data(), 4, 8);
+  for (const ScaleRuleInfo& r : kScaleRules) {
+    SCOPED_TRACE(std::string(r.name));
+    EXPECT_EQ(has_group_mantissa(r.rule), r.kind == ScaleKind::gam);
+    EXPECT_EQ(has_tensor_amax(r.rule), r.kind == ScaleKind::nvfp4);
+    EXPECT_EQ(needs_tensor_state(r.rule), needs_tensor_state(r.kind));
+    QuantizeSpec s;
+    s.rule = r.rule;
+    s.element = is_int8(r.rule)                ? &format(FormatId::int8)
+                : r.kind == ScaleKind::nvfp4 ? &format(FormatId::f4e2m1fn)
+                                               : &E4M3;
+    s.partition = Partition::blocks(2, 4);
+    s.group = Partition::blocks(4, 4);
+    EXPECT_EQ(scale_groups(s), has_group_mantissa(r.rule) ? s.group : Partition::tensor());
+    std::vector<std::uint8_t> codes(x.size());
+    const QuantizeResult q = quantize(x, s, codes);
+    EXPECT_EQ(q.meta.group, scale_groups(s));
+    EXPECT_EQ(q.meta.group_mantissa.size(), has_group_mantissa(r.rule) ? 2u : 0u);
+    EXPECT_EQ(q.meta.tensor_amax, has_tensor_amax(r.rule) ? 0x42000000u : 0u);
+    // a backend's dequantize inputs: exactly the named ones are required
+    const std::uint32_t given = 0;
+    EXPECT_NO_THROW(check_tensor_inputs(r.rule, &given, &given));
+    if (has_group_mantissa(r.rule)) EXPECT_THROW(check_tensor_inputs(r.rule, nullptr, &given), std::invalid_argument);
+    else EXPECT_NO_THROW(check_tensor_inputs(r.rule, nullptr, &given));
+    if (has_tensor_amax(r.rule)) EXPECT_THROW(check_tensor_inputs(r.rule, &given, nullptr), std::invalid_argument);
+    else EXPECT_NO_THROW(check_tensor_inputs(r.rule, &given, nullptr));
+  }
+  try {
+    check_tensor_inputs(ScaleRule::nvfp4, nullptr, nullptr);
+    ADD_FAILURE() << "no throw";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "nvfp4 needs the tensor amax");
+  }
 }
 
 TEST(ScaleRuleTable, LibraryOrderIsAPermutation) {

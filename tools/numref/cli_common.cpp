@@ -15,20 +15,11 @@
 
 namespace numref::cli {
 
-std::string known_formats() {
-  std::string s;
-  for (const auto& f : kFormats) {
-    if (!s.empty()) s += ", ";
-    s += f.name;
-  }
-  return s;
-}
-
 const Format& format_arg(std::string_view name, std::string_view what) {
   const auto id = find_format(name);
   if (!id)
     throw UsageError(std::string(what) + ": unknown format '" + std::string(name) + "' (known: " +
-                     known_formats() + ")");
+                     format_names(", ") + ")");
   return format(*id);
 }
 
@@ -104,10 +95,91 @@ bool looks_like_value(std::string_view tok) {
   return low.find_first_of(".p+-") != std::string::npos || low == "inf" || low == "infinity" || low == "nan";
 }
 
+namespace {
+// §11 A decimal or hex-float numeral as written: its digits as the integer M (leading zeros
+// dropped, the significant digits counted), the number of digits after the point, the exponent
+// (e for a decimal, p for a hex-float).
+struct Numeral {
+  bool hex = false;
+  BigUInt m;
+  long long sig_digits = 0, frac = 0, e = 0;
+};
+
+// digits [. digits] [e|p [sign] digits] of `rest` (lower case, sign removed); false: malformed.
+bool parse_numeral(const std::string& rest, Numeral& n) {
+  n.hex = rest.size() > 2 && rest[0] == '0' && rest[1] == 'x';
+  const std::uint64_t base = n.hex ? 16 : 10;
+  std::size_t j = n.hex ? 2 : 0;
+  long long any = 0;
+  bool dot = false;
+  for (; j < rest.size(); ++j) {
+    const char c = rest[j];
+    int d = -1;
+    if (c >= '0' && c <= '9') d = c - '0';
+    else if (n.hex && c >= 'a' && c <= 'f') d = c - 'a' + 10;
+    if (d < 0) {
+      if (c == '.' && !dot) {
+        dot = true;
+        continue;
+      }
+      break;
+    }
+    ++any;
+    if (dot) ++n.frac;
+    if (d == 0 && n.m.is_zero()) continue;
+    n.m.mul_small(base);
+    n.m += BigUInt(static_cast<std::uint64_t>(d));
+    ++n.sig_digits;
+  }
+  if (any == 0) return false;
+  if (j == rest.size()) return !n.hex;  // C99: a hex-float needs its binary exponent ('p')
+  if (rest[j] != (n.hex ? 'p' : 'e')) return false;
+  ++j;
+  bool eneg = false;
+  if (j < rest.size() && (rest[j] == '+' || rest[j] == '-')) eneg = rest[j++] == '-';
+  if (j == rest.size()) return false;
+  for (; j < rest.size(); ++j) {
+    if (rest[j] < '0' || rest[j] > '9') return false;
+    n.e = std::min<long long>(n.e * 10 + (rest[j] - '0'), 1000000000LL);  // beyond any format either way
+  }
+  if (eneg) n.e = -n.e;
+  return true;
+}
+
+// The exact magnitude num * 2^exp2 / den of a numeral. Magnitudes far outside every format (above
+// 10^40 > 2^128, below 10^-50 < 2^-150) are replaced by 2^1000 and 2^-1000, which round (to
+// nearest) exactly as they do: overflow, or zero with underflow.
+struct Magnitude {
+  BigUInt num, den;
+  int exp2 = 0;
+};
+Magnitude numeral_magnitude(const Numeral& n) {
+  Magnitude v{n.m, BigUInt(1), 0};
+  if (n.m.is_zero()) return v;
+  if (n.hex) {
+    const long long top = static_cast<long long>(n.m.bit_length()) + n.e - 4 * n.frac;  // value < 2^top
+    if (top - 1 >= 200) v.num = BigUInt(1), v.exp2 = 1000;
+    else if (top <= -200) v.num = BigUInt(1), v.exp2 = -1000;
+    else v.exp2 = static_cast<int>(n.e - 4 * n.frac);
+    return v;
+  }
+  const long long e10 = n.e - n.frac, top = n.sig_digits + e10;  // value < 10^top
+  if (top - 1 >= 40) {
+    v.num = BigUInt(1), v.exp2 = 1000;
+  } else if (top <= -50) {
+    v.num = BigUInt(1), v.exp2 = -1000;
+  } else {
+    BigUInt p10(1);
+    for (long long k = 0; k < (e10 < 0 ? -e10 : e10); ++k) p10.mul_small(10);
+    if (e10 >= 0) v.num = n.m * p10;
+    else v.den = p10;
+  }
+  return v;
+}
+}  // namespace
+
 std::string value_code(std::string_view tok, const Format& f, std::uint32_t& code, bool* inexact) {
   const std::string shown = tok.size() > 40 ? std::string(tok.substr(0, 40)) + "..." : std::string(tok);
-  const std::string malformed = "malformed value '" + shown +
-                                "' (a decimal such as 3.14 or -2.5e-3, a hex-float such as -0x1.8p-3, inf or nan)";
   if (tok.size() > 1000) return "value '" + shown + "' is longer than 1000 characters";
   std::size_t i = 0;
   bool neg = false;
@@ -125,77 +197,14 @@ std::string value_code(std::string_view tok, const Format& f, std::uint32_t& cod
     code = f.canonical_nan | (neg ? f.sign_bit() : 0u);  // §2.2 the canonical NaN, with the sign asked for
     return "";
   }
-  // digits [. digits] [e|p [sign] digits]: M (an integer), the count of fraction digits, the exponent
-  const bool hex = rest.size() > 2 && rest[0] == '0' && rest[1] == 'x';
-  const std::uint64_t base = hex ? 16 : 10;
-  std::size_t j = hex ? 2 : 0;
-  BigUInt m;
-  long long sig_digits = 0, frac = 0, any = 0;
-  bool dot = false;
-  for (; j < rest.size(); ++j) {
-    const char c = rest[j];
-    int d = -1;
-    if (c >= '0' && c <= '9') d = c - '0';
-    else if (hex && c >= 'a' && c <= 'f') d = c - 'a' + 10;
-    if (d < 0) {
-      if (c == '.' && !dot) {
-        dot = true;
-        continue;
-      }
-      break;
-    }
-    ++any;
-    if (dot) ++frac;
-    if (d == 0 && m.is_zero()) continue;
-    m.mul_small(base);
-    m += BigUInt(static_cast<std::uint64_t>(d));
-    ++sig_digits;
-  }
-  if (any == 0) return malformed;
-  long long e = 0;
-  if (j < rest.size()) {
-    if (rest[j] != (hex ? 'p' : 'e')) return malformed;
-    ++j;
-    bool eneg = false;
-    if (j < rest.size() && (rest[j] == '+' || rest[j] == '-')) eneg = rest[j++] == '-';
-    if (j == rest.size()) return malformed;
-    for (; j < rest.size(); ++j) {
-      if (rest[j] < '0' || rest[j] > '9') return malformed;
-      e = std::min<long long>(e * 10 + (rest[j] - '0'), 1000000000LL);  // beyond any format either way
-    }
-    if (eneg) e = -e;
-  } else if (hex) {
-    return malformed;  // C99: a hex-float needs its binary exponent ('p')
-  }
-  // The exact value (-1)^neg * num * 2^exp2 / den. Magnitudes far outside every format (above
-  // 10^40 > 2^128, below 10^-50 < 2^-150) are replaced by 2^1000 and 2^-1000, which round
-  // (to nearest) exactly as they do: overflow, or zero with underflow.
-  BigUInt num = m, den(1);
-  int exp2 = 0;
-  if (!m.is_zero()) {
-    if (hex) {
-      const long long top = static_cast<long long>(m.bit_length()) + e - 4 * frac;  // value < 2^top
-      if (top - 1 >= 200) num = BigUInt(1), exp2 = 1000;
-      else if (top <= -200) num = BigUInt(1), exp2 = -1000;
-      else exp2 = static_cast<int>(e - 4 * frac);
-    } else {
-      const long long e10 = e - frac, top = sig_digits + e10;  // value < 10^top
-      if (top - 1 >= 40) {
-        num = BigUInt(1), exp2 = 1000;
-      } else if (top <= -50) {
-        num = BigUInt(1), exp2 = -1000;
-      } else {
-        BigUInt p10(1);
-        for (long long k = 0; k < (e10 < 0 ? -e10 : e10); ++k) p10.mul_small(10);
-        if (e10 >= 0) num = m * p10;
-        else den = p10;
-      }
-    }
-  }
+  Numeral n;
+  if (!parse_numeral(rest, n))
+    return "malformed value '" + shown + "' (a decimal such as 3.14 or -2.5e-3, a hex-float such as -0x1.8p-3, inf or nan)";
+  const Magnitude v = numeral_magnitude(n);
   Policy p = profile(ProfileId::ocp).for_target(f);
   p.round = Round::rne;
   p.e8m0_round = E8m0Round::even;
-  const Result r = round_finite(ratio_exact(neg, num, exp2, den), f, p);
+  const Result r = round_finite(ratio_exact(neg, v.num, v.exp2, v.den), f, p);
   if (r.flags & kOverflow)
     return "value '" + shown + "' is beyond the largest finite value of " + std::string(f.name) + " (§6.1)";
   if (r.flags & kInvalid)
@@ -286,15 +295,18 @@ std::string_view policy_options_help() {
   return help;
 }
 
-NpyTensor read_npy_tensor(const std::string& path, const Format* named) {
-  NpyTensor in;
-  npy::Array a;
+npy::Array read_npy(const std::string& path, std::vector<std::uint8_t>& bytes) {
   try {
-    in.bytes = npy::read_file(path);  // errors name the path
-    a = npy::parse(in.bytes);
+    bytes = npy::read_file(path);  // errors name the path
+    return npy::parse(bytes);
   } catch (const npy::NpyError& e) {
     throw UsageError(e.what());
   }
+}
+
+NpyTensor read_npy_tensor(const std::string& path, const Format* named) {
+  NpyTensor in;
+  const npy::Array a = read_npy(path, in.bytes);
   switch (a.dtype) {
     case npy::Dtype::f4: in.format = &format(FormatId::f32); break;
     case npy::Dtype::f2: in.format = &format(FormatId::f16); break;

@@ -23,8 +23,6 @@ namespace numref::cli {
 // §2.3 The format named `name` (canonical name or alias). Throws UsageError
 // "<what>: unknown format 'x' (known: f32, bf16, ...)".
 const Format& format_arg(std::string_view name, std::string_view what);
-// "f32, bf16, f16, ..." — the canonical names, in table order.
-std::string known_formats();
 
 // §1.2 Number of hex digits of a code of `f`: 2 for <= 8 bits, 4 for 16, 8 for 32.
 int hex_digits(const Format& f);
@@ -82,6 +80,10 @@ std::string_view policy_options_help();
 
 // The tensor verbs read and write .npy data ('<' little-endian dtypes) in place.
 static_assert(std::endian::native == std::endian::little, "the .npy reader and writer assume a little-endian host");
+
+// §19.7 A .npy file read (into `bytes`) and parsed; a file that cannot be read or is malformed
+// is a UsageError naming it.
+npy::Array read_npy(const std::string& path, std::vector<std::uint8_t>& bytes);
 
 // §19.7 / §12.1 A .npy file read as a tensor for the tensor verbs (quantize, mor):
 // <f4 (f32), <f2 (f16), or bit patterns (<u2, V2, |u1) whose format `named` gives

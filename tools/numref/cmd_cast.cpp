@@ -245,13 +245,7 @@ std::string dtype_list(const Format& f) {
 // The codes of a .npy file of `from` codes, in C order; its shape in `shape`.
 std::vector<std::uint32_t> read_npy_codes(const std::string& path, const Format& from, std::vector<std::size_t>& shape) {
   std::vector<std::uint8_t> bytes;
-  npy::Array a;
-  try {
-    bytes = npy::read_file(path);  // errors name the path
-    a = npy::parse(bytes);
-  } catch (const npy::NpyError& e) {
-    throw UsageError(e.what());
-  }
+  const npy::Array a = read_npy(path, bytes);
   const auto ok = npy_dtypes(from);
   if (std::find(ok.begin(), ok.end(), a.dtype) == ok.end())
     throw UsageError("--input " + path + ": dtype '" + std::string(npy::descr_of(a.dtype)) + "' does not hold " +
@@ -308,14 +302,14 @@ void read_lines(Caster& caster);
 
 int run_cast(Args& a) {
   if (a.flag("help")) {
-    std::printf(kUsage, known_formats().c_str());
+    std::printf(kUsage, format_names(", ").c_str());
     std::fputs(std::string(policy_options_help()).c_str(), stdout);
     return 0;
   }
   const auto from_name = a.opt("from");
   const auto to_name = a.opt("to");
-  if (!from_name) throw UsageError("--from FORMAT is required (known: " + known_formats() + ")");
-  if (!to_name) throw UsageError("--to FORMAT is required (known: " + known_formats() + ")");
+  if (!from_name) throw UsageError("--from FORMAT is required (known: " + format_names(", ") + ")");
+  if (!to_name) throw UsageError("--to FORMAT is required (known: " + format_names(", ") + ")");
   const Format& from = format_arg(*from_name, "--from");
   const Format& to = format_arg(*to_name, "--to");
   const Policy p = policy_from_args(a, to, &from);

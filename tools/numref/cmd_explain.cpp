@@ -67,7 +67,7 @@ constexpr const char* kUsage =
 
 int run_explain(Args& a) {
   if (a.flag("help")) {
-    std::printf(kUsage, known_formats().c_str());
+    std::printf(kUsage, format_names(", ").c_str());
     return 0;
   }
   const auto pos = a.positional();

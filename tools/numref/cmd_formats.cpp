@@ -10,19 +10,6 @@
 namespace numref::cli {
 namespace {
 
-std::string_view specials_name(Specials s) {
-  switch (s) {
-    case Specials::ieee: return "ieee";
-    case Specials::fn: return "fn";
-    case Specials::finite: return "finite";
-    case Specials::fnuz: return "fnuz";
-    case Specials::p3109e: return "p3109e";
-    case Specials::p3109f: return "p3109f";
-    case Specials::integer: return "integer";
-  }
-  return "?";
-}
-
 // "7e = 448": a code and its exact value (§3.4; hex-float when the decimal is long).
 std::string code_and_value(std::uint32_t code, const Format& f) {
   return hex_code(code, f) + " = " + compact_value(decode(code, f));

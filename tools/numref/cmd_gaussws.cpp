@@ -95,6 +95,188 @@ std::vector<std::uint8_t> raw_u32(const std::vector<std::uint32_t>& v) {
   return out;
 }
 
+// ---- parse -----------------------------------------------------------------------------------
+
+struct Options {
+  std::string w;  // --w
+  std::optional<std::string> input_format, bt_text, bt_file, bi_file, seed, layer, step, bits;
+  std::string b_init, b_target, sum;
+  std::optional<std::string> out_w, out_r, exact_out, grad, out_grad;
+};
+
+Options parse_options(Args& a) {
+  Options o;
+  const auto wpath = a.opt("w");
+  o.input_format = a.opt("input-format");
+  o.bt_text = a.opt("bt");
+  o.bt_file = a.opt("bt-file");
+  o.bi_file = a.opt("bi-file");
+  o.b_init = a.opt_or("b-init", "6");
+  o.b_target = a.opt_or("b-target", "4");
+  o.seed = a.opt("seed");
+  o.layer = a.opt("layer");
+  o.step = a.opt("step");
+  o.bits = a.opt("bits");
+  o.sum = a.opt_or("sum", "exact");
+  o.out_w = a.opt("out");
+  o.out_r = a.opt("out-r");
+  o.exact_out = a.opt("exact-out");
+  o.grad = a.opt("grad");
+  o.out_grad = a.opt("out-grad");
+  a.finish();
+  if (!wpath) throw UsageError(std::string("--w is required\n") + kUsage);
+  o.w = *wpath;
+  if ((o.bt_text ? 1 : 0) + (o.bt_file ? 1 : 0) + (o.bi_file ? 1 : 0) != 1)
+    throw UsageError("give exactly one of --bt, --bt-file, --bi-file");
+  if ((o.seed ? 1 : 0) + (o.bits ? 1 : 0) != 1) throw UsageError("give exactly one of --seed, --bits");
+  if (o.bits && (o.layer || o.step))
+    throw UsageError("--layer and --step select generator bits; they do not apply to --bits");
+  if (o.sum != "exact" && o.sum != "f32") throw UsageError("--sum: '" + o.sum + "' is not one of exact, f32");
+  if (o.grad.has_value() != o.out_grad.has_value()) throw UsageError("--grad and --out-grad go together");
+  if (!o.out_w && !o.out_r && !o.exact_out && !o.out_grad)
+    throw UsageError("nothing to do: give --out, --out-r, --exact-out or --out-grad");
+  return o;
+}
+
+// §36.1 No output names an input or another output.
+void check_outputs(const Options& o) {
+  std::vector<std::string> inputs{o.w};
+  for (const auto* p : {&o.bt_file, &o.bi_file, &o.bits, &o.grad})
+    if (*p) inputs.push_back(**p);
+  std::vector<std::string> outputs;
+  for (const auto& [name, p] : {std::pair{"--out", &o.out_w}, std::pair{"--out-r", &o.out_r},
+                                std::pair{"--exact-out", &o.exact_out}, std::pair{"--out-grad", &o.out_grad}}) {
+    if (!*p) continue;
+    conform::refuse_output_that_is_input(name, **p, inputs);
+    for (const auto& out : outputs)
+      if (conform::same_file(out, **p)) throw UsageError(std::string(name) + " " + **p + " is named as two outputs");
+    outputs.push_back(**p);
+  }
+}
+
+// ---- the inputs --------------------------------------------------------------------------------
+
+// The codes of a tensor read as f32 (32-bit) or bf16 (16-bit) words, element order.
+std::vector<std::uint32_t> tensor_codes(const NpyTensor& t) {
+  std::vector<std::uint32_t> c(t.rows * t.cols);
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    if (t.format->bits == 32) std::memcpy(&c[i], t.bytes.data() + t.offset + 4 * i, 4);
+    else {
+      std::uint16_t h;
+      std::memcpy(&h, t.bytes.data() + t.offset + 2 * i, 2);
+      c[i] = h;
+    }
+  }
+  return c;
+}
+
+// §37.3 b_t per 32 x 32 block: --bt (every block), --bt-file, or from --bi-file's b_i (Eq. 11).
+std::vector<std::uint32_t> block_bitwidths(const Options& o, const gw::Shape& shape) {
+  std::vector<std::uint32_t> bt;
+  if (o.bt_text) {
+    bt.assign(shape.blocks(), parse_f32(*o.bt_text, "--bt"));
+  } else if (o.bt_file) {
+    bt = read_words(*o.bt_file, npy::Dtype::f4, shape.blocks(), "b_t (one per 32 x 32 block)");
+  } else {
+    const std::vector<std::uint32_t> bi =
+        read_words(*o.bi_file, npy::Dtype::f4, shape.blocks(), "b_i (one per 32 x 32 block)");
+    const std::uint32_t hi = parse_f32(o.b_init, "--b-init"), lo = parse_f32(o.b_target, "--b-target");
+    bt.resize(bi.size());
+    for (std::size_t b = 0; b < bi.size(); ++b) {
+      if (!f32_is_finite(bi[b])) throw UsageError(*o.bi_file + ": b_i of block " + std::to_string(b) + " is not finite");
+      bt[b] = gw::bitwidth(bi[b], hi, lo);
+    }
+  }
+  for (std::size_t b = 0; b < bt.size(); ++b)
+    if (!f32_is_finite(bt[b]))
+      throw UsageError((o.bt_file ? *o.bt_file : std::string("--bt")) + ": b_t of block " + std::to_string(b) +
+                       " is not finite");
+  return bt;
+}
+
+// §37.2 R per element: from the generator (--seed, --layer, --step) or from --bits' words.
+std::vector<std::int8_t> element_noise(const Options& o, const gw::Shape& shape) {
+  if (o.seed) {
+    gw::NoiseKey k;
+    k.seed = static_cast<std::uint64_t>(parse_int(*o.seed, 0, (1LL << 62), "--seed"));
+    if (o.layer) k.layer = static_cast<std::uint64_t>(parse_int(*o.layer, 0, (1LL << 62), "--layer"));
+    if (o.step) k.step = static_cast<std::uint64_t>(parse_int(*o.step, 0, (1LL << 62), "--step"));
+    return gw::noise(shape, k);
+  }
+  const std::vector<std::uint32_t> u =
+      read_words(*o.bits, npy::Dtype::u2, shape.size(), "the 16-bit words (one per element)");
+  std::vector<std::int8_t> r(u.size());
+  for (std::size_t i = 0; i < u.size(); ++i) r[i] = static_cast<std::int8_t>(gw::noise_from_bits(u[i]));
+  return r;
+}
+
+// ---- compute -----------------------------------------------------------------------------------
+
+struct Result {
+  gw::Shape shape;
+  std::vector<std::int8_t> r;
+  gw::Forward f;
+  std::vector<std::uint32_t> dbt;  // --grad: dL/db_t per block
+};
+
+Result compute(const Options& o) {
+  const Format* named = o.input_format ? &format_arg(*o.input_format, "--input-format") : nullptr;
+  const NpyTensor w = read_npy_tensor(o.w, named);
+  if (w.format->id != FormatId::f32 && w.format->id != FormatId::bf16)
+    throw UsageError(o.w + ": w must be f32 (<f4) or bf16 (<u2 with --input-format bf16), not " +
+                     std::string(w.format->name));
+  Result res{gw::Shape{w.rows, w.cols}, {}, {}, {}};
+  const std::vector<std::uint32_t> wc = tensor_codes(w);
+  const std::vector<std::uint32_t> bt = block_bitwidths(o, res.shape);
+  res.r = element_noise(o, res.shape);
+  gw::ForwardSpec spec;
+  spec.w_format = w.format->id;
+  spec.sum = o.sum == "f32" ? gw::Sum::f32 : gw::Sum::exact;
+  try {
+    res.f = gw::forward(spec, res.shape, wc, bt, res.r, o.exact_out.has_value());
+    if (o.grad) {
+      const NpyTensor g = read_npy_tensor(*o.grad, named);
+      if (g.rows * g.cols != res.shape.size() || (g.format->id != FormatId::f32 && g.format->id != FormatId::bf16))
+        throw UsageError(*o.grad + ": dL/dw_hat must be f32 or bf16 with w's " + std::to_string(res.shape.size()) +
+                         " elements");
+      res.dbt = gw::grad_bt(w.format->id, res.shape, wc, bt, res.r, g.format->id, tensor_codes(g));
+    }
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(o.w + ": " + e.what());
+  }
+  return res;
+}
+
+// ---- render ------------------------------------------------------------------------------------
+
+// The files asked for, committed together (§36.1), and the summary line.
+void write_outputs(const Options& o, const Result& res) {
+  const gw::Shape& shape = res.shape;
+  conform::OutputSet set;
+  const std::vector<std::size_t> mshape{shape.m, shape.n}, bshape{shape.block_rows(), shape.block_cols()};
+  auto put = [&](const std::string& path, const std::vector<std::uint8_t>& bytes) {
+    set.add(path).write(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  };
+  if (o.out_w) put(*o.out_w, npy::encode(npy::Dtype::u2, mshape, raw_u16(res.f.w_hat)));
+  if (o.out_r) {
+    const std::vector<std::uint32_t> p = gw::pack(res.r);
+    const std::vector<std::size_t> pshape{p.size()};
+    put(*o.out_r, npy::encode(npy::Dtype::u4, pshape, raw_u32(p)));
+  }
+  if (o.exact_out) {
+    std::string text;
+    for (std::size_t k = 0; k < res.f.exact.size(); ++k)  // §37.6: a poisoned block has no exact value
+      text += (res.f.scale[shape.block_of(k / shape.n, k % shape.n)] == gw::kNaN32 ? std::string("nan")
+                                                                                   : res.f.exact[k].hex()) +
+              "\n";
+    set.add(*o.exact_out).write(text);
+  }
+  if (o.out_grad) put(*o.out_grad, npy::encode(npy::Dtype::f4, bshape, raw_u32(res.dbt)));
+  set.commit_all();
+  std::printf("gaussws: %zu x %zu, %zu blocks%s%s%s%s\n", shape.m, shape.n, shape.blocks(), o.out_w ? ", w_hat" : "",
+              o.out_r ? ", packed R" : "", o.exact_out ? ", exact values" : "", o.out_grad ? ", dL/db_t" : "");
+}
+
 int run(Args& a) {
   if (a.flag("noise-table")) {
     a.finish();
@@ -102,137 +284,9 @@ int run(Args& a) {
     conform::check_stdout();
     return rc;
   }
-  const auto wpath = a.opt("w");
-  const auto fmt_name = a.opt("input-format");
-  const auto bt_text = a.opt("bt");
-  const auto bt_file = a.opt("bt-file");
-  const auto bi_file = a.opt("bi-file");
-  const std::string b_init = a.opt_or("b-init", "6"), b_target = a.opt_or("b-target", "4");
-  const auto seed = a.opt("seed");
-  const auto layer = a.opt("layer");
-  const auto step = a.opt("step");
-  const auto bits = a.opt("bits");
-  const std::string sum = a.opt_or("sum", "exact");
-  const auto out_w = a.opt("out");
-  const auto out_r = a.opt("out-r");
-  const auto exact_out = a.opt("exact-out");
-  const auto grad = a.opt("grad");
-  const auto out_grad = a.opt("out-grad");
-  a.finish();
-  if (!wpath) throw UsageError(std::string("--w is required\n") + kUsage);
-  if ((bt_text ? 1 : 0) + (bt_file ? 1 : 0) + (bi_file ? 1 : 0) != 1)
-    throw UsageError("give exactly one of --bt, --bt-file, --bi-file");
-  if ((seed ? 1 : 0) + (bits ? 1 : 0) != 1) throw UsageError("give exactly one of --seed, --bits");
-  if (bits && (layer || step)) throw UsageError("--layer and --step select generator bits; they do not apply to --bits");
-  if (sum != "exact" && sum != "f32") throw UsageError("--sum: '" + sum + "' is not one of exact, f32");
-  if (grad.has_value() != out_grad.has_value()) throw UsageError("--grad and --out-grad go together");
-  if (!out_w && !out_r && !exact_out && !out_grad) throw UsageError("nothing to do: give --out, --out-r, --exact-out or --out-grad");
-
-  std::vector<std::string> inputs{*wpath};
-  for (const auto* p : {&bt_file, &bi_file, &bits, &grad})
-    if (*p) inputs.push_back(**p);
-  std::vector<std::string> outputs;
-  for (const auto& [name, p] : {std::pair{"--out", &out_w}, std::pair{"--out-r", &out_r},
-                                std::pair{"--exact-out", &exact_out}, std::pair{"--out-grad", &out_grad}}) {
-    if (!*p) continue;
-    conform::refuse_output_that_is_input(name, **p, inputs);
-    for (const auto& o : outputs)
-      if (conform::same_file(o, **p)) throw UsageError(std::string(name) + " " + **p + " is named as two outputs");
-    outputs.push_back(**p);
-  }
-
-  const Format* named = fmt_name ? &format_arg(*fmt_name, "--input-format") : nullptr;
-  const NpyTensor w = read_npy_tensor(*wpath, named);
-  if (w.format->id != FormatId::f32 && w.format->id != FormatId::bf16)
-    throw UsageError(*wpath + ": w must be f32 (<f4) or bf16 (<u2 with --input-format bf16), not " + std::string(w.format->name));
-  const gw::Shape shape{w.rows, w.cols};
-  std::vector<std::uint32_t> wc(shape.size());
-  for (std::size_t i = 0; i < wc.size(); ++i) {
-    if (w.format->bits == 32) std::memcpy(&wc[i], w.bytes.data() + w.offset + 4 * i, 4);
-    else {
-      std::uint16_t h;
-      std::memcpy(&h, w.bytes.data() + w.offset + 2 * i, 2);
-      wc[i] = h;
-    }
-  }
-
-  std::vector<std::uint32_t> bt;
-  if (bt_text) {
-    bt.assign(shape.blocks(), parse_f32(*bt_text, "--bt"));
-  } else if (bt_file) {
-    bt = read_words(*bt_file, npy::Dtype::f4, shape.blocks(), "b_t (one per 32 x 32 block)");
-  } else {
-    const std::vector<std::uint32_t> bi = read_words(*bi_file, npy::Dtype::f4, shape.blocks(), "b_i (one per 32 x 32 block)");
-    const std::uint32_t hi = parse_f32(b_init, "--b-init"), lo = parse_f32(b_target, "--b-target");
-    bt.resize(bi.size());
-    for (std::size_t b = 0; b < bi.size(); ++b) {
-      if (!f32_is_finite(bi[b])) throw UsageError(*bi_file + ": b_i of block " + std::to_string(b) + " is not finite");
-      bt[b] = gw::bitwidth(bi[b], hi, lo);
-    }
-  }
-  for (std::size_t b = 0; b < bt.size(); ++b)
-    if (!f32_is_finite(bt[b])) throw UsageError((bt_file ? *bt_file : std::string("--bt")) + ": b_t of block " + std::to_string(b) + " is not finite");
-
-  std::vector<std::int8_t> r;
-  if (seed) {
-    gw::NoiseKey k;
-    k.seed = static_cast<std::uint64_t>(parse_int(*seed, 0, (1LL << 62), "--seed"));
-    if (layer) k.layer = static_cast<std::uint64_t>(parse_int(*layer, 0, (1LL << 62), "--layer"));
-    if (step) k.step = static_cast<std::uint64_t>(parse_int(*step, 0, (1LL << 62), "--step"));
-    r = gw::noise(shape, k);
-  } else {
-    const std::vector<std::uint32_t> u = read_words(*bits, npy::Dtype::u2, shape.size(), "the 16-bit words (one per element)");
-    r.resize(u.size());
-    for (std::size_t i = 0; i < u.size(); ++i) r[i] = static_cast<std::int8_t>(gw::noise_from_bits(u[i]));
-  }
-
-  gw::ForwardSpec spec;
-  spec.w_format = w.format->id;
-  spec.sum = sum == "f32" ? gw::Sum::f32 : gw::Sum::exact;
-  gw::Forward f;
-  std::vector<std::uint32_t> dbt;
-  try {
-    f = gw::forward(spec, shape, wc, bt, r, exact_out.has_value());
-    if (grad) {
-      const NpyTensor g = read_npy_tensor(*grad, named);
-      if (g.rows * g.cols != shape.size() || (g.format->id != FormatId::f32 && g.format->id != FormatId::bf16))
-        throw UsageError(*grad + ": dL/dw_hat must be f32 or bf16 with w's " + std::to_string(shape.size()) + " elements");
-      std::vector<std::uint32_t> gc(shape.size());
-      for (std::size_t i = 0; i < gc.size(); ++i) {
-        if (g.format->bits == 32) std::memcpy(&gc[i], g.bytes.data() + g.offset + 4 * i, 4);
-        else {
-          std::uint16_t h;
-          std::memcpy(&h, g.bytes.data() + g.offset + 2 * i, 2);
-          gc[i] = h;
-        }
-      }
-      dbt = gw::grad_bt(w.format->id, shape, wc, bt, r, g.format->id, gc);
-    }
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(*wpath + ": " + e.what());
-  }
-
-  conform::OutputSet set;
-  const std::vector<std::size_t> mshape{shape.m, shape.n}, bshape{shape.block_rows(), shape.block_cols()};
-  auto put = [&](const std::string& path, const std::vector<std::uint8_t>& bytes) {
-    set.add(path).write(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
-  };
-  if (out_w) put(*out_w, npy::encode(npy::Dtype::u2, mshape, raw_u16(f.w_hat)));
-  if (out_r) {
-    const std::vector<std::uint32_t> p = gw::pack(r);
-    const std::vector<std::size_t> pshape{p.size()};
-    put(*out_r, npy::encode(npy::Dtype::u4, pshape, raw_u32(p)));
-  }
-  if (exact_out) {
-    std::string text;
-    for (std::size_t k = 0; k < f.exact.size(); ++k)  // §37.6: a poisoned block has no exact value
-      text += (f.scale[shape.block_of(k / shape.n, k % shape.n)] == gw::kNaN32 ? std::string("nan") : f.exact[k].hex()) + "\n";
-    set.add(*exact_out).write(text);
-  }
-  if (out_grad) put(*out_grad, npy::encode(npy::Dtype::f4, bshape, raw_u32(dbt)));
-  set.commit_all();
-  std::printf("gaussws: %zu x %zu, %zu blocks%s%s%s%s\n", shape.m, shape.n, shape.blocks(), out_w ? ", w_hat" : "",
-              out_r ? ", packed R" : "", exact_out ? ", exact values" : "", out_grad ? ", dL/db_t" : "");
+  const Options o = parse_options(a);
+  check_outputs(o);
+  write_outputs(o, compute(o));
   conform::check_stdout();
   return 0;
 }

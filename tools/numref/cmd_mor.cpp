@@ -229,6 +229,9 @@ struct Options {
   const Format* fake = &format(FormatId::bf16);
   bool transpose = false, json = false, stats = false;
   std::size_t max_blocks = 64;
+  std::uint64_t reset_every = 0;  // §28.2 histogram windows (0: none)
+  std::vector<std::string> input_args;
+  std::optional<std::string> input_format, svg, out_prefix;
 };
 
 std::string codes_summary(const std::vector<std::uint32_t>& scales, const Format& sf, std::size_t max) {
@@ -280,21 +283,18 @@ std::string tensor_json(const TensorOutcome& t, const Options& o, std::size_t in
   return s;
 }
 
-int run_mor(Args& a) {
-  if (a.flag("help")) {
-    std::fputs(kHelp, stdout);
-    return 0;
-  }
+// ---- parse -----------------------------------------------------------------------------------
+
+Options parse_options(Args& a) {
   Options o;
   o.transpose = a.flag("transpose");
   o.json = a.flag("json");
   o.stats = a.flag("stats");
-  std::uint64_t reset_every = 0;
   if (const auto r = a.opt("reset-every"))
-    reset_every = static_cast<std::uint64_t>(parse_int(*r, 1, 1LL << 62, "--reset-every"));
-  const std::vector<std::string> input_args = a.multi("input");
-  if (input_args.empty()) throw UsageError("--input X.npy is required (see numref mor --help)");
-  const auto fmt_name = a.opt("input-format");
+    o.reset_every = static_cast<std::uint64_t>(parse_int(*r, 1, 1LL << 62, "--reset-every"));
+  o.input_args = a.multi("input");
+  if (o.input_args.empty()) throw UsageError("--input X.npy is required (see numref mor --help)");
+  o.input_format = a.opt("input-format");
   o.recipe = a.opt_or("recipe", "tensor");
   if (o.recipe != "tensor" && o.recipe != "subtensor3" && o.recipe != "subtensor2")
     throw UsageError("--recipe: unknown recipe '" + o.recipe + "' (known: tensor, subtensor3, subtensor2)");
@@ -302,8 +302,7 @@ int run_mor(Args& a) {
     if (const std::string err = parse_partition(*p, o.partition); !err.empty()) throw UsageError("--partition: " + err);
     o.partition_text = *p;
   }
-  const auto th = a.opt("threshold");
-  if (th) {
+  if (const auto th = a.opt("threshold")) {
     if (o.recipe != "tensor") throw UsageError("--threshold applies to the tensor recipe only");
     if (const std::string err = Threshold::parse(*th, o.threshold); !err.empty()) throw UsageError("--threshold: " + err);
     o.threshold_text = *th;
@@ -315,168 +314,219 @@ int run_mor(Args& a) {
   o.rule = *rule;
   o.fake = &format_arg(a.opt_or("fake", "bf16"), "--fake");
   if (o.fake->bits < 16 || o.fake->is_integer()) throw UsageError("--fake: the format of Q(x) must be bf16, f16 or f32");
-  const auto svg = a.opt("svg");
-  const auto out_prefix = a.opt("out");
+  o.svg = a.opt("svg");
+  o.out_prefix = a.opt("out");
   o.max_blocks = static_cast<std::size_t>(parse_int(a.opt_or("max-blocks", "64"), 0, 1LL << 40, "--max-blocks"));
   a.finish();
+  return o;
+}
 
-  const Format* named = fmt_name ? &format_arg(*fmt_name, "--input-format") : nullptr;
-  const std::vector<std::string> files = expand_inputs(input_args);
-  const bool several = files.size() > 1 || std::filesystem::is_directory(input_args[0]);
-  if (reset_every && (o.recipe != "tensor" || !several))
+// The input files (a directory's *.npy files expanded) and whether there are several.
+struct Inputs {
+  const Format* named = nullptr;  // --input-format
+  std::vector<std::string> files;
+  bool several = false;
+};
+
+Inputs resolve_inputs(const Options& o) {
+  Inputs in;
+  in.named = o.input_format ? &format_arg(*o.input_format, "--input-format") : nullptr;
+  in.files = expand_inputs(o.input_args);
+  in.several = in.files.size() > 1 || std::filesystem::is_directory(o.input_args[0]);
+  if (o.reset_every && (o.recipe != "tensor" || !in.several))
     throw UsageError("--reset-every windows the histogram of several inputs under the tensor recipe");
-  if (svg && (o.recipe != "tensor" || !several))
+  if (o.svg && (o.recipe != "tensor" || !in.several))
     throw UsageError("--svg draws the histogram of several inputs under the tensor recipe");
-  if (out_prefix && (o.recipe == "tensor" || several))
+  if (o.out_prefix && (o.recipe == "tensor" || in.several))
     throw UsageError("--out writes the type map and the output tensor of one input under a subtensor recipe");
+  return in;
+}
 
-  // §36.1 The outputs are checked against the inputs (and each other) before any work.
-  Outputs outputs(files);
-  conform::OutputFile* svg_out = svg ? &outputs.add("--svg", *svg) : nullptr;
-  conform::OutputFile* types_out = out_prefix ? &outputs.add("--out", *out_prefix + ".types.npy") : nullptr;
-  conform::OutputFile* fake_out = out_prefix ? &outputs.add("--out", *out_prefix + ".fakequant.npy") : nullptr;
-
-  auto view_of = [&](const Input& in) {
-    const TensorView base(*in.format, in.bytes.data() + in.offset, in.rows, in.cols);
-    return o.transpose ? base.transposed() : base;
-  };
-
-  if (o.recipe != "tensor") {
-    // ---- §27 sub-tensor MoR --------------------------------------------------------------
-    SubtensorMorSpec spec;
-    spec.recipe = o.recipe == "subtensor3" ? SubtensorRecipe::three_way : SubtensorRecipe::two_way;
-    spec.blocks = o.partition;
-    spec.e4m3.rule = spec.e5m2.rule = o.rule;
-    spec.fake = o.fake;
-    std::string json_all = "[";
-    for (std::size_t fi = 0; fi < files.size(); ++fi) {
-      const Input in = read_input(files[fi], named);
-      const TensorView x = view_of(in);
-      SubtensorMorResult r;
-      try {
-        r = subtensor_mor(x, spec);
-      } catch (const std::invalid_argument& e) {
-        throw UsageError(in.path + ": " + e.what());
-      }
-      const BlockGrid grid(x.rows(), x.cols(), spec.blocks);
-      std::optional<Moments> mom;
-      if (o.stats) mom = tensor_moments(x);
-      std::vector<std::string> written;
-      if (out_prefix) {
-        std::vector<std::uint8_t> t8(r.type.size());
-        for (std::size_t b = 0; b < t8.size(); ++b) t8[b] = static_cast<std::uint8_t>(r.type[b]);
-        const std::vector<std::size_t> gshape = {grid.grid_rows(), grid.grid_cols()};
-        write_npy(*types_out, npy::Dtype::u1, gshape, t8.data(), t8.size());
-        const std::vector<std::size_t> shape = {x.rows(), x.cols()};
-        std::vector<std::uint8_t> raw;
-        npy::Dtype dt;
-        if (o.fake->bits == 32) {
-          raw.resize(r.fake.size() * 4);
-          std::memcpy(raw.data(), r.fake.data(), raw.size());
-          dt = npy::Dtype::f4;
-        } else {
-          std::vector<std::uint16_t> h(r.fake.begin(), r.fake.end());
-          raw.resize(h.size() * 2);
-          std::memcpy(raw.data(), h.data(), raw.size());
-          dt = o.fake->id == FormatId::f16 ? npy::Dtype::f2 : npy::Dtype::u2;
-        }
-        write_npy(*fake_out, dt, shape, raw.data(), raw.size());
-        outputs.commit_all();  // --out takes one input: both files appear together
-        written = {types_out->path(), fake_out->path()};
-      }
-      static constexpr const char* kLetter[] = {"4", "5", "B"};
-      if (o.json) {
-        std::string s = "{\n  \"input\": {\"path\": " + json_string(in.path) + ", \"format\": \"" +
-                        std::string(in.format->name) + "\", \"rows\": " + std::to_string(x.rows()) +
-                        ", \"cols\": " + std::to_string(x.cols()) + ", \"transposed\": " + (o.transpose ? "true" : "false") +
-                        "},\n";
-        s += "  \"recipe\": \"" + o.recipe + "\", \"partition\": \"" + to_string(spec.blocks) + "\", \"scale\": \"" +
-             std::string(to_string(o.rule)) + "\",\n";
-        s += "  \"grid\": {\"rows\": " + std::to_string(grid.grid_rows()) + ", \"cols\": " +
-             std::to_string(grid.grid_cols()) + "},\n";
-        s += "  \"counts\": {";
-        for (int t = 0; t < 3; ++t)
-          s += std::string(t ? ", " : "") + "\"" + std::string(to_string(static_cast<BlockType>(t))) + "\": {\"blocks\": " +
-               std::to_string(r.blocks_of[static_cast<std::size_t>(t)]) + ", \"elements\": " +
-               std::to_string(r.elements_of[static_cast<std::size_t>(t)]) + "}";
-        s += "},\n  \"blocks\": [";
-        const std::size_t listed = std::min(o.max_blocks, r.type.size());
-        for (std::size_t b = 0; b < listed; ++b) {
-          const BlockRange br = grid.range(b);
-          s += std::string(b ? ",\n" : "\n") + "    {\"index\": " + std::to_string(b) + ", \"rows\": [" +
-               std::to_string(br.r0) + ", " + std::to_string(br.r1) + "], \"cols\": [" + std::to_string(br.c0) + ", " +
-               std::to_string(br.c1) + "], \"type\": \"" + std::string(to_string(r.type[b])) + "\", \"eq3\": \"" +
-               std::string(to_string(r.eq3[b].reason)) + "\", \"eq4\": \"" + std::string(to_string(r.eq4[b].reason)) +
-               "\", \"e4m3\": " + json_sum(r.e4m3_sum[b]) + ", \"e5m2\": " + json_sum(r.e5m2_sum[b]) + "}";
-        }
-        s += listed ? "\n  ],\n" : "],\n";
-        s += "  \"blocks_listed\": " + std::to_string(listed);
-        if (mom) s += ",\n  \"moments\": " + moments_json(*mom);
-        s += ",\n  \"files\": [";
-        for (std::size_t i = 0; i < written.size(); ++i) s += (i ? ", " : "") + json_string(written[i]);
-        s += "]\n}";
-        json_all += (fi ? ",\n" : "\n") + s;
-      } else {
-        std::printf("input      %s: %s, %zu x %zu%s\n", in.path.c_str(), std::string(in.format->name).c_str(), x.rows(),
-                    x.cols(), o.transpose ? " (transposed)" : "");
-        std::printf("recipe     sub-tensor MoR, %s [%s], blocks %s (%zu x %zu), scale %s, Q in %s\n",
-                    spec.recipe == SubtensorRecipe::three_way ? "three-way" : "two-way",
-                    spec.recipe == SubtensorRecipe::three_way ? "f8e4m3fn, f8e5m2, bf16" : "f8e4m3fn, bf16",
-                    to_string(spec.blocks).c_str(), grid.grid_rows(), grid.grid_cols(),
-                    std::string(to_string(o.rule)).c_str(), std::string(o.fake->name).c_str());
-        std::printf("blocks     f8e4m3fn %llu (%llu elements), f8e5m2 %llu (%llu), bf16 %llu (%llu)\n",
-                    static_cast<unsigned long long>(r.blocks_of[0]), static_cast<unsigned long long>(r.elements_of[0]),
-                    static_cast<unsigned long long>(r.blocks_of[1]), static_cast<unsigned long long>(r.elements_of[1]),
-                    static_cast<unsigned long long>(r.blocks_of[2]), static_cast<unsigned long long>(r.elements_of[2]));
-        if (grid.grid_cols() <= 64 && grid.grid_rows() <= 64) {
-          std::printf("type map   (4 = f8e4m3fn, 5 = f8e5m2, B = bf16)\n");
-          for (std::size_t I = 0; I < grid.grid_rows(); ++I) {
-            std::string line = "          ";
-            for (std::size_t J = 0; J < grid.grid_cols(); ++J)
-              line += std::string(" ") + kLetter[static_cast<int>(r.type[I * grid.grid_cols() + J])];
-            std::printf("%s\n", line.c_str());
-          }
-        }
-        const std::size_t listed = std::min(o.max_blocks, r.type.size());
-        for (std::size_t b = 0; b < listed; ++b) {
-          const BlockRange br = grid.range(b);
-          std::printf("block %zu rows [%zu,%zu) cols [%zu,%zu): %s (Eq. 3 %s, Eq. 4 %s); error sums E4M3 %s, E5M2 %s over %llu\n",
-                      b, br.r0, br.r1, br.c0, br.c1, std::string(to_string(r.type[b])).c_str(),
-                      std::string(to_string(r.eq3[b].reason)).c_str(), std::string(to_string(r.eq4[b].reason)).c_str(),
-                      r.e4m3_sum[b].sum.hexfloat().c_str(), r.e5m2_sum[b].sum.hexfloat().c_str(),
-                      static_cast<unsigned long long>(r.e4m3_sum[b].n));
-        }
-        if (listed < r.type.size()) std::printf("(%zu more blocks; --max-blocks N lists more)\n", r.type.size() - listed);
-        if (mom) print_moments(*mom);
-        for (const auto& f : written) std::printf("wrote      %s\n", f.c_str());
-      }
-    }
-    if (o.json) {
-      if (several) std::printf("%s\n]\n", json_all.c_str());
-      else std::printf("%s\n", json_all.substr(2).c_str());
-    }
-    return 0;
+// §36.1 The outputs are checked against the inputs (and each other) before any work.
+struct MorFiles {
+  MorFiles(const Options& o, const Inputs& in) : outputs(in.files) {
+    if (o.svg) svg = &outputs.add("--svg", *o.svg);
+    if (o.out_prefix) types = &outputs.add("--out", *o.out_prefix + ".types.npy");
+    if (o.out_prefix) fake = &outputs.add("--out", *o.out_prefix + ".fakequant.npy");
   }
+  Outputs outputs;
+  conform::OutputFile *svg = nullptr, *types = nullptr, *fake = nullptr;
+};
 
-  // ---- §26 tensor-level MoR ----------------------------------------------------------------
+TensorView view_of(const Input& in, bool transpose) {
+  const TensorView base(*in.format, in.bytes.data() + in.offset, in.rows, in.cols);
+  return transpose ? base.transposed() : base;
+}
+
+// ---- §27 sub-tensor MoR ------------------------------------------------------------------------
+
+// One input's sub-tensor decisions and what the report shows of them.
+struct SubtensorOutcome {
+  const Input& in;
+  const TensorView& x;
+  SubtensorMorResult r;
+  BlockGrid grid;
+  std::optional<Moments> mom;
+  std::vector<std::string> written;  // the --out files
+};
+
+SubtensorMorSpec subtensor_spec(const Options& o) {
+  SubtensorMorSpec spec;
+  spec.recipe = o.recipe == "subtensor3" ? SubtensorRecipe::three_way : SubtensorRecipe::two_way;
+  spec.blocks = o.partition;
+  spec.e4m3.rule = spec.e5m2.rule = o.rule;
+  spec.fake = o.fake;
+  return spec;
+}
+
+// --out: PREFIX.types.npy (the block types) and PREFIX.fakequant.npy, committed together.
+std::vector<std::string> write_subtensor_files(MorFiles& f, const Options& o, const SubtensorOutcome& t) {
+  const SubtensorMorResult& r = t.r;
+  std::vector<std::uint8_t> t8(r.type.size());
+  for (std::size_t b = 0; b < t8.size(); ++b) t8[b] = static_cast<std::uint8_t>(r.type[b]);
+  const std::vector<std::size_t> gshape = {t.grid.grid_rows(), t.grid.grid_cols()};
+  write_npy(*f.types, npy::Dtype::u1, gshape, t8.data(), t8.size());
+  const std::vector<std::size_t> shape = {t.x.rows(), t.x.cols()};
+  std::vector<std::uint8_t> raw;
+  npy::Dtype dt;
+  if (o.fake->bits == 32) {
+    raw.resize(r.fake.size() * 4);
+    std::memcpy(raw.data(), r.fake.data(), raw.size());
+    dt = npy::Dtype::f4;
+  } else {
+    std::vector<std::uint16_t> h(r.fake.begin(), r.fake.end());
+    raw.resize(h.size() * 2);
+    std::memcpy(raw.data(), h.data(), raw.size());
+    dt = o.fake->id == FormatId::f16 ? npy::Dtype::f2 : npy::Dtype::u2;
+  }
+  write_npy(*f.fake, dt, shape, raw.data(), raw.size());
+  f.outputs.commit_all();  // --out takes one input: both files appear together
+  return {f.types->path(), f.fake->path()};
+}
+
+std::string subtensor_json(const Options& o, const SubtensorMorSpec& spec, const SubtensorOutcome& t) {
+  const SubtensorMorResult& r = t.r;
+  const BlockGrid& grid = t.grid;
+  std::string s = "{\n  \"input\": {\"path\": " + json_string(t.in.path) + ", \"format\": \"" +
+                  std::string(t.in.format->name) + "\", \"rows\": " + std::to_string(t.x.rows()) +
+                  ", \"cols\": " + std::to_string(t.x.cols()) + ", \"transposed\": " + (o.transpose ? "true" : "false") +
+                  "},\n";
+  s += "  \"recipe\": \"" + o.recipe + "\", \"partition\": \"" + to_string(spec.blocks) + "\", \"scale\": \"" +
+       std::string(to_string(o.rule)) + "\",\n";
+  s += "  \"grid\": {\"rows\": " + std::to_string(grid.grid_rows()) + ", \"cols\": " +
+       std::to_string(grid.grid_cols()) + "},\n";
+  s += "  \"counts\": {";
+  for (int k = 0; k < 3; ++k)
+    s += std::string(k ? ", " : "") + "\"" + std::string(to_string(static_cast<BlockType>(k))) + "\": {\"blocks\": " +
+         std::to_string(r.blocks_of[static_cast<std::size_t>(k)]) + ", \"elements\": " +
+         std::to_string(r.elements_of[static_cast<std::size_t>(k)]) + "}";
+  s += "},\n  \"blocks\": [";
+  const std::size_t listed = std::min(o.max_blocks, r.type.size());
+  for (std::size_t b = 0; b < listed; ++b) {
+    const BlockRange br = grid.range(b);
+    s += std::string(b ? ",\n" : "\n") + "    {\"index\": " + std::to_string(b) + ", \"rows\": [" +
+         std::to_string(br.r0) + ", " + std::to_string(br.r1) + "], \"cols\": [" + std::to_string(br.c0) + ", " +
+         std::to_string(br.c1) + "], \"type\": \"" + std::string(to_string(r.type[b])) + "\", \"eq3\": \"" +
+         std::string(to_string(r.eq3[b].reason)) + "\", \"eq4\": \"" + std::string(to_string(r.eq4[b].reason)) +
+         "\", \"e4m3\": " + json_sum(r.e4m3_sum[b]) + ", \"e5m2\": " + json_sum(r.e5m2_sum[b]) + "}";
+  }
+  s += listed ? "\n  ],\n" : "],\n";
+  s += "  \"blocks_listed\": " + std::to_string(listed);
+  if (t.mom) s += ",\n  \"moments\": " + moments_json(*t.mom);
+  s += ",\n  \"files\": [";
+  for (std::size_t i = 0; i < t.written.size(); ++i) s += (i ? ", " : "") + json_string(t.written[i]);
+  s += "]\n}";
+  return s;
+}
+
+// The block types as a map of letters (grids of at most 64 x 64 blocks).
+void print_type_map(const SubtensorOutcome& t) {
+  static constexpr const char* kLetter[] = {"4", "5", "B"};
+  const BlockGrid& grid = t.grid;
+  if (grid.grid_cols() > 64 || grid.grid_rows() > 64) return;
+  std::printf("type map   (4 = f8e4m3fn, 5 = f8e5m2, B = bf16)\n");
+  for (std::size_t I = 0; I < grid.grid_rows(); ++I) {
+    std::string line = "          ";
+    for (std::size_t J = 0; J < grid.grid_cols(); ++J)
+      line += std::string(" ") + kLetter[static_cast<int>(t.r.type[I * grid.grid_cols() + J])];
+    std::printf("%s\n", line.c_str());
+  }
+}
+
+void print_subtensor_text(const Options& o, const SubtensorMorSpec& spec, const SubtensorOutcome& t) {
+  const SubtensorMorResult& r = t.r;
+  const BlockGrid& grid = t.grid;
+  std::printf("input      %s: %s, %zu x %zu%s\n", t.in.path.c_str(), std::string(t.in.format->name).c_str(), t.x.rows(),
+              t.x.cols(), o.transpose ? " (transposed)" : "");
+  std::printf("recipe     sub-tensor MoR, %s [%s], blocks %s (%zu x %zu), scale %s, Q in %s\n",
+              spec.recipe == SubtensorRecipe::three_way ? "three-way" : "two-way",
+              spec.recipe == SubtensorRecipe::three_way ? "f8e4m3fn, f8e5m2, bf16" : "f8e4m3fn, bf16",
+              to_string(spec.blocks).c_str(), grid.grid_rows(), grid.grid_cols(), std::string(to_string(o.rule)).c_str(),
+              std::string(o.fake->name).c_str());
+  std::printf("blocks     f8e4m3fn %llu (%llu elements), f8e5m2 %llu (%llu), bf16 %llu (%llu)\n",
+              static_cast<unsigned long long>(r.blocks_of[0]), static_cast<unsigned long long>(r.elements_of[0]),
+              static_cast<unsigned long long>(r.blocks_of[1]), static_cast<unsigned long long>(r.elements_of[1]),
+              static_cast<unsigned long long>(r.blocks_of[2]), static_cast<unsigned long long>(r.elements_of[2]));
+  print_type_map(t);
+  const std::size_t listed = std::min(o.max_blocks, r.type.size());
+  for (std::size_t b = 0; b < listed; ++b) {
+    const BlockRange br = grid.range(b);
+    std::printf("block %zu rows [%zu,%zu) cols [%zu,%zu): %s (Eq. 3 %s, Eq. 4 %s); error sums E4M3 %s, E5M2 %s over %llu\n",
+                b, br.r0, br.r1, br.c0, br.c1, std::string(to_string(r.type[b])).c_str(),
+                std::string(to_string(r.eq3[b].reason)).c_str(), std::string(to_string(r.eq4[b].reason)).c_str(),
+                r.e4m3_sum[b].sum.hexfloat().c_str(), r.e5m2_sum[b].sum.hexfloat().c_str(),
+                static_cast<unsigned long long>(r.e4m3_sum[b].n));
+  }
+  if (listed < r.type.size()) std::printf("(%zu more blocks; --max-blocks N lists more)\n", r.type.size() - listed);
+  if (t.mom) print_moments(*t.mom);
+  for (const auto& f : t.written) std::printf("wrote      %s\n", f.c_str());
+}
+
+// Every input in turn: its decisions, the --out files, its report (text as it goes; JSON at the end).
+int run_subtensor(const Options& o, const Inputs& ins, MorFiles& files) {
+  const SubtensorMorSpec spec = subtensor_spec(o);
+  std::string json_all = "[";
+  for (std::size_t fi = 0; fi < ins.files.size(); ++fi) {
+    const Input in = read_input(ins.files[fi], ins.named);
+    const TensorView x = view_of(in, o.transpose);
+    SubtensorMorResult r;
+    try {
+      r = subtensor_mor(x, spec);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(in.path + ": " + e.what());
+    }
+    SubtensorOutcome t{in, x, std::move(r), BlockGrid(x.rows(), x.cols(), spec.blocks), std::nullopt, {}};
+    if (o.stats) t.mom = tensor_moments(x);
+    if (o.out_prefix) t.written = write_subtensor_files(files, o, t);
+    if (o.json) json_all += (fi ? ",\n" : "\n") + subtensor_json(o, spec, t);
+    else print_subtensor_text(o, spec, t);
+  }
+  if (o.json) {
+    if (ins.several) std::printf("%s\n]\n", json_all.c_str());
+    else std::printf("%s\n", json_all.substr(2).c_str());
+  }
+  return 0;
+}
+
+// ---- §26 tensor-level MoR ----------------------------------------------------------------------
+
+// Every input's decision, added to the histogram `hist` (§28).
+std::vector<TensorOutcome> evaluate_tensors(const Options& o, const Inputs& ins, ErrorHistogram& hist) {
   TensorMorSpec spec;
   spec.scaling = o.partition;
   spec.threshold = o.threshold;
   spec.quant.rule = o.rule;
   spec.fake = o.fake;
-  HistogramSpec hspec;
-  hspec.reset_every = reset_every;
-  ErrorHistogram hist(hspec);
-  if (reset_every)  // every input must name its step, checked before any work
-    for (const std::string& f : files) {
+  if (o.reset_every)  // every input must name its step, checked before any work
+    for (const std::string& f : ins.files) {
       if (!observation_of(f).step)
         throw UsageError(f + ": --reset-every needs the training step in the file name (STEM@stepS.npy or STEM@S.npy)");
     }
   std::vector<TensorOutcome> outs;
-  for (const std::string& f : files) {
+  for (const std::string& f : ins.files) {
     TensorOutcome t;
-    t.in = read_input(f, named);
-    const TensorView x = view_of(t.in);
+    t.in = read_input(f, ins.named);
+    const TensorView x = view_of(t.in, o.transpose);
     try {
       t.r = tensor_mor(x, spec);
     } catch (const std::invalid_argument& e) {
@@ -484,121 +534,157 @@ int run_mor(Args& a) {
     }
     if (o.stats) t.m = tensor_moments(x);
     hist.add(t.in.name, t.r.error, !t.r.quantized, t.in.step);
-    if (several) {  // keep only what the summary needs
+    if (ins.several) {  // keep only what the summary needs
       t.in.bytes.clear();
       t.in.bytes.shrink_to_fit();
     }
     outs.push_back(std::move(t));
   }
+  return outs;
+}
+
+std::string recipe_line(const Options& o) {
+  return "tensor-level MoR [f8e4m3fn, " + std::string(o.fake->name) + "], E4M3 scaled with " +
+         std::string(to_string(o.rule)) + " per " + to_string(o.partition) + ", threshold " + o.threshold.to_string() +
+         " (" + o.threshold_text + "), Q in " + std::string(o.fake->name);
+}
+
+// "\"threshold\": {\"num\": N, \"den\": D, \"text\": T}" of the JSON reports.
+std::string threshold_json(const Options& o) {
+  return "\"threshold\": {\"num\": " + std::to_string(o.threshold.num) + ", \"den\": " +
+         std::to_string(o.threshold.den) + ", \"text\": " + json_string(o.threshold_text) + "}";
+}
+
+void print_one_text(const Options& o, const TensorOutcome& t, const ErrorHistogram& hist) {
+  const TensorMorResult& r = t.r;
   const Format& sf = scale_format(o.rule);
-  const std::string recipe_line = "tensor-level MoR [f8e4m3fn, " + std::string(o.fake->name) + "], E4M3 scaled with " +
-                                  std::string(to_string(o.rule)) + " per " + to_string(o.partition) + ", threshold " +
-                                  o.threshold.to_string() + " (" + o.threshold_text + "), Q in " +
-                                  std::string(o.fake->name);
-  if (!several) {
-    const TensorOutcome& t = outs[0];
-    const TensorMorResult& r = t.r;
+  const TensorView x = view_of(t.in, o.transpose);
+  const auto bin = histogram_bin(r.error);
+  std::printf("input      %s: %s, %zu x %zu%s\n", t.in.path.c_str(), std::string(t.in.format->name).c_str(), x.rows(),
+              x.cols(), o.transpose ? " (transposed)" : "");
+  std::printf("recipe     %s\n", recipe_line(o).c_str());
+  std::printf("elements   %zu: %llu non-zero, %llu zero, %llu NaN/Inf, %llu with non-finite Q(x)\n", x.size(),
+              static_cast<unsigned long long>(r.error.n), static_cast<unsigned long long>(r.error.zeros),
+              static_cast<unsigned long long>(r.error.nonfinite_input),
+              static_cast<unsigned long long>(r.error.nonfinite_quant));
+  std::printf("error sum  %s = %s (exact)\n", r.error.sum.hexfloat().c_str(), r.error.sum.decimal().c_str());
+  if (f32_is_finite(r.mean))
+    std::printf("mean       %s (RN32 of the exact mean)\n", text_f32(r.mean).c_str());
+  else
+    std::printf("mean       undefined (non-finite elements)\n");
+  std::printf("decision   %s (%s)\n", r.quantized ? "f8e4m3fn" : std::string(o.fake->name).c_str(),
+              std::string(to_string(r.verdict.reason)).c_str());
+  if (bin) std::printf("bin        %s\n", hist.bin_label(*bin).c_str());
+  std::string gm;
+  if (!r.scales.group_mantissa.empty()) {
+    char b[32];
+    std::snprintf(b, sizeof b, "group mantissa %06x, ", r.scales.group_mantissa[0]);
+    gm = b;
+  }
+  std::printf("scales     %s%zu blocks (%s): %s\n", gm.c_str(), r.scales.scales.size(), std::string(sf.name).c_str(),
+              codes_summary(r.scales.scales, sf, o.max_blocks).c_str());
+  if (t.m) print_moments(*t.m);
+}
+
+// The histogram as JSON: bin labels and one row per tensor (and window).
+std::string histogram_json(const ErrorHistogram& hist, std::uint64_t reset_every) {
+  std::string s = "  \"histogram\": {\"bins\": [";
+  for (std::size_t b = 0; b <= hist.spec().bins; ++b) s += (b ? ", " : "") + json_string(hist.bin_label(b));
+  s += "], \"rows\": [";
+  for (std::size_t i = 0; i < hist.rows().size(); ++i) {
+    const HistogramRow& row = hist.rows()[i];
+    s += std::string(i ? ",\n" : "\n") + "    {\"name\": " + json_string(row.name) +
+         (row.window ? ", \"steps\": [" + std::to_string(*row.window * reset_every) + ", " +
+                           std::to_string((*row.window + 1) * reset_every) + "]"
+                     : std::string()) +
+         ", \"observations\": " +
+         std::to_string(row.observations) + ", \"fallbacks\": " + std::to_string(row.fallbacks) +
+         ", \"nonfinite\": " + std::to_string(row.nonfinite) + ", \"counts\": [";
+    for (std::size_t b = 0; b < row.counts.size(); ++b) s += (b ? ", " : "") + std::to_string(row.counts[b]);
+    s += "]}";
+  }
+  s += "\n  ]}\n";
+  return s;
+}
+
+void print_several_json(const Options& o, const std::vector<TensorOutcome>& outs, const ErrorHistogram& hist) {
+  const std::uint64_t total = hist.observations(), fb = hist.fallbacks();
+  std::string s = "{\n  \"recipe\": \"tensor\", \"partition\": \"" + to_string(o.partition) + "\", " +
+                  threshold_json(o) + ",\n";
+  s += "  \"tensors\": [";
+  for (std::size_t i = 0; i < outs.size(); ++i) s += std::string(i ? ",\n    " : "\n    ") + tensor_json(outs[i], o, 4);
+  s += "\n  ],\n";
+  s += "  \"fallback\": {\"count\": " + std::to_string(fb) + ", \"total\": " + std::to_string(total) +
+       ", \"percent\": \"" + percent_string(fb, total) + "\"},\n";
+  s += histogram_json(hist, o.reset_every) + "}\n";
+  std::fputs(s.c_str(), stdout);
+}
+
+void print_several_text(const Options& o, const std::vector<TensorOutcome>& outs, const ErrorHistogram& hist) {
+  const std::uint64_t total = hist.observations(), fb = hist.fallbacks();
+  std::printf("recipe     %s\n", recipe_line(o).c_str());
+  std::vector<std::vector<std::string>> rows;
+  for (const TensorOutcome& t : outs) {
+    const auto bin = histogram_bin(t.r.error);
+    rows.push_back({t.in.path, std::to_string(o.transpose ? t.in.cols : t.in.rows) + "x" +
+                                   std::to_string(o.transpose ? t.in.rows : t.in.cols),
+                    t.r.quantized ? "f8e4m3fn" : std::string(o.fake->name), std::string(to_string(t.r.verdict.reason)),
+                    f32_is_finite(t.r.mean) ? hex_code(t.r.mean, F32()) : "-",
+                    f32_is_finite(t.r.mean) ? compact_value(decode(t.r.mean, F32()), 14) : "-",
+                    bin ? hist.bin_label(*bin) : "-"});
+  }
+  print_table({"input", "shape", "decision", "reason", "mean", "value", "bin"}, rows, false);
+  std::printf("\nfallback   %llu of %llu tensors (%s %%)\n\n", static_cast<unsigned long long>(fb),
+              static_cast<unsigned long long>(total), percent_string(fb, total).c_str());
+  std::vector<std::string> header = {"tensor", "obs"};
+  for (std::size_t b = 0; b <= hist.spec().bins; ++b) header.push_back(hist.bin_label(b));
+  header.push_back("n/a");
+  std::vector<std::vector<std::string>> hrows;
+  for (const HistogramRow& row : hist.rows()) {
+    std::vector<std::string> cells = {hist.row_label(row), std::to_string(row.observations)};
+    for (std::uint64_t c : row.counts) cells.push_back(std::to_string(c));
+    cells.push_back(std::to_string(row.nonfinite));
+    hrows.push_back(cells);
+  }
+  print_table(header, hrows, false);
+}
+
+// One input: its decision; several: one line each, the fallback percentage and the histogram
+// (§28), and the --svg heatmap.
+int run_tensor(const Options& o, const Inputs& ins, MorFiles& files) {
+  HistogramSpec hspec;
+  hspec.reset_every = o.reset_every;
+  ErrorHistogram hist(hspec);
+  const std::vector<TensorOutcome> outs = evaluate_tensors(o, ins, hist);
+  if (!ins.several) {
     if (o.json) {
-      const std::string s =
-          tensor_json(t, o, 0,
-                      "\"recipe\": \"tensor\", \"partition\": \"" + to_string(o.partition) +
-                          "\", \"threshold\": {\"num\": " + std::to_string(o.threshold.num) + ", \"den\": " +
-                          std::to_string(o.threshold.den) + ", \"text\": " + json_string(o.threshold_text) +
-                          "}, \"fake\": \"" + std::string(o.fake->name) + "\"") +
-          "\n";
-      std::fputs(s.c_str(), stdout);
-      return 0;
+      const std::string extra = "\"recipe\": \"tensor\", \"partition\": \"" + to_string(o.partition) + "\", " +
+                                threshold_json(o) + ", \"fake\": \"" + std::string(o.fake->name) + "\"";
+      std::fputs((tensor_json(outs[0], o, 0, extra) + "\n").c_str(), stdout);
+    } else {
+      print_one_text(o, outs[0], hist);
     }
-    const TensorView x = view_of(t.in);
-    const auto bin = histogram_bin(r.error);
-    std::printf("input      %s: %s, %zu x %zu%s\n", t.in.path.c_str(), std::string(t.in.format->name).c_str(), x.rows(),
-                x.cols(), o.transpose ? " (transposed)" : "");
-    std::printf("recipe     %s\n", recipe_line.c_str());
-    std::printf("elements   %zu: %llu non-zero, %llu zero, %llu NaN/Inf, %llu with non-finite Q(x)\n", x.size(),
-                static_cast<unsigned long long>(r.error.n), static_cast<unsigned long long>(r.error.zeros),
-                static_cast<unsigned long long>(r.error.nonfinite_input),
-                static_cast<unsigned long long>(r.error.nonfinite_quant));
-    std::printf("error sum  %s = %s (exact)\n", r.error.sum.hexfloat().c_str(), r.error.sum.decimal().c_str());
-    if (f32_is_finite(r.mean))
-      std::printf("mean       %s (RN32 of the exact mean)\n", text_f32(r.mean).c_str());
-    else
-      std::printf("mean       undefined (non-finite elements)\n");
-    std::printf("decision   %s (%s)\n", r.quantized ? "f8e4m3fn" : std::string(o.fake->name).c_str(),
-                std::string(to_string(r.verdict.reason)).c_str());
-    if (bin) std::printf("bin        %s\n", hist.bin_label(*bin).c_str());
-    std::string gm;
-    if (!r.scales.group_mantissa.empty()) {
-      char b[32];
-      std::snprintf(b, sizeof b, "group mantissa %06x, ", r.scales.group_mantissa[0]);
-      gm = b;
-    }
-    std::printf("scales     %s%zu blocks (%s): %s\n", gm.c_str(), r.scales.scales.size(), std::string(sf.name).c_str(),
-                codes_summary(r.scales.scales, sf, o.max_blocks).c_str());
-    if (t.m) print_moments(*t.m);
     return 0;
   }
-
-  // several inputs: one line each, the fallback percentage and the histogram (§28)
-  const std::uint64_t total = hist.observations(), fb = hist.fallbacks();
-  if (o.json) {
-    std::string s = "{\n  \"recipe\": \"tensor\", \"partition\": \"" + to_string(o.partition) +
-                    "\", \"threshold\": {\"num\": " + std::to_string(o.threshold.num) + ", \"den\": " +
-                    std::to_string(o.threshold.den) + ", \"text\": " + json_string(o.threshold_text) + "},\n";
-    s += "  \"tensors\": [";
-    for (std::size_t i = 0; i < outs.size(); ++i) s += std::string(i ? ",\n    " : "\n    ") + tensor_json(outs[i], o, 4);
-    s += "\n  ],\n";
-    s += "  \"fallback\": {\"count\": " + std::to_string(fb) + ", \"total\": " + std::to_string(total) +
-         ", \"percent\": \"" + percent_string(fb, total) + "\"},\n";
-    s += "  \"histogram\": {\"bins\": [";
-    for (std::size_t b = 0; b <= hist.spec().bins; ++b) s += (b ? ", " : "") + json_string(hist.bin_label(b));
-    s += "], \"rows\": [";
-    for (std::size_t i = 0; i < hist.rows().size(); ++i) {
-      const HistogramRow& row = hist.rows()[i];
-      s += std::string(i ? ",\n" : "\n") + "    {\"name\": " + json_string(row.name) +
-           (row.window ? ", \"steps\": [" + std::to_string(*row.window * reset_every) + ", " +
-                             std::to_string((*row.window + 1) * reset_every) + "]"
-                       : std::string()) +
-           ", \"observations\": " +
-           std::to_string(row.observations) + ", \"fallbacks\": " + std::to_string(row.fallbacks) +
-           ", \"nonfinite\": " + std::to_string(row.nonfinite) + ", \"counts\": [";
-      for (std::size_t b = 0; b < row.counts.size(); ++b) s += (b ? ", " : "") + std::to_string(row.counts[b]);
-      s += "]}";
-    }
-    s += "\n  ]}\n}\n";
-    std::fputs(s.c_str(), stdout);
-  } else {
-    std::printf("recipe     %s\n", recipe_line.c_str());
-    std::vector<std::vector<std::string>> rows;
-    for (const TensorOutcome& t : outs) {
-      const auto bin = histogram_bin(t.r.error);
-      rows.push_back({t.in.path, std::to_string(o.transpose ? t.in.cols : t.in.rows) + "x" +
-                                     std::to_string(o.transpose ? t.in.rows : t.in.cols),
-                      t.r.quantized ? "f8e4m3fn" : std::string(o.fake->name), std::string(to_string(t.r.verdict.reason)),
-                      f32_is_finite(t.r.mean) ? hex_code(t.r.mean, F32()) : "-",
-                      f32_is_finite(t.r.mean) ? compact_value(decode(t.r.mean, F32()), 14) : "-",
-                      bin ? hist.bin_label(*bin) : "-"});
-    }
-    print_table({"input", "shape", "decision", "reason", "mean", "value", "bin"}, rows, false);
-    std::printf("\nfallback   %llu of %llu tensors (%s %%)\n\n", static_cast<unsigned long long>(fb),
-                static_cast<unsigned long long>(total), percent_string(fb, total).c_str());
-    std::vector<std::string> header = {"tensor", "obs"};
-    for (std::size_t b = 0; b <= hist.spec().bins; ++b) header.push_back(hist.bin_label(b));
-    header.push_back("n/a");
-    std::vector<std::vector<std::string>> hrows;
-    for (const HistogramRow& row : hist.rows()) {
-      std::vector<std::string> cells = {hist.row_label(row), std::to_string(row.observations)};
-      for (std::uint64_t c : row.counts) cells.push_back(std::to_string(c));
-      cells.push_back(std::to_string(row.nonfinite));
-      hrows.push_back(cells);
-    }
-    print_table(header, hrows, false);
-  }
-  if (svg) {
-    svg_out->write(heatmap_svg(hist, o.threshold));
-    outputs.commit_all();
-    if (!o.json) std::printf("\nwrote      %s\n", svg->c_str());
+  if (o.json) print_several_json(o, outs, hist);
+  else print_several_text(o, outs, hist);
+  if (o.svg) {
+    files.svg->write(heatmap_svg(hist, o.threshold));
+    files.outputs.commit_all();
+    if (!o.json) std::printf("\nwrote      %s\n", o.svg->c_str());
   }
   return 0;
+}
+
+int run_mor(Args& a) {
+  if (a.flag("help")) {
+    std::fputs(kHelp, stdout);
+    return 0;
+  }
+  const Options o = parse_options(a);
+  const Inputs ins = resolve_inputs(o);
+  MorFiles files(o, ins);
+  return o.recipe == "tensor" ? run_tensor(o, ins, files) : run_subtensor(o, ins, files);
 }
 
 }  // namespace

@@ -6,8 +6,11 @@
 // PREFIX.scales.npy (+ group mantissas for gam, the tensor amax for nvfp4, and optionally
 // the dequantized / fake-quant tensors) and a text or JSON summary with per-block scales
 // (hex and exact value) and the counts of saturated / flushed / NaN / Inf elements.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <optional>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -100,47 +103,64 @@ std::string counts_json(const QuantizeStats& s) {
          ", \"nan\": " + std::to_string(s.nan) + ", \"inf\": " + std::to_string(s.inf);
 }
 
-int run_quantize(Args& a) {
-  if (a.flag("help")) {
-    std::string help = kHelp;
-    help.replace(help.find("@RULES@"), 7, rule_list_help());
-    std::string knobs, rprofiles;
-    std::apply([&](const auto&... k) { ((knobs += (knobs.empty() ? "" : ", ") + std::string(k.key)), ...); },
-               kRecipeKnobs);
-    for (int i = 0; i < kProfileCount; ++i)
-      if (all_profiles()[i].recipe) rprofiles += (rprofiles.empty() ? "" : " | ") + std::string(all_profiles()[i].name);
-    help.replace(help.find("@RECIPE@"), 8, knobs);
-    help.replace(help.find("@RPROFILES@"), 11, rprofiles);
-    std::fputs(help.c_str(), stdout);
-    return 0;
-  }
-  const auto input_path = a.opt("input");
-  if (!input_path) throw UsageError("--input X.npy is required (see numref quantize --help)");
-  const auto fmt_name = a.opt("format");
-  if (!fmt_name) throw UsageError("--format ELEM is required (the element format, e.g. f8e4m3fn)");
-  const Format& elem = format_arg(*fmt_name, "--format");
-  // §10.5 / §19.8 a profile with a recipe supplies the rule, partition, recipe knobs and amax
-  // policies (numref::quantize_spec, shared with Python's numref.quantize)
-  const std::string pname = a.opt_or("profile", "ocp");
+// ---- parse: the options ---------------------------------------------------------------------
+
+// The verb's options, read and checked before any file is opened.
+struct Options {
+  std::string input_path;
+  std::optional<std::string> input_format, random_path, seed, out_prefix;
+  std::string profile;          // --profile (default ocp)
+  bool recipe_profile = false;  // §10.5 the profile has a quantization recipe
+  const Format* elem = nullptr;
+  QuantizeSpec spec;
+  bool transpose = false, dequant_out = false, json = false;
+  const Format* fake = nullptr;  // --fake-quant
+  std::size_t max_blocks = 64;
+};
+
+int print_help() {
+  std::string help = kHelp;
+  help.replace(help.find("@RULES@"), 7, rule_list_help());
+  std::string knobs, rprofiles;
+  std::apply([&](const auto&... k) { ((knobs += (knobs.empty() ? "" : ", ") + std::string(k.key)), ...); },
+             kRecipeKnobs);
+  for (int i = 0; i < kProfileCount; ++i)
+    if (all_profiles()[i].recipe) rprofiles += (rprofiles.empty() ? "" : " | ") + std::string(all_profiles()[i].name);
+  help.replace(help.find("@RECIPE@"), 8, knobs);
+  help.replace(help.find("@RPROFILES@"), 11, rprofiles);
+  std::fputs(help.c_str(), stdout);
+  return 0;
+}
+
+// §14.4 --q-max: a finite binary32 value, exact.
+Exact parse_qmax(const std::string& qm) {
+  std::uint32_t code = 0;
+  bool inexact = false;
+  const std::string err = value_code(qm, format(FormatId::f32), code, &inexact);
+  if (!err.empty()) throw UsageError("--q-max: " + err);
+  if (inexact) throw UsageError("--q-max: " + qm + " is not a binary32 value (q_max must be exact, §14.4)");
+  if (!f32_is_finite(code)) throw UsageError("--q-max: " + qm + " is not finite");
+  return exact_f32(code);
+}
+
+// §10.5 / §19.8 The rule, partitions, recipe knobs and amax policies (a profile with a recipe
+// supplies them; numref::quantize_spec, shared with Python's numref.quantize), then the element
+// policy (§19.1: ocp narrow with overflow=saturate unless a profile, a policy line or an
+// overflow knob is given; a recipe profile's narrow policy, knobs on top) and the wide policy.
+QuantizeSpec parse_spec(Args& a, const Format& elem, const std::string& pname) {
   QuantizeOptions qo;
   qo.profile = pname;
-  qo.partition = a.opt("partition");
-  qo.group = a.opt("group");
-  qo.scale = a.opt("scale");
-  qo.recipe = a.opt("recipe");
-  qo.amax_nan = a.opt("amax-nan");
-  qo.amax_inf = a.opt("amax-inf");
-  qo.apply = a.opt("apply");
-  qo.dequant = a.opt("dequant");
-  if (const auto qm = a.opt("q-max")) {
-    std::uint32_t code = 0;
-    bool inexact = false;
-    const std::string err = value_code(*qm, format(FormatId::f32), code, &inexact);
-    if (!err.empty()) throw UsageError("--q-max: " + err);
-    if (inexact) throw UsageError("--q-max: " + *qm + " is not a binary32 value (q_max must be exact, §14.4)");
-    if (!f32_is_finite(code)) throw UsageError("--q-max: " + *qm + " is not finite");
-    qo.q_max = exact_f32(code);
-  }
+  using Field = std::optional<std::string> QuantizeOptions::*;
+  for (const auto& [name, field] : {std::pair<const char*, Field>{"partition", &QuantizeOptions::partition},
+                                    {"group", &QuantizeOptions::group},
+                                    {"scale", &QuantizeOptions::scale},
+                                    {"recipe", &QuantizeOptions::recipe},
+                                    {"amax-nan", &QuantizeOptions::amax_nan},
+                                    {"amax-inf", &QuantizeOptions::amax_inf},
+                                    {"apply", &QuantizeOptions::apply},
+                                    {"dequant", &QuantizeOptions::dequant}})
+    qo.*field = a.opt(name);
+  if (const auto qm = a.opt("q-max")) qo.q_max = parse_qmax(*qm);
   QuantizeSpec spec;
   try {
     spec = quantize_spec(elem, qo, [](std::string_view key) {
@@ -152,216 +172,300 @@ int run_quantize(Args& a) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
-  const auto pid = find_profile(pname);
-  const bool rprof = pid && profile(*pid).recipe;  // §10.5 the profile has a quantization recipe
-  // §19.1 element policy: the default is ocp narrow with overflow=saturate unless the user
-  // chose a profile, a policy line or an overflow knob.
   const bool custom = a.opt("profile").has_value() || a.opt("policy").has_value() || a.opt("overflow").has_value();
-  spec.policy = policy_from_args(a, elem);  // a recipe profile: its narrow policy (for_target), knobs on top
+  spec.policy = policy_from_args(a, elem);
   if (!custom) spec.policy.overflow = Overflow::saturate;
   spec.wide = profile(*find_profile(pname)).wide;
-  const bool transpose = a.flag("transpose");
-  const auto input_format = a.opt("input-format");
-  const auto random_path = a.opt("random");
-  const auto seed = a.opt("seed");
-  const auto out_prefix = a.opt("out");
-  const bool dequant_out = a.flag("dequant-out");
+  return spec;
+}
+
+Options parse_options(Args& a) {
+  Options o;
+  const auto input_path = a.opt("input");
+  if (!input_path) throw UsageError("--input X.npy is required (see numref quantize --help)");
+  o.input_path = *input_path;
+  const auto fmt_name = a.opt("format");
+  if (!fmt_name) throw UsageError("--format ELEM is required (the element format, e.g. f8e4m3fn)");
+  o.elem = &format_arg(*fmt_name, "--format");
+  o.profile = a.opt_or("profile", "ocp");
+  o.spec = parse_spec(a, *o.elem, o.profile);
+  const auto pid = find_profile(o.profile);
+  o.recipe_profile = pid && profile(*pid).recipe;
+  o.transpose = a.flag("transpose");
+  o.input_format = a.opt("input-format");
+  o.random_path = a.opt("random");
+  o.seed = a.opt("seed");
+  o.out_prefix = a.opt("out");
+  o.dequant_out = a.flag("dequant-out");
   const auto fake_name = a.opt("fake-quant");
-  const bool json = a.flag("json");
-  const std::size_t max_blocks =
-      static_cast<std::size_t>(parse_int(a.opt_or("max-blocks", "64"), 0, 1LL << 40, "--max-blocks"));
+  o.json = a.flag("json");
+  o.max_blocks = static_cast<std::size_t>(parse_int(a.opt_or("max-blocks", "64"), 0, 1LL << 40, "--max-blocks"));
   a.finish();
-  if ((dequant_out || fake_name) && !out_prefix) throw UsageError("--dequant-out / --fake-quant need --out PREFIX");
-  const Format* fake_fmt = fake_name ? &format_arg(*fake_name, "--fake-quant") : nullptr;
-  if (fake_fmt && fake_fmt->bits != 16 && fake_fmt->bits != 32)
+  if ((o.dequant_out || fake_name) && !o.out_prefix) throw UsageError("--dequant-out / --fake-quant need --out PREFIX");
+  o.fake = fake_name ? &format_arg(*fake_name, "--fake-quant") : nullptr;
+  if (o.fake && o.fake->bits != 16 && o.fake->bits != 32)
     throw UsageError("--fake-quant: the output format must be a 16- or 32-bit format (bf16, f16, f32)");
+  return o;
+}
 
-  // §36.1 Every output is checked (not an input, not named twice, its directory exists) before
-  // any work; all appear together after the last one was written.
-  std::vector<std::string> inputs = {*input_path};
-  if (random_path) inputs.push_back(*random_path);
-  Outputs outputs(inputs);
-  conform::OutputFile *codes_out = nullptr, *scales_out = nullptr, *gm_out = nullptr, *amax_out = nullptr,
-                      *dequant_file = nullptr, *fake_out = nullptr;
-  if (out_prefix) {
-    codes_out = &outputs.add("--out", *out_prefix + ".codes.npy");
-    scales_out = &outputs.add("--out", *out_prefix + ".scales.npy");
-    if (spec.rule == ScaleRule::gam) gm_out = &outputs.add("--out", *out_prefix + ".group_mantissa.npy");
-    if (spec.rule == ScaleRule::nvfp4) amax_out = &outputs.add("--out", *out_prefix + ".tensor_amax.npy");
-    if (dequant_out) dequant_file = &outputs.add("--dequant-out", *out_prefix + ".dequant.npy");
-    if (fake_fmt) fake_out = &outputs.add("--fake-quant", *out_prefix + ".fakequant.npy");
+// §36.1 Every output is checked (not an input, not named twice, its directory exists) before
+// any work; all appear together after the last one was written. The rule's row says which
+// tensor-level outputs it has (§17.1 group mantissas, §18.1 tensor amax).
+struct OutputFiles {
+  explicit OutputFiles(const Options& o) : outputs(inputs_of(o)) {
+    if (!o.out_prefix) return;
+    const std::string& p = *o.out_prefix;
+    codes = &outputs.add("--out", p + ".codes.npy");
+    scales = &outputs.add("--out", p + ".scales.npy");
+    if (has_group_mantissa(o.spec.rule)) group_mantissa = &outputs.add("--out", p + ".group_mantissa.npy");
+    if (has_tensor_amax(o.spec.rule)) tensor_amax = &outputs.add("--out", p + ".tensor_amax.npy");
+    if (o.dequant_out) dequant = &outputs.add("--dequant-out", p + ".dequant.npy");
+    if (o.fake) fake = &outputs.add("--fake-quant", p + ".fakequant.npy");
   }
-
-  const Input in = read_input(*input_path, input_format);
-  const TensorView base(*in.format, in.bytes.data() + in.offset, in.rows, in.cols);
-  const TensorView x = transpose ? base.transposed() : base;
-  const std::size_t n = x.size();
-
-  // §19.2 random bits for stochastic rounding, in element order
-  std::vector<std::uint32_t> random;
-  const bool sr = effective_round(elem, spec.policy) == Round::sr;
-  if (random_path && seed) throw UsageError("give either --random or --seed, not both");
-  if ((random_path || seed) && !sr) throw UsageError("--random / --seed apply only to stochastic rounding (--round sr)");
-  if (sr) {
-    if (!random_path && !seed) throw UsageError("stochastic rounding needs --random R.npy or --seed S");
-    const int k = spec.policy.sr_bits;
-    if (seed) {
-      std::uint64_t s = static_cast<std::uint64_t>(parse_int(*seed, 0, 1LL << 53, "--seed"));
-      random.resize(n);
-      for (auto& r : random) {
-        const std::uint64_t z = splitmix64_next(s);
-        r = static_cast<std::uint32_t>(k == 32 ? z & 0xFFFFFFFFu : z & ((1ull << k) - 1));
-      }
-    } else {
-      std::vector<std::uint8_t> rb;
-      npy::Array ra;
-      try {
-        rb = npy::read_file(*random_path);  // errors name the path
-        ra = npy::parse(rb);
-      } catch (const npy::NpyError& e) {
-        throw UsageError(e.what());
-      }
-      if (ra.dtype != npy::Dtype::u4) throw UsageError(*random_path + ": random values must be <u4 (uint32)");
-      if (ra.count() != n)
-        throw UsageError(*random_path + ": " + std::to_string(ra.count()) + " random values for " + std::to_string(n) +
-                         " elements");
-      random.resize(n);
-      std::memcpy(random.data(), rb.data() + ra.data_offset, n * 4);
-      for (std::size_t i = 0; i < n; ++i)
-        if (k < 32 && (random[i] >> k) != 0)
-          throw UsageError(*random_path + ": value " + std::to_string(random[i]) + " at element " + std::to_string(i) +
-                           " does not fit in k = " + std::to_string(k) + " bits (§4.3)");
-    }
+  static std::vector<std::string> inputs_of(const Options& o) {
+    std::vector<std::string> inputs = {o.input_path};
+    if (o.random_path) inputs.push_back(*o.random_path);
+    return inputs;
   }
+  Outputs outputs;
+  conform::OutputFile *codes = nullptr, *scales = nullptr, *group_mantissa = nullptr, *tensor_amax = nullptr,
+                      *dequant = nullptr, *fake = nullptr;
+};
 
-  std::vector<std::uint8_t> codes(n);
+// ---- compute ----------------------------------------------------------------------------------
+
+// §19.2 / §4.3 The random values of --random R.npy: <u4, one per element, each below 2^k.
+std::vector<std::uint32_t> read_random(const std::string& path, std::size_t n, int k) {
+  std::vector<std::uint8_t> rb;
+  const npy::Array ra = read_npy(path, rb);
+  if (ra.dtype != npy::Dtype::u4) throw UsageError(path + ": random values must be <u4 (uint32)");
+  if (ra.count() != n)
+    throw UsageError(path + ": " + std::to_string(ra.count()) + " random values for " + std::to_string(n) + " elements");
+  std::vector<std::uint32_t> random(n);
+  std::memcpy(random.data(), rb.data() + ra.data_offset, n * 4);
+  for (std::size_t i = 0; i < n; ++i)
+    if (k < 32 && (random[i] >> k) != 0)
+      throw UsageError(path + ": value " + std::to_string(random[i]) + " at element " + std::to_string(i) +
+                       " does not fit in k = " + std::to_string(k) + " bits (§4.3)");
+  return random;
+}
+
+// §19.2 Random bits for stochastic rounding, in element order (empty without it): --random's
+// file, or the low k bits of splitmix64(--seed) per element.
+std::vector<std::uint32_t> random_values(const Options& o, std::size_t n) {
+  const bool sr = effective_round(*o.elem, o.spec.policy) == Round::sr;
+  if (o.random_path && o.seed) throw UsageError("give either --random or --seed, not both");
+  if ((o.random_path || o.seed) && !sr) throw UsageError("--random / --seed apply only to stochastic rounding (--round sr)");
+  if (!sr) return {};
+  if (!o.random_path && !o.seed) throw UsageError("stochastic rounding needs --random R.npy or --seed S");
+  const int k = o.spec.policy.sr_bits;
+  if (!o.seed) return read_random(*o.random_path, n, k);
+  std::uint64_t s = static_cast<std::uint64_t>(parse_int(*o.seed, 0, 1LL << 53, "--seed"));
+  std::vector<std::uint32_t> random(n);
+  for (auto& r : random) {
+    const std::uint64_t z = splitmix64_next(s);
+    r = static_cast<std::uint32_t>(k == 32 ? z & 0xFFFFFFFFu : z & ((1ull << k) - 1));
+  }
+  return random;
+}
+
+// The quantized tensor and what the summary reports of it.
+struct Quantized {
+  std::vector<std::uint8_t> codes;
   QuantizeResult r;
+};
+
+Quantized quantize_input(const TensorView& x, const QuantizeSpec& spec, std::span<const std::uint32_t> random) {
+  Quantized q;
+  q.codes.resize(x.size());
   try {
-    r = quantize(x, spec, codes, random);
+    q.r = quantize(x, spec, q.codes, random);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
-  const BlockGrid grid(x.rows(), x.cols(), spec.partition);
-  const Format& sfmt = scale_format(spec.rule);
+  return q;
+}
 
-  // files (§19.4), committed together (§36.1)
-  std::vector<std::string> files;
-  if (out_prefix) {
-    std::vector<std::size_t> shape = transpose ? std::vector<std::size_t>{x.rows(), x.cols()} : in.shape;
-    write_npy(*codes_out, npy::Dtype::u1, shape, codes.data(), codes.size());
-    const std::vector<std::size_t> gshape = {grid.grid_rows(), grid.grid_cols()};
-    if (sfmt.bits == 32) {
-      write_npy(*scales_out, npy::Dtype::f4, gshape, r.meta.scales.data(), r.meta.scales.size() * 4);
-    } else {
-      std::vector<std::uint8_t> s8(r.meta.scales.begin(), r.meta.scales.end());
-      write_npy(*scales_out, npy::Dtype::u1, gshape, s8.data(), s8.size());
-    }
-    if (gm_out) {
-      const BlockGrid gg(x.rows(), x.cols(), spec.group);
-      write_npy(*gm_out, npy::Dtype::u4, {gg.grid_rows(), gg.grid_cols()}, r.meta.group_mantissa.data(),
-                r.meta.group_mantissa.size() * 4);
-    }
-    if (amax_out) write_npy(*amax_out, npy::Dtype::f4, {1}, &r.meta.tensor_amax, 4);
-    if (dequant_file) {
-      std::vector<std::uint32_t> dq(n);
-      dequantize(codes, r.meta, dq);
-      write_npy(*dequant_file, npy::Dtype::f4, shape, dq.data(), n * 4);
-    }
-    if (fake_out) {
-      std::vector<std::uint32_t> fq(n);
-      fake_quantize(x, spec, *fake_fmt, fq, random);
-      if (fake_fmt->bits == 32) {
-        write_npy(*fake_out, npy::Dtype::f4, shape, fq.data(), n * 4);
-      } else {
-        std::vector<std::uint16_t> h(fq.begin(), fq.end());
-        write_npy(*fake_out, fake_fmt->id == FormatId::f16 ? npy::Dtype::f2 : npy::Dtype::u2, shape, h.data(), n * 2);
-      }
-    }
-    outputs.commit_all();
-    for (const conform::OutputFile* f : {codes_out, scales_out, gm_out, amax_out, dequant_file, fake_out})
-      if (f) files.push_back(f->path());
-  }
+// §17 The block scale (1.m_g) * 2^e_b of a GAM block as a binary32 code; nullopt for a block of
+// another kind or a poisoned block (E8M0 NaN).
+std::optional<std::uint32_t> gam_block_scale(const ScaleMeta& m, const BlockRange& br, std::size_t b) {
+  if (scale_kind(m.rule) != ScaleKind::gam || block_poisoned(m, b)) return std::nullopt;
+  const std::uint32_t m_g = m.group_mantissa[BlockGrid(m.rows, m.cols, m.group).block_of(br.r0, br.c0)];
+  return gam_block_scale_f32(m.scales[b], m_g);
+}
 
-  const std::size_t listed = std::min(max_blocks, grid.count());
-  const Format& f32 = format(FormatId::f32);
-  if (json) {
-    std::string o = "{\n";
-    o += "  \"input\": {\"path\": " + json_string(*input_path) + ", \"format\": \"" + std::string(in.format->name) +
-         "\", \"rows\": " + std::to_string(x.rows()) + ", \"cols\": " + std::to_string(x.cols()) +
-         ", \"transposed\": " + (transpose ? "true" : "false") + "},\n";
-    o += "  \"element\": \"" + std::string(elem.name) + "\",\n";
-    o += "  \"scale\": \"" + std::string(to_string(spec.rule)) + "\", \"scale_format\": \"" + std::string(sfmt.name) + "\",\n";
-    o += "  \"partition\": \"" + to_string(spec.partition) + "\", \"group\": \"" +
-         (spec.rule == ScaleRule::gam ? to_string(spec.group) : std::string("tensor")) + "\",\n";
-    o += std::string("  \"amax_nan\": \"") + (spec.amax.nan == AmaxNan::ignore ? "ignore" : "propagate") +
-         "\", \"amax_inf\": \"" + (spec.amax.inf == AmaxInf::ignore ? "ignore" : "propagate") + "\", \"apply\": \"" +
-         std::string(to_string(spec.apply ? *spec.apply : (is_int8(spec.rule) ? ScaleApply::fused : ScaleApply::rn32))) +
-         "\", \"dequant\": \"" + std::string(to_string(spec.dequant)) + "\",\n";
-    o += "  \"profile\": \"" + pname + "\", \"recipe\": \"" + describe(spec.recipe) + "\",\n";
-    o += "  \"policy\": \"" + describe(spec.policy) + "\",\n";
-    o += "  \"wide_policy\": \"" + describe(spec.wide) + "\",\n";
-    o += "  \"grid\": {\"rows\": " + std::to_string(grid.grid_rows()) + ", \"cols\": " + std::to_string(grid.grid_cols()) +
-         ", \"block_rows\": " + std::to_string(grid.block_rows()) + ", \"block_cols\": " + std::to_string(grid.block_cols()) +
-         ", \"blocks\": " + std::to_string(grid.count()) + "},\n";
-    o += "  \"counts\": {\"elements\": " + std::to_string(n) + ", " + counts_json(r.total) + "},\n";
-    if (spec.rule == ScaleRule::gam) {
-      o += "  \"group_mantissa\": [";
-      for (std::size_t i = 0; i < r.meta.group_mantissa.size() && i < std::max<std::size_t>(listed, 1); ++i) {
-        char b[16];
-        std::snprintf(b, sizeof b, "\"%06x\"", r.meta.group_mantissa[i]);
-        o += (i ? ", " : "") + std::string(b);
-      }
-      o += "],\n";
-    }
-    if (spec.rule == ScaleRule::nvfp4) o += "  \"tensor_amax\": " + json_code(r.meta.tensor_amax, f32) + ",\n";
-    o += "  \"blocks_listed\": " + std::to_string(listed) + ",\n  \"blocks\": [";
-    for (std::size_t b = 0; b < listed; ++b) {
-      const BlockRange br = grid.range(b);
-      o += std::string(b ? ",\n" : "\n") + "    {\"index\": " + std::to_string(b) + ", \"rows\": [" + std::to_string(br.r0) +
-           ", " + std::to_string(br.r1) + "], \"cols\": [" + std::to_string(br.c0) + ", " + std::to_string(br.c1) +
-           "], \"amax\": " + json_code(r.block_amax[b].f32, f32) + ", \"scale\": " + json_code(r.meta.scales[b], sfmt);
-      if (spec.rule == ScaleRule::gam && r.meta.scales[b] != 0xFFu) {
-        const std::uint32_t m_g = r.meta.group_mantissa[BlockGrid(x.rows(), x.cols(), spec.group).block_of(br.r0, br.c0)];
-        o += ", \"block_scale\": " + json_code(gam_block_scale_f32(r.meta.scales[b], m_g), f32);
-      }
-      o += ", " + counts_json(r.block_stats[b]) + "}";
-    }
-    o += listed ? "\n  ],\n" : "],\n";
-    o += "  \"files\": [";
-    for (std::size_t i = 0; i < files.size(); ++i) o += (i ? ", " : "") + json_string(files[i]);
-    o += "]\n}\n";
-    std::fputs(o.c_str(), stdout);
+// ---- render: the files ---------------------------------------------------------------------
+
+// §19.4 The .npy files of --out, committed together (§36.1); returns their paths in order.
+std::vector<std::string> write_files(OutputFiles& f, const Options& o, const Input& in, const TensorView& x,
+                                     const Quantized& q, std::span<const std::uint32_t> random) {
+  if (!o.out_prefix) return {};
+  const std::size_t n = x.size();
+  const ScaleMeta& m = q.r.meta;
+  const std::vector<std::size_t> shape = o.transpose ? std::vector<std::size_t>{x.rows(), x.cols()} : in.shape;
+  write_npy(*f.codes, npy::Dtype::u1, shape, q.codes.data(), q.codes.size());
+  const BlockGrid grid(x.rows(), x.cols(), o.spec.partition);
+  const std::vector<std::size_t> gshape = {grid.grid_rows(), grid.grid_cols()};
+  if (scale_format(o.spec.rule).bits == 32) {
+    write_npy(*f.scales, npy::Dtype::f4, gshape, m.scales.data(), m.scales.size() * 4);
   } else {
-    std::printf("input      %s: %s, %zu x %zu%s\n", input_path->c_str(), std::string(in.format->name).c_str(), x.rows(),
-                x.cols(), transpose ? " (transposed)" : "");
-    std::printf("quantize   %s, scale %s (%s), partition %s, %zu x %zu blocks\n", std::string(elem.name).c_str(),
-                std::string(to_string(spec.rule)).c_str(), std::string(sfmt.name).c_str(),
-                to_string(spec.partition).c_str(), grid.grid_rows(), grid.grid_cols());
-    if (rprof || !(spec.recipe == RecipeKnobs{})) std::printf("recipe     %s\n", describe(spec.recipe).c_str());
-    std::printf("policy     %s\n", describe(spec.policy).c_str());
-    std::printf("counts     %zu elements: %llu saturated, %llu flushed, %llu NaN, %llu Inf\n", n,
-                static_cast<unsigned long long>(r.total.saturated), static_cast<unsigned long long>(r.total.flushed),
-                static_cast<unsigned long long>(r.total.nan), static_cast<unsigned long long>(r.total.inf));
-    if (spec.rule == ScaleRule::gam)
-      std::printf("group mantissa %06x (first group)\n", r.meta.group_mantissa.empty() ? 0u : r.meta.group_mantissa[0]);
-    if (spec.rule == ScaleRule::nvfp4)
-      std::printf("tensor amax %s = %s\n", hex_code(r.meta.tensor_amax, f32).c_str(),
-                  compact_value(decode(r.meta.tensor_amax, f32), 40).c_str());
-    for (std::size_t b = 0; b < listed; ++b) {
-      const BlockRange br = grid.range(b);
-      std::string gam_scale;
-      if (spec.rule == ScaleRule::gam && r.meta.scales[b] != 0xFFu) {
-        const std::uint32_t m_g = r.meta.group_mantissa[BlockGrid(x.rows(), x.cols(), spec.group).block_of(br.r0, br.c0)];
-        const std::uint32_t g = gam_block_scale_f32(r.meta.scales[b], m_g);
-        gam_scale = " -> block scale " + hex_code(g, f32) + " = " + compact_value(decode(g, f32), 40);
-      }
-      std::printf("block %zu rows [%zu,%zu) cols [%zu,%zu): amax %s scale %s = %s%s\n", b, br.r0, br.r1, br.c0, br.c1,
-                  hex_code(r.block_amax[b].f32, f32).c_str(), hex_code(r.meta.scales[b], sfmt).c_str(),
-                  compact_value(decode(r.meta.scales[b], sfmt), 40).c_str(), gam_scale.c_str());
-    }
-    if (listed < grid.count()) std::printf("(%zu more blocks; --max-blocks N lists more)\n", grid.count() - listed);
-    for (const auto& f : files) std::printf("wrote      %s\n", f.c_str());
+    std::vector<std::uint8_t> s8(m.scales.begin(), m.scales.end());
+    write_npy(*f.scales, npy::Dtype::u1, gshape, s8.data(), s8.size());
   }
+  if (f.group_mantissa) {
+    const BlockGrid gg(x.rows(), x.cols(), m.group);
+    write_npy(*f.group_mantissa, npy::Dtype::u4, {gg.grid_rows(), gg.grid_cols()}, m.group_mantissa.data(),
+              m.group_mantissa.size() * 4);
+  }
+  if (f.tensor_amax) write_npy(*f.tensor_amax, npy::Dtype::f4, {1}, &m.tensor_amax, 4);
+  if (f.dequant) {
+    std::vector<std::uint32_t> dq(n);
+    dequantize(q.codes, m, dq);
+    write_npy(*f.dequant, npy::Dtype::f4, shape, dq.data(), n * 4);
+  }
+  if (f.fake) {
+    std::vector<std::uint32_t> fq(n);
+    fake_quantize(x, o.spec, *o.fake, fq, random);
+    if (o.fake->bits == 32) {
+      write_npy(*f.fake, npy::Dtype::f4, shape, fq.data(), n * 4);
+    } else {
+      std::vector<std::uint16_t> h(fq.begin(), fq.end());
+      write_npy(*f.fake, o.fake->id == FormatId::f16 ? npy::Dtype::f2 : npy::Dtype::u2, shape, h.data(), n * 2);
+    }
+  }
+  f.outputs.commit_all();
+  std::vector<std::string> files;
+  for (const conform::OutputFile* of : {f.codes, f.scales, f.group_mantissa, f.tensor_amax, f.dequant, f.fake})
+    if (of) files.push_back(of->path());
+  return files;
+}
+
+// ---- render: the summary -------------------------------------------------------------------
+
+// What the summary shows: the options, the input, the result, the files written.
+struct Summary {
+  const Options& o;
+  const Input& in;
+  const TensorView& x;
+  const QuantizeResult& r;
+  const std::vector<std::string>& files;
+  BlockGrid grid;
+  const Format& sfmt;
+  std::size_t listed;  // blocks listed (--max-blocks)
+};
+
+// The JSON header: input, element, rule, partitions, policies, grid and counts.
+std::string json_header(const Summary& s) {
+  const QuantizeSpec& spec = s.o.spec;
+  const BlockGrid& grid = s.grid;
+  std::string o = "{\n";
+  o += "  \"input\": {\"path\": " + json_string(s.o.input_path) + ", \"format\": \"" + std::string(s.in.format->name) +
+       "\", \"rows\": " + std::to_string(s.x.rows()) + ", \"cols\": " + std::to_string(s.x.cols()) +
+       ", \"transposed\": " + (s.o.transpose ? "true" : "false") + "},\n";
+  o += "  \"element\": \"" + std::string(s.o.elem->name) + "\",\n";
+  o += "  \"scale\": \"" + std::string(to_string(spec.rule)) + "\", \"scale_format\": \"" + std::string(s.sfmt.name) +
+       "\",\n";
+  o += "  \"partition\": \"" + to_string(spec.partition) + "\", \"group\": \"" + to_string(s.r.meta.group) + "\",\n";
+  o += std::string("  \"amax_nan\": \"") + (spec.amax.nan == AmaxNan::ignore ? "ignore" : "propagate") +
+       "\", \"amax_inf\": \"" + (spec.amax.inf == AmaxInf::ignore ? "ignore" : "propagate") + "\", \"apply\": \"" +
+       std::string(to_string(spec.apply ? *spec.apply : rule_info(spec.rule).apply)) + "\", \"dequant\": \"" +
+       std::string(to_string(spec.dequant)) + "\",\n";
+  o += "  \"profile\": \"" + s.o.profile + "\", \"recipe\": \"" + describe(spec.recipe) + "\",\n";
+  o += "  \"policy\": \"" + describe(spec.policy) + "\",\n";
+  o += "  \"wide_policy\": \"" + describe(spec.wide) + "\",\n";
+  o += "  \"grid\": {\"rows\": " + std::to_string(grid.grid_rows()) + ", \"cols\": " + std::to_string(grid.grid_cols()) +
+       ", \"block_rows\": " + std::to_string(grid.block_rows()) + ", \"block_cols\": " + std::to_string(grid.block_cols()) +
+       ", \"blocks\": " + std::to_string(grid.count()) + "},\n";
+  o += "  \"counts\": {\"elements\": " + std::to_string(s.x.size()) + ", " + counts_json(s.r.total) + "},\n";
+  return o;
+}
+
+// §17.1 / §18.1 The rule's tensor-level output as JSON fields (the first group mantissas, as
+// many as blocks are listed; the tensor amax).
+std::string json_tensor_output(const Summary& s) {
+  const ScaleMeta& m = s.r.meta;
+  std::string o;
+  if (has_group_mantissa(m.rule)) {
+    o += "  \"group_mantissa\": [";
+    for (std::size_t i = 0; i < m.group_mantissa.size() && i < std::max<std::size_t>(s.listed, 1); ++i) {
+      char b[16];
+      std::snprintf(b, sizeof b, "\"%06x\"", m.group_mantissa[i]);
+      o += (i ? ", " : "") + std::string(b);
+    }
+    o += "],\n";
+  }
+  if (has_tensor_amax(m.rule)) o += "  \"tensor_amax\": " + json_code(m.tensor_amax, format(FormatId::f32)) + ",\n";
+  return o;
+}
+
+void print_json(const Summary& s) {
+  const Format& f32 = format(FormatId::f32);
+  const QuantizeResult& r = s.r;
+  std::string o = json_header(s) + json_tensor_output(s);
+  o += "  \"blocks_listed\": " + std::to_string(s.listed) + ",\n  \"blocks\": [";
+  for (std::size_t b = 0; b < s.listed; ++b) {
+    const BlockRange br = s.grid.range(b);
+    o += std::string(b ? ",\n" : "\n") + "    {\"index\": " + std::to_string(b) + ", \"rows\": [" + std::to_string(br.r0) +
+         ", " + std::to_string(br.r1) + "], \"cols\": [" + std::to_string(br.c0) + ", " + std::to_string(br.c1) +
+         "], \"amax\": " + json_code(r.block_amax[b].f32, f32) + ", \"scale\": " + json_code(r.meta.scales[b], s.sfmt);
+    if (const auto g = gam_block_scale(r.meta, br, b)) o += ", \"block_scale\": " + json_code(*g, f32);
+    o += ", " + counts_json(r.block_stats[b]) + "}";
+  }
+  o += s.listed ? "\n  ],\n" : "],\n";
+  o += "  \"files\": [";
+  for (std::size_t i = 0; i < s.files.size(); ++i) o += (i ? ", " : "") + json_string(s.files[i]);
+  o += "]\n}\n";
+  std::fputs(o.c_str(), stdout);
+}
+
+void print_text(const Summary& s) {
+  const Format& f32 = format(FormatId::f32);
+  const QuantizeSpec& spec = s.o.spec;
+  const QuantizeResult& r = s.r;
+  std::printf("input      %s: %s, %zu x %zu%s\n", s.o.input_path.c_str(), std::string(s.in.format->name).c_str(),
+              s.x.rows(), s.x.cols(), s.o.transpose ? " (transposed)" : "");
+  std::printf("quantize   %s, scale %s (%s), partition %s, %zu x %zu blocks\n", std::string(s.o.elem->name).c_str(),
+              std::string(to_string(spec.rule)).c_str(), std::string(s.sfmt.name).c_str(),
+              to_string(spec.partition).c_str(), s.grid.grid_rows(), s.grid.grid_cols());
+  if (s.o.recipe_profile || !(spec.recipe == RecipeKnobs{})) std::printf("recipe     %s\n", describe(spec.recipe).c_str());
+  std::printf("policy     %s\n", describe(spec.policy).c_str());
+  std::printf("counts     %zu elements: %llu saturated, %llu flushed, %llu NaN, %llu Inf\n", s.x.size(),
+              static_cast<unsigned long long>(r.total.saturated), static_cast<unsigned long long>(r.total.flushed),
+              static_cast<unsigned long long>(r.total.nan), static_cast<unsigned long long>(r.total.inf));
+  if (has_group_mantissa(spec.rule))
+    std::printf("group mantissa %06x (first group)\n", r.meta.group_mantissa.empty() ? 0u : r.meta.group_mantissa[0]);
+  if (has_tensor_amax(spec.rule))
+    std::printf("tensor amax %s = %s\n", hex_code(r.meta.tensor_amax, f32).c_str(),
+                compact_value(decode(r.meta.tensor_amax, f32), 40).c_str());
+  for (std::size_t b = 0; b < s.listed; ++b) {
+    const BlockRange br = s.grid.range(b);
+    std::string gam_scale;
+    if (const auto g = gam_block_scale(r.meta, br, b))
+      gam_scale = " -> block scale " + hex_code(*g, f32) + " = " + compact_value(decode(*g, f32), 40);
+    std::printf("block %zu rows [%zu,%zu) cols [%zu,%zu): amax %s scale %s = %s%s\n", b, br.r0, br.r1, br.c0, br.c1,
+                hex_code(r.block_amax[b].f32, f32).c_str(), hex_code(r.meta.scales[b], s.sfmt).c_str(),
+                compact_value(decode(r.meta.scales[b], s.sfmt), 40).c_str(), gam_scale.c_str());
+  }
+  if (s.listed < s.grid.count()) std::printf("(%zu more blocks; --max-blocks N lists more)\n", s.grid.count() - s.listed);
+  for (const auto& f : s.files) std::printf("wrote      %s\n", f.c_str());
+}
+
+// ---- the verb -------------------------------------------------------------------------------
+
+int run_quantize(Args& a) {
+  if (a.flag("help")) return print_help();
+  const Options o = parse_options(a);
+  OutputFiles out(o);
+  const Input in = read_input(o.input_path, o.input_format);
+  const TensorView base(*in.format, in.bytes.data() + in.offset, in.rows, in.cols);
+  const TensorView x = o.transpose ? base.transposed() : base;
+  const std::vector<std::uint32_t> random = random_values(o, x.size());
+  const Quantized q = quantize_input(x, o.spec, random);
+  const std::vector<std::string> files = write_files(out, o, in, x, q, random);
+  const BlockGrid grid(x.rows(), x.cols(), o.spec.partition);
+  const Summary s{o, in, x, q.r, files, grid, scale_format(o.spec.rule), std::min(o.max_blocks, grid.count())};
+  if (o.json) print_json(s);
+  else print_text(s);
   return 0;
 }
 

@@ -17,7 +17,7 @@ int run_table(Args& a) {
         "Lists every code of a format of at most 8 bits (spec §3.1) with its sign, exponent and\n"
         "fraction fields, class, exact decimal value and C99 hex-float (§3.4).\n"
         "Formats: %s.\n",
-        known_formats().c_str());
+        format_names(", ").c_str());
     return 0;
   }
   const bool md = a.flag("markdown");

@@ -147,14 +147,9 @@ class ReferenceBackend {
     m.dequant = t.spec.dequant;
     m.wide = t.spec.wide;
     m.scales.assign(scales, scales + op.n_blocks);
-    if (m.rule == ScaleRule::gam) {
-      if (!group_mantissa) throw std::invalid_argument("gam needs the group mantissas");
-      m.group_mantissa.assign(group_mantissa, group_mantissa + op.n_groups);
-    }
-    if (m.rule == ScaleRule::nvfp4) {
-      if (!tensor_amax) throw std::invalid_argument("nvfp4 needs the tensor amax");
-      m.tensor_amax = *tensor_amax;
-    }
+    check_tensor_inputs(m.rule, group_mantissa, tensor_amax);  // §17.1 / §18.1 the row's tensor-level inputs
+    if (has_group_mantissa(m.rule)) m.group_mantissa.assign(group_mantissa, group_mantissa + op.n_groups);
+    if (has_tensor_amax(m.rule)) m.tensor_amax = *tensor_amax;
     numref::dequantize(std::span<const std::uint8_t>(codes, t.rows * t.cols), m,
                        std::span<std::uint32_t>(out, t.rows * t.cols));
     return elements(t);

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace numref {
@@ -28,6 +29,21 @@ enum class Specials : std::uint8_t {
   p3109e,
   p3109f,
 };
+
+// §2.2 The name of an encoding family: the `specials` column of `numref formats` and of
+// Python's numref.formats().
+constexpr std::string_view specials_name(Specials s) {
+  switch (s) {
+    case Specials::ieee: return "ieee";
+    case Specials::fn: return "fn";
+    case Specials::finite: return "finite";
+    case Specials::fnuz: return "fnuz";
+    case Specials::p3109e: return "p3109e";
+    case Specials::p3109f: return "p3109f";
+    case Specials::integer: return "integer";
+  }
+  return "?";
+}
 
 // §2.5 The IEEE P3109 members in the table, as (K, P, signedness, domain): K bits, precision P
 // (implicit bit included), s(igned) / u(nsigned), e(xtended: ±Inf) / f(inite). Each row of kFormats
@@ -245,5 +261,7 @@ constexpr const Format& format(FormatId id) { return kFormats[static_cast<std::s
 // Looks a format up by its LLVM/MLIR name or one of the aliases of its row (§2.3).
 // Returns nullopt for an unknown name.
 std::optional<FormatId> find_format(std::string_view name);
+// Every format name in table order, joined by `sep` ("f32, bf16, f16, ..."): help and errors.
+std::string format_names(std::string_view sep);
 
 }  // namespace numref

@@ -76,6 +76,12 @@ struct QuantizeSpec {
                                                         // fake_quantize() set it from x)
 };
 
+// §17.1 The groups of `spec`'s scale: spec.group for a rule with group mantissas
+// (has_group_mantissa: one mantissa per group), else the whole tensor (no group output).
+inline Partition scale_groups(const QuantizeSpec& spec) {
+  return has_group_mantissa(spec.rule) ? spec.group : Partition::tensor();
+}
+
 // §10.5 The quantization of a profile with a recipe: its rule, partition and recipe knobs,
 // its narrow policy for the elements and its wide policy (§19.1). Throws
 // std::invalid_argument if the profile has no recipe.
@@ -221,6 +227,10 @@ QuantizeResult quantize(const TensorView& x, const QuantizeSpec& spec, std::span
 // §19.3 The dequantize factor of block b, from the stored metadata only.
 Factor dequant_factor(const ScaleMeta& m, std::size_t b);
 bool block_poisoned(const ScaleMeta& m, std::size_t b);
+// §17.1 / §18.1 The tensor-level inputs dequantize needs besides the scales (the row's
+// tensor_output), as a backend receives them: throws std::invalid_argument naming the rule and
+// the missing input ("gam needs the group mantissas", "nvfp4 needs the tensor amax").
+void check_tensor_inputs(ScaleRule rule, const std::uint32_t* group_mantissa, const std::uint32_t* tensor_amax);
 // §19.3 Dequantize: out[i] = binary32 code of the dequantized element i (element order).
 void dequantize(std::span<const std::uint8_t> codes, const ScaleMeta& m, std::span<std::uint32_t> out);
 // §19.6 Fake-quant: quantize, dequantize and convert to `out_format` (default bf16) with

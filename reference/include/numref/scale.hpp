@@ -112,6 +112,15 @@ enum class RuleQmax : std::uint8_t {
   element_max_half,  // that value + 1/2 = 2^(n-1) - 1/2 for an n-bit integer: 127.5 (§20.1)
 };
 
+// §17.1 / §18.1 The tensor-level output a rule has next to its per-block scales: what
+// ScaleMeta, the C ABI (the group_mantissa / tensor_amax arrays), the CLI (.npy files, summary
+// fields) and Python carry for it. Code asks the row's column, never the rule's identity.
+enum class TensorOutput : std::uint8_t {
+  none,            // the per-block scales alone
+  group_mantissa,  // §17.1 one 23-bit group mantissa per group of the spec's `group` partition
+  tensor_amax,     // §18.1 the tensor amax (a binary32 code)
+};
+
 // §19.2 How the block factor is applied before the element conversion.
 enum class ScaleApply : std::uint8_t {
   rn32,   // y = RN32(x op f) in binary32, then one conversion to the element (kernels do this)
@@ -125,6 +134,7 @@ struct ScaleRuleInfo {
   FormatId scale_format;      // §19.4 format of the stored per-block scale
   ScaleKind kind;             // how the factor is formed
   MxExponent mx = MxExponent::none;                   // kind mx: the exponent rule
+  TensorOutput tensor_output = TensorOutput::none;    // §17.1 / §18.1 the tensor-level output
   RuleQmax q_max = RuleQmax::element_max;             // §14.4 default q_max
   std::optional<IntRange> int_range = std::nullopt;  // §20.2 set: integer elements only, this range fixed
   ScaleApply apply = ScaleApply::rn32;                // §19.2 default application
@@ -158,9 +168,10 @@ inline constexpr ScaleRuleInfo kScaleRules[] = {
      .kind = ScaleKind::mx, .mx = MxExponent::rceil_f32, .library_rank = 2, .clause = "§16.6"},
     // §17 – §18 scales with tensor-level state
     {.rule = ScaleRule::gam, .name = "gam", .abi_id = 9, .scale_format = FormatId::f8e8m0fnu,
-     .kind = ScaleKind::gam, .dequant_multiplier = true, .library_rank = 12, .clause = "§17"},
+     .kind = ScaleKind::gam, .tensor_output = TensorOutput::group_mantissa, .dequant_multiplier = true,
+     .library_rank = 12, .clause = "§17"},
     {.rule = ScaleRule::nvfp4, .name = "nvfp4", .abi_id = 10, .scale_format = FormatId::f8e4m3fn,
-     .kind = ScaleKind::nvfp4, .library_rank = 13, .clause = "§18"},
+     .kind = ScaleKind::nvfp4, .tensor_output = TensorOutput::tensor_amax, .library_rank = 13, .clause = "§18"},
     // §20 INT8: integer elements, the exact quotient rounded once
     {.rule = ScaleRule::int8, .name = "int8", .abi_id = 11, .scale_format = FormatId::f32,
      .kind = ScaleKind::fp32_dequant, .int_range = IntRange::symmetric, .apply = ScaleApply::fused,
@@ -180,6 +191,9 @@ constexpr bool scale_rules_well_formed() {
     const ScaleRuleInfo& r = kScaleRules[i];
     if (static_cast<int>(r.rule) != i) return false;                             // enum order
     if ((r.kind == ScaleKind::mx) != (r.mx != MxExponent::none)) return false;  // an exponent iff mx
+    // §17.1 the group mantissas iff gam, §18.1 the tensor amax iff nvfp4 (the kind's arithmetic makes them)
+    if ((r.kind == ScaleKind::gam) != (r.tensor_output == TensorOutput::group_mantissa)) return false;
+    if ((r.kind == ScaleKind::nvfp4) != (r.tensor_output == TensorOutput::tensor_amax)) return false;
     if (r.library_rank < 1 || r.library_rank > kScaleRuleCount) return false;
     for (int j = 0; j < i; ++j)
       if (kScaleRules[j].name == r.name || kScaleRules[j].abi_id == r.abi_id ||
@@ -190,7 +204,8 @@ constexpr bool scale_rules_well_formed() {
 }
 }  // namespace detail
 static_assert(detail::scale_rules_well_formed(), "kScaleRules: one row per ScaleRule in enum order, unique names, "
-                                                  "ids and ranks, an MX exponent exactly for kind mx");
+                                                  "ids and ranks, an MX exponent exactly for kind mx, group "
+                                                  "mantissas exactly for kind gam, a tensor amax exactly for nvfp4");
 
 constexpr const ScaleRuleInfo& rule_info(ScaleRule r) { return kScaleRules[static_cast<std::size_t>(r)]; }
 
@@ -222,7 +237,12 @@ constexpr bool is_int8(ScaleRule r) { return rule_info(r).int_range.has_value();
 constexpr bool dequant_is_multiplier(ScaleRule r) { return rule_info(r).dequant_multiplier; }
 // §17.1 / §18.1 The block scale needs tensor-level state (group mantissas, tensor amax).
 constexpr bool needs_tensor_state(ScaleKind k) { return k == ScaleKind::gam || k == ScaleKind::nvfp4; }
-constexpr bool needs_tensor_state(ScaleRule r) { return needs_tensor_state(scale_kind(r)); }
+constexpr bool needs_tensor_state(ScaleRule r) { return rule_info(r).tensor_output != TensorOutput::none; }
+// §17.1 The rule's scale has group mantissas: the spec's `group` partition applies, one
+// mantissa per group is an output (ScaleMeta::group_mantissa) and an input of dequantize.
+constexpr bool has_group_mantissa(ScaleRule r) { return rule_info(r).tensor_output == TensorOutput::group_mantissa; }
+// §18.1 The rule's scale has a tensor amax: an output (ScaleMeta::tensor_amax) and an input of dequantize.
+constexpr bool has_tensor_amax(ScaleRule r) { return rule_info(r).tensor_output == TensorOutput::tensor_amax; }
 
 // §14.4 q_max of an element format: its largest finite value (448 for f8e4m3fn, 57344 for
 // f8e5m2, 6 for f4e2m1fn, 127 for int8, ...).

@@ -4,10 +4,10 @@
 // Independent of numref_reference (no function of it is called): elements arrive as codes in
 // element order, blocks are cut by index arithmetic, every scale rule is computed from its
 // mathematical definition. Of the scale-rule table (numref/scale.hpp, constexpr) it reads only
-// the descriptive columns of the rule's row — the kind, the MX exponent rule, the default q_max,
-// the integer range and the default application — and computes everything itself (logarithms
-// by comparison with powers of two, RN32 by the rational rounding of rational_round.hpp). Tests
-// compare it with numref::quantize bit for bit.
+// the descriptive columns of the rule's row — the kind, the MX exponent rule, the tensor-level
+// output, the default q_max, the integer range and the default application — and computes
+// everything itself (logarithms by comparison with powers of two, RN32 by the rational rounding
+// of rational_round.hpp). Tests compare it with numref::quantize bit for bit.
 #pragma once
 
 #include <cstdint>
