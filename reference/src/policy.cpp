@@ -409,19 +409,21 @@ std::optional<InfNan> parse_inf_nan(std::string_view s) { return parse_knob_word
 
 namespace {
 
-// §10.2 The text of one knob's value ("?" for a value past the last word).
-template <class T>
-std::string knob_text(const PolicyKnob<T>& k, const Policy& p) {
-  const T v = p.*k.member;
+// ---- §10.2 / §19.8 the text form of a knob struct, written once for both tables -----------
+
+// The text of one knob's value ("?" for a value past the last word).
+template <class S, class T>
+std::string knob_text(const KnobRow<S, T>& k, const S& s) {
+  const T v = s.*k.member;
   if constexpr (std::is_same_v<T, int>) return std::to_string(v);  // sr_bits
   const auto i = static_cast<std::size_t>(v);
   return std::string(i < k.words.size() ? k.words[i] : "?");
 }
 
-// §10.2 Sets one knob from its text; false for a bad value. A number (sr_bits) is one or two
-// decimal digits (validate() checks the range).
-template <class T>
-bool set_knob(const PolicyKnob<T>& k, std::string_view v, Policy& p) {
+// Sets one knob from its text; false for a bad value. A number (sr_bits) is one or two decimal
+// digits (validate() checks the range).
+template <class S, class T>
+bool set_knob(const KnobRow<S, T>& k, std::string_view v, S& s) {
   if constexpr (std::is_same_v<T, int>) {  // sr_bits
     if (v.empty() || v.size() > 2) return false;
     int n = 0;
@@ -429,41 +431,33 @@ bool set_knob(const PolicyKnob<T>& k, std::string_view v, Policy& p) {
       if (c < '0' || c > '9') return false;
       n = n * 10 + (c - '0');
     }
-    p.*k.member = n;
+    s.*k.member = n;
     return true;
   }
   for (std::size_t i = 0; i < k.words.size(); ++i)
     if (k.words[i] == v) {
-      p.*k.member = static_cast<T>(i);
+      s.*k.member = static_cast<T>(i);
       return true;
     }
   return false;
 }
 
-}  // namespace
-
-std::string describe(const Policy& p) {
-  std::string s;
-  for_each_policy_knob([&](const auto& k) {
-    if (k.sr_only && p.round != Round::sr) return;
-    if (!s.empty()) s += ' ';
-    s += std::string(k.key) + "=" + knob_text(k, p);
+// "key=word key=word ...": the rows of `table` that keep(row) accepts, in table order.
+template <class S, class Table, class Keep>
+std::string knobs_text(const S& s, const Table& table, Keep&& keep) {
+  std::string out;
+  for_each_knob_row(table, [&](const auto& row) {
+    if (!keep(row)) return;
+    if (!out.empty()) out += ' ';
+    out += row.key;
+    out += '=';
+    out += knob_text(row, s);
   });
-  return s;
+  return out;
 }
 
-std::string describe_rules(const Profile& pr) {
-  std::string s;
-  for (const ProfileRule& r : pr.rules) {
-    if (!s.empty()) s += "; ";
-    s += std::string(r.from) + " > " + std::string(r.to) + ": " + std::string(r.settings);
-  }
-  return s;
-}
-
-namespace {
-// §10.2 / §19.8 Splits "key=word key=word" and calls set(key, word) for each: set returns
-// 0 (applied), 1 (unknown key) or 2 (bad word). Returns an error naming the setting, or nullopt.
+// Splits "key=word key=word" and calls set(key, word) for each: set returns 0 (applied),
+// 1 (unknown key) or 2 (bad word). Returns an error naming the setting, or nullopt.
 template <class Set>
 std::optional<std::string> for_each_setting(std::string_view settings, std::string_view what, Set&& set) {
   std::size_t i = 0;
@@ -483,64 +477,52 @@ std::optional<std::string> for_each_setting(std::string_view settings, std::stri
   }
   return std::nullopt;
 }
-}  // namespace
 
-std::optional<std::string> apply_policy_settings(Policy& base, std::string_view settings) {
-  Policy p = base;
-  const auto err = for_each_setting(settings, "policy", [&](std::string_view k, std::string_view v) {
+// Applies "key=word ..." settings of the rows of `table` on top of `base` (all or nothing).
+template <class S, class Table>
+std::optional<std::string> apply_settings(S& base, std::string_view settings, std::string_view what,
+                                          const Table& table) {
+  S s = base;
+  const auto err = for_each_setting(settings, what, [&](std::string_view key, std::string_view v) {
     int r = 1;
-    for_each_policy_knob([&](const auto& knob) {
-      if (knob.key == k) r = set_knob(knob, v, p) ? 0 : 2;
+    for_each_knob_row(table, [&](const auto& row) {
+      if (row.key == key) r = set_knob(row, v, s) ? 0 : 2;
     });
     return r;
   });
   if (err) return err;
-  base = p;
+  base = s;
   return std::nullopt;
 }
 
-namespace {
-// The "key=word" settings of k, every knob or (with base) those that differ from base.
-std::string recipe_text(const RecipeKnobs& k, const RecipeKnobs* base) {
-  std::string s;
-  auto put = [&](const auto& row) {
-    if (base && (*base).*row.member == k.*row.member) return;
-    if (!s.empty()) s += ' ';
-    s += row.key;
-    s += '=';
-    s += row.words[static_cast<std::size_t>(k.*row.member)];
-  };
-  std::apply([&](const auto&... row) { (put(row), ...); }, kRecipeKnobs);
-  return s;
-}
 }  // namespace
 
-std::string describe(const RecipeKnobs& k) { return recipe_text(k, nullptr); }
-std::string recipe_changes(const RecipeKnobs& base, const RecipeKnobs& k) { return recipe_text(k, &base); }
+// §10.2 sr_bits and sr_variant are written only with round=sr.
+std::string describe(const Policy& p) {
+  return knobs_text(p, kPolicyKnobs, [&](const auto& row) { return !row.sr_only || p.round == Round::sr; });
+}
+std::optional<std::string> apply_policy_settings(Policy& base, std::string_view settings) {
+  return apply_settings(base, settings, "policy", kPolicyKnobs);
+}
 
+// §19.8
+std::string describe(const RecipeKnobs& k) {
+  return knobs_text(k, kRecipeKnobs, [](const auto&) { return true; });
+}
+std::string recipe_changes(const RecipeKnobs& base, const RecipeKnobs& k) {
+  return knobs_text(k, kRecipeKnobs, [&](const auto& row) { return base.*row.member != k.*row.member; });
+}
 std::optional<std::string> apply_recipe_settings(RecipeKnobs& base, std::string_view settings) {
-  RecipeKnobs k = base;
-  const auto err = for_each_setting(settings, "recipe", [&](std::string_view key, std::string_view v) {
-    int r = 1;
-    std::apply(
-        [&](const auto&... row) {
-          (([&] {
-             if (row.key != key) return;
-             r = 2;
-             for (std::size_t w = 0; w < row.words.size(); ++w)
-               if (row.words[w] == v) {
-                 k.*row.member = static_cast<std::remove_reference_t<decltype(k.*row.member)>>(w);
-                 r = 0;
-               }
-           }()),
-           ...);
-        },
-        kRecipeKnobs);
-    return r;
-  });
-  if (err) return err;
-  base = k;
-  return std::nullopt;
+  return apply_settings(base, settings, "recipe", kRecipeKnobs);
+}
+
+std::string describe_rules(const Profile& pr) {
+  std::string s;
+  for (const ProfileRule& r : pr.rules) {
+    if (!s.empty()) s += "; ";
+    s += std::string(r.from) + " > " + std::string(r.to) + ": " + std::string(r.settings);
+  }
+  return s;
 }
 
 }  // namespace numref
