@@ -335,19 +335,28 @@ struct Recipe {
 // a short list of rules keyed on the (source, target) pair (§10.4): where a library's
 // behaviour depends on the source too (XLA's f8e5m2 NaN from f32 vs from 16-bit sources,
 // NumPy's own f32 -> f16 cast inside ml_dtypes), the rule's knob settings are applied on top.
-// The rules are data: format names and §10.2 settings text; a later recipe table can key on
-// the same ProfileId.
-enum class ProfileId : std::uint8_t {
-  ocp, ieee, cuda_satfinite, cuda_nosat, ml_dtypes, torch, torch_default, xla,
-  // §10.5 profiles with a quantization recipe
-  torchao_mx_floor, torchao_mx_ceil, torchao_mx_even, torchao_mx_rceil, torchao_float8, torchao_float8_pow2,
-  deepgemm, te_mxfp8,
-  // element profiles added later (numbers of §31.3 kept)
-  gfloat, gfloat_sat,
-  // recipe profiles added later
-  te_float8_current, te_float8_block, microxcaling, torchao_float8_inference,
-};
-inline constexpr int kProfileCount = 22;
+// The profiles are data: one row each in the profile table of reference/src/policy.cpp (with
+// designated fields .id, .name, .summary, .narrow, .wide, .rules, .recipe; checked there at
+// compile time: one row per ProfileId in enum order, names unique and spelled as the enumerators).
+//
+// NUMREF_PROFILE_IDS(X) names them in table order, which is the C ABI numbering: the C header
+// lists the same names (NUMREF_PROFILE_LIST in conformance/include/numref/backend.h, pinned one
+// by one in conform/abi.hpp). A number never changes: a new profile is appended.
+#define NUMREF_PROFILE_IDS(X)                                                                     \
+  X(ocp) X(ieee) X(cuda_satfinite) X(cuda_nosat) X(ml_dtypes) X(torch) X(torch_default) X(xla)    \
+  /* §10.5 profiles with a quantization recipe */                                               \
+  X(torchao_mx_floor) X(torchao_mx_ceil) X(torchao_mx_even) X(torchao_mx_rceil) X(torchao_float8) \
+  X(torchao_float8_pow2) X(deepgemm) X(te_mxfp8)                                                \
+  /* element profiles added later (numbers of §31.3 kept) */                                    \
+  X(gfloat) X(gfloat_sat)                                                                       \
+  /* recipe profiles added later */                                                             \
+  X(te_float8_current) X(te_float8_block) X(microxcaling) X(torchao_float8_inference)
+#define NUMREF_PROFILE_ENUMERATOR(name) name,
+enum class ProfileId : std::uint8_t { NUMREF_PROFILE_IDS(NUMREF_PROFILE_ENUMERATOR) };
+#undef NUMREF_PROFILE_ENUMERATOR
+#define NUMREF_PROFILE_COUNT_ONE(name) +1
+inline constexpr int kProfileCount = 0 NUMREF_PROFILE_IDS(NUMREF_PROFILE_COUNT_ONE);
+#undef NUMREF_PROFILE_COUNT_ONE
 
 // §10.4 One (source, target) rule of a profile: `from` and `to` are space-separated format
 // names ("*" = any format); `settings` are §10.2 "key=word" settings applied, in rule order,
