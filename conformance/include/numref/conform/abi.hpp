@@ -103,28 +103,18 @@ static_assert(offsetof(numref_policy, inf_nan) + 1 == offsetof(numref_policy, pr
 
 // ---- §31.3 profiles ----------------------------------------------------------------------
 
-static_assert(NUMREF_PROFILE_OCP == static_cast<int>(ProfileId::ocp) && NUMREF_PROFILE_IEEE == static_cast<int>(ProfileId::ieee) &&
-              NUMREF_PROFILE_CUDA_SATFINITE == static_cast<int>(ProfileId::cuda_satfinite) &&
-              NUMREF_PROFILE_CUDA_NOSAT == static_cast<int>(ProfileId::cuda_nosat) &&
-              NUMREF_PROFILE_ML_DTYPES == static_cast<int>(ProfileId::ml_dtypes) &&
-              NUMREF_PROFILE_TORCH == static_cast<int>(ProfileId::torch) &&
-              NUMREF_PROFILE_TORCH_DEFAULT == static_cast<int>(ProfileId::torch_default) &&
-              NUMREF_PROFILE_XLA == static_cast<int>(ProfileId::xla) && NUMREF_PROFILE_NONE < 0);
-static_assert(NUMREF_PROFILE_TORCHAO_MX_FLOOR == static_cast<int>(ProfileId::torchao_mx_floor) &&
-              NUMREF_PROFILE_TORCHAO_MX_CEIL == static_cast<int>(ProfileId::torchao_mx_ceil) &&
-              NUMREF_PROFILE_TORCHAO_MX_EVEN == static_cast<int>(ProfileId::torchao_mx_even) &&
-              NUMREF_PROFILE_TORCHAO_MX_RCEIL == static_cast<int>(ProfileId::torchao_mx_rceil) &&
-              NUMREF_PROFILE_TORCHAO_FLOAT8 == static_cast<int>(ProfileId::torchao_float8) &&
-              NUMREF_PROFILE_TORCHAO_FLOAT8_POW2 == static_cast<int>(ProfileId::torchao_float8_pow2) &&
-              NUMREF_PROFILE_DEEPGEMM == static_cast<int>(ProfileId::deepgemm) &&
-              NUMREF_PROFILE_TE_MXFP8 == static_cast<int>(ProfileId::te_mxfp8));
-static_assert(NUMREF_PROFILE_GFLOAT == static_cast<int>(ProfileId::gfloat) &&
-              NUMREF_PROFILE_GFLOAT_SAT == static_cast<int>(ProfileId::gfloat_sat) &&
-              NUMREF_PROFILE_TE_FLOAT8_CURRENT == static_cast<int>(ProfileId::te_float8_current) &&
-              NUMREF_PROFILE_TE_FLOAT8_BLOCK == static_cast<int>(ProfileId::te_float8_block) &&
-              NUMREF_PROFILE_MICROXCALING == static_cast<int>(ProfileId::microxcaling) &&
-              NUMREF_PROFILE_TORCHAO_FLOAT8_INFERENCE == static_cast<int>(ProfileId::torchao_float8_inference));
-static_assert(kProfileCount == 22, "a new profile needs its NUMREF_PROFILE_* define in backend.h and a pin here");
+// NUMREF_PROFILE_LIST names every row of the profile table once, and each NUMREF_PROFILE_* equals
+// its row's ProfileId.
+#define NUMREF_ABI_PIN_PROFILE(NAME, name)                                   \
+  static_assert(NUMREF_PROFILE_##NAME == static_cast<int>(ProfileId::name), \
+                "NUMREF_PROFILE_" #NAME " is not the ProfileId of " #name);
+NUMREF_PROFILE_LIST(NUMREF_ABI_PIN_PROFILE)
+#undef NUMREF_ABI_PIN_PROFILE
+static_assert(NUMREF_PROFILE_COUNT == kProfileCount && 0 NUMREF_PROFILE_LIST(NUMREF_ABI_COUNT_ONE) == kProfileCount,
+              "one NUMREF_PROFILE_LIST entry per row of the profile table (numref::ProfileId)");
+// The numbers of ABI 1.7 never change: a profile inserted before the last of them would move it.
+static_assert(NUMREF_PROFILE_TORCHAO_FLOAT8_INFERENCE == 21 && NUMREF_PROFILE_NONE < 0,
+              "NUMREF_PROFILE_* numbers are fixed: append new profiles at the end of NUMREF_PROFILE_LIST");
 
 // The profile whose policy for target `to` equals p exactly (first in table order),
 // or NUMREF_PROFILE_NONE. With `from`, the policy of the cast from -> to (§10.4 rules).
