@@ -243,19 +243,30 @@ TEST(Abi, ProfilesMapToTheirIds) {  // §10.1, §31.3 c_profile: the first profi
       {ProfileId::microxcaling, NUMREF_PROFILE_MICROXCALING, NUMREF_PROFILE_MICROXCALING},
       {ProfileId::torchao_float8_inference, NUMREF_PROFILE_TORCHAO_MX_FLOOR, NUMREF_PROFILE_OCP},
   };
-  ASSERT_EQ(std::size(want), std::size_t(kProfileCount));
   for (const auto& w : want) {
     const Profile& pr = profile(w.id);
     SCOPED_TRACE(std::string(pr.name));
     EXPECT_EQ(c_profile(pr.narrow, narrow), w.c_narrow);
     EXPECT_EQ(c_profile(pr.wide, wide), w.c_wide);
+  }
+  // Every row of the table (a profile appended after the rows above included): its C profile is
+  // the first row with the same policy, and its policy survives the C struct.
+  for (int i = 0; i < kProfileCount; ++i) {
+    const Profile& pr = all_profiles()[i];
+    SCOPED_TRACE(std::string(pr.name));
     for (const Format* to : {&narrow, &wide}) {
+      const Policy& p = pr.for_target(*to);
+      const std::int32_t id = c_profile(p, *to);
+      ASSERT_GE(id, 0);
+      ASSERT_LE(id, i);
+      EXPECT_EQ(profile(static_cast<ProfileId>(id)).for_target(*to), p);
+      for (int j = 0; j < id; ++j) EXPECT_FALSE(all_profiles()[j].for_target(*to) == p) << all_profiles()[j].name;
       std::string text;
-      const numref_policy c = to_c_policy(pr.for_target(*to), *to, text);
-      EXPECT_EQ(c.profile, c_profile(pr.for_target(*to), *to));
+      const numref_policy c = to_c_policy(p, *to, text);
+      EXPECT_EQ(c.profile, id);
       const auto back = from_c_policy(c);
       ASSERT_TRUE(back.has_value());
-      EXPECT_EQ(*back, pr.for_target(*to));
+      EXPECT_EQ(*back, p);
     }
   }
   Policy odd = profile(ProfileId::ocp).narrow;

@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "numref/conform/vectors.hpp"
+#include "numref/policy.hpp"
 
 namespace fs = std::filesystem;
 
@@ -86,6 +87,21 @@ std::uint64_t passed_of(const std::string& out) {
   return std::stoull(out.substr(out.rfind('\n', out.size() - 2) + 1));
 }
 
+// §31.2 A backend whose struct_size ends before the entry points of the families `ops` (the
+// broken backend's ABI 1.1 mode): their cases are skipped-unsupported, never failed; a run of them
+// alone compares nothing, which is not a pass (§33.7, exit 2), and with a cast suite it passes.
+void expect_abi11_backend_skips(const std::string& ops) {
+  SCOPED_TRACE("--ops " + ops);
+  CliRun r = run_numref(conform(broken("v11")) + " --level 0 --ops " + ops);
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "\nNOTHING COMPARED: 0 passed, 0 failed, {p} skipped (the backend supports none of the {p} "
+                              "selected suites)\n{$}"))
+      << r.out;
+  r = run_numref(conform(broken("v11")) + " --level 0 --ops " + ops + ",cast:f8e5m2:f32 --profile ocp");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "\n{p} passed, 0 failed, {p} skipped\n{$}")) << r.out;
+}
+
 fs::path temp_dir(const std::string& name) {
   const fs::path d = fs::temp_directory_path() / ("numref-conform-test-" + name + "-" + std::to_string(getpid()));
   fs::remove_all(d);
@@ -108,9 +124,10 @@ TEST(ConformCli, ReferenceLevel0Passes) {
 // reference compares cases (> 0 passed) with none failed or skipped; cpu-fast declines the
 // recipes (skipped, never failed or passed).
 TEST(ConformCli, RecipeProfilesRunInTheTensorFamilies) {
-  for (const char* prof : {"torchao_mx_floor", "torchao_mx_ceil", "torchao_mx_even", "torchao_mx_rceil", "torchao_float8",
-                           "torchao_float8_pow2", "deepgemm", "te_mxfp8", "te_float8_current", "te_float8_block"}) {
-    const std::string ops = " --level 0 --ops quantize,fake-quant,scale,dequantize --profile " + std::string(prof);
+  for (int i = 0; i < numref::kProfileCount; ++i) {  // every profile of the table with a recipe
+    if (!numref::all_profiles()[i].recipe) continue;
+    const std::string prof(numref::all_profiles()[i].name);
+    const std::string ops = " --level 0 --ops quantize,fake-quant,scale,dequantize --profile " + prof;
     const CliRun r = run_numref(conform("reference") + ops);
     EXPECT_EQ(r.status, 0) << prof << "\n" << r.out;
     EXPECT_TRUE(contains(r.out, std::string("\nquantize   ") + prof + "{s}{p} {s}{p} {s}0 ")) << prof << "\n" << r.out;
@@ -471,19 +488,8 @@ TEST(ConformCli, DetectsMorSumDroppingTheLastElement) {
   EXPECT_EQ(r.out.find("FAIL mor-sub"), std::string::npos) << r.out;
 }
 
-// §31.2 a backend whose struct_size ends before the MoR entry points (ABI 1.1): its MoR
-// cases are skipped-unsupported, never failed; a run of MoR alone then compares nothing,
-// which is not a pass (§33.7, exit 2), and with its casts it passes.
-TEST(ConformCli, Abi11BackendSkipsMor) {
-  CliRun r = run_numref(conform(broken("v11")) + " --level 0 --ops mor,mor-sub");
-  EXPECT_EQ(r.status, 2) << r.out;
-  EXPECT_TRUE(contains(r.out, "\nNOTHING COMPARED: 0 passed, 0 failed, {p} skipped (the backend supports none of the {p} "
-                              "selected suites)\n{$}"))
-      << r.out;
-  r = run_numref(conform(broken("v11")) + " --level 0 --ops mor,cast:f8e5m2:f32 --profile ocp");
-  EXPECT_EQ(r.status, 0) << r.out;
-  EXPECT_TRUE(contains(r.out, "\n{p} passed, 0 failed, {p} skipped\n{$}")) << r.out;
-}
+// §31.2 the MoR families (ABI 1.2) on a backend of ABI 1.1.
+TEST(ConformCli, Abi11BackendSkipsMor) { expect_abi11_backend_skips("mor,mor-sub"); }
 
 // The reference passes the MoR families at level 1 (golden vectors included).
 TEST(ConformCli, ReferencePassesMorLevel1) {
@@ -736,19 +742,8 @@ TEST(ConformCli, ReferencePassesGausswsLevel1) {
   EXPECT_GT(passed_of(r.out), 300u) << r.out;
 }
 
-// §31.2 a backend whose struct_size ends before the gaussws entry points (here ABI 1.1):
-// its gaussws cases are skipped-unsupported, never failed; with nothing else selected the run
-// compared nothing, which is not a pass (§33.7: exit 2).
-TEST(ConformCli, OlderAbiBackendSkipsGaussws) {
-  CliRun r = run_numref(conform(broken("v11")) + " --level 0 --ops gaussws");
-  EXPECT_EQ(r.status, 2) << r.out;
-  EXPECT_TRUE(contains(r.out, "\nNOTHING COMPARED: 0 passed, 0 failed, {p} skipped (the backend supports none of the {p} "
-                              "selected suites)\n{$}"))
-      << r.out;
-  r = run_numref(conform(broken("v11")) + " --level 0 --ops gaussws,cast:f8e5m2:f32 --profile ocp");
-  EXPECT_EQ(r.status, 0) << r.out;
-  EXPECT_TRUE(contains(r.out, "\n{p} passed, 0 failed, {p} skipped\n{$}")) << r.out;
-}
+// §31.2 the gaussws family (ABI 1.3) on a backend of ABI 1.1.
+TEST(ConformCli, OlderAbiBackendSkipsGaussws) { expect_abi11_backend_skips("gaussws"); }
 
 // --backend all includes the family: every built-in backend runs or skips it, none fails.
 TEST(ConformCli, AllBackendsIncludeGaussws) {

@@ -12,6 +12,7 @@ message of the ``numref`` command, the option named by its keyword (``round=`` f
 """
 from __future__ import annotations
 
+import textwrap as _textwrap
 from fractions import Fraction as _Fraction
 
 import numpy as _np
@@ -33,9 +34,27 @@ def formats() -> list[dict]:
 
 
 def profiles() -> list[dict]:
-    """The named profiles (spec §10): name, summary, and the policy for narrow (<= 8-bit)
-    and wide targets in the §10.2 text form."""
+    """The named profiles (spec §10), one dict per row of the profile table, in table order: name,
+    summary, the policy for narrow (<= 8-bit) and wide targets in the §10.2 text form, and the
+    quantization recipe (§10.5: a dict of rule, partition, knobs, amax_nan, elements (None: every
+    format) and source; None for a profile without one)."""
     return _core.profiles()
+
+
+def _fill_names(doc: str | None, marker: str, names) -> str | None:
+    """``doc`` with the line holding ``marker`` filled with ``names``, wrapped at that line's
+    indentation: the profile lists of the docstrings below are read from the table at import."""
+    if doc is None:  # python -OO
+        return None
+    out = []
+    for line in doc.split("\n"):
+        if marker in line:
+            indent = line[: len(line) - len(line.lstrip())]
+            out += _textwrap.wrap(line.strip().replace(marker, ", ".join(names)), width=100, initial_indent=indent,
+                                  subsequent_indent=indent, break_on_hyphens=False)
+        else:
+            out.append(line)
+    return "\n".join(out)
 
 
 def knobs() -> list[dict]:
@@ -247,7 +266,8 @@ def cast(x, to: str, *, src: str | None = None, profile: str = "ocp", policy=Non
              float8_e5m2, float8_e8m0fnu, float6_e3m2fn, float6_e2m3fn, float4_e2m1fn), or unsigned
              codes (uint8 / uint16 / uint32 by the width) of the format named by ``src``.
     to       the target format (name or alias, ``numref.formats()``).
-    profile  ocp (default), ieee, cuda_satfinite, cuda_nosat, ml_dtypes (``numref.profiles()``).
+    profile  ocp (default) or another profile of ``numref.profiles()`` (§10):
+             {profiles}.
     policy   a ``Policy`` or the §10.2 text ``"key=value ..."`` applied on the profile.
     **knobs  single knobs (``round="rtz"``, ``overflow="saturate"``, ``nan="ones"``, ``sr_bits=8``,
              ...; ``numref.knobs()``), applied last.
@@ -339,10 +359,11 @@ def quantize(x, fmt: str, *, partition: str | None = None, scale: str | None = N
     profile, policy, **knobs  the element policy as in ``cast``; without profile, policy or
                overflow it is the ocp narrow policy with overflow="saturate" (§19.1). The profile's
                wide policy (default ocp) decodes NaN codes and makes the fake-quant output. A profile
-               with a quantization recipe (§10.5: torchao_mx_floor, ..., te_float8_block, microxcaling, torchao_float8_inference;
-               ``numref.profiles()``) also sets the rule, partition, recipe knobs and amax policy,
+               with a quantization recipe (§10.5: those of ``numref.profiles()`` with a ``recipe``)
+               also sets the rule, partition, recipe knobs and amax policy,
                as ``numref quantize --profile`` does: ``partition`` and ``q_max`` override it, a
                ``scale``, ``recipe``, ``amax_nan`` or ``amax_inf`` that differs is a ValueError.
+               The recipe profiles: {recipe_profiles}.
     random     for round="sr": one r per element (element order) or an int seed.
     fake_quant the format of the fake-quant output (bf16 default, f16, f32; None: none).
     path       "auto" / "fast": cpu-fast's block quantization (conformance/backends/cpu_fast, held to
@@ -415,6 +436,11 @@ def quantize(x, fmt: str, *, partition: str | None = None, scale: str | None = N
         fake_quant=fq, policy=d["policy"], path=d["path"],
         **({k: d[k] for k in Quantized._COUNTS} if d["counts_exact"] else {"counts": counts}))
 
+
+_PROFILE_ROWS = _core.profiles()
+cast.__doc__ = _fill_names(cast.__doc__, "{profiles}", [p["name"] for p in _PROFILE_ROWS])
+quantize.__doc__ = _fill_names(quantize.__doc__, "{recipe_profiles}", [p["name"] for p in _PROFILE_ROWS if p["recipe"]])
+del _PROFILE_ROWS
 
 __all__ += ["quantize", "Quantized"]
 

@@ -375,6 +375,18 @@ nb::list profiles() {
     d["summary"] = std::string(p.summary);
     d["narrow"] = describe(p.narrow);
     d["wide"] = describe(p.wide);
+    nb::object recipe = nb::none();  // §10.5
+    if (p.recipe) {
+      nb::dict r;
+      r["rule"] = std::string(p.recipe->rule);
+      r["partition"] = std::string(p.recipe->partition);
+      r["knobs"] = std::string(p.recipe->knobs);
+      r["amax_nan"] = p.recipe->amax_nan_ignore ? "ignore" : "propagate";
+      r["elements"] = p.recipe->elements.empty() ? nb::none() : nb::cast(split_words(p.recipe->elements));
+      r["source"] = std::string(p.recipe->source);
+      recipe = r;
+    }
+    d["recipe"] = recipe;
     l.append(d);
   }
   return l;

@@ -32,6 +32,24 @@ def test_formats_profiles_knobs_come_from_the_tables():
     assert not any(f["p3109_extra"] for f in numref.formats() if not f["specials"].startswith("p3109"))
 
 
+def test_profile_lists_come_from_the_table():
+    """numref.profiles() carries each row's recipe (§10.5); the profile lists of the docstrings are
+    filled from it at import (cast: every profile; quantize: those with a recipe), never typed."""
+    rows = numref.profiles()
+    te = next(p for p in rows if p["name"] == "te_mxfp8")["recipe"]
+    assert (te["rule"], te["partition"], te["amax_nan"], te["elements"]) == ("mx-rceil-f32", "block:1x32", "ignore", None)
+    mx = next(p for p in rows if p["name"] == "microxcaling")["recipe"]
+    assert mx["elements"] == ["f8e4m3fn", "f8e5m2", "f6e3m2fn", "f6e2m3fn", "f4e2m1fn"] and mx["amax_nan"] == "propagate"
+    assert next(p for p in rows if p["name"] == "ocp")["recipe"] is None
+    recipe = [p["name"] for p in rows if p["recipe"]]
+    plain = [p["name"] for p in rows if not p["recipe"]]
+    assert "torchao_mx_floor" in recipe and "torch" in plain
+    cast_doc = " ".join(numref.cast.__doc__.split())
+    quantize_doc = " ".join(numref.quantize.__doc__.split())
+    assert "{profiles}" not in cast_doc and ", ".join(p["name"] for p in rows) in cast_doc
+    assert "{recipe_profiles}" not in quantize_doc and ", ".join(recipe) + "." in quantize_doc
+
+
 @pytest.mark.parametrize("fmt", [f["name"] for f in numref.formats()])
 def test_dtype_round_trip(fmt):
     """Every finite code of a format, as its NumPy/ml_dtypes dtype, -> f32 -> back is the same code."""

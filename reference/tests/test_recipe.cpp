@@ -500,7 +500,9 @@ TEST(Recipe, ProfileTableRecipesAreWellFormed) {
     EXPECT_NO_THROW(Quantizer(recipe_spec(p, E4M3), 4, 64)) << p.name;
     EXPECT_FALSE(p.recipe->source.empty());
   }
-  EXPECT_EQ(n, 12);  // torchao x 7, deepgemm, te_mxfp8, te_float8_current, te_float8_block, microxcaling
+  // the 12 of ABI 1.7 (torchao x 7, deepgemm, te_mxfp8, te_float8_current, te_float8_block,
+  // microxcaling) at least: rows are appended, never removed (§31.3)
+  EXPECT_GE(n, 12);
 }
 
 }  // namespace

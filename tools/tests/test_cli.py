@@ -123,6 +123,42 @@ def test_formats():
     expect_error("formats extra", ["formats", "f32"], contains=["unexpected argument 'f32'"])
 
 
+# ---- numref profiles (§10, §10.5, §31.3) ------------------------------------------------------
+def test_profiles():
+    out = expect_ok("profiles", ["profiles"]).splitlines()
+    check("profiles header", out[0].split() == ["id", "name", "recipe", "rules", "summary"], out[0])
+    rows = [line.split(None, 4) for line in out[2:]]
+    names = [r[1] for r in rows]
+    # §31.3: the C numbers are the table order, NUMREF_PROFILE_OCP 0 ... (backend.h)
+    check("profiles ids", [r[0] for r in rows] == [str(i) for i in range(len(rows))], out)
+    check("profiles ocp", rows[0][:4] == ["0", "ocp", "-", "0"], rows[0])  # §10.1: no recipe, no pair rule
+    # §10.5 / §31.3 NUMREF_PROFILE_TORCHAO_MX_FLOOR 8: to_mx FLOOR, blocks of 32, torch's 11 pair rules
+    check("profiles torchao_mx_floor", rows[8][:4] == ["8", "torchao_mx_floor", "mx-floor", "block:1x32"] and
+          rows[8][4].split()[0] == "11", rows[8])
+    check("profiles names", expect_ok("profiles --names", ["profiles", "--names"]).split() == names)
+    recipe = [r[1] for r in rows if r[2] != "-"]
+    rout = expect_ok("profiles --recipes", ["profiles", "--recipes"]).splitlines()
+    check("profiles --recipes", [line.split()[1] for line in rout[2:]] == recipe, rout)
+    check("profiles --recipes te_mxfp8", any(line.split()[1:4] == ["te_mxfp8", "mx-rceil-f32", "block:1x32"] and
+                                             " ignore " in line for line in rout), rout)  # §10.5: amax_nan=ignore
+    check("profiles --recipes --names",
+          expect_ok("recipes names", ["profiles", "--recipes", "--names"]).split() == recipe)
+    md = expect_ok("profiles --markdown", ["profiles", "--markdown"]).splitlines()
+    check("profiles md", md[0] == "| id | name | recipe | rules | summary |" and md[2].startswith("| 0 | ocp | — | 0 |"),
+          md[:3])
+    expect_error("profiles --names --markdown", ["profiles", "--names", "--markdown"], contains=["exclude each other"])
+    # every other list of profiles is the same table: the --profile help and message, quantize --help
+    cast_help = " ".join(expect_ok("cast --help", ["cast", "--help"]).split())
+    check("cast --help profiles", ", ".join(names) in cast_help, cast_help)
+    _, err = expect_error("unknown profile", ["cast", "--from", "f32", "--to", "f16", "--profile", "nope"])
+    check("unknown profile lists", "(known: " + ", ".join(names) + ")" in err, err)
+    qhelp = " ".join(expect_ok("quantize --help", ["quantize", "--help"]).split())
+    check("quantize --help recipes", " | ".join(recipe) in qhelp, qhelp)
+    for name in names:  # each converts: 1.0 into f8e4m3fn is 0x38 under every profile (§3.1: 1 = 2^(7-7))
+        check("profile " + name, cast(["--from", "f32", "--to", "f8e4m3fn", "--profile", name], ["3f800000"])
+              == ["38 ----"], name)
+
+
 # ---- numref explain (§3.1, §3.4) ----------------------------------------------------------
 def explain_fields(out):
     return {line[:20].strip(): line[21:] for line in out.splitlines() if line}
@@ -798,7 +834,7 @@ def main():
     if len(sys.argv) != 2:
         raise SystemExit(__doc__)
     NUMREF = sys.argv[1]
-    for t in [test_formats, test_explain, test_table, test_cast_values, test_cast_e8m0_and_overrides, test_cast_sr,
+    for t in [test_formats, test_profiles, test_explain, test_table, test_cast_values, test_cast_e8m0_and_overrides, test_cast_sr,
               test_cast_input_rules, test_cast_options, test_cast_streaming, test_outputs_not_inputs,
               test_vectors_generate, test_stdout_errors, test_messages, test_cast_values_decimal, test_cast_npy, test_npy_ml_dtypes,
               test_version, test_cli_md_knob_table]:

@@ -229,28 +229,29 @@ enum { NUMREF_FMT_P3109_BEFORE_ = 14, NUMREF_P3109_FORMAT_LIST(NUMREF_P3109_FMT_
 
 /* ---- profiles (spec §10.1; numref::ProfileId, pinned in conform/abi.hpp) ----------- */
 #define NUMREF_PROFILE_NONE (-1) /* the policy is not exactly a profile's */
-#define NUMREF_PROFILE_OCP 0
-#define NUMREF_PROFILE_IEEE 1
-#define NUMREF_PROFILE_CUDA_SATFINITE 2
-#define NUMREF_PROFILE_CUDA_NOSAT 3
-#define NUMREF_PROFILE_ML_DTYPES 4
-#define NUMREF_PROFILE_TORCH 5
-#define NUMREF_PROFILE_TORCH_DEFAULT 6
-#define NUMREF_PROFILE_XLA 7
-#define NUMREF_PROFILE_TORCHAO_MX_FLOOR 8 /* profiles with a quantization recipe (§10.5) */
-#define NUMREF_PROFILE_TORCHAO_MX_CEIL 9
-#define NUMREF_PROFILE_TORCHAO_MX_EVEN 10
-#define NUMREF_PROFILE_TORCHAO_MX_RCEIL 11
-#define NUMREF_PROFILE_TORCHAO_FLOAT8 12
-#define NUMREF_PROFILE_TORCHAO_FLOAT8_POW2 13
-#define NUMREF_PROFILE_DEEPGEMM 14
-#define NUMREF_PROFILE_TE_MXFP8 15
-#define NUMREF_PROFILE_GFLOAT 16 /* element profiles added later */
-#define NUMREF_PROFILE_GFLOAT_SAT 17
-#define NUMREF_PROFILE_TE_FLOAT8_CURRENT 18 /* recipe profiles added later */
-#define NUMREF_PROFILE_TE_FLOAT8_BLOCK 19
-#define NUMREF_PROFILE_MICROXCALING 20 /* 1.6 */
-#define NUMREF_PROFILE_TORCHAO_FLOAT8_INFERENCE 21 /* 1.6 */
+/* Every profile as X(NAME, name): the constant NUMREF_PROFILE_NAME and the §10 name, in the order of
+ * the profile table (numref::ProfileId, NUMREF_PROFILE_IDS in reference/include/numref/policy.hpp).
+ * An entry's position is its number: NUMREF_PROFILE_OCP 0, NUMREF_PROFILE_IEEE 1, ...,
+ * NUMREF_PROFILE_TORCHAO_FLOAT8_INFERENCE 21. Numbers never change: a new profile is appended
+ * (a value appended to an existing field: note it in the version list above). conform/abi.hpp
+ * expands the list to pin every constant; C code may expand it too (a name table). */
+#define NUMREF_PROFILE_LIST(X)                                                                    \
+  X(OCP, ocp) X(IEEE, ieee) X(CUDA_SATFINITE, cuda_satfinite) X(CUDA_NOSAT, cuda_nosat)            \
+  X(ML_DTYPES, ml_dtypes) X(TORCH, torch) X(TORCH_DEFAULT, torch_default) X(XLA, xla)              \
+  /* 8 - 15: profiles with a quantization recipe (§10.5) */                                       \
+  X(TORCHAO_MX_FLOOR, torchao_mx_floor) X(TORCHAO_MX_CEIL, torchao_mx_ceil)                        \
+  X(TORCHAO_MX_EVEN, torchao_mx_even) X(TORCHAO_MX_RCEIL, torchao_mx_rceil)                        \
+  X(TORCHAO_FLOAT8, torchao_float8) X(TORCHAO_FLOAT8_POW2, torchao_float8_pow2)                    \
+  X(DEEPGEMM, deepgemm) X(TE_MXFP8, te_mxfp8)                                                      \
+  /* 16, 17: element profiles added later */                                                      \
+  X(GFLOAT, gfloat) X(GFLOAT_SAT, gfloat_sat)                                                      \
+  /* 18, 19: recipe profiles added later (1.5); 20, 21 (1.6) */                                   \
+  X(TE_FLOAT8_CURRENT, te_float8_current) X(TE_FLOAT8_BLOCK, te_float8_block)                      \
+  X(MICROXCALING, microxcaling) X(TORCHAO_FLOAT8_INFERENCE, torchao_float8_inference)
+#define NUMREF_PROFILE_ENUMERATOR_(NAME, name) NUMREF_PROFILE_##NAME,
+enum { NUMREF_PROFILE_LIST(NUMREF_PROFILE_ENUMERATOR_) NUMREF_PROFILE_END_ };
+#undef NUMREF_PROFILE_ENUMERATOR_
+#define NUMREF_PROFILE_COUNT (0 + NUMREF_PROFILE_END_)
 
 /* The complete policy of one operation. Every knob is present; a backend that supports
  * only some settings answers 0 from its *_supported() query for the others. */

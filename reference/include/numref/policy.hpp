@@ -139,6 +139,48 @@ struct Policy {
   friend bool operator==(const Policy&, const Policy&) = default;
 };
 
+// ---- §10.2 / §19.8 the knob rows ----------------------------------------------------------
+//
+// One row of a knob table (kPolicyKnobs, kRecipeKnobs below): S is the struct the knob sets
+// (Policy or RecipeKnobs), T the type of its member (an enum; bool for daz / ftz, int for
+// sr_bits). The rows are the single definition of the knobs' text form: describe(),
+// apply_*_settings() (reference/src/policy.cpp), the C ABI mapping (conform/abi.hpp) and the
+// CLI / Python options read them.
+// (an alias, not `T S::*member;`: nvcc's front end re-emits that declaration with
+// parentheses, which g++ then flags under -Werror=parentheses in the CUDA build)
+template <class S, class T>
+using KnobMember = T S::*;
+template <class S, class T>
+struct KnobRow {
+  std::string_view key;                          // §10.2 "nan", §19.8 "zero_code"
+  KnobMember<S, T> member;                       // &Policy::nan
+  std::span<const std::string_view> words = {};  // canonical words in enum order; empty: a number (sr_bits)
+  std::uint8_t c_first = 0;  // policy knobs: §31.3 the C value of word 0 (recipe knobs: the index, from 0)
+  bool sr_only = false;      // policy knobs: meaningful (and written by describe()) only with round=sr
+  std::string_view clause;
+
+  // "a|b|c": the canonical words, for messages and help texts.
+  std::string words_text() const {
+    std::string s;
+    for (const std::string_view w : words) {
+      if (!s.empty()) s += '|';
+      s += w;
+    }
+    return s;
+  }
+  // The value named by one of the words (bool knobs included: their words are 0, 1).
+  std::optional<T> parse_word(std::string_view v) const {
+    for (std::size_t i = 0; i < words.size(); ++i)
+      if (words[i] == v) return static_cast<T>(i);
+    return std::nullopt;
+  }
+};
+// Calls f(row) for every row of a knob table, in table order.
+template <class Table, class F>
+constexpr void for_each_knob_row(const Table& table, F&& f) {
+  std::apply([&](const auto&... row) { (f(row), ...); }, table);
+}
+
 // ---- §19.8 quantization-recipe knobs ---------------------------------------------------
 //
 // How a library's quantization recipe departs from numref's rules (§13 – §19) around the
@@ -233,29 +275,36 @@ inline constexpr std::string_view zero_sign[] = {"keep", "plus"};
 inline constexpr std::string_view scale_round[] = {"f32", "source"};
 inline constexpr std::string_view zero_divisor[] = {"raise", "keep"};
 }  // namespace recipe_words
-// (an alias, not `T RecipeKnobs::*member;`: nvcc's front end re-emits that declaration with
-// parentheses, which g++ then flags under -Werror=parentheses in the CUDA build)
 template <class T>
-using RecipeMember = T RecipeKnobs::*;
-template <class T>
-struct RecipeKnob {
-  std::string_view key;
-  RecipeMember<T> member;
-  std::span<const std::string_view> words;  // in enum order
-  std::string_view clause;
-};
+using RecipeKnob = KnobRow<RecipeKnobs, T>;
 inline constexpr auto kRecipeKnobs = std::make_tuple(
-    RecipeKnob<AmaxFloor>{"amax_floor", &RecipeKnobs::amax_floor, recipe_words::amax_floor, "§13.5"},
-    RecipeKnob<ScaleExp>{"scale_exp", &RecipeKnobs::scale_exp, recipe_words::scale_exp, "§16.8"},
-    RecipeKnob<ZeroCode>{"zero_code", &RecipeKnobs::zero_code, recipe_words::zero_code, "§16.9"},
-    RecipeKnob<InfBlock>{"inf_block", &RecipeKnobs::inf_block, recipe_words::inf_block, "§13.6"},
-    RecipeKnob<NanBlock>{"nan_block", &RecipeKnobs::nan_block, recipe_words::nan_block, "§13.7"},
-    RecipeKnob<ElemNan>{"elem_nan", &RecipeKnobs::elem_nan, recipe_words::elem_nan, "§19.9"},
-    RecipeKnob<MxDescale>{"mx_descale", &RecipeKnobs::mx_descale, recipe_words::mx_descale, "§16.10"},
-    RecipeKnob<NanScale>{"nan_scale", &RecipeKnobs::nan_scale, recipe_words::nan_scale, "§13.8"},
-    RecipeKnob<ZeroSign>{"zero_sign", &RecipeKnobs::zero_sign, recipe_words::zero_sign, "§19.10"},
-    RecipeKnob<ScaleRound>{"scale_round", &RecipeKnobs::scale_round, recipe_words::scale_round, "§14.5"},
-    RecipeKnob<ZeroDivisor>{"zero_divisor", &RecipeKnobs::zero_divisor, recipe_words::zero_divisor, "§14.6"});
+    RecipeKnob<AmaxFloor>{.key = "amax_floor", .member = &RecipeKnobs::amax_floor, .words = recipe_words::amax_floor,
+                          .clause = "§13.5"},
+    RecipeKnob<ScaleExp>{.key = "scale_exp", .member = &RecipeKnobs::scale_exp, .words = recipe_words::scale_exp,
+                         .clause = "§16.8"},
+    RecipeKnob<ZeroCode>{.key = "zero_code", .member = &RecipeKnobs::zero_code, .words = recipe_words::zero_code,
+                         .clause = "§16.9"},
+    RecipeKnob<InfBlock>{.key = "inf_block", .member = &RecipeKnobs::inf_block, .words = recipe_words::inf_block,
+                         .clause = "§13.6"},
+    RecipeKnob<NanBlock>{.key = "nan_block", .member = &RecipeKnobs::nan_block, .words = recipe_words::nan_block,
+                         .clause = "§13.7"},
+    RecipeKnob<ElemNan>{.key = "elem_nan", .member = &RecipeKnobs::elem_nan, .words = recipe_words::elem_nan,
+                        .clause = "§19.9"},
+    RecipeKnob<MxDescale>{.key = "mx_descale", .member = &RecipeKnobs::mx_descale, .words = recipe_words::mx_descale,
+                          .clause = "§16.10"},
+    RecipeKnob<NanScale>{.key = "nan_scale", .member = &RecipeKnobs::nan_scale, .words = recipe_words::nan_scale,
+                         .clause = "§13.8"},
+    RecipeKnob<ZeroSign>{.key = "zero_sign", .member = &RecipeKnobs::zero_sign, .words = recipe_words::zero_sign,
+                         .clause = "§19.10"},
+    RecipeKnob<ScaleRound>{.key = "scale_round", .member = &RecipeKnobs::scale_round,
+                           .words = recipe_words::scale_round, .clause = "§14.5"},
+    RecipeKnob<ZeroDivisor>{.key = "zero_divisor", .member = &RecipeKnobs::zero_divisor,
+                            .words = recipe_words::zero_divisor, .clause = "§14.6"});
+// The row of the recipe knob whose RecipeKnobs member has type E (every recipe knob has its own enum).
+template <class E>
+constexpr const RecipeKnob<E>& recipe_knob() {
+  return std::get<RecipeKnob<E>>(kRecipeKnobs);
+}
 // "amax_floor=none scale_exp=bits ..." (every knob, table order).
 std::string describe(const RecipeKnobs& k);
 // The settings of k that differ from base, in table order ("zero_code=one inf_block=max_code"); "" if none.
@@ -286,19 +335,28 @@ struct Recipe {
 // a short list of rules keyed on the (source, target) pair (§10.4): where a library's
 // behaviour depends on the source too (XLA's f8e5m2 NaN from f32 vs from 16-bit sources,
 // NumPy's own f32 -> f16 cast inside ml_dtypes), the rule's knob settings are applied on top.
-// The rules are data: format names and §10.2 settings text; a later recipe table can key on
-// the same ProfileId.
-enum class ProfileId : std::uint8_t {
-  ocp, ieee, cuda_satfinite, cuda_nosat, ml_dtypes, torch, torch_default, xla,
-  // §10.5 profiles with a quantization recipe
-  torchao_mx_floor, torchao_mx_ceil, torchao_mx_even, torchao_mx_rceil, torchao_float8, torchao_float8_pow2,
-  deepgemm, te_mxfp8,
-  // element profiles added later (numbers of §31.3 kept)
-  gfloat, gfloat_sat,
-  // recipe profiles added later
-  te_float8_current, te_float8_block, microxcaling, torchao_float8_inference,
-};
-inline constexpr int kProfileCount = 22;
+// The profiles are data: one row each in the profile table of reference/src/policy.cpp (with
+// designated fields .id, .name, .summary, .narrow, .wide, .rules, .recipe; checked there at
+// compile time: one row per ProfileId in enum order, names unique and spelled as the enumerators).
+//
+// NUMREF_PROFILE_IDS(X) names them in table order, which is the C ABI numbering: the C header
+// lists the same names (NUMREF_PROFILE_LIST in conformance/include/numref/backend.h, pinned one
+// by one in conform/abi.hpp). A number never changes: a new profile is appended.
+#define NUMREF_PROFILE_IDS(X)                                                                     \
+  X(ocp) X(ieee) X(cuda_satfinite) X(cuda_nosat) X(ml_dtypes) X(torch) X(torch_default) X(xla)    \
+  /* §10.5 profiles with a quantization recipe */                                               \
+  X(torchao_mx_floor) X(torchao_mx_ceil) X(torchao_mx_even) X(torchao_mx_rceil) X(torchao_float8) \
+  X(torchao_float8_pow2) X(deepgemm) X(te_mxfp8)                                                \
+  /* element profiles added later (numbers of §31.3 kept) */                                    \
+  X(gfloat) X(gfloat_sat)                                                                       \
+  /* recipe profiles added later */                                                             \
+  X(te_float8_current) X(te_float8_block) X(microxcaling) X(torchao_float8_inference)
+#define NUMREF_PROFILE_ENUMERATOR(name) name,
+enum class ProfileId : std::uint8_t { NUMREF_PROFILE_IDS(NUMREF_PROFILE_ENUMERATOR) };
+#undef NUMREF_PROFILE_ENUMERATOR
+#define NUMREF_PROFILE_COUNT_ONE(name) +1
+inline constexpr int kProfileCount = 0 NUMREF_PROFILE_IDS(NUMREF_PROFILE_COUNT_ONE);
+#undef NUMREF_PROFILE_COUNT_ONE
 
 // §10.4 One (source, target) rule of a profile: `from` and `to` are space-separated format
 // names ("*" = any format); `settings` are §10.2 "key=word" settings applied, in rule order,
@@ -360,56 +418,35 @@ inline constexpr std::string_view inf_nan[] = {"slot", "nan"};
 
 // One knob: T is the type of its Policy member (an enum, bool for daz / ftz, int for sr_bits).
 template <class T>
-using PolicyMember = T Policy::*;
-template <class T>
-struct PolicyKnob {
-  std::string_view key;                     // §10.2 "nan"
-  PolicyMember<T> member;                   // &Policy::nan
-  std::span<const std::string_view> words;  // canonical words in enum order; empty: a number (sr_bits)
-  std::uint8_t c_first;                     // §31.3 the C value of word 0
-  bool sr_only;                             // meaningful (and written by describe()) only with round=sr
-  std::string_view clause;
-
-  // "a|b|c": the canonical words, for messages and help texts.
-  std::string words_text() const {
-    std::string s;
-    for (const std::string_view w : words) {
-      if (!s.empty()) s += '|';
-      s += w;
-    }
-    return s;
-  }
-  // The value named by one of the words (bool knobs included: their words are 0, 1).
-  std::optional<T> parse_word(std::string_view v) const {
-    for (std::size_t i = 0; i < words.size(); ++i)
-      if (words[i] == v) return static_cast<T>(i);
-    return std::nullopt;
-  }
-};
-
+using PolicyKnob = KnobRow<Policy, T>;
 inline constexpr auto kPolicyKnobs = std::make_tuple(
-    PolicyKnob<Round>{"round", &Policy::round, knob_words::round, 0, false, "§4.2, §5"},
-    PolicyKnob<int>{"sr_bits", &Policy::sr_bits, {}, 0, true, "§4.3"},
-    PolicyKnob<SrVariant>{"sr_variant", &Policy::sr_variant, knob_words::sr_variant, 0, true, "§5.1, §5.2"},
-    PolicyKnob<Overflow>{"overflow", &Policy::overflow, knob_words::overflow, 0, false, "§6.1"},
-    PolicyKnob<InfSat>{"inf_sat", &Policy::inf_sat, knob_words::inf_sat, 0, false, "§6.2"},
-    PolicyKnob<NanOut>{"nan", &Policy::nan, knob_words::nan, 0, false, "§6.3"},
-    PolicyKnob<NanToFinite>{"nan_to_finite", &Policy::nan_to_finite, knob_words::nan_to_finite, 0, false, "§6.4"},
-    PolicyKnob<E8m0Round>{"e8m0_round", &Policy::e8m0_round, knob_words::e8m0_round, 0, false, "§7.1"},
-    PolicyKnob<ZeroToNoZero>{"zero_to_nozero", &Policy::zero_to_nozero, knob_words::zero_to_nozero, 0, false, "§7.2"},
-    PolicyKnob<Negative>{"negative", &Policy::negative, knob_words::negative, 0, false, "§7.3"},
-    PolicyKnob<bool>{"daz", &Policy::daz, knob_words::bit, 0, false, "§8.1"},
-    PolicyKnob<bool>{"ftz", &Policy::ftz, knob_words::bit, 0, false, "§8.2"},
-    PolicyKnob<Tininess>{"tininess", &Policy::tininess, knob_words::tininess, 0, false, "§9.2"},
-    PolicyKnob<IntRange>{"int_range", &Policy::int_range, knob_words::int_range, 0, false, "§6.5"},
-    PolicyKnob<E8m0Low>{"e8m0_low", &Policy::e8m0_low, knob_words::e8m0_low, 0, false, "§7.4"},
-    PolicyKnob<InfNan>{"inf_nan", &Policy::inf_nan, knob_words::inf_nan, 0, false, "§6.7"});
+    PolicyKnob<Round>{.key = "round", .member = &Policy::round, .words = knob_words::round, .clause = "§4.2, §5"},
+    PolicyKnob<int>{.key = "sr_bits", .member = &Policy::sr_bits, .sr_only = true, .clause = "§4.3"},
+    PolicyKnob<SrVariant>{.key = "sr_variant", .member = &Policy::sr_variant, .words = knob_words::sr_variant,
+                          .sr_only = true, .clause = "§5.1, §5.2"},
+    PolicyKnob<Overflow>{.key = "overflow", .member = &Policy::overflow, .words = knob_words::overflow, .clause = "§6.1"},
+    PolicyKnob<InfSat>{.key = "inf_sat", .member = &Policy::inf_sat, .words = knob_words::inf_sat, .clause = "§6.2"},
+    PolicyKnob<NanOut>{.key = "nan", .member = &Policy::nan, .words = knob_words::nan, .clause = "§6.3"},
+    PolicyKnob<NanToFinite>{.key = "nan_to_finite", .member = &Policy::nan_to_finite, .words = knob_words::nan_to_finite,
+                            .clause = "§6.4"},
+    PolicyKnob<E8m0Round>{.key = "e8m0_round", .member = &Policy::e8m0_round, .words = knob_words::e8m0_round,
+                          .clause = "§7.1"},
+    PolicyKnob<ZeroToNoZero>{.key = "zero_to_nozero", .member = &Policy::zero_to_nozero,
+                             .words = knob_words::zero_to_nozero, .clause = "§7.2"},
+    PolicyKnob<Negative>{.key = "negative", .member = &Policy::negative, .words = knob_words::negative, .clause = "§7.3"},
+    PolicyKnob<bool>{.key = "daz", .member = &Policy::daz, .words = knob_words::bit, .clause = "§8.1"},
+    PolicyKnob<bool>{.key = "ftz", .member = &Policy::ftz, .words = knob_words::bit, .clause = "§8.2"},
+    PolicyKnob<Tininess>{.key = "tininess", .member = &Policy::tininess, .words = knob_words::tininess, .clause = "§9.2"},
+    PolicyKnob<IntRange>{.key = "int_range", .member = &Policy::int_range, .words = knob_words::int_range,
+                         .clause = "§6.5"},
+    PolicyKnob<E8m0Low>{.key = "e8m0_low", .member = &Policy::e8m0_low, .words = knob_words::e8m0_low, .clause = "§7.4"},
+    PolicyKnob<InfNan>{.key = "inf_nan", .member = &Policy::inf_nan, .words = knob_words::inf_nan, .clause = "§6.7"});
 inline constexpr std::size_t kPolicyKnobCount = std::tuple_size_v<decltype(kPolicyKnobs)>;
 
 // Calls f(knob) for every row, in table order.
 template <class F>
 constexpr void for_each_policy_knob(F&& f) {
-  std::apply([&](const auto&... k) { (f(k), ...); }, kPolicyKnobs);
+  for_each_knob_row(kPolicyKnobs, f);
 }
 // The row of the knob whose Policy member has type T (every enum knob has its own type).
 template <class T>

@@ -103,28 +103,18 @@ static_assert(offsetof(numref_policy, inf_nan) + 1 == offsetof(numref_policy, pr
 
 // ---- §31.3 profiles ----------------------------------------------------------------------
 
-static_assert(NUMREF_PROFILE_OCP == static_cast<int>(ProfileId::ocp) && NUMREF_PROFILE_IEEE == static_cast<int>(ProfileId::ieee) &&
-              NUMREF_PROFILE_CUDA_SATFINITE == static_cast<int>(ProfileId::cuda_satfinite) &&
-              NUMREF_PROFILE_CUDA_NOSAT == static_cast<int>(ProfileId::cuda_nosat) &&
-              NUMREF_PROFILE_ML_DTYPES == static_cast<int>(ProfileId::ml_dtypes) &&
-              NUMREF_PROFILE_TORCH == static_cast<int>(ProfileId::torch) &&
-              NUMREF_PROFILE_TORCH_DEFAULT == static_cast<int>(ProfileId::torch_default) &&
-              NUMREF_PROFILE_XLA == static_cast<int>(ProfileId::xla) && NUMREF_PROFILE_NONE < 0);
-static_assert(NUMREF_PROFILE_TORCHAO_MX_FLOOR == static_cast<int>(ProfileId::torchao_mx_floor) &&
-              NUMREF_PROFILE_TORCHAO_MX_CEIL == static_cast<int>(ProfileId::torchao_mx_ceil) &&
-              NUMREF_PROFILE_TORCHAO_MX_EVEN == static_cast<int>(ProfileId::torchao_mx_even) &&
-              NUMREF_PROFILE_TORCHAO_MX_RCEIL == static_cast<int>(ProfileId::torchao_mx_rceil) &&
-              NUMREF_PROFILE_TORCHAO_FLOAT8 == static_cast<int>(ProfileId::torchao_float8) &&
-              NUMREF_PROFILE_TORCHAO_FLOAT8_POW2 == static_cast<int>(ProfileId::torchao_float8_pow2) &&
-              NUMREF_PROFILE_DEEPGEMM == static_cast<int>(ProfileId::deepgemm) &&
-              NUMREF_PROFILE_TE_MXFP8 == static_cast<int>(ProfileId::te_mxfp8));
-static_assert(NUMREF_PROFILE_GFLOAT == static_cast<int>(ProfileId::gfloat) &&
-              NUMREF_PROFILE_GFLOAT_SAT == static_cast<int>(ProfileId::gfloat_sat) &&
-              NUMREF_PROFILE_TE_FLOAT8_CURRENT == static_cast<int>(ProfileId::te_float8_current) &&
-              NUMREF_PROFILE_TE_FLOAT8_BLOCK == static_cast<int>(ProfileId::te_float8_block) &&
-              NUMREF_PROFILE_MICROXCALING == static_cast<int>(ProfileId::microxcaling) &&
-              NUMREF_PROFILE_TORCHAO_FLOAT8_INFERENCE == static_cast<int>(ProfileId::torchao_float8_inference));
-static_assert(kProfileCount == 22, "a new profile needs its NUMREF_PROFILE_* define in backend.h and a pin here");
+// NUMREF_PROFILE_LIST names every row of the profile table once, and each NUMREF_PROFILE_* equals
+// its row's ProfileId.
+#define NUMREF_ABI_PIN_PROFILE(NAME, name)                                   \
+  static_assert(NUMREF_PROFILE_##NAME == static_cast<int>(ProfileId::name), \
+                "NUMREF_PROFILE_" #NAME " is not the ProfileId of " #name);
+NUMREF_PROFILE_LIST(NUMREF_ABI_PIN_PROFILE)
+#undef NUMREF_ABI_PIN_PROFILE
+static_assert(NUMREF_PROFILE_COUNT == kProfileCount && 0 NUMREF_PROFILE_LIST(NUMREF_ABI_COUNT_ONE) == kProfileCount,
+              "one NUMREF_PROFILE_LIST entry per row of the profile table (numref::ProfileId)");
+// The numbers of ABI 1.7 never change: a profile inserted before the last of them would move it.
+static_assert(NUMREF_PROFILE_TORCHAO_FLOAT8_INFERENCE == 21 && NUMREF_PROFILE_NONE < 0,
+              "NUMREF_PROFILE_* numbers are fixed: append new profiles at the end of NUMREF_PROFILE_LIST");
 
 // The profile whose policy for target `to` equals p exactly (first in table order),
 // or NUMREF_PROFILE_NONE. With `from`, the policy of the cast from -> to (§10.4 rules).
@@ -181,11 +171,6 @@ inline constexpr std::uint8_t numref_recipe::*kCRecipeFields[] = {
     &numref_recipe::nan_block,  &numref_recipe::elem_nan,  &numref_recipe::mx_descale, &numref_recipe::nan_scale,
     &numref_recipe::zero_sign,  &numref_recipe::scale_round, &numref_recipe::zero_divisor};
 static_assert(std::size(kCRecipeFields) == std::tuple_size_v<decltype(kRecipeKnobs)>, "one numref_recipe field per knob");
-// The row of kRecipeKnobs for enum E.
-template <class E>
-constexpr const RecipeKnob<E>& recipe_knob() {
-  return std::get<RecipeKnob<E>>(kRecipeKnobs);
-}
 // The C value of a recipe knob's value: its word's index in the row (0 = numref's rule).
 template <class E>
 constexpr std::uint8_t c_recipe(E v) {
@@ -201,45 +186,45 @@ constexpr bool recipe_pinned(E v, unsigned c, std::string_view word) {
 static_assert(detail::recipe_pinned(AmaxFloor::none, NUMREF_AMAX_FLOOR_NONE, "none") &&
               detail::recipe_pinned(AmaxFloor::eps_1e12, NUMREF_AMAX_FLOOR_1E_12, "1e-12") &&
               detail::recipe_pinned(AmaxFloor::eps_1e4, NUMREF_AMAX_FLOOR_1E_4, "1e-4") &&
-              detail::recipe_knob<AmaxFloor>().words.size() == 3);
+              recipe_knob<AmaxFloor>().words.size() == 3);
 static_assert(detail::recipe_pinned(ScaleExp::bits, NUMREF_SCALE_EXP_BITS, "bits") &&
               detail::recipe_pinned(ScaleExp::log2f, NUMREF_SCALE_EXP_LOG2F, "log2f") &&
-              detail::recipe_knob<ScaleExp>().words.size() == 2);
+              recipe_knob<ScaleExp>().words.size() == 2);
 static_assert(detail::recipe_pinned(ZeroCode::stored, NUMREF_ZERO_CODE_STORED, "stored") &&
               detail::recipe_pinned(ZeroCode::min_normal, NUMREF_ZERO_CODE_MIN_NORMAL, "min_normal") &&
               detail::recipe_pinned(ZeroCode::one, NUMREF_ZERO_CODE_ONE, "one") &&
-              detail::recipe_knob<ZeroCode>().words.size() == 3);
+              recipe_knob<ZeroCode>().words.size() == 3);
 static_assert(detail::recipe_pinned(InfBlock::poison, NUMREF_INF_BLOCK_POISON, "poison") &&
               detail::recipe_pinned(InfBlock::exponent, NUMREF_INF_BLOCK_EXPONENT, "exponent") &&
               detail::recipe_pinned(InfBlock::max_code, NUMREF_INF_BLOCK_MAX_CODE, "max_code") &&
               detail::recipe_pinned(InfBlock::zero_scale, NUMREF_INF_BLOCK_ZERO_SCALE, "zero_scale") &&
               detail::recipe_pinned(InfBlock::max_code_zero, NUMREF_INF_BLOCK_MAX_CODE_ZERO, "max_code_zero") &&
               detail::recipe_pinned(InfBlock::one_scale, NUMREF_INF_BLOCK_ONE_SCALE, "one_scale") &&
-              detail::recipe_knob<InfBlock>().words.size() == 6);
+              recipe_knob<InfBlock>().words.size() == 6);
 static_assert(detail::recipe_pinned(NanBlock::poison, NUMREF_NAN_BLOCK_POISON, "poison") &&
               detail::recipe_pinned(NanBlock::inf_divisor, NUMREF_NAN_BLOCK_INF_DIVISOR, "inf_divisor") &&
               detail::recipe_pinned(NanBlock::max_code, NUMREF_NAN_BLOCK_MAX_CODE, "max_code") &&
               detail::recipe_pinned(NanBlock::first_nan, NUMREF_NAN_BLOCK_FIRST_NAN, "first_nan") &&
               detail::recipe_pinned(NanBlock::own_nan, NUMREF_NAN_BLOCK_OWN_NAN, "own_nan") &&
-              detail::recipe_knob<NanBlock>().words.size() == 5);
+              recipe_knob<NanBlock>().words.size() == 5);
 static_assert(detail::recipe_pinned(ElemNan::policy, NUMREF_ELEM_NAN_POLICY, "policy") &&
               detail::recipe_pinned(ElemNan::half, NUMREF_ELEM_NAN_HALF, "half") &&
-              detail::recipe_knob<ElemNan>().words.size() == 2);
+              recipe_knob<ElemNan>().words.size() == 2);
 static_assert(detail::recipe_pinned(MxDescale::recip, NUMREF_MX_DESCALE_RECIP, "recip") &&
               detail::recipe_pinned(MxDescale::divide, NUMREF_MX_DESCALE_DIVIDE, "divide") &&
-              detail::recipe_knob<MxDescale>().words.size() == 2);
+              recipe_knob<MxDescale>().words.size() == 2);
 static_assert(detail::recipe_pinned(NanScale::canonical, NUMREF_NAN_SCALE_CANONICAL, "canonical") &&
               detail::recipe_pinned(NanScale::all_ones_tensor, NUMREF_NAN_SCALE_ALL_ONES_TENSOR, "all_ones_tensor") &&
-              detail::recipe_knob<NanScale>().words.size() == 2);
+              recipe_knob<NanScale>().words.size() == 2);
 static_assert(detail::recipe_pinned(ZeroSign::keep, NUMREF_ZERO_SIGN_KEEP, "keep") &&
               detail::recipe_pinned(ZeroSign::plus, NUMREF_ZERO_SIGN_PLUS, "plus") &&
-              detail::recipe_knob<ZeroSign>().words.size() == 2);
+              recipe_knob<ZeroSign>().words.size() == 2);
 static_assert(detail::recipe_pinned(ScaleRound::f32, NUMREF_SCALE_ROUND_F32, "f32") &&
               detail::recipe_pinned(ScaleRound::source, NUMREF_SCALE_ROUND_SOURCE, "source") &&
-              detail::recipe_knob<ScaleRound>().words.size() == 2);
+              recipe_knob<ScaleRound>().words.size() == 2);
 static_assert(detail::recipe_pinned(ZeroDivisor::raise, NUMREF_ZERO_DIVISOR_RAISE, "raise") &&
               detail::recipe_pinned(ZeroDivisor::keep, NUMREF_ZERO_DIVISOR_KEEP, "keep") &&
-              detail::recipe_knob<ZeroDivisor>().words.size() == 2);
+              recipe_knob<ZeroDivisor>().words.size() == 2);
 static_assert(sizeof(numref_recipe::reserved) + std::size(detail::kCRecipeFields) == 16,
               "numref_recipe keeps 16 knob bytes: a new knob takes a reserved byte");
 
