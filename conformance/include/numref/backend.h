@@ -230,7 +230,7 @@ enum { NUMREF_FMT_P3109_BEFORE_ = 14, NUMREF_P3109_FORMAT_LIST(NUMREF_P3109_FMT_
 /* ---- profiles (spec §10.1; numref::ProfileId, pinned in conform/abi.hpp) ----------- */
 #define NUMREF_PROFILE_NONE (-1) /* the policy is not exactly a profile's */
 /* Every profile as X(NAME, name): the constant NUMREF_PROFILE_NAME and the §10 name, in the order of
- * the profile table (numref::ProfileId, NUMREF_PROFILE_IDS in reference/include/numref/policy.hpp).
+ * the profile table (numref::ProfileId, NUMREF_PROFILE_IDS in reference/include/numref/profiles.hpp).
  * An entry's position is its number: NUMREF_PROFILE_OCP 0, NUMREF_PROFILE_IEEE 1, ...,
  * NUMREF_PROFILE_TORCHAO_FLOAT8_INFERENCE 21. Numbers never change: a new profile is appended
  * (a value appended to an existing field: note it in the version list above). conform/abi.hpp

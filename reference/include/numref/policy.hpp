@@ -328,67 +328,6 @@ struct Recipe {
   bool takes(const Format& element) const;
 };
 
-// §10 Named profiles. A profile gives one Policy for "narrow" targets (storage width
-// <= 8 bits: the OCP 8-bit, MX and int8 formats) and one for "wide" targets (f16, bf16,
-// f32), because real libraries treat them differently (CUDA saturates FP8 under
-// __NV_SATFINITE while __float2bfloat16_rn is IEEE round-to-nearest with Inf), and then
-// a short list of rules keyed on the (source, target) pair (§10.4): where a library's
-// behaviour depends on the source too (XLA's f8e5m2 NaN from f32 vs from 16-bit sources,
-// NumPy's own f32 -> f16 cast inside ml_dtypes), the rule's knob settings are applied on top.
-// The profiles are data: one row each in the profile table of reference/src/policy.cpp (with
-// designated fields .id, .name, .summary, .narrow, .wide, .rules, .recipe; checked there at
-// compile time: one row per ProfileId in enum order, names unique and spelled as the enumerators).
-//
-// NUMREF_PROFILE_IDS(X) names them in table order, which is the C ABI numbering: the C header
-// lists the same names (NUMREF_PROFILE_LIST in conformance/include/numref/backend.h, pinned one
-// by one in conform/abi.hpp). A number never changes: a new profile is appended.
-#define NUMREF_PROFILE_IDS(X)                                                                     \
-  X(ocp) X(ieee) X(cuda_satfinite) X(cuda_nosat) X(ml_dtypes) X(torch) X(torch_default) X(xla)    \
-  /* §10.5 profiles with a quantization recipe */                                               \
-  X(torchao_mx_floor) X(torchao_mx_ceil) X(torchao_mx_even) X(torchao_mx_rceil) X(torchao_float8) \
-  X(torchao_float8_pow2) X(deepgemm) X(te_mxfp8)                                                \
-  /* element profiles added later (numbers of §31.3 kept) */                                    \
-  X(gfloat) X(gfloat_sat)                                                                       \
-  /* recipe profiles added later */                                                             \
-  X(te_float8_current) X(te_float8_block) X(microxcaling) X(torchao_float8_inference)
-#define NUMREF_PROFILE_ENUMERATOR(name) name,
-enum class ProfileId : std::uint8_t { NUMREF_PROFILE_IDS(NUMREF_PROFILE_ENUMERATOR) };
-#undef NUMREF_PROFILE_ENUMERATOR
-#define NUMREF_PROFILE_COUNT_ONE(name) +1
-inline constexpr int kProfileCount = 0 NUMREF_PROFILE_IDS(NUMREF_PROFILE_COUNT_ONE);
-#undef NUMREF_PROFILE_COUNT_ONE
-
-// §10.4 One (source, target) rule of a profile: `from` and `to` are space-separated format
-// names ("*" = any format); `settings` are §10.2 "key=word" settings applied, in rule order,
-// on top of the narrow / wide policy of the target; `why` names the library behaviour.
-struct ProfileRule {
-  std::string_view from;
-  std::string_view to;
-  std::string_view settings;
-  std::string_view why;
-  bool matches(const Format& f, const Format& t) const;
-};
-
-struct Profile {
-  ProfileId id;
-  std::string_view name;
-  std::string_view summary;
-  Policy narrow;
-  Policy wide;
-  std::span<const ProfileRule> rules = {};
-  const Recipe* recipe = nullptr;  // §10.5 set: the profile names a quantization recipe
-  // The policy by target width alone (§10.1), without the pair rules: for callers that have
-  // no source format (the element policy of a quantizer is narrow by definition).
-  const Policy& for_target(const Format& to) const { return to.bits <= 8 ? narrow : wide; }
-  // §10.4 The policy of the cast from -> to: for_target(to) and every matching rule.
-  Policy for_cast(const Format& from, const Format& to) const;
-};
-
-const Profile& profile(ProfileId id);
-std::optional<ProfileId> find_profile(std::string_view name);
-const Profile* all_profiles();  // kProfileCount entries
-// "ocp, ieee, ...": the profile names in table order, for messages and help texts.
-std::string profile_names();
 
 // ---- §10.2 the knob table ---------------------------------------------------------------
 //
@@ -507,10 +446,12 @@ std::optional<InfNan> parse_inf_nan(std::string_view s);
 // A complete, canonical one-line description of a policy ("round=rne overflow=nonsat ..."),
 // used in vector headers and mismatch reports; parse_policy() reads it back (§10.3).
 std::string describe(const Policy& p);
-// §10.4 The rules of a profile in one line: "bf16>f32: nan=raw; * > f32: ..." ("" when none).
-std::string describe_rules(const Profile& pr);
 // Applies "key=value" settings (space separated) on top of `base`. Returns an error
 // message naming the offending key or value, or nullopt on success.
 std::optional<std::string> apply_policy_settings(Policy& base, std::string_view settings);
 
 }  // namespace numref
+
+// §10 the named profiles (ProfileId, Profile, the profile table): numref/profiles.hpp, which
+// needs the declarations above.
+#include "numref/profiles.hpp"  // IWYU pragma: export
