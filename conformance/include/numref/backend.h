@@ -55,6 +55,9 @@
  *        unknown id declines the case in its *_supported() query.
  *   1.7  the value NUMREF_NAN_RAW_PLUS of numref_policy.nan (§6.3, the torch profile's fnuz
  *        NaN into f32). A 1.6 backend that checks the value against those it knows declines it.
+ *   (no version change) the NUMREF_PROFILE_* constants are enumerators generated from
+ *        NUMREF_PROFILE_LIST, as the P3109 format ids are: same names, same values, usable in
+ *        every C expression, but not in #if / #ifdef (test NUMREF_BACKEND_ABI_MINOR there).
  *
  * Unavailable backends (1.2). A backend that is correctly built but cannot run on this
  * machine — a GPU backend on a machine without a usable device — makes
