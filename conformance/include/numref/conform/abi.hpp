@@ -340,7 +340,7 @@ inline TensorOpSpec tensor_spec_from_c(std::uint32_t family, const numref_tensor
   q.element = elem;
   q.rule = *rule;
   q.partition = Partition::blocks(op.block_rows, op.block_cols);
-  q.group = scale_kind(*rule) == ScaleKind::gam ? Partition::blocks(op.group_rows, op.group_cols) : Partition::tensor();
+  q.group = has_group_mantissa(*rule) ? Partition::blocks(op.group_rows, op.group_cols) : Partition::tensor();
   q.amax.nan = op.amax_nan == NUMREF_AMAX_IGNORE ? AmaxNan::ignore : AmaxNan::propagate;
   q.amax.inf = op.amax_inf == NUMREF_AMAX_IGNORE ? AmaxInf::ignore : AmaxInf::propagate;
   q.policy = *pol;

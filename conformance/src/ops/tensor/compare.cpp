@@ -409,11 +409,11 @@ MismatchText TensorParams::render(const CaseDiff& dd) const {
       else if (inf) s += " [Inf in block]";
     } else {
       s += " scale=" + hex(c.meta.scales[b], code_digits(sf)) + " (" + scale_value(c.meta.scales[b], sf) + ")";
-      if (scale_kind(s_.rule) == ScaleKind::gam) {
+      if (has_group_mantissa(s_.rule)) {
         const BlockRange rr = grid_.range(b);
         s += " m_g=" + hex(c.meta.group_mantissa[ggrid_.block_of(rr.r0, rr.c0)], 6);
       }
-      if (scale_kind(s_.rule) == ScaleKind::nvfp4) s += " t_amax=" + hex(c.meta.tensor_amax, 8);
+      if (has_tensor_amax(s_.rule)) s += " t_amax=" + hex(c.meta.tensor_amax, 8);
     }
     return s;
   };

@@ -75,7 +75,7 @@ std::string spec_text(const TensorParams::Spec& s) {
   kit::put(t, "partition", to_string(s.partition));
   if (uses_src(s.kind)) kit::put(t, "transpose", s.transpose ? "1" : "0");
   kit::put(t, "rule", to_string(s.rule));
-  if (scale_kind(s.rule) == ScaleKind::gam) kit::put(t, "group", to_string(s.group));
+  if (has_group_mantissa(s.rule)) kit::put(t, "group", to_string(s.group));
   if (uses_amax(s.kind)) {
     kit::put(t, "amax_nan", amax_word(s.amax.nan == AmaxNan::ignore));
     kit::put(t, "amax_inf", amax_word(s.amax.inf == AmaxInf::ignore));
@@ -116,7 +116,7 @@ TensorParamsPtr parse(Kind k, std::string_view text) {
     if (!r) throw std::invalid_argument("unknown scale rule '" + v + "'");
     s.rule = *r;
   }
-  if (auto v = kv.take("group", scale_kind(s.rule) == ScaleKind::gam)) s.group = kit::partition(*v, "group");
+  if (auto v = kv.take("group", has_group_mantissa(s.rule))) s.group = kit::partition(*v, "group");
   if (auto v = kv.take("amax_nan", uses_amax(k)))
     s.amax.nan = parse_amax_word("amax_nan", *v) ? AmaxNan::ignore : AmaxNan::propagate;
   if (auto v = kv.take("amax_inf", uses_amax(k)))
@@ -171,9 +171,9 @@ TensorParams::TensorParams(const Spec& s)
       s_(s),
       view_{s.rows, s.cols, s.transpose},
       grid_(checked_grid(s, s.partition)),
-      ggrid_(checked_grid(s, scale_kind(s.rule) == ScaleKind::gam ? s.group : Partition::tensor())),
+      ggrid_(checked_grid(s, has_group_mantissa(s.rule) ? s.group : Partition::tensor())),
       qmax_{false, 0, 0, false} {
-  if (scale_kind(s_.rule) != ScaleKind::gam) s_.group = Partition::tensor();
+  if (!has_group_mantissa(s_.rule)) s_.group = Partition::tensor();
   if (uses_src(s_.kind)) {
     const std::string err = check_source_format(*s_.src);
     if (!err.empty()) throw std::invalid_argument("src: " + err);
@@ -214,7 +214,7 @@ TensorParams::TensorParams(const Spec& s)
   if (s_.kind == Kind::fake_quant) l += "->" + std::string(s_.out->name);
   l += " " + view_.text() + (s_.transpose ? "^T" : "");
   l += " " + to_string(s_.partition) + " " + std::string(to_string(s_.rule));
-  if (scale_kind(s_.rule) == ScaleKind::gam) l += " group=" + to_string(s_.group);
+  if (has_group_mantissa(s_.rule)) l += " group=" + to_string(s_.group);
   if (uses_profile(s_.kind)) l += " " + s_.profile;
   if (uses_amax(s_.kind)) {
     if (s_.amax.nan == AmaxNan::ignore) l += " amax_nan=ignore";

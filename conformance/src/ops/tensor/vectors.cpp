@@ -380,7 +380,7 @@ void family_files(Kind k, std::vector<VectorFileText>& out) {
     s.elem = &format(fs.elem);
     s.partition = fs.part;
     s.src = &format(fs.elem == FormatId::f8e5m2 ? FormatId::bf16 : FormatId::f32);
-    s.group = fs.rule == ScaleRule::gam ? Partition::blocks(8, 0) : Partition::tensor();
+    s.group = has_group_mantissa(fs.rule) ? Partition::blocks(8, 0) : Partition::tensor();
     s.apply = is_int8(fs.rule) ? ScaleApply::fused : ScaleApply::rn32;
     s.profile = "ocp";
     s.policy = tensor_base("ocp", fs.rule);
