@@ -17,9 +17,9 @@
 #include <string>
 
 #include "numref/metrics.hpp"
-#include "numref_cuda/cast_kernels.hpp"
-#include "numref_cuda/format_list.hpp"
-#include "numref_cuda/gaussws_plan.hpp"
+#include "numref_arith/cast_kernels.hpp"
+#include "numref_arith/format_list.hpp"
+#include "numref_arith/gaussws_plan.hpp"
 #include "numref_cuda/policy_map.hpp"
 #include "numref_cuda/support.hpp"
 

@@ -20,11 +20,11 @@
 #include <vector>
 
 #include "launch.hpp"
+#include "numref_arith/format_list.hpp"
+#include "numref_arith/tiling.cuh"
 #include "numref_cuda/api.hpp"
-#include "numref_cuda/format_list.hpp"
 #include "numref_cuda/host_run.hpp"
 #include "numref_cuda/policy_map.hpp"
-#include "numref_cuda/tiling.cuh"
 
 namespace numref_cuda {
 namespace kernels {

@@ -14,7 +14,7 @@
 #include <utility>
 
 #include "numref/format.hpp"
-#include "numref_cuda/format_traits.cuh"
+#include "numref_arith/format_traits.cuh"
 
 namespace numref_cuda {
 
