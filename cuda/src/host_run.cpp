@@ -1,7 +1,7 @@
 // numref CUDA kernels — the kernels' work run on the CPU (host emulation).        spec §35.4, §35.7
 //
 // Every function walks the work units of the plan the way the grid-stride loops of the kernels
-// (cuda/src: block_scale.cuh, quantize_shard.cuh, dequantize.cu, mor.cu, gaussws.cu) do —
+// (cuda/src: block_scale.cu, quantize_shard.cuh, quantize.cu, mor*.cu, gaussws.cu) do —
 // `threads` simulated threads, thread t taking units t, t + T, t + 2T, … — and visits the threads
 // in the walk's order (host_walk.hpp). Each thread's contributions leave it exactly as on the
 // device: amax / min keys as integer max / min into the per-block words (atomicMax / atomicMin),

@@ -1,4 +1,4 @@
-// numref CUDA kernels — MoR run on the CPU (host emulation of mor.cu; the walk: host_walk.hpp),
+// numref CUDA kernels — MoR run on the CPU (host emulation of mor*.cu; the walk: host_walk.hpp),
 // and the MoR plans shared with the device API.                           spec §21 – §27, §35.8
 #include <stdexcept>
 #include <string>

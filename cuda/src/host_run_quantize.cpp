@@ -1,5 +1,5 @@
 // numref CUDA kernels — quantize, fake-quant and dequantize run on the CPU (host emulation of
-// quantize_shard.cuh and dequantize.cu; the walk: host_walk.hpp).                 spec §35.4, §35.7
+// quantize_shard.cuh and quantize.cu; the walk: host_walk.hpp).                   spec §35.4, §35.7
 #include <cstring>
 #include <stdexcept>
 #include <vector>
