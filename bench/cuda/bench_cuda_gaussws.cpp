@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "numref/splitmix64.hpp"
+#include "numref_arith/gaussws.cuh"
 #include "numref_cuda/api.hpp"
-#include "numref_cuda/gaussws.cuh"
 
 namespace {
 

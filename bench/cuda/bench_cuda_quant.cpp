@@ -2,7 +2,7 @@
 //                                                               spec §35.7, §35.8, docs/performance.md
 //
 // A bf16 tensor of 8192 x 8192 (64 M elements) in device memory, quantized by the kernels of
-// cuda/src/quantize.cu: MXFP8 (E4M3, 1x32, E8M0 FLOOR and RCEIL), 1x128 and 128x128 FP32 amax
+// cuda/src (quantize, mor): MXFP8 (E4M3, 1x32, E8M0 FLOOR and RCEIL), 1x128 and 128x128 FP32 amax
 // scales, GAM 128x128, INT8 per channel, and fused tensor-level MoR (amax, GAM scales, quantize,
 // dequantize, relative error, exact sum, decision). Time per call by CUDA events (manual time).
 // GB/s is the EFFECTIVE bandwidth: the minimal traffic of the operation (the bf16 tensor read

@@ -5,7 +5,7 @@
 
 #include "cast_hw.cuh"
 #include "launch.hpp"
-#include "numref_cuda/format_list.hpp"
+#include "numref_arith/format_list.hpp"
 #include "numref_cuda/policy_map.hpp"
 #include "numref_cuda/support.hpp"
 

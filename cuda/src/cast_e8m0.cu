@@ -6,7 +6,7 @@
 // phase-2 MX kernels compute their scales from amax bits with this same function.
 #include "cast_ops.cuh"
 #include "launch.hpp"
-#include "numref_cuda/format_list.hpp"
+#include "numref_arith/format_list.hpp"
 
 namespace numref_cuda::kernels {
 

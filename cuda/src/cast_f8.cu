@@ -7,7 +7,7 @@
 // ml_dtypes, SR, ...) runs the portable path. The kernels per pair: launch_cast (cast_ops.cuh).
 #include "cast_ops.cuh"
 #include "launch.hpp"
-#include "numref_cuda/format_list.hpp"
+#include "numref_arith/format_list.hpp"
 
 namespace numref_cuda::kernels {
 

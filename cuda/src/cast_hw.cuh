@@ -20,7 +20,7 @@
 #include <cstdint>
 
 #include "numref/format.hpp"
-#include "numref_cuda/cast.cuh"
+#include "numref_arith/cast.cuh"
 
 namespace numref_cuda::kernels {
 

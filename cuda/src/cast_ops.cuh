@@ -14,9 +14,9 @@
 #include "cast_hw.cuh"
 #include "elementwise.cuh"
 #include "launch.hpp"
-#include "numref_cuda/cast.cuh"
-#include "numref_cuda/cast_kernels.hpp"
-#include "numref_cuda/format_traits.cuh"
+#include "numref_arith/cast.cuh"
+#include "numref_arith/cast_kernels.hpp"
+#include "numref_arith/format_traits.cuh"
 #include "numref_cuda/policy_map.hpp"
 
 namespace numref_cuda::kernels {

@@ -8,7 +8,7 @@
 // (cast_ops.cuh).
 #include "cast_ops.cuh"
 #include "launch.hpp"
-#include "numref_cuda/format_list.hpp"
+#include "numref_arith/format_list.hpp"
 
 namespace numref_cuda::kernels {
 

@@ -17,9 +17,9 @@
 #include <cstdint>
 #include <cstring>
 
-#include "numref_cuda/cast.cuh"
-#include "numref_cuda/philox.cuh"
-#include "numref_cuda/plan.hpp"
+#include "numref_arith/cast.cuh"
+#include "numref_arith/philox.cuh"
+#include "numref_arith/plan.hpp"
 
 namespace numref_cuda::kernels {
 

@@ -14,9 +14,9 @@
 #include <string>
 
 #include "launch.hpp"
+#include "numref_arith/gaussws.cuh"
+#include "numref_arith/gaussws_plan.hpp"
 #include "numref_cuda/api.hpp"
-#include "numref_cuda/gaussws.cuh"
-#include "numref_cuda/gaussws_plan.hpp"
 
 namespace numref_cuda {
 namespace kernels {

@@ -10,8 +10,8 @@
 #include <utility>
 
 #include "numref/format.hpp"
-#include "numref_cuda/cast.cuh"
-#include "numref_cuda/plan.hpp"
+#include "numref_arith/cast.cuh"
+#include "numref_arith/plan.hpp"
 #include "elementwise.cuh"
 
 namespace numref_cuda::kernels {

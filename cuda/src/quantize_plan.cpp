@@ -7,7 +7,7 @@
 #include "numref/convert.hpp"
 #include "numref/round.hpp"
 #include "numref/scale.hpp"
-#include "numref_cuda/format_list.hpp"
+#include "numref_arith/format_list.hpp"
 #include "numref_cuda/policy_map.hpp"
 
 namespace numref_cuda {

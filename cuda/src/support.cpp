@@ -1,7 +1,7 @@
 // numref CUDA kernels — what the cast kernels accept (host).                  spec §35.2, §35.3
 #include "numref_cuda/support.hpp"
 
-#include "numref_cuda/format_list.hpp"
+#include "numref_arith/format_list.hpp"
 
 namespace numref_cuda {
 

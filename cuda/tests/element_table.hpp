@@ -12,7 +12,7 @@
 #include <cstdint>
 
 #include "numref/format.hpp"
-#include "numref_cuda/cast.cuh"
+#include "numref_arith/cast.cuh"
 
 namespace numref_cuda_test {
 

@@ -7,8 +7,8 @@
 #include "host_check.hpp"
 #include "numref/convert.hpp"
 #include "numref/format.hpp"
-#include "numref_cuda/cast.cuh"
-#include "numref_cuda/format_traits.cuh"
+#include "numref_arith/cast.cuh"
+#include "numref_arith/format_traits.cuh"
 
 namespace {
 

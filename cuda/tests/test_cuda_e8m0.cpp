@@ -8,7 +8,7 @@
 #include "element_table.hpp"
 #include "host_check.hpp"
 #include "numref/convert.hpp"
-#include "numref_cuda/cast.cuh"
+#include "numref_arith/cast.cuh"
 #include "numref_cuda/policy_map.hpp"
 
 namespace {

@@ -9,7 +9,7 @@
 
 #include "numref/exact.hpp"
 #include "numref/metrics.hpp"
-#include "numref_cuda/f32.cuh"
+#include "numref_arith/f32.cuh"
 
 namespace {
 

@@ -15,8 +15,8 @@
 #include "numref/bignum.hpp"
 #include "numref/gaussws.hpp"
 #include "numref/splitmix64.hpp"
-#include "numref_cuda/gaussws.cuh"
-#include "numref_cuda/gaussws_plan.hpp"
+#include "numref_arith/gaussws.cuh"
+#include "numref_arith/gaussws_plan.hpp"
 #include "numref_cuda/host_run.hpp"
 
 namespace {

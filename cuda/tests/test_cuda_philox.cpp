@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-#include "numref_cuda/philox.cuh"
+#include "numref_arith/philox.cuh"
 
 namespace {
 

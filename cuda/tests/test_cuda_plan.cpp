@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "numref_cuda/plan.hpp"
+#include "numref_arith/plan.hpp"
 
 namespace {
 

@@ -13,7 +13,7 @@
 #include "cuda_tensors.hpp"
 #include "numref/int8.hpp"
 #include "numref/quantize.hpp"
-#include "numref_cuda/format_list.hpp"
+#include "numref_arith/format_list.hpp"
 #include "numref_cuda/host_run.hpp"
 #include "numref_cuda/quantize_plan.hpp"
 

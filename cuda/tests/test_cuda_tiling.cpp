@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-#include "numref_cuda/intmath.cuh"
+#include "numref_arith/intmath.cuh"
 #include "numref_cuda/quantize_plan.hpp"
 
 namespace {

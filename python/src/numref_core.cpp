@@ -33,10 +33,10 @@
 #include "fast_cast.hpp"
 #include "fast_lanes.hpp"
 #include "fast_quant.hpp"
+#include "numref/conform/cast.hpp"  // one cast suite: its Params and case generator
 #include "numref/conform/core.hpp"
 #include "numref/conform/runner.hpp"
 #include "numref/conform/vectors.hpp"
-#include "ops/cast/cast.hpp"  // conformance/src: the cast family's suites and case generator
 #include "numref/convert.hpp"
 #include "numref/exact.hpp"
 #include "numref/format.hpp"

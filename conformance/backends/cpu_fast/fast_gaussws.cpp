@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "numref/gaussws.hpp"
-#include "numref_cuda/gaussws.cuh"
-#include "numref_cuda/gaussws_plan.hpp"
+#include "numref_arith/gaussws.cuh"
+#include "numref_arith/gaussws_plan.hpp"
 
 namespace numref::cpu_fast {
 namespace {

@@ -1,6 +1,6 @@
 // numref backend "cpu-fast" — GaussWS (Gaussian weight sampling), forward and backward.   spec §37
 //
-// The arithmetic is the CUDA kernels' own __host__ __device__ code (cuda/include/numref_cuda/
+// The arithmetic is the CUDA kernels' own __host__ __device__ code (arith/include/numref_arith/
 // gaussws.cuh: noise, generator, exp2 bounds, block scale, the exact sum and its one RNE cast to
 // bf16, the exact Σ g R and the ln 2 product), compiled here by the host compiler; this file only
 // walks the matrix the way a CPU likes it: one 32 x 32 tile at a time, row segments left to right,

@@ -29,8 +29,8 @@
 
 #include "numref/format.hpp"
 #include "numref/policy.hpp"
-#include "numref_cuda/cast.cuh"
-#include "numref_cuda/philox.cuh"
+#include "numref_arith/cast.cuh"
+#include "numref_arith/philox.cuh"
 #include "numref_cuda/quantize_plan.hpp"
 #include "numref_cuda/support.hpp"
 #include "numref/mor.hpp"
@@ -38,7 +38,7 @@
 namespace numref_cuda {
 
 namespace gaussws {
-struct Problem;  // numref_cuda/gaussws.cuh (the GaussWS API's callers include it)
+struct Problem;  // numref_arith/gaussws.cuh (the GaussWS API's callers include it)
 }  // namespace gaussws
 
 // §35.3 A CUDA runtime failure (the throwing API).

@@ -16,8 +16,8 @@
 
 #include "numref/mor.hpp"
 #include "numref/format.hpp"
-#include "numref_cuda/cast.cuh"
-#include "numref_cuda/gaussws.cuh"
+#include "numref_arith/cast.cuh"
+#include "numref_arith/gaussws.cuh"
 #include "numref_cuda/quantize_plan.hpp"
 
 namespace numref_cuda::host {

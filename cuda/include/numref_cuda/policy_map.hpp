@@ -10,7 +10,7 @@
 
 #include "numref/format.hpp"
 #include "numref/policy.hpp"
-#include "numref_cuda/cast.cuh"
+#include "numref_arith/cast.cuh"
 
 namespace numref_cuda {
 

@@ -19,7 +19,7 @@
 
 #include "numref/format.hpp"
 #include "numref/quantize.hpp"
-#include "numref_cuda/tiling.cuh"
+#include "numref_arith/tiling.cuh"
 
 namespace numref_cuda {
 

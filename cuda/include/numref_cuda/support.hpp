@@ -9,7 +9,7 @@
 #include <string>
 
 #include "numref/format.hpp"
-#include "numref_cuda/cast.cuh"
+#include "numref_arith/cast.cuh"
 
 namespace numref_cuda {
 

@@ -3,7 +3,7 @@
 //
 // The one definition of each rounding mode's decision, shared by the reference core
 // (reference/src/round_core.hpp: the general path and the in-range fast path), the §11.1
-// binade path (reference/src/convert.cpp) and the CUDA kernels (cuda/include/numref_cuda/
+// binade path (reference/src/convert.cpp) and the CUDA kernels (arith/include/numref_arith/
 // cast.cuh, quantize.cuh), compiled by g++ and by nvcc for host and device. Each caller
 // computes the inputs its own way (64- or 128-bit rests, sticky bits, compile-time modes)
 // and asks this function; integer arithmetic only (§1.3).

@@ -1,7 +1,8 @@
 // numref conformance — the `cast` op family (internal).   spec §11 (conversion), §33, §34
 //
 // A cast suite is (from, to, profile, policy). Its cases are one input code x (and the
-// random bits r when round=sr); its outputs are the result code y and the flags.
+// random bits r when round=sr); its outputs are the result code y and the flags. One suite
+// (CastParams, make(), cases()) is public: numref/conform/cast.hpp.
 #pragma once
 
 #include <memory>
@@ -9,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "numref/conform/cast.hpp"
 #include "numref/conform/core.hpp"
 #include "numref/conform/util.hpp"
 #include "numref/convert.hpp"
@@ -19,44 +21,8 @@ inline constexpr std::uint32_t kFlagMask = kInexact | kUnderflow | kOverflow | k
 
 const Family& family();
 
-// §11 One cast suite. Schema (column-major): x [r] | y, flags (optional, NUMREF_CAP_FLAGS).
-class CastParams final : public Params {
- public:
-  CastParams(const Format& from, const Format& to, std::string profile, const Policy& p);
-
-  void expected(std::size_t n, const std::uint32_t* in, std::uint32_t* out) const override;
-  std::string classify(const CaseDiff& d) const override;
-  bool plugin_supported(const numref_backend& b) const override;
-  bool plugin_call(const numref_backend& b, std::size_t n, const std::uint32_t* in, std::uint32_t* out,
-                   bool optional, std::string& error) const override;
-  std::string pipe_params() const override;
-
-  const Format& from() const { return *from_; }
-  const Format& to() const { return *to_; }
-  const Policy& policy() const { return policy_; }
-  bool sr() const { return sr_; }
-  int sr_bits() const { return policy_.sr_bits; }
-  // The reference result of one case.
-  Result reference(std::uint32_t x, std::uint32_t r) const { return conv_(x, r); }
-  // Knob settings that differ from the profile's policy: "round=rtz daz=1" ("" = none).
-  std::string overrides() const;
-  // The classification of a value mismatch (§33.4).
-  std::string classify(std::uint32_t x, std::uint32_t r, Result exp, Result got) const;
-
- private:
-  const Format* from_;
-  const Format* to_;
-  Policy policy_;
-  Converter conv_;
-  bool sr_ = false;
-  std::string policy_text_;
-  numref_policy cpol_;
-};
-
 // Parses "<from> <to> <profile> <policy>"; throws std::invalid_argument.
 std::shared_ptr<const CastParams> parse(std::string_view text);
-std::shared_ptr<const CastParams> make(const Format& from, const Format& to, std::string_view profile,
-                                       const Policy& p);
 
 // §33.3 The pairs the cast family generates under a profile at a level: every pair of formats,
 // except that a P3109 row (§2.5) is paired only with the 16- and 32-bit floating-point formats (f32,
@@ -104,9 +70,6 @@ RValues sr_edge_r(const CastParams& p, std::uint32_t x);
 // an exponent in the target's range with a patterned significand, specials).
 std::uint32_t random_code(const Format& from, const Format& to, const std::vector<std::uint32_t>& edges,
                           CaseRng& rng);
-
-std::shared_ptr<const CaseSource> cases(const std::shared_ptr<const CastParams>& p, Level level,
-                                        std::uint64_t seed);
 
 // ---- vectors (§30, §34) --------------------------------------------------------------
 void generate_vectors(std::vector<VectorFileText>& out);

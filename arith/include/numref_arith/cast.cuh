@@ -32,8 +32,8 @@
 
 #include "numref/policy.hpp"
 #include "numref/round_increment.hpp"
-#include "numref_cuda/config.cuh"
-#include "numref_cuda/format_traits.cuh"
+#include "numref_arith/config.cuh"
+#include "numref_arith/format_traits.cuh"
 
 namespace numref_cuda {
 

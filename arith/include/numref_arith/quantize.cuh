@@ -15,12 +15,12 @@
 
 #include <cstdint>
 
-#include "numref_cuda/amax.cuh"
-#include "numref_cuda/cast.cuh"
-#include "numref_cuda/f32.cuh"
-#include "numref_cuda/format_traits.cuh"
-#include "numref_cuda/intmath.cuh"
-#include "numref_cuda/scale.cuh"
+#include "numref_arith/amax.cuh"
+#include "numref_arith/cast.cuh"
+#include "numref_arith/f32.cuh"
+#include "numref_arith/format_traits.cuh"
+#include "numref_arith/intmath.cuh"
+#include "numref_arith/scale.cuh"
 
 namespace numref_cuda {
 

@@ -12,7 +12,7 @@
 #include <initializer_list>
 #include <utility>
 
-#include "numref_cuda/config.cuh"
+#include "numref_arith/config.cuh"
 
 namespace numref_cuda {
 

@@ -8,7 +8,7 @@
 #include <cstdint>
 
 #include "numref/format.hpp"
-#include "numref_cuda/config.cuh"
+#include "numref_arith/config.cuh"
 
 namespace numref_cuda {
 

@@ -29,9 +29,9 @@
 
 #include <cstdint>
 
-#include "numref_cuda/config.cuh"
-#include "numref_cuda/f32.cuh"
-#include "numref_cuda/intmath.cuh"
+#include "numref_arith/config.cuh"
+#include "numref_arith/f32.cuh"
+#include "numref_arith/intmath.cuh"
 
 namespace numref_cuda {
 

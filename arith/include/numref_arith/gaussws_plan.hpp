@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "numref_cuda/gaussws.cuh"
+#include "numref_arith/gaussws.cuh"
 
 namespace numref_cuda::gaussws {
 

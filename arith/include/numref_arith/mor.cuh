@@ -13,10 +13,10 @@
 
 #include <cstdint>
 
-#include "numref_cuda/amax.cuh"
-#include "numref_cuda/exact_sum.cuh"
-#include "numref_cuda/f32.cuh"
-#include "numref_cuda/quantize.cuh"
+#include "numref_arith/amax.cuh"
+#include "numref_arith/exact_sum.cuh"
+#include "numref_arith/f32.cuh"
+#include "numref_arith/quantize.cuh"
 
 namespace numref_cuda {
 

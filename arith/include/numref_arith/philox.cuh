@@ -17,7 +17,7 @@
 
 #include <cstdint>
 
-#include "numref_cuda/config.cuh"
+#include "numref_arith/config.cuh"
 
 namespace numref_cuda {
 

@@ -22,13 +22,13 @@
 #include <cstring>
 #include <type_traits>
 
-#include "numref_cuda/amax.cuh"
-#include "numref_cuda/exact_sum.cuh"
-#include "numref_cuda/intmath.cuh"
-#include "numref_cuda/mor.cuh"
-#include "numref_cuda/philox.cuh"
-#include "numref_cuda/quantize.cuh"
-#include "numref_cuda/scale.cuh"
+#include "numref_arith/amax.cuh"
+#include "numref_arith/exact_sum.cuh"
+#include "numref_arith/intmath.cuh"
+#include "numref_arith/mor.cuh"
+#include "numref_arith/philox.cuh"
+#include "numref_arith/quantize.cuh"
+#include "numref_arith/scale.cuh"
 
 namespace numref_cuda {
 

@@ -12,11 +12,11 @@
 #include <cstdint>
 
 #include "numref/scale.hpp"
-#include "numref_cuda/amax.cuh"
-#include "numref_cuda/cast.cuh"
-#include "numref_cuda/f32.cuh"
-#include "numref_cuda/format_traits.cuh"
-#include "numref_cuda/intmath.cuh"
+#include "numref_arith/amax.cuh"
+#include "numref_arith/cast.cuh"
+#include "numref_arith/f32.cuh"
+#include "numref_arith/format_traits.cuh"
+#include "numref_arith/intmath.cuh"
 
 namespace numref_cuda {
 

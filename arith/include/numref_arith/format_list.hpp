@@ -1,11 +1,12 @@
 // numref CUDA kernels — THE list of the formats the kernels are instantiated for.   spec §35.3, §35.7
 //
 // Every place that turns a run-time numref::FormatId into a kernel (or a host emulation of one)
-// expands this list: the cast launchers (cuda/src/cast_f8.cu, cast_wide.cu, cast_e8m0.cu),
-// their validation (api.cu), the quantize / dequantize / MoR launchers (quantize.cu), their
-// host emulation (host_run.cpp) and the plan's validation (quantize_plan.cpp). A format's facts
-// come from its row of numref::kFormats (FloatTraits), so adding a format of an existing
-// encoding family to the kernels is one row of kKernelFormats.
+// expands this list: the cast launchers (cuda/src/cast_f8.cu, cast_wide.cu, cast_e8m0.cu), their
+// validation (api.cu), the quantize / dequantize / MoR launchers (cuda/src/quantize*.cu*,
+// block_scale.cu, mor*.cu), their host emulation (host_run*.cpp) and the plan's validation
+// (quantize_plan.cpp). A format's facts come from its row of numref::kFormats (FloatTraits), so
+// adding a format of an existing encoding family to the kernels is one row of kKernelFormats
+// (the quantize kernels' translation units deal the kElement rows out: quantize_shards.hpp).
 #pragma once
 
 #include <cstddef>
@@ -14,7 +15,7 @@
 #include <utility>
 
 #include "numref/format.hpp"
-#include "numref_cuda/format_traits.cuh"
+#include "numref_arith/format_traits.cuh"
 
 namespace numref_cuda {
 

@@ -27,12 +27,12 @@
 #include <cstdint>
 
 #include "numref/splitmix64.hpp"
-#include "numref_cuda/cast.cuh"
-#include "numref_cuda/config.cuh"
-#include "numref_cuda/exact_sum.cuh"
-#include "numref_cuda/f32.cuh"
-#include "numref_cuda/format_traits.cuh"
-#include "numref_cuda/intmath.cuh"
+#include "numref_arith/cast.cuh"
+#include "numref_arith/config.cuh"
+#include "numref_arith/exact_sum.cuh"
+#include "numref_arith/f32.cuh"
+#include "numref_arith/format_traits.cuh"
+#include "numref_arith/intmath.cuh"
 
 namespace numref_cuda::gaussws {
 

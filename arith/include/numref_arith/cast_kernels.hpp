@@ -7,7 +7,7 @@
 // device has and refuses exactly what the device refuses.
 #pragma once
 
-#include "numref_cuda/cast.cuh"
+#include "numref_arith/cast.cuh"
 
 namespace numref_cuda {
 

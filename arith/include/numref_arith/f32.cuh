@@ -14,8 +14,8 @@
 
 #include <cstdint>
 
-#include "numref_cuda/config.cuh"
-#include "numref_cuda/intmath.cuh"
+#include "numref_arith/config.cuh"
+#include "numref_arith/intmath.cuh"
 
 namespace numref_cuda {
 

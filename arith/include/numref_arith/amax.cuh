@@ -14,9 +14,9 @@
 
 #include <cstdint>
 
-#include "numref_cuda/cast.cuh"
-#include "numref_cuda/f32.cuh"
-#include "numref_cuda/intmath.cuh"
+#include "numref_arith/cast.cuh"
+#include "numref_arith/f32.cuh"
+#include "numref_arith/intmath.cuh"
 
 namespace numref_cuda {
 

@@ -1,0 +1,7 @@
+// numref CUDA kernels — the quantize kernels of shard 0 of the element formats.   spec §35.7
+#include "quantize_shard.cuh"
+
+namespace numref_cuda::kernels {
+template cudaError_t quantize_shard<0>(const QuantizePlan&, const void*, const RandomSource&, const QuantizeOutputs&,
+                                       cudaStream_t, bool&);
+}  // namespace numref_cuda::kernels
