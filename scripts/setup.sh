@@ -7,6 +7,7 @@ PACKAGES=(
   cmake g++ make pkg-config git python3 python3-dev
   libmpfr-dev libgmp-dev libboost-dev
   librapidcheck-dev libgtest-dev googletest libbenchmark-dev
+  clang-format-14  # scripts/format.sh --check (the default suite): the formatter version is pinned
 )
 # clang (libFuzzer) is optional: only the fuzz build needs it (-DNUMREF_FUZZ=ON, see README.md).
 OPTIONAL=(clang verilator)  # clang: the fuzz build; verilator: the RTL example (docs/hardware.md)
