@@ -25,8 +25,8 @@
 
 namespace {
 
-using numref::FormatId;
 using numref::format;
+using numref::FormatId;
 
 constexpr std::size_t kN = std::size_t{1} << 24;
 
@@ -68,8 +68,10 @@ void BM_Bytes(benchmark::State& st) {
   std::vector<std::uint8_t> out(kN), fl(st.range(2) ? kN : 0);
   std::uint8_t* f = st.range(2) ? fl.data() : nullptr;
   for (auto _ : st) {
-    if (from == FormatId::f32) lanes.run(f32_codes().data(), out.data(), f, kN);
-    else lanes.run(codes16(from).data(), out.data(), f, kN);
+    if (from == FormatId::f32)
+      lanes.run(f32_codes().data(), out.data(), f, kN);
+    else
+      lanes.run(codes16(from).data(), out.data(), f, kN);
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }
@@ -84,7 +86,8 @@ BENCHMARK(BM_Bytes)
 // range(0): source (1 bf16, 2 f16); range(1): flags — into f8e4m3fn
 void BM_Lut8(benchmark::State& st) {
   const FormatId from = kSources[st.range(0)];
-  const numref::cpu_fast::FastCast fc(format(from), format(FormatId::f8e4m3fn), numref::profile(numref::ProfileId::ocp).narrow);
+  const numref::cpu_fast::FastCast fc(format(from), format(FormatId::f8e4m3fn),
+                                      numref::profile(numref::ProfileId::ocp).narrow);
   std::vector<std::uint32_t> all(65536), code(65536);
   std::vector<std::uint8_t> t(65536), tf(65536);
   for (std::uint32_t c = 0; c < 65536; ++c) all[c] = c;
@@ -112,10 +115,13 @@ BENCHMARK(BM_Lut8)->ArgNames({"from", "flags"})->ArgsProduct({{1, 2}, {0, 1}})->
 // output in 1024-element blocks, narrowed (as python/src/numref_core.cpp did for f32 sources)
 void BM_FastCast32(benchmark::State& st) {
   const FormatId from = kSources[st.range(0)];
-  const numref::cpu_fast::FastCast fc(format(from), format(FormatId::f8e4m3fn), numref::profile(numref::ProfileId::ocp).narrow);
+  const numref::cpu_fast::FastCast fc(format(from), format(FormatId::f8e4m3fn),
+                                      numref::profile(numref::ProfileId::ocp).narrow);
   std::vector<std::uint32_t> in(kN);
-  if (from == FormatId::f32) in = f32_codes();
-  else in.assign(codes16(from).begin(), codes16(from).end());
+  if (from == FormatId::f32)
+    in = f32_codes();
+  else
+    in.assign(codes16(from).begin(), codes16(from).end());
   std::vector<std::uint8_t> out(kN), fl(st.range(1) ? kN : 0);
   std::uint32_t buf[1024];
   for (auto _ : st) {

@@ -46,7 +46,8 @@ const std::vector<std::uint32_t>& f32_inputs(int kind) {
     for (std::size_t i = 0; i < kN; ++i) {
       const std::uint64_t r = numref::splitmix64_next(s);
       const std::uint32_t exp = 127 - 14 + static_cast<std::uint32_t>(r % 24);  // 2^-14 .. 2^9
-      range[i] = (static_cast<std::uint32_t>(r >> 63) << 31) | (exp << 23) | static_cast<std::uint32_t>((r >> 20) & 0x7FFFFF);
+      range[i] =
+          (static_cast<std::uint32_t>(r >> 63) << 31) | (exp << 23) | static_cast<std::uint32_t>((r >> 20) & 0x7FFFFF);
       random[i] = static_cast<std::uint32_t>(numref::splitmix64_next(s));
     }
     return std::array<std::vector<std::uint32_t>, 2>{range, random};
@@ -180,7 +181,14 @@ void BM_Sweep2e32(benchmark::State& st) {
   }
   st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations()) * (std::int64_t{1} << 32));
 }
-BENCHMARK(BM_Sweep2e32)->ArgName("impl")->Arg(0)->Arg(1)->Arg(2)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
+BENCHMARK(BM_Sweep2e32)
+    ->ArgName("impl")
+    ->Arg(0)
+    ->Arg(1)
+    ->Arg(2)
+    ->Iterations(1)
+    ->Unit(benchmark::kSecond)
+    ->UseRealTime();
 
 // ---- block quantization, f32 -> f8e4m3fn (§16, §14.1, §19.2) ------------------------------------
 
@@ -193,10 +201,22 @@ numref::QuantizeSpec quant_spec(int c) {
   q.policy.overflow = numref::Overflow::saturate;  // §19.1
   q.wide = numref::profile(numref::ProfileId::ocp).wide;
   switch (c) {
-    case 0: q.rule = numref::ScaleRule::mx_floor; q.partition = numref::Partition::blocks(1, 32); break;
-    case 1: q.rule = numref::ScaleRule::mx_rceil; q.partition = numref::Partition::blocks(1, 32); break;
-    case 2: q.rule = numref::ScaleRule::amax; q.partition = numref::Partition::blocks(128, 128); break;
-    default: q.rule = numref::ScaleRule::amax; q.partition = numref::Partition::tensor(); break;
+    case 0:
+      q.rule = numref::ScaleRule::mx_floor;
+      q.partition = numref::Partition::blocks(1, 32);
+      break;
+    case 1:
+      q.rule = numref::ScaleRule::mx_rceil;
+      q.partition = numref::Partition::blocks(1, 32);
+      break;
+    case 2:
+      q.rule = numref::ScaleRule::amax;
+      q.partition = numref::Partition::blocks(128, 128);
+      break;
+    default:
+      q.rule = numref::ScaleRule::amax;
+      q.partition = numref::Partition::tensor();
+      break;
   }
   return q;
 }

@@ -70,7 +70,7 @@ void run(benchmark::State& state, const Converter& conv, const std::vector<std::
 }
 
 Policy saturating() {
-  Policy p;  // ocp: rne (§4.2)
+  Policy p;                                 // ocp: rne (§4.2)
   p.overflow = numref::Overflow::saturate;  // §6.1
   return p;
 }
@@ -118,8 +118,8 @@ const Case kCases[] = {
     // §5.1 stochastic rounding f32 -> f8e4m3fn, k = 8 random bits per value, saturating;
     // §5.2 the `add` variant of the same; f32 -> bf16 with k = 16.
     {"BM_f32_to_e4m3_sr8_sat_random", FormatId::f32, FormatId::f8e4m3fn, sr(saturating(), 8), Input::random, 5},
-    {"BM_f32_to_e4m3_sr8add_sat_random", FormatId::f32, FormatId::f8e4m3fn,
-     sr(saturating(), 8, numref::SrVariant::add), Input::random, 7},
+    {"BM_f32_to_e4m3_sr8add_sat_random", FormatId::f32, FormatId::f8e4m3fn, sr(saturating(), 8, numref::SrVariant::add),
+     Input::random, 7},
     {"BM_f32_to_bf16_sr16_random", FormatId::f32, FormatId::bf16, sr(Policy{}, 16), Input::random, 9},
 };
 
@@ -150,7 +150,8 @@ const bool kRegistered = [] {
   for (const Case& c : kCases) {
     benchmark::RegisterBenchmark(c.name, convert_case, c);
     if (c.name == std::string_view("BM_f32_to_e4m3_rne_sat_random"))
-      benchmark::RegisterBenchmark("BM_f32_to_e4m3_rne_sat_random_convert_fn", BM_f32_to_e4m3_rne_sat_random_convert_fn);
+      benchmark::RegisterBenchmark("BM_f32_to_e4m3_rne_sat_random_convert_fn",
+                                   BM_f32_to_e4m3_rne_sat_random_convert_fn);
   }
   return true;
 }();

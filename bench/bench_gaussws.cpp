@@ -33,7 +33,8 @@ const Data& data() {
     x.g16 = numref::bench::random_bf16(kRows * kCols, 8);
     x.w.assign(x.w16.begin(), x.w16.end());
     x.g.assign(x.g16.begin(), x.g16.end());
-    const std::uint32_t bts[] = {0x40800000u /* 4 */, 0x40900000u /* 4.5 */, 0x40C00000u /* 6 */, 0x40A80000u /* 5.25 */};
+    const std::uint32_t bts[] = {0x40800000u /* 4 */, 0x40900000u /* 4.5 */, 0x40C00000u /* 6 */,
+                                 0x40A80000u /* 5.25 */};
     for (std::size_t b = 0; b < (kRows / 32) * (kCols / 32); ++b) x.bt.push_back(bts[b % 4]);
     return x;
   }();

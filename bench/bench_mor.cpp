@@ -25,7 +25,9 @@ const std::vector<std::uint16_t>& input() {
   return data;
 }
 
-numref::TensorView view() { return numref::TensorView(numref::format(numref::FormatId::bf16), input().data(), kRows, kCols); }
+numref::TensorView view() {
+  return numref::TensorView(numref::format(numref::FormatId::bf16), input().data(), kRows, kCols);
+}
 
 void tensor_level(benchmark::State& state, numref::Partition p) {
   const numref::TensorView x = view();

@@ -60,7 +60,9 @@ numref::QuantizeSpec spec(numref::ScaleRule rule, numref::Partition p) {
   return s;
 }
 
-void BM_gam_128x128(benchmark::State& st) { run(st, spec(numref::ScaleRule::gam, numref::Partition::blocks(128, 128))); }
+void BM_gam_128x128(benchmark::State& st) {
+  run(st, spec(numref::ScaleRule::gam, numref::Partition::blocks(128, 128)));
+}
 void BM_gam_128x128_per_block(benchmark::State& st) {
   run_per_block(st, spec(numref::ScaleRule::gam, numref::Partition::blocks(128, 128)));
 }

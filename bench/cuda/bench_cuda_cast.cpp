@@ -70,17 +70,34 @@ numref::Policy sr8() {
 constexpr std::int64_t kN = std::int64_t{64} << 20;
 
 BENCHMARK_CAPTURE(bench_cast, f32_e4m3_cuda_satfinite, FormatId::f32, FormatId::f8e4m3fn,
-                  narrow(numref::ProfileId::cuda_satfinite), false)->Arg(kN)->UseManualTime()->Unit(benchmark::kMillisecond);
+                  narrow(numref::ProfileId::cuda_satfinite), false)
+    ->Arg(kN)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(bench_cast, f32_e4m3_cuda_nosat, FormatId::f32, FormatId::f8e4m3fn,
-                  narrow(numref::ProfileId::cuda_nosat), false)->Arg(kN)->UseManualTime()->Unit(benchmark::kMillisecond);
+                  narrow(numref::ProfileId::cuda_nosat), false)
+    ->Arg(kN)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(bench_cast, bf16_e5m2_cuda_satfinite, FormatId::bf16, FormatId::f8e5m2,
-                  narrow(numref::ProfileId::cuda_satfinite), false)->Arg(kN)->UseManualTime()->Unit(benchmark::kMillisecond);
+                  narrow(numref::ProfileId::cuda_satfinite), false)
+    ->Arg(kN)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(bench_cast, f32_e4m3_sr8_philox, FormatId::f32, FormatId::f8e4m3fn, sr8(), true)
-    ->Arg(kN)->UseManualTime()->Unit(benchmark::kMillisecond);
+    ->Arg(kN)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(bench_cast, f32_bf16_cuda, FormatId::f32, FormatId::bf16, wide(numref::ProfileId::cuda_satfinite),
-                  false)->Arg(kN)->UseManualTime()->Unit(benchmark::kMillisecond);
+                  false)
+    ->Arg(kN)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(bench_cast, e4m3_f32_decode, FormatId::f8e4m3fn, FormatId::f32,
-                  wide(numref::ProfileId::cuda_satfinite), false)->Arg(kN)->UseManualTime()->Unit(benchmark::kMillisecond);
+                  wide(numref::ProfileId::cuda_satfinite), false)
+    ->Arg(kN)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -42,7 +42,8 @@ const Buffers& buffers() {
     auto upload = [&](std::uint16_t*& d, std::uint64_t seed, bool words) {
       for (auto& v : h) {
         const std::uint64_t r = numref::splitmix64_next(seed);
-        v = words ? static_cast<std::uint16_t>(r) : static_cast<std::uint16_t>(((115u + r % 17u) << 7) | ((r >> 8) & 0x807Fu));
+        v = words ? static_cast<std::uint16_t>(r)
+                  : static_cast<std::uint16_t>(((115u + r % 17u) << 7) | ((r >> 8) & 0x807Fu));
       }
       ok = ok && cudaMalloc(reinterpret_cast<void**>(&d), kN * 2) == cudaSuccess &&
            cudaMemcpy(d, h.data(), kN * 2, cudaMemcpyHostToDevice) == cudaSuccess;
@@ -131,8 +132,8 @@ void backward(benchmark::State& state, bool key) {
   const Buffers& b = buffers();
   const gw::Problem p = problem(key);
   if (numref_cuda::device_count() != 0 && buffers().ok)  // the scales of a forward pass
-    (void)numref_cuda::try_gaussws_forward(p, FormatId::bf16, b.w, b.bt, key ? nullptr : b.u, b.w_hat, b.scale,
-                                           nullptr, nullptr, b.status);
+    (void)numref_cuda::try_gaussws_forward(p, FormatId::bf16, b.w, b.bt, key ? nullptr : b.u, b.w_hat, b.scale, nullptr,
+                                           nullptr, b.status);
   run_timed(state, key ? 2.0 : 4.0, [&] {
     return numref_cuda::try_gaussws_backward(p, b.scale, key ? nullptr : b.u, FormatId::bf16, b.g, b.grad, nullptr,
                                              b.status);

@@ -104,7 +104,8 @@ void bench_quantize(benchmark::State& state, numref::QuantizeSpec spec, bool is_
   o.codes = codes;
   o.scales = scales;
   o.group_mantissa = gm;
-  timed(state, [&] { return numref_cuda::try_quantize(p, x, {}, o); }, static_cast<double>(kRows * kCols) * 3.0);
+  timed(
+      state, [&] { return numref_cuda::try_quantize(p, x, {}, o); }, static_cast<double>(kRows * kCols) * 3.0);
   if (is_mxfp8 && state.counters.count("seconds")) g_mxfp8_seconds = state.counters["seconds"];
   cudaFree(codes);
   cudaFree(scales);
@@ -120,7 +121,8 @@ void bench_tensor_mor(benchmark::State& state) {
   const numref::TensorView v(numref::format(FormatId::bf16), x, kRows, kCols);  // device memory, never read on the host
   numref::TensorMorSpec spec;
   numref_cuda::TensorMorDecision d;
-  timed(state, [&] { return numref_cuda::try_tensor_mor(v, spec, d); }, static_cast<double>(kRows * kCols) * 2.0);
+  timed(
+      state, [&] { return numref_cuda::try_tensor_mor(v, spec, d); }, static_cast<double>(kRows * kCols) * 2.0);
   if (g_mxfp8_seconds > 0 && state.counters.count("seconds"))
     state.counters["x_mxfp8"] = state.counters["seconds"] / g_mxfp8_seconds;
 }
@@ -131,16 +133,26 @@ numref::QuantizeSpec int8_rows() {
   return numref::int8_quantize_spec(s);
 }
 
-BENCHMARK_CAPTURE(bench_quantize, mxfp8_e4m3_1x32_floor, spec_of(FormatId::f8e4m3fn, Partition::blocks(1, 32), ScaleRule::mx_floor), true)
-    ->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(bench_quantize, mxfp8_e4m3_1x32_rceil, spec_of(FormatId::f8e4m3fn, Partition::blocks(1, 32), ScaleRule::mx_rceil), false)
-    ->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(bench_quantize, e4m3_1x128_amax, spec_of(FormatId::f8e4m3fn, Partition::blocks(1, 128), ScaleRule::amax), false)
-    ->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(bench_quantize, e4m3_128x128_amax, spec_of(FormatId::f8e4m3fn, Partition::blocks(128, 128), ScaleRule::amax), false)
-    ->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(bench_quantize, e4m3_gam_128x128, spec_of(FormatId::f8e4m3fn, Partition::blocks(128, 128), ScaleRule::gam), false)
-    ->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(bench_quantize, mxfp8_e4m3_1x32_floor,
+                  spec_of(FormatId::f8e4m3fn, Partition::blocks(1, 32), ScaleRule::mx_floor), true)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(bench_quantize, mxfp8_e4m3_1x32_rceil,
+                  spec_of(FormatId::f8e4m3fn, Partition::blocks(1, 32), ScaleRule::mx_rceil), false)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(bench_quantize, e4m3_1x128_amax,
+                  spec_of(FormatId::f8e4m3fn, Partition::blocks(1, 128), ScaleRule::amax), false)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(bench_quantize, e4m3_128x128_amax,
+                  spec_of(FormatId::f8e4m3fn, Partition::blocks(128, 128), ScaleRule::amax), false)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(bench_quantize, e4m3_gam_128x128,
+                  spec_of(FormatId::f8e4m3fn, Partition::blocks(128, 128), ScaleRule::gam), false)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(bench_quantize, int8_per_row, int8_rows(), false)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(bench_tensor_mor)->UseManualTime()->Unit(benchmark::kMillisecond);
 

@@ -18,7 +18,8 @@ using namespace numref::conform;
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const auto params = registry().find("cast")->parse_params(
       "f32 f8e4m3fn ocp round=sr sr_bits=9 sr_variant=fraction overflow=nonsat inf_sat=max nan=payload "
-      "nan_to_finite=zero e8m0_round=follow zero_to_nozero=nan negative=nan daz=0 ftz=0 tininess=after int_range=full e8m0_low=linear inf_nan=slot");
+      "nan_to_finite=zero e8m0_round=follow zero_to_nozero=nan negative=nan daz=0 ftz=0 tininess=after int_range=full "
+      "e8m0_low=linear inf_nan=slot");
   std::istringstream in(std::string(reinterpret_cast<const char*>(data), size));
   std::string line;
   try {
@@ -34,7 +35,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     while (std::getline(in, line))
       if (p.feed(line)) break;
   } catch (const ProtocolError&) {
-  } catch (const BackendError&) {
-  }
+  } catch (const BackendError&) {}
   return 0;
 }

@@ -12,7 +12,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::istringstream in(std::string(reinterpret_cast<const char*>(data), size));
   try {
     (void)numref::conform::parse_vector_text(in, "fuzz.vec");
-  } catch (const numref::conform::VectorError&) {
-  }
+  } catch (const numref::conform::VectorError&) {}
   return 0;
 }

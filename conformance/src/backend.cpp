@@ -98,7 +98,8 @@ BackendSpec resolve_backend(const std::string& arg) {
   if (arg.rfind("pipe:", 0) == 0) {
     s.kind = BackendSpec::Kind::pipe;
     s.target = arg.substr(5);
-    if (s.target.empty()) throw std::invalid_argument("--backend pipe: needs a command, e.g. pipe:'python3 backend.py'");
+    if (s.target.empty())
+      throw std::invalid_argument("--backend pipe: needs a command, e.g. pipe:'python3 backend.py'");
     return s;
   }
   std::string path = arg;
@@ -116,7 +117,10 @@ BackendSpec resolve_backend(const std::string& arg) {
   const std::string lib = dir + "/" + lib_name(path);
   if (!fs::exists(lib)) {
     std::string known;
-    for (const auto& n : builtin_backends()) { if (!known.empty()) known += ", "; known += n; }
+    for (const auto& n : builtin_backends()) {
+      if (!known.empty()) known += ", ";
+      known += n;
+    }
     throw std::invalid_argument("unknown backend '" + path + "' (built-in backends in " +
                                 (dir.empty() ? std::string("<none>") : dir) + ": " +
                                 (known.empty() ? std::string("none") : known) + "; or give PATH.so or pipe:COMMAND)");

@@ -29,8 +29,8 @@ std::string one_line(const char* s);
 [[noreturn]] void throw_interrupted(proc::Child& c, const std::string& who, const std::string& what);
 
 // The transports (open_plugin_in_process() is in numref/conform/backend.hpp).
-std::unique_ptr<Backend> open_isolated_plugin(const std::string& path, const std::string& args, const std::string& display,
-                                              double timeout_s);
+std::unique_ptr<Backend> open_isolated_plugin(const std::string& path, const std::string& args,
+                                              const std::string& display, double timeout_s);
 std::unique_ptr<Backend> open_pipe_backend(const std::string& cmd, double timeout_s);
 
 }  // namespace numref::conform

@@ -75,14 +75,22 @@ BackendInfo decode_info(const std::string& s) {
     const auto tab = line.find('\t');
     if (tab == std::string::npos) continue;
     const std::string k = line.substr(0, tab), v = line.substr(tab + 1);
-    if (k == "name") i.name = v;
-    else if (k == "version") i.version = v;
-    else if (k == "description") i.description = v;
-    else if (k == "ops") i.ops = word_list(v.c_str());
-    else if (k == "profiles") i.profiles = word_list(v.c_str());
-    else if (k == "flags") i.flags = v == "1";
-    else if (k == "counts") i.counts = v == "1";
-    else if (k == "departure") i.departures.push_back(parse_departure(v));
+    if (k == "name")
+      i.name = v;
+    else if (k == "version")
+      i.version = v;
+    else if (k == "description")
+      i.description = v;
+    else if (k == "ops")
+      i.ops = word_list(v.c_str());
+    else if (k == "profiles")
+      i.profiles = word_list(v.c_str());
+    else if (k == "flags")
+      i.flags = v == "1";
+    else if (k == "counts")
+      i.counts = v == "1";
+    else if (k == "departure")
+      i.departures.push_back(parse_departure(v));
   }
   return i;
 }
@@ -174,7 +182,8 @@ class IsolatedBackend final : public Backend {
 
   std::size_t max_batch(Shape s) const override {
     // a call's words and its guard zone (twice its outputs) fit the shared buffer
-    return std::max<std::size_t>(1, kShmWords / (static_cast<std::size_t>(s.in) + 3 * static_cast<std::size_t>(s.out) + 1));
+    return std::max<std::size_t>(
+        1, kShmWords / (static_cast<std::size_t>(s.in) + 3 * static_cast<std::size_t>(s.out) + 1));
   }
 
   bool supported(const Params& p) override {
@@ -296,7 +305,8 @@ class IsolatedBackend final : public Backend {
     std::uint32_t* guard = buf + in_w + out_w;
     const std::size_t guard_w = std::min(2 * out_w + 64, kShmWords - in_w - out_w);
     std::fill(guard, guard + guard_w, kCanary);
-    if (c_.reaped || !send_msg(c_.to, kMsgRun, static_cast<std::uint32_t>(m), std::string(p.family().name()) + "\n" + p.text())) {
+    if (c_.reaped ||
+        !send_msg(c_.to, kMsgRun, static_cast<std::uint32_t>(m), std::string(p.family().name()) + "\n" + p.text())) {
       c_.kill_group();
       if (stop_requested()) interrupted(what);
       return c_.status;
@@ -312,8 +322,9 @@ class IsolatedBackend final : public Backend {
     const auto bad = std::find_if(guard, guard + guard_w, [](std::uint32_t w) { return w != kCanary; });
     if (bad != guard + guard_w)
       throw BackendError(Kind::error, who() + ": wrote past the end of its output buffer (word " +
-                                          std::to_string(out_w + static_cast<std::size_t>(bad - guard)) + " of an output buffer of " +
-                                          std::to_string(out_w) + " words) during " + what);
+                                          std::to_string(out_w + static_cast<std::size_t>(bad - guard)) +
+                                          " of an output buffer of " + std::to_string(out_w) + " words) during " +
+                                          what);
     if (!std::equal(sent_.begin(), sent_.end(), buf))
       throw BackendError(Kind::error, who() + ": wrote into its input buffer (read-only) during " + what);
     unpack_cases(buf + in_w, m, n, a, s.out, s.case_major, out);
@@ -332,15 +343,16 @@ class IsolatedBackend final : public Backend {
     respawn();
     const std::optional<int> again = call(p, n, in, out, a, m);
     if (!again)
-      throw BackendError(Kind::crash, crash + "; the same call runs in a fresh process: the crash depends on earlier calls");
+      throw BackendError(Kind::crash,
+                         crash + "; the same call runs in a fresh process: the crash depends on earlier calls");
     respawn();
     bisect(p, n, in, out, a, m, *again);
   }
 
   // §33.6 [a, a + m) crashes a fresh process: halves in fresh processes until one case (or the
   // smallest batch that crashes) is found; at most 2 * ceil(log2 m) processes.
-  void bisect(const Params& p, std::size_t n, const std::uint32_t* in, std::uint32_t* out, std::size_t a,
-              std::size_t m, int status) {
+  void bisect(const Params& p, std::size_t n, const std::uint32_t* in, std::uint32_t* out, std::size_t a, std::size_t m,
+              int status) {
     if (m == 1) {
       fault(a, 1, status);
       return;
@@ -365,7 +377,9 @@ class IsolatedBackend final : public Backend {
     ++crashes_;
     std::string what = "crash: ";
     what += WIFSIGNALED(status) ? signal_name(WTERMSIG(status)) : status_text(status);
-    if (m > 1) what += " (in a call of cases " + std::to_string(a) + " to " + std::to_string(a + m - 1) + " together; no half crashes alone)";
+    if (m > 1)
+      what += " (in a call of cases " + std::to_string(a) + " to " + std::to_string(a + m - 1) +
+              " together; no half crashes alone)";
     for (std::size_t k = a; k < a + m; ++k) faults_.push_back({k, what});
     std::sort(faults_.begin(), faults_.end(), [](const CaseFault& x, const CaseFault& y) { return x.index < y.index; });
   }
@@ -382,8 +396,8 @@ class IsolatedBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> open_isolated_plugin(const std::string& path, const std::string& args, const std::string& display,
-                                              double timeout_s) {
+std::unique_ptr<Backend> open_isolated_plugin(const std::string& path, const std::string& args,
+                                              const std::string& display, double timeout_s) {
   return std::make_unique<IsolatedBackend>(path, args, display, timeout_s);
 }
 

@@ -80,7 +80,8 @@ class PipeBackend final : public Backend {
   std::size_t max_batch(Shape s) const override {
     // A batch's request is written as one block of lines: keep it below ~4 MiB of text.
     const std::size_t words = static_cast<std::size_t>(s.in + s.out);
-    return std::max<std::size_t>(1, std::min<std::size_t>(4096, (std::size_t{1} << 19) / std::max<std::size_t>(words, 1)));
+    return std::max<std::size_t>(1,
+                                 std::min<std::size_t>(4096, (std::size_t{1} << 19) / std::max<std::size_t>(words, 1)));
   }
 
   bool supported(const Params& p) override {
@@ -125,7 +126,9 @@ class PipeBackend final : public Backend {
  private:
   std::string who() const { return info_.name.empty() ? info_.location : info_.name; }
   // §33.6 progress of a pipe backend: any byte it reads or writes.
-  void progress() { silent_after_ = Clock::now() + std::chrono::milliseconds(static_cast<long long>(timeout_s_ * 1000)); }
+  void progress() {
+    silent_after_ = Clock::now() + std::chrono::milliseconds(static_cast<long long>(timeout_s_ * 1000));
+  }
 
   // Writes `data` while reading whatever the backend writes meanwhile (so that neither
   // side blocks on a full pipe); complete lines read are fed to `parser` if given, else
@@ -208,7 +211,8 @@ class PipeBackend final : public Backend {
   [[noreturn]] void died(const std::string& what) {
     c_.reap_soon();  // the process may still be running with its stdout closed: stopped
     if (stop_requested()) interrupted(what);
-    throw BackendError(Kind::crash, who() + ": the pipe backend " + proc::status_text(c_.status, true) + " during " + what);
+    throw BackendError(Kind::crash,
+                       who() + ": the pipe backend " + proc::status_text(c_.status, true) + " during " + what);
   }
 
   double timeout_s_;

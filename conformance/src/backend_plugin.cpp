@@ -27,8 +27,9 @@ class PluginBackend final : public Backend {
     auto ver = reinterpret_cast<numref_backend_abi_version_fn>(dlsym(h_, "numref_backend_abi_version"));
     auto open = reinterpret_cast<numref_backend_open_fn>(dlsym(h_, "numref_backend_open"));
     if (!ver || !open)
-      throw BackendError(Kind::abi, path + " is not a numref backend: it does not export numref_backend_abi_version "
-                                           "and numref_backend_open (see conformance/include/numref/backend.h)");
+      throw BackendError(Kind::abi, path +
+                                        " is not a numref backend: it does not export numref_backend_abi_version "
+                                        "and numref_backend_open (see conformance/include/numref/backend.h)");
     const std::uint32_t v = ver();
     if (v != NUMREF_BACKEND_ABI_VERSION)
       throw BackendError(Kind::abi, path + " was built for numref backend ABI version " + std::to_string(v) +

@@ -42,8 +42,9 @@ std::string rerun_command(const Context& c, const Mismatch& m) {
 std::string write_column(const fs::path& base, const Column& col, const Mismatch& m) {
   const std::size_t n = col.count();
   const Format& f = *col.format;
-  const auto dt = f.bits == 32 ? npy::Dtype::u4 : f.bits == 16 ? (&f == &format(FormatId::f16) ? npy::Dtype::f2 : npy::Dtype::u2)
-                                               : npy::Dtype::u1;
+  const auto dt = f.bits == 32   ? npy::Dtype::u4
+                  : f.bits == 16 ? (&f == &format(FormatId::f16) ? npy::Dtype::f2 : npy::Dtype::u2)
+                                 : npy::Dtype::u1;
   std::vector<std::uint8_t> data;
   const std::size_t isz = npy::itemsize(dt == npy::Dtype::u4 ? npy::Dtype::f4 : dt);
   for (std::size_t k = 0; k < n; ++k) {
@@ -56,8 +57,10 @@ std::string write_column(const fs::path& base, const Column& col, const Mismatch
   const auto bytes = npy::encode(dt == npy::Dtype::u4 ? npy::Dtype::f4 : dt, shape, data);
   out.write(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
   out.commit();
-  return "  " + col.name + ": " + fs::path(file).filename().string() + " (" + std::string(f.name) + ", " + std::to_string(col.rows) +
-         "x" + std::to_string(col.cols) + (f.bits == 16 && &f != &format(FormatId::f16) ? ", bit patterns: --input-format " + std::string(f.name) : "") + ")\n";
+  return "  " + col.name + ": " + fs::path(file).filename().string() + " (" + std::string(f.name) + ", " +
+         std::to_string(col.rows) + "x" + std::to_string(col.cols) +
+         (f.bits == 16 && &f != &format(FormatId::f16) ? ", bit patterns: --input-format " + std::string(f.name) : "") +
+         ")\n";
 }
 
 }  // namespace
@@ -68,10 +71,10 @@ void dump_case(Context& c, const Mismatch& m) {
   for (char& ch : name)
     if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '.') ch = '_';
   const fs::path base = fs::path(c.cfg.dump_dir) / name;
-  std::string txt = "FAIL " + m.op + " " + m.label + " | " + m.inputs + " | got " + m.got + " | expected " + m.expected +
-                    " | " + m.cls + " | " + m.where + (m.detail.empty() ? "" : " | " + m.detail) +
-                    "\n\nsuite: " + m.op + " " + m.params + "\n\nre-run this case alone (add --no-isolate for a debugger):\n  " +
-                    rerun_command(c, m) + "\n\ninputs:\n";
+  std::string txt =
+      "FAIL " + m.op + " " + m.label + " | " + m.inputs + " | got " + m.got + " | expected " + m.expected + " | " +
+      m.cls + " | " + m.where + (m.detail.empty() ? "" : " | " + m.detail) + "\n\nsuite: " + m.op + " " + m.params +
+      "\n\nre-run this case alone (add --no-isolate for a debugger):\n  " + rerun_command(c, m) + "\n\ninputs:\n";
   try {
     for (const Column& col : p.schema().columns) {
       if (col.output() || !col.format) continue;

@@ -37,7 +37,8 @@ void append_memh_value(std::string& s, const Column& c, const std::uint32_t* v) 
     append_hex(s, *v, memh_digits(c));
     return;
   }
-  for (int q = 0; q < kSumWords / 2; ++q) append_hex(s, std::uint64_t{v[2 * q]} | (std::uint64_t{v[2 * q + 1]} << 32), 16);
+  for (int q = 0; q < kSumWords / 2; ++q)
+    append_hex(s, std::uint64_t{v[2 * q]} | (std::uint64_t{v[2 * q + 1]} << 32), 16);
 }
 
 // The words of column c of a record (inputs or expected results).
@@ -49,7 +50,8 @@ std::string_view role_word(const Column& c) { return c.output() ? "expected" : "
 
 // What a value of column c is, for the layout comments.
 std::string column_meaning(const Column& c) {
-  if (c.notation == Notation::sum) return "exact error sum (§22.3): limbs 0-4 of S, n, nonfinite_input, nonfinite_quant, zeros, 64 bits each";
+  if (c.notation == Notation::sum)
+    return "exact error sum (§22.3): limbs 0-4 of S, n, nonfinite_input, nonfinite_quant, zeros, 64 bits each";
   if (c.notation == Notation::decimal) return "count (decimal in vector files, hex here)";
   if (c.format) return std::string(c.format->name) + " code";
   if (c.cap == NUMREF_CAP_FLAGS) return "§9.1 flags: 01 inexact, 02 underflow, 04 overflow, 10 invalid";
@@ -111,8 +113,8 @@ std::string memh_text(const ExportSet& set, const Suites& suites) {
   const std::string layout = layout_of(p0);
   for (std::size_t i = 1; i < suites.list.size(); ++i)
     if (layout_of(*suites.list[i]) != layout)
-      throw ExportError("memh needs one record layout, but suite '" + suites.list[i]->label() +
-                        "' has columns " + layout_of(*suites.list[i]) + "and suite '" + p0.label() + "' " + layout +
+      throw ExportError("memh needs one record layout, but suite '" + suites.list[i]->label() + "' has columns " +
+                        layout_of(*suites.list[i]) + "and suite '" + p0.label() + "' " + layout +
                         "(export them separately, or use --to csv or json)");
   int total = 0;
   for (const auto& c : p0.schema().columns) total += memh_digits(c) * static_cast<int>(c.count());
@@ -121,7 +123,8 @@ std::string memh_text(const ExportSet& set, const Suites& suites) {
        " hex digits, most significant field first:\n";
   int hi = total * 4 - 1;
   const bool shaped = p0.schema().shape_prefix;
-  if (shaped) s += "//   (tensor shape " + shape_text(p0.schema()) + "; values in the order of the vector file, spec §30.6)\n";
+  if (shaped)
+    s += "//   (tensor shape " + shape_text(p0.schema()) + "; values in the order of the vector file, spec §30.6)\n";
   for (const auto& c : p0.schema().columns) {
     const int bits = memh_digits(c) * 4;
     for (std::size_t k = 0; k < c.count(); ++k) {
@@ -131,8 +134,8 @@ std::string memh_text(const ExportSet& set, const Suites& suites) {
       hi -= bits;
     }
   }
-  s += "// SystemVerilog: logic [" + std::to_string(total * 4 - 1) + ":0] vec [0:" +
-       std::to_string(set.records.size() - 1) + "]; initial $readmemh(\"<this file>\", vec);\n";
+  s += "// SystemVerilog: logic [" + std::to_string(total * 4 - 1) +
+       ":0] vec [0:" + std::to_string(set.records.size() - 1) + "]; initial $readmemh(\"<this file>\", vec);\n";
   for (std::size_t i = 0; i < set.records.size(); ++i) {
     const ExportRecord& r = set.records[i];
     for (const auto& c : r.params->schema().columns) {
@@ -161,7 +164,9 @@ std::string csv_field(std::string_view v) {
 }
 
 std::string csv_text(const ExportSet& set, const Suites& suites) {
-  auto names_of = [](const Params& p) { return std::string(p.schema().shape_prefix ? "shape " : "") + p.schema().names(); };
+  auto names_of = [](const Params& p) {
+    return std::string(p.schema().shape_prefix ? "shape " : "") + p.schema().names();
+  };
   const std::string names = names_of(*suites.list.front());
   for (const Params* p : suites.list)
     if (names_of(*p) != names)
@@ -287,15 +292,16 @@ void read_export_source(std::istream& in, const std::string& name, ExportSet& se
         p.expected(1, vc.in.data(), ref.data());
         if (ref != vc.expected) {
           for (const auto& c : p.schema().columns)
-            if (c.output() && !std::equal(ref.begin() + c.at, ref.begin() + c.at + static_cast<std::ptrdiff_t>(c.words()),
-                                          vc.expected.begin() + c.at))
+            if (c.output() &&
+                !std::equal(ref.begin() + c.at, ref.begin() + c.at + static_cast<std::ptrdiff_t>(c.words()),
+                            vc.expected.begin() + c.at))
               throw ExportError(r.where() + ": " + p.label() + ": the file's " + c.name + " " +
                                 column_text(c, vc.expected.data() + c.at) + " differs from the reference's " +
                                 column_text(c, ref.data() + c.at) +
                                 " (a stale or edited file: regenerate it with `numref vectors generate`)");
         }
-        set.records.push_back({std::move(vc.params), std::move(vc.in), std::move(vc.expected), std::move(vc.note),
-                               source, r.line()});
+        set.records.push_back(
+            {std::move(vc.params), std::move(vc.in), std::move(vc.expected), std::move(vc.note), source, r.line()});
       }
     }
   } catch (const VectorError& e) {

@@ -161,8 +161,12 @@ void run_and_compare(const Context& c, Backend& b, const Job& j, JobResult& r) {
       ++r.passed;
       continue;
     }
-    const CaseAt k{j, i, case_view(j.in.data(), j.n, i, s, s.in), case_view(j.exp.data(), j.n, i, s, s.out),
-                   case_view(got.data(), j.n, i, s, s.out), crashed};
+    const CaseAt k{j,
+                   i,
+                   case_view(j.in.data(), j.n, i, s, s.in),
+                   case_view(j.exp.data(), j.n, i, s, s.out),
+                   case_view(got.data(), j.n, i, s, s.out),
+                   crashed};
     judge_case(c, b, p, k, r);
   }
 }

@@ -99,7 +99,9 @@ class JsonReader {
       if (i_ >= t_.size()) fail("unterminated string");
       const char e = t_[i_++];
       switch (e) {
-        case '"': case '\\': case '/': out += e; break;
+        case '"':
+        case '\\':
+        case '/': out += e; break;
         case 'b': out += '\b'; break;
         case 'f': out += '\f'; break;
         case 'n': out += '\n'; break;
@@ -215,7 +217,8 @@ struct Fields {
   bool boolean(const Json& o, std::string_view k) const { return at(o, k, Json::Kind::boolean).b; }
   std::uint64_t num(const Json& o, std::string_view k) const {
     const std::string& t = at(o, k, Json::Kind::number).s;
-    if (t.empty() || t.find_first_not_of("0123456789") != std::string::npos) bad("\"" + std::string(k) + "\" is not a count");
+    if (t.empty() || t.find_first_not_of("0123456789") != std::string::npos)
+      bad("\"" + std::string(k) + "\" is not a count");
     try {
       return std::stoull(t);
     } catch (const std::exception&) {
@@ -283,8 +286,9 @@ Shard read_shard(const std::string& file) {
   const Fields f{file};
   const std::size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && text[first] == '<')
-    throw std::invalid_argument(file + ": a JUnit XML report; merge reads the JSON reports of the shards "
-                                       "(numref conform --report json), and writes JUnit with --report junit");
+    throw std::invalid_argument(file +
+                                ": a JUnit XML report; merge reads the JSON reports of the shards "
+                                "(numref conform --report json), and writes JUnit with --report junit");
   Json doc;
   try {
     doc = JsonReader(text).document();
@@ -293,7 +297,8 @@ Shard read_shard(const std::string& file) {
   }
   if (doc.kind != Json::Kind::object || !doc.get("numref_conform_report")) f.bad("no \"numref_conform_report\" member");
   const Json* run = doc.get("run");
-  if (!run) throw std::invalid_argument(file + ": has no run identity (\"run\"): written by a numref older than spec §33.11");
+  if (!run)
+    throw std::invalid_argument(file + ": has no run identity (\"run\"): written by a numref older than spec §33.11");
   Shard s;
   s.file = file;
   RunReport& r = s.rep;
@@ -501,8 +506,8 @@ int merge_reports(const std::vector<std::string>& files, const MergeOptions& opt
     check_same_run(shards.front(), s);
     const auto [it, fresh] = by_index.emplace(s.rep.cfg.shard_index, k);
     if (!fresh)
-      throw std::invalid_argument("shard " + shard_name(s.rep.cfg.shard_index, n) + " given twice: " +
-                                  shards[it->second].file + " and " + s.file);
+      throw std::invalid_argument("shard " + shard_name(s.rep.cfg.shard_index, n) +
+                                  " given twice: " + shards[it->second].file + " and " + s.file);
   }
   if (by_index.size() != n) {
     std::string missing;
@@ -540,7 +545,9 @@ int merge_reports(const std::vector<std::string>& files, const MergeOptions& opt
       std::FILE* f = out ? out->file() : stdout;
       if (opt.report == ReportFormat::json) {
         for (BackendReport& b : r.backends) {  // json_report copies the mismatches from a spool
-          b.spool.reset(std::tmpfile(), [](std::FILE* p) { if (p) std::fclose(p); });
+          b.spool.reset(std::tmpfile(), [](std::FILE* p) {
+            if (p) std::fclose(p);
+          });
           if (!b.spool) throw OutputError(std::string("cannot create a temporary file: ") + std::strerror(errno));
           for (const Mismatch& m : b.mismatches) {
             const std::string line = mismatch_json(m) + "\n";

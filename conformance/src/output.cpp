@@ -17,16 +17,20 @@ std::string errno_text(int e) { return std::strerror(e); }
 }  // namespace
 
 bool same_file(const std::string& a, const std::string& b) {
-  struct stat sa {}, sb {};
-  if (::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  struct stat sa {
+  }, sb{};
+  if (::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0)
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
   std::error_code ea, eb;
   const fs::path pa = fs::absolute(a, ea).lexically_normal(), pb = fs::absolute(b, eb).lexically_normal();
   return !ea && !eb && pa == pb;
 }
 
-void refuse_output_that_is_input(std::string_view what, const std::string& out, const std::vector<std::string>& inputs) {
+void refuse_output_that_is_input(std::string_view what, const std::string& out,
+                                 const std::vector<std::string>& inputs) {
   for (const auto& in : inputs)
-    if (same_file(out, in)) throw OutputError(std::string(what) + " " + out + " is also an input (" + in + "); refusing to overwrite it");
+    if (same_file(out, in))
+      throw OutputError(std::string(what) + " " + out + " is also an input (" + in + "); refusing to overwrite it");
 }
 
 OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
@@ -82,7 +86,8 @@ void OutputFile::close_checked() {
 
 void OutputFile::rename_into_place() {
   if (committed_) return;
-  if (!tmp_.empty() && std::rename(tmp_.c_str(), path_.c_str()) != 0) fail(path_, "cannot replace: " + errno_text(errno));
+  if (!tmp_.empty() && std::rename(tmp_.c_str(), path_.c_str()) != 0)
+    fail(path_, "cannot replace: " + errno_text(errno));
   committed_ = true;
 }
 
@@ -142,7 +147,8 @@ void OutputSet::commit_all() {
 void check_stdout() {
   errno = 0;
   if (std::fflush(stdout) != 0 || std::ferror(stdout))
-    throw OutputError(std::string("standard output: write failed") + (errno ? ": " + errno_text(errno) : std::string()));
+    throw OutputError(std::string("standard output: write failed") +
+                      (errno ? ": " + errno_text(errno) : std::string()));
 }
 
 }  // namespace numref::conform

@@ -124,7 +124,8 @@ void Pipeline::report_mismatch(SuiteStats& s, Mismatch& m) {
     std::fwrite(line.data(), 1, line.size(), c_.rep.spool.get());
     ++c_.rep.spooled;
   } else if (c_.cfg.report == ReportFormat::junit) {
-    const std::size_t bytes = m.inputs.size() + m.got.size() + m.expected.size() + m.where.size() + m.params.size() + 64;
+    const std::size_t bytes =
+        m.inputs.size() + m.got.size() + m.expected.size() + m.where.size() + m.params.size() + 64;
     if (junit_bytes_ + bytes <= kJunitMismatchBytes) {
       junit_bytes_ += bytes;
       c_.rep.mismatches.push_back(std::move(m));

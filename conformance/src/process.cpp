@@ -146,8 +146,7 @@ extern "C" void kill_own_group(int) { kill(0, SIGKILL); }
   ::close(0);  // the runner sees the end of the backend's output when the shell's side ends
   ::close(1);
   int st = 0;
-  while (waitpid(sh, &st, 0) < 0 && errno == EINTR) {
-  }
+  while (waitpid(sh, &st, 0) < 0 && errno == EINTR) {}
   if (WIFSIGNALED(st)) {
     signal(WTERMSIG(st), SIG_DFL);
     kill(getpid(), WTERMSIG(st));

@@ -44,8 +44,8 @@ Departure parse_departure(std::string_view text) {
   if (f.size() != 5)
     throw std::invalid_argument("departure '" + std::string(text) +
                                 "' must be '<op> <from> <to> <profile|*> <class> | <explanation>'");
-  Departure d{std::string(f[0]), std::string(f[1]), std::string(f[2]), std::string(f[3]), std::string(f[4]),
-              std::string(trim(text.substr(bar + 1)))};
+  Departure d{std::string(f[0]), std::string(f[1]), std::string(f[2]),
+              std::string(f[3]), std::string(f[4]), std::string(trim(text.substr(bar + 1)))};
   if (d.why.empty()) throw std::invalid_argument("departure '" + std::string(text) + "' has an empty explanation");
   if (!printable(text)) throw std::invalid_argument("departure text has control characters");
   return d;
@@ -77,8 +77,7 @@ PipeHello parse_pipe_hello(std::string_view line) {
   bool have_name = false, have_flags = false;
   for (std::size_t i = 2; i < f.size(); ++i) {
     const auto eq = f[i].find('=');
-    if (eq == std::string_view::npos)
-      throw ProtocolError("greeting item '" + std::string(f[i]) + "' is not key=value");
+    if (eq == std::string_view::npos) throw ProtocolError("greeting item '" + std::string(f[i]) + "' is not key=value");
     const std::string_view k = f[i].substr(0, eq), v = f[i].substr(eq + 1);
     if (!printable(v)) throw ProtocolError("greeting value has control characters");
     if (k == "name") {
@@ -143,15 +142,16 @@ bool PipeBatchParser::feed(std::string_view line) {
   if (line == "end") {
     if (got_ != n_)
       throw BackendError(BackendError::Kind::count, "the backend returned " + std::to_string(got_) +
-                                                         " results for a batch of " + std::to_string(n_));
+                                                        " results for a batch of " + std::to_string(n_));
     return true;
   }
   if (got_ == n_)
-    throw BackendError(BackendError::Kind::count,
-                       "the backend returned more than " + std::to_string(n_) + " results for a batch of " +
-                           std::to_string(n_) + " (or no 'end' line)");
+    throw BackendError(BackendError::Kind::count, "the backend returned more than " + std::to_string(n_) +
+                                                      " results for a batch of " + std::to_string(n_) +
+                                                      " (or no 'end' line)");
   const std::string err = pipe_result(p_, line, flags_, out_, n_, got_);
-  if (!err.empty()) throw ProtocolError("result " + std::to_string(got_ + 1) + " of " + std::to_string(n_) + ": " + err);
+  if (!err.empty())
+    throw ProtocolError("result " + std::to_string(got_ + 1) + " of " + std::to_string(n_) + ": " + err);
   ++got_;
   return false;
 }

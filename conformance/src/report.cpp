@@ -62,7 +62,10 @@ std::string BackendReport::nothing_compared_reason(const RunConfig& cfg) const {
 namespace {
 std::string join(const std::vector<std::string>& v, const char* sep = " ") {
   std::string s;
-  for (const auto& x : v) { if (!s.empty()) s += sep; s += x; }
+  for (const auto& x : v) {
+    if (!s.empty()) s += sep;
+    s += x;
+  }
   return s;
 }
 }  // namespace
@@ -131,7 +134,8 @@ std::string backend_verdict(const RunConfig& cfg, const BackendReport& b, std::s
 }
 
 // "P passed, F failed, S skipped" over the backends, then " (why)" when there is a reason.
-void counts_line(std::FILE* f, const RunConfig& cfg, const std::vector<const BackendReport*>& bs, const std::string& why) {
+void counts_line(std::FILE* f, const RunConfig& cfg, const std::vector<const BackendReport*>& bs,
+                 const std::string& why) {
   std::uint64_t p = 0, fl = 0, s = 0;
   for (const BackendReport* b : bs) {
     p += b->total(&SuiteStats::passed) + b->total(&SuiteStats::any_nan);
@@ -155,8 +159,8 @@ void text_run(std::FILE* f, const RunIdentity& id) {
 void text_header(std::FILE* f, const RunConfig& cfg, const RunIdentity& id, const BackendReport& b) {
   const BackendInfo& i = b.info;
   std::fprintf(f, "== numref conform: backend %s%s%s [%s%s] %s\n", i.name.c_str(), i.version.empty() ? "" : " ",
-               i.version.c_str(), i.kind.c_str(), i.kind == "plugin" ? (cfg.isolate ? ", isolated" : ", in process") : "",
-               i.location.c_str());
+               i.version.c_str(), i.kind.c_str(),
+               i.kind == "plugin" ? (cfg.isolate ? ", isolated" : ", in process") : "", i.location.c_str());
   // The backend's own description: with --verbose (and always in the JSON report); a passing run
   // stays short (§33.5).
   if (cfg.verbose && !i.description.empty()) std::fprintf(f, "   %s\n", i.description.c_str());
@@ -164,11 +168,13 @@ void text_header(std::FILE* f, const RunConfig& cfg, const RunIdentity& id, cons
                join(b.profiles).c_str(), level_name(cfg.level).c_str(), static_cast<unsigned long long>(cfg.seed),
                shard_text(cfg, id).c_str());
   // One line for what is compared (§33.4); a passing run stays short (§33.5).
-  const bool tensor = std::any_of(i.ops.begin(), i.ops.end(), [](const std::string& o) { return o == "quantize" || o == "fake-quant"; });
+  const bool tensor = std::any_of(i.ops.begin(), i.ops.end(),
+                                  [](const std::string& o) { return o == "quantize" || o == "fake-quant"; });
   std::fprintf(f, "   flags: %s%s%s\n", i.flags ? "compared" : "NOT compared (the backend does not report flags)",
                tensor ? " | counts of tensor ops (§19.5): " : "",
                tensor ? (i.counts ? "compared" : "NOT compared (the backend does not report them)") : "");
-  if (cfg.any_nan) std::fprintf(f, "   --any-nan: any NaN result matches any expected NaN (sign and payload not compared)\n");
+  if (cfg.any_nan)
+    std::fprintf(f, "   --any-nan: any NaN result matches any expected NaN (sign and payload not compared)\n");
   if (!i.departures.empty()) {
     std::fprintf(f, "   known departures declared by the backend (%s):\n",
                  cfg.strict ? "counted as failures: --strict" : "reported, not counted as failures");
@@ -202,7 +208,8 @@ void text_summary(std::FILE* f, const RunConfig& cfg, const BackendReport& b) {
     auto& ps = op_profiles[s.op];
     if (std::find(ps.begin(), ps.end(), s.profile) == ps.end()) ps.push_back(s.profile);
     const std::string profile = cfg.verbose ? s.profile : "";
-    auto it = std::find_if(rows.begin(), rows.end(), [&](const Row& r) { return r.op == s.op && r.profile == profile; });
+    auto it =
+        std::find_if(rows.begin(), rows.end(), [&](const Row& r) { return r.op == s.op && r.profile == profile; });
     if (it == rows.end()) {
       rows.push_back({s.op, profile});
       it = rows.end() - 1;
@@ -311,10 +318,12 @@ std::string value_json(const Column& c, const std::uint32_t* w) {
   if (c.role == Role::opt && *w == kNotReported) return "null";
   if (c.format) {
     if (*w & ~c.format->mask())
-      return "{\"hex\": " + q(hex(*w, 8)) + ", \"value\": null, \"note\": " + q("not a " + std::string(c.format->name) + " code") + "}";
+      return "{\"hex\": " + q(hex(*w, 8)) +
+             ", \"value\": null, \"note\": " + q("not a " + std::string(c.format->name) + " code") + "}";
     const Decoded d = decode(*w, *c.format);
     const bool finite = d.cls != Class::nan && d.cls != Class::inf;
-    return "{\"hex\": " + q(hex(*w, c.digits)) + ", \"value\": " + q(finite ? exact_decimal(d) : render_value(*w, *c.format)) + "}";
+    return "{\"hex\": " + q(hex(*w, c.digits)) +
+           ", \"value\": " + q(finite ? exact_decimal(d) : render_value(*w, *c.format)) + "}";
   }
   if (c.mask && c.decode) return "{\"hex\": " + q(hex(*w, c.digits)) + ", \"flags\": " + q(c.decode(*w)) + "}";
   if (c.decode) return "{\"hex\": " + q(hex(*w, c.digits)) + ", \"text\": " + q(c.decode(*w)) + "}";
@@ -340,10 +349,11 @@ std::string mismatch_fields(const Params& p, CaseView in, CaseView e, CaseView g
     if (c.output()) continue;
     s += (first ? "" : ", ") + q(c.name) + ": ";
     first = false;
-    if (c.count() == 1) s += value_json(c, in, 0);
+    if (c.count() == 1)
+      s += value_json(c, in, 0);
     else
-      s += "{\"format\": " + (c.format ? q(c.format->name) : std::string("null")) + ", \"shape\": " +
-           q(std::to_string(c.rows) + "x" + std::to_string(c.cols)) + "}";
+      s += "{\"format\": " + (c.format ? q(c.format->name) : std::string("null")) +
+           ", \"shape\": " + q(std::to_string(c.rows) + "x" + std::to_string(c.cols)) + "}";
   }
   if (!crash.empty()) return s + "}, \"crash\": " + q(crash) + ", \"results\": []";
   s += "}, \"results\": [";
@@ -366,10 +376,12 @@ std::string mismatch_fields(const Params& p, CaseView in, CaseView e, CaseView g
 }
 
 std::string mismatch_json(const Mismatch& m) {
-  return "{\"op\": " + q(m.op) + ", \"label\": " + q(m.label) + ", \"params\": " + q(m.params) + ", \"class\": " +
-         q(m.cls) + ", \"known_departure\": " + (m.is_departure ? q(m.departure) : std::string("null")) +
-         (m.fields.empty() ? std::string() : ", " + m.fields) + ", \"where\": " + q(m.where) + ", \"text\": {\"inputs\": " +
-         q(m.inputs) + ", \"got\": " + q(m.got) + ", \"expected\": " + q(m.expected) + ", \"detail\": " + q(m.detail) + "}}";
+  return "{\"op\": " + q(m.op) + ", \"label\": " + q(m.label) + ", \"params\": " + q(m.params) +
+         ", \"class\": " + q(m.cls) +
+         ", \"known_departure\": " + (m.is_departure ? q(m.departure) : std::string("null")) +
+         (m.fields.empty() ? std::string() : ", " + m.fields) + ", \"where\": " + q(m.where) +
+         ", \"text\": {\"inputs\": " + q(m.inputs) + ", \"got\": " + q(m.got) + ", \"expected\": " + q(m.expected) +
+         ", \"detail\": " + q(m.detail) + "}}";
 }
 
 void json_report(const RunReport& r, std::FILE* out) {
@@ -390,12 +402,13 @@ void json_report(const RunReport& r, std::FILE* out) {
   };
   o << "  \"run\": {\"id\": " << q(id.id) << ", \"numref_version\": " << q(id.numref_version)
     << ", \"spec_version\": " << q(id.spec_version) << ",\n    \"backend\": " << q(c.backend)
-    << ", \"profiles\": " << list(c.profiles) << ", \"ops\": " << list(c.ops) << ", \"level\": " << q(level_name(c.level))
-    << ", \"seed\": " << c.seed << ",\n    \"vectors\": " << (id.vectors_dir.empty() ? std::string("null") : q(id.vectors_dir))
+    << ", \"profiles\": " << list(c.profiles) << ", \"ops\": " << list(c.ops)
+    << ", \"level\": " << q(level_name(c.level)) << ", \"seed\": " << c.seed
+    << ",\n    \"vectors\": " << (id.vectors_dir.empty() ? std::string("null") : q(id.vectors_dir))
     << ", \"manifest_sha256\": " << (id.manifest_sha256.empty() ? std::string("null") : q(id.manifest_sha256))
     << ", \"any_nan\": " << (c.any_nan ? "true" : "false") << ", \"strict\": " << (c.strict ? "true" : "false")
-    << ",\n    \"shard\": {\"index\": " << (id.merged ? std::string("null") : u(c.shard_index)) << ", \"count\": "
-    << c.shard_count << ", \"merged\": " << id.merged << "}},\n";
+    << ",\n    \"shard\": {\"index\": " << (id.merged ? std::string("null") : u(c.shard_index))
+    << ", \"count\": " << c.shard_count << ", \"merged\": " << id.merged << "}},\n";
   o << "  \"config\": {\"backend\": " << q(c.backend) << ", \"level\": " << q(level_name(c.level))
     << ", \"seed\": " << c.seed << ", \"shard\": " << q(shard_text(c, id))
     << ", \"any_nan\": " << (c.any_nan ? "true" : "false") << ", \"strict\": " << (c.strict ? "true" : "false")
@@ -414,15 +427,17 @@ void json_report(const RunReport& r, std::FILE* out) {
     A += a;
     if (!b.error.empty() || b.interrupted) complete = false;
     o << (bi ? ",\n" : "\n") << "    {\"backend\": " << q(b.display) << ", \"name\": " << q(b.info.name)
-      << ", \"version\": " << q(b.info.version) << ", \"kind\": " << q(b.info.kind) << ", \"location\": " << q(b.info.location)
-      << ", \"description\": " << q(b.info.description) << ", \"opened\": " << (b.opened ? "true" : "false")
+      << ", \"version\": " << q(b.info.version) << ", \"kind\": " << q(b.info.kind)
+      << ", \"location\": " << q(b.info.location) << ", \"description\": " << q(b.info.description)
+      << ", \"opened\": " << (b.opened ? "true" : "false")
       << ",\n     \"flags_compared\": " << (b.info.flags ? "true" : "false")
       << ", \"counts_compared\": " << (b.info.counts ? "true" : "false") << ", \"profiles\": [";
     for (std::size_t i = 0; i < b.profiles.size(); ++i) o << (i ? ", " : "") << q(b.profiles[i]);
     o << "], \"ops\": [";
     for (std::size_t i = 0; i < b.ops.size(); ++i) o << (i ? ", " : "") << q(b.ops[i]);
-    o << "], \"vectors\": " << q(b.vectors) << ", \"seconds\": " << b.seconds << ",\n     \"error\": "
-      << (b.error.empty() ? std::string("null") : q(b.error)) << ", \"interrupted\": " << (b.interrupted ? "true" : "false")
+    o << "], \"vectors\": " << q(b.vectors) << ", \"seconds\": " << b.seconds
+      << ",\n     \"error\": " << (b.error.empty() ? std::string("null") : q(b.error))
+      << ", \"interrupted\": " << (b.interrupted ? "true" : "false")
       << ", \"unavailable\": " << (b.unavailable.empty() ? std::string("null") : q(b.unavailable))
       << ",\n     \"notes\": [";
     for (std::size_t i = 0; i < b.notes.size(); ++i) o << (i ? ", " : "") << q(b.notes[i]);
@@ -440,7 +455,8 @@ void json_report(const RunReport& r, std::FILE* out) {
       o << (i ? ",\n       " : "\n       ") << "{\"op\": " << q(st.op) << ", \"profile\": " << q(st.profile)
         << ", \"label\": " << q(st.label) << ", \"params\": " << q(st.params) << ", \"source\": " << q(st.source)
         << ", \"cases\": " << st.cases << ", \"passed\": " << st.passed << ", \"failed\": " << st.failed
-        << ", \"departures\": " << st.departures << ", \"skipped\": " << st.skipped << ", \"any_nan\": " << st.any_nan << "}";
+        << ", \"departures\": " << st.departures << ", \"skipped\": " << st.skipped << ", \"any_nan\": " << st.any_nan
+        << "}";
     }
     // every mismatch (no --max-errors cap), copied from the spool: one JSON object a line
     o << "],\n     \"mismatches\": [";
@@ -463,8 +479,8 @@ void json_report(const RunReport& r, std::FILE* out) {
   if (r.interrupted) complete = false;
   o << "\n  ],\n  \"complete\": " << (complete ? "true" : "false") << ",\n  \"exit_status\": " << r.exit_status
     << ",\n  \"nothing_compared\": " << (r.nothing_compared.empty() ? std::string("null") : q(r.nothing_compared))
-    << ",\n  \"summary\": {\"passed\": " << P
-    << ", \"failed\": " << F << ", \"skipped\": " << S << ", \"departures\": " << D << ", \"any_nan\": " << A << "}\n}\n";
+    << ",\n  \"summary\": {\"passed\": " << P << ", \"failed\": " << F << ", \"skipped\": " << S
+    << ", \"departures\": " << D << ", \"any_nan\": " << A << "}\n}\n";
   flush();
 }
 
@@ -499,9 +515,11 @@ void junit_report(const RunReport& r, std::FILE* out) {
     if (!b.unavailable.empty()) {  // §31.6 skipped, with the reason
       ++tests;
       ++skipped;
-      body << "  <testsuite name=\"" << xml_escape(bname + " backend") << "\" tests=\"1\" failures=\"0\" errors=\"0\" skipped=\"1\">\n" << props
-           << "    <testcase classname=\"" << xml_escape(bname) << "\" name=\"backend\">\n      <skipped message=\""
-           << xml_escape("unavailable: " + b.unavailable) << "\"/>\n    </testcase>\n  </testsuite>\n";
+      body << "  <testsuite name=\"" << xml_escape(bname + " backend")
+           << "\" tests=\"1\" failures=\"0\" errors=\"0\" skipped=\"1\">\n"
+           << props << "    <testcase classname=\"" << xml_escape(bname)
+           << "\" name=\"backend\">\n      <skipped message=\"" << xml_escape("unavailable: " + b.unavailable)
+           << "\"/>\n    </testcase>\n  </testsuite>\n";
     }
     std::string err = b.error, type = "backend";
     if (err.empty() && b.interrupted) err = kInterruptedWhy, type = "interrupted";
@@ -510,36 +528,44 @@ void junit_report(const RunReport& r, std::FILE* out) {
     if (!err.empty()) {
       ++tests;
       ++errors;
-      body << "  <testsuite name=\"" << xml_escape(bname + " backend") << "\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\">\n" << props
-           << "    <testcase classname=\"" << xml_escape(bname) << "\" name=\"backend\">\n      <error message=\""
-           << xml_escape(err) << "\" type=\"" << type << "\"/>\n    </testcase>\n  </testsuite>\n";
+      body << "  <testsuite name=\"" << xml_escape(bname + " backend")
+           << "\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\">\n"
+           << props << "    <testcase classname=\"" << xml_escape(bname)
+           << "\" name=\"backend\">\n      <error message=\"" << xml_escape(err) << "\" type=\"" << type
+           << "\"/>\n    </testcase>\n  </testsuite>\n";
     }
     for (const auto& g : order) {
       const auto& ss = groups[g];
       std::uint64_t t = 0, fl = 0, sk = 0;
       for (const auto* s : ss) {
         ++t;
-        if (s->failed || (r.cfg.strict && s->departures)) ++fl;
-        else if (s->cases == s->skipped) ++sk;
+        if (s->failed || (r.cfg.strict && s->departures))
+          ++fl;
+        else if (s->cases == s->skipped)
+          ++sk;
       }
       tests += t;
       failures += fl;
       skipped += sk;
       body << "  <testsuite name=\"" << xml_escape(bname + " " + g) << "\" tests=\"" << t << "\" failures=\"" << fl
-           << "\" errors=\"0\" skipped=\"" << sk << "\">\n" << props;
+           << "\" errors=\"0\" skipped=\"" << sk << "\">\n"
+           << props;
       for (const auto* s : ss) {
         body << "    <testcase classname=\"" << xml_escape(bname + "." + s->op + "." + s->profile) << "\" name=\""
              << xml_escape(s->label + (s->source == "generated" ? " (generated)" : " (" + s->source + ")")) << "\">";
         if (s->failed || (r.cfg.strict && s->departures)) {
-          body << "\n      <failure message=\"" << s->failed << " of " << s->cases << " cases mismatch\" type=\"mismatch\">";
+          body << "\n      <failure message=\"" << s->failed << " of " << s->cases
+               << " cases mismatch\" type=\"mismatch\">";
           for (const auto& m : b.mismatches)
             if (m.params == s->params && m.where.rfind(s->source, 0) == 0 && (!m.is_departure || r.cfg.strict))
               body << xml_escape(m.inputs + " | got " + m.got + " | expected " + m.expected + " | " + m.cls + " | " +
                                  m.where + (m.detail.empty() ? std::string() : " | " + m.detail))
                    << "\n";
           if (b.mismatches_dropped)
-            body << xml_escape("(" + std::to_string(b.mismatches_dropped) + " mismatches of this backend are not listed "
-                               "here: more than a JUnit file keeps; --report json lists every one)") << "\n";
+            body << xml_escape("(" + std::to_string(b.mismatches_dropped) +
+                               " mismatches of this backend are not listed "
+                               "here: more than a JUnit file keeps; --report json lists every one)")
+                 << "\n";
           body << "</failure>\n    ";
         } else if (s->cases == s->skipped && s->cases > 0) {
           body << "\n      <skipped message=\"not supported by the backend\"/>\n    ";
@@ -556,9 +582,10 @@ void junit_report(const RunReport& r, std::FILE* out) {
     const std::string err = r.interrupted ? kInterruptedWhy : "nothing compared: " + r.nothing_compared;
     ++tests;
     ++errors;
-    body << "  <testsuite name=\"run\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\">\n" << props
-         << "    <testcase classname=\"numref conform\" name=\"run\">\n      <error message=\"" << xml_escape(err)
-         << "\" type=\"" << (r.interrupted ? "interrupted" : "nothing-compared") << "\"/>\n    </testcase>\n  </testsuite>\n";
+    body << "  <testsuite name=\"run\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\">\n"
+         << props << "    <testcase classname=\"numref conform\" name=\"run\">\n      <error message=\""
+         << xml_escape(err) << "\" type=\"" << (r.interrupted ? "interrupted" : "nothing-compared")
+         << "\"/>\n    </testcase>\n  </testsuite>\n";
   }
   std::ostringstream o;
   o << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"numref conform\" tests=\"" << tests

@@ -46,13 +46,13 @@ struct BackendReport {
   std::vector<std::string> profiles, ops, notes;
   std::vector<SuiteStats> suites;
   std::map<std::string, std::size_t> suite_index;
-  std::vector<Mismatch> mismatches;  // a JUnit report: the mismatches it lists (memory-bounded)
+  std::vector<Mismatch> mismatches;      // a JUnit report: the mismatches it lists (memory-bounded)
   std::uint64_t mismatches_dropped = 0;  // a JUnit report: mismatches beyond the memory bound
-  std::shared_ptr<std::FILE> spool;   // a JSON report: every mismatch, one JSON object a line
+  std::shared_ptr<std::FILE> spool;      // a JSON report: every mismatch, one JSON object a line
   std::uint64_t spooled = 0;
   std::map<std::string, std::uint64_t> departure_classes;  // known departures per "<op> <class>"
   std::string unavailable;  // §31.6 the reason the backend cannot run here ("" = it ran): SKIPPED
-  std::string error;  // backend / input failure that stopped the run
+  std::string error;        // backend / input failure that stopped the run
   int error_exit = 0;
   bool interrupted = false;
   double seconds = 0;

@@ -78,7 +78,7 @@ struct Context {
   BackendReport& rep;
   SupportCache support;
   CompareOptions cmp;
-  bool keep_all = false;  // a JSON / JUnit report: every mismatch is kept for it
+  bool keep_all = false;     // a JSON / JUnit report: every mismatch is kept for it
   std::uint64_t dumped = 0;  // --dump-failures: cases written
   bool dump_failed = false;
 };

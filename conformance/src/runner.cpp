@@ -38,8 +38,9 @@ extern "C" void on_signal(int) { request_stop(); }  // §33.6 (backend.hpp)
 
 // Opens one instance per worker. An unavailable backend (§31.6) is SKIPPED and a failure to
 // open is an error: both are reported, and their exit status returned; nullopt when opened.
-std::optional<int> open_instances(const RunConfig& cfg, const std::string& backend_arg, BackendReport& rep, std::FILE* text,
-                                  Clock::time_point t0, std::vector<std::unique_ptr<Backend>>& backends) {
+std::optional<int> open_instances(const RunConfig& cfg, const std::string& backend_arg, BackendReport& rep,
+                                  std::FILE* text, Clock::time_point t0,
+                                  std::vector<std::unique_ptr<Backend>>& backends) {
   BackendSpec spec;
   try {
     spec = resolve_backend(backend_arg);
@@ -81,7 +82,9 @@ std::optional<int> open_instances(const RunConfig& cfg, const std::string& backe
 std::optional<int> begin_report(const RunConfig& cfg, const RunIdentity& id, const Families& fams, BackendReport& rep,
                                 std::FILE* text) {
   if (cfg.report == ReportFormat::json) {
-    rep.spool.reset(std::tmpfile(), [](std::FILE* f) { if (f) std::fclose(f); });
+    rep.spool.reset(std::tmpfile(), [](std::FILE* f) {
+      if (f) std::fclose(f);
+    });
     if (!rep.spool) {
       rep.error = std::string("cannot create a temporary file for the report's mismatches: ") + std::strerror(errno);
       rep.error_exit = kExitUsage;
@@ -96,8 +99,9 @@ std::optional<int> begin_report(const RunConfig& cfg, const RunIdentity& id, con
     if (!runner::implements(rep.info, f->name())) missing += (missing.empty() ? "" : ", ") + std::string(f->name());
   }
   if (!missing.empty())
-    rep.notes.push_back("the backend does not implement " + std::string(missing.find(',') == std::string::npos ? "op " : "ops ") +
-                        missing + ": their cases are skipped");
+    rep.notes.push_back("the backend does not implement " +
+                        std::string(missing.find(',') == std::string::npos ? "op " : "ops ") + missing +
+                        ": their cases are skipped");
   text_header(text, cfg, id, rep);
   return std::nullopt;
 }
@@ -133,12 +137,13 @@ void run_stages(runner::Context& c, std::vector<std::unique_ptr<Backend>>& backe
 int backend_status(const RunConfig& cfg, const BackendReport& rep) {
   if (!rep.error.empty()) return rep.error_exit;
   if (rep.interrupted) return kExitInterrupted;
-  if (rep.total(&SuiteStats::failed) > 0 || (cfg.strict && rep.total(&SuiteStats::departures) > 0)) return kExitMismatch;
+  if (rep.total(&SuiteStats::failed) > 0 || (cfg.strict && rep.total(&SuiteStats::departures) > 0))
+    return kExitMismatch;
   return kExitPass;
 }
 
-int run_one(const RunConfig& cfg, const RunIdentity& id, const std::string& backend_arg, BackendReport& rep, std::FILE* text,
-            const Families& fams, const std::string& vdir) {
+int run_one(const RunConfig& cfg, const RunIdentity& id, const std::string& backend_arg, BackendReport& rep,
+            std::FILE* text, const Families& fams, const std::string& vdir) {
   const auto t0 = Clock::now();
   rep.display = backend_arg;
   std::vector<std::unique_ptr<Backend>> backends;
@@ -166,7 +171,8 @@ int run_one(const RunConfig& cfg, const RunIdentity& id, const std::string& back
 void check_options(const RunConfig& cfg) {
   if (cfg.shard_count == 0 || cfg.shard_index >= cfg.shard_count)
     throw std::invalid_argument("--shard I/N needs 0 <= I < N");
-  if (!cfg.case_id.empty() && cfg.shard_count > 1) throw std::invalid_argument("--case runs one case: no --shard with it");
+  if (!cfg.case_id.empty() && cfg.shard_count > 1)
+    throw std::invalid_argument("--case runs one case: no --shard with it");
   runner::parse_case_id(cfg.case_id);  // a malformed --case is a usage error before anything runs
   if (!cfg.dump_dir.empty()) {
     std::error_code ec;
@@ -180,7 +186,8 @@ std::vector<std::string> backend_names(const RunConfig& cfg) {
   std::vector<std::string> names;
   if (cfg.backend == "all") {
     names = builtin_backends();
-    if (names.empty()) throw std::invalid_argument("--backend all: no built-in backends found in '" + backend_dir() + "'");
+    if (names.empty())
+      throw std::invalid_argument("--backend all: no built-in backends found in '" + backend_dir() + "'");
   } else {
     names.push_back(cfg.backend);
   }
@@ -222,9 +229,12 @@ int run_status(const RunConfig& cfg, const std::vector<std::string>& names, cons
   int status = kExitPass;
   bool unavailable = false;
   for (const int s : statuses) {
-    if (s == kExitInterrupted || s == kExitBackend || s == kExitUsage) status = std::max(status, s);
-    else if (s == kExitMismatch && status == kExitPass) status = kExitMismatch;
-    else if (s == kExitUnavailable) unavailable = true;
+    if (s == kExitInterrupted || s == kExitBackend || s == kExitUsage)
+      status = std::max(status, s);
+    else if (s == kExitMismatch && status == kExitPass)
+      status = kExitMismatch;
+    else if (s == kExitUnavailable)
+      unavailable = true;
   }
   if (stop_requested()) status = std::max<int>(status, kExitInterrupted);  // §33.7 (a stop while opening)
   // §33.7 a run that compared nothing does not pass: every backend that ran compared no case
@@ -240,7 +250,8 @@ int run_status(const RunConfig& cfg, const std::vector<std::string>& names, cons
     std::uint64_t cases = 0;
     for (const auto& b : rr.backends) cases += b.total(&SuiteStats::cases);
     if (ran && !cfg.case_id.empty() && cases == 0) {
-      rr.nothing_compared = "--case " + cfg.case_id + ": no such case in this selection (give the --ops, --profile, "
+      rr.nothing_compared = "--case " + cfg.case_id +
+                            ": no such case in this selection (give the --ops, --profile, "
                             "--level and --seed of the run that printed it)";
       status = kExitUsage;
     } else if (ran && cmp == 0) {
@@ -265,8 +276,10 @@ int finish_reports(const RunConfig& cfg, RunReport& rr, std::optional<OutputFile
     if (cfg.report != ReportFormat::text) {
       rr.exit_status = status;
       std::FILE* f = out ? out->file() : stdout;
-      if (cfg.report == ReportFormat::json) json_report(rr, f);
-      else junit_report(rr, f);
+      if (cfg.report == ReportFormat::json)
+        json_report(rr, f);
+      else
+        junit_report(rr, f);
       for (const auto& b : rr.backends)
         if (b.spool && std::ferror(b.spool.get()))
           throw OutputError("the temporary file of the report's mismatches: read or write failed");
@@ -286,7 +299,8 @@ int finish_reports(const RunConfig& cfg, RunReport& rr, std::optional<OutputFile
 // §33.6 SIGINT / SIGTERM stop the run (request_stop()); the previous handlers are restored at
 // its end.
 struct StopHandlers {
-  struct sigaction old_int {}, old_term {};
+  struct sigaction old_int {
+  }, old_term{};
 };
 StopHandlers install_stop_handlers() {
   clear_stop();

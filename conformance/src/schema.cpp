@@ -114,8 +114,7 @@ std::string parse_value(const Column& c, std::string_view tok, std::uint32_t* w,
     while (true) {
       const std::size_t e = std::min(tok.find(':', pos), tok.size());
       const std::string_view part = tok.substr(pos, e - pos);
-      if (q >= kSumWords / 2 || part.size() != 16)
-        return "error sum '" + t + "' is not 9 values of 16 hex digits";
+      if (q >= kSumWords / 2 || part.size() != 16) return "error sum '" + t + "' is not 9 values of 16 hex digits";
       const auto v = parse_hex(part);
       if (!v) return "error sum value '" + std::string(part) + "' is not hex";
       w[2 * q] = static_cast<std::uint32_t>(*v);
@@ -156,7 +155,8 @@ std::string parse_values(const Column& c, std::string_view text, std::uint32_t* 
     if (text[e] == '/') {
       if (st == Style::pipe) return "'/' in a flat list";
       if (col != c.cols)
-        return "row " + std::to_string(row) + " has " + std::to_string(col) + " values, expected " + std::to_string(c.cols);
+        return "row " + std::to_string(row) + " has " + std::to_string(col) + " values, expected " +
+               std::to_string(c.cols);
       ++row;
       col = 0;
     } else if (st == Style::vector && c.rows > 1 && col == c.cols) {
@@ -175,8 +175,7 @@ std::string parse_values(const Column& c, std::string_view text, std::uint32_t* 
 void put_column(const Params& p, const Column& c, const std::uint32_t* from, std::uint32_t* out, std::size_t n,
                 std::size_t i) {
   const Schema& s = p.schema();
-  for (std::size_t w = 0; w < c.words(); ++w)
-    out[word_index(s, s.out, n, i, c.at + static_cast<int>(w))] = from[w];
+  for (std::size_t w = 0; w < c.words(); ++w) out[word_index(s, s.out, n, i, c.at + static_cast<int>(w))] = from[w];
 }
 
 bool is_nan_code(std::uint32_t code, const Format& f) {
@@ -418,8 +417,8 @@ std::string input_text(const Column& c, CaseView in) {
     inf += dd.cls == Class::inf;
     zero += dd.cls == Class::zero;
   }
-  return c.name + "=" + std::string(c.format->name) + "[" + std::to_string(c.rows) + "x" + std::to_string(c.cols) + "] (" +
-         std::to_string(zero) + " zeros, " + std::to_string(nan) + " NaN, " + std::to_string(inf) + " Inf)";
+  return c.name + "=" + std::string(c.format->name) + "[" + std::to_string(c.rows) + "x" + std::to_string(c.cols) +
+         "] (" + std::to_string(zero) + " zeros, " + std::to_string(nan) + " NaN, " + std::to_string(inf) + " Inf)";
 }
 
 }  // namespace
@@ -455,8 +454,9 @@ MismatchText Params::generic_render(const CaseDiff& d) const {
   t.got = render_column_value(c, d.got, first.first);
   t.expected = render_column_value(c, d.exp, first.first);
   for (const ColumnDiff& cd : d.columns)
-    t.detail += (t.detail.empty() ? "" : ", ") + std::to_string(cd.count) + " of " + std::to_string(cd.column->count()) +
-                " " + (cd.column->what.empty() ? cd.column->name : cd.column->what);
+    t.detail += (t.detail.empty() ? "" : ", ") + std::to_string(cd.count) + " of " +
+                std::to_string(cd.column->count()) + " " +
+                (cd.column->what.empty() ? cd.column->name : cd.column->what);
   if (!t.detail.empty()) t.detail += " differ";
   return t;
 }
@@ -476,7 +476,9 @@ std::vector<std::string> selector_words(const std::string& s) {
 }
 }  // namespace
 
-bool selector_match(const Params& p, const std::vector<std::string>& sel) { return selector_match(p.selector_text(), sel); }
+bool selector_match(const Params& p, const std::vector<std::string>& sel) {
+  return selector_match(p.selector_text(), sel);
+}
 
 bool selector_match(std::string_view text, const std::vector<std::string>& sel) {
   if (sel.empty()) return true;
@@ -511,7 +513,8 @@ void check_selectors(std::string_view family, const std::vector<std::string>& se
       throw std::invalid_argument(what + "at most " + std::to_string(max_words) + " words separated by ':'");
     for (std::size_t k = 0; k < parts.size(); ++k) {
       if (parts[k] == "*") continue;
-      if (k < formats && !find_format(parts[k])) throw std::invalid_argument(what + "unknown format '" + parts[k] + "'");
+      if (k < formats && !find_format(parts[k]))
+        throw std::invalid_argument(what + "unknown format '" + parts[k] + "'");
       if (k >= formats && word_ok && !word_ok(k, parts[k]))
         throw std::invalid_argument(what + "unknown " + std::string(word_name) + " '" + parts[k] + "'");
     }
@@ -571,7 +574,8 @@ class RegularReader final : public VectorFileReader {
       p = params(rc->first, rc->second);
       rest.erase(rest.begin());
     }
-    std::vector<std::uint32_t> in(static_cast<std::size_t>(p->schema().in)), ex(static_cast<std::size_t>(p->schema().out));
+    std::vector<std::uint32_t> in(static_cast<std::size_t>(p->schema().in)),
+        ex(static_cast<std::size_t>(p->schema().out));
     read_vector_case(*p, rest, in.data(), ex.data());
     if (wanted(*p, profiles_)) out.push_back({p, std::move(in), std::move(ex), std::string(note)});
   }
@@ -601,7 +605,8 @@ class RegularReader final : public VectorFileReader {
 
 }  // namespace
 
-std::unique_ptr<VectorFileReader> Family::open_vectors(const VectorHeader& h, const std::vector<std::string>& profiles) const {
+std::unique_ptr<VectorFileReader> Family::open_vectors(const VectorHeader& h,
+                                                       const std::vector<std::string>& profiles) const {
   if (const std::string* kind = h.find("kind")) return open_special(h, *kind, profiles);
   return std::make_unique<RegularReader>(*this, h, profiles);
 }
@@ -623,7 +628,8 @@ std::string Family::vector_file(const VectorFileCases& f) const {
     out.assign(static_cast<std::size_t>(p->schema().out), 0);
     p->expected(1, in.data(), out.data());
     std::string line;
-    if (p->schema().shape_prefix) line = std::to_string(p->schema().rows) + "x" + std::to_string(p->schema().cols) + " ";
+    if (p->schema().shape_prefix)
+      line = std::to_string(p->schema().rows) + "x" + std::to_string(p->schema().cols) + " ";
     line += vector_case_line(*p, in.data(), out.data());
     const std::string note = p->case_note(in.data(), out.data());
     if (!note.empty()) line += "  # " + note;

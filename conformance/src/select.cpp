@@ -51,7 +51,10 @@ Families select_families(const RunConfig& cfg) {
     const Family* f = registry().find(name);
     if (!f) {
       std::string known;
-      for (const Family* g : registry().all()) { if (!known.empty()) known += ", "; known += std::string(g->name()); }
+      for (const Family* g : registry().all()) {
+        if (!known.empty()) known += ", ";
+        known += std::string(g->name());
+      }
       throw std::invalid_argument("--ops: unknown operation '" + name + "' (known: " + known + ")");
     }
     auto it = std::find_if(out.begin(), out.end(), [&](const auto& p) { return p.first == f; });
@@ -85,7 +88,8 @@ std::vector<std::string> profiles_for(const RunConfig& cfg, const BackendInfo& i
     for (const auto& p : cfg.profiles) {
       if (!find_profile(p)) throw std::invalid_argument("--profile: unknown profile '" + p + "'");
       if (!info.profiles.empty() && std::find(info.profiles.begin(), info.profiles.end(), p) == info.profiles.end())
-        notes.push_back("the backend does not claim profile " + p + "; its suites run anyway (unsupported ones are skipped)");
+        notes.push_back("the backend does not claim profile " + p +
+                        "; its suites run anyway (unsupported ones are skipped)");
       add(p);
     }
   } else if (info.profiles.empty()) {
@@ -101,7 +105,8 @@ std::optional<CaseId> parse_case_id(const std::string& s) {
   if (s.empty()) return std::nullopt;
   CaseId c;
   const auto bad = [&] {
-    return std::invalid_argument("--case: '" + s + "' is not a case location (<vector file>:<line> or generated:<suite>#<index>, "
+    return std::invalid_argument("--case: '" + s +
+                                 "' is not a case location (<vector file>:<line> or generated:<suite>#<index>, "
                                  "as printed at the end of a FAIL line)");
   };
   auto number = [&](const std::string& t) {
@@ -127,7 +132,8 @@ std::optional<CaseId> parse_case_id(const std::string& s) {
 std::pair<std::uint64_t, std::uint64_t> shard_range(std::uint64_t size, const RunConfig& c) {
   // §33.3 shard rule: shard i of N runs cases [floor(S*i/N), floor(S*(i+1)/N)) of every suite.
   const auto lo = static_cast<std::uint64_t>((static_cast<unsigned __int128>(size) * c.shard_index) / c.shard_count);
-  const auto hi = static_cast<std::uint64_t>((static_cast<unsigned __int128>(size) * (c.shard_index + 1)) / c.shard_count);
+  const auto hi =
+      static_cast<std::uint64_t>((static_cast<unsigned __int128>(size) * (c.shard_index + 1)) / c.shard_count);
   return {lo, hi};
 }
 

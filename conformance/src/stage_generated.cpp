@@ -73,7 +73,8 @@ void run_generated(Context& c, Pipeline& pipe, Progress& prog, Backend& b0, cons
       c.rep.suites[si].cases += hi - lo;
       continue;
     }
-    const std::size_t batch = std::max<std::size_t>(1, std::min<std::size_t>(batch_limit(p.shape()), b0.max_batch(p.shape())));
+    const std::size_t batch =
+        std::max<std::size_t>(1, std::min<std::size_t>(batch_limit(p.shape()), b0.max_batch(p.shape())));
     if (!queue_suite(pipe, gs, si, lo, hi, batch)) break;
   }
   pipe.drain();

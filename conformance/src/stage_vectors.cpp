@@ -25,8 +25,9 @@ std::string read_listed_file(const std::string& dir, const ManifestEntry& e) {
   ss << f.rdbuf();
   std::string text = ss.str();
   if (Sha256::hex(text) != e.sha256)
-    throw VectorError(e.path + ": sha256 differs from vectors/MANIFEST (edited by hand? regenerate with `numref "
-                               "vectors generate`, or verify with `numref vectors verify`)");
+    throw VectorError(e.path +
+                      ": sha256 differs from vectors/MANIFEST (edited by hand? regenerate with `numref "
+                      "vectors generate`, or verify with `numref vectors verify`)");
   return text;
 }
 
@@ -35,10 +36,15 @@ std::string read_listed_file(const std::string& dir, const ManifestEntry& e) {
 void to_batch_layout(Job& job) {
   const Shape s = job.params->shape();
   if (s.case_major) return;
-  std::vector<std::uint32_t> in_c(job.n * static_cast<std::size_t>(s.in)), ex_c(job.n * static_cast<std::size_t>(s.out));
+  std::vector<std::uint32_t> in_c(job.n * static_cast<std::size_t>(s.in)),
+      ex_c(job.n * static_cast<std::size_t>(s.out));
   for (std::size_t i = 0; i < job.n; ++i) {
-    for (int w = 0; w < s.in; ++w) in_c[static_cast<std::size_t>(w) * job.n + i] = job.in[i * static_cast<std::size_t>(s.in) + static_cast<std::size_t>(w)];
-    for (int w = 0; w < s.out; ++w) ex_c[static_cast<std::size_t>(w) * job.n + i] = job.exp[i * static_cast<std::size_t>(s.out) + static_cast<std::size_t>(w)];
+    for (int w = 0; w < s.in; ++w)
+      in_c[static_cast<std::size_t>(w) * job.n + i] =
+          job.in[i * static_cast<std::size_t>(s.in) + static_cast<std::size_t>(w)];
+    for (int w = 0; w < s.out; ++w)
+      ex_c[static_cast<std::size_t>(w) * job.n + i] =
+          job.exp[i * static_cast<std::size_t>(s.out) + static_cast<std::size_t>(w)];
   }
   job.in = std::move(in_c);
   job.exp = std::move(ex_c);
@@ -51,8 +57,8 @@ class FileJobs {
   FileJobs(Context& c, Pipeline& pipe, const std::string& file) : c_(c), pipe_(pipe), file_(file) {}
 
   void add(const VectorCase& vc, int line) {
-    if (job_.n > 0 && (job_.params->text() != vc.params->text() || job_.n >= 4096 ||
-                       job_.n >= batch_limit(job_.params->shape())))
+    if (job_.n > 0 &&
+        (job_.params->text() != vc.params->text() || job_.n >= 4096 || job_.n >= batch_limit(job_.params->shape())))
       flush();
     if (job_.n == 0) job_.params = vc.params;
     job_.in.insert(job_.in.end(), vc.in.begin(), vc.in.end());

@@ -45,7 +45,8 @@ bool VectorReader::getline(std::string& s) {
   while ((c = in_.get()) != EOF) {
     any = true;
     if (c == '\n') break;
-    if (s.size() >= kMaxLine) throw VectorError(name_ + ":" + std::to_string(line_no_ + 1) + ": line longer than 65536 characters");
+    if (s.size() >= kMaxLine)
+      throw VectorError(name_ + ":" + std::to_string(line_no_ + 1) + ": line longer than 65536 characters");
     if (c == '\0') throw VectorError(name_ + ":" + std::to_string(line_no_ + 1) + ": NUL byte in a text file");
     s.push_back(static_cast<char>(c));
   }
@@ -63,8 +64,8 @@ VectorReader::VectorReader(std::istream& in, std::string name) : in_(in), name_(
   {
     const auto f = split_ws(buf_);
     if (f.size() != 2 || f[0] != kVectorMagic)
-      throw VectorError(where() + ": not a numref vector file (first line must be '" + std::string(kVectorMagic) +
-                        " " + std::to_string(kVectorFormatVersion) + "')");
+      throw VectorError(where() + ": not a numref vector file (first line must be '" + std::string(kVectorMagic) + " " +
+                        std::to_string(kVectorFormatVersion) + "')");
     if (f[1] != std::to_string(kVectorFormatVersion))
       throw VectorError(where() + ": vector file format version '" + std::string(f[1]) + "', this numref reads " +
                         std::to_string(kVectorFormatVersion));
@@ -91,7 +92,8 @@ VectorReader::VectorReader(std::istream& in, std::string name) : in_(in), name_(
   // §30.2 expected values follow one spec version: a file of another is refused, not misread.
   if (const std::string* sv = header_.find("spec"); sv && *sv != kSpecVersion)
     throw VectorError(name_ + ": the vectors follow spec " + *sv + ", this numref implements spec " +
-                      std::string(kSpecVersion) + " (regenerate them with this numref, or use a numref of spec " + *sv + ")");
+                      std::string(kSpecVersion) + " (regenerate them with this numref, or use a numref of spec " + *sv +
+                      ")");
   const std::string& c = *header_.find("count");
   if (c.empty() || c.size() > 12 || c.find_first_not_of("0123456789") != std::string::npos)
     throw VectorError(name_ + ": 'count " + c + "' is not a decimal case count");
@@ -103,7 +105,8 @@ bool VectorReader::next(std::vector<std::string_view>& fields, std::string_view&
   note = {};
   if (done_) return false;
   while (true) {
-    if (!getline(buf_)) throw VectorError(name_ + ": missing 'end' line after " + std::to_string(seen_) + " cases (truncated file?)");
+    if (!getline(buf_))
+      throw VectorError(name_ + ": missing 'end' line after " + std::to_string(seen_) + " cases (truncated file?)");
     std::string_view t = trim(buf_);
     if (skippable(t)) continue;
     if (t == "end") {
@@ -122,8 +125,7 @@ bool VectorReader::next(std::vector<std::string_view>& fields, std::string_view&
     }
     fields = split_ws(t);
     ++seen_;
-    if (seen_ > count_)
-      throw VectorError(where() + ": more cases than the header's count " + std::to_string(count_));
+    if (seen_ > count_) throw VectorError(where() + ": more cases than the header's count " + std::to_string(count_));
     return true;
   }
 }
@@ -165,8 +167,10 @@ std::uint64_t iroot(u128 v, int n) {  // floor(v^(1/n)) for n = 2, 3
     const std::uint64_t mid = lo + (hi - lo + 1) / 2;
     u128 p = mid;
     for (int i = 1; i < n; ++i) p *= mid;
-    if (p <= v) lo = mid;
-    else hi = mid - 1;
+    if (p <= v)
+      lo = mid;
+    else
+      hi = mid - 1;
   }
   return lo;
 }
@@ -182,7 +186,8 @@ struct ShaConstants {
         if (p % d == 0) prime = false;
       if (!prime) continue;
       k[static_cast<std::size_t>(found)] = static_cast<std::uint32_t>(iroot(static_cast<u128>(p) << 96, 3));
-      if (found < 8) h0[static_cast<std::size_t>(found)] = static_cast<std::uint32_t>(iroot(static_cast<u128>(p) << 64, 2));
+      if (found < 8)
+        h0[static_cast<std::size_t>(found)] = static_cast<std::uint32_t>(iroot(static_cast<u128>(p) << 64, 2));
       ++found;
     }
   }
@@ -261,7 +266,9 @@ std::array<std::uint8_t, 32> Sha256::digest() {
   update(len, 8);
   std::array<std::uint8_t, 32> out{};
   for (int i = 0; i < 8; ++i)
-    for (int j = 0; j < 4; ++j) out[static_cast<std::size_t>(4 * i + j)] = static_cast<std::uint8_t>(h_[static_cast<std::size_t>(i)] >> (24 - 8 * j));
+    for (int j = 0; j < 4; ++j)
+      out[static_cast<std::size_t>(4 * i + j)] =
+          static_cast<std::uint8_t>(h_[static_cast<std::size_t>(i)] >> (24 - 8 * j));
   return out;
 }
 
@@ -299,7 +306,8 @@ bool safe_relative(std::string_view path) {
 
 std::vector<ManifestEntry> read_manifest(const std::string& dir) {
   const fs::path mp = fs::path(dir) / "MANIFEST";
-  if (!fs::exists(mp)) throw VectorError(mp.string() + ": no MANIFEST (run `numref vectors generate --out " + dir + "`)");
+  if (!fs::exists(mp))
+    throw VectorError(mp.string() + ": no MANIFEST (run `numref vectors generate --out " + dir + "`)");
   std::istringstream in(read_file(mp));
   std::vector<ManifestEntry> out;
   std::string line;
@@ -418,7 +426,8 @@ VerifyResult verify_directory(const std::string& dir, bool against_generator) {
         continue;
       }
       if (read_file(p) != g.text)
-        res.problems.push_back(g.path + ": differs from the generator's output (drift: regenerate with `numref vectors generate`)");
+        res.problems.push_back(
+            g.path + ": differs from the generator's output (drift: regenerate with `numref vectors generate`)");
     }
     for (const auto& e : man)
       if (!generated.count(e.path)) res.problems.push_back(e.path + ": no longer produced by the generator (drift)");
@@ -438,7 +447,8 @@ std::vector<VectorFileText> generate_all_vectors() {
   for (const auto& f : registry().all()) f->generate_vectors(out);
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
   for (std::size_t i = 1; i < out.size(); ++i)
-    if (out[i].path == out[i - 1].path) throw std::logic_error("two generated vector files share the path " + out[i].path);
+    if (out[i].path == out[i - 1].path)
+      throw std::logic_error("two generated vector files share the path " + out[i].path);
   return out;
 }
 

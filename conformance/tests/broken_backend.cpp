@@ -54,14 +54,15 @@ class BrokenBackend : public ReferenceBackend {
  public:
   static constexpr const char* name = "broken";
   static constexpr const char* version = "test";
-  static constexpr const char* description = "the reference, deliberately damaged (conformance/tests/broken_backend.cpp)";
+  static constexpr const char* description =
+      "the reference, deliberately damaged (conformance/tests/broken_backend.cpp)";
   static constexpr const char* profiles = "ocp";
   static constexpr std::uint32_t caps = NUMREF_CAP_FLAGS | NUMREF_CAP_COUNTS;
 
   explicit BrokenBackend(std::string_view args) : mode_(args) {
-    static constexpr std::string_view kModes[] = {"",       "tie464",  "nansign",  "noinexact", "count",  "crash",
-                                                  "hang",   "error",   "mxfloor",  "nanblock",  "double448",
-                                                  "recip",  "counts",  "v10",      "morle",     "morsum", "v11"};
+    static constexpr std::string_view kModes[] = {"",       "tie464", "nansign", "noinexact", "count",     "crash",
+                                                  "hang",   "error",  "mxfloor", "nanblock",  "double448", "recip",
+                                                  "counts", "v10",    "morle",   "morsum",    "v11"};
     if (std::find(std::begin(kModes), std::end(kModes), mode_) == std::end(kModes))
       throw std::invalid_argument("unknown mode '" + mode_ + "'");
   }
@@ -71,11 +72,12 @@ class BrokenBackend : public ReferenceBackend {
   void adjust_table(numref_backend& b) const {
     b.abi_version = NUMREF_TEST_ABI;
     if (mode_ == "v11") b.struct_size = static_cast<std::uint32_t>(offsetof(numref_backend, mor_supported));  // ABI 1.1
-    if (mode_ == "v10") b.struct_size = static_cast<std::uint32_t>(offsetof(numref_backend, tensor_supported));  // ABI 1.0
+    if (mode_ == "v10")
+      b.struct_size = static_cast<std::uint32_t>(offsetof(numref_backend, tensor_supported));  // ABI 1.0
   }
 
-  std::int64_t cast(std::uint32_t from, std::uint32_t to, const numref_policy* p, std::size_t n, const std::uint32_t* in,
-                    const std::uint32_t* r, std::uint32_t* out, std::uint8_t* flags) const {
+  std::int64_t cast(std::uint32_t from, std::uint32_t to, const numref_policy* p, std::size_t n,
+                    const std::uint32_t* in, const std::uint32_t* r, std::uint32_t* out, std::uint8_t* flags) const {
     const bool trigger = from == NUMREF_FMT_F32 && to == NUMREF_FMT_F8E5M2;
     if (trigger && mode_ == "crash") std::raise(SIGSEGV);
     if (trigger && mode_ == "hang")
@@ -84,8 +86,10 @@ class BrokenBackend : public ReferenceBackend {
     const std::int64_t got = ReferenceBackend::cast(from, to, p, n, in, r, out, flags);
     const numref::Format& t = *numref::conform::format_from_c(to);
     for (std::size_t i = 0; i < n; ++i) {
-      if (mode_ == "tie464" && from == NUMREF_FMT_F32 && to == NUMREF_FMT_F8E4M3FN && in[i] == 0x43E80000u) out[i] = 0x7F;
-      if (mode_ == "nansign" && t.is_signed && numref::decode(out[i], t).cls == numref::Class::nan) out[i] &= ~t.sign_bit();
+      if (mode_ == "tie464" && from == NUMREF_FMT_F32 && to == NUMREF_FMT_F8E4M3FN && in[i] == 0x43E80000u)
+        out[i] = 0x7F;
+      if (mode_ == "nansign" && t.is_signed && numref::decode(out[i], t).cls == numref::Class::nan)
+        out[i] &= ~t.sign_bit();
       if (mode_ == "noinexact" && flags) flags[i] &= static_cast<std::uint8_t>(~numref::kInexact);
     }
     if (mode_ == "count" && n > 1) return got - 1;
@@ -131,8 +135,10 @@ class BrokenBackend : public ReferenceBackend {
       // forget the zero that adds
       const std::size_t bytes = numref::storage_bytes(*numref::conform::format_from_c(op->source));
       const std::size_t span = ((op->rows - 1) * static_cast<std::size_t>(op->row_stride) +
-                                (op->cols - 1) * static_cast<std::size_t>(op->col_stride) + 1) * bytes;
-      std::vector<unsigned char> copy(static_cast<const unsigned char*>(x), static_cast<const unsigned char*>(x) + span);
+                                (op->cols - 1) * static_cast<std::size_t>(op->col_stride) + 1) *
+                               bytes;
+      std::vector<unsigned char> copy(static_cast<const unsigned char*>(x),
+                                      static_cast<const unsigned char*>(x) + span);
       const std::size_t last = span - bytes;  // (rows-1, cols-1) is the highest address for positive strides
       const bool was_zero = std::all_of(copy.begin() + static_cast<std::ptrdiff_t>(last), copy.end(),
                                         [&](unsigned char c) { return c == 0; });

@@ -37,9 +37,9 @@ TEST(Abi, FormatsRoundTripInTableOrder) {  // §2.1, §31.3
 }
 
 TEST(Abi, ScaleRulesRoundTripInSpecOrder) {  // §19.6, §31.5: NUMREF_RULE_* in the order of §14–§20
-  const char* const spec_names[] = {"amax",     "amax-recip", "amax-dequant", "pow2",  "mx-floor",
-                                    "mx-ceil",  "mx-even",    "mx-rceil",     "mx-rceil-f32", "gam",
-                                    "nvfp4",    "int8",       "int8-127.5"};
+  const char* const spec_names[] = {"amax",    "amax-recip", "amax-dequant", "pow2",         "mx-floor",
+                                    "mx-ceil", "mx-even",    "mx-rceil",     "mx-rceil-f32", "gam",
+                                    "nvfp4",   "int8",       "int8-127.5"};
   ASSERT_LE(std::size(spec_names), std::size_t{NUMREF_RULE_COUNT});  // later rules are appended
   for (std::uint32_t id = 0; id < std::size(spec_names); ++id) {
     const auto r = parse_scale_rule(spec_names[id]);
@@ -120,8 +120,9 @@ const std::vector<KnobCase>& knob_cases() {
 
 // The fields of a C policy, named, for comparing two structs field by field.
 std::vector<int> fields(const numref_policy& c) {
-  return {c.round, c.sr_bits, c.sr_variant, c.overflow, c.inf_sat, c.nan, c.nan_to_finite, c.e8m0_round,
-          c.zero_to_nozero, c.negative, c.daz, c.ftz, c.tininess, c.int_range, c.e8m0_low, c.inf_nan};
+  return {c.round,         c.sr_bits,    c.sr_variant,     c.overflow, c.inf_sat, c.nan,
+          c.nan_to_finite, c.e8m0_round, c.zero_to_nozero, c.negative, c.daz,     c.ftz,
+          c.tininess,      c.int_range,  c.e8m0_low,       c.inf_nan};
 }
 
 TEST(Abi, EveryKnobValueReachesItsField) {  // §10.2, §31.3

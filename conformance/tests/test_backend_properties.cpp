@@ -130,7 +130,7 @@ rc::Gen<std::uint32_t> operands(const Format& from, const Format& to) {
   // magnitude (the value grid continues past max finite), or that midpoint ± one source ulp.
   auto grid = rc::gen::map(
       rc::gen::tuple(rc::gen::oneOf(rc::gen::inRange<std::uint32_t>(0, to.mag_mask() + 1),  // any magnitude,
-                                    rc::gen::inRange<std::uint32_t>(0, 4),                   // the bottom,
+                                    rc::gen::inRange<std::uint32_t>(0, 4),                  // the bottom,
                                     rc::gen::inRange<std::uint32_t>(encode_max_finite(false, to) - 2u,
                                                                     encode_max_finite(false, to) + 1u)),  // the top
                      rc::gen::inRange(0, 5), rc::gen::arbitrary<bool>()),
@@ -148,7 +148,7 @@ rc::Gen<std::uint32_t> operands(const Format& from, const Format& to) {
         }
         const auto code = encode_exact(neg, sig, exp, from);
         if (!code) return from.canonical_nan;
-        if (kind == 2 && (*code & from.mag_mask()) != 0) return *code - 1u;       // one source ulp below
+        if (kind == 2 && (*code & from.mag_mask()) != 0) return *code - 1u;               // one source ulp below
         if (kind == 3 && (*code & from.mag_mask()) < from.mag_mask()) return *code + 1u;  // above
         return *code;
       });
@@ -190,7 +190,8 @@ class BackendProperties {
           if (from.is_p3109_extra() || to.is_p3109_extra()) continue;
           Pair pr{&from, &to, prof.for_target(to), {}, {}, name};
           pr.cp = conform::to_c_policy(pr.p, to, pr.text);
-          if (l_.b->cast_supported(l_.b->ctx, conform::c_format(from), conform::c_format(to), &pr.cp)) out.push_back(std::move(pr));
+          if (l_.b->cast_supported(l_.b->ctx, conform::c_format(from), conform::c_format(to), &pr.cp))
+            out.push_back(std::move(pr));
         }
     }
     return out;
@@ -211,7 +212,9 @@ class BackendProperties {
   const Loaded& l_;
 };
 
-std::string describe(const Pair& pr) { return std::string(pr.from->name) + " -> " + std::string(pr.to->name) + " [" + pr.profile + "]"; }
+std::string describe(const Pair& pr) {
+  return std::string(pr.from->name) + " -> " + std::string(pr.to->name) + " [" + pr.profile + "]";
+}
 
 // Runs P1–P5 for one pair; returns false at the first property that fails.
 bool check_pair(const BackendProperties& bp, const Pair& pr) {
@@ -221,85 +224,91 @@ bool check_pair(const BackendProperties& bp, const Pair& pr) {
   const std::string tag = describe(pr);
   bool ok = true;
   ok = ok && rc::check("P1 agreement " + tag, [&] {  // 32 operands per test: 9 600 per check
-    const auto xs = *rc::gen::container<std::vector<std::uint32_t>>(32, operands(from, to));
-    for (std::uint32_t x : xs) {
-      const auto [got, fl] = bp.cast(pr, x);
-      const Result want = ref(x);
-      RC_ASSERT(got == want.bits);
-      if (bp.flags()) RC_ASSERT(fl == want.flags);
-    }
-  });
+         const auto xs = *rc::gen::container<std::vector<std::uint32_t>>(32, operands(from, to));
+         for (std::uint32_t x : xs) {
+           const auto [got, fl] = bp.cast(pr, x);
+           const Result want = ref(x);
+           RC_ASSERT(got == want.bits);
+           if (bp.flags()) RC_ASSERT(fl == want.flags);
+         }
+       });
   ok = ok && rc::check("P2 monotone " + tag, [&] {
-    const std::uint32_t a = *operands(from, to), b = *operands(from, to);
-    RC_SUCCEED_IF(is_nan(a, from) || is_nan(b, from));
-    const auto ra = bp.cast(pr, a).first, rb = bp.cast(pr, b).first;
-    RC_SUCCEED_IF(is_nan(ra, to) || is_nan(rb, to));
-    if (order_key(a, from) <= order_key(b, from)) RC_ASSERT(order_key(ra, to) <= order_key(rb, to));
-    else RC_ASSERT(order_key(ra, to) >= order_key(rb, to));
-  });
+         const std::uint32_t a = *operands(from, to), b = *operands(from, to);
+         RC_SUCCEED_IF(is_nan(a, from) || is_nan(b, from));
+         const auto ra = bp.cast(pr, a).first, rb = bp.cast(pr, b).first;
+         RC_SUCCEED_IF(is_nan(ra, to) || is_nan(rb, to));
+         if (order_key(a, from) <= order_key(b, from))
+           RC_ASSERT(order_key(ra, to) <= order_key(rb, to));
+         else
+           RC_ASSERT(order_key(ra, to) >= order_key(rb, to));
+       });
   if (pr.p.round == Round::rne || pr.p.round == Round::rtz || pr.p.round == Round::rna)
     ok = ok && rc::check("P3 sign symmetric " + tag, [&] {
-      const std::uint32_t x = *operands(from, to);
-      // (a NaN into a format without NaN becomes a finite value of the policy's sign, §6.4)
-      RC_SUCCEED_IF(is_nan(x, from) || is_nan(x ^ from.sign_bit(), from));  // fnuz: -0 is the NaN
-      const auto r1 = bp.cast(pr, x).first, r2 = bp.cast(pr, x ^ from.sign_bit()).first;
-      RC_SUCCEED_IF(is_nan(r1, to) || is_nan(r2, to));
-      if ((r1 & to.mag_mask()) == 0 && !to.has_negative_zero()) RC_ASSERT(r2 == r1);  // fnuz: +0 only (§6.6)
-      else RC_ASSERT(r2 == (r1 ^ to.sign_bit()));
-    });
+           const std::uint32_t x = *operands(from, to);
+           // (a NaN into a format without NaN becomes a finite value of the policy's sign, §6.4)
+           RC_SUCCEED_IF(is_nan(x, from) || is_nan(x ^ from.sign_bit(), from));  // fnuz: -0 is the NaN
+           const auto r1 = bp.cast(pr, x).first, r2 = bp.cast(pr, x ^ from.sign_bit()).first;
+           RC_SUCCEED_IF(is_nan(r1, to) || is_nan(r2, to));
+           if ((r1 & to.mag_mask()) == 0 && !to.has_negative_zero())
+             RC_ASSERT(r2 == r1);  // fnuz: +0 only (§6.6)
+           else
+             RC_ASSERT(r2 == (r1 ^ to.sign_bit()));
+         });
   ok = ok && rc::check("P4 round trip " + tag, [&] {
-    const std::uint32_t c = *rc::gen::inRange<std::uint32_t>(0, (to.bits >= 32 ? 0u : (1u << to.bits)));
-    const Decoded d = decode(c, to);
-    RC_SUCCEED_IF(d.cls == Class::nan || d.cls == Class::inf);
-    const auto wide = encode_exact(d.sign, d.sig, d.exp, from);
-    RC_SUCCEED_IF(!wide.has_value());  // not representable in the source
-    RC_SUCCEED_IF(pr.p.daz && decode(*wide, from).cls == Class::subnormal);
-    const auto r = bp.cast(pr, *wide).first;
-    if (d.cls == Class::zero || (pr.p.ftz && d.cls == Class::subnormal)) RC_ASSERT(order_key(r, to) == 0 || order_key(r, to) == order_key(c, to));
-    else RC_ASSERT(r == c);
-  });
+         const std::uint32_t c = *rc::gen::inRange<std::uint32_t>(0, (to.bits >= 32 ? 0u : (1u << to.bits)));
+         const Decoded d = decode(c, to);
+         RC_SUCCEED_IF(d.cls == Class::nan || d.cls == Class::inf);
+         const auto wide = encode_exact(d.sign, d.sig, d.exp, from);
+         RC_SUCCEED_IF(!wide.has_value());  // not representable in the source
+         RC_SUCCEED_IF(pr.p.daz && decode(*wide, from).cls == Class::subnormal);
+         const auto r = bp.cast(pr, *wide).first;
+         if (d.cls == Class::zero || (pr.p.ftz && d.cls == Class::subnormal))
+           RC_ASSERT(order_key(r, to) == 0 || order_key(r, to) == order_key(c, to));
+         else
+           RC_ASSERT(r == c);
+       });
   ok = ok && rc::check("P5 faithful " + tag, [&] {
-    const std::uint32_t x = *operands(from, to);
-    const Decoded dx = decode(x, from);
-    RC_SUCCEED_IF(dx.cls != Class::normal && dx.cls != Class::subnormal);
-    RC_SUCCEED_IF(pr.p.daz && dx.cls == Class::subnormal);
-    const auto r = bp.cast(pr, x).first;
-    const Decoded dr = decode(r, to);
-    RC_SUCCEED_IF(dr.cls == Class::nan || dr.cls == Class::inf);
-    RC_SUCCEED_IF(pr.p.ftz && dr.cls == Class::zero);
-    // Exact comparison of two values sig·2^exp (integers only): by the exponent of the
-    // leading bit, then by the significands aligned to it (both below 2^25 here).
-    auto cmp = [](const Decoded& a, const Decoded& b) {  // sign-aware a <=> b
-      auto mag_cmp = [](const Decoded& u, const Decoded& v) {
-        const bool uz = u.cls == Class::zero || u.sig == 0, vz = v.cls == Class::zero || v.sig == 0;
-        if (uz || vz) return uz && vz ? 0 : uz ? -1 : 1;
-        const int lu = 64 - __builtin_clzll(u.sig), lv = 64 - __builtin_clzll(v.sig);
-        const int tu = u.exp + lu, tv = v.exp + lv;
-        if (tu != tv) return tu < tv ? -1 : 1;
-        const std::uint64_t su = u.sig << (64 - lu), sv = v.sig << (64 - lv);  // aligned at bit 63
-        return su < sv ? -1 : su > sv ? 1 : 0;
-      };
-      const bool an = a.sign && !(a.cls == Class::zero), bn = b.sign && !(b.cls == Class::zero);
-      if (an != bn) return an ? -1 : 1;
-      const int m = mag_cmp(a, b);
-      return an ? -m : m;
-    };
-    // r's neighbours in the target: r - 1 ulp and r + 1 ulp (by magnitude code); x must lie
-    // strictly between them (or r is ±max finite, which saturation may return from above).
-    const std::uint32_t rmag = r & to.mag_mask();
-    const bool rneg = (r & to.sign_bit()) != 0;
-    const bool at_max = rmag == (encode_max_finite(false, to) & to.mag_mask());
-    if (rmag > 0) {
-      const Decoded below = decode((rmag - 1u) | (rneg ? to.sign_bit() : 0u), to);
-      const bool inside = rneg ? cmp(dx, below) < 0 : cmp(dx, below) > 0;
-      RC_ASSERT(inside);
-    }
-    if (!at_max) {
-      const Decoded above = decode((rmag + 1u) | (rneg ? to.sign_bit() : 0u), to);
-      const bool inside = rneg ? cmp(dx, above) > 0 : cmp(dx, above) < 0;
-      RC_ASSERT(inside);
-    }
-  });
+         const std::uint32_t x = *operands(from, to);
+         const Decoded dx = decode(x, from);
+         RC_SUCCEED_IF(dx.cls != Class::normal && dx.cls != Class::subnormal);
+         RC_SUCCEED_IF(pr.p.daz && dx.cls == Class::subnormal);
+         const auto r = bp.cast(pr, x).first;
+         const Decoded dr = decode(r, to);
+         RC_SUCCEED_IF(dr.cls == Class::nan || dr.cls == Class::inf);
+         RC_SUCCEED_IF(pr.p.ftz && dr.cls == Class::zero);
+         // Exact comparison of two values sig·2^exp (integers only): by the exponent of the
+         // leading bit, then by the significands aligned to it (both below 2^25 here).
+         auto cmp = [](const Decoded& a, const Decoded& b) {  // sign-aware a <=> b
+           auto mag_cmp = [](const Decoded& u, const Decoded& v) {
+             const bool uz = u.cls == Class::zero || u.sig == 0, vz = v.cls == Class::zero || v.sig == 0;
+             if (uz || vz) return uz && vz ? 0 : uz ? -1 : 1;
+             const int lu = 64 - __builtin_clzll(u.sig), lv = 64 - __builtin_clzll(v.sig);
+             const int tu = u.exp + lu, tv = v.exp + lv;
+             if (tu != tv) return tu < tv ? -1 : 1;
+             const std::uint64_t su = u.sig << (64 - lu), sv = v.sig << (64 - lv);  // aligned at bit 63
+             return su < sv ? -1 : su > sv ? 1 : 0;
+           };
+           const bool an = a.sign && !(a.cls == Class::zero), bn = b.sign && !(b.cls == Class::zero);
+           if (an != bn) return an ? -1 : 1;
+           const int m = mag_cmp(a, b);
+           return an ? -m : m;
+         };
+         // r's neighbours in the target: r - 1 ulp and r + 1 ulp (by magnitude code); x must lie
+         // strictly between them (or r is ±max finite, which saturation may return from above).
+         const std::uint32_t rmag = r & to.mag_mask();
+         const bool rneg = (r & to.sign_bit()) != 0;
+         const bool at_max = rmag == (encode_max_finite(false, to) & to.mag_mask());
+         if (rmag > 0) {
+           const Decoded below = decode((rmag - 1u) | (rneg ? to.sign_bit() : 0u), to);
+           const bool inside = rneg ? cmp(dx, below) < 0 : cmp(dx, below) > 0;
+           RC_ASSERT(inside);
+         }
+         if (!at_max) {
+           const Decoded above = decode((rmag + 1u) | (rneg ? to.sign_bit() : 0u), to);
+           const bool inside = rneg ? cmp(dx, above) > 0 : cmp(dx, above) < 0;
+           RC_ASSERT(inside);
+         }
+       });
   return ok;
 }
 
@@ -346,7 +355,8 @@ TEST(BackendProperties, EveryOtherBackendEveryClaimedProfile) {
   const bool named = std::getenv("NUMREF_PROPERTY_BACKENDS") != nullptr;
   int checked = 0;
   for (const auto& path : backend_paths()) {
-    if (!named && std::any_of(std::begin(kBuiltIn), std::end(kBuiltIn), [&](const char* b) { return plugin_path(b) == path; }))
+    if (!named &&
+        std::any_of(std::begin(kBuiltIn), std::end(kBuiltIn), [&](const char* b) { return plugin_path(b) == path; }))
       continue;  // checked by BackendPropertiesOf
     SCOPED_TRACE(path);
     const auto l = load(path);
@@ -357,8 +367,10 @@ TEST(BackendProperties, EveryOtherBackendEveryClaimedProfile) {
     check_backend(*l);
     ++checked;
   }
-  if (named) EXPECT_GT(checked, 0) << "no backend of NUMREF_PROPERTY_BACKENDS could run";
-  else if (checked == 0) GTEST_SKIP() << "no backend beyond the built-in ones in " << NUMREF_BACKEND_DIR;
+  if (named)
+    EXPECT_GT(checked, 0) << "no backend of NUMREF_PROPERTY_BACKENDS could run";
+  else if (checked == 0)
+    GTEST_SKIP() << "no backend beyond the built-in ones in " << NUMREF_BACKEND_DIR;
 }
 
 // The properties must catch real defects: the broken backend's NaN-sign and tie defects.

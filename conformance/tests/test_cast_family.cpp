@@ -27,8 +27,9 @@ std::string cls(const cast::CastParams& p, std::uint32_t x, std::uint32_t got, s
 // §31.3 the C format ids are the §2.1 table order: f32, bf16, f16, f8e4m3fn, f8e5m2,
 // f8e8m0fnu, f6e3m2fn, f6e2m3fn, f4e2m1fn, int8.
 TEST(Abi, FormatIdsFollowTheSpecTable) {
-  const char* names[] = {"f32", "bf16", "f16", "f8e4m3fn", "f8e5m2", "f8e8m0fnu", "f6e3m2fn", "f6e2m3fn", "f4e2m1fn", "int8"};
-  const std::uint32_t ids[] = {NUMREF_FMT_F32,      NUMREF_FMT_BF16,     NUMREF_FMT_F16,      NUMREF_FMT_F8E4M3FN,
+  const char* names[] = {"f32",       "bf16",     "f16",      "f8e4m3fn", "f8e5m2",
+                         "f8e8m0fnu", "f6e3m2fn", "f6e2m3fn", "f4e2m1fn", "int8"};
+  const std::uint32_t ids[] = {NUMREF_FMT_F32,      NUMREF_FMT_BF16,      NUMREF_FMT_F16,      NUMREF_FMT_F8E4M3FN,
                                NUMREF_FMT_F8E5M2,   NUMREF_FMT_F8E8M0FNU, NUMREF_FMT_F6E3M2FN, NUMREF_FMT_F6E2M3FN,
                                NUMREF_FMT_F4E2M1FN, NUMREF_FMT_INT8};
   for (int i = 0; i < 10; ++i) {
@@ -128,9 +129,9 @@ TEST(CastClassify, CompareHonoursAnyNanAndMissingFlags) {
 TEST(CastCases, EdgeCodesCoverTheBoundaries) {
   const auto e = cast::edge_codes(format(FormatId::f32), format(FormatId::f8e4m3fn), false);
   const std::set<std::uint32_t> s(e.begin(), e.end());
-  for (std::uint32_t c : {0x43E80000u, 0x43E7FFFFu, 0x43E80001u, 0xC3E80000u, 0x43E00000u, 0x3A800000u, 0x3A800001u,
-                          0x3A7FFFFFu, 0x7F800000u, 0xFF800000u, 0x7FC00000u, 0x7F800001u, 0x00000000u, 0x80000000u,
-                          0x00000001u, 0x7F7FFFFFu})
+  for (std::uint32_t c :
+       {0x43E80000u, 0x43E7FFFFu, 0x43E80001u, 0xC3E80000u, 0x43E00000u, 0x3A800000u, 0x3A800001u, 0x3A7FFFFFu,
+        0x7F800000u, 0xFF800000u, 0x7FC00000u, 0x7F800001u, 0x00000000u, 0x80000000u, 0x00000001u, 0x7F7FFFFFu})
     EXPECT_TRUE(s.count(c)) << std::hex << c;
   EXPECT_TRUE(std::is_sorted(e.begin(), e.end()));
 }

@@ -94,8 +94,9 @@ void expect_abi11_backend_skips(const std::string& ops) {
   SCOPED_TRACE("--ops " + ops);
   CliRun r = run_numref(conform(broken("v11")) + " --level 0 --ops " + ops);
   EXPECT_EQ(r.status, 2) << r.out;
-  EXPECT_TRUE(contains(r.out, "\nNOTHING COMPARED: 0 passed, 0 failed, {p} skipped (the backend supports none of the {p} "
-                              "selected suites)\n{$}"))
+  EXPECT_TRUE(contains(r.out,
+                       "\nNOTHING COMPARED: 0 passed, 0 failed, {p} skipped (the backend supports none of the {p} "
+                       "selected suites)\n{$}"))
       << r.out;
   r = run_numref(conform(broken("v11")) + " --level 0 --ops " + ops + ",cast:f8e5m2:f32 --profile ocp");
   EXPECT_EQ(r.status, 0) << r.out;
@@ -171,8 +172,8 @@ TEST(ConformCli, NvHostDeclinesInfNanIntoE4m3) {
 
 TEST(ConformCli, PythonPipeExamplePasses) {
   const CliRun r = run_numref(conform(std::string("pipe:") + NUMREF_PYTHON + " " + NUMREF_SOURCE_DIR +
-                               "/conformance/examples/pipe_backend.py") +
-                       " --level 0 --profile ocp");
+                                      "/conformance/examples/pipe_backend.py") +
+                              " --level 0 --profile ocp");
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("python-example"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("flags: NOT compared"), std::string::npos) << r.out;
@@ -196,14 +197,16 @@ TEST(ConformCli, CExampleBackendPasses) {
 TEST(ConformCli, DetectsTieAt464) {
   const CliRun r = run_numref(conform(broken("tie464")) + " --level 0 --ops cast:f32:f8e4m3fn");
   EXPECT_EQ(r.status, 1) << r.out;
-  EXPECT_NE(r.out.find("FAIL cast f32->f8e4m3fn ocp | x=43e80000 (464) | got 7f (NaN) ---x | expected 7e (448) ---x | tie"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find("FAIL cast f32->f8e4m3fn ocp | x=43e80000 (464) | got 7f (NaN) ---x | expected 7e (448) ---x | tie"),
+      std::string::npos)
       << r.out;
   // the golden vectors of the selected pair ran too: the edge file and the divergence set
   EXPECT_TRUE(contains(r.out, "| tie | cast/ocp/f32-f8e4m3fn.vec:{n}\n")) << r.out;
   EXPECT_TRUE(contains(r.out, "| tie | divergence/cast.vec:{n}\n")) << r.out;
   // under a directed mode 464 is not a tie question: 448 is simply the rtz result
-  EXPECT_NE(r.out.find("FAIL cast f32->f8e4m3fn ocp round=rtz | x=43e80000 (464) | got 7f (NaN) ---x | expected 7e (448) ---x | overflow/saturation"),
+  EXPECT_NE(r.out.find("FAIL cast f32->f8e4m3fn ocp round=rtz | x=43e80000 (464) | got 7f (NaN) ---x | expected 7e "
+                       "(448) ---x | overflow/saturation"),
             std::string::npos)
       << r.out;
 }
@@ -242,7 +245,8 @@ TEST(ConformCli, WrongCountIsABackendError) {
 // instead. handle_segv=0 is added to the sanitizer options of the environment; a plain build
 // ignores them.
 const std::string kSegvKills =
-    "ASAN_OPTIONS=\"${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0\" UBSAN_OPTIONS=\"${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}handle_segv=0\" ";
+    "ASAN_OPTIONS=\"${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0\" "
+    "UBSAN_OPTIONS=\"${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}handle_segv=0\" ";
 
 TEST(ConformCli, CrashIsReportedAndTheReportSoFarIsKept) {
   const fs::path d = temp_dir("crash");
@@ -330,8 +334,9 @@ namespace {
 void write_malformed_vectors(const fs::path& d) {
   const std::string text =
       "numref-vectors 1\nop cast\nfrom f32\nto f8e4m3fn\nprofile ocp\npolicy " +
-      std::string("round=rne overflow=nonsat inf_sat=max nan=payload nan_to_finite=zero e8m0_round=follow "
-                  "zero_to_nozero=nan negative=nan daz=0 ftz=0 tininess=after int_range=full e8m0_low=linear inf_nan=slot") +
+      std::string(
+          "round=rne overflow=nonsat inf_sat=max nan=payload nan_to_finite=zero e8m0_round=follow "
+          "zero_to_nozero=nan negative=nan daz=0 ftz=0 tininess=after int_range=full e8m0_low=linear inf_nan=slot") +
       "\ngenerator hand\ncolumns x y flags\ncount 2\nbegin\n43e80000 7e 01\n43e8000 7e 01\nend\n";
   fs::create_directories(d / "cast");
   std::ofstream(d / "cast/bad.vec") << text;
@@ -379,7 +384,7 @@ TEST(ConformCli, GenerateIsByteIdentical) {
 TEST(ConformCli, JunitAndJsonReports) {
   const fs::path d = temp_dir("reports");
   CliRun r = run_numref(conform(broken("tie464")) + " --level 0 --ops cast:f32:f8e4m3fn --report junit --out '" +
-                 (d / "r.xml").string() + "'");
+                        (d / "r.xml").string() + "'");
   EXPECT_EQ(r.status, 1) << r.out;
   std::ifstream x(d / "r.xml");
   std::stringstream sx;
@@ -427,7 +432,8 @@ TEST(ConformCli, UnavailableBackendIsSkippedWithItsReason) {
     EXPECT_NE(r.out.find(": unavailable: no test device (this backend never has one)\n"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("SKIPPED "), std::string::npos) << r.out;
     EXPECT_EQ(r.out.find("ERROR"), std::string::npos) << r.out;
-    const CliRun q = run_numref(conform(NUMREF_UNAVAILABLE_SO) + " --level 0 --ops cast:f8e5m2:f32 --require-backend" + iso);
+    const CliRun q =
+        run_numref(conform(NUMREF_UNAVAILABLE_SO) + " --level 0 --ops cast:f8e5m2:f32 --require-backend" + iso);
     EXPECT_EQ(q.status, 77) << q.out;
   }
   const CliRun j = run_numref(conform(NUMREF_UNAVAILABLE_SO) + " --level 0 --ops cast:f8e5m2:f32 --report json");
@@ -469,10 +475,11 @@ TEST(ConformCli, BackendAllGoesOnAfterAnUnavailableBackend) {
 TEST(ConformCli, DetectsMorThresholdComparedWithLessOrEqual) {
   const CliRun r = run_numref(conform(broken("morle")) + " --level 0 --ops mor");
   EXPECT_EQ(r.status, 1) << r.out;
-  EXPECT_NE(r.out.find("FAIL mor f32 2x4 scaling=tensor threshold=47370963/1073741824 | x=f32[2x4] (4 zeros, 0 NaN, 0 Inf) "
-                       "| decision of tensor | got 00 (f8e4m3fn) | expected 02 (bf16) | mor/decision | "
-                       "mor/f32-tensor-at-threshold.vec:"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find("FAIL mor f32 2x4 scaling=tensor threshold=47370963/1073741824 | x=f32[2x4] (4 zeros, 0 NaN, 0 Inf) "
+                 "| decision of tensor | got 00 (f8e4m3fn) | expected 02 (bf16) | mor/decision | "
+                 "mor/f32-tensor-at-threshold.vec:"),
+      std::string::npos)
       << r.out;
   // everything else passes: the threshold files with a strict gap are right
   EXPECT_TRUE(contains(r.out, "mor{s}ocp{s}{n}{s}{n}{s}2 ")) << r.out;
@@ -578,21 +585,24 @@ TEST(ConformCli, NothingComparedIsNotAPass) {
   // the C example implements cast only
   CliRun r = run_numref(conform(NUMREF_EXAMPLE_C_SO) + " --level 0 --ops mor");
   EXPECT_EQ(r.status, 2) << r.out;
-  EXPECT_TRUE(contains(last_line(r.out), "NOTHING COMPARED: 0 passed, 0 failed, {p} skipped (the backend implements none "
-                                         "of the selected operations (mor))"))
+  EXPECT_TRUE(contains(last_line(r.out),
+                       "NOTHING COMPARED: 0 passed, 0 failed, {p} skipped (the backend implements none "
+                       "of the selected operations (mor))"))
       << r.out;
   // a backend with a cast entry that supports nothing (as one whose cast entry is NULL)
   const fs::path d = temp_dir("nothing");
-  std::ofstream(d / "no.sh") << "read hello\n"
-                                "echo 'numref-pipe 1 name=supports-nothing version=0 ops=cast profiles=ocp flags=no'\n"
-                                "echo ready\n"
-                                "while read cmd rest; do\n"
-                                "  case \"$cmd\" in quit) exit 0;; supports) echo no;; *) echo \"error unexpected $cmd\";; esac\n"
-                                "done\n";
+  std::ofstream(d / "no.sh")
+      << "read hello\n"
+         "echo 'numref-pipe 1 name=supports-nothing version=0 ops=cast profiles=ocp flags=no'\n"
+         "echo ready\n"
+         "while read cmd rest; do\n"
+         "  case \"$cmd\" in quit) exit 0;; supports) echo no;; *) echo \"error unexpected $cmd\";; esac\n"
+         "done\n";
   r = run_numref(conform("pipe:sh " + (d / "no.sh").string()) + kSmall);
   EXPECT_EQ(r.status, 2) << r.out;
-  EXPECT_TRUE(contains(last_line(r.out), "NOTHING COMPARED: 0 passed, 0 failed, {p} skipped (the backend supports none of "
-                                         "the {p} selected suites)"))
+  EXPECT_TRUE(contains(last_line(r.out),
+                       "NOTHING COMPARED: 0 passed, 0 failed, {p} skipped (the backend supports none of "
+                       "the {p} selected suites)"))
       << r.out;
   r = run_numref(conform("pipe:sh " + (d / "no.sh").string()) + kSmall + " --report junit");
   EXPECT_EQ(r.status, 2) << r.out;
@@ -610,23 +620,26 @@ TEST(ConformCli, StoppedRunsSayIncomplete) {
   CliRun r = run_numref("conform --no-progress --backend reference --level 0 --ops cast:f32:f8e4m3fn --vectors '" +
                         (d / "v").string() + "' --report junit --out '" + (d / "bad.xml").string() + "'");
   EXPECT_EQ(r.status, 2) << r.out;
-  EXPECT_TRUE(contains(last_line(r.out), "INCOMPLETE: {n} passed, 0 failed, 0 skipped (stopped by an error: golden "
-                                         "vectors: cast/bad.vec:12: "))
+  EXPECT_TRUE(contains(last_line(r.out),
+                       "INCOMPLETE: {n} passed, 0 failed, 0 skipped (stopped by an error: golden "
+                       "vectors: cast/bad.vec:12: "))
       << r.out;
   EXPECT_NE(slurp(d / "bad.xml").find("errors=\"1\""), std::string::npos);
 
   // SIGINT to the runner alone (its backend processes untouched) during a long run
   for (const char* rep : {"junit", "json"}) {
     const fs::path out = d / (std::string("int.") + rep), script = d / "int.sh";
-    std::ofstream(script) << "NUMREF_BACKEND_DIR='" << NUMREF_BACKEND_DIR << "' '" << NUMREF_CLI
-                          << "' conform --no-progress --jobs 2 --backend reference --vectors none --level exhaustive"
-                             " --ops cast:f32:f8e4m3fn --profile ocp --report "
-                          << rep << " --out '" << out.string() << "' >'" << (d / "int.log").string()
-                          << "' 2>&1 &\npid=$!\n"
-                             // the header is printed once the run (and its signal handling) has started
-                             "i=0; until grep -q '^== numref conform' '" << (d / "int.log").string()
-                          << "' || [ $i -ge 300 ]; do sleep 0.2; i=$((i+1)); done\nsleep 1\nkill -INT $pid\nwait $pid\nst=$?\ncat '"
-                          << (d / "int.log").string() << "'\nexit $st\n";
+    std::ofstream(script)
+        << "NUMREF_BACKEND_DIR='" << NUMREF_BACKEND_DIR << "' '" << NUMREF_CLI
+        << "' conform --no-progress --jobs 2 --backend reference --vectors none --level exhaustive"
+           " --ops cast:f32:f8e4m3fn --profile ocp --report "
+        << rep << " --out '" << out.string() << "' >'" << (d / "int.log").string()
+        << "' 2>&1 &\npid=$!\n"
+           // the header is printed once the run (and its signal handling) has started
+           "i=0; until grep -q '^== numref conform' '"
+        << (d / "int.log").string()
+        << "' || [ $i -ge 300 ]; do sleep 0.2; i=$((i+1)); done\nsleep 1\nkill -INT $pid\nwait $pid\nst=$?\ncat '"
+        << (d / "int.log").string() << "'\nexit $st\n";
     r = run_sh("sh '" + script.string() + "'");
     EXPECT_EQ(r.status, 130) << r.out;
     EXPECT_TRUE(contains(last_line(r.out), "INTERRUPTED: {n} passed, 0 failed, 0 skipped (interrupted by a signal; "))
@@ -695,8 +708,8 @@ TEST(ConformCli, APassingRunOfAllBackendsIsShort) {
 TEST(ConformCli, JsonReportHasEveryMismatchWithStructuredFields) {
   const fs::path d = temp_dir("structured");
   const std::string json = (d / "r.json").string(), xml = (d / "r.xml").string();
-  CliRun r = run_numref(conform(broken("tie464")) + " --level 0 --ops cast:f32:f8e4m3fn --max-errors 1 --report json --out '" +
-                        json + "'");
+  CliRun r = run_numref(conform(broken("tie464")) +
+                        " --level 0 --ops cast:f32:f8e4m3fn --max-errors 1 --report json --out '" + json + "'");
   EXPECT_EQ(r.status, 1) << r.out;
   std::ofstream(d / "check.py") << R"PY(
 import json, sys
@@ -724,11 +737,14 @@ print(len(ms))
   std::size_t lines = 0;
   for (std::size_t at = t.out.find("\nFAIL "); at != std::string::npos; at = t.out.find("\nFAIL ", at + 1)) ++lines;
   EXPECT_GT(std::stoul(r.out), lines) << t.out;
-  r = run_numref(conform(broken("tie464")) + " --level 0 --ops cast:f32:f8e4m3fn --max-errors 1 --report junit --out '" + xml + "'");
+  r = run_numref(conform(broken("tie464")) +
+                 " --level 0 --ops cast:f32:f8e4m3fn --max-errors 1 --report junit --out '" + xml + "'");
   EXPECT_EQ(r.status, 1) << r.out;
-  r = run_sh(std::string(NUMREF_PYTHON) + " -c \"import sys, xml.etree.ElementTree as E; t = E.parse(sys.argv[1]).getroot(); "
+  r = run_sh(std::string(NUMREF_PYTHON) +
+             " -c \"import sys, xml.etree.ElementTree as E; t = E.parse(sys.argv[1]).getroot(); "
              "assert t.tag == 'testsuites' and int(t.get('failures')) > 0; "
-             "assert sum(f.text.count('x=43e80000') for f in t.iter('failure')) > 1\" '" + xml + "'");
+             "assert sum(f.text.count('x=43e80000') for f in t.iter('failure')) > 1\" '" +
+             xml + "'");
   EXPECT_EQ(r.status, 0) << r.out;
   fs::remove_all(d);
 }
@@ -766,7 +782,8 @@ std::pair<std::string, std::string> versions() {
 }
 // A selection of several suites and a few thousand cases: every f16 code into f8e4m3fn, ocp.
 const std::string kShardSel = " --level 0 --ops cast:f16:f8e4m3fn --profile ocp";
-std::string json_shard(const fs::path& d, const std::string& name, const std::string& backend, const std::string& extra) {
+std::string json_shard(const fs::path& d, const std::string& name, const std::string& backend,
+                       const std::string& extra) {
   const std::string out = (d / name).string();
   const CliRun r = run_numref(conform(backend) + extra + " --report json --out '" + out + "'");
   EXPECT_TRUE(r.status == 0 || r.status == 1) << r.out;
@@ -784,7 +801,8 @@ TEST(ConformCli, ReportsCarryTheRunIdentity) {
   json_shard(d, "a.json", "reference", kSmall + " --shard 0/2");
   json_shard(d, "b.json", "reference", kSmall + " --shard 1/2");
   json_shard(d, "c.json", "reference", kSmall + " --shard 0/2 --seed 2");
-  const CliRun x = run_numref(conform("reference") + kSmall + " --shard 1/2 --report junit --out '" + (d / "x.xml").string() + "'");
+  const CliRun x =
+      run_numref(conform("reference") + kSmall + " --shard 1/2 --report junit --out '" + (d / "x.xml").string() + "'");
   EXPECT_EQ(x.status, 0) << x.out;
   std::ofstream(d / "check.py") << R"PY(
 import hashlib, json, sys, os, xml.etree.ElementTree as E
@@ -810,8 +828,8 @@ for s in suites:
     assert p["seed"] == "1" and p["vectors"] == "MANIFEST sha256 " + man, p
 print(want)
 )PY";
-  const CliRun r = run_sh(std::string(NUMREF_PYTHON) + " '" + (d / "check.py").string() + "' '" + d.string() + "' '" + ver +
-                          "' '" + spec + "' '" + vectors() + "'");
+  const CliRun r = run_sh(std::string(NUMREF_PYTHON) + " '" + (d / "check.py").string() + "' '" + d.string() + "' '" +
+                          ver + "' '" + spec + "' '" + vectors() + "'");
   ASSERT_EQ(r.status, 0) << r.out;
   const std::string id = r.out.substr(0, 16);
   // the text report's first line says the same
@@ -840,10 +858,13 @@ TEST(ConformCli, ReportMergeOfShardsEqualsTheUnshardedRun) {
   const std::string wj = json_shard(d, "whole.json", "reference", kShardSel);
   m = run_numref("report merge --report json --out '" + (d / "m.json").string() + "' " + s0 + " " + s1 + " " + s2);
   EXPECT_EQ(m.status, 0) << m.out;
-  CliRun py = run_sh(std::string(NUMREF_PYTHON) + " -c \"import json, sys; w, m = (json.load(open(p)) for p in sys.argv[1:3]); "
-                     "k = lambda r: sorted((s['source'], s['params'], s['cases'], s['passed'], s['failed']) for s in r['backends'][0]['suites']); "
+  CliRun py = run_sh(std::string(NUMREF_PYTHON) +
+                     " -c \"import json, sys; w, m = (json.load(open(p)) for p in sys.argv[1:3]); "
+                     "k = lambda r: sorted((s['source'], s['params'], s['cases'], s['passed'], s['failed']) for s in "
+                     "r['backends'][0]['suites']); "
                      "assert m['summary'] == w['summary'] and k(m) == k(w), (m['summary'], w['summary']); "
-                     "assert m['complete'] and m['exit_status'] == 0 and m['run']['id'] == w['run']['id'] and m['run']['shard']['merged'] == 3\" " +
+                     "assert m['complete'] and m['exit_status'] == 0 and m['run']['id'] == w['run']['id'] and "
+                     "m['run']['shard']['merged'] == 3\" " +
                      wj + " '" + (d / "m.json").string() + "'");
   EXPECT_EQ(py.status, 0) << py.out;
   // a missing shard
@@ -854,14 +875,16 @@ TEST(ConformCli, ReportMergeOfShardsEqualsTheUnshardedRun) {
   m = run_numref("report merge " + s0 + " " + s1 + " " + s2 + " " + s1);
   EXPECT_EQ(m.status, 2) << m.out;
   EXPECT_NE(m.out.find("shard 1/3 given twice: " + (d / "s1.json").string() + " and " + (d / "s1.json").string()),
-            std::string::npos) << m.out;
+            std::string::npos)
+      << m.out;
   // foreign shards: another seed, another profile
   const std::string seed2 = json_shard(d, "seed2.json", "reference", kShardSel + " --shard 1/3 --seed 2");
   m = run_numref("report merge " + s0 + " " + seed2 + " " + s2);
   EXPECT_EQ(m.status, 2) << m.out;
-  EXPECT_NE(m.out.find((d / "seed2.json").string() + ": a shard of another run: seed is '2', "), std::string::npos) << m.out;
-  const std::string sat = json_shard(d, "sat.json", "reference",
-                                     " --level 0 --ops cast:f16:f8e4m3fn --profile cuda_satfinite --shard 2/3");
+  EXPECT_NE(m.out.find((d / "seed2.json").string() + ": a shard of another run: seed is '2', "), std::string::npos)
+      << m.out;
+  const std::string sat =
+      json_shard(d, "sat.json", "reference", " --level 0 --ops cast:f16:f8e4m3fn --profile cuda_satfinite --shard 2/3");
   m = run_numref("report merge " + s0 + " " + s1 + " " + sat);
   EXPECT_EQ(m.status, 2) << m.out;
   EXPECT_NE(m.out.find("sat.json: a shard of another run: profiles is 'cuda_satfinite'"), std::string::npos) << m.out;
@@ -889,7 +912,8 @@ TEST(ConformCli, ReportMergeOfAFailingShardFails) {
   EXPECT_EQ(last_line(m.out), last) << m.out;  // "P passed, F failed, S skipped"
   std::size_t fails = 0, whole_fails = 0;
   for (std::size_t at = m.out.find("\nFAIL "); at != std::string::npos; at = m.out.find("\nFAIL ", at + 1)) ++fails;
-  for (std::size_t at = whole.out.find("\nFAIL "); at != std::string::npos; at = whole.out.find("\nFAIL ", at + 1)) ++whole_fails;
+  for (std::size_t at = whole.out.find("\nFAIL "); at != std::string::npos; at = whole.out.find("\nFAIL ", at + 1))
+    ++whole_fails;
   EXPECT_EQ(fails, whole_fails);
   EXPECT_GT(fails, 0u);
   fs::remove_all(d);
@@ -966,12 +990,13 @@ v = a.view({4: np.uint32, 2: np.uint16, 1: np.uint8}[a.dtype.itemsize])
 i, j, code = int(m.group(1)), int(m.group(2)), int(m.group(3), 16)
 assert v[i, j] == code, (v[i, j], code, a.shape)
 )PY";
-  const CliRun py = run_sh(std::string(NUMREF_PYTHON) + " '" + (d / "check.py").string() + "' '" + txts.front().string() +
-                           "' '" + d.string() + "'");
+  const CliRun py = run_sh(std::string(NUMREF_PYTHON) + " '" + (d / "check.py").string() + "' '" +
+                           txts.front().string() + "' '" + d.string() + "'");
   EXPECT_EQ(py.status, 0) << py.out << txt;
   const CliRun missing = run_numref(sel + " --dump-failures '" + (d / "nope").string() + "'");
   EXPECT_EQ(missing.status, 2) << missing.out;
   EXPECT_NE(missing.out.find("--dump-failures: '" + (d / "nope").string() + "' is not an existing directory"),
-            std::string::npos) << missing.out;
+            std::string::npos)
+      << missing.out;
   fs::remove_all(d);
 }

@@ -30,9 +30,9 @@ int compare(const Format& from, const Format& to, const Policy& p, const std::ve
     const Result e = ref(xs[i], rs.empty() ? 0u : rs[i]);
     if (e.bits != out[i] || e.flags != fl[i]) {
       if (++bad <= 3)
-        ADD_FAILURE() << from.name << "->" << to.name << " [" << describe(p) << "] path " << fc.path() << " x=" << std::hex
-                      << xs[i] << " r=" << (rs.empty() ? 0u : rs[i]) << ": got " << out[i] << "/" << int(fl[i])
-                      << " expected " << e.bits << "/" << int(e.flags);
+        ADD_FAILURE() << from.name << "->" << to.name << " [" << describe(p) << "] path " << fc.path()
+                      << " x=" << std::hex << xs[i] << " r=" << (rs.empty() ? 0u : rs[i]) << ": got " << out[i] << "/"
+                      << int(fl[i]) << " expected " << e.bits << "/" << int(e.flags);
     }
   }
   return bad;
@@ -49,9 +49,10 @@ TEST(CpuFast, MatchesTheReferenceOnEverySmallSourceCode) {
     for (std::uint32_t c = 0; c <= from.mask(); ++c) xs.push_back(c);
     for (const auto& to : kFormats)
       for (int pi = 0; pi < kProfileCount; ++pi) {  // every named profile, its pair rules applied (§10.4)
-        if (to.is_p3109_extra()) continue;  // declined like the 12 binary8 members (compare() checks those)
+        if (to.is_p3109_extra()) continue;          // declined like the 12 binary8 members (compare() checks those)
         const Policy base = all_profiles()[pi].for_cast(from, to);
-        const auto vars = conform::cast::variants(from.bits <= 8 ? conform::Level::l1 : conform::Level::l0, base, from, to);
+        const auto vars =
+            conform::cast::variants(from.bits <= 8 ? conform::Level::l1 : conform::Level::l0, base, from, to);
         for (const auto& v : vars) {
           if (effective_round(to, v.policy) != Round::sr) {
             ASSERT_EQ(compare(from, to, v.policy, xs, {}), 0);
@@ -84,13 +85,14 @@ TEST(CpuFast, MatchesTheReferenceOnF32Sources) {
   const Format& f32 = format(FormatId::f32);
   for (const auto& to : kFormats)
     for (int pi = 0; pi < kProfileCount; ++pi) {  // every named profile, its pair rules applied (§10.4)
-      if (to.is_p3109_extra()) continue;  // §2.5 item 7: declined like the 12 binary8 members
+      if (to.is_p3109_extra()) continue;          // §2.5 item 7: declined like the 12 binary8 members
       const Policy base = all_profiles()[pi].for_cast(f32, to);
       for (const auto& v : conform::cast::variants(conform::Level::l1, base, f32, to)) {
         std::vector<std::uint32_t> rs;
         if (effective_round(to, v.policy) == Round::sr) {
           const std::uint32_t rmask = v.policy.sr_bits >= 32 ? 0xFFFFFFFFu : (1u << v.policy.sr_bits) - 1u;
-          for (std::size_t i = 0; i < xs.size(); ++i) rs.push_back(static_cast<std::uint32_t>(conform::mix64(~i)) & rmask);
+          for (std::size_t i = 0; i < xs.size(); ++i)
+            rs.push_back(static_cast<std::uint32_t>(conform::mix64(~i)) & rmask);
         }
         ASSERT_EQ(compare(f32, to, v.policy, xs, rs), 0);
       }

@@ -60,10 +60,13 @@ int cli(const std::string& args, std::string* out = nullptr) {
 TEST(Export, MemhRecordsOfACastFile) {
   const std::string m = exported(kCast, ExportFormat::memh);
   // Header: the spec version, the source's exact policy and clause, the layout.
-  EXPECT_NE(m.find("// numref spec " + std::string(numref_version()) + " (numref "), std::string::npos) << m.substr(0, 400);
-  EXPECT_NE(m.find("//   policy round=rne overflow=saturate inf_sat=max nan=ones nan_to_finite=max e8m0_round=floor "
-                   "zero_to_nozero=min negative=abs daz=0 ftz=0 tininess=after int_range=full e8m0_low=linear inf_nan=slot\n"),
-            std::string::npos);
+  EXPECT_NE(m.find("// numref spec " + std::string(numref_version()) + " (numref "), std::string::npos)
+      << m.substr(0, 400);
+  EXPECT_NE(
+      m.find(
+          "//   policy round=rne overflow=saturate inf_sat=max nan=ones nan_to_finite=max e8m0_round=floor "
+          "zero_to_nozero=min negative=abs daz=0 ftz=0 tininess=after int_range=full e8m0_low=linear inf_nan=slot\n"),
+      std::string::npos);
   EXPECT_NE(m.find("//   clause §11 §4 §6\n"), std::string::npos);
   EXPECT_NE(m.find("// record: 48 bits as 12 hex digits"), std::string::npos);
   EXPECT_NE(m.find("//   [47:16] x input, f32 code\n"), std::string::npos);
@@ -102,7 +105,8 @@ TEST(Export, CsvAndJsonRecordsOfACastFile) {
   const std::string j = exported(kCast, ExportFormat::json);
   EXPECT_NE(j.find("\"spec_version\": \"" + std::string(numref_version()) + "\""), std::string::npos);
   EXPECT_NE(j.find("\"policy\": \"round=rne overflow=saturate inf_sat=max nan=ones"), std::string::npos);
-  EXPECT_NE(j.find("\"input\": {\"x\": \"3b400000\"}, \"expected\": {\"y\": \"02\", \"flags\": \"03\"}"), std::string::npos);
+  EXPECT_NE(j.find("\"input\": {\"x\": \"3b400000\"}, \"expected\": {\"y\": \"02\", \"flags\": \"03\"}"),
+            std::string::npos);
 }
 
 TEST(Export, TensorFilesCsvYesMemhOnlyForOneLayout) {
@@ -111,7 +115,8 @@ TEST(Export, TensorFilesCsvYesMemhOnlyForOneLayout) {
   const std::string c = exported(kScale, ExportFormat::csv);
   EXPECT_TRUE(has_line(c, "suite,shape,x,amax,scales,note"));
   // The all-zero bf16 tensor: amax 0, and amax = 0 gives the scale 1.0 = 3f800000 (§14.1).
-  EXPECT_NE(c.find(",1x16,\"8000,0000,0000,8000,0000,8000,0000,0000,8000,8000,0000,8000,8000,8000,0000,0000\",00000000,3f800000,"),
+  EXPECT_NE(c.find(",1x16,\"8000,0000,0000,8000,0000,8000,0000,0000,8000,8000,0000,8000,8000,8000,0000,0000\",00000000,"
+                   "3f800000,"),
             std::string::npos)
       << c;
   try {
@@ -132,9 +137,10 @@ TEST(Export, RefusesAFileWhoseResultsDifferFromTheReference) {
     read_text(text, "edited.vec");
     FAIL() << "an edited expected result was accepted";
   } catch (const ExportError& e) {
-    EXPECT_NE(std::string(e.what()).find("edited.vec:31: f32->f8e4m3fn cuda_satfinite: the file's y 01 differs from the "
-                                         "reference's 02"),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find("edited.vec:31: f32->f8e4m3fn cuda_satfinite: the file's y 01 differs from the "
+                                   "reference's 02"),
+        std::string::npos)
         << e.what();
   }
   EXPECT_THROW(read_text("numref-vectors 1\nop nosuchop\n", "bad.vec"), ExportError);

@@ -117,7 +117,8 @@ TEST(ByteLanes, TakeTheCommonCastsOnly) {
   const Format& e4m3 = format(FormatId::f8e4m3fn);
   std::set<std::string> ties_away;
   for (const Format* from : {&f32, &bf16, &f16})
-    for (const auto id : {FormatId::f8e4m3fn, FormatId::f8e5m2, FormatId::f6e3m2fn, FormatId::f6e2m3fn, FormatId::f4e2m1fn})
+    for (const auto id :
+         {FormatId::f8e4m3fn, FormatId::f8e5m2, FormatId::f6e3m2fn, FormatId::f6e2m3fn, FormatId::f4e2m1fn})
       for (int pi = 0; pi < kProfileCount; ++pi) {
         const Policy p = all_profiles()[pi].for_cast(*from, format(id));
         const char* why = cpu_fast::byte_lanes_unsupported(*from, format(id), p);
@@ -191,7 +192,8 @@ TEST(ByteLanes, DISABLED_MatchTheReferenceOnEveryF32Code) {
   if (const char* s = std::getenv("NUMREF_SHARD")) {
     ASSERT_TRUE(std::sscanf(s, "%u/%u", &shard, &shards) == 2 && shard < shards) << "NUMREF_SHARD=" << s;
   }
-  const std::uint64_t lo = (std::uint64_t{1} << 32) * shard / shards, hi = (std::uint64_t{1} << 32) * (shard + 1) / shards;
+  const std::uint64_t lo = (std::uint64_t{1} << 32) * shard / shards,
+                      hi = (std::uint64_t{1} << 32) * (shard + 1) / shards;
   const Format& f32 = format(FormatId::f32);
   std::vector<std::pair<const Format*, cpu_fast::ByteLanes::Consts>> seen;
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
@@ -215,8 +217,7 @@ TEST(ByteLanes, DISABLED_MatchTheReferenceOnEveryF32Code) {
           if (e.bits != out[i] || e.flags != fl[i]) {
             ++bad;
             std::uint64_t f = first_bad.load();
-            while (b + i < f && !first_bad.compare_exchange_weak(f, b + i)) {
-            }
+            while (b + i < f && !first_bad.compare_exchange_weak(f, b + i)) {}
           }
         }
       }
@@ -225,9 +226,9 @@ TEST(ByteLanes, DISABLED_MatchTheReferenceOnEveryF32Code) {
     for (unsigned t = 0; t < threads; ++t) pool.emplace_back(work);
     for (auto& t : pool) t.join();
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("f32->%s [%s]: codes %llx..%llx, %llu mismatches, %.0f s on %u threads\n", std::string(c.to->name).c_str(),
-                c.name.c_str(), static_cast<unsigned long long>(lo), static_cast<unsigned long long>(hi - 1),
-                static_cast<unsigned long long>(bad.load()), s, threads);
+    std::printf("f32->%s [%s]: codes %llx..%llx, %llu mismatches, %.0f s on %u threads\n",
+                std::string(c.to->name).c_str(), c.name.c_str(), static_cast<unsigned long long>(lo),
+                static_cast<unsigned long long>(hi - 1), static_cast<unsigned long long>(bad.load()), s, threads);
     EXPECT_EQ(bad.load(), 0u) << "f32->" << c.to->name << " [" << c.name << "] first mismatch at x=" << std::hex
                               << first_bad.load();
   }

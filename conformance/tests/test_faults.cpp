@@ -66,8 +66,9 @@ struct Runner {
   pid_t pid = -1;
   fs::path log;
   Runner(const std::string& backend, std::vector<std::string> args, const fs::path& dir) : log(dir / "out.txt") {
-    std::vector<std::string> argv = {NUMREF_CLI, "conform", "--no-progress", "--vectors", "none", "--ops", "cast:f32:bf16",
-                                     "--profile", "ocp", "--level", "0", "--backend", backend};
+    std::vector<std::string> argv = {NUMREF_CLI, "conform",       "--no-progress", "--vectors", "none",
+                                     "--ops",    "cast:f32:bf16", "--profile",     "ocp",       "--level",
+                                     "0",        "--backend",     backend};
     argv.insert(argv.end(), args.begin(), args.end());
     pid = fork();
     if (pid == 0) {

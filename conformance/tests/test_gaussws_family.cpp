@@ -24,7 +24,7 @@ struct OneRun {
   std::uint32_t out(int at, std::size_t k = 0) const { return exp[static_cast<std::size_t>(at) + k]; }
 };
 OneRun run(const std::string& t, const std::vector<std::uint32_t>& w, const std::vector<std::uint32_t>& bt,
-        const std::vector<std::uint32_t>& u, const std::vector<std::uint32_t>& g) {
+           const std::vector<std::uint32_t>& u, const std::vector<std::uint32_t>& g) {
   OneRun r{parse(t), {}, {}};
   const GausswsLayout& L = r.p->layout();
   r.in.assign(static_cast<std::size_t>(L.in), 0);
@@ -94,8 +94,8 @@ TEST(GausswsParams, BadParametersAreNamed) {
 // RN32(ln 2) = 0x3f317218 (ln 2 = 0.693147180559945..., 0x3f317218 = 0.693147182...), the
 // exponent 8 lower and the sign: 0xbb317218.
 TEST(GausswsFamily, HandComputedCase) {
-  const OneRun r = run("w=f32 shape=1x8", {kOne, kOne, 0x80000000u, 0x3F000000u, kOne, kOne, kOne, 0x3F400000u}, {0x41100000u},
-                    {kP1, kM1, 0, kP2, kM2, 0, kP2, kM1}, std::vector<std::uint32_t>(8, kOne));
+  const OneRun r = run("w=f32 shape=1x8", {kOne, kOne, 0x80000000u, 0x3F000000u, kOne, kOne, kOne, 0x3F400000u},
+                       {0x41100000u}, {kP1, kM1, 0, kP2, kM2, 0, kP2, kM1}, std::vector<std::uint32_t>(8, kOne));
   const GausswsLayout& L = r.p->layout();
   const std::uint32_t y[] = {0x3F80, 0x3F7F, 0x8000, 0x3F02, 0x3F7E, 0x3F80, 0x3F81, 0x3F3F};
   for (std::size_t k = 0; k < 8; ++k) EXPECT_EQ(r.y(k), y[k]) << k;
@@ -125,8 +125,8 @@ TEST(GausswsFamily, PoisonedBlocks) {
 // 0xbf80); T = 1 - 1 + 0 + 1 = 1 so dL/db_t = -Inf. b_t = 200 (bf16 w): 2^-199 underflows to
 // 0, s = 0, no noise: w itself, and a zero gradient.
 TEST(GausswsFamily, ScaleOverflowAndUnderflow) {
-  const OneRun r = run("w=f32 shape=1x4", {kOne, 0x40000000u, 0xBF800000u, 0x40400000u}, {0xC3020000u}, {kP1, kM1, 0, kP1},
-                    {kOne, kOne, kOne, kOne});
+  const OneRun r = run("w=f32 shape=1x4", {kOne, 0x40000000u, 0xBF800000u, 0x40400000u}, {0xC3020000u},
+                       {kP1, kM1, 0, kP1}, {kOne, kOne, kOne, kOne});
   const GausswsLayout& L = r.p->layout();
   EXPECT_EQ(r.y(0), 0x7F80u);
   EXPECT_EQ(r.y(1), 0xFF80u);

@@ -142,7 +142,7 @@ TEST(MorCompare, FieldByField) {
   c.got = c.exp;
   c.got[static_cast<std::size_t>(L.sum) + 10] += 1;  // n
   EXPECT_EQ(c.compare().cls, "mor/error-sum/n");
-  c.got[static_cast<std::size_t>(L.sum) + 0] += 1;   // and a limb: the sum itself
+  c.got[static_cast<std::size_t>(L.sum) + 0] += 1;  // and a limb: the sum itself
   EXPECT_EQ(c.compare().cls, "mor/error-sum");
   EXPECT_EQ(c.text().detail, "1 of 1 error sums differ");
 
@@ -161,7 +161,8 @@ TEST(MorPipe, ResultLineRoundTrip) {
   for (const char* t : {"src=f32 shape=2x4 transpose=0 scaling=block:1x2 threshold=9/200",
                         "src=bf16 shape=1x4 transpose=0 blocks=block:1x2 recipe=three-way"}) {
     const auto p = parse(std::string(t).find("recipe") != std::string::npos ? Kind::sub : Kind::tensor, t);
-    const Case1 c = run(p, p->spec().src->bits == 32 ? kNear : std::vector<std::uint32_t>{0x3F80, 0x4000, 0x7FC0, 0x3F80});
+    const Case1 c =
+        run(p, p->spec().src->bits == 32 ? kNear : std::vector<std::uint32_t>{0x3F80, 0x4000, 0x7FC0, 0x3F80});
     const std::string line = pipe_result_line(*p, single_case(c.exp.data(), c.exp.size()), false);
     EXPECT_EQ(std::count(line.begin(), line.end(), ' '), p->spec().kind == Kind::tensor ? 5 : 8) << line;
     EXPECT_EQ(line.find('/'), std::string::npos) << line;  // flat (§32.7)

@@ -83,13 +83,15 @@ struct Everything {
                           const std::uint32_t*, std::uint32_t*) const {
     return 12;
   }
-  std::int64_t fake_quant(const numref_tensor_op*, const void*, const std::uint32_t*, std::uint32_t*, std::uint64_t*) const {
+  std::int64_t fake_quant(const numref_tensor_op*, const void*, const std::uint32_t*, std::uint32_t*,
+                          std::uint64_t*) const {
     return 13;
   }
   bool mor_supported(std::uint32_t family, const numref_mor_op*) const { return family == NUMREF_TENSOR_MOR; }
   std::int64_t mor(const numref_mor_op*, const void*, numref_mor_result*, std::uint32_t*) const { return 14; }
-  std::int64_t mor_sub(const numref_mor_op*, const void*, std::uint8_t*, std::uint8_t*, std::uint8_t*, numref_error_sum*,
-                       numref_error_sum*, std::uint32_t*, std::uint32_t*, std::uint32_t*, std::uint32_t*) const {
+  std::int64_t mor_sub(const numref_mor_op*, const void*, std::uint8_t*, std::uint8_t*, std::uint8_t*,
+                       numref_error_sum*, numref_error_sum*, std::uint32_t*, std::uint32_t*, std::uint32_t*,
+                       std::uint32_t*) const {
     return 15;
   }
 };
@@ -163,13 +165,18 @@ struct OldMinor : CastOnly {
 
 // The entry points of the families that are not NULL, in backend.h's order.
 std::string present(const numref_backend& b) {
-  const std::pair<const char*, bool> entries[] = {
-      {"cast_supported", b.cast_supported != nullptr},     {"cast", b.cast != nullptr},
-      {"tensor_supported", b.tensor_supported != nullptr}, {"scale", b.scale != nullptr},
-      {"quantize", b.quantize != nullptr},                 {"dequantize", b.dequantize != nullptr},
-      {"fake_quant", b.fake_quant != nullptr},             {"mor_supported", b.mor_supported != nullptr},
-      {"mor", b.mor != nullptr},                           {"mor_sub", b.mor_sub != nullptr},
-      {"gaussws_supported", b.gaussws_supported != nullptr}, {"gaussws", b.gaussws != nullptr}};
+  const std::pair<const char*, bool> entries[] = {{"cast_supported", b.cast_supported != nullptr},
+                                                  {"cast", b.cast != nullptr},
+                                                  {"tensor_supported", b.tensor_supported != nullptr},
+                                                  {"scale", b.scale != nullptr},
+                                                  {"quantize", b.quantize != nullptr},
+                                                  {"dequantize", b.dequantize != nullptr},
+                                                  {"fake_quant", b.fake_quant != nullptr},
+                                                  {"mor_supported", b.mor_supported != nullptr},
+                                                  {"mor", b.mor != nullptr},
+                                                  {"mor_sub", b.mor_sub != nullptr},
+                                                  {"gaussws_supported", b.gaussws_supported != nullptr},
+                                                  {"gaussws", b.gaussws != nullptr}};
   std::string s;
   for (const auto& [name, set] : entries)
     if (set) s += (s.empty() ? "" : " ") + std::string(name);
@@ -214,7 +221,7 @@ TEST(PluginHeader, TableOfACastOnlyBackend) {
   EXPECT_STREQ(b->description, "truncating f32 -> bf16");
   EXPECT_STREQ(b->ops, "cast");
   EXPECT_STREQ(b->profiles, "ocp");
-  EXPECT_EQ(b->caps, 0u);              // no caps member: none
+  EXPECT_EQ(b->caps, 0u);             // no caps member: none
   EXPECT_EQ(b->departures, nullptr);  // no departures member: NULL
   EXPECT_NE(b->ctx, nullptr);
   ASSERT_NE(b->last_error, nullptr);
@@ -264,7 +271,8 @@ TEST(PluginHeader, EveryFamily) {
   EXPECT_STREQ(b->profiles, "ocp cuda_satfinite");
   EXPECT_EQ(b->caps, 0x3u);  // NUMREF_CAP_FLAGS 0x1 | NUMREF_CAP_COUNTS 0x2
   EXPECT_STREQ(b->departures, "cast bf16 f32 * nan | a test departure\n");
-  ASSERT_EQ(present(*b.get()), "cast_supported cast tensor_supported scale quantize dequantize fake_quant mor_supported mor mor_sub");
+  ASSERT_EQ(present(*b.get()),
+            "cast_supported cast tensor_supported scale quantize dequantize fake_quant mor_supported mor mor_sub");
   // each entry reaches the member of its own name (the return values tell them apart)
   EXPECT_EQ(b->quantize(b->ctx, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr), 11);
   EXPECT_EQ(b->dequantize(b->ctx, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr), 12);
@@ -386,5 +394,6 @@ TEST(PluginHeader, GausswsFamily) {
   EXPECT_EQ(b->gaussws_supported(b->ctx, &op), 1);
   op.rows = 3;
   EXPECT_EQ(b->gaussws_supported(b->ctx, &op), 0);
-  EXPECT_EQ(b->gaussws(b->ctx, &op, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr), 16);
+  EXPECT_EQ(b->gaussws(b->ctx, &op, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr),
+            16);
 }

@@ -26,8 +26,8 @@ const char* const kOcp =
 
 TensorParamsPtr q(const std::string& extra, const std::string& shape = "1x4", const std::string& rule = "mx-floor",
                   const std::string& elem = "f8e4m3fn") {
-  return parse(Kind::quantize, "src=f32 elem=" + elem + " shape=" + shape + " partition=tensor rule=" + rule +
-                                   " profile=ocp " + extra);
+  return parse(Kind::quantize,
+               "src=f32 elem=" + elem + " shape=" + shape + " partition=tensor rule=" + rule + " profile=ocp " + extra);
 }
 
 // The tests' one case, with compare(counts, any_nan) as the runner calls it.
@@ -57,15 +57,20 @@ TEST(TensorParams, CanonicalTextRoundTrips) {
             "src=bf16 elem=f4e2m1fn shape=3x40 partition=block:1x16 transpose=1 rule=gam group=block:3x32 "
             "amax_nan=ignore amax_inf=propagate apply=rn32 profile=cuda_satfinite");
   EXPECT_EQ(parse(Kind::quantize, p->text())->text(), p->text());
-  EXPECT_EQ(p->label(), "bf16->f4e2m1fn 3x40^T block:1x16 gam group=block:3x32 cuda_satfinite amax_nan=ignore round=sr sr_bits=8 sr_variant=fraction");
+  EXPECT_EQ(p->label(),
+            "bf16->f4e2m1fn 3x40^T block:1x16 gam group=block:3x32 cuda_satfinite amax_nan=ignore round=sr sr_bits=8 "
+            "sr_variant=fraction");
   EXPECT_EQ(p->selector_text(), "bf16 f4e2m1fn gam");
   EXPECT_EQ(p->formats(), "bf16 f4e2m1fn");
   // dequantize has no source, transpose, amax policy or element policy; scale no profile
-  const auto d = parse(Kind::dequantize, "elem=int8 shape=2x2 partition=rows rule=int8-127.5 dequant=divide profile=ocp");
+  const auto d =
+      parse(Kind::dequantize, "elem=int8 shape=2x2 partition=rows rule=int8-127.5 dequant=divide profile=ocp");
   EXPECT_EQ(d->text(), "elem=int8 shape=2x2 partition=rows rule=int8-127.5 dequant=divide profile=ocp");
   EXPECT_EQ(d->formats(), "int8 f32");
   const auto s = parse(Kind::scale, "src=f16 elem=f8e5m2 shape=1x1 partition=tensor rule=mx-even");
-  EXPECT_EQ(s->text(), "src=f16 elem=f8e5m2 shape=1x1 partition=tensor transpose=0 rule=mx-even amax_nan=propagate amax_inf=propagate");
+  EXPECT_EQ(
+      s->text(),
+      "src=f16 elem=f8e5m2 shape=1x1 partition=tensor transpose=0 rule=mx-even amax_nan=propagate amax_inf=propagate");
   EXPECT_EQ(s->profile(), "-");
   // §19.2 the int8 rules default to fused, every other rule to rn32; §20.2 fixes int_range
   const auto i8 = q("", "1x4", "int8", "int8");
@@ -89,14 +94,17 @@ TEST(TensorParams, RejectsBadParametersNamingTheProblem) {
       {Kind::quantize, "src=f32 elem=f8e4m3fn shape=4x8 partition=block:1x3 rule=gam group=block:1x4 profile=ocp",
        "not a multiple of the block columns"},
       {Kind::quantize, "src=f32 elem=f8e4m3fn shape=0x4 partition=tensor rule=amax profile=ocp", "empty tensor"},
-      {Kind::quantize, "src=f32 elem=f8e4m3fn shape=300x300 partition=tensor rule=amax profile=ocp", "exceeds the suite limit"},
+      {Kind::quantize, "src=f32 elem=f8e4m3fn shape=300x300 partition=tensor rule=amax profile=ocp",
+       "exceeds the suite limit"},
       {Kind::quantize, "src=int8 elem=f8e4m3fn shape=2x2 partition=tensor rule=amax profile=ocp", "integer format"},
       {Kind::quantize, base + "rule=amax round=sr", "sr_bits"},
       {Kind::quantize, base + "rule=amax group=rows", "does not take group="},
       {Kind::fake_quant, base + "rule=amax out=f8e5m2", "must be bf16, f16 or f32"},
-      {Kind::dequantize, "elem=f8e4m3fn shape=2x2 partition=tensor rule=amax profile=ocp round=rtz", "has no element policy"},
+      {Kind::dequantize, "elem=f8e4m3fn shape=2x2 partition=tensor rule=amax profile=ocp round=rtz",
+       "has no element policy"},
       {Kind::scale, "src=f32 elem=f8e4m3fn shape=2x2 partition=tensor rule=amax profile=ocp", "does not take profile="},
-      {Kind::quantize, "src=f32 elem=f8e4m3fn shape=2x2 partition=tensor rule=amax profile=nvidia", "unknown profile 'nvidia'"},
+      {Kind::quantize, "src=f32 elem=f8e4m3fn shape=2x2 partition=tensor rule=amax profile=nvidia",
+       "unknown profile 'nvidia'"},
       {Kind::quantize, base + "rule=amax profile=ocp", "'profile' given twice"},
       {Kind::quantize, "src=f32 elem=f8e4m3fn shape=2x2 partition=block:0x2 rule=amax profile=ocp", "at least 1"},
   };
@@ -113,7 +121,8 @@ TEST(TensorParams, RejectsBadParametersNamingTheProblem) {
 // §31.5 the C description: effective blocks, strides of a transposed view, q_max as a
 // binary32 code (127.5 = 0x42FF0000 for int8-127.5), the rule constant.
 TEST(TensorParams, CDescription) {
-  const auto p = parse(Kind::quantize, "src=bf16 elem=int8 shape=5x7 partition=block:2xall transpose=1 rule=int8-127.5 profile=ocp");
+  const auto p = parse(Kind::quantize,
+                       "src=bf16 elem=int8 shape=5x7 partition=block:2xall transpose=1 rule=int8-127.5 profile=ocp");
   const numref_tensor_op& c = p->c_op();
   EXPECT_EQ(c.struct_size, sizeof(numref_tensor_op));
   EXPECT_EQ(c.rows, 5u);
@@ -121,8 +130,8 @@ TEST(TensorParams, CDescription) {
   EXPECT_EQ(c.row_stride, 1);  // memory is 7 x 5: element (i, j) at j * 5 + i
   EXPECT_EQ(c.col_stride, 5);
   EXPECT_EQ(c.block_rows, 2u);
-  EXPECT_EQ(c.block_cols, 7u);   // 0 = the whole extent, resolved
-  EXPECT_EQ(c.n_blocks, 3u);     // ceil(5 / 2) x 1
+  EXPECT_EQ(c.block_cols, 7u);  // 0 = the whole extent, resolved
+  EXPECT_EQ(c.n_blocks, 3u);    // ceil(5 / 2) x 1
   EXPECT_EQ(c.q_max, 0x42FF0000u);
   EXPECT_EQ(c.rule, NUMREF_RULE_INT8_127_5);
   EXPECT_EQ(c.apply, NUMREF_APPLY_FUSED);
@@ -237,7 +246,8 @@ TEST(TensorClassify, FusedInsteadOfRn32) {
 // amax 256 -> S = RN32(448 / 256) = 1.75 exactly; code 0x31 = 0.5625. The host's binary32
 // unit gives the two answers: 0.5625f / 1.75f and 0.5625f * (1.0f / 1.75f).
 TEST(TensorClassify, DequantizeReciprocal) {
-  const auto p = parse(Kind::dequantize, "elem=f8e4m3fn shape=1x1 partition=tensor rule=amax dequant=divide profile=ocp");
+  const auto p =
+      parse(Kind::dequantize, "elem=f8e4m3fn shape=1x1 partition=tensor rule=amax dequant=divide profile=ocp");
   const Layout& L = p->layout();
   Case1 r{p, std::vector<std::uint32_t>(static_cast<std::size_t>(L.in)), std::vector<std::uint32_t>(1), {}};
   r.in[static_cast<std::size_t>(L.codes_in)] = 0x31u;
@@ -343,7 +353,8 @@ TEST(TensorPlan, LevelsCoverRulesElementsPartitions) {
   std::vector<GeneratedSuite> sel;
   plan(Kind::quantize, req, sel);
   ASSERT_FALSE(sel.empty());
-  for (const auto& g : sel) EXPECT_EQ(g.params->selector_text().substr(g.params->selector_text().find(' ') + 1), "f4e2m1fn mx-floor");
+  for (const auto& g : sel)
+    EXPECT_EQ(g.params->selector_text().substr(g.params->selector_text().find(' ') + 1), "f4e2m1fn mx-floor");
   req.selectors = {"f32:f8e4m3fn:mx-flor"};
   EXPECT_THROW(plan(Kind::quantize, req, sel), std::invalid_argument);
 }
@@ -369,13 +380,15 @@ TEST(TensorPipe, CaseAndResultLines) {
   EXPECT_NE(pipe_result(*p, "7e 7f", false, out.data(), 1, 0).find("codes: 1 values, expected 2"), std::string::npos);
   EXPECT_NE(pipe_result(*p, "7e,zz 7f", false, out.data(), 1, 0).find("not hex"), std::string::npos);
   EXPECT_NE(pipe_result(*p, "7e,38 7f", true, out.data(), 1, 0).find("expected 3 fields"), std::string::npos);
-  EXPECT_NE(pipe_result(*p, "7e,38 7f 1,2,3", true, out.data(), 1, 0).find("counts: 3 values, expected 4"), std::string::npos);
+  EXPECT_NE(pipe_result(*p, "7e,38 7f 1,2,3", true, out.data(), 1, 0).find("counts: 3 values, expected 4"),
+            std::string::npos);
 }
 
 // §30.6 tensor vector files: strict grids, canonical headers; every problem named.
 TEST(TensorVectors, RejectsMalformedFiles) {
   const std::string head =
-      std::string("numref-vectors 1\nop quantize\nsrc f32\nelem f8e4m3fn\npartition tensor\ntranspose 0\nrule mx-floor\n") +
+      std::string(
+          "numref-vectors 1\nop quantize\nsrc f32\nelem f8e4m3fn\npartition tensor\ntranspose 0\nrule mx-floor\n") +
       "amax_nan propagate\namax_inf propagate\napply rn32\nprofile ocp\npolicy " + kOcp +
       "\ngenerator test\ncolumns shape x codes scales counts\ncount 1\nbegin\n";
   // 480, 1 -> FLOOR scale 7f, codes 7e 38 (§16.2, as above); counts: 480 saturated.
@@ -393,17 +406,22 @@ TEST(TensorVectors, RejectsMalformedFiles) {
       {head + "1x2 43f00000,3f800000 7e,38 7f\nend\n", "expected 5 fields"},
       {head + "1by2 43f00000,3f800000 7e,38 7f 1,0,0,0\nend\n", "shape '1by2' is not RxC"},
       {head + "0x2 43f00000,3f800000 7e,38 7f 1,0,0,0\nend\n", "empty tensor"},
-      {std::string(head).replace(head.find("rule mx-floor"), 13, "rule mx-flor") + good, "unknown scale rule 'mx-flor'"},
-      {std::string(head).replace(head.find("columns shape x codes scales counts"), 35, "columns shape x codes scales") + good,
+      {std::string(head).replace(head.find("rule mx-floor"), 13, "rule mx-flor") + good,
+       "unknown scale rule 'mx-flor'"},
+      {std::string(head).replace(head.find("columns shape x codes scales counts"), 35, "columns shape x codes scales") +
+           good,
        "expected 'shape x codes scales counts'"},
-      {std::string(head).replace(head.find("transpose 0\n"), 12, "") + good, "header line 'transpose' is not the canonical '0'"},
+      {std::string(head).replace(head.find("transpose 0\n"), 12, "") + good,
+       "header line 'transpose' is not the canonical '0'"},
       {std::string(head).replace(head.find("daz=0"), 5, "daz=1") + good, ""},  // a valid variant, canonical
       {std::string(head).replace(head.find("round=rne "), 10, "") + good, "header line 'policy' is not the canonical"},
   };
   for (const auto& c : cases) {
     const std::string err = parse_error(c.text);
-    if (c.message.empty()) EXPECT_EQ(err, "");
-    else EXPECT_NE(err.find(c.message), std::string::npos) << err;
+    if (c.message.empty())
+      EXPECT_EQ(err, "");
+    else
+      EXPECT_NE(err.find(c.message), std::string::npos) << err;
   }
   // divergence files: answers are <scales>:<codes>, "-" only where the variant does not apply
   const std::string dhead =
@@ -412,7 +430,8 @@ TEST(TensorVectors, RejectsMalformedFiles) {
       "\ngenerator test\ncolumns src elem shape partition x mx-floor mx-rceil\ncount 1\nbegin\n";
   // 480, 1: FLOOR 7f:7e,38; RCEIL 80: 240 = 77, 0.5 = 30 (§16.5)
   EXPECT_EQ(parse_error(dhead + "f32 f8e4m3fn 1x2 tensor 43f00000,3f800000 7f:7e,38 80:77,30\nend\n"), "");
-  EXPECT_NE(parse_error(dhead + "f32 f8e4m3fn 1x2 tensor 43f00000,3f800000 7f:7e,38 80\nend\n").find("is not <scales>:<codes>"),
+  EXPECT_NE(parse_error(dhead + "f32 f8e4m3fn 1x2 tensor 43f00000,3f800000 7f:7e,38 80\nend\n")
+                .find("is not <scales>:<codes>"),
             std::string::npos);
   EXPECT_NE(parse_error(dhead + "f32 f8e4m3fn 1x2 tensor 43f00000,3f800000 7f:7e,38 -\nend\n").find("has no answer"),
             std::string::npos);
@@ -440,7 +459,8 @@ TEST(TensorVectors, GeneratedFilesParse) {
 // (absent keys take the profile's recipe, a knob set back to numref's rule is written out), an
 // explicit q_max is kept only when it differs from the rule's (§14.4), both reach the C op.
 TEST(TensorRecipe, TextCarriesTheRecipeAndQmax) {
-  const std::string base = "src=f32 elem=f8e4m3fn shape=1x32 partition=block:1x32 rule=mx-rceil profile=torchao_mx_rceil";
+  const std::string base =
+      "src=f32 elem=f8e4m3fn shape=1x32 partition=block:1x32 rule=mx-rceil profile=torchao_mx_rceil";
   const auto p = parse(Kind::quantize, base);
   // torchao_mx_rceil (policy.cpp): scale_exp=log2f zero_code=one inf_block=max_code elem_nan=half
   EXPECT_NE(p->text().find("amax_floor=none scale_exp=log2f zero_code=one inf_block=max_code nan_block=poison "
@@ -465,7 +485,8 @@ TEST(TensorRecipe, TextCarriesTheRecipeAndQmax) {
   // a profile without a recipe writes no recipe; the scale family takes knobs without a profile
   EXPECT_EQ(q("")->text().find("zero_code"), std::string::npos);
   EXPECT_EQ(q("")->c_op().recipe.zero_code, NUMREF_ZERO_CODE_STORED);
-  const auto s = parse(Kind::scale, "src=f32 elem=f8e4m3fn shape=1x1 partition=tensor rule=mx-floor zero_code=min_normal");
+  const auto s =
+      parse(Kind::scale, "src=f32 elem=f8e4m3fn shape=1x1 partition=tensor rule=mx-floor zero_code=min_normal");
   EXPECT_NE(s->text().find("zero_code=min_normal"), std::string::npos);
   EXPECT_NE(s->label().find("zero_code=min_normal"), std::string::npos);
   // q_max: 448 is f8e4m3fn's own (not written), 384 = 0x43C00000 is kept and is the C op's
@@ -481,7 +502,8 @@ TEST(TensorRecipe, TextCarriesTheRecipeAndQmax) {
            {base + " q_max=448", "q_max='448'"},
            {base + " q_max=0x7f800000", "finite"},
            {"src=f32 elem=f8e4m3fn shape=1x4 partition=tensor rule=amax profile=torchao_mx_rceil", "applies to"},
-           {"elem=f8e4m3fn shape=2x2 partition=tensor rule=mx-floor profile=ocp zero_code=one", "does not take zero_code="}}) {
+           {"elem=f8e4m3fn shape=2x2 partition=tensor rule=mx-floor profile=ocp zero_code=one",
+            "does not take zero_code="}}) {
     const Kind k = text.starts_with("elem=") ? Kind::dequantize : Kind::quantize;
     try {
       (void)parse(k, text);
@@ -499,13 +521,15 @@ TEST(TensorRecipe, TextCarriesTheRecipeAndQmax) {
 // x / 2^11 = 224·(1 + 2^-23) -> 224 = 0x76 (RNE). Small elements: 1.0 / 2^10 = 2^-10, below
 // E4M3's smallest subnormal 2^-9 by half: a tie to even -> 0.
 TEST(TensorRecipe, TorchaoRceilExpectedValuesAndCapability) {
-  const auto p = parse(Kind::quantize, "src=f32 elem=f8e4m3fn shape=1x2 partition=block:1x32 rule=mx-rceil profile=torchao_mx_rceil");
+  const auto p = parse(Kind::quantize,
+                       "src=f32 elem=f8e4m3fn shape=1x2 partition=block:1x32 rule=mx-rceil profile=torchao_mx_rceil");
   Case1 r = run(p, {0x48E00001u, 0x3F800000u});
   const Layout& L = r.p->layout();
   EXPECT_EQ(r.exp[static_cast<std::size_t>(L.scales)], 0x89u);
   EXPECT_EQ(r.exp[static_cast<std::size_t>(L.codes)], 0x7Eu);
   EXPECT_EQ(r.exp[static_cast<std::size_t>(L.codes) + 1], 0x00u);
-  const auto o = parse(Kind::quantize, "src=f32 elem=f8e4m3fn shape=1x2 partition=block:1x32 rule=mx-rceil profile=ocp");
+  const auto o =
+      parse(Kind::quantize, "src=f32 elem=f8e4m3fn shape=1x2 partition=block:1x32 rule=mx-rceil profile=ocp");
   Case1 e = run(o, {0x48E00001u, 0x3F800000u});
   EXPECT_EQ(e.exp[static_cast<std::size_t>(L.scales)], 0x8Au);
   EXPECT_EQ(e.exp[static_cast<std::size_t>(L.codes)], 0x76u);
@@ -562,18 +586,20 @@ TEST(TensorRecipe, PlanOfRecipeProfiles) {
 TEST(TensorRecipe, CRecipeRoundTripAndRange) {
   std::apply(
       [](const auto&... row) {
-        ([&] {
-          for (std::size_t w = 0; w < row.words.size(); ++w) {
-            RecipeKnobs k;
-            k.*row.member = static_cast<std::remove_reference_t<decltype(k.*row.member)>>(w);
-            std::string text;
-            const numref_recipe c = to_c_recipe(k, text);
-            EXPECT_EQ(std::string(c.text), describe(k));
-            const auto back = from_c_recipe(c);
-            ASSERT_TRUE(back.has_value()) << row.key << "=" << row.words[w];
-            EXPECT_TRUE(*back == k) << row.key << "=" << row.words[w];
-          }
-        }(), ...);
+        (
+            [&] {
+              for (std::size_t w = 0; w < row.words.size(); ++w) {
+                RecipeKnobs k;
+                k.*row.member = static_cast<std::remove_reference_t<decltype(k.*row.member)>>(w);
+                std::string text;
+                const numref_recipe c = to_c_recipe(k, text);
+                EXPECT_EQ(std::string(c.text), describe(k));
+                const auto back = from_c_recipe(c);
+                ASSERT_TRUE(back.has_value()) << row.key << "=" << row.words[w];
+                EXPECT_TRUE(*back == k) << row.key << "=" << row.words[w];
+              }
+            }(),
+            ...);
       },
       kRecipeKnobs);
   numref_recipe c{};

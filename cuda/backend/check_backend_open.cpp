@@ -51,8 +51,8 @@ int main(int argc, char** argv) {
   }
   // A device is present: the plugin must be complete, then the cuda-device label does the work.
   const bool complete = b->abi_version == NUMREF_BACKEND_ABI_VERSION && b->struct_size >= sizeof(numref_backend) &&
-                        std::strcmp(b->name, "cuda") == 0 && b->cast && b->quantize && b->dequantize &&
-                        b->fake_quant && b->scale && b->mor && b->mor_sub;
+                        std::strcmp(b->name, "cuda") == 0 && b->cast && b->quantize && b->dequantize && b->fake_quant &&
+                        b->scale && b->mor && b->mor_sub;
   b->close(b->ctx);
   if (!complete) {
     std::fprintf(stderr, "FAIL: the plugin opened but its table is incomplete\n");

@@ -92,8 +92,7 @@ struct MorPlan {
 inline MorPlan mor_plan(std::uint32_t family, const numref_mor_op* op) {
   using RB = numref::conform::ReferenceBackend;
   if (family != NUMREF_TENSOR_MOR && family != NUMREF_TENSOR_MOR_SUB) throw std::invalid_argument("unknown MoR family");
-  MorPlan mp{RB::mor_op(family, op),
-             {}, {}};
+  MorPlan mp{RB::mor_op(family, op), {}, {}};
   static const std::uint32_t dummy[1] = {0};
   const numref::TensorView v = mp.m.view(dummy);
   if (family == NUMREF_TENSOR_MOR) {

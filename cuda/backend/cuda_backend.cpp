@@ -52,8 +52,12 @@ struct Dev {
     return static_cast<T*>(p);
   }
 };
-void h2d(void* d, const void* h, std::size_t n) { check(cudaMemcpy(d, h, n, cudaMemcpyHostToDevice), "copy to device"); }
-void d2h(void* h, const void* d, std::size_t n) { check(cudaMemcpy(h, d, n, cudaMemcpyDeviceToHost), "copy from device"); }
+void h2d(void* d, const void* h, std::size_t n) {
+  check(cudaMemcpy(d, h, n, cudaMemcpyHostToDevice), "copy to device");
+}
+void d2h(void* h, const void* d, std::size_t n) {
+  check(cudaMemcpy(h, d, n, cudaMemcpyDeviceToHost), "copy from device");
+}
 
 // The bytes a strided view touches, copied to the device; `base` is the device address of element
 // (0, 0) (the view's own strides stay valid).
@@ -78,7 +82,8 @@ using numref_cuda::contract::TensorPlan;
 
 // Runs the quantize pipeline on the device; the pointers given receive the results.
 void run_quantize(const TensorPlan& tp, const void* x, const std::uint32_t* r, std::uint8_t* codes, std::uint32_t* amax,
-                  std::uint32_t* scales, std::uint32_t* gm, std::uint32_t* tamax, std::uint64_t* counts, std::uint32_t* fake) {
+                  std::uint32_t* scales, std::uint32_t* gm, std::uint32_t* tamax, std::uint64_t* counts,
+                  std::uint32_t* fake) {
   const auto& t = tp.t;
   const auto& p = tp.p;
   const std::size_t n = t.rows * t.cols;
@@ -198,7 +203,8 @@ class CudaBackend : public numref_cuda::contract::KernelContract {
   }
 
   static std::int64_t dequantize(const numref_tensor_op* op, const std::uint8_t* codes, const std::uint32_t* scales,
-                                 const std::uint32_t* group_mantissa, const std::uint32_t* tensor_amax, std::uint32_t* out) {
+                                 const std::uint32_t* group_mantissa, const std::uint32_t* tensor_amax,
+                                 std::uint32_t* out) {
     if (!op || !codes || !scales || !out) throw std::invalid_argument("null argument");
     const TensorPlan tp = numref_cuda::contract::tensor_plan(NUMREF_TENSOR_DEQUANTIZE, op);
     const auto& p = tp.p;
@@ -211,8 +217,8 @@ class CudaBackend : public numref_cuda::contract::KernelContract {
     const bool gm = numref::has_group_mantissa(rule);
     if (gm) h2d(dg.p, group_mantissa, p.n_groups * 4);
     const std::uint32_t ta = numref::has_tensor_amax(rule) ? *tensor_amax : 0u;
-    check(numref_cuda::try_dequantize(p, dc.as<std::uint8_t>(), ds.as<std::uint32_t>(), gm ? dg.as<std::uint32_t>() : nullptr,
-                                      ta, dout.as<std::uint32_t>()),
+    check(numref_cuda::try_dequantize(p, dc.as<std::uint8_t>(), ds.as<std::uint32_t>(),
+                                      gm ? dg.as<std::uint32_t>() : nullptr, ta, dout.as<std::uint32_t>()),
           "dequantize kernel");
     check(cudaDeviceSynchronize(), "dequantize kernel");
     d2h(out, dout.p, n * 4);
@@ -238,7 +244,8 @@ class CudaBackend : public numref_cuda::contract::KernelContract {
     const numref::TensorMorSpec& spec = mp.tensor;
     Dev ds(static_cast<std::size_t>(op->n_blocks) * 4), dg(4);
     numref_cuda::TensorMorDecision d;
-    check(numref_cuda::try_tensor_mor(v, spec, d, nullptr, ds.as<std::uint32_t>(), dg.as<std::uint32_t>()), "MoR kernels");
+    check(numref_cuda::try_tensor_mor(v, spec, d, nullptr, ds.as<std::uint32_t>(), dg.as<std::uint32_t>()),
+          "MoR kernels");
     res->decision = d.quantized ? NUMREF_BLOCK_F8E4M3FN : NUMREF_BLOCK_KEPT;
     res->reason = static_cast<std::uint32_t>(d.verdict.reason);
     res->mean = d.mean;
@@ -279,12 +286,13 @@ class CudaBackend : public numref_cuda::contract::KernelContract {
   }
 
   // ---- GaussWS (§37, §35.13): the forward kernel, then the backward kernel on its scales -------
-  static std::int64_t gaussws(const numref_gaussws_op* op, const void* w, const std::uint32_t* bt, const std::uint16_t* u,
-                              const std::uint64_t* key, const void* g, std::uint32_t* r_packed, std::uint32_t* scale,
-                              std::uint32_t* w_hat, std::uint32_t* grad) {
+  static std::int64_t gaussws(const numref_gaussws_op* op, const void* w, const std::uint32_t* bt,
+                              const std::uint16_t* u, const std::uint64_t* key, const void* g, std::uint32_t* r_packed,
+                              std::uint32_t* scale, std::uint32_t* w_hat, std::uint32_t* grad) {
     const auto gp = numref_cuda::contract::gaussws_call_plan(op, w, bt, u, key, g, r_packed, scale, w_hat, grad);
     const std::size_t n = gp.p.size(), nb = gp.p.tiles(), nr = (n + 7) / 8;
-    const std::size_t wb = numref::storage_bytes(numref::format(gp.w)), gb = numref::storage_bytes(numref::format(gp.g));
+    const std::size_t wb = numref::storage_bytes(numref::format(gp.w)),
+                      gb = numref::storage_bytes(numref::format(gp.g));
     Dev dw(n * wb), dg(n * gb), dbt(nb * 4), du(gp.p.key ? 0 : n * 2), dr(nr * 4), ds(nb * 4), dy(n * 2), dgr(nb * 4);
     h2d(dw.p, w, n * wb);
     h2d(dg.p, g, n * gb);

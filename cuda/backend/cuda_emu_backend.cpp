@@ -62,10 +62,15 @@ Walk parse_walk(std::string_view args) {
     if (seen[k]) throw std::invalid_argument("cuda-emu: argument '" + std::string(key) + "' given twice");
     seen[k] = true;
     if (k == 0) {
-      if (value == "forward") w.order = Walk::Order::forward;
-      else if (value == "reverse") w.order = Walk::Order::reverse;
-      else if (value == "shuffled") w.order = Walk::Order::shuffled;
-      else throw std::invalid_argument("cuda-emu: order must be forward, reverse or shuffled (got '" + std::string(value) + "')");
+      if (value == "forward")
+        w.order = Walk::Order::forward;
+      else if (value == "reverse")
+        w.order = Walk::Order::reverse;
+      else if (value == "shuffled")
+        w.order = Walk::Order::shuffled;
+      else
+        throw std::invalid_argument("cuda-emu: order must be forward, reverse or shuffled (got '" + std::string(value) +
+                                    "')");
     } else if (k == 1) {
       w.seed = parse_number(key, value, 0, ~std::uint64_t{0});
     } else {
@@ -104,8 +109,8 @@ class CudaEmuBackend : public ct::KernelContract {
 
   // ---- cast (§11, §35.2, §35.3) --------------------------------------------------------------
 
-  std::int64_t cast(std::uint32_t from, std::uint32_t to, const numref_policy* p, std::size_t n, const std::uint32_t* in,
-                    const std::uint32_t* r, std::uint32_t* out, std::uint8_t* flags) const {
+  std::int64_t cast(std::uint32_t from, std::uint32_t to, const numref_policy* p, std::size_t n,
+                    const std::uint32_t* in, const std::uint32_t* r, std::uint32_t* out, std::uint8_t* flags) const {
     const ct::CastPlan c = ct::cast_plan(from, to, p);  // throws the refusal
     if (flags != nullptr) throw std::invalid_argument("the cuda-emu backend reports no flags");
     for (std::size_t i = 0; i < n; ++i)
@@ -139,7 +144,8 @@ class CudaEmuBackend : public ct::KernelContract {
   }
 
   std::int64_t dequantize(const numref_tensor_op* op, const std::uint8_t* codes, const std::uint32_t* scales,
-                          const std::uint32_t* group_mantissa, const std::uint32_t* tensor_amax, std::uint32_t* out) const {
+                          const std::uint32_t* group_mantissa, const std::uint32_t* tensor_amax,
+                          std::uint32_t* out) const {
     const ct::TensorPlan tp = ct::tensor_plan(NUMREF_TENSOR_DEQUANTIZE, op);
     if (!codes || !scales || !out) throw std::invalid_argument("null argument");
     const numref::ScaleRule rule = tp.t.spec.rule;

@@ -55,22 +55,36 @@ struct CudaDecisions : ct::KernelContract {
   }
   [[noreturn]] static void never() { throw std::logic_error("not run"); }
   static std::int64_t cast(std::uint32_t, std::uint32_t, const numref_policy*, std::size_t, const std::uint32_t*,
-                           const std::uint32_t*, std::uint32_t*, std::uint8_t*) { never(); }
+                           const std::uint32_t*, std::uint32_t*, std::uint8_t*) {
+    never();
+  }
   static std::int64_t scale(const numref_tensor_op*, const void*, std::uint32_t*, std::uint32_t*, std::uint32_t*,
-                            std::uint32_t*) { never(); }
-  static std::int64_t quantize(const numref_tensor_op*, const void*, const std::uint32_t*, std::uint8_t*, std::uint32_t*,
-                               std::uint32_t*, std::uint32_t*, std::uint64_t*) { never(); }
-  static std::int64_t dequantize(const numref_tensor_op*, const std::uint8_t*, const std::uint32_t*, const std::uint32_t*,
-                                 const std::uint32_t*, std::uint32_t*) { never(); }
+                            std::uint32_t*) {
+    never();
+  }
+  static std::int64_t quantize(const numref_tensor_op*, const void*, const std::uint32_t*, std::uint8_t*,
+                               std::uint32_t*, std::uint32_t*, std::uint32_t*, std::uint64_t*) {
+    never();
+  }
+  static std::int64_t dequantize(const numref_tensor_op*, const std::uint8_t*, const std::uint32_t*,
+                                 const std::uint32_t*, const std::uint32_t*, std::uint32_t*) {
+    never();
+  }
   static std::int64_t fake_quant(const numref_tensor_op*, const void*, const std::uint32_t*, std::uint32_t*,
-                                 std::uint64_t*) { never(); }
+                                 std::uint64_t*) {
+    never();
+  }
   static std::int64_t mor(const numref_mor_op*, const void*, numref_mor_result*, std::uint32_t*) { never(); }
   static std::int64_t mor_sub(const numref_mor_op*, const void*, std::uint8_t*, std::uint8_t*, std::uint8_t*,
                               numref_error_sum*, numref_error_sum*, std::uint32_t*, std::uint32_t*, std::uint32_t*,
-                              std::uint32_t*) { never(); }
+                              std::uint32_t*) {
+    never();
+  }
   static std::int64_t gaussws(const numref_gaussws_op*, const void*, const std::uint32_t*, const std::uint16_t*,
                               const std::uint64_t*, const void*, std::uint32_t*, std::uint32_t*, std::uint32_t*,
-                              std::uint32_t*) { never(); }
+                              std::uint32_t*) {
+    never();
+  }
 };
 
 struct Plugin {
@@ -146,7 +160,8 @@ TEST(CudaEmuContract, SameDecisionsAndMessagesOverEveryPlannedSuite) {
         // message to compare.
         if (refusal.empty()) continue;
         // Refused: the operation itself fails with the cuda backend's message.
-        std::vector<std::uint32_t> in(static_cast<std::size_t>(p.shape().in)), out(static_cast<std::size_t>(p.shape().out));
+        std::vector<std::uint32_t> in(static_cast<std::size_t>(p.shape().in)),
+            out(static_cast<std::size_t>(p.shape().out));
         s.cases->fill(0, 1, in.data());
         std::string error;
         EXPECT_FALSE(p.plugin_call(*emu.b, 1, in.data(), out.data(), false, error)) << key;

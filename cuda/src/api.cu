@@ -90,8 +90,7 @@ cudaError_t try_cast(const void* in, numref::FormatId from, void* out, numref::F
       if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
       const cudaError_t f = cudaFreeAsync(own_status, stream);
       if (e == cudaSuccess) e = f;
-      if (e == cudaSuccess && (status & 1u) != 0u)
-        return invalid(cast_random_error(p.sr_bits));
+      if (e == cudaSuccess && (status & 1u) != 0u) return invalid(cast_random_error(p.sr_bits));
     }
     return e;
   } catch (const std::exception& ex) {
@@ -104,8 +103,8 @@ void cast(const void* in, numref::FormatId from, void* out, numref::FormatId to,
   throw_on(try_cast(in, from, out, to, n, p, rnd, stream, device_status), "numref_cuda::cast");
 }
 
-void cast(const void* in, numref::FormatId from, void* out, numref::FormatId to, std::size_t n,
-          const numref::Policy& p, const RandomSource& rnd, cudaStream_t stream) {
+void cast(const void* in, numref::FormatId from, void* out, numref::FormatId to, std::size_t n, const numref::Policy& p,
+          const RandomSource& rnd, cudaStream_t stream) {
   const CastPolicy cp = cast_policy(p, numref::format(from), numref::format(to));  // throws for unsupported knobs
   cast(in, from, out, to, n, cp, rnd, stream, nullptr);
 }

@@ -38,9 +38,9 @@ __global__ void reduce_kernel(Geometry g, std::uint32_t nb, const std::uint32_t*
   }
 }
 
-__global__ void factors_kernel(ScaleParams sp, Geometry g, std::uint32_t nb, std::uint32_t ng, const std::uint32_t* amax,
-                               const std::uint32_t* gamax, const std::uint32_t* tamax, BlockFactors* f,
-                               std::uint32_t* scales, std::uint32_t* gm, std::uint32_t* tamax_out) {
+__global__ void factors_kernel(ScaleParams sp, Geometry g, std::uint32_t nb, std::uint32_t ng,
+                               const std::uint32_t* amax, const std::uint32_t* gamax, const std::uint32_t* tamax,
+                               BlockFactors* f, std::uint32_t* scales, std::uint32_t* gm, std::uint32_t* tamax_out) {
   const std::uint64_t n = nb > ng ? nb : ng;
   for (std::uint64_t i = first_thread(); i < n; i += grid_threads()) {
     if (i < nb) {

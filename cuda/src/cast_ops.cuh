@@ -83,8 +83,7 @@ struct E8m0Op {
   RandomArgs rnd;  // unused
 
   template <int V>
-  __device__ __forceinline__ void chunk(const std::uint32_t (&x)[V], std::uint32_t (&y)[V], std::size_t,
-                                        bool&) const {
+  __device__ __forceinline__ void chunk(const std::uint32_t (&x)[V], std::uint32_t (&y)[V], std::size_t, bool&) const {
 #pragma unroll
     for (int t = 0; t < V; ++t) y[t] = to_e8m0<S>(x[t], p);
   }

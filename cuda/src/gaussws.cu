@@ -43,9 +43,9 @@ __global__ void gw_exp2_kernel(const std::uint32_t* bt, std::uint64_t n, std::ui
 
 // §37.4 – §37.6, §37.9 One tile per block iteration: amax, s, then each lane's w_hat and R nibbles.
 template <class W, bool SumF32>
-__global__ void __launch_bounds__(gw::kLanes) gw_forward_kernel(gw::Problem p, const void* w, const std::uint16_t* u,
-                                                                std::uint32_t* scale, std::uint16_t* w_hat,
-                                                                std::uint32_t* r_packed) {
+__global__ void __launch_bounds__(gw::kLanes)
+    gw_forward_kernel(gw::Problem p, const void* w, const std::uint16_t* u, std::uint32_t* scale, std::uint16_t* w_hat,
+                      std::uint32_t* r_packed) {
   __shared__ std::uint32_t s_amax, s_scale;
   const SpecialCodes<gw::BF16> sp = gw::bf16_codes();
   const std::uint32_t lane = threadIdx.x;
@@ -76,13 +76,15 @@ __global__ void __launch_bounds__(gw::kLanes) gw_forward_kernel(gw::Problem p, c
 
 // §37.7 One tile per block iteration: the exact T in shared carry-save counters, then dL/db_t.
 template <class G>
-__global__ void __launch_bounds__(gw::kLanes) gw_backward_kernel(gw::Problem p, const std::uint32_t* scale,
-                                                                 const std::uint16_t* u, const void* g,
-                                                                 std::uint32_t* grad, std::uint32_t* status) {
+__global__ void __launch_bounds__(gw::kLanes)
+    gw_backward_kernel(gw::Problem p, const std::uint32_t* scale, const std::uint16_t* u, const void* g,
+                       std::uint32_t* grad, std::uint32_t* status) {
   __shared__ unsigned long long s_digits[2][kSumDigits];
   __shared__ int s_nonfinite;
   const std::uint32_t lane = threadIdx.x;
-  auto sink = [&](int neg, int d, std::uint32_t v) { atomicAdd(&s_digits[neg][d], static_cast<unsigned long long>(v)); };
+  auto sink = [&](int neg, int d, std::uint32_t v) {
+    atomicAdd(&s_digits[neg][d], static_cast<unsigned long long>(v));
+  };
   for (std::uint64_t tile = blockIdx.x; tile < p.tiles(); tile += gridDim.x) {
     if (lane < 2u * kSumDigits) s_digits[lane / kSumDigits][lane % kSumDigits] = 0u;
     if (lane == 0) s_nonfinite = 0;
@@ -147,7 +149,8 @@ struct Status {
 };
 
 std::string check_formats(numref::FormatId f, const char* what) {
-  if (f != numref::FormatId::f32 && f != numref::FormatId::bf16) return std::string("gaussws: ") + what + " must be f32 or bf16";
+  if (f != numref::FormatId::f32 && f != numref::FormatId::bf16)
+    return std::string("gaussws: ") + what + " must be f32 or bf16";
   return {};
 }
 
@@ -178,10 +181,14 @@ cudaError_t try_gaussws_forward(const gaussws::Problem& p, numref::FormatId wf, 
     if (e == cudaSuccess) e = tile_grid(tiles, blocks);
     if (e == cudaSuccess) {
       const bool bf = wf == numref::FormatId::bf16;
-      if (bf && p.sum_f32) gw_forward_kernel<gw::BF16, true><<<blocks, gw::kLanes, 0, stream>>>(p, w, u, scale, w_hat, r_packed);
-      else if (bf) gw_forward_kernel<gw::BF16, false><<<blocks, gw::kLanes, 0, stream>>>(p, w, u, scale, w_hat, r_packed);
-      else if (p.sum_f32) gw_forward_kernel<F32T, true><<<blocks, gw::kLanes, 0, stream>>>(p, w, u, scale, w_hat, r_packed);
-      else gw_forward_kernel<F32T, false><<<blocks, gw::kLanes, 0, stream>>>(p, w, u, scale, w_hat, r_packed);
+      if (bf && p.sum_f32)
+        gw_forward_kernel<gw::BF16, true><<<blocks, gw::kLanes, 0, stream>>>(p, w, u, scale, w_hat, r_packed);
+      else if (bf)
+        gw_forward_kernel<gw::BF16, false><<<blocks, gw::kLanes, 0, stream>>>(p, w, u, scale, w_hat, r_packed);
+      else if (p.sum_f32)
+        gw_forward_kernel<F32T, true><<<blocks, gw::kLanes, 0, stream>>>(p, w, u, scale, w_hat, r_packed);
+      else
+        gw_forward_kernel<F32T, false><<<blocks, gw::kLanes, 0, stream>>>(p, w, u, scale, w_hat, r_packed);
       e = cudaGetLastError();
     }
     return st.close(e, stream);

@@ -65,7 +65,7 @@ ScaleOut scale_impl(const QuantizePlan& p0, const void* x, const Walk& w, std::v
   const auto* base = static_cast<const unsigned char*>(x);
   walk_units(g, w, [&](std::uint32_t, std::uint64_t u) {
     amax_unit<S, V>(g, base, u, p.amax, min_out != nullptr, [&](std::uint32_t b, std::uint32_t a, std::uint32_t m) {
-      o.amax[b] = amax_max(o.amax[b], a);  // atomicMax
+      o.amax[b] = amax_max(o.amax[b], a);                                  // atomicMax
       if (min_out != nullptr) (*min_out)[b] = std::min((*min_out)[b], m);  // atomicMin
     });
   });

@@ -70,17 +70,23 @@ GausswsOut gaussws(const gaussws::Problem& p, FormatId wf, const void* w, const 
   o.w_hat.assign(static_cast<std::size_t>(p.size()), 0u);
   using F32T = FloatTraits<FormatId::f32>;
   auto with_g = [&]<class W, bool SumF32>() {
-    if (gf == FormatId::bf16) gaussws_tiles<W, BF16, SumF32>(p, w, bt, u, g, walk, o);
-    else gaussws_tiles<W, F32T, SumF32>(p, w, bt, u, g, walk, o);
+    if (gf == FormatId::bf16)
+      gaussws_tiles<W, BF16, SumF32>(p, w, bt, u, g, walk, o);
+    else
+      gaussws_tiles<W, F32T, SumF32>(p, w, bt, u, g, walk, o);
   };
   auto with_sum = [&]<class W>() {
-    if (p.sum_f32) with_g.template operator()<W, true>();
-    else with_g.template operator()<W, false>();
+    if (p.sum_f32)
+      with_g.template operator()<W, true>();
+    else
+      with_g.template operator()<W, false>();
   };
   if ((wf != FormatId::f32 && wf != FormatId::bf16) || (gf != FormatId::f32 && gf != FormatId::bf16))
     throw std::invalid_argument("gaussws: w and g must be f32 or bf16");
-  if (wf == FormatId::bf16) with_sum.template operator()<BF16>();
-  else with_sum.template operator()<F32T>();
+  if (wf == FormatId::bf16)
+    with_sum.template operator()<BF16>();
+  else
+    with_sum.template operator()<F32T>();
   return o;
 }
 

@@ -18,8 +18,8 @@ void flush(const ErrorAcc& acc, ErrorSumState& st) {  // a thread's share into t
   st.nonfinite_quant += acc.c.nonfinite_quant;
 }
 void check_mor_elements(const QuantizePlan& p, FormatId want) {
-  if (p.element != want) throw std::invalid_argument("CUDA MoR: the quantized type must be " +
-                                                     std::string(numref::format(want).name));
+  if (p.element != want)
+    throw std::invalid_argument("CUDA MoR: the quantized type must be " + std::string(numref::format(want).name));
 }
 
 }  // namespace
@@ -98,10 +98,10 @@ SubtensorMorOut subtensor_mor(const numref::TensorView& x, const numref::Subtens
   o.e5m2_sum.resize(nb);
   o.fake.assign(static_cast<std::size_t>(p4.geom.rows) * p4.geom.cols, 0u);
   for_source(p4.source, [&]<class S, int V>() {
-    const MorArgs<E4> a4{o.e4m3_scale.factors.data(), make_element_ctx<E4>(p4.elem, p4.fused), p4.wide_d,
-                         p4.wide_out, nullptr};
-    const MorArgs<E5> a5{o.e5m2_scale.factors.data(), make_element_ctx<E5>(p5.elem, p5.fused), p5.wide_d,
-                         p5.wide_out, nullptr};
+    const MorArgs<E4> a4{o.e4m3_scale.factors.data(), make_element_ctx<E4>(p4.elem, p4.fused), p4.wide_d, p4.wide_out,
+                         nullptr};
+    const MorArgs<E5> a5{o.e5m2_scale.factors.data(), make_element_ctx<E5>(p5.elem, p5.fused), p5.wide_d, p5.wide_out,
+                         nullptr};
     const auto* base = static_cast<const unsigned char*>(x.data());
     // pass 2: per-block error sums (a unit's accumulators are flushed into its block)
     walk_units(p4.geom, w, [&](std::uint32_t, std::uint64_t u) {

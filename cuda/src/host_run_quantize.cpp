@@ -12,7 +12,8 @@ namespace numref_cuda::host {
 
 QuantizeOut quantize(const QuantizePlan& p0, const void* x, const ElementRandom& rnd, bool want_codes, bool want_fake,
                      const Walk& w, bool row_blocks) {
-  if (row_blocks && !p0.row_blocks) throw std::invalid_argument("CUDA host run: the plan has no one-pass row-block path");
+  if (row_blocks && !p0.row_blocks)
+    throw std::invalid_argument("CUDA host run: the plan has no one-pass row-block path");
   QuantizePlan p = p0;
   p.geom.vec = vector_loads_ok(p, x);
   QuantizeOut o;
@@ -85,8 +86,10 @@ std::vector<std::uint32_t> dequantize(const QuantizePlan& p, const std::uint8_t*
   // Dequantize reads the dense codes: the unit geometry of the codes (V = 16 one-byte codes).
   for_element(p.element, [&]<class D>() {
     walk_units(p.geom, w, [&](std::uint32_t, std::uint64_t u) {
-      if (p.chunk == 4) dequantize_unit<D, 4>(p.geom, codes, u, f.data(), p.wide_d, out.data());
-      else dequantize_unit<D, 8>(p.geom, codes, u, f.data(), p.wide_d, out.data());
+      if (p.chunk == 4)
+        dequantize_unit<D, 4>(p.geom, codes, u, f.data(), p.wide_d, out.data());
+      else
+        dequantize_unit<D, 8>(p.geom, codes, u, f.data(), p.wide_d, out.data());
     });
     return 0;
   });

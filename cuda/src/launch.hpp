@@ -37,9 +37,10 @@ cudaError_t launch_elementwise(const void* in, void* out, std::size_t n, const O
                                cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
   constexpr int V = VectorWidth<Op>::value;
-  const Plan pl = plan_vectors(n, V, {{reinterpret_cast<std::uintptr_t>(in), Op::in_bytes},
-                                      {reinterpret_cast<std::uintptr_t>(out), Op::out_bytes},
-                                      {reinterpret_cast<std::uintptr_t>(rnd_values), 4}});
+  const Plan pl = plan_vectors(n, V,
+                               {{reinterpret_cast<std::uintptr_t>(in), Op::in_bytes},
+                                {reinterpret_cast<std::uintptr_t>(out), Op::out_bytes},
+                                {reinterpret_cast<std::uintptr_t>(rnd_values), 4}});
   const std::size_t scalars = pl.scalars(n, V);
   unsigned blocks = 0;
   cudaError_t e = grid_size(pl.nvec > scalars ? pl.nvec : scalars, blocks);

@@ -35,8 +35,9 @@ __global__ void tensor_mor_kernel(Geometry g, const unsigned char* x, MorArgs<E4
 }
 
 template <class S, int V>
-cudaError_t run_tensor_mor(const QuantizePlan& p, const void* x, const numref::TensorMorSpec& spec, TensorMorDecision& r,
-                           std::uint8_t* codes, std::uint32_t* scales, std::uint32_t* gm, cudaStream_t s) {
+cudaError_t run_tensor_mor(const QuantizePlan& p, const void* x, const numref::TensorMorSpec& spec,
+                           TensorMorDecision& r, std::uint8_t* codes, std::uint32_t* scales, std::uint32_t* gm,
+                           cudaStream_t s) {
   Scratch sc(s);
   ScaleState st;
   cudaError_t e = run_scale(p, x, false, sc, st, scales, gm, nullptr, nullptr);
@@ -44,7 +45,8 @@ cudaError_t run_tensor_mor(const QuantizePlan& p, const void* x, const numref::T
   auto* sum = sc.get<ErrorSumState>(1);
   if (sc.err != cudaSuccess) return sc.err;
   const MorArgs<E4> a{st.f, make_element_ctx<E4>(p.elem, p.fused), p.wide_d, p.wide_out, codes};
-  tensor_mor_kernel<S, V><<<blocks_for(p.geom.n_units), 256, 0, s>>>(p.geom, static_cast<const unsigned char*>(x), a, sum);
+  tensor_mor_kernel<S, V>
+      <<<blocks_for(p.geom.n_units), 256, 0, s>>>(p.geom, static_cast<const unsigned char*>(x), a, sum);
   if ((e = cudaGetLastError()) != cudaSuccess) return e;
   ErrorSumState h{};
   if ((e = cudaMemcpyAsync(&h, sum, sizeof h, cudaMemcpyDeviceToHost, s)) != cudaSuccess) return e;

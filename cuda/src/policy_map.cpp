@@ -25,13 +25,16 @@ void check_common(const numref::Policy& p, const numref::Format& from, const num
   // nan_code (cast.cuh) implements sign, canonical, ones and payload; every other value is refused.
   if (p.nan != numref::NanOut::sign && p.nan != numref::NanOut::canonical && p.nan != numref::NanOut::ones &&
       p.nan != numref::NanOut::payload)
-    unsupported(from, to, "nan=" + std::string(numref::to_string(p.nan)) + " is not implemented by the CUDA kernels (§35.2)");
+    unsupported(from, to,
+                "nan=" + std::string(numref::to_string(p.nan)) + " is not implemented by the CUDA kernels (§35.2)");
   if (p.nan_to_finite == numref::NanToFinite::signzero || p.nan_to_finite == numref::NanToFinite::flipzero)
-    unsupported(from, to, "nan_to_finite=" + std::string(numref::to_string(p.nan_to_finite)) +
-                              " is not implemented by the CUDA kernels (§35.2)");
+    unsupported(from, to,
+                "nan_to_finite=" + std::string(numref::to_string(p.nan_to_finite)) +
+                    " is not implemented by the CUDA kernels (§35.2)");
   if (p.e8m0_low != numref::E8m0Low::linear && to.id == numref::FormatId::f8e8m0fnu)
-    unsupported(from, to, "e8m0_low=" + std::string(numref::to_string(p.e8m0_low)) +
-                              " is not implemented by the CUDA kernels (§35.2)");
+    unsupported(
+        from, to,
+        "e8m0_low=" + std::string(numref::to_string(p.e8m0_low)) + " is not implemented by the CUDA kernels (§35.2)");
   // §35.2: gfloat's rules (§7.3 negative=inf_abs, §6.7 inf_nan=nan) are refused by name where they
   // can change a result: -Inf into the unsigned E8M0, the NaN standing for Inf in a format without Inf.
   if (p.negative == numref::Negative::inf_abs && !to.is_signed)

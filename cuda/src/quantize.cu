@@ -27,7 +27,8 @@ namespace {
 template <class D, int V>
 __global__ void dequant_kernel(Geometry g, const std::uint8_t* codes, const BlockFactors* f, CastPolicy wide,
                                std::uint32_t* out) {
-  for (std::uint64_t u = first_thread(); u < g.n_units; u += grid_threads()) dequantize_unit<D, V>(g, codes, u, f, wide, out);
+  for (std::uint64_t u = first_thread(); u < g.n_units; u += grid_threads())
+    dequantize_unit<D, V>(g, codes, u, f, wide, out);
 }
 
 __global__ void stored_factors_kernel(ScaleParams sp, Geometry g, std::uint32_t nb, const std::uint32_t* scales,
@@ -46,15 +47,18 @@ cudaError_t quantize_shards(const QuantizePlan& p, const void* x, const RandomSo
   cudaError_t e = cudaErrorInvalidValue;
   [&]<int... K>(std::integer_sequence<int, K...>) {
     ((shard == K ? (e = quantize_shard<K>(p, x, rnd, out, stream, found), 0) : 0), ...);
-  }(std::make_integer_sequence<int, kQuantizeShards>{});
+  }
+  (std::make_integer_sequence<int, kQuantizeShards>{});
   return e;
 }
 
 template <class D>
 cudaError_t run_dequant(const QuantizePlan& p, const std::uint8_t* codes, const BlockFactors* f, std::uint32_t* out,
                         cudaStream_t s) {
-  if (p.chunk == 4) dequant_kernel<D, 4><<<blocks_for(p.geom.n_units), 256, 0, s>>>(p.geom, codes, f, p.wide_d, out);
-  else dequant_kernel<D, 8><<<blocks_for(p.geom.n_units), 256, 0, s>>>(p.geom, codes, f, p.wide_d, out);
+  if (p.chunk == 4)
+    dequant_kernel<D, 4><<<blocks_for(p.geom.n_units), 256, 0, s>>>(p.geom, codes, f, p.wide_d, out);
+  else
+    dequant_kernel<D, 8><<<blocks_for(p.geom.n_units), 256, 0, s>>>(p.geom, codes, f, p.wide_d, out);
   return cudaGetLastError();
 }
 
@@ -84,7 +88,8 @@ cudaError_t try_dequantize(const QuantizePlan& p, const std::uint8_t* codes, con
   kernels::clear_why();
   return guard([&]() -> cudaError_t {
     if (codes == nullptr || scales == nullptr || out == nullptr) return kernels::invalid_argument("null pointer");
-    if (p.scale.kind == ScaleKind::gam && group_mantissa == nullptr) return kernels::invalid_argument("GAM needs the group mantissas");
+    if (p.scale.kind == ScaleKind::gam && group_mantissa == nullptr)
+      return kernels::invalid_argument("GAM needs the group mantissas");
     kernels::Scratch sc(stream);
     auto* f = sc.get<BlockFactors>(p.n_blocks);
     if (sc.err != cudaSuccess) return sc.err;

@@ -95,8 +95,8 @@ QuantizePlan plan_quantize(const numref::QuantizeSpec& spec, numref::FormatId so
                            numref::FormatId out) {
   using F = numref::FormatId;
   if (!has_role(source, kSource))  // format_list.hpp
-    unsupported("no CUDA kernel reads " + std::string(numref::format(source).name) + " tensors (sources: " +
-                role_names(kSource) + ")");
+    unsupported("no CUDA kernel reads " + std::string(numref::format(source).name) +
+                " tensors (sources: " + role_names(kSource) + ")");
   if (spec.element == nullptr) unsupported("no element format");
   // The reference's validation first (element, q_max, policies, fused, groups, shape).
   const numref::Quantizer ref(spec, rows, cols);
@@ -117,7 +117,8 @@ QuantizePlan plan_quantize(const numref::QuantizeSpec& spec, numref::FormatId so
   const numref::ScaleRuleInfo& rule = numref::rule_info(spec.rule);
   if (!kernel_kind(rule.kind)) unsupported("no CUDA kernel for the scale kind of rule " + std::string(rule.name));
   if (!(spec.recipe == numref::RecipeKnobs{}))
-    unsupported("recipe knobs are not implemented by the CUDA kernels (§35.12 item 8): " + numref::describe(spec.recipe));
+    unsupported("recipe knobs are not implemented by the CUDA kernels (§35.12 item 8): " +
+                numref::describe(spec.recipe));
   const bool gam = rule.kind == ScaleKind::gam;
   p.geom = make_geometry(rows, cols, row_stride, col_stride, spec.partition,
                          gam ? spec.group : numref::Partition::tensor(), p.chunk);
@@ -171,8 +172,8 @@ bool vector_loads_ok(const QuantizePlan& p, const void* data) {
 
 std::string describe(const QuantizePlan& p) {
   return std::string(numref::format(p.source).name) + " -> " + std::string(numref::format(p.element).name) + " " +
-         std::string(numref::to_string(p.spec.rule)) + " " + numref::to_string(p.spec.partition) +
-         " (" + std::to_string(p.n_blocks) + " blocks" + (p.row_blocks ? ", one pass)" : ")");
+         std::string(numref::to_string(p.spec.rule)) + " " + numref::to_string(p.spec.partition) + " (" +
+         std::to_string(p.n_blocks) + " blocks" + (p.row_blocks ? ", one pass)" : ")");
 }
 
 }  // namespace numref_cuda

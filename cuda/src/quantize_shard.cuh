@@ -42,7 +42,8 @@ __global__ void quantize_kernel(Geometry g, const unsigned char* x, QuantizeArgs
                                 std::uint32_t* status) {
   Counts c;
   bool ok = true;
-  for (std::uint64_t u = first_thread(); u < g.n_units; u += grid_threads()) ok &= quantize_unit<S, D, V>(g, x, u, a, c);
+  for (std::uint64_t u = first_thread(); u < g.n_units; u += grid_threads())
+    ok &= quantize_unit<S, D, V>(g, x, u, a, c);
   flush_counts(c, ok, counts, status);
 }
 
@@ -76,8 +77,10 @@ cudaError_t run_quantize(const QuantizePlan& p, const void* x, const RandomSourc
   a.codes = out.codes;
   a.fake = out.fake;
   a.rnd.k = p.sr_bits;
-  if (rnd.use_philox) a.rnd.philox = rnd.philox;
-  else a.rnd.values = rnd.values;
+  if (rnd.use_philox)
+    a.rnd.philox = rnd.philox;
+  else
+    a.rnd.values = rnd.values;
   std::uint32_t* status = sc.get<std::uint32_t>(1);
   if (sc.err != cudaSuccess) return sc.err;
   if (p.row_blocks)  // §35.7 item 3 one pass: amax, scale and codes of a row block in one thread
@@ -92,8 +95,7 @@ cudaError_t run_quantize(const QuantizePlan& p, const void* x, const RandomSourc
   std::uint32_t h = 0;
   e = cudaMemcpyAsync(&h, status, 4, cudaMemcpyDeviceToHost, stream);
   if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
-  if (e == cudaSuccess && h != 0u)
-    return invalid_argument(quantize_random_error(p.sr_bits));
+  if (e == cudaSuccess && h != 0u) return invalid_argument(quantize_random_error(p.sr_bits));
   return e;
 }
 

@@ -16,7 +16,8 @@ std::string cast_support(numref::FormatId from, numref::FormatId to, const CastP
   if (p.mode == Mode::sr && rounds) {
     if (p.sr_bits < 1 || p.sr_bits > 32)
       return "stochastic rounding needs sr_bits (k) in 1..32, got " + std::to_string(p.sr_bits);
-    if (!has_random) return "stochastic rounding " + pair + " needs a random source (explicit values or a Philox stream)";
+    if (!has_random)
+      return "stochastic rounding " + pair + " needs a random source (explicit values or a Philox stream)";
   }
   return {};
 }
@@ -26,8 +27,6 @@ std::string cast_random_error(int k) {
          " bits (§4.3); the output is not valid";
 }
 
-std::string quantize_random_error(int k) {
-  return "an explicit random value is >= 2^" + std::to_string(k) + " (§4.3)";
-}
+std::string quantize_random_error(int k) { return "an explicit random value is >= 2^" + std::to_string(k) + " (§4.3)"; }
 
 }  // namespace numref_cuda

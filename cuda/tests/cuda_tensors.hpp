@@ -25,13 +25,14 @@ inline numref::QuantizeSpec spec_of(numref::FormatId elem, numref::Partition par
 }
 
 struct GenOptions {
-  bool specials = false;   // NaN / ±Inf elements
-  bool zero_region = true; // rows [0, 2) x cols [0, 40) are zero (an all-zero 1x32 block)
-  int spread = 24;         // binades of the random magnitudes (around 2^0)
+  bool specials = false;    // NaN / ±Inf elements
+  bool zero_region = true;  // rows [0, 2) x cols [0, 40) are zero (an all-zero 1x32 block)
+  int spread = 24;          // binades of the random magnitudes (around 2^0)
 };
 
 // rows x cols binary32 codes, row-major.
-inline std::vector<std::uint32_t> gen_f32(std::size_t rows, std::size_t cols, std::uint64_t seed, const GenOptions& o = {}) {
+inline std::vector<std::uint32_t> gen_f32(std::size_t rows, std::size_t cols, std::uint64_t seed,
+                                          const GenOptions& o = {}) {
   std::mt19937_64 rng(seed);
   std::vector<std::uint32_t> v(rows * cols);
   const std::uint32_t around[] = {0x43E00000u, 0x43DFFFFFu, 0x43E00001u, 0x43F00000u, 0x47600000u, 0x475FFFFFu,
@@ -69,7 +70,8 @@ inline std::vector<std::uint32_t> gen_f32(std::size_t rows, std::size_t cols, st
 }
 
 // The bf16 tensor of the top halves of gen_f32's codes (NaN payloads keep a quiet bit).
-inline std::vector<std::uint16_t> gen_bf16(std::size_t rows, std::size_t cols, std::uint64_t seed, const GenOptions& o = {}) {
+inline std::vector<std::uint16_t> gen_bf16(std::size_t rows, std::size_t cols, std::uint64_t seed,
+                                           const GenOptions& o = {}) {
   const auto f = gen_f32(rows, cols, seed, o);
   std::vector<std::uint16_t> v(f.size());
   for (std::size_t i = 0; i < f.size(); ++i) v[i] = static_cast<std::uint16_t>(f[i] >> 16);

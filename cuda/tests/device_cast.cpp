@@ -81,8 +81,8 @@ std::uint32_t unpack_one(const unsigned char* p, std::size_t b) {
     const std::uint32_t expected = ref(codes[i], r).bits;
     const std::uint32_t got = unpack_one(hout.data() + out_off + i * bo, bo);
     if (got != expected && bad++ < 8)
-      msg += "\n  i=" + std::to_string(i) + " x=" + std::to_string(codes[i]) + " r=" + std::to_string(r) +
-             " got " + std::to_string(got) + " expected " + std::to_string(expected);
+      msg += "\n  i=" + std::to_string(i) + " x=" + std::to_string(codes[i]) + " r=" + std::to_string(r) + " got " +
+             std::to_string(got) + " expected " + std::to_string(expected);
   }
   // Nothing outside [out_off, out_off + n*bo) was written.
   for (std::size_t j = 0; j < hout.size(); ++j)
@@ -120,7 +120,8 @@ std::vector<numref::Policy> narrow_policies() {
   for (auto id : {numref::ProfileId::cuda_satfinite, numref::ProfileId::cuda_nosat, numref::ProfileId::ocp,
                   numref::ProfileId::ml_dtypes})
     v.push_back(numref::profile(id).narrow);
-  numref::Policy sat_keep = numref::profile(numref::ProfileId::ml_dtypes).narrow;  // hardware path, Inf lanes re-encoded
+  numref::Policy sat_keep =
+      numref::profile(numref::ProfileId::ml_dtypes).narrow;  // hardware path, Inf lanes re-encoded
   sat_keep.overflow = numref::Overflow::saturate;
   v.push_back(sat_keep);
   numref::Policy rtz = numref::profile(numref::ProfileId::ocp).narrow;
@@ -155,7 +156,8 @@ TEST(CudaDeviceCast, WideAndDecode) {
   const std::vector<std::uint32_t> f32 = f32_codes(1000001);
   for (const numref::Policy& p : {wide, ocp})
     for (const auto& off : kOffsets) {
-      ASSERT_TRUE(run_and_compare(FormatId::f32, FormatId::bf16, p, f32, off[0] & ~std::size_t{3}, off[1] & ~std::size_t{1}, {}, {}));
+      ASSERT_TRUE(run_and_compare(FormatId::f32, FormatId::bf16, p, f32, off[0] & ~std::size_t{3},
+                                  off[1] & ~std::size_t{1}, {}, {}));
       for (FormatId from : {FormatId::f8e4m3fn, FormatId::f8e5m2})
         for (FormatId to : {FormatId::f32, FormatId::bf16})
           ASSERT_TRUE(run_and_compare(from, to, p, all_codes(from), off[1], off[0] & ~std::size_t{3}, {}, {}));
@@ -177,8 +179,9 @@ TEST(CudaDeviceCast, StochasticExplicitAndPhilox) {
         for (auto& x : r) x = static_cast<std::uint32_t>(rng() & ((std::uint64_t{1} << k) - 1u));
         DeviceBytes dr(r.size() * 4);
         check_cuda(cudaMemcpy(dr.at(4), r.data(), r.size() * 4, cudaMemcpyHostToDevice), "copy r");
-        ASSERT_TRUE(run_and_compare(FormatId::bf16, to, p, bf, 2, 1,
-                                    numref_cuda::RandomSource::explicit_values(reinterpret_cast<std::uint32_t*>(dr.at(4))), r));
+        ASSERT_TRUE(
+            run_and_compare(FormatId::bf16, to, p, bf, 2, 1,
+                            numref_cuda::RandomSource::explicit_values(reinterpret_cast<std::uint32_t*>(dr.at(4))), r));
         // Philox: the host computes the same values (§35.3)
         const numref_cuda::PhiloxStream s{0x1234, 7, 3};
         for (std::size_t i = 0; i < r.size(); ++i) r[i] = s.value(i, k);
@@ -203,14 +206,16 @@ TEST(CudaDeviceCast, InvalidRandomValueIsAnError) {
   numref::Policy p = numref::profile(numref::ProfileId::cuda_satfinite).narrow;
   p.round = numref::Round::sr;
   p.sr_bits = 4;
-  const numref_cuda::CastPolicy cp = numref_cuda::cast_policy(p, numref::format(FormatId::f32), numref::format(FormatId::f8e4m3fn));
+  const numref_cuda::CastPolicy cp =
+      numref_cuda::cast_policy(p, numref::format(FormatId::f32), numref::format(FormatId::f8e4m3fn));
   std::vector<std::uint32_t> r(1000, 3u);
   r[777] = 16u;  // 2^4: one bit too wide (§4.3)
   DeviceBytes dr(r.size() * 4), din(r.size() * 4), dout(r.size());
   check_cuda(cudaMemcpy(dr.at(0), r.data(), r.size() * 4, cudaMemcpyHostToDevice), "copy r");
   check_cuda(cudaMemset(din.at(0), 0, r.size() * 4), "memset");
-  const cudaError_t e = numref_cuda::try_cast(din.at(0), FormatId::f32, dout.at(0), FormatId::f8e4m3fn, r.size(), cp,
-                                              numref_cuda::RandomSource::explicit_values(reinterpret_cast<std::uint32_t*>(dr.at(0))));
+  const cudaError_t e =
+      numref_cuda::try_cast(din.at(0), FormatId::f32, dout.at(0), FormatId::f8e4m3fn, r.size(), cp,
+                            numref_cuda::RandomSource::explicit_values(reinterpret_cast<std::uint32_t*>(dr.at(0))));
   EXPECT_EQ(e, cudaErrorInvalidValue);
   EXPECT_NE(numref_cuda::why().find("k = 4"), std::string::npos) << numref_cuda::why();
 }
@@ -241,8 +246,9 @@ TEST(CudaDeviceCast, PathReport) {
   check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), "cc");
   check_cuda(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev), "cc");
   const int cc = major * 10 + minor;
-  const numref_cuda::CastPolicy cp = numref_cuda::cast_policy(numref::profile(numref::ProfileId::cuda_satfinite).narrow,
-                                                              numref::format(FormatId::f32), numref::format(FormatId::f8e4m3fn));
+  const numref_cuda::CastPolicy cp =
+      numref_cuda::cast_policy(numref::profile(numref::ProfileId::cuda_satfinite).narrow, numref::format(FormatId::f32),
+                               numref::format(FormatId::f8e4m3fn));
   const auto path = numref_cuda::cast_path(FormatId::f32, FormatId::f8e4m3fn, cp, cc);
   std::printf("device sm_%d: cuda_satfinite f32 -> f8e4m3fn runs the %s path\n", cc,
               path == numref_cuda::Path::hardware ? "hardware (cvt.rn.satfinite)" : "portable");

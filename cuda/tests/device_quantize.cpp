@@ -54,18 +54,17 @@ struct Dev {
 
 using numref_cuda_test::spec_of;
 std::vector<numref::QuantizeSpec> specs() {
-  std::vector<numref::QuantizeSpec> v = {
-      spec_of(FormatId::f8e4m3fn, Partition::blocks(1, 32), ScaleRule::mx_floor),
-      spec_of(FormatId::f8e4m3fn, Partition::blocks(1, 32), ScaleRule::mx_rceil),
-      spec_of(FormatId::f8e5m2, Partition::blocks(1, 32), ScaleRule::mx_floor),
-      spec_of(FormatId::f4e2m1fn, Partition::blocks(1, 32), ScaleRule::mx_rceil),
-      spec_of(FormatId::f8e4m3fn, Partition::blocks(1, 128), ScaleRule::amax),
-      spec_of(FormatId::f8e4m3fn, Partition::blocks(128, 128), ScaleRule::amax),
-      spec_of(FormatId::f8e4m3fn, Partition::per_row(), ScaleRule::amax),
-      spec_of(FormatId::f8e4m3fn, Partition::per_col(), ScaleRule::amax),
-      spec_of(FormatId::f8e4m3fn, Partition::tensor(), ScaleRule::amax),
-      spec_of(FormatId::f8e4m3fn, Partition::blocks(128, 128), ScaleRule::gam),
-      spec_of(FormatId::f4e2m1fn, Partition::blocks(1, 16), ScaleRule::nvfp4)};
+  std::vector<numref::QuantizeSpec> v = {spec_of(FormatId::f8e4m3fn, Partition::blocks(1, 32), ScaleRule::mx_floor),
+                                         spec_of(FormatId::f8e4m3fn, Partition::blocks(1, 32), ScaleRule::mx_rceil),
+                                         spec_of(FormatId::f8e5m2, Partition::blocks(1, 32), ScaleRule::mx_floor),
+                                         spec_of(FormatId::f4e2m1fn, Partition::blocks(1, 32), ScaleRule::mx_rceil),
+                                         spec_of(FormatId::f8e4m3fn, Partition::blocks(1, 128), ScaleRule::amax),
+                                         spec_of(FormatId::f8e4m3fn, Partition::blocks(128, 128), ScaleRule::amax),
+                                         spec_of(FormatId::f8e4m3fn, Partition::per_row(), ScaleRule::amax),
+                                         spec_of(FormatId::f8e4m3fn, Partition::per_col(), ScaleRule::amax),
+                                         spec_of(FormatId::f8e4m3fn, Partition::tensor(), ScaleRule::amax),
+                                         spec_of(FormatId::f8e4m3fn, Partition::blocks(128, 128), ScaleRule::gam),
+                                         spec_of(FormatId::f4e2m1fn, Partition::blocks(1, 16), ScaleRule::nvfp4)};
   numref::Int8Spec s;
   v.push_back(numref::int8_quantize_spec(s));
   s.partition = Partition::per_row();
@@ -170,7 +169,8 @@ TEST(DeviceMor, MatchesReference) {
       ASSERT_EQ(got.type.size(), want.type.size());
       for (std::size_t b = 0; b < want.type.size(); ++b) {
         EXPECT_EQ(got.type[b], static_cast<std::uint8_t>(want.type[b]));
-        for (int i = 0; i < 5; ++i) EXPECT_EQ(got.e4m3_sum[b].s[i], want.e4m3_sum[b].sum.limbs()[static_cast<std::size_t>(i)]);
+        for (int i = 0; i < 5; ++i)
+          EXPECT_EQ(got.e4m3_sum[b].s[i], want.e4m3_sum[b].sum.limbs()[static_cast<std::size_t>(i)]);
       }
       const auto o16 = out.get();
       EXPECT_EQ(std::vector<std::uint32_t>(o16.begin(), o16.end()), want.fake);

@@ -30,9 +30,13 @@ inline std::string hex(std::uint64_t v) {
 class Checker {
  public:
   Checker(numref::FormatId from, numref::FormatId to, const numref::Policy& p)
-      : from_(from), to_(to), p_(p), ref_(from, to, p), cp_(numref_cuda::cast_policy(p, numref::format(from),
-                                                                                    numref::format(to))),
-        gxx_(gxx::element_fn(from, to)), nvcc_(nvcc::element_fn(from, to)) {}
+      : from_(from),
+        to_(to),
+        p_(p),
+        ref_(from, to, p),
+        cp_(numref_cuda::cast_policy(p, numref::format(from), numref::format(to))),
+        gxx_(gxx::element_fn(from, to)),
+        nvcc_(nvcc::element_fn(from, to)) {}
 
   // Compares one code (and random value r under stochastic rounding).
   void check(std::uint32_t code, std::uint32_t r = 0) {
@@ -84,8 +88,8 @@ class Checker {
 // overflow x inf_sat x (nan for targets with NaN | nan_to_finite for FP6/FP4).
 inline std::vector<numref::Policy> deterministic_policies(const numref::Format& to) {
   std::vector<numref::Policy> out;
-  for (numref::Round m : {numref::Round::rne, numref::Round::rna, numref::Round::rtz, numref::Round::rup,
-                          numref::Round::rdn})
+  for (numref::Round m :
+       {numref::Round::rne, numref::Round::rna, numref::Round::rtz, numref::Round::rup, numref::Round::rdn})
     for (numref::Overflow o : {numref::Overflow::nonsat, numref::Overflow::saturate})
       for (numref::InfSat i : {numref::InfSat::max, numref::InfSat::keep}) {
         numref::Policy p;
@@ -93,8 +97,8 @@ inline std::vector<numref::Policy> deterministic_policies(const numref::Format& 
         p.overflow = o;
         p.inf_sat = i;
         if (to.has_nan()) {
-          for (numref::NanOut n : {numref::NanOut::payload, numref::NanOut::sign, numref::NanOut::canonical,
-                                   numref::NanOut::ones}) {
+          for (numref::NanOut n :
+               {numref::NanOut::payload, numref::NanOut::sign, numref::NanOut::canonical, numref::NanOut::ones}) {
             p.nan = n;
             out.push_back(p);
           }
@@ -115,7 +119,7 @@ inline std::vector<numref::Policy> deterministic_policies(const numref::Format& 
 // ml_dtypes' nan_to_finite=flipzero) is left out; the profiles the CUDA backend claims (ocp,
 // ieee, cuda_satfinite, cuda_nosat) never are: the helper fails the test if one is refused.
 inline std::vector<std::pair<std::string, numref::Policy>> profile_policies(const numref::Format& from,
-                                                                          const numref::Format& to) {
+                                                                            const numref::Format& to) {
   std::vector<std::pair<std::string, numref::Policy>> out;
   const numref::Profile* all = numref::all_profiles();
   for (int i = 0; i < numref::kProfileCount; ++i) {

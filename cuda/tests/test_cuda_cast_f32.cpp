@@ -63,7 +63,8 @@ TEST(CudaCastF32, RandomNamedProfiles) {
     inputs[i] = x;
   }
   for (FormatId to : {FormatId::f8e4m3fn, FormatId::f8e5m2, FormatId::bf16})
-    for (const auto& [name, p] : numref_cuda_test::profile_policies(numref::format(FormatId::f32), numref::format(to))) {
+    for (const auto& [name, p] :
+         numref_cuda_test::profile_policies(numref::format(FormatId::f32), numref::format(to))) {
       if (name == "ieee") continue;  // a synonym of ocp (§10.1)
       SCOPED_TRACE(name);
       Checker c(FormatId::f32, to, p);

@@ -44,13 +44,17 @@ std::vector<numref::Policy> e8m0_policies() {
 
 struct E8m0Checker {
   E8m0Checker(FormatId from, const numref::Policy& p)
-      : ref(from, FormatId::f8e8m0fnu, p), ep(numref_cuda::e8m0_policy(p, numref::format(from))),
-        gxx(numref_cuda_test::gxx::e8m0_fn(from)), nvcc(numref_cuda_test::nvcc::e8m0_fn(from)), policy(p) {}
+      : ref(from, FormatId::f8e8m0fnu, p),
+        ep(numref_cuda::e8m0_policy(p, numref::format(from))),
+        gxx(numref_cuda_test::gxx::e8m0_fn(from)),
+        nvcc(numref_cuda_test::nvcc::e8m0_fn(from)),
+        policy(p) {}
   void check(std::uint32_t x) {
     const std::uint32_t expected = ref(x).bits;
     const std::uint32_t got = gxx(x, ep);
-    if (got != expected && bad++ < 8) msg += "\n  g++ x=" + numref_cuda_test::hex(x) + " got " +
-                                             numref_cuda_test::hex(got) + " expected " + numref_cuda_test::hex(expected);
+    if (got != expected && bad++ < 8)
+      msg += "\n  g++ x=" + numref_cuda_test::hex(x) + " got " + numref_cuda_test::hex(got) + " expected " +
+             numref_cuda_test::hex(expected);
     if (nvcc != nullptr) {
       const std::uint32_t got_nvcc = nvcc(x, ep);
       if (got_nvcc != expected && bad++ < 8)

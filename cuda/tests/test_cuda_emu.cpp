@@ -106,7 +106,8 @@ TEST(CudaEmu, QuantizeF16SourcesAndFp6Elements) {
   for (FormatId e : {FormatId::f6e3m2fn, FormatId::f6e2m3fn, FormatId::f8e4m3fn, FormatId::f4e2m1fn})
     for (numref::ScaleRule rule : {numref::ScaleRule::mx_floor, numref::ScaleRule::amax, numref::ScaleRule::gam}) {
       const numref::QuantizeSpec spec = numref_cuda_test::spec_of(e, numref::Partition::blocks(1, 32), rule);
-      const numref::TensorView v(numref::format(FormatId::f16), h.data(), rows, cols, static_cast<std::ptrdiff_t>(cols), 1);
+      const numref::TensorView v(numref::format(FormatId::f16), h.data(), rows, cols, static_cast<std::ptrdiff_t>(cols),
+                                 1);
       std::vector<std::uint8_t> want(rows * cols);
       const numref::QuantizeResult ref = numref::quantize(v, spec, want);
       const numref_cuda::QuantizePlan p =

@@ -30,8 +30,8 @@ std::vector<std::uint32_t> operands() {
   std::mt19937 rng(20261123);
   for (int i = 0; i < 3000; ++i) {
     std::uint32_t x = static_cast<std::uint32_t>(rng());
-    if (i % 3 == 0) x &= 0x807F0000u | (x & 0x7F800000u);  // few significant bits: ties and exact results
-    if ((x & 0x7F800000u) == 0x7F800000u) x &= 0xBFFFFFFFu;   // keep finite
+    if (i % 3 == 0) x &= 0x807F0000u | (x & 0x7F800000u);    // few significant bits: ties and exact results
+    if ((x & 0x7F800000u) == 0x7F800000u) x &= 0xBFFFFFFFu;  // keep finite
     v.push_back(x & 0x7FFFFFFFu);
   }
   return v;
@@ -90,24 +90,24 @@ TEST(CudaF32Ops, SpecialOperands) {
   using namespace numref_cuda;
   EXPECT_EQ(f32_mul(0x7F800000u, 0u), kF32NaN);
   EXPECT_EQ(f32_mul(0xFF800000u, 0x3F800000u), 0xFF800000u);
-  EXPECT_EQ(f32_mul(0x7F7FFFFFu, 0x40000000u), kF32Inf);             // 2 · FLT_MAX overflows
-  EXPECT_EQ(f32_mul(0x80000000u, 0x3F800000u), 0x80000000u);         // −0 · 1 = −0
-  EXPECT_EQ(f32_mul(0x00000001u, 0x3F000000u), 0u);                  // 2^-150: a tie, to even (0)
-  EXPECT_EQ(f32_mul(0x00000003u, 0x3F000000u), 0x00000002u);         // 1.5 · 2^-149: tie to even (2)
+  EXPECT_EQ(f32_mul(0x7F7FFFFFu, 0x40000000u), kF32Inf);      // 2 · FLT_MAX overflows
+  EXPECT_EQ(f32_mul(0x80000000u, 0x3F800000u), 0x80000000u);  // −0 · 1 = −0
+  EXPECT_EQ(f32_mul(0x00000001u, 0x3F000000u), 0u);           // 2^-150: a tie, to even (0)
+  EXPECT_EQ(f32_mul(0x00000003u, 0x3F000000u), 0x00000002u);  // 1.5 · 2^-149: tie to even (2)
   EXPECT_EQ(f32_div(0u, 0u), kF32NaN);
   EXPECT_EQ(f32_div(0x3F800000u, 0u), kF32Inf);
   EXPECT_EQ(f32_div(0x3F800000u, 0x80000000u), 0xFF800000u);
   EXPECT_EQ(f32_div(0x7F800000u, 0x7F800000u), kF32NaN);
   EXPECT_EQ(f32_div(0x3F800000u, 0x7F800000u), 0u);
-  EXPECT_EQ(f32_div(0x43E00000u, 0x00000001u), kF32Inf);             // 448 / 2^-149 overflows
-  EXPECT_EQ(f32_div_sat(0x43E00000u, 0x00000001u), kF32Max);         // §14.1 clamp
+  EXPECT_EQ(f32_div(0x43E00000u, 0x00000001u), kF32Inf);      // 448 / 2^-149 overflows
+  EXPECT_EQ(f32_div_sat(0x43E00000u, 0x00000001u), kF32Max);  // §14.1 clamp
   EXPECT_EQ(f32_sub(0x7F800000u, 0x7F800000u), kF32NaN);
   EXPECT_EQ(f32_sub(0x3F800000u, 0x3F800000u), 0u);
-  EXPECT_EQ(f32_sub(0x80000000u, 0u), 0x80000000u);                  // −0 − +0 = −0
+  EXPECT_EQ(f32_sub(0x80000000u, 0u), 0x80000000u);  // −0 − +0 = −0
   EXPECT_EQ(f32_sub(0x7FC00001u, 0u), kF32NaN);
-  EXPECT_EQ(f32_sub(0x3F800000u, 0x33800000u), 0x3F7FFFFFu);         // 1 − 2^-24: exact
-  EXPECT_EQ(f32_sub(0x3F800000u, 0x33000000u), 0x3F800000u);         // 1 − 2^-25: a tie, to even (1)
-  EXPECT_EQ(f32_sub(0x3F800000u, 0x33000001u), 0x3F7FFFFFu);         // just past the tie
+  EXPECT_EQ(f32_sub(0x3F800000u, 0x33800000u), 0x3F7FFFFFu);  // 1 − 2^-24: exact
+  EXPECT_EQ(f32_sub(0x3F800000u, 0x33000000u), 0x3F800000u);  // 1 − 2^-25: a tie, to even (1)
+  EXPECT_EQ(f32_sub(0x3F800000u, 0x33000001u), 0x3F7FFFFFu);  // just past the tie
 }
 
 }  // namespace

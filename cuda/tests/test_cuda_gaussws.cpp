@@ -99,7 +99,8 @@ void expect_exp2(std::uint32_t bt) {
 TEST(CudaGaussws, Exp2MatchesReference) {
   for (int v = -140; v <= 160; ++v) expect_exp2(f32_code(static_cast<float>(v)));
   for (int d = 1; d <= 10; ++d)
-    for (int k = -(131 << d); k <= (153 << d); k += 1 + (k & 7) * 37) expect_exp2(f32_code(std::ldexp(static_cast<float>(k), -d)));
+    for (int k = -(131 << d); k <= (153 << d); k += 1 + (k & 7) * 37)
+      expect_exp2(f32_code(std::ldexp(static_cast<float>(k), -d)));
   for (std::uint32_t c : {0x42FE0000u, 0x42FDFFFFu, 0xC2FE0000u, 0xC2FDFFFFu, 0x43170000u, 0x4316FFFFu, 0x43160000u,
                           0x43168000u, 0x43167FFFu, 0x43150000u, 0xC2FC0000u, 0x80000000u, 0x00000001u, 0x80000001u,
                           0x1F800000u, 0x9F800000u, 0x1F7FFFFFu, 0x9F7FFFFFu, 0x20000000u, 0xA0000000u, 0x33000000u,
@@ -124,14 +125,15 @@ TEST(CudaGaussws, ForwardElementHandCases) {
   // 1 + 2^-8 + 2^-40 is above the tie: 1 + 2^-7 (3F81); sum=f32 first rounds to 1 + 2^-8, then the tie goes to even (3F80)
   EXPECT_EQ((gw::forward_element<F, false>(one_p8, 1, s40, sp)), 0x3F81u);
   EXPECT_EQ((gw::forward_element<F, true>(one_p8, 1, s40, sp)), 0x3F80u);
-  EXPECT_EQ((gw::forward_element<F, false>(one_p8, -1, s40, sp)), 0x3F80u);  // below the tie
+  EXPECT_EQ((gw::forward_element<F, false>(one_p8, -1, s40, sp)), 0x3F80u);               // below the tie
   EXPECT_EQ((gw::forward_element<F, false>(0x3F800000u, -1, 0x3F800000u, sp)), 0x0000u);  // 1 - 1: +0
   EXPECT_EQ((gw::forward_element<F, false>(0xBF800000u, 1, 0x3F800000u, sp)), 0x0000u);   // -1 + 1: +0
   EXPECT_EQ((gw::forward_element<F, false>(0x80000000u, 0, 0x3F800000u, sp)), 0x8000u);   // R = 0 keeps -0
   EXPECT_EQ((gw::forward_element<F, false>(0x3F800000u, -2, 0x7F800000u, sp)), 0xFF80u);  // s = +Inf: -Inf
   EXPECT_EQ((gw::forward_element<F, false>(0x7F7FFFFFu, 1, 0x73800000u, sp)), 0x7F80u);   // max + 2^104: +Inf
-  EXPECT_EQ((gw::forward_element<F, false>(0x00000000u, -1, 0x00000200u, sp)), 0x8000u);  // -2^-140 (s subnormal) rounds to -0
-  EXPECT_EQ((gw::forward_element<F, false>(0x00000000u, 2, 0x3E800000u, sp)), 0x3F00u);   // 0 + 2 * 0.25 = 0.5
+  EXPECT_EQ((gw::forward_element<F, false>(0x00000000u, -1, 0x00000200u, sp)),
+            0x8000u);  // -2^-140 (s subnormal) rounds to -0
+  EXPECT_EQ((gw::forward_element<F, false>(0x00000000u, 2, 0x3E800000u, sp)), 0x3F00u);  // 0 + 2 * 0.25 = 0.5
 }
 
 // ---- the host grid walk of the kernels against numref::gaussws::forward / grad_bt ---------------------
@@ -158,10 +160,10 @@ void run_case(const Case& c, std::uint64_t seed) {
   std::vector<std::uint16_t> u(n);
   for (std::size_t b = 0; b < nb; ++b) {
     const std::uint64_t k = rng() % 8;
-    bt[b] = k < 4 ? f32_code(static_cast<float>(1 + rng() % 12))
+    bt[b] = k < 4   ? f32_code(static_cast<float>(1 + rng() % 12))
             : k < 7 ? f32_code(1.0f + std::ldexp(static_cast<float>(rng() % (11u << 20)), -20))
-                    : std::vector<std::uint32_t>{0x3F000000u, 0u, 0xC0400000u, 0x42200000u, 0x43020000u,
-                                                 0xC2FC0000u, 0xC3020000u}[rng() % 7];
+                    : std::vector<std::uint32_t>{0x3F000000u, 0u,          0xC0400000u, 0x42200000u,
+                                                 0x43020000u, 0xC2FC0000u, 0xC3020000u}[rng() % 7];
   }
   const std::size_t bc = sh.block_cols();
   std::vector<int> kind(nb);
@@ -169,8 +171,10 @@ void run_case(const Case& c, std::uint64_t seed) {
   for (std::size_t i = 0; i < c.m; ++i) {
     for (std::size_t j = 0; j < c.n; ++j) {
       const std::size_t k = i * c.n + j, b = (i / 32) * bc + j / 32;
-      std::uint32_t wv = kind[b] == 0 ? 0u : kind[b] == 1 ? rnd_f32(rng, -149, -120) : kind[b] == 2 ? rnd_f32(rng, 125, 127)
-                                                                                    : rnd_f32(rng, -12, 8);
+      std::uint32_t wv = kind[b] == 0   ? 0u
+                         : kind[b] == 1 ? rnd_f32(rng, -149, -120)
+                         : kind[b] == 2 ? rnd_f32(rng, 125, 127)
+                                        : rnd_f32(rng, -12, 8);
       if (kind[b] == 3 && rng() % 200 == 0) wv = (rng() & 1u) ? 0x7FC00000u : 0xFF800000u;  // poisoned block
       std::uint32_t gv = kind[b] == 4 ? ((rng() & 1u) ? 0x3F800000u : 0xBF800000u) : rnd_f32(rng, -30, 10);
       if (kind[b] == 5 && rng() % 300 == 0) gv = 0x7F800000u;
@@ -197,8 +201,9 @@ void run_case(const Case& c, std::uint64_t seed) {
   std::vector<std::uint16_t> w16(w.begin(), w.end()), g16(g.begin(), g.end());
   const void* wp = wb ? static_cast<const void*>(w16.data()) : w.data();
   const void* gp = gb ? static_cast<const void*>(g16.data()) : g.data();
-  for (const host::Walk walk : {host::Walk{256, host::Walk::Order::forward, 1}, host::Walk{7, host::Walk::Order::reverse, 1},
-                                host::Walk{3, host::Walk::Order::shuffled, 9}}) {
+  for (const host::Walk walk :
+       {host::Walk{256, host::Walk::Order::forward, 1}, host::Walk{7, host::Walk::Order::reverse, 1},
+        host::Walk{3, host::Walk::Order::shuffled, 9}}) {
     const host::GausswsOut o = host::gaussws(p, c.wf, wp, bt.data(), c.key ? nullptr : u.data(), c.gf, gp, walk);
     ASSERT_EQ(o.scale, want.scale);
     ASSERT_EQ(o.grad, want_grad);
@@ -208,7 +213,8 @@ void run_case(const Case& c, std::uint64_t seed) {
 }
 
 TEST(CudaGaussws, HostRunMatchesReference) {
-  const std::pair<std::size_t, std::size_t> shapes[] = {{1, 1}, {1, 37}, {33, 1}, {32, 32}, {45, 70}, {96, 80}, {64, 100}};
+  const std::pair<std::size_t, std::size_t> shapes[] = {{1, 1},   {1, 37},  {33, 1},  {32, 32},
+                                                        {45, 70}, {96, 80}, {64, 100}};
   std::uint64_t seed = 1;
   for (const auto& [m, n] : shapes)
     for (FormatId wf : {FormatId::f32, FormatId::bf16})
@@ -216,7 +222,8 @@ TEST(CudaGaussws, HostRunMatchesReference) {
         for (bool key : {false, true})
           for (bool sum : {false, true}) {
             SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + (wf == FormatId::bf16 ? " w=bf16" : " w=f32") +
-                         (gf == FormatId::bf16 ? " g=bf16" : " g=f32") + (key ? " key" : " bits") + (sum ? " sum=f32" : ""));
+                         (gf == FormatId::bf16 ? " g=bf16" : " g=f32") + (key ? " key" : " bits") +
+                         (sum ? " sum=f32" : ""));
             run_case({m, n, wf, gf, key, sum}, seed++);
           }
 }

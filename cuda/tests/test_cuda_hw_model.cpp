@@ -58,8 +58,7 @@ void check_model() {
   // Every policy the kernels route to this instruction: rne with the instruction's overflow
   // behaviour, any inf_sat, any NaN output.
   for (auto inf : {numref::InfSat::max, numref::InfSat::keep})
-    for (auto nan : {numref::NanOut::payload, numref::NanOut::sign, numref::NanOut::canonical,
-                     numref::NanOut::ones}) {
+    for (auto nan : {numref::NanOut::payload, numref::NanOut::sign, numref::NanOut::canonical, numref::NanOut::ones}) {
       numref::Policy p = model;
       p.inf_sat = inf;
       p.nan = nan;
@@ -74,9 +73,9 @@ void check_model() {
         for (std::uint32_t hw : outs) {
           const std::uint32_t got = numref_cuda::hardware_lane<S, D, Saturating>(x, hw, sp);
           if (got != want && bad++ < 5)
-            ADD_FAILURE() << numref::format(SF).name << " -> " << to.name << " [" << numref::describe(p) << "] x="
-                          << numref_cuda_test::hex(x) << " instruction " << numref_cuda_test::hex(hw) << " -> "
-                          << numref_cuda_test::hex(got) << ", portable " << numref_cuda_test::hex(want);
+            ADD_FAILURE() << numref::format(SF).name << " -> " << to.name << " [" << numref::describe(p)
+                          << "] x=" << numref_cuda_test::hex(x) << " instruction " << numref_cuda_test::hex(hw)
+                          << " -> " << numref_cuda_test::hex(got) << ", portable " << numref_cuda_test::hex(want);
         }
       }
       ASSERT_EQ(bad, 0);

@@ -33,7 +33,8 @@ void expect_sum(const numref_cuda::ErrorSumValue& got, const numref::ErrorSum& w
 void expect_verdict(const numref_cuda::Verdict& got, const numref::Verdict& want) {
   EXPECT_EQ(got.accept, want.accept);
   EXPECT_EQ(static_cast<int>(got.reason), static_cast<int>(want.reason))
-      << "got " << numref::to_string(static_cast<numref::Reason>(got.reason)) << " want " << numref::to_string(want.reason);
+      << "got " << numref::to_string(static_cast<numref::Reason>(got.reason)) << " want "
+      << numref::to_string(want.reason);
 }
 
 struct Input {
@@ -78,7 +79,8 @@ TEST(CudaTensorMor, MatchesReference) {
   std::uint64_t seed = 50;
   int accepted = 0, rejected = 0;  // the inputs exercise both decisions
   for (const Input& in : inputs()) {
-    for (Partition part : {Partition::blocks(128, 128), Partition::tensor(), Partition::per_row(), Partition::per_col()}) {
+    for (Partition part :
+         {Partition::blocks(128, 128), Partition::tensor(), Partition::per_row(), Partition::per_col()}) {
       for (numref::Threshold t : {numref::Threshold{9, 200}, numref::Threshold{1, 1000}, numref::Threshold{1, 5}}) {
         with_input(in, ++seed, [&](const numref::TensorView& x) {
           SCOPED_TRACE(in.name + " " + numref::to_string(part) + " t=" + t.to_string());
@@ -158,8 +160,10 @@ TEST(CudaExactSum, CountersNormaliseToExactSum) {
       auto pa = [&](int d, std::uint32_t v) { a.digit[d] += v; };
       auto pb = [&](int d, std::uint32_t v) { b.digit[d] += v; };
       acc_a.add(numref_cuda::ErrKind::value, e, pa);
-      if (++k % 3 == 0) acc_b1.add(numref_cuda::ErrKind::value, e, pb);
-      else acc_b2.add(numref_cuda::ErrKind::value, e, pb);
+      if (++k % 3 == 0)
+        acc_b1.add(numref_cuda::ErrKind::value, e, pb);
+      else
+        acc_b2.add(numref_cuda::ErrKind::value, e, pb);
     }
   }
   auto fl = [](const numref_cuda::ErrorAcc& acc, numref_cuda::ErrorSumState& st) {

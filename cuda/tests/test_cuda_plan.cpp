@@ -27,7 +27,8 @@ TEST(CudaPlan, EveryElementOnceAlignedChunks) {
                                 std::size_t{17}, std::size_t{33}, std::size_t{100}, std::size_t{1027}}) {
             const std::uintptr_t in = 0x10000 + in_mis, out = 0x20000 + out_mis;
             const std::uintptr_t rnd = rnd_mis == 16 ? 0 : 0x30000 + rnd_mis;  // 16: no random stream
-            const numref_cuda::Plan p = numref_cuda::plan_vectors(n, c.V, {{in, c.in_bytes}, {out, c.out_bytes}, {rnd, 4}});
+            const numref_cuda::Plan p =
+                numref_cuda::plan_vectors(n, c.V, {{in, c.in_bytes}, {out, c.out_bytes}, {rnd, 4}});
             ASSERT_LE(p.head, n);
             std::vector<int> seen(n, 0);
             for (std::size_t ch = 0; ch < p.nvec; ++ch) {

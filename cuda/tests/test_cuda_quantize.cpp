@@ -48,7 +48,8 @@ std::vector<Case> cases() {
   c.push_back({"amax_1x128", spec_of(FormatId::f8e4m3fn, Partition::blocks(1, 128), ScaleRule::amax)});
   c.push_back({"amax_128x128", spec_of(FormatId::f8e4m3fn, Partition::blocks(128, 128), ScaleRule::amax)});
   c.push_back({"amax_recip_1x128", spec_of(FormatId::f8e4m3fn, Partition::blocks(1, 128), ScaleRule::amax_recip)});
-  c.push_back({"amax_dequant_128x128", spec_of(FormatId::f8e5m2, Partition::blocks(128, 128), ScaleRule::amax_dequant)});
+  c.push_back(
+      {"amax_dequant_128x128", spec_of(FormatId::f8e5m2, Partition::blocks(128, 128), ScaleRule::amax_dequant)});
   c.push_back({"pow2_rows", spec_of(FormatId::f8e4m3fn, Partition::per_row(), ScaleRule::pow2)});
   c.push_back({"pow2_recip_1x128", spec_of(FormatId::f8e4m3fn, Partition::blocks(1, 128), ScaleRule::pow2_recip)});
   c.push_back({"amax_cols", spec_of(FormatId::f8e4m3fn, Partition::per_col(), ScaleRule::amax)});
@@ -97,8 +98,9 @@ void run_case(const Case& c, FormatId src, const std::vector<T>& data, Shape sh,
   SCOPED_TRACE(c.name + " " + std::string(numref::format(src).name) + " " + std::to_string(sh.rows) + "x" +
                std::to_string(sh.cols) + (transposed ? " transposed" : "") + (specials ? " specials" : ""));
   // A transposed view reads the storage (cols x rows) column-wise: the strided (scalar) path.
-  const numref::TensorView x = transposed ? numref::TensorView(numref::format(src), data.data(), sh.cols, sh.rows).transposed()
-                                          : numref::TensorView(numref::format(src), data.data(), sh.rows, sh.cols);
+  const numref::TensorView x = transposed
+                                   ? numref::TensorView(numref::format(src), data.data(), sh.cols, sh.rows).transposed()
+                                   : numref::TensorView(numref::format(src), data.data(), sh.rows, sh.cols);
   const std::size_t n = x.size();
   std::vector<std::uint8_t> want_codes(n);
   const numref::QuantizeResult want = numref::quantize(x, c.spec, want_codes);
@@ -123,8 +125,9 @@ void run_case(const Case& c, FormatId src, const std::vector<T>& data, Shape sh,
     for (std::size_t i = 0; i < n && first == n; ++i) {
       if (got.codes[i] != want_codes[i]) first = i;
     }
-    ASSERT_EQ(first, n) << "first code mismatch at " << first << ": x=" << std::hex << x.code(first / x.cols(), first % x.cols())
-                        << " got " << unsigned(got.codes[first]) << " want " << unsigned(want_codes[first]);
+    ASSERT_EQ(first, n) << "first code mismatch at " << first << ": x=" << std::hex
+                        << x.code(first / x.cols(), first % x.cols()) << " got " << unsigned(got.codes[first])
+                        << " want " << unsigned(want_codes[first]);
     EXPECT_EQ(got.counts.saturated, want.total.saturated);
     EXPECT_EQ(got.counts.flushed, want.total.flushed);
     EXPECT_EQ(got.counts.nan, want.total.nan);
@@ -177,7 +180,9 @@ TEST_P(CudaQuantize, EveryBf16Code) {
   run_case(c, FormatId::bf16, all, {256, 256}, true, true);
 }
 INSTANTIATE_TEST_SUITE_P(AllCases, CudaQuantize, ::testing::Range(0, static_cast<int>(cases().size())),
-                         [](const ::testing::TestParamInfo<int>& i) { return cases()[static_cast<std::size_t>(i.param)].name; });
+                         [](const ::testing::TestParamInfo<int>& i) {
+                           return cases()[static_cast<std::size_t>(i.param)].name;
+                         });
 
 // §19.2 / §35.3 stochastic rounding with explicit random values (one per element, element
 // order) gives the reference's codes; an invalid value (>= 2^k) is reported, never masked.
@@ -193,7 +198,8 @@ TEST(CudaQuantizeSr, ExplicitRandomMatchesReference) {
   const numref::TensorView x(numref::format(FormatId::f32), f.data(), sh.rows, sh.cols);
   std::vector<std::uint8_t> want(f.size());
   numref::quantize(x, spec, want, r);
-  const auto p = numref_cuda::plan_quantize(spec, FormatId::f32, sh.rows, sh.cols, static_cast<std::ptrdiff_t>(sh.cols), 1);
+  const auto p =
+      numref_cuda::plan_quantize(spec, FormatId::f32, sh.rows, sh.cols, static_cast<std::ptrdiff_t>(sh.cols), 1);
   numref_cuda::ElementRandom rnd;
   rnd.values = r.data();
   rnd.k = 8;

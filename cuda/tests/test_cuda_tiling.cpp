@@ -17,8 +17,9 @@ namespace {
 TEST(CudaFastDiv, EqualsIntegerDivision) {
   std::vector<std::uint32_t> ds;
   for (std::uint32_t d = 1; d <= 1024; ++d) ds.push_back(d);
-  for (int s = 11; s <= 31; ++s) ds.push_back(std::uint32_t{1} << s), ds.push_back((std::uint32_t{1} << s) - 1u),
-                                 ds.push_back((std::uint32_t{1} << s) + 1u);
+  for (int s = 11; s <= 31; ++s)
+    ds.push_back(std::uint32_t{1} << s), ds.push_back((std::uint32_t{1} << s) - 1u),
+        ds.push_back((std::uint32_t{1} << s) + 1u);
   std::mt19937 rng(11);
   for (int i = 0; i < 200; ++i) ds.push_back(static_cast<std::uint32_t>((rng() >> 1) | 1u));
   std::uint64_t bad = 0;
@@ -27,7 +28,8 @@ TEST(CudaFastDiv, EqualsIntegerDivision) {
     std::vector<std::uint32_t> ns = {0u, 1u, d - 1u, d, d + 1u, 0xFFFFFFFFu, 0xFFFFFFFEu, 0x80000000u, 0x7FFFFFFFu};
     for (std::uint32_t k = 1; k < 50; ++k) {
       const std::uint64_t m = static_cast<std::uint64_t>(d) * (k * 2654435761u % 100000u);
-      if (m < 0xFFFFFFFFu) ns.push_back(static_cast<std::uint32_t>(m)), ns.push_back(static_cast<std::uint32_t>(m) - 1u);
+      if (m < 0xFFFFFFFFu)
+        ns.push_back(static_cast<std::uint32_t>(m)), ns.push_back(static_cast<std::uint32_t>(m) - 1u);
     }
     for (int i = 0; i < 200; ++i) ns.push_back(static_cast<std::uint32_t>(rng()));
     for (std::uint32_t n : ns) {
@@ -47,8 +49,8 @@ TEST(CudaTiling, UnitsCoverTheTensorOnce) {
       for (std::size_t cols : {3u, 64u, 129u}) {
         numref::QuantizeSpec s;
         s.partition = part;
-        const auto p = numref_cuda::plan_quantize(s, numref::FormatId::bf16, rows, cols,
-                                                  static_cast<std::ptrdiff_t>(cols), 1);
+        const auto p =
+            numref_cuda::plan_quantize(s, numref::FormatId::bf16, rows, cols, static_cast<std::ptrdiff_t>(cols), 1);
         std::vector<int> seen(rows * cols, 0);
         for (std::uint64_t u = 0; u < p.geom.n_units; ++u) {
           const auto t = numref_cuda::unit_of<8>(p.geom, u);

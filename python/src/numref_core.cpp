@@ -106,8 +106,10 @@ Policy resolve_policy(const Format& to, const std::string& profile_name, const s
       } else {
         const auto e = k.parse_word(value);
         if (!e) {
-          if constexpr (std::is_same_v<T, bool>) fail(key + ": expected 0 or 1, got '" + value + "'");
-          else fail(key + ": unknown value '" + value + "' (expected " + k.words_text() + ")");
+          if constexpr (std::is_same_v<T, bool>)
+            fail(key + ": expected 0 or 1, got '" + value + "'");
+          else
+            fail(key + ": unknown value '" + value + "' (expected " + k.words_text() + ")");
         }
         p.*k.member = *e;
         round_given |= std::is_same_v<T, Round>;
@@ -151,11 +153,16 @@ int width_of(const Array& a) {
 class Cast {
  public:
   Cast(const Format& from, const Format& to, const Policy& p, bool reference)
-      : from_(from), to_(to), p_(p), sr_(effective_round(to, p) == Round::sr),
+      : from_(from),
+        to_(to),
+        p_(p),
+        sr_(effective_round(to, p) == Round::sr),
         // what cpu-fast declines (§35.1) takes the reference path
         reference_(reference || cpu_fast::declined(from, to, p) != nullptr) {
-    if (reference_) conv_ = std::make_unique<Converter>(from, to, p);
-    else fast_ = std::make_unique<cpu_fast::FastCast>(from, to, p);
+    if (reference_)
+      conv_ = std::make_unique<Converter>(from, to, p);
+    else
+      fast_ = std::make_unique<cpu_fast::FastCast>(from, to, p);
     bytes_ = fast_ ? fast_->byte_lanes() : nullptr;
     if (!reference_ && !sr_ && from.bits <= 16 && !bytes_) {
       // §11 the result of every source code, computed once by cpu-fast itself.
@@ -294,20 +301,23 @@ void cast_codes(Array codes, Array out, std::optional<Array> flags, std::optiona
   if (win != want_in)
     fail("src: codes of " + std::string(from.name) + " need uint" + std::to_string(want_in) + ", got uint" +
          std::to_string(win));
-  if (wout != want_out) fail("internal: output of " + std::string(to.name) + " must be uint" + std::to_string(want_out));
+  if (wout != want_out)
+    fail("internal: output of " + std::string(to.name) + " must be uint" + std::to_string(want_out));
   const auto cast = prepared(from, to, p, path == "reference");
   const std::uint32_t* rp = nullptr;
   if (cast->sr()) {
-    if (!r) fail("stochastic rounding (round=sr) needs random=: an array of r values (one per element) or an int seed (§5)");
+    if (!r)
+      fail("stochastic rounding (round=sr) needs random=: an array of r values (one per element) or an int seed (§5)");
     if (r->size() != n || width_of(*r) != 32)
-      fail("random: expected " + std::to_string(n) + " uint32 values (one per element), got " + std::to_string(r->size()));
+      fail("random: expected " + std::to_string(n) + " uint32 values (one per element), got " +
+           std::to_string(r->size()));
     rp = static_cast<const std::uint32_t*>(r->data());
     const int k = p.sr_bits;
     if (k < 32)
       for (std::size_t i = 0; i < n; ++i)
         if ((rp[i] >> k) != 0)
-          fail("random: r " + hex(rp[i]) + " at index " + std::to_string(i) + " does not fit in k = " +
-               std::to_string(k) + " bits (need r < 2^" + std::to_string(k) + ", §4.3)");
+          fail("random: r " + hex(rp[i]) + " at index " + std::to_string(i) +
+               " does not fit in k = " + std::to_string(k) + " bits (need r < 2^" + std::to_string(k) + ", §4.3)");
   }
   std::uint8_t* fp = flags ? static_cast<std::uint8_t*>(flags->data()) : nullptr;
   auto go = [&](const auto* in) {
@@ -406,9 +416,12 @@ nb::list knobs() {
     d["clause"] = std::string(k.clause);
     d["default"] = [&]() -> nb::object {
       const T v = Policy{}.*k.member;
-      if constexpr (std::is_same_v<T, int>) return nb::cast(v);
-      else if constexpr (std::is_same_v<T, bool>) return nb::cast(v);
-      else return nb::cast(std::string(knob_word(v)));
+      if constexpr (std::is_same_v<T, int>)
+        return nb::cast(v);
+      else if constexpr (std::is_same_v<T, bool>)
+        return nb::cast(v);
+      else
+        return nb::cast(std::string(knob_word(v)));
     }();
     l.append(d);
   });
@@ -422,8 +435,10 @@ nb::dict policy_values(const std::string& to_name, const std::string& desc) {
   for_each_policy_knob([&](const auto& k) {
     using T = std::remove_cvref_t<decltype(p.*k.member)>;
     const T v = p.*k.member;
-    if constexpr (std::is_same_v<T, int> || std::is_same_v<T, bool>) d[std::string(k.key).c_str()] = v;
-    else d[std::string(k.key).c_str()] = std::string(knob_word(v));
+    if constexpr (std::is_same_v<T, int> || std::is_same_v<T, bool>)
+      d[std::string(k.key).c_str()] = v;
+    else
+      d[std::string(k.key).c_str()] = std::string(knob_word(v));
   });
   return d;
 }
@@ -578,8 +593,8 @@ nb::dict quantize_reference(const QuantizeCall& c) {
 // options of `numref quantize`; the element policy and the wide policy in the §10.2 text form.
 // Returns a dict of NumPy-ready buffers (bytes) and counts.
 nb::dict quantize(Array codes, std::size_t rows, std::size_t cols, const std::string& src, const std::string& elem,
-                  const std::string& profile_name, std::optional<std::string> partition, std::optional<std::string> group,
-                  std::optional<std::string> scale, std::optional<std::string> recipe,
+                  const std::string& profile_name, std::optional<std::string> partition,
+                  std::optional<std::string> group, std::optional<std::string> scale, std::optional<std::string> recipe,
                   std::optional<std::string> amax_nan, std::optional<std::string> amax_inf,
                   std::optional<std::uint32_t> q_max, std::optional<std::string> apply, const std::string& dequant,
                   const std::string& policy, const std::string& wide, std::optional<Array> random,
@@ -874,7 +889,8 @@ class CastSuite {
         ss << f.rdbuf();
         const std::string text = ss.str();
         if (conform::Sha256::hex(text) != e.sha256)
-          fail(dir + "/" + e.path + ": sha256 differs from the MANIFEST (edited by hand? regenerate with `numref vectors generate`)");
+          fail(dir + "/" + e.path +
+               ": sha256 differs from the MANIFEST (edited by hand? regenerate with `numref vectors generate`)");
         std::istringstream in(text);
         conform::VectorReader vr(in, e.path);
         if (vr.header().get("op") != "cast") continue;
@@ -978,16 +994,16 @@ NB_MODULE(_core, m) {
       .def("mismatch", &CastSuite::mismatch, "x"_a, "r"_a, "exp_y"_a, "exp_flags"_a, "got_y"_a, "got_flags"_a.none());
   m.def("quantize", &quantize, "codes"_a, "rows"_a, "cols"_a, "src"_a, "elem"_a, "profile"_a, "partition"_a.none(),
         "group"_a.none(), "scale"_a.none(), "recipe"_a.none(), "amax_nan"_a.none(), "amax_inf"_a.none(),
-        "q_max"_a.none(), "apply"_a.none(), "dequant"_a, "policy"_a, "wide"_a, "random"_a.none(),
-        "fake_quant"_a.none(), "path"_a = "fast",
+        "q_max"_a.none(), "apply"_a.none(), "dequant"_a, "policy"_a, "wide"_a, "random"_a.none(), "fake_quant"_a.none(),
+        "path"_a = "fast",
         "Quantize a 2-D tensor (spec §19): cpu-fast's block quantization where it takes the operation, else the "
         "reference (path='reference': always the reference).");
-  m.def("mor", &mor, "codes"_a, "rows"_a, "cols"_a, "src"_a, "recipe"_a, "partition"_a, "threshold"_a.none(),
-        "scale"_a, "fake"_a, "Mixture of Representations on one tensor with the reference (spec §25–§27).");
+  m.def("mor", &mor, "codes"_a, "rows"_a, "cols"_a, "src"_a, "recipe"_a, "partition"_a, "threshold"_a.none(), "scale"_a,
+        "fake"_a, "Mixture of Representations on one tensor with the reference (spec §25–§27).");
   m.def("gaussws_bitwidth", &gaussws_bitwidth, "bi"_a, "b_init"_a, "b_target"_a,
         "GaussWS Eq. 11 per block, rounded once (spec §37.8); binary32 codes.");
   m.def("gaussws", &gaussws, "w"_a, "rows"_a, "cols"_a, "w_fmt"_a, "bt"_a, "key"_a.none(), "bits"_a.none(), "sum"_a,
         "g"_a.none(), "g_fmt"_a, "Gaussian weight sampling on one matrix with the reference (spec §37).");
-  m.def("cast_codes", &cast_codes, "codes"_a, "out"_a, "flags"_a.none(), "r"_a.none(), "src"_a, "to"_a,
-        "policy"_a, "path"_a, "Batched conversion of unsigned codes (spec §11); releases the GIL.");
+  m.def("cast_codes", &cast_codes, "codes"_a, "out"_a, "flags"_a.none(), "r"_a.none(), "src"_a, "to"_a, "policy"_a,
+        "path"_a, "Batched conversion of unsigned codes (spec §11); releases the GIL.");
 }

@@ -304,7 +304,8 @@ std::string dyadic_decimal(const BigUInt& num, int exp2) {
   for (int i = 0; i < k; ++i) v.mul_small(5);
   std::string d = v.to_decimal();
   if (d.size() <= static_cast<std::size_t>(k)) d.insert(0, static_cast<std::size_t>(k) + 1 - d.size(), '0');
-  std::string out = d.substr(0, d.size() - static_cast<std::size_t>(k)) + "." + d.substr(d.size() - static_cast<std::size_t>(k));
+  std::string out =
+      d.substr(0, d.size() - static_cast<std::size_t>(k)) + "." + d.substr(d.size() - static_cast<std::size_t>(k));
   while (out.back() == '0') out.pop_back();
   if (out.back() == '.') out.pop_back();
   return out;

@@ -62,12 +62,14 @@ Result nan_result(const Decoded& d, const Format& from, const Format& to, const 
   if ((p.nan == NanOut::payload || p.nan == NanOut::raw || p.nan == NanOut::raw_plus) &&
       to.specials == Specials::ieee) {
     const std::uint32_t sgn = d.sign && p.nan != NanOut::raw_plus ? to.sign_bit() : 0u;  // raw_plus: positive
-    std::uint64_t pl = d.sig;  // source fraction field
-    pl = from.man_bits >= to.man_bits ? (pl >> (from.man_bits - to.man_bits))
-                                      : (pl << (to.man_bits - from.man_bits));
-    if (p.nan == NanOut::payload) pl |= std::uint64_t{1} << (to.man_bits - 1);  // quiet (§6.3 payload)
-    else if ((pl & to.man_mask()) == 0) pl = 1;  // §6.3 raw / raw_plus: still a NaN, not Inf
-    return {sgn | to.first_special_magnitude() | static_cast<std::uint32_t>(pl & to.man_mask()), flags};  // Inf | payload
+    std::uint64_t pl = d.sig;                                                            // source fraction field
+    pl = from.man_bits >= to.man_bits ? (pl >> (from.man_bits - to.man_bits)) : (pl << (to.man_bits - from.man_bits));
+    if (p.nan == NanOut::payload)
+      pl |= std::uint64_t{1} << (to.man_bits - 1);  // quiet (§6.3 payload)
+    else if ((pl & to.man_mask()) == 0)
+      pl = 1;  // §6.3 raw / raw_plus: still a NaN, not Inf
+    return {sgn | to.first_special_magnitude() | static_cast<std::uint32_t>(pl & to.man_mask()),
+            flags};  // Inf | payload
   }
   return {core_impl::nan_rule_code(d.sign, to, p), flags};
 }
@@ -90,13 +92,13 @@ Result inf_result(bool sign, const Format& to, const Policy& p) {
 }
 
 // §5.2 Stochastic rounding, "add to the source bit pattern" variant.
-Result sr_add_source(const Decoded& d, std::uint32_t bits, const Format& from, const detail::Target& t,
-                     const Policy& p, std::uint64_t r) {
+Result sr_add_source(const Decoded& d, std::uint32_t bits, const Format& from, const detail::Target& t, const Policy& p,
+                     std::uint64_t r) {
   const Format& to = *t.f;
   const int k = p.sr_bits;
   if ((r >> k) != 0)
-    throw std::invalid_argument("stochastic rounding: r = " + std::to_string(r) + " has more than k = " +
-                                std::to_string(k) + " bits");
+    throw std::invalid_argument("stochastic rounding: r = " + std::to_string(r) +
+                                " has more than k = " + std::to_string(k) + " bits");
   const Exact exact{d.sign, d.sig, d.exp, false};
   std::uint64_t mag = bits & from.mag_mask();
   const int dbits = from.man_bits - to.man_bits;
@@ -117,8 +119,10 @@ Result sr_add_source(const Decoded& d, std::uint32_t bits, const Format& from, c
   // inexact iff the delivered value differs from the operand
   const Result direct = detail::round_core(exact, t, p, Round::rtz, Round::rtz, 0);
   const bool exact_same = !(direct.flags & kInexact) && direct.bits == res.bits;
-  if (exact_same) res.flags &= static_cast<std::uint8_t>(~(kInexact | kUnderflow));
-  else res.flags |= kInexact;
+  if (exact_same)
+    res.flags &= static_cast<std::uint8_t>(~(kInexact | kUnderflow));
+  else
+    res.flags |= kInexact;
   return res;
 }
 
@@ -130,8 +134,8 @@ Converter::Converter(const Format& from, const Format& to, const Policy& p, bool
   if (!err.empty()) throw std::invalid_argument(err);
   // §11.1 The binade path (see detail::BinadePath): both binary floating-point formats,
   // signed, with subnormals, the target narrower in precision; not §5.2 (it rounds twice).
-  const bool floats = !from.is_integer() && !to.is_integer() && from.is_signed && to.is_signed &&
-                      from.has_subnormals && to.has_subnormals;
+  const bool floats = !from.is_integer() && !to.is_integer() && from.is_signed && to.is_signed && from.has_subnormals &&
+                      to.has_subnormals;
   const bool sr_add = t_.mode == Round::sr && p.sr_variant == SrVariant::add;
   if (binade && floats && !sr_add && from.man_bits > to.man_bits && t_.max_e[0] == t_.max_e[1]) {
     detail::BinadePath& b = bp_;
@@ -146,8 +150,9 @@ Converter::Converter(const Format& from, const Format& to, const Policy& p, bool
     b.max_code = encode_max_finite(false, to);
     // value exponent E = ef − bias_in; normal in the target for emin <= E <= max_e
     b.ef_lo = std::max(1, to.emin() + from.bias);
-    b.ef_hi = std::min(static_cast<int>(from.exp_all_ones()) - 1, t_.max_e[0] + from.bias);  // never the all-ones field (specials)
-    b.ef_tiny = to.qmin() - 2 + from.bias;  // E <= qmin − 2: |x| < 2^(qmin−1)
+    b.ef_hi = std::min(static_cast<int>(from.exp_all_ones()) - 1,
+                       t_.max_e[0] + from.bias);  // never the all-ones field (specials)
+    b.ef_tiny = to.qmin() - 2 + from.bias;        // E <= qmin − 2: |x| < 2^(qmin−1)
     b.constants = t_.mode != Round::sr;
     if (b.constants) {
       for (int s = 0; s < 2; ++s) {
@@ -178,9 +183,13 @@ Result Converter::operator()(std::uint32_t bits, std::uint64_t r) const {
       const std::uint64_t half = std::uint64_t{1} << (b.d - 1);
       std::uint64_t q = t >> b.d;
       // §4.2 / §5.1: q is the code of N (its last bit the parity), low the d dropped bits.
-      q += round_increment(b.mode, neg, low, half, false, (q & 1u) != 0, b.k > 0 ? fraction_bits(low, b.d, b.k) : 0u, r, b.k) ? 1u : 0u;
+      q += round_increment(b.mode, neg, low, half, false, (q & 1u) != 0, b.k > 0 ? fraction_bits(low, b.d, b.k) : 0u, r,
+                           b.k)
+               ? 1u
+               : 0u;
       if (q <= b.max_code)
-        return {static_cast<std::uint32_t>(q) | (neg ? b.sign_out : 0u), low != 0 ? static_cast<std::uint8_t>(kInexact) : std::uint8_t{0}};
+        return {static_cast<std::uint32_t>(q) | (neg ? b.sign_out : 0u),
+                low != 0 ? static_cast<std::uint8_t>(kInexact) : std::uint8_t{0}};
       // rounded past max finite: the generic core applies the overflow policy
     } else if (b.constants && ef > b.ef_hi && ef < static_cast<int>(from.exp_all_ones())) {
       return b.ovf[neg ? 1 : 0];

@@ -33,8 +33,10 @@ int compare_abs(const Exact& a, const Exact& b) {
   // after alignment since their top bits coincide.
   const int la = bit_length(a.sig), lb = bit_length(b.sig);
   std::uint64_t sa = a.sig, sb = b.sig;
-  if (la < lb) sa <<= (lb - la);
-  else if (lb < la) sb <<= (la - lb);
+  if (la < lb)
+    sa <<= (lb - la);
+  else if (lb < la)
+    sb <<= (la - lb);
   return sa < sb ? -1 : (sa > sb ? 1 : 0);
 }
 

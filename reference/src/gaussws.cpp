@@ -72,7 +72,9 @@ std::vector<std::int8_t> unpack(std::span<const std::uint32_t> words, std::size_
   for (std::size_t k = 0; k < count; ++k) {
     const std::uint32_t nib = (words[k / 8] >> (4 * (k % 8))) & 0xFu;
     const int mag = static_cast<int>(nib & 7u);
-    if (mag > 2) throw std::invalid_argument("gaussws: packed R element " + std::to_string(k) + " has magnitude " + std::to_string(mag));
+    if (mag > 2)
+      throw std::invalid_argument("gaussws: packed R element " + std::to_string(k) + " has magnitude " +
+                                  std::to_string(mag));
     r[k] = static_cast<std::int8_t>((nib & 8u) ? -mag : mag);
   }
   return r;
@@ -103,8 +105,8 @@ const Pow2Table& pow2_table(int p) {
   t.w = p + 16;
   BigUInt lo = BigUInt(2) << t.w, hi = lo;
   for (int k = 1; k <= p; ++k) {
-    lo = (lo << t.w).isqrt();       // floor(sqrt(lo * 2^W)) <= 2^(2^-k) * 2^W
-    hi = ceil_sqrt(hi << t.w);      // ceil(sqrt(hi * 2^W))  >= 2^(2^-k) * 2^W
+    lo = (lo << t.w).isqrt();   // floor(sqrt(lo * 2^W)) <= 2^(2^-k) * 2^W
+    hi = ceil_sqrt(hi << t.w);  // ceil(sqrt(hi * 2^W))  >= 2^(2^-k) * 2^W
     t.lo.push_back(lo);
     t.hi.push_back(hi);
   }
@@ -260,7 +262,7 @@ Exact sum_operand(const Exact& w, const Exact& d) {
   // bs - (ss + delta) = (bs - ss - 1) + (1 - delta), 0 < 1 - delta < 1.
   if (lost) return Exact{big.sign, bs - ss - 1, e, true};
   if (bs >= ss) return Exact{big.sign, bs - ss, e, false};  // zero when equal (the caller's case)
-  return Exact{small.sign, ss - bs, e, false};               // same top bit, |small| > |big|
+  return Exact{small.sign, ss - bs, e, false};              // same top bit, |small| > |big|
 }
 
 Dyadic exact_sum(const Exact& w, const Exact& d) {
@@ -290,7 +292,8 @@ Forward forward(const ForwardSpec& spec, Shape shape, std::span<const std::uint3
   if (want_exact) f.exact.assign(shape.size(), Dyadic{});
   const std::size_t bc = shape.block_cols();
   for (std::size_t b = 0; b < shape.blocks(); ++b) {
-    if (!f32_is_finite(bt[b])) throw std::invalid_argument("gaussws: b_t of block " + std::to_string(b) + " is not finite");
+    if (!f32_is_finite(bt[b]))
+      throw std::invalid_argument("gaussws: b_t of block " + std::to_string(b) + " is not finite");
     const std::size_t i0 = (b / bc) * kBlock, j0 = (b % bc) * kBlock;
     const std::size_t i1 = std::min(shape.m, i0 + kBlock), j1 = std::min(shape.n, j0 + kBlock);
     std::uint32_t amax = 0;
@@ -298,8 +301,10 @@ Forward forward(const ForwardSpec& spec, Shape shape, std::span<const std::uint3
     for (std::size_t i = i0; i < i1; ++i) {
       for (std::size_t j = j0; j < j1; ++j) {
         const std::uint32_t c = to_f32(w[i * shape.n + j], spec.w_format) & 0x7FFFFFFFu;
-        if (c >= kF32Inf) poisoned = true;
-        else if (c > amax) amax = c;  // non-negative binary32 codes order like their values
+        if (c >= kF32Inf)
+          poisoned = true;
+        else if (c > amax)
+          amax = c;  // non-negative binary32 codes order like their values
       }
     }
     if (poisoned) {
@@ -350,8 +355,8 @@ Forward forward(const ForwardSpec& spec, Shape shape, std::span<const std::uint3
 
 // ---- §37.7 backward -----------------------------------------------------------------------
 std::vector<std::uint32_t> grad_bt(FormatId w_format, Shape shape, std::span<const std::uint32_t> w,
-                                   std::span<const std::uint32_t> bt, std::span<const std::int8_t> r,
-                                   FormatId g_format, std::span<const std::uint32_t> g) {
+                                   std::span<const std::uint32_t> bt, std::span<const std::int8_t> r, FormatId g_format,
+                                   std::span<const std::uint32_t> g) {
   checked_float(g_format, "dL/dw_hat");
   if (g.size() != shape.size()) throw std::invalid_argument("gaussws: dL/dw_hat has the wrong number of elements");
   ForwardSpec fs;

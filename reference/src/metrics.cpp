@@ -49,8 +49,10 @@ std::uint32_t f32_sub_abs(std::uint32_t a, std::uint32_t b) {
     // Exact: hi.sig << d < 2^64; the signed sum of two magnitudes below 2^64 fits in 65 bits.
     const u128 H = static_cast<u128>(hi.sig) << d, L = lo.sig;
     u128 mag;
-    if (hi.neg == lo.neg) mag = H + L;
-    else mag = H >= L ? H - L : L - H;
+    if (hi.neg == lo.neg)
+      mag = H + L;
+    else
+      mag = H >= L ? H - L : L - H;
     if (mag == 0) return 0;  // exact cancellation: +0 (the sign is cleared anyway)
     int e = lo.exp;
     bool sticky = false;
@@ -72,7 +74,8 @@ std::uint32_t f32_sub_abs(std::uint32_t a, std::uint32_t b) {
 }
 
 std::uint32_t relative_error(std::uint32_t x, std::uint32_t q) {
-  if (!f32_is_finite(x) || (x & kAbs) == 0) throw std::invalid_argument("relative_error: x must be finite and non-zero");
+  if (!f32_is_finite(x) || (x & kAbs) == 0)
+    throw std::invalid_argument("relative_error: x must be finite and non-zero");
   if (!f32_is_finite(q)) throw std::invalid_argument("relative_error: q must be finite");
   const std::uint32_t d = f32_sub_abs(x, q);
   if (d == 0) return 0;
@@ -83,7 +86,8 @@ std::uint32_t relative_error(std::uint32_t x, std::uint32_t q) {
 // ---- §22 -------------------------------------------------------------------------------------
 
 void ExactSum::add_multiple(std::uint32_t e, std::uint64_t count) {
-  if (!f32_is_finite(e) || (e >> 31)) throw std::invalid_argument("ExactSum: terms are non-negative finite binary32 values");
+  if (!f32_is_finite(e) || (e >> 31))
+    throw std::invalid_argument("ExactSum: terms are non-negative finite binary32 values");
   if (count > kMaxTerms) throw std::invalid_argument("ExactSum: more than 2^40 terms (§22.2)");
   if (count == 0) return;
   const std::uint32_t field = e >> 23, frac = e & 0x7FFFFFu;
@@ -177,7 +181,8 @@ std::string Threshold::parse(std::string_view text, Threshold& out) {
     all += fp;
     if (!digits(all, num, err)) return "threshold " + shown + ": " + err + forms;
     for (std::size_t i = 0; i < fp.size() + (percent ? 2 : 0); ++i) {
-      if (den > std::numeric_limits<std::uint64_t>::max() / 10) return "threshold " + shown + ": too many digits" + forms;
+      if (den > std::numeric_limits<std::uint64_t>::max() / 10)
+        return "threshold " + shown + ": too many digits" + forms;
       den *= 10;
     }
   }
@@ -237,7 +242,7 @@ bool fits_normal_range(const MagnitudeRange& m, const Format& t) {
   if (m.nonfinite || m.nonzero == 0) return false;
   const Exact mx = exact_f32(m.max), mn = exact_f32(m.min);
   const Exact lhs{false, mx.sig, mx.exp + t.emin(), false};  // max · 2^emin(t)
-  const Exact rhs = exact_mul(format_qmax(t), mn);          // max_finite(t) · min
+  const Exact rhs = exact_mul(format_qmax(t), mn);           // max_finite(t) · min
   return compare_abs(lhs, rhs) < 0;
 }
 
@@ -270,8 +275,8 @@ ErrorEvaluator::ErrorEvaluator(const TensorView& x, const QuantizeSpec& spec, co
 }
 
 ErrorEvaluator::Key ErrorEvaluator::key_of(const BlockScale& s) {
-  return Key{s.poisoned, s.quant.divide, s.quant.value.sig, s.quant.value.exp, s.dequant.divide, s.dequant.value.sig,
-             s.dequant.value.exp};
+  return Key{s.poisoned,       s.quant.divide,      s.quant.value.sig,  s.quant.value.exp,
+             s.dequant.divide, s.dequant.value.sig, s.dequant.value.exp};
 }
 
 void ErrorEvaluator::evaluate_codes(std::span<const std::uint32_t> codes, const BlockScale& s, std::span<Entry> out) {
@@ -293,7 +298,7 @@ void ErrorEvaluator::evaluate_codes(std::span<const std::uint32_t> codes, const 
     } else if (mag == 0) {
       e.err = kZero;  // Eq. 1: zeros are not counted
     } else {
-      const std::uint32_t xf = (*widen_src_)(c).bits;   // exact (§12.1)
+      const std::uint32_t xf = (*widen_src_)(c).bits;       // exact (§12.1)
       const std::uint32_t qf = (*widen_fake_)(fq[i]).bits;  // exact (bf16, f16 ⊂ binary32)
       if (!f32_is_finite(qf)) {
         e.err = kNonfiniteQuant;
@@ -393,10 +398,9 @@ std::vector<std::size_t> ErrorEvaluator::blocks_in(const BlockRange& r) const {
     return v0 < v1 && v1 <= extent && v0 % step == 0 && (v1 % step == 0 || v1 == extent);
   };
   if (!aligned(r.r0, r.r1, br, g.rows()) || !aligned(r.c0, r.c1, bc, g.cols()))
-    throw std::invalid_argument("error metric: rows [" + std::to_string(r.r0) + "," + std::to_string(r.r1) + ") cols [" +
-                                std::to_string(r.c0) + "," + std::to_string(r.c1) +
-                                ") is not a union of whole blocks of the partition " +
-                                to_string(q_.spec().partition));
+    throw std::invalid_argument("error metric: rows [" + std::to_string(r.r0) + "," + std::to_string(r.r1) +
+                                ") cols [" + std::to_string(r.c0) + "," + std::to_string(r.c1) +
+                                ") is not a union of whole blocks of the partition " + to_string(q_.spec().partition));
   std::vector<std::size_t> blocks;
   for (std::size_t I = r.r0 / br; I * br < r.r1; ++I)
     for (std::size_t J = r.c0 / bc; J * bc < r.c1; ++J) blocks.push_back(I * g.grid_cols() + J);

@@ -130,8 +130,10 @@ Verdict MeanErrorMetric::evaluate(MorContext& ctx, std::size_t b) {
 void LowerErrorMetric::prepare(MorContext& ctx, std::size_t type) {
   quantized_type(ctx, type, "lower-error");
   type_ = type;
-  if (ref_type_) ref_ = &quantized_type(ctx, *ref_type_, "lower-error (reference)");
-  else ref_ = &ctx.extra(*ref_spec_);
+  if (ref_type_)
+    ref_ = &quantized_type(ctx, *ref_type_, "lower-error (reference)");
+  else
+    ref_ = &ctx.extra(*ref_spec_);
   sums_.assign(ctx.blocks().count(), std::nullopt);
   ref_sums_.assign(ctx.blocks().count(), std::nullopt);
 }
@@ -144,8 +146,8 @@ Verdict LowerErrorMetric::evaluate(MorContext& ctx, std::size_t b) {
   ref_sums_[b] = c;
   if (a.nonfinite_input) return {false, Reason::nonfinite_input};
   if (a.nonfinite_quant) return {false, Reason::nonfinite_quant};
-  if (a.n == 0) return {true, Reason::all_zero};      // §27.3
-  if (a.sum.is_zero()) return {true, Reason::exact};  // §27.3: nothing can do better
+  if (a.n == 0) return {true, Reason::all_zero};                   // §27.3
+  if (a.sum.is_zero()) return {true, Reason::exact};               // §27.3: nothing can do better
   if (c.nonfinite_quant) return {false, Reason::nonfinite_quant};  // §27.3: no comparison possible
   return a.sum.compare(c.sum) < 0 ? Verdict{true, Reason::accepted} : Verdict{false, Reason::not_lower};  // Eq. 3
 }
@@ -174,8 +176,8 @@ Verdict RangeMetric::evaluate(MorContext& ctx, std::size_t b) {
 Selection mor_select(MorContext& ctx, std::span<Metric* const> metrics, bool want_output) {
   const std::size_t k = ctx.type_count();
   if (metrics.size() != k - 1)
-    throw std::invalid_argument("MoR: " + std::to_string(k) + " types need " + std::to_string(k - 1) + " metrics, got " +
-                                std::to_string(metrics.size()));
+    throw std::invalid_argument("MoR: " + std::to_string(k) + " types need " + std::to_string(k - 1) +
+                                " metrics, got " + std::to_string(metrics.size()));
   for (std::size_t i = 0; i + 1 < k; ++i) {
     if (!metrics[i]) throw std::invalid_argument("MoR: metric " + std::to_string(i + 1) + " is null");
     metrics[i]->prepare(ctx, i);
@@ -196,9 +198,12 @@ Selection mor_select(MorContext& ctx, std::span<Metric* const> metrics, bool wan
       Verdict v;
       ErrorEvaluator* ev = ctx.evaluator(i);
       const ErrorSum es = ev ? ev->region(r) : ErrorSum{};
-      if (ev && es.nonfinite_input) v = {false, Reason::nonfinite_input};       // §25.2 rule 1
-      else if (ev && es.nonfinite_quant) v = {false, Reason::nonfinite_quant};  // §25.2 rule 2
-      else v = metrics[i]->evaluate(ctx, b);
+      if (ev && es.nonfinite_input)
+        v = {false, Reason::nonfinite_input};  // §25.2 rule 1
+      else if (ev && es.nonfinite_quant)
+        v = {false, Reason::nonfinite_quant};  // §25.2 rule 2
+      else
+        v = metrics[i]->evaluate(ctx, b);
       s.verdicts[b * (k - 1) + i] = v;
       if (v.accept) {
         chosen = i;
@@ -225,9 +230,10 @@ Selection mor_select(MorContext& ctx, std::span<Metric* const> metrics, bool wan
 TensorMorResult tensor_mor(const TensorView& x, const TensorMorSpec& spec) {
   QuantizeSpec q = spec.quant;
   q.partition = spec.scaling;
-  MorContext ctx(x, Partition::tensor(), {Representation{std::string(q.element->name), q},
-                                          Representation{std::string(spec.fake->name), std::nullopt}},
-                 *spec.fake);
+  MorContext ctx(
+      x, Partition::tensor(),
+      {Representation{std::string(q.element->name), q}, Representation{std::string(spec.fake->name), std::nullopt}},
+      *spec.fake);
   MeanErrorMetric m(spec.threshold);
   Metric* ms[] = {&m};
   const Selection s = mor_select(ctx, ms, false);
@@ -258,8 +264,10 @@ SubtensorMorResult subtensor_mor(const TensorView& x, const SubtensorMorSpec& sp
   LowerErrorMetric eq3_three(std::size_t{1}), eq3_two(e5);
   RangeMetric eq4;
   std::vector<Metric*> ms;
-  if (three) ms = {&eq3_three, &eq4};
-  else ms = {&eq3_two};
+  if (three)
+    ms = {&eq3_three, &eq4};
+  else
+    ms = {&eq3_two};
   Selection s = mor_select(ctx, ms, true);
   const std::size_t nb = ctx.blocks().count(), k = ctx.type_count();
   SubtensorMorResult r;

@@ -21,9 +21,8 @@ struct DtypeInfo {
   std::size_t size;
 };
 constexpr DtypeInfo kDtypes[] = {
-    {Dtype::f4, "<f4", 4}, {Dtype::f2, "<f2", 2}, {Dtype::u2, "<u2", 2}, {Dtype::v2, "<V2", 2},
-    {Dtype::u1, "|u1", 1}, {Dtype::i1, "|i1", 1}, {Dtype::u4, "<u4", 4}, {Dtype::v1, "|V1", 1},
-    {Dtype::f1, "<f1", 1},
+    {Dtype::f4, "<f4", 4}, {Dtype::f2, "<f2", 2}, {Dtype::u2, "<u2", 2}, {Dtype::v2, "<V2", 2}, {Dtype::u1, "|u1", 1},
+    {Dtype::i1, "|i1", 1}, {Dtype::u4, "<u4", 4}, {Dtype::v1, "|V1", 1}, {Dtype::f1, "<f1", 1},
 };
 
 [[noreturn]] void fail(const std::string& what) { throw NpyError(".npy: " + what); }
@@ -217,8 +216,9 @@ Array parse_header(std::span<const std::uint8_t> bytes) {
     }
   }
   if (!found)
-    fail("unsupported dtype '" + descr +
-         "' (supported: <f4 float32, <f2 float16, <u2 / <V2 16-bit patterns, |u1 / |V1 / <f1 8-bit patterns, |i1, <u4)");
+    fail(
+        "unsupported dtype '" + descr +
+        "' (supported: <f4 float32, <f2 float16, <u2 / <V2 16-bit patterns, |u1 / |V1 / <f1 8-bit patterns, |i1, <u4)");
   std::size_t n = 1;
   for (std::size_t d : a.shape) {
     if (d != 0 && n > std::numeric_limits<std::size_t>::max() / d) fail("shape element count overflows");
@@ -236,8 +236,8 @@ Array parse(std::span<const std::uint8_t> bytes) {
   const std::size_t have = bytes.size() - a.data_offset;
   if (have < n * isz)
     fail("truncated data: the shape needs " + std::to_string(n * isz) + " bytes, the file has " + std::to_string(have));
-  if (have > n * isz) fail("trailing bytes: the shape needs " + std::to_string(n * isz) + " bytes, the file has " +
-                           std::to_string(have));
+  if (have > n * isz)
+    fail("trailing bytes: the shape needs " + std::to_string(n * isz) + " bytes, the file has " + std::to_string(have));
   return a;
 }
 
@@ -245,8 +245,8 @@ std::vector<std::uint8_t> encode(Dtype d, std::span<const std::size_t> shape, st
   std::size_t n = 1;
   for (std::size_t s : shape) n *= s;
   if (data.size() != n * itemsize(d))
-    throw NpyError(".npy: encode: " + std::to_string(data.size()) + " data bytes for a shape of " +
-                   std::to_string(n) + " elements of " + std::to_string(itemsize(d)) + " bytes");
+    throw NpyError(".npy: encode: " + std::to_string(data.size()) + " data bytes for a shape of " + std::to_string(n) +
+                   " elements of " + std::to_string(itemsize(d)) + " bytes");
   std::string dict = "{'descr': '" + std::string(descr_of(d)) + "', 'fortran_order': False, 'shape': (";
   for (std::size_t i = 0; i < shape.size(); ++i) {
     dict += std::to_string(shape[i]);
@@ -320,7 +320,7 @@ std::vector<std::uint8_t> read_file(const std::string& path) {
     pre = 12;
   }
   if (pre) read_upto(fd, path, bytes, pre + hlen);
-  const Array a = fail_with_path(bytes);  // throws for a bad preamble or header
+  const Array a = fail_with_path(bytes);                   // throws for a bad preamble or header
   const std::size_t data = a.count() * itemsize(a.dtype);  // parse_header checked the overflow
   if (data > std::numeric_limits<std::size_t>::max() - a.data_offset - 1)
     throw NpyError(path + ": .npy: shape byte count overflows");

@@ -26,8 +26,8 @@ std::string check_source_format(const Format& f) {
 TensorView::TensorView(const Format& f, const void* data, std::size_t rows, std::size_t cols)
     : TensorView(f, data, rows, cols, static_cast<std::ptrdiff_t>(cols), 1) {}
 
-TensorView::TensorView(const Format& f, const void* data, std::size_t rows, std::size_t cols,
-                       std::ptrdiff_t row_stride, std::ptrdiff_t col_stride)
+TensorView::TensorView(const Format& f, const void* data, std::size_t rows, std::size_t cols, std::ptrdiff_t row_stride,
+                       std::ptrdiff_t col_stride)
     : f_(&f), data_(data), rows_(rows), cols_(cols), rs_(row_stride), cs_(col_stride), bytes_(storage_bytes(f)) {
   const std::string err = check_source_format(f);
   if (!err.empty()) throw std::invalid_argument("tensor view: " + err);
@@ -43,7 +43,8 @@ TensorView::TensorView(const Format& f, const void* data, std::size_t rows, std:
 
 BlockGrid::BlockGrid(std::size_t rows, std::size_t cols, Partition p) : rows_(rows), cols_(cols) {
   if (rows == 0 || cols == 0)
-    throw std::invalid_argument("partition: empty tensor (" + std::to_string(rows) + " x " + std::to_string(cols) + ")");
+    throw std::invalid_argument("partition: empty tensor (" + std::to_string(rows) + " x " + std::to_string(cols) +
+                                ")");
   br_ = (p.block_rows == 0 || p.block_rows > rows) ? rows : p.block_rows;
   bc_ = (p.block_cols == 0 || p.block_cols > cols) ? cols : p.block_cols;
   nbr_ = (rows + br_ - 1) / br_;

@@ -35,7 +35,9 @@ bool names_format(std::string_view list, const Format& f) {
 
 bool Recipe::takes(const Format& element) const { return elements.empty() || names_format(elements, element); }
 
-bool ProfileRule::matches(const Format& f, const Format& t) const { return names_format(from, f) && names_format(to, t); }
+bool ProfileRule::matches(const Format& f, const Format& t) const {
+  return names_format(from, f) && names_format(to, t);
+}
 
 Policy Profile::for_cast(const Format& from, const Format& to) const {
   Policy p = for_target(to);

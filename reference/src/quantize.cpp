@@ -79,7 +79,9 @@ Factor dequant_from_stored(ScaleRule rule, DequantOp op, const Exact& q_max, std
   return Factor{false, exact_f32(rn32(exact_div(exact_pow2(0), v)))};
 }
 
-inline Exact mul_or_div(const Exact& v, const Factor& f) { return f.divide ? exact_div(v, f.value) : exact_mul(v, f.value); }
+inline Exact mul_or_div(const Exact& v, const Factor& f) {
+  return f.divide ? exact_div(v, f.value) : exact_mul(v, f.value);
+}
 
 }  // namespace
 
@@ -96,10 +98,10 @@ struct Quantizer::Engines {
       src_to_f32.emplace(*spec.source, format(FormatId::f32), Policy{});
     }
   }
-  Converter to_elem;     // binary32 -> element under the element policy (§19.2 rn32)
-  Rounder elem_round;    // exact -> element (§19.2 fused)
-  Rounder f32_round;     // RN32
-  Converter code_to_f32;  // element code -> binary32 under the wide policy (§19.3 NaN codes)
+  Converter to_elem;                                // binary32 -> element under the element policy (§19.2 rn32)
+  Rounder elem_round;                               // exact -> element (§19.2 fused)
+  Rounder f32_round;                                // RN32
+  Converter code_to_f32;                            // element code -> binary32 under the wide policy (§19.3 NaN codes)
   std::optional<Converter> f32_to_src, src_to_f32;  // §14.5 (16-bit sources only)
 };
 
@@ -116,9 +118,11 @@ void check_recipe(const RecipeKnobs& k, ScaleRule rule) {
   const std::string r(to_string(rule));
   if (k.amax_floor != AmaxFloor::none && !quotient && !pow2 && !(rceil && k.scale_exp == ScaleExp::log2f) &&
       !(rceil_f32 && k.mx_descale == MxDescale::divide))
-    bad("recipe amax_floor applies to the amax, pow2 and pow2-recip rules, mx-rceil with scale_exp=log2f and mx-rceil-f32 with "
-        "mx_descale=divide, not " + r);
-  if (k.mx_descale == MxDescale::divide && !rceil_f32) bad("recipe mx_descale=divide applies to mx-rceil-f32, not " + r);
+    bad("recipe amax_floor applies to the amax, pow2 and pow2-recip rules, mx-rceil with scale_exp=log2f and "
+        "mx-rceil-f32 with mx_descale=divide, not " +
+        r);
+  if (k.mx_descale == MxDescale::divide && !rceil_f32)
+    bad("recipe mx_descale=divide applies to mx-rceil-f32, not " + r);
   if (k.nan_scale != NanScale::canonical && scale_format(rule).id != FormatId::f32)
     bad("recipe nan_scale applies to the rules with binary32 scales, not " + r);
   const bool floor_mx = rule_info(rule).mx == MxExponent::floor;
@@ -129,7 +133,8 @@ void check_recipe(const RecipeKnobs& k, ScaleRule rule) {
     bad("recipe scale_exp=log2f with mx-floor takes no amax_floor and inf_block poison or max_code (§16.11)");
   if (k.zero_code != ZeroCode::stored && !mx) bad("recipe zero_code applies to the mx-* rules, not " + r);
   if ((k.inf_block == InfBlock::exponent || k.inf_block == InfBlock::max_code ||
-       k.inf_block == InfBlock::max_code_zero) && !mx)
+       k.inf_block == InfBlock::max_code_zero) &&
+      !mx)
     bad("recipe inf_block=" + std::string(recipe_words::inf_block[static_cast<int>(k.inf_block)]) +
         " applies to the mx-* rules, not " + r);
   if (k.inf_block == InfBlock::exponent && rceil && k.scale_exp == ScaleExp::log2f)
@@ -138,7 +143,8 @@ void check_recipe(const RecipeKnobs& k, ScaleRule rule) {
   if (k.inf_block == InfBlock::zero_scale && !quotient && !dequant)
     bad("recipe inf_block=zero_scale applies to the amax, pow2 and amax-dequant rules, not " + r);
   if (k.scale_round != ScaleRound::f32 && !dequant) bad("recipe scale_round=source applies to amax-dequant, not " + r);
-  if (k.zero_divisor != ZeroDivisor::raise && !dequant) bad("recipe zero_divisor=keep applies to amax-dequant, not " + r);
+  if (k.zero_divisor != ZeroDivisor::raise && !dequant)
+    bad("recipe zero_divisor=keep applies to amax-dequant, not " + r);
   if (k.inf_block == InfBlock::one_scale && !quotient && !pow2 && kind != ScaleKind::fp32_recip)
     bad("recipe inf_block=one_scale applies to the amax, amax-recip, pow2 and pow2-recip rules, not " + r);
   if (k.nan_block != NanBlock::poison && k.nan_block != NanBlock::first_nan && k.nan_block != NanBlock::own_nan && !mx)
@@ -184,7 +190,8 @@ Quantizer::Quantizer(const QuantizeSpec& spec, std::size_t rows, std::size_t col
   if (apply_ == ScaleApply::fused) {
     if (sr_ && spec_.policy.sr_variant == SrVariant::add)
       bad("sr_variant=add needs a source bit pattern; it cannot be used with the fused scale application");
-    if (spec_.policy.daz) bad("daz=1 applies to a conversion's source; it cannot be used with the fused scale application");
+    if (spec_.policy.daz)
+      bad("daz=1 applies to a conversion's source; it cannot be used with the fused scale application");
   }
   check_recipe(spec.recipe, spec.rule);
   if (has_group_mantissa(spec.rule)) {
@@ -196,8 +203,8 @@ Quantizer::Quantizer(const QuantizeSpec& spec, std::size_t rows, std::size_t col
 
 void Quantizer::check_input(const TensorView& x, std::span<const std::uint32_t> random) const {
   if (x.rows() != grid_.rows() || x.cols() != grid_.cols())
-    bad("tensor is " + std::to_string(x.rows()) + " x " + std::to_string(x.cols()) + " but the quantizer was built for " +
-        std::to_string(grid_.rows()) + " x " + std::to_string(grid_.cols()));
+    bad("tensor is " + std::to_string(x.rows()) + " x " + std::to_string(x.cols()) +
+        " but the quantizer was built for " + std::to_string(grid_.rows()) + " x " + std::to_string(grid_.cols()));
   if (sr_) {
     if (random.size() != x.size())
       bad("stochastic rounding needs one random value per element: got " + std::to_string(random.size()) + " for " +
@@ -209,8 +216,8 @@ void Quantizer::check_input(const TensorView& x, std::span<const std::uint32_t> 
 
 Amax Quantizer::amax(const TensorView& x, std::size_t b) const {
   if (x.rows() != grid_.rows() || x.cols() != grid_.cols())
-    bad("tensor is " + std::to_string(x.rows()) + " x " + std::to_string(x.cols()) + " but the quantizer was built for " +
-        std::to_string(grid_.rows()) + " x " + std::to_string(grid_.cols()));
+    bad("tensor is " + std::to_string(x.rows()) + " x " + std::to_string(x.cols()) +
+        " but the quantizer was built for " + std::to_string(grid_.rows()) + " x " + std::to_string(grid_.cols()));
   return block_amax(x, grid_.range(b), spec_.amax);
 }
 
@@ -243,7 +250,7 @@ bool nonfinite_scale(const QuantizeSpec& spec, const Exact& qmax, Amax a, BlockS
   if (f32_is_nan(a.f32) && rk.nan_block == NanBlock::inf_divisor) {
     s.stored = 0xFFu;
     s.action = ElemAction::zero;  // x / +Inf
-    return true;  // dequantize: the stored NaN scale gives NaN (§19.3)
+    return true;                  // dequantize: the stored NaN scale gives NaN (§19.3)
   }
   // §13.6 a +Inf amax (or with nan_block=max_code a NaN amax) that a recipe does not poison
   if (!(f32_is_inf(a.f32) && rk.inf_block != InfBlock::poison) &&
@@ -252,7 +259,7 @@ bool nonfinite_scale(const QuantizeSpec& spec, const Exact& qmax, Amax a, BlockS
   if (rk.inf_block == InfBlock::zero_scale || rk.inf_block == InfBlock::max_code_zero) {
     // S = q_max / Inf = +0 (amax-dequant: D = Inf / q_max = +Inf, x / Inf), or E8M0 FE
     s.stored = rk.inf_block == InfBlock::zero_scale ? (scale_kind(spec.rule) == ScaleKind::fp32_dequant ? kF32Inf : 0u)
-                                                     : 0xFEu;
+                                                    : 0xFEu;
     s.action = ElemAction::zero;
     if (s.stored == 0xFEu) s.dequant = dequant_from_stored(spec.rule, spec.dequant, qmax, s.stored, 0, 0);
     return true;
@@ -288,8 +295,8 @@ std::uint32_t pow2_code(std::uint32_t S, ScaleExp e) { return e == ScaleExp::log
 
 // §14.3 / §20.1 The stored D, with the recipe's §14.5 rounding through the source format
 // (16-bit sources: f32_to_src / src_to_f32) and §14.6 zero divisor.
-std::uint32_t dequant_code(const QuantizeSpec& spec, const Exact& qmax, Amax a, const std::optional<Converter>& f32_to_src,
-                           const std::optional<Converter>& src_to_f32) {
+std::uint32_t dequant_code(const QuantizeSpec& spec, const Exact& qmax, Amax a,
+                           const std::optional<Converter>& f32_to_src, const std::optional<Converter>& src_to_f32) {
   const RecipeKnobs& rk = spec.recipe;
   if ((rk.scale_round == ScaleRound::f32 && rk.zero_divisor == ZeroDivisor::raise) || a.poisoned())
     return fp32_dequant_scale(a, qmax);
@@ -308,7 +315,7 @@ std::uint32_t mx_code(const QuantizeSpec& spec, const Exact& qmax, const ScaleAm
   const RecipeKnobs& rk = spec.recipe;
   const Amax a = in.a;
   if (rk.scale_exp == ScaleExp::log2f && !a.poisoned() && rule_info(spec.rule).mx == MxExponent::floor)
-    return mx_floor_log2f_code(a.f32, qmax);  // §16.11
+    return mx_floor_log2f_code(a.f32, qmax);             // §16.11
   if (rk.scale_exp == ScaleExp::log2f && !a.poisoned())  // §16.8
     return (a.is_zero() && !in.floored) ? 0x00u : mx_rceil_log2f_code(in.av, qmax);
   if (rk.mx_descale == MxDescale::divide && !a.poisoned())  // §16.10
@@ -355,7 +362,7 @@ BlockScale Quantizer::block_scale(std::size_t b, Amax a) const {
     }
     case ScaleKind::fp32_dequant:
       s.stored = dequant_code(spec_, qmax_, a, eng_->f32_to_src, eng_->src_to_f32);  // §14.3, §20.1
-      if (s.stored == 0u) s.action = ElemAction::inf;  // §14.6 x / 0
+      if (s.stored == 0u) s.action = ElemAction::inf;                                // §14.6 x / 0
       s.quant = Factor{true, f32_is_finite(s.stored) && s.stored != 0u ? exact_f32(s.stored) : exact_pow2(0)};
       break;
     case ScaleKind::pow2:
@@ -378,7 +385,7 @@ BlockScale Quantizer::block_scale(std::size_t b, Amax a) const {
       break;
     }
     case ScaleKind::nvfp4:
-      s.stored = nvfp4_block_code(a, nvfp4_s_enc_, qmax_);  // §18.2
+      s.stored = nvfp4_block_code(a, nvfp4_s_enc_, qmax_);                       // §18.2
       s.quant = f32_factor(false, nvfp4_encode_factor(s.stored, nvfp4_s_enc_));  // §18.3
       break;
     case ScaleKind::mx:  // §16
@@ -387,12 +394,11 @@ BlockScale Quantizer::block_scale(std::size_t b, Amax a) const {
       break;
   }
   // §13.8 the NaN of a poisoned binary32 scale
-  if (rk.nan_scale == NanScale::all_ones_tensor && f32_is_nan(a.f32) && f32_is_nan(s.stored) &&
-      grid_.count() == 1 && spec_.partition == Partition::tensor())
+  if (rk.nan_scale == NanScale::all_ones_tensor && f32_is_nan(a.f32) && f32_is_nan(s.stored) && grid_.count() == 1 &&
+      spec_.partition == Partition::tensor())
     s.stored = 0xFFFFFFFFu;
   s.poisoned = is_poisoned_code(spec_.rule, s.stored) || (kind == ScaleKind::nvfp4 && tensor_amax_.poisoned());
-  if (!s.poisoned)
-    s.dequant = dequant_from_stored(spec_.rule, spec_.dequant, qmax_, s.stored, m_g, tensor_amax_.f32);
+  if (!s.poisoned) s.dequant = dequant_from_stored(spec_.rule, spec_.dequant, qmax_, s.stored, m_g, tensor_amax_.f32);
   return s;
 }
 
@@ -403,9 +409,16 @@ class ElementQuantizer {
  public:
   ElementQuantizer(const Format& src, const Format& elem, ScaleApply apply, const Converter& to_elem,
                    const Rounder& elem_round, const Rounder& f32_round, const RecipeKnobs& rk)
-      : src_(src), elem_(elem), apply_(apply), to_elem_(to_elem), elem_round_(elem_round), f32_round_(f32_round),
-        special_(src.first_special_magnitude()), f32_nan_scale_(rk.nan_scale != NanScale::canonical),
-        zero_plus_(rk.zero_sign == ZeroSign::plus), first_nan_(rk.nan_block == NanBlock::first_nan),
+      : src_(src),
+        elem_(elem),
+        apply_(apply),
+        to_elem_(to_elem),
+        elem_round_(elem_round),
+        f32_round_(f32_round),
+        special_(src.first_special_magnitude()),
+        f32_nan_scale_(rk.nan_scale != NanScale::canonical),
+        zero_plus_(rk.zero_sign == ZeroSign::plus),
+        first_nan_(rk.nan_block == NanBlock::first_nan),
         own_nan_(rk.nan_block == NanBlock::own_nan),
         // §19.9 elem_nan=half: the code of +1.5 in a format without NaN
         half_(rk.elem_nan == ElemNan::half && !elem.has_nan() && !elem.is_integer()
@@ -435,14 +448,14 @@ class ElementQuantizer {
   std::uint32_t quantize(std::uint32_t c, std::uint64_t r, const BlockScale& s, QuantizeStats& st) {
     if (s.poisoned) {  // §13.3 every element of a poisoned block quantizes as NaN (§13.8: the scale's)
       ++st.nan;
-      if (first_nan_) return convert(poisoned_nan(c), r);  // §13.7
+      if (first_nan_) return convert(poisoned_nan(c), r);                           // §13.7
       if (own_nan_ && is_nan_code(c)) return convert(widened(c) | 0x00400000u, r);  // §13.7 own, quieted
       return convert(f32_nan_scale_ && f32_is_nan(s.stored) ? s.stored : kF32NaN, r);
     }
     const std::uint32_t mag = c & src_.mag_mask();
     const bool neg = (c & src_.sign_bit()) != 0;
     if (mag >= special_) {
-      if (src_.is_inf_magnitude(mag)) {  // ±Inf: Inf op f = Inf (§19.2; Inf / 0 = Inf, §14.6)
+      if (src_.is_inf_magnitude(mag)) {      // ±Inf: Inf op f = Inf (§19.2; Inf / 0 = Inf, §14.6)
         if (s.action == ElemAction::zero) {  // §13.6 / §13.7 Inf * 0, Inf / Inf
           ++st.nan;
           return convert(kF32DefaultNaNx86, r);
@@ -465,24 +478,30 @@ class ElementQuantizer {
         return convert(kF32DefaultNaNx86, r);
       }
       const Result res = to_elem_(neg ? 0xFF800000u : kF32Inf, r);
-      if (elem_.is_inf_magnitude(res.bits & elem_.mag_mask())) ++st.inf;
-      else ++st.saturated;  // ±Inf met the element policy's saturation
+      if (elem_.is_inf_magnitude(res.bits & elem_.mag_mask()))
+        ++st.inf;
+      else
+        ++st.saturated;  // ±Inf met the element policy's saturation
       return res.bits;
     }
     if (mag == 0) return convert(neg_zero ? 0x80000000u : 0u, r);  // ±0 (§6.6)
     const std::uint32_t ef = mag >> src_.man_bits;
     const std::uint32_t mf = mag & src_.man_mask();
     Exact v;
-    if (ef == 0 && src_.has_subnormals) v = Exact{neg, mf, src_.qmin(), false};
-    else v = Exact{neg, (std::uint64_t{1} << src_.man_bits) | mf, static_cast<int>(ef) - src_.bias - src_.man_bits, false};
+    if (ef == 0 && src_.has_subnormals)
+      v = Exact{neg, mf, src_.qmin(), false};
+    else
+      v = Exact{neg, (std::uint64_t{1} << src_.man_bits) | mf, static_cast<int>(ef) - src_.bias - src_.man_bits, false};
     // Products: a source significand (<= 24 bits, §12.1) times a factor of <= 24 significant
     // bits (binary32 values, GAM scales, powers of two) is exact in 64 bits.
     const Exact p = (!s.quant.divide && s.quant.value.sig < (std::uint64_t{1} << 24))
                         ? Exact{neg != s.quant.value.sign, v.sig * s.quant.value.sig, v.exp + s.quant.value.exp, false}
                         : mul_or_div(v, s.quant);
     Result res;
-    if (apply_ == ScaleApply::rn32) res = to_elem_(f32_round_(p).bits, r);  // finite: never NaN
-    else res = elem_round_(p, r);
+    if (apply_ == ScaleApply::rn32)
+      res = to_elem_(f32_round_(p).bits, r);  // finite: never NaN
+    else
+      res = elem_round_(p, r);
     if (zero_plus_ && neg && (f32_round_(p).bits & 0x7FFFFFFFu) == 0) res.bits = convert(0u, r);  // §19.10
     if ((res.flags & kOverflow) || (elem_.is_integer() && (res.flags & kInvalid))) ++st.saturated;
     if (elem_.is_integer() ? res.bits == 0 : (res.bits & elem_.mag_mask()) == 0) ++st.flushed;
@@ -515,11 +534,11 @@ class ElementQuantizer {
   std::uint32_t quiet_abs(std::uint32_t c) const { return (widened(c) | 0x00400000u) & 0x7FFFFFFFu; }
 
   mutable std::optional<Converter> nan_to_f32_;
-  std::uint32_t special_;  // §2.2 the source's first NaN / Inf magnitude
-  bool f32_nan_scale_;     // §13.8 nan_scale: the stored binary32 NaN is the elements' NaN
-  bool zero_plus_;         // §19.10 zero_sign=plus
-  bool first_nan_;         // §13.7 nan_block=first_nan
-  bool own_nan_;           // §13.7 nan_block=own_nan
+  std::uint32_t special_;              // §2.2 the source's first NaN / Inf magnitude
+  bool f32_nan_scale_;                 // §13.8 nan_scale: the stored binary32 NaN is the elements' NaN
+  bool zero_plus_;                     // §19.10 zero_sign=plus
+  bool first_nan_;                     // §13.7 nan_block=first_nan
+  bool own_nan_;                       // §13.7 nan_block=own_nan
   std::uint32_t block_nan_ = kF32NaN;  // its NaN of the current block
   std::optional<std::uint32_t> half_;
 };
@@ -553,7 +572,8 @@ QuantizeStats Quantizer::quantize_block(const TensorView& x, std::size_t b, cons
                                         std::span<std::uint8_t> codes, std::span<const std::uint32_t> random) const {
   check_input(x, random);
   if (codes.size() != x.size())
-    bad("the code array has " + std::to_string(codes.size()) + " entries for " + std::to_string(x.size()) + " elements");
+    bad("the code array has " + std::to_string(codes.size()) + " entries for " + std::to_string(x.size()) +
+        " elements");
   const BlockRange r = grid_.range(b);
   ElementQuantizer q(x.format(), *spec_.element, apply_, eng_->to_elem, eng_->elem_round, eng_->f32_round,
                      spec_.recipe);
@@ -569,8 +589,8 @@ QuantizeStats Quantizer::quantize_block(const TensorView& x, std::size_t b, cons
   return st;
 }
 
-QuantizeStats Quantizer::fake_quantize_block(const TensorView& x, std::size_t b, const BlockScale& s,
-                                             const Format& out, std::span<std::uint32_t> dst,
+QuantizeStats Quantizer::fake_quantize_block(const TensorView& x, std::size_t b, const BlockScale& s, const Format& out,
+                                             std::span<std::uint32_t> dst,
                                              std::span<const std::uint32_t> random) const {
   check_input(x, random);
   if (dst.size() != x.size()) bad("the output array does not have one entry per element");
@@ -598,7 +618,8 @@ std::vector<QuantizeStats> Quantizer::quantize_all(const TensorView& x, std::spa
                                                    std::span<const std::uint32_t> random) const {
   check_input(x, random);
   if (codes.size() != x.size())
-    bad("the code array has " + std::to_string(codes.size()) + " entries for " + std::to_string(x.size()) + " elements");
+    bad("the code array has " + std::to_string(codes.size()) + " entries for " + std::to_string(x.size()) +
+        " elements");
   if (scales.size() != grid_.count()) bad("quantize_all: one scale per block is needed");
   const std::size_t n = grid_.count();
   std::vector<QuantizeStats> stats(n);
@@ -623,8 +644,7 @@ std::vector<QuantizeStats> Quantizer::quantize_all(const TensorView& x, std::spa
   }
   // table entry: code | count bits << 8 (1 saturated, 2 flushed, 4 nan, 8 inf)
   std::vector<std::vector<std::uint16_t>> tables(table_of.size());
-  ElementQuantizer q(src, *spec_.element, apply_, eng_->to_elem, eng_->elem_round, eng_->f32_round,
-                     spec_.recipe);
+  ElementQuantizer q(src, *spec_.element, apply_, eng_->to_elem, eng_->elem_round, eng_->f32_round, spec_.recipe);
   const std::size_t cols = x.cols();
   for (std::size_t b = 0; b < n; ++b) {
     const BlockScale& s = scales[b];
@@ -639,7 +659,8 @@ std::vector<QuantizeStats> Quantizer::quantize_all(const TensorView& x, std::spa
       for (std::uint32_t c = 0; c < t.size(); ++c) {
         QuantizeStats one;
         const std::uint32_t code = q.quantize(c, 0, s, one);
-        const unsigned bits = (one.saturated ? 1u : 0u) | (one.flushed ? 2u : 0u) | (one.nan ? 4u : 0u) | (one.inf ? 8u : 0u);
+        const unsigned bits =
+            (one.saturated ? 1u : 0u) | (one.flushed ? 2u : 0u) | (one.nan ? 4u : 0u) | (one.inf ? 8u : 0u);
         t[c] = static_cast<std::uint16_t>(code | (bits << 8));
       }
     }
@@ -797,7 +818,8 @@ QuantizeSpec quantize_spec(const Format& element, const QuantizeOptions& o, Opti
   auto fail = [](const std::string& what) { throw std::invalid_argument(what); };
   const std::string contradicts = " contradicts " + opt("profile") + " " + o.profile;
   if (o.partition)
-    if (const std::string err = parse_partition(*o.partition, spec.partition); !err.empty()) fail(opt("partition") + ": " + err);
+    if (const std::string err = parse_partition(*o.partition, spec.partition); !err.empty())
+      fail(opt("partition") + ": " + err);
   if (const std::string err = parse_partition(o.group.value_or("tensor"), spec.group); !err.empty())
     fail(opt("group") + ": " + err);
   if (o.scale) {
@@ -825,7 +847,8 @@ QuantizeSpec quantize_spec(const Format& element, const QuantizeOptions& o, Opti
   if (an != "propagate" && an != "ignore") fail(opt("amax_nan") + ": '" + an + "' is not propagate or ignore");
   if (ai != "propagate" && ai != "ignore") fail(opt("amax_inf") + ": '" + ai + "' is not propagate or ignore");
   if (rp && (an != an0 || ai != ai0))
-    fail(opt("amax_nan") + " / " + opt("amax_inf") + " contradict " + opt("profile") + " " + o.profile + " (its amax policy is nan=" + an0 + " inf=" + ai0 + ")");
+    fail(opt("amax_nan") + " / " + opt("amax_inf") + " contradict " + opt("profile") + " " + o.profile +
+         " (its amax policy is nan=" + an0 + " inf=" + ai0 + ")");
   spec.amax.nan = an == "ignore" ? AmaxNan::ignore : AmaxNan::propagate;
   spec.amax.inf = ai == "ignore" ? AmaxInf::ignore : AmaxInf::propagate;
   if (o.apply) {

@@ -31,9 +31,7 @@ Round effective_round(const Format& to, const Policy& p) {
   return p.round;
 }
 
-detail::Target detail::make_target(const Format& to, const Policy& p) {
-  return core_impl::make_target_inline(to, p);
-}
+detail::Target detail::make_target(const Format& to, const Policy& p) { return core_impl::make_target_inline(to, p); }
 
 Result detail::round_core(const Exact& x, const Target& t, const Policy& p, Round mode, Round ovf_mode,
                           std::uint64_t r) {

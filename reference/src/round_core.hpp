@@ -28,8 +28,8 @@ namespace core_impl {
   throw std::logic_error("round_finite: sticky operand with zero significand");
 }
 [[noreturn, gnu::cold, gnu::noinline]] inline void fail_r_too_wide(std::uint64_t r, int k) {
-  throw std::invalid_argument("stochastic rounding: r = " + std::to_string(r) + " has more than k = " +
-                              std::to_string(k) + " bits");
+  throw std::invalid_argument("stochastic rounding: r = " + std::to_string(r) +
+                              " has more than k = " + std::to_string(k) + " bits");
 }
 
 using detail::bit_length;
@@ -122,10 +122,14 @@ inline Split split(const Exact& x, int q, int k) {
     const std::uint64_t rem = x.sig & mask;
     const std::uint64_t half = std::uint64_t{1} << (shift - 1);
     s.n = x.sig >> shift;
-    if (rem == 0 && !x.sticky) s.rest = Rest::zero;
-    else if (rem > half || (rem == half && x.sticky)) s.rest = Rest::above;
-    else if (rem == half) s.rest = Rest::half;
-    else s.rest = Rest::below;
+    if (rem == 0 && !x.sticky)
+      s.rest = Rest::zero;
+    else if (rem > half || (rem == half && x.sticky))
+      s.rest = Rest::above;
+    else if (rem == half)
+      s.rest = Rest::half;
+    else
+      s.rest = Rest::below;
     if (k > 0) s.fk = fraction_bits(rem, shift, k);
     return s;
   }
@@ -137,9 +141,12 @@ inline Split split(const Exact& x, int q, int k) {
     s.rest = Rest::below;  // sig < 2^64 <= 2^(shift-1)
   } else {
     const u128 half = u128{1} << (shift - 1);
-    if (rem > half || (rem == half && x.sticky)) s.rest = Rest::above;
-    else if (rem == half) s.rest = Rest::half;
-    else s.rest = Rest::below;
+    if (rem > half || (rem == half && x.sticky))
+      s.rest = Rest::above;
+    else if (rem == half)
+      s.rest = Rest::half;
+    else
+      s.rest = Rest::below;
   }
   if (k > 0) {
     // fraction_k = floor(rem * 2^k / 2^shift) (§5.1); sticky lies below these bits.
@@ -161,7 +168,7 @@ inline bool round_up(Round mode, bool sign, const Split& s, std::uint64_t r, int
 // mode on the integer n (a tie, x = 2^emin, goes to the even n = 0 under both nearest modes);
 // the code is n (00 = 2^emin for n = 0). e = floor(log2 x) <= emin.
 inline Result e8m0_grid(const Exact& x, const detail::Target& t, Round mode, std::uint64_t r, int k, int e) {
-  const Split s = split(x, t.emin + 1, k);  // s.n == 0
+  const Split s = split(x, t.emin + 1, k);                 // s.n == 0
   const Round m = mode == Round::rna ? Round::rne : mode;  // ties to the even integer
   const bool up = round_increment(m, false, static_cast<std::uint64_t>(s.rest), 2u, false, false, s.fk, r, k);
   const bool pow2 = (x.sig & (x.sig - 1)) == 0 && !x.sticky;
@@ -172,8 +179,8 @@ inline Result e8m0_grid(const Exact& x, const detail::Target& t, Round mode, std
 }
 
 inline detail::Target make_target_inline(const Format& to, const Policy& p) {
-  using detail::Target;
   using detail::max_magnitude;
+  using detail::Target;
   Target t{};
   t.f = &to;
   t.mode = effective_round(to, p);
@@ -194,7 +201,7 @@ inline detail::Target make_target_inline(const Format& to, const Policy& p) {
 }
 
 inline Result round_core_inline(const Exact& x, const detail::Target& t, const Policy& p, Round mode, Round ovf_mode,
-                          std::uint64_t r) {
+                                std::uint64_t r) {
   const Format& to = *t.f;
   bool sign = x.sign;
   if (x.sig == 0) {
@@ -210,7 +217,7 @@ inline Result round_core_inline(const Exact& x, const detail::Target& t, const P
 
   const int si = sign ? 1 : 0;
   const int e_max = t.max_e[si];
-  const int e = x.exp + bit_length(x.sig) - 1;  // floor(log2 |x|)
+  const int e = x.exp + bit_length(x.sig) - 1;                   // floor(log2 |x|)
   if (e > e_max) return overflow_result(sign, ovf_mode, to, p);  // |x| >= 2^(e_max+1) > max
   if (e <= t.emin && p.e8m0_low == E8m0Low::grid && !to.has_zero && t.man == 0 && !to.is_integer())
     return e8m0_grid(x, t, mode, r, k, e);  // §7.4
@@ -236,7 +243,8 @@ inline Result round_core_inline(const Exact& x, const detail::Target& t, const P
       const std::uint32_t code = top | static_cast<std::uint32_t>((x.sig >> shift) & ((std::uint64_t{1} << t.man) - 1));
       const bool inexact = rem != 0 || x.sticky;
       // §4.2 the code's last bit is the parity of N; §5.1 f_k from the discarded bits.
-      const bool up = round_increment(mode, sign, rem, half, x.sticky, (code & 1u) != 0, k > 0 ? fraction_bits(rem, shift, k) : 0u, r, k);
+      const bool up = round_increment(mode, sign, rem, half, x.sticky, (code & 1u) != 0,
+                                      k > 0 ? fraction_bits(rem, shift, k) : 0u, r, k);
       return {sgn | (code + (up ? 1u : 0u)), static_cast<std::uint8_t>(inexact ? kInexact : 0)};
     }
   }

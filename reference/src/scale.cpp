@@ -113,7 +113,7 @@ std::uint32_t mx_scale_code_of(ScaleRule rule, const Exact& v, const Exact& q_ma
   const int E = ilog2(v);
   long e = 0;
   switch (mx) {
-    case MxExponent::floor: e = E - emax; break;  // §16.2
+    case MxExponent::floor: e = E - emax; break;                        // §16.2
     case MxExponent::ceil: e = E + (is_pow2(v) ? 0 : 1) - emax; break;  // §16.3
     case MxExponent::even: {
       // §16.4 amax rounded to the element precision p (ties away, unbounded exponent) moves to
@@ -150,8 +150,8 @@ std::uint32_t mx_scale_code_of(ScaleRule rule, const Exact& v, const Exact& q_ma
 
 std::uint32_t mx_rceil_log2f_code(const Exact& v, const Exact& q_max) {
   const std::uint32_t d = rn32(exact_div(v, q_max));
-  if (d == 0) return 0x00u;                       // log2(0) = -Inf, clamped
-  if (!f32_is_finite(d)) return 0xFEu;            // cannot happen for q_max >= 4
+  if (d == 0) return 0x00u;             // log2(0) = -Inf, clamped
+  if (!f32_is_finite(d)) return 0xFEu;  // cannot happen for q_max >= 4
   long e = f32_ceil(log2f_cr(d));
   if (e < -127) e = -127;
   if (e > 127) e = 127;

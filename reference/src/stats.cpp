@@ -35,11 +35,13 @@ ErrorHistogram::ErrorHistogram(HistogramSpec h) : h_(h) {
   if (h_.width.num == 0 || h_.bins == 0) throw std::invalid_argument("histogram: zero bin width or no bins");
 }
 
-void ErrorHistogram::add(const std::string& name, const ErrorSum& s, bool fell_back, std::optional<std::uint64_t> step) {
+void ErrorHistogram::add(const std::string& name, const ErrorSum& s, bool fell_back,
+                         std::optional<std::uint64_t> step) {
   std::optional<std::uint64_t> window;
   if (h_.reset_every) {
-    if (!step) throw std::invalid_argument("histogram: '" + name + "' has no step, and the histogram resets every " +
-                                           std::to_string(h_.reset_every) + " steps");
+    if (!step)
+      throw std::invalid_argument("histogram: '" + name + "' has no step, and the histogram resets every " +
+                                  std::to_string(h_.reset_every) + " steps");
     window = *step / h_.reset_every;
   }
   HistogramRow* row = nullptr;
@@ -51,8 +53,10 @@ void ErrorHistogram::add(const std::string& name, const ErrorSum& s, bool fell_b
   }
   ++row->observations;
   if (fell_back) ++row->fallbacks;
-  if (const auto bin = histogram_bin(s, h_)) ++row->counts[*bin];
-  else ++row->nonfinite;
+  if (const auto bin = histogram_bin(s, h_))
+    ++row->counts[*bin];
+  else
+    ++row->nonfinite;
 }
 
 std::uint64_t ErrorHistogram::observations() const {
@@ -130,7 +134,8 @@ std::string percent_string(std::uint64_t p, std::uint64_t q, int decimals) {
   if (2 * r > q || (2 * r == q && (v & 1))) ++v;  // nearest, ties to even
   std::string s = decimal_text(v);
   if (decimals > 0) {
-    if (s.size() <= static_cast<std::size_t>(decimals)) s.insert(0, static_cast<std::size_t>(decimals) + 1 - s.size(), '0');
+    if (s.size() <= static_cast<std::size_t>(decimals))
+      s.insert(0, static_cast<std::size_t>(decimals) + 1 - s.size(), '0');
     s.insert(s.size() - static_cast<std::size_t>(decimals), 1, '.');
   }
   return s;

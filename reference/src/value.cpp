@@ -107,7 +107,7 @@ std::optional<std::uint32_t> encode_exact(bool sign, std::uint64_t sig, int exp,
   if (exp < q) return std::nullopt;  // needs more fraction bits than the format has
   const auto mx = detail::max_magnitude(f, sign, false);
   const int em = mx.q + detail::bit_length(mx.n) - 1;
-  if (e > em) return std::nullopt;  // beyond the largest finite binade
+  if (e > em) return std::nullopt;           // beyond the largest finite binade
   const std::uint64_t n = sig << (exp - q);  // < 2^(precision) here: no overflow
   // compare n*2^q with mx.n*2^mx.q
   if (e == em) {
@@ -139,7 +139,7 @@ std::uint32_t encode_max_finite(bool sign, const Format& f) {
 std::uint32_t encode_min_positive(const Format& f) {
   if (f.is_integer()) return 1u;
   if (f.has_subnormals) return 1u;  // smallest subnormal
-  return 0u;                       // exponent field 0 is the lowest normal binade (E8M0: 2^-127)
+  return 0u;                        // exponent field 0 is the lowest normal binade (E8M0: 2^-127)
 }
 
 // ---- exact decimal / hex-float rendering (§3.4) ---------------------------------

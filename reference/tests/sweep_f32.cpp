@@ -71,7 +71,7 @@ std::vector<Combo> default_combos() {
   add(FormatId::f8e4m3fn, Round::rne, Overflow::nonsat);
   add(FormatId::f8e5m2, Round::rne, Overflow::saturate);
   add(FormatId::f8e5m2, Round::rne, Overflow::nonsat);
-  add(FormatId::f8e8m0fnu, Round::rne, Overflow::nonsat);                    // ties to the even code
+  add(FormatId::f8e8m0fnu, Round::rne, Overflow::nonsat);  // ties to the even code
   add(FormatId::f8e8m0fnu, Round::rne, Overflow::saturate, E8m0Round::floor);
   add(FormatId::f8e8m0fnu, Round::rne, Overflow::nonsat, E8m0Round::tiesup);
   add(FormatId::bf16, Round::rne, Overflow::nonsat);
@@ -108,10 +108,14 @@ int main(int argc, char** argv) {
       const std::string s = val();
       if (std::sscanf(s.c_str(), "%u/%u", &shard, &nshards) != 2 || nshards == 0 || shard >= nshards)
         usage("bad --shard '" + s + "' (want I/N with 0 <= I < N)");
-    } else if (a == "--target") targets = val();
-    else if (a == "--mode") modes = val();
-    else if (a == "--overflow") overflows = val();
-    else if (a == "--policy") settings = val();
+    } else if (a == "--target")
+      targets = val();
+    else if (a == "--mode")
+      modes = val();
+    else if (a == "--overflow")
+      overflows = val();
+    else if (a == "--policy")
+      settings = val();
     else if (a == "--threads") {
       threads = static_cast<unsigned>(std::atoi(val().c_str()));
       if (threads < 1 || threads > 256) usage("bad --threads");
@@ -193,8 +197,8 @@ int main(int argc, char** argv) {
           if (got.bits != want.bits || got.flags != want.flags) {
             if (mismatches.fetch_add(1) < 20) {
               std::lock_guard<std::mutex> lock(print_mutex);
-              std::printf("  MISMATCH in=%08X got=%0*X %s expected=%0*X %s\n", code, c.to->bits <= 8 ? 2 : 4,
-                          got.bits, flags_to_string(got.flags).c_str(), c.to->bits <= 8 ? 2 : 4, want.bits,
+              std::printf("  MISMATCH in=%08X got=%0*X %s expected=%0*X %s\n", code, c.to->bits <= 8 ? 2 : 4, got.bits,
+                          flags_to_string(got.flags).c_str(), c.to->bits <= 8 ? 2 : 4, want.bits,
                           flags_to_string(want.flags).c_str());
             }
           }
@@ -205,9 +209,9 @@ int main(int argc, char** argv) {
         if ((d * 16) / n != ((d - (e - b)) * 16) / n) {
           const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
           std::lock_guard<std::mutex> lock(print_mutex);
-          std::printf("  %5.1f%%  %llu / %llu  %.0f s  mismatches %llu\n", 100.0 * static_cast<double>(d) /
-                      static_cast<double>(n), static_cast<unsigned long long>(d), static_cast<unsigned long long>(n),
-                      secs, static_cast<unsigned long long>(mismatches.load()));
+          std::printf("  %5.1f%%  %llu / %llu  %.0f s  mismatches %llu\n",
+                      100.0 * static_cast<double>(d) / static_cast<double>(n), static_cast<unsigned long long>(d),
+                      static_cast<unsigned long long>(n), secs, static_cast<unsigned long long>(mismatches.load()));
           std::fflush(stdout);
         }
       }

@@ -116,7 +116,7 @@ TEST(Examples, E8M0Rounding) {
   // 0.75 = 0x3F400000 = 1.5 * 2^-1: 2^-1 (0x7E, even) vs 2^0 (0x7F) -> 0x7E.
   expect(0x3F400000, F32, E8M0, even, 0x7E, X);
   Policy tiesup = pol();
-  tiesup.e8m0_round = E8m0Round::tiesup;  // a tie goes to 2^(e+1)
+  tiesup.e8m0_round = E8m0Round::tiesup;           // a tie goes to 2^(e+1)
   expect(0x40400000, F32, E8M0, tiesup, 0x81, X);  // 3.0 -> 4.0
   expect(0x3FC00000, F32, E8M0, tiesup, 0x80, X);  // 1.5 -> 2.0
   Policy floor = pol(), ceil = pol();
@@ -195,8 +195,8 @@ TEST(Examples, FnuzOverflowAndSpecials) {
   expect(0xFF800000, F32, E4FNUZ, pol(), 0x80, V);
   expect(0xFF800000, F32, E4FNUZ, pol(Round::rne, Overflow::saturate), 0xFF, O | X);
   // §6.3 NaN operands: 80 under every nan option (ones would be 7F = 240, all_ones FF = -240).
-  for (NanOut n : {NanOut::payload, NanOut::sign, NanOut::canonical, NanOut::ones, NanOut::ones_sign,
-                   NanOut::all_ones, NanOut::raw, NanOut::raw_plus}) {
+  for (NanOut n : {NanOut::payload, NanOut::sign, NanOut::canonical, NanOut::ones, NanOut::ones_sign, NanOut::all_ones,
+                   NanOut::raw, NanOut::raw_plus}) {
     Policy p = pol();
     p.nan = n;
     expect(0xFFC00000, F32, E4FNUZ, p, 0x80, 0);
@@ -274,8 +274,8 @@ TEST(Examples, P3109Specials) {
   expect(0xFF800000, F32, P3SF, pol(), 0x80, V);
   expect(0x7F800000, F32, P3SF, pol(Round::rne, Overflow::saturate), 0x7F, O | X);
   // §6.3 every NaN option gives the one NaN (ones would be 7F = +Inf, all_ones FF = -Inf).
-  for (NanOut n : {NanOut::payload, NanOut::sign, NanOut::canonical, NanOut::ones, NanOut::ones_sign,
-                   NanOut::all_ones, NanOut::raw, NanOut::raw_plus}) {
+  for (NanOut n : {NanOut::payload, NanOut::sign, NanOut::canonical, NanOut::ones, NanOut::ones_sign, NanOut::all_ones,
+                   NanOut::raw, NanOut::raw_plus}) {
     Policy p = pol();
     p.nan = n;
     expect(0xFFC00000, F32, P3SE, p, 0x80, 0);

@@ -18,10 +18,10 @@
 namespace numref {
 namespace {
 
+using convtest::f32_code;
 using convtest::kDeterministic;
 using convtest::kOverflows;
 using convtest::Mismatches;
-using convtest::f32_code;
 using oracle::Rational;
 
 const Format& kF32 = format(FormatId::f32);
@@ -43,7 +43,8 @@ std::vector<std::uint32_t> structured_codes(const Format& to) {
   // grid b = 2^E + j 2^q (j = 0, 1, 3), the ties b + 2^(q-1), each +- 1 f32 ulp.
   for (int e = -149; e <= 127; ++e) {
     int q;
-    if (to.specials == Specials::integer) q = 0;
+    if (to.specials == Specials::integer)
+      q = 0;
     else {
       q = e - to.man_bits;
       const int emin = to.has_subnormals ? 1 - to.bias : -to.bias;
@@ -81,13 +82,14 @@ std::vector<std::uint32_t> structured_codes(const Format& to) {
     }
     // half, a quarter and 3/4 of the smallest positive value
     const Rational minpos = values[0] == 0 ? values[1] : values[0];
-    for (const Rational& v : std::vector<Rational>{Rational(minpos / 2), Rational(minpos / 4), Rational(minpos * 3 / 4)})
+    for (const Rational& v :
+         std::vector<Rational>{Rational(minpos / 2), Rational(minpos / 4), Rational(minpos * 3 / 4)})
       if (auto c = f32_code(v)) add_with_neighbours(s, *c);
   }
   // f32 extremes, zeros, infinities, NaN payloads (quiet and signaling, both signs)
-  for (std::uint32_t c : {0x00000000u, 0x00000001u, 0x007FFFFFu, 0x00800000u, 0x7F7FFFFFu, 0x7F800000u, 0x7F800001u,
-                          0x7FA00000u, 0x7FBFFFFFu, 0x7FC00000u, 0x7FC00001u, 0x7FD55555u, 0x7FFFFFFFu, 0x7F80FFFFu,
-                          0x7FE00000u}) {
+  for (std::uint32_t c :
+       {0x00000000u, 0x00000001u, 0x007FFFFFu, 0x00800000u, 0x7F7FFFFFu, 0x7F800000u, 0x7F800001u, 0x7FA00000u,
+        0x7FBFFFFFu, 0x7FC00000u, 0x7FC00001u, 0x7FD55555u, 0x7FFFFFFFu, 0x7F80FFFFu, 0x7FE00000u}) {
     s.insert(c);
     s.insert(c | 0x80000000u);
   }
@@ -145,9 +147,9 @@ TEST(F32Structured, EveryTargetModeOverflowAndKnob) {
 TEST(F32Structured, ContainsTheNamedCases) {
   const std::vector<std::uint32_t> codes = structured_codes(format(FormatId::f8e4m3fn));
   const std::set<std::uint32_t> s(codes.begin(), codes.end());
-  for (std::uint32_t c : {0x43E00000u, 0x43E80000u, 0x43E80001u, 0x43E7FFFFu, 0x3B000000u, 0x3A800000u, 0x3A7FFFFFu,
-                          0x3A800001u, 0xC3E80000u, 0x7F800000u, 0xFF800000u, 0x7FA00000u, 0xFFC00000u, 0x80000000u,
-                          0x7F7FFFFFu, 0x00000001u})
+  for (std::uint32_t c :
+       {0x43E00000u, 0x43E80000u, 0x43E80001u, 0x43E7FFFFu, 0x3B000000u, 0x3A800000u, 0x3A7FFFFFu, 0x3A800001u,
+        0xC3E80000u, 0x7F800000u, 0xFF800000u, 0x7FA00000u, 0xFFC00000u, 0x80000000u, 0x7F7FFFFFu, 0x00000001u})
     EXPECT_TRUE(s.count(c)) << std::hex << c;
 }
 
@@ -194,16 +196,19 @@ TEST_P(F32Random, TenMillionPerModeAgainstOracle) {
     }
   Mismatches mm;
   constexpr std::uint64_t kChunk = 1 << 16;
-  convtest::parallel_for(kRandomPerMode / kChunk + 1, [&](std::uint64_t b, std::uint64_t e) {
-    for (std::uint64_t chunk = b; chunk < e; ++chunk) {
-      convtest::SplitMix64 g(0x6E756D726566ull ^ (static_cast<std::uint64_t>(mode) << 56) ^ chunk);
-      for (std::uint64_t i = 0; i < kChunk; ++i) {
-        const std::uint32_t x = random_f32(g);
-        const auto& [conv, p] = convs[g.next() % convs.size()];
-        convtest::check_one(conv, p, x, 0, mm);
-      }
-    }
-  }, 1);
+  convtest::parallel_for(
+      kRandomPerMode / kChunk + 1,
+      [&](std::uint64_t b, std::uint64_t e) {
+        for (std::uint64_t chunk = b; chunk < e; ++chunk) {
+          convtest::SplitMix64 g(0x6E756D726566ull ^ (static_cast<std::uint64_t>(mode) << 56) ^ chunk);
+          for (std::uint64_t i = 0; i < kChunk; ++i) {
+            const std::uint32_t x = random_f32(g);
+            const auto& [conv, p] = convs[g.next() % convs.size()];
+            convtest::check_one(conv, p, x, 0, mm);
+          }
+        }
+      },
+      1);
   EXPECT_EQ(mm.count(), 0u) << mm.summary();
 }
 

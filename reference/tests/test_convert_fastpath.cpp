@@ -48,7 +48,9 @@ std::vector<Setting> settings() {
         p.ftz = variant == 2;
         p.tininess = variant == 2 ? Tininess::before : Tininess::after;
         out.push_back({p, std::string(mode_names[m]) + (o == Overflow::saturate ? " sat" : " nonsat") +
-                              (variant == 1 ? " inf_sat=keep" : variant == 2 ? " ftz tininess=before" : "")});
+                              (variant == 1   ? " inf_sat=keep"
+                               : variant == 2 ? " ftz tininess=before"
+                                              : "")});
       }
   for (int k : {1, 3, 8, 24})
     for (Overflow o : {Overflow::saturate, Overflow::nonsat}) {
@@ -117,8 +119,11 @@ TEST(ConvertFastPath, Binary32AtEveryRoundingPoint) {
       for (std::uint32_t ef = 1; ef < 255; ++ef) {
         const std::uint32_t base = sign | (ef << 23);
         for (int i = 0; i < 8; ++i) {
-          const std::uint32_t kept = i == 0 ? 0u : i == 1 ? (0x7FFFFFu & ~(ulp - 1u)) : (static_cast<std::uint32_t>(rng()) & 0x7FFFFFu & ~(ulp - 1u));
-          for (std::uint32_t low : {0u, 1u, half - 1u, half, half + 1u, ulp - 1u}) codes.push_back(base | kept | (low & (ulp - 1u)));
+          const std::uint32_t kept = i == 0   ? 0u
+                                     : i == 1 ? (0x7FFFFFu & ~(ulp - 1u))
+                                              : (static_cast<std::uint32_t>(rng()) & 0x7FFFFFu & ~(ulp - 1u));
+          for (std::uint32_t low : {0u, 1u, half - 1u, half, half + 1u, ulp - 1u})
+            codes.push_back(base | kept | (low & (ulp - 1u)));
         }
         for (int i = 0; i < 64; ++i) codes.push_back(base | (static_cast<std::uint32_t>(rng()) & 0x7FFFFFu));
       }

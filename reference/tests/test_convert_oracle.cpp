@@ -22,7 +22,6 @@ using convtest::Mismatches;
 using convtest::small_sources;
 using convtest::sweep_codes;
 
-
 // §4.2 x §6.1: every source of <= 16 bits, every target, every deterministic mode, both
 // overflow policies, all other knobs at their defaults (the `ocp` profile, §10.1).
 TEST(OracleAgreement, EverySmallSourceEveryTargetModeAndOverflow) {
@@ -67,8 +66,7 @@ const Variant kVariants[] = {
     {"nan=all_ones", [](Policy& p) { p.nan = NanOut::all_ones; }, has_nan_target, true, false},
     {"nan=raw", [](Policy& p) { p.nan = NanOut::raw; }, has_nan_target, true, false},
     {"nan=raw_plus", [](Policy& p) { p.nan = NanOut::raw_plus; }, has_nan_target, true, false},
-    {"nan_to_finite=negzero", [](Policy& p) { p.nan_to_finite = NanToFinite::negzero; }, no_nan_target, true,
-     false},
+    {"nan_to_finite=negzero", [](Policy& p) { p.nan_to_finite = NanToFinite::negzero; }, no_nan_target, true, false},
     {"nan_to_finite=max", [](Policy& p) { p.nan_to_finite = NanToFinite::max; }, no_nan_target, true, false},
     {"e8m0_round=floor", [](Policy& p) { p.e8m0_round = E8m0Round::floor; }, e8m0_target, false, true},
     {"e8m0_round=ceil", [](Policy& p) { p.e8m0_round = E8m0Round::ceil; }, e8m0_target, false, true},

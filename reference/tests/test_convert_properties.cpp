@@ -24,8 +24,9 @@ T uniform(T lo, T hi) {  // [lo, hi)
 
 const Format& any_format() { return kFormats[static_cast<std::size_t>(uniform<int>(0, kFormatCount))]; }
 const Format& any_source() {  // the formats of <= 32 bits with the richest encodings
-  static const FormatId ids[] = {FormatId::f32, FormatId::bf16, FormatId::f16, FormatId::f8e4m3fn, FormatId::f8e5m2,
-                                 FormatId::f8e8m0fnu, FormatId::int8, FormatId::f6e3m2fn, FormatId::f4e2m1fn};
+  static const FormatId ids[] = {FormatId::f32,      FormatId::bf16,     FormatId::f16,
+                                 FormatId::f8e4m3fn, FormatId::f8e5m2,   FormatId::f8e8m0fnu,
+                                 FormatId::int8,     FormatId::f6e3m2fn, FormatId::f4e2m1fn};
   return format(ids[uniform<int>(0, 9)]);
 }
 Round any_mode() { return convtest::kDeterministic[uniform<int>(0, 5)]; }

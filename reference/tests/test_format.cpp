@@ -82,8 +82,10 @@ TEST(FormatTable, StatedMaxFiniteMatchesTheFamily) {
 // E5M2FNUZ 57344 = 1.75 * 2^(31-16), E4M3B11FNUZ 30 = 1.875 * 2^(15-11); decoded by the core and
 // by the oracle; the IEEE-like E4M3 77 = 1.875 * 2^(14-7) = 240 and E3M4 6F = 1.9375 * 2^(6-3) = 15.5.
 TEST(FormatTable, MaxFiniteValues) {
+  // clang-format off
   const Rational want[] = {(2 - p2(-23)) * p2(127), (2 - p2(-7)) * p2(127), 65504, 448, 57344,
                            p2(127), 28, Rational(15, 2), 6, 127, 240, 57344, 30, 240, Rational(31, 2)};
+  // clang-format on
   for (const auto& f : kFormats) {
     const Rational* w = hand(want, f);
     if (w == nullptr) continue;
@@ -170,8 +172,9 @@ TEST(FormatTable, SpecialCodeCounts) {
 // independent reading of the code: finite iff the magnitude is below it, Inf iff it is the Inf
 // magnitude, NaN otherwise; the code classes (is_nan_code, is_finite_code) for every row.
 TEST(FormatTable, FirstSpecialMagnitude) {
-  const std::uint32_t want[] = {0x7F800000u, 0x7F80u, 0x7C00u, 0x7Fu, 0x7Cu, 0xFFu, 0x20u, 0x20u, 0x8u, 0x80u,
-                                0x80u, 0x80u, 0x80u, 0x78u, 0x70u};  // E4M3 / E3M4: the Inf magnitude
+  const std::uint32_t want[] = {
+      0x7F800000u, 0x7F80u, 0x7C00u, 0x7Fu, 0x7Cu, 0xFFu, 0x20u, 0x20u,
+      0x8u,        0x80u,   0x80u,   0x80u, 0x80u, 0x78u, 0x70u};  // E4M3 / E3M4: the Inf magnitude
   for (const auto& f : kFormats) {
     if (const std::uint32_t* w = hand(want, f)) {
       EXPECT_EQ(f.first_special_magnitude(), *w) << f.name;
@@ -192,9 +195,9 @@ TEST(FormatTable, FirstSpecialMagnitude) {
 
 // §2.1 table order = FormatId order, names are the LLVM/MLIR spellings.
 TEST(FormatNames, EveryNameParses) {
-  const char* names[] = {"f32",      "bf16",     "f16",      "f8e4m3fn",   "f8e5m2",     "f8e8m0fnu",    "f6e3m2fn",
-                         "f6e2m3fn", "f4e2m1fn", "int8",     "f8e4m3fnuz", "f8e5m2fnuz", "f8e4m3b11fnuz",
-                         "f8e4m3",   "f8e3m4"};
+  const char* names[] = {"f32",        "bf16",       "f16",           "f8e4m3fn", "f8e5m2",
+                         "f8e8m0fnu",  "f6e3m2fn",   "f6e2m3fn",      "f4e2m1fn", "int8",
+                         "f8e4m3fnuz", "f8e5m2fnuz", "f8e4m3b11fnuz", "f8e4m3",   "f8e3m4"};
   for (const auto& f : kFormats) {
     EXPECT_EQ(&format(f.id), &f) << f.name;  // row i has FormatId i
     const auto id = find_format(f.name);
@@ -208,16 +211,29 @@ TEST(FormatNames, EveryNameParses) {
 
 // §2.3 the aliases (the spec's list), and that nothing else is accepted.
 TEST(FormatNames, Aliases) {
-  const std::pair<const char*, FormatId> aliases[] = {
-      {"fp32", FormatId::f32},          {"float32", FormatId::f32},         {"bfloat16", FormatId::bf16},
-      {"fp16", FormatId::f16},          {"float16", FormatId::f16},         {"e4m3", FormatId::f8e4m3fn},
-      {"float8_e4m3fn", FormatId::f8e4m3fn}, {"e5m2", FormatId::f8e5m2},   {"float8_e5m2", FormatId::f8e5m2},
-      {"e8m0", FormatId::f8e8m0fnu},    {"float8_e8m0fnu", FormatId::f8e8m0fnu}, {"e3m2", FormatId::f6e3m2fn},
-      {"e2m3", FormatId::f6e2m3fn},     {"e2m1", FormatId::f4e2m1fn},       {"e4m3fnuz", FormatId::f8e4m3fnuz},
-      {"float8_e4m3fnuz", FormatId::f8e4m3fnuz}, {"e5m2fnuz", FormatId::f8e5m2fnuz},
-      {"float8_e5m2fnuz", FormatId::f8e5m2fnuz}, {"e4m3b11fnuz", FormatId::f8e4m3b11fnuz},
-      {"float8_e4m3b11fnuz", FormatId::f8e4m3b11fnuz}, {"float8_e4m3", FormatId::f8e4m3},
-      {"e3m4", FormatId::f8e3m4}, {"float8_e3m4", FormatId::f8e3m4}};
+  const std::pair<const char*, FormatId> aliases[] = {{"fp32", FormatId::f32},
+                                                      {"float32", FormatId::f32},
+                                                      {"bfloat16", FormatId::bf16},
+                                                      {"fp16", FormatId::f16},
+                                                      {"float16", FormatId::f16},
+                                                      {"e4m3", FormatId::f8e4m3fn},
+                                                      {"float8_e4m3fn", FormatId::f8e4m3fn},
+                                                      {"e5m2", FormatId::f8e5m2},
+                                                      {"float8_e5m2", FormatId::f8e5m2},
+                                                      {"e8m0", FormatId::f8e8m0fnu},
+                                                      {"float8_e8m0fnu", FormatId::f8e8m0fnu},
+                                                      {"e3m2", FormatId::f6e3m2fn},
+                                                      {"e2m3", FormatId::f6e2m3fn},
+                                                      {"e2m1", FormatId::f4e2m1fn},
+                                                      {"e4m3fnuz", FormatId::f8e4m3fnuz},
+                                                      {"float8_e4m3fnuz", FormatId::f8e4m3fnuz},
+                                                      {"e5m2fnuz", FormatId::f8e5m2fnuz},
+                                                      {"float8_e5m2fnuz", FormatId::f8e5m2fnuz},
+                                                      {"e4m3b11fnuz", FormatId::f8e4m3b11fnuz},
+                                                      {"float8_e4m3b11fnuz", FormatId::f8e4m3b11fnuz},
+                                                      {"float8_e4m3", FormatId::f8e4m3},
+                                                      {"e3m4", FormatId::f8e3m4},
+                                                      {"float8_e3m4", FormatId::f8e3m4}};
   for (const auto& [a, id] : aliases) {
     const auto got = find_format(a);
     ASSERT_TRUE(got.has_value()) << a;

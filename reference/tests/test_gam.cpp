@@ -131,8 +131,11 @@ rc::Gen<RandomTensor> random_tensor() {
     t.cols = static_cast<std::size_t>(*rc::gen::inRange(1, 20));
     const int base = *rc::gen::inRange(-100, 100);
     for (std::size_t i = 0; i < t.rows * t.cols; ++i) {
-      if (*rc::gen::inRange(0, 10) == 0) t.x.push_back(0);
-      else t.x.push_back(f32_of(*rc::gen::arbitrary<bool>(), base - *rc::gen::inRange(0, 30), *rc::gen::arbitrary<std::uint32_t>()));
+      if (*rc::gen::inRange(0, 10) == 0)
+        t.x.push_back(0);
+      else
+        t.x.push_back(
+            f32_of(*rc::gen::arbitrary<bool>(), base - *rc::gen::inRange(0, 30), *rc::gen::arbitrary<std::uint32_t>()));
     }
     return t;
   });
@@ -142,7 +145,7 @@ rc::Gen<RandomTensor> random_tensor() {
 // |RN32(x·G_b)| is at most q_max⁺ = q_max + ulp32(q_max), and at most q_max unless m_b = m_g;
 // the block codes are never 00 (§17.3).
 RC_GTEST_PROP(Gam, NoElementSaturates, ()) {
-  static const std::vector<FormatId> kElems = {FormatId::f8e4m3fn, FormatId::f8e5m2, FormatId::f6e3m2fn,
+  static const std::vector<FormatId> kElems = {FormatId::f8e4m3fn, FormatId::f8e5m2,   FormatId::f6e3m2fn,
                                                FormatId::f6e2m3fn, FormatId::f4e2m1fn, FormatId::int8};
   const RandomTensor t = *random_tensor();
   QuantizeSpec s;
@@ -171,7 +174,7 @@ RC_GTEST_PROP(Gam, NoElementSaturates, ()) {
     for (std::size_t i = br.r0; i < br.r1; ++i)
       for (std::size_t j = br.c0; j < br.c1; ++j) {
         const std::uint32_t y = rn32(exact_mul(exact_f32(t.x[i * t.cols + j]), G)) & 0x7FFFFFFFu;
-        RC_ASSERT(y <= qbits + 1);             // q_max⁺ is the next binary32 code after q_max
+        RC_ASSERT(y <= qbits + 1);              // q_max⁺ is the next binary32 code after q_max
         if (m_b != m_g) RC_ASSERT(y <= qbits);  // §17.4 (4)
       }
   }
@@ -181,8 +184,8 @@ RC_GTEST_PROP(Gam, NoElementSaturates, ()) {
 // exponent, hence the same codes.
 RC_GTEST_PROP(Gam, OneBlockPerGroupEqualsFp32AmaxScale, ()) {
   const RandomTensor t = *random_tensor();
-  const Partition p = *rc::gen::elementOf(std::vector<Partition>{Partition::tensor(), Partition::per_row(),
-                                                                 Partition::per_col(), Partition::blocks(2, 3)});
+  const Partition p = *rc::gen::elementOf(
+      std::vector<Partition>{Partition::tensor(), Partition::per_row(), Partition::per_col(), Partition::blocks(2, 3)});
   QuantizeSpec gam;
   gam.rule = ScaleRule::gam;
   gam.partition = p;

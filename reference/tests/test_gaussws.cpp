@@ -22,9 +22,8 @@ std::uint32_t f32(float v) { return std::bit_cast<std::uint32_t>(v); }
 std::uint32_t bf(float v) { return f32(v) >> 16; }  // exact for the values used (bf16-representable)
 
 // One block of k elements in a 1 x k matrix (k <= 32).
-gw::Forward run1(std::vector<std::uint32_t> w, float bt, std::vector<std::int8_t> r,
-                 FormatId wf = FormatId::f32, FormatId out = FormatId::bf16, gw::Sum sum = gw::Sum::exact,
-                 bool exact = false) {
+gw::Forward run1(std::vector<std::uint32_t> w, float bt, std::vector<std::int8_t> r, FormatId wf = FormatId::f32,
+                 FormatId out = FormatId::bf16, gw::Sum sum = gw::Sum::exact, bool exact = false) {
   gw::ForwardSpec s;
   s.w_format = wf;
   s.out = out;
@@ -43,8 +42,8 @@ TEST(GaussWS, NoiseDistributionIsEq10BothSigns) {
   EXPECT_EQ(c, (std::vector<std::uint32_t>{96, 9189, 46966, 9189, 96}));
   EXPECT_EQ(c[0] + c[1] + c[2] + c[3] + c[4], 65536u);
   // Eq. 10 in exact integers (units of 2^-16): the both-signs reading.
-  const std::uint64_t p2 = 3ull * 65536 / (4 * 512);                  // 96
-  const std::uint64_t p1 = 9ull * (65536 - 2 * p2) / 64;              // (9/64)(1 - Pr(±2))
+  const std::uint64_t p2 = 3ull * 65536 / (4 * 512);      // 96
+  const std::uint64_t p1 = 9ull * (65536 - 2 * p2) / 64;  // (9/64)(1 - Pr(±2))
   EXPECT_EQ(p2, c[4]);
   EXPECT_EQ(p1, c[3]);
   EXPECT_EQ(65536 - 2 * p1 - 2 * p2, 2ull * 23483);
@@ -83,8 +82,8 @@ TEST(GaussWS, GeneratorPinned) {
 
 TEST(GaussWS, Exp2Examples) {
   EXPECT_EQ(gw::exp2_one_minus(f32(4.0f)), f32(0.125f));
-  EXPECT_EQ(gw::exp2_one_minus(f32(0.5f)), 0x3FB504F3u);    // RN32(sqrt 2)
-  EXPECT_EQ(gw::exp2_one_minus(f32(1.5f)), 0x3F3504F3u);    // RN32(1/sqrt 2)
+  EXPECT_EQ(gw::exp2_one_minus(f32(0.5f)), 0x3FB504F3u);     // RN32(sqrt 2)
+  EXPECT_EQ(gw::exp2_one_minus(f32(1.5f)), 0x3F3504F3u);     // RN32(1/sqrt 2)
   EXPECT_EQ(gw::exp2_one_minus(f32(-127.0f)), 0x7F800000u);  // 2^128 overflows
   EXPECT_EQ(gw::exp2_one_minus(f32(-126.5f)), 0x7F3504F3u);  // 2^127.5 < FLT_MAX
   EXPECT_EQ(gw::exp2_one_minus(f32(150.0f)), 0x00000001u);   // 2^-149
@@ -186,8 +185,8 @@ TEST(GaussWS, Lemma1) {
       for (float v = 0.5f; v < 1.0f && w.size() < 32; v += ulp / 2) w.push_back(f32(v));
       for (float bt : {static_cast<float>(m + 1), static_cast<float>(m) + 1.5f, static_cast<float>(m) + 2 - 0x1p-10f}) {
         for (int rv : {-2, -1, 1, 2}) {
-          const auto fwd = run1(w, bt, std::vector<std::int8_t>(w.size(), static_cast<std::int8_t>(rv)),
-                                FormatId::f32, id);
+          const auto fwd =
+              run1(w, bt, std::vector<std::int8_t>(w.size(), static_cast<std::int8_t>(rv)), FormatId::f32, id);
           for (std::size_t k = 0; k < w.size(); ++k) {
             const std::uint32_t plain = run1({w[k]}, bt, {0}, FormatId::f32, id).w_hat[0];
             ASSERT_NE(fwd.w_hat[k], plain) << f.name << " bt=" << bt << " a=" << amant << " R=" << rv << " k=" << k;
@@ -241,18 +240,17 @@ TEST(GaussWS, Proposition3TableC1) {
     std::vector<const char*> types;
   };
   // Table C.1 as printed in the paper.
-  const std::vector<Row> paper{{3, 2, 3, 1, {"FP6_e3m2"}},        {4, 3, 3, 2, {"FP6_e3m2"}},
-                               {5, 3, 3, 3, {"FP8_e4m3", "FP8_e3m4"}}, {6, 3, 4, 4, {"BF16", "FP16"}},
-                               {7, 3, 4, 5, {"BF16", "FP16"}},    {8, 4, 4, 6, {"BF16", "FP16"}},
-                               {9, 4, 4, 7, {"BF16", "FP16"}},    {10, 4, 4, 8, {"FP16"}},
-                               {11, 4, 4, 9, {"FP16"}},           {12, 4, 4, 10, {"FP16"}},
-                               {13, 4, 4, 11, {"FP32"}}};
+  const std::vector<Row> paper{
+      {3, 2, 3, 1, {"FP6_e3m2"}},     {4, 3, 3, 2, {"FP6_e3m2"}},     {5, 3, 3, 3, {"FP8_e4m3", "FP8_e3m4"}},
+      {6, 3, 4, 4, {"BF16", "FP16"}}, {7, 3, 4, 5, {"BF16", "FP16"}}, {8, 4, 4, 6, {"BF16", "FP16"}},
+      {9, 4, 4, 7, {"BF16", "FP16"}}, {10, 4, 4, 8, {"FP16"}},        {11, 4, 4, 9, {"FP16"}},
+      {12, 4, 4, 10, {"FP16"}},       {13, 4, 4, 11, {"FP32"}}};
   struct Type {
     const char* name;
     int e, m;
   };
   const std::vector<Type> types{{"FP6_e3m2", 3, 2}, {"FP8_e4m3", 4, 3}, {"FP8_e3m4", 3, 4},
-                                {"BF16", 8, 7},     {"FP16", 5, 10},   {"FP32", 8, 23}};
+                                {"BF16", 8, 7},     {"FP16", 5, 10},    {"FP32", 8, 23}};
   auto clog2 = [](int v) {
     int e = 0;
     while ((1 << e) < v) ++e;
@@ -266,8 +264,8 @@ TEST(GaussWS, Proposition3TableC1) {
     for (const char* t : r.types) {
       for (const Type& ty : types) {
         if (std::string(ty.name) != t) continue;
-        EXPECT_GE(ty.e, r.exp_what) << t;                           // Proposition 3 holds
-        if (!(r.bt < ty.m + 2)) excluded.emplace_back(r.bt, t);     // Lemma 1 fails
+        EXPECT_GE(ty.e, r.exp_what) << t;                        // Proposition 3 holds
+        if (!(r.bt < ty.m + 2)) excluded.emplace_back(r.bt, t);  // Lemma 1 fails
       }
     }
   }
@@ -319,7 +317,8 @@ TEST(GaussWS, OracleRandom) {
       }
       if (g.next() % 4 == 0) {  // zero the first block
         for (std::size_t i = 0; i < std::min<std::size_t>(sh.m, 32); ++i)
-          for (std::size_t j = 0; j < std::min<std::size_t>(sh.n, 32); ++j) w[i * sh.n + j] = (g.next() % 2) ? 0x8000u : 0u;
+          for (std::size_t j = 0; j < std::min<std::size_t>(sh.n, 32); ++j)
+            w[i * sh.n + j] = (g.next() % 2) ? 0x8000u : 0u;
       }
       std::vector<std::uint32_t> bt(sh.blocks());
       for (auto& b : bt) {

@@ -91,8 +91,8 @@ TEST(GfloatKnobsOracle, StochasticIntoE8m0) {
 // signs) and seeded random patterns, into f8e8m0fnu and f8e4m3fn.
 TEST(GfloatKnobsOracle, Binary32Sample) {
   std::vector<std::uint32_t> codes;
-  for (std::uint32_t base : {0x00000000u, 0x00200000u, 0x00300000u, 0x00400000u, 0x00600000u, 0x00800000u,
-                             0x43E80000u, 0x43F00000u, 0x7F7FFFFFu, 0x7F000000u})
+  for (std::uint32_t base : {0x00000000u, 0x00200000u, 0x00300000u, 0x00400000u, 0x00600000u, 0x00800000u, 0x43E80000u,
+                             0x43F00000u, 0x7F7FFFFFu, 0x7F000000u})
     for (std::uint32_t d = 0; d < 64; ++d) {
       for (std::uint32_t s : {0u, 0x80000000u}) {
         codes.push_back((base + d) | s);

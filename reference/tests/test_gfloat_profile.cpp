@@ -45,8 +45,8 @@ TEST(GfloatProfile, EveryNanIsAllOnes) {
 TEST(GfloatProfile, Saturation) {
   EXPECT_EQ(cast("gfloat", 0x7F800000, f32, e5m2), 0x7Cu);
   EXPECT_EQ(cast("gfloat", 0xFF800000, f32, f16), 0xFC00u);
-  EXPECT_EQ(cast("gfloat", 0x477FF000, f32, f16), 0x7C00u);  // 65520: tie above 65504 -> even -> overflow
-  EXPECT_EQ(cast("gfloat", 0xC3FA0000, f32, e4m3), 0xFFu);    // -500: the NaN (gfloat: FF as well)
+  EXPECT_EQ(cast("gfloat", 0x477FF000, f32, f16), 0x7C00u);     // 65520: tie above 65504 -> even -> overflow
+  EXPECT_EQ(cast("gfloat", 0xC3FA0000, f32, e4m3), 0xFFu);      // -500: the NaN (gfloat: FF as well)
   EXPECT_EQ(cast("gfloat_sat", 0x7F800000, f32, e4m3), 0x7Eu);  // +Inf -> 448
   EXPECT_EQ(cast("gfloat_sat", 0xFF800000, f32, e4m3), 0xFEu);
   EXPECT_EQ(cast("gfloat_sat", 0x43FA0000, f32, e4m3), 0x7Eu);  // 500 -> 448
@@ -85,14 +85,15 @@ TEST(GfloatProfile, E8m0BelowTwoToMinus127IsNan) {
     EXPECT_EQ(castr(prof, 0x00200000, f32, e8m0), res(0xFFu, kInvalid)) << prof;
     // 1.25 * 2^-128 (00280000): nearest is 2^-128 -> FF; under TowardPositive it is 2^-127 -> 00
     EXPECT_EQ(castr(prof, 0x00280000, f32, e8m0).bits, 0xFFu) << prof;
-    EXPECT_EQ(castr(prof, 0x00280000, f32, e8m0, Round::rup), res(0x00u, kInexact)) << prof;  // 2^-127 after rounding: not tiny (§9.2)
+    EXPECT_EQ(castr(prof, 0x00280000, f32, e8m0, Round::rup), res(0x00u, kInexact))
+        << prof;  // 2^-127 after rounding: not tiny (§9.2)
     // 1.5 * 2^-128 (00300000): a tie between 2^-128 (code -1, odd: -128 + 127 = -1) and 2^-127
     // (code 0, even): TiesToEven goes up to 2^-127 -> 00; TowardZero stays at 2^-128 -> FF
     EXPECT_EQ(castr(prof, 0x00300000, f32, e8m0).bits, 0x00u) << prof;
     EXPECT_EQ(castr(prof, 0x00300000, f32, e8m0, Round::rtz).bits, 0xFFu) << prof;
     EXPECT_EQ(castr(prof, 0x00400000, f32, e8m0), res(0x00u, 0)) << prof;  // 2^-127 exactly: fi.min
-    EXPECT_EQ(castr(prof, 0x00000001, f32, e8m0).bits, 0xFFu) << prof;          // 2^-149
-    EXPECT_EQ(castr(prof, 0x0001, bf16, e8m0).bits, 0xFFu) << prof;             // bf16 2^-133
+    EXPECT_EQ(castr(prof, 0x00000001, f32, e8m0).bits, 0xFFu) << prof;     // 2^-149
+    EXPECT_EQ(castr(prof, 0x0001, bf16, e8m0).bits, 0xFFu) << prof;        // bf16 2^-133
   }
   // the knob alone, on the ocp base: linear gives 00 (§7.4 the minimum), nan gives FF
   Policy p;
@@ -113,8 +114,8 @@ TEST(GfloatProfile, NegativeInfIntoE8m0) {
   EXPECT_EQ(castr("gfloat_sat", 0xFF80, bf16, e8m0).bits, 0xFEu);
   EXPECT_EQ(castr("gfloat_sat", 0xFC00, f16, e8m0).bits, 0xFEu);
   EXPECT_EQ(castr("gfloat_sat", 0xFF7FFFFF, f32, e8m0), res(0xFFu, kInvalid));  // -max finite: NaN
-  EXPECT_EQ(castr("gfloat_sat", 0xBF800000, f32, e8m0).bits, 0xFFu);                 // -1
-  EXPECT_EQ(castr("gfloat_sat", 0x80000000, f32, e8m0).bits, 0xFFu);                 // -0: a zero (§7.2)
+  EXPECT_EQ(castr("gfloat_sat", 0xBF800000, f32, e8m0).bits, 0xFFu);            // -1
+  EXPECT_EQ(castr("gfloat_sat", 0x80000000, f32, e8m0).bits, 0xFFu);            // -0: a zero (§7.2)
   Policy p;  // the knob alone: negative=nan gives FF, inf_abs FE, when saturating with inf_sat=max
   p.overflow = Overflow::saturate;
   EXPECT_EQ(convert(0xFF800000, FormatId::f32, e8m0, p).bits, 0xFFu);
@@ -126,15 +127,15 @@ TEST(GfloatProfile, NegativeInfIntoE8m0) {
 // positive overflow into np.nan for f8e4m3fn (no Inf, L158-L161; directed modes clamp finite
 // overflow only, L150-L156), and encode_float gives code_of_nan = FF (L34) for it, as for -Inf.
 TEST(GfloatProfile, InfAndOverflowIntoE4m3AreAllOnes) {
-  EXPECT_EQ(castr("gfloat", 0x7F800000, f32, e4m3), res(0xFFu, kInvalid));               // +Inf
-  EXPECT_EQ(castr("gfloat", 0x7F800000, f32, e4m3, Round::rtz), res(0xFFu, kInvalid));   // Inf: no clamp
-  EXPECT_EQ(castr("gfloat", 0x43F00000, f32, e4m3), res(0xFFu, kOverflow | kInexact));   // 480
-  EXPECT_EQ(castr("gfloat", 0x43E80001, f32, e4m3).bits, 0xFFu);  // just above the tie 464 -> 480
-  EXPECT_EQ(castr("gfloat", 0x43E80000, f32, e4m3).bits, 0x7Eu);  // 464: tie -> even 448, no overflow
+  EXPECT_EQ(castr("gfloat", 0x7F800000, f32, e4m3), res(0xFFu, kInvalid));              // +Inf
+  EXPECT_EQ(castr("gfloat", 0x7F800000, f32, e4m3, Round::rtz), res(0xFFu, kInvalid));  // Inf: no clamp
+  EXPECT_EQ(castr("gfloat", 0x43F00000, f32, e4m3), res(0xFFu, kOverflow | kInexact));  // 480
+  EXPECT_EQ(castr("gfloat", 0x43E80001, f32, e4m3).bits, 0xFFu);                        // just above the tie 464 -> 480
+  EXPECT_EQ(castr("gfloat", 0x43E80000, f32, e4m3).bits, 0x7Eu);              // 464: tie -> even 448, no overflow
   EXPECT_EQ(castr("gfloat", 0x43F00000, f32, e4m3, Round::rtz).bits, 0x7Eu);  // TowardZero: fi.max
   EXPECT_EQ(castr("gfloat", 0x7C00, f16, e4m3).bits, 0xFFu);
   EXPECT_EQ(castr("gfloat", 0x7F80, bf16, e4m3).bits, 0xFFu);
-  EXPECT_EQ(castr("gfloat", 0x7C, e5m2, e4m3).bits, 0xFFu);  // e5m2 +Inf
+  EXPECT_EQ(castr("gfloat", 0x7C, e5m2, e4m3).bits, 0xFFu);       // e5m2 +Inf
   EXPECT_EQ(castr("gfloat", 0xFF800000, f32, e4m3).bits, 0xFFu);  // -Inf: FF before and after
   // the knob alone: nan=all_ones with inf_nan=slot gives the slot's 7F; inf_nan=nan gives FF
   Policy p;
@@ -177,8 +178,8 @@ std::uint32_t sr(Sr s) {
 
 TEST(GfloatProfile, StochasticModesMapOntoFractionSr) {
   const std::uint32_t n = 0x38, up = 0x39;
-  const std::uint32_t want_fastest[] = {n, n, n, up}, want_fast[] = {n, n, up, up},
-                      want_st[] = {n, n, up, up}, want_odd[] = {n, n, n, up};
+  const std::uint32_t want_fastest[] = {n, n, n, up}, want_fast[] = {n, n, up, up}, want_st[] = {n, n, up, up},
+                      want_odd[] = {n, n, n, up};
   for (std::uint64_t r = 0; r < 4; ++r) {
     EXPECT_EQ(sr(fastest(2, r)), want_fastest[r]) << r;
     EXPECT_EQ(sr(fast(2, r)), want_fast[r]) << r;

@@ -49,7 +49,7 @@ TEST(Int8, AmaxIs127Point5TimesDelta) {  // §20.1 – §20.3
 // amax = 1: δ = RN32(1/127) = 0x3C010204 = 0.0078740157 < 1/127, so 1/δ = 127.0000002:
 //   rne -> 127; the ceiling of Eq. 1 -> 128 -> clamped to 127 and counted saturated.
 //   -1/δ = -127.0000002: rne -> -127; never -128 (symmetric range).
-TEST(Int8, Variant127SymmetricAndTheEq1Ceiling) {  // §20.1 – §20.3
+TEST(Int8, Variant127SymmetricAndTheEq1Ceiling) {                                             // §20.1 – §20.3
   const std::vector<std::uint32_t> x = {0x3F800000u, 0xBF800000u, 0x3E4CCCCDu, 0xBE4CCCCDu};  // 1, -1, 0.2, -0.2
   Int8Spec s;
   QuantizeResult r;
@@ -66,7 +66,7 @@ TEST(Int8, ZeroTensorAndNan) {  // §20.1
   const std::vector<std::uint32_t> zeros = {0u, 0x80000000u};
   QuantizeResult r;
   EXPECT_EQ(run(zeros, Int8Spec{}, &r), (std::vector<std::uint8_t>{0x00, 0x00}));  // -0 is 0 in int8
-  EXPECT_EQ(r.meta.scales[0], 0x3F800000u);  // δ = 1.0 for amax = 0
+  EXPECT_EQ(r.meta.scales[0], 0x3F800000u);                                        // δ = 1.0 for amax = 0
   // NaN: poisoned (δ NaN, codes by §6.4 nan_to_finite = zero); ignored: the NaN element -> 0
   const std::vector<std::uint32_t> with_nan = {0x7FC00000u, 0x42FE0000u};  // NaN, 127
   EXPECT_EQ(run(with_nan, Int8Spec{}, &r), (std::vector<std::uint8_t>{0x00, 0x00}));
@@ -89,7 +89,8 @@ TEST(Int8, PerChannelAndSubChannel) {  // §20.4
   std::vector<std::uint8_t> codes(8);
   const QuantizeResult r = quantize_int8(TensorView(F32, x.data(), 2, 4), s, codes);
   ASSERT_EQ(r.meta.scales.size(), 2u);
-  EXPECT_EQ(std::vector<std::uint8_t>(codes.begin() + 4, codes.end()), (std::vector<std::uint8_t>{0x81, 0x08, 0x04, 0x7F}));
+  EXPECT_EQ(std::vector<std::uint8_t>(codes.begin() + 4, codes.end()),
+            (std::vector<std::uint8_t>{0x81, 0x08, 0x04, 0x7F}));
   EXPECT_EQ(codes[3], 0x7F);  // 4 / δ0 -> 127
   // 1 x 2 sub-channels: block [1, 2] -> δ = RN32(2/127) = 2·RN32(1/127) < 2/127, 2 / δ -> 127
   s.partition = Partition::sub_channel(GemmOperand::lhs, 2);

@@ -30,7 +30,7 @@ class Mpfr24 {
     float xf;
     std::memcpy(&xf, &x, 4);
     mpfr_set_flt(v_, xf, MPFR_RNDN);  // exact: 24 bits hold every binary32
-    mpfr_log2(l_, v_, MPFR_RNDN);    // |log2 x| <= 149: no overflow or underflow at 24 bits
+    mpfr_log2(l_, v_, MPFR_RNDN);     // |log2 x| <= 149: no overflow or underflow at 24 bits
     const float r = mpfr_get_flt(l_, MPFR_RNDN);
     std::uint32_t b;
     std::memcpy(&b, &r, 4);
@@ -41,7 +41,7 @@ class Mpfr24 {
   mpfr_t v_, l_;
 };
 
-TEST(Log2fCr, SpecialOperands) {  // §16.8
+TEST(Log2fCr, SpecialOperands) {                  // §16.8
   EXPECT_EQ(log2f_cr(0x00000000u), 0xFF800000u);  // log2(+0) = -Inf
   EXPECT_EQ(log2f_cr(0x80000000u), 0xFF800000u);  // log2(-0) = -Inf
   EXPECT_EQ(log2f_cr(0xBF800000u), 0x7FC00000u);  // log2(-1) = NaN
@@ -69,9 +69,9 @@ TEST(Log2fCr, EveryExponentAndItsBoundariesMatchMpfr) {
   for (std::uint32_t e = 0; e < 255; ++e) {
     const std::uint32_t base = e << 23;
     for (std::uint32_t f = 0; f < 96; ++f) {
-      xs.push_back(base + f);                 // 2^E and just above
-      xs.push_back(base + 0x007FFFFFu - f);   // just below 2^(E+1)
-      xs.push_back(base + 0x00400000u + f);   // around 1.5 * 2^E
+      xs.push_back(base + f);                // 2^E and just above
+      xs.push_back(base + 0x007FFFFFu - f);  // just below 2^(E+1)
+      xs.push_back(base + 0x00400000u + f);  // around 1.5 * 2^E
       xs.push_back(base + 0x00400000u - f);
     }
   }
@@ -100,7 +100,7 @@ TEST(FloorCeil, OfBinary32Values) {
   EXPECT_EQ(f32_ceil(0x41200001u), 11);
   EXPECT_EQ(f32_floor(0xC1200001u), -11);
   EXPECT_EQ(f32_ceil(0xC1200001u), -10);
-  EXPECT_EQ(f32_floor(0x34000000u), 0);   // 2^-23
+  EXPECT_EQ(f32_floor(0x34000000u), 0);  // 2^-23
   EXPECT_EQ(f32_ceil(0x34000000u), 1);
   EXPECT_EQ(f32_floor(0xB4000000u), -1);
   EXPECT_EQ(f32_ceil(0xB4000000u), 0);

@@ -79,7 +79,7 @@ TEST(RelativeError, AgreesWithOracle) {
     if ((x & 0x7FFFFFFFu) == 0) x |= 1;
     std::uint32_t q;
     switch (t % 4) {
-      case 0: q = x ^ (static_cast<std::uint32_t>(g.next()) & 0xFFFFu); break;  // same binade
+      case 0: q = x ^ (static_cast<std::uint32_t>(g.next()) & 0xFFFFu); break;                // same binade
       case 1: q = x + static_cast<std::uint32_t>(g.next() % 0x2000000u) - 0x1000000u; break;  // nearby binades
       case 2: q = rnd(); break;
       default: q = static_cast<std::uint32_t>(g.next()) & 0x807FFFFFu; break;  // subnormal or zero
@@ -140,8 +140,8 @@ TEST(ExactSum, AddMultipleIsRepeatedAdd) {
     a.add_multiple(e, k);
     for (std::uint64_t i = 0; i < k; ++i) b.add(e);
     ASSERT_EQ(a, b) << hex32(e) << " x" << k;
-    ASSERT_EQ(rat::rn32(mortest::rational_of(a)), rat::rn32(Rational(static_cast<unsigned long long>(k)) *
-                                                            rat::decode(e, F32).v));
+    ASSERT_EQ(rat::rn32(mortest::rational_of(a)),
+              rat::rn32(Rational(static_cast<unsigned long long>(k)) * rat::decode(e, F32).v));
   }
 }
 
@@ -204,8 +204,8 @@ TEST(Mean, HandWorked) {
   s.sum.add(0x3D70F0F1u);
   s.n = 4;
   EXPECT_EQ(mean_f32(s), 0x3D34B4B5u);
-  EXPECT_TRUE(mean_below(s, Threshold{9, 200}));    // 0.04412 < 0.045
-  EXPECT_FALSE(mean_below(s, Threshold{11, 250}));  // 0.04412 >= 0.044
+  EXPECT_TRUE(mean_below(s, Threshold{9, 200}));                 // 0.04412 < 0.045
+  EXPECT_FALSE(mean_below(s, Threshold{11, 250}));               // 0.04412 >= 0.044
   EXPECT_EQ(s.sum.decimal(), "0.1764705888926982879638671875");  // 47370963 / 2^28 exactly
 }
 
@@ -306,8 +306,8 @@ TEST(ErrorEvaluator, MemoizedEqualsDirect) {
   SplitMix64 g(241);
   for (int t = 0; t < 40; ++t) {
     const Format& src = t % 3 == 0 ? format(FormatId::f16) : BF16;
-    const Tensor x = mortest::random_tensor(src, 1 + g.next() % 40, 1 + g.next() % 70, g, 2 + static_cast<int>(g.next() % 30),
-                                            60, t % 5 == 0 ? 20 : 0);
+    const Tensor x = mortest::random_tensor(src, 1 + g.next() % 40, 1 + g.next() % 70, g,
+                                            2 + static_cast<int>(g.next() % 30), 60, t % 5 == 0 ? 20 : 0);
     const Partition p = Partition::blocks(1 + g.next() % 17, 1 + g.next() % 17);
     const QuantizeSpec q = gam_spec(t % 2 ? FormatId::f8e4m3fn : FormatId::f8e5m2, p);
     ErrorEvaluator memo(x.view(), q), direct(x.view(), q, BF16, false);
@@ -331,7 +331,8 @@ TEST(ErrorEvaluator, AgreesWithOracle) {
   for (int t = 0; t < 150; ++t) {
     const Format& src = format(sources[t % 3]);
     const std::size_t rows = 1 + g.next() % 12, cols = 1 + g.next() % 20;
-    const Tensor x = mortest::random_tensor(src, rows, cols, g, static_cast<int>(g.next() % 40), 80, t % 4 == 0 ? 40 : 0);
+    const Tensor x =
+        mortest::random_tensor(src, rows, cols, g, static_cast<int>(g.next() % 40), 80, t % 4 == 0 ? 40 : 0);
     Partition p;
     switch (g.next() % 4) {
       case 0: p = Partition::tensor(); break;

@@ -21,7 +21,9 @@ namespace {
 using namespace mortest;  // Tensor, Rational, SplitMix64, F32, BF16
 namespace rat = oracle::rat;
 
-Tensor bf16(std::size_t rows, std::size_t cols, std::vector<std::uint32_t> v) { return Tensor(BF16, rows, cols, std::move(v)); }
+Tensor bf16(std::size_t rows, std::size_t cols, std::vector<std::uint32_t> v) {
+  return Tensor(BF16, rows, cols, std::move(v));
+}
 
 ExactSum sum_of(std::initializer_list<std::uint32_t> es) {
   ExactSum s;
@@ -292,7 +294,8 @@ TEST(MorFramework, RejectsBadSetups) {
   MorContext ctx(x.view(), Partition::tensor(), {Representation{"e4m3", e4}, Representation{"bf16", std::nullopt}});
   std::vector<Metric*> none;
   EXPECT_THROW(mor_select(ctx, none), std::invalid_argument);  // 2 types need 1 metric
-  MorContext kept(x.view(), Partition::tensor(), {Representation{"bf16", std::nullopt}, Representation{"bf16", std::nullopt}});
+  MorContext kept(x.view(), Partition::tensor(),
+                  {Representation{"bf16", std::nullopt}, Representation{"bf16", std::nullopt}});
   MeanErrorMetric m;
   Metric* ms[] = {&m};
   EXPECT_THROW(mor_select(kept, ms), std::invalid_argument);  // a mean error needs a quantized type
@@ -376,9 +379,9 @@ TEST(MorOracle, SubTensor) {
     const SubtensorMorResult r = subtensor_mor(x.view(), spec);
     QuantizeSpec e4 = spec.e4m3, e5 = spec.e5m2;
     e4.partition = e5.partition = spec.blocks;
-    const oracle::rm::Subtensor o =
-        oracle::rm::subtensor_mor(mortest::oracle_spec(e4, src, x.rows, x.cols), mortest::oracle_spec(e5, src, x.rows, x.cols),
-                                  spec.recipe == SubtensorRecipe::three_way, x.codes);
+    const oracle::rm::Subtensor o = oracle::rm::subtensor_mor(mortest::oracle_spec(e4, src, x.rows, x.cols),
+                                                              mortest::oracle_spec(e5, src, x.rows, x.cols),
+                                                              spec.recipe == SubtensorRecipe::three_way, x.codes);
     ASSERT_EQ(r.type.size(), o.type.size());
     for (std::size_t b = 0; b < o.type.size(); ++b) {
       ASSERT_EQ(static_cast<int>(r.type[b]), o.type[b]) << "case " << t << " block " << b;
@@ -443,14 +446,17 @@ TEST(OrderIndependence, PermutationsAndShards) {
   std::mt19937_64 rng(7);
   for (int rep = 0; rep < 6; ++rep) {
     std::vector<std::uint32_t> p = es;
-    if (rep == 0) std::reverse(p.begin(), p.end());
-    else std::shuffle(p.begin(), p.end(), rng);
+    if (rep == 0)
+      std::reverse(p.begin(), p.end());
+    else
+      std::shuffle(p.begin(), p.end(), rng);
     // shards of random sizes, each summed on its own, merged in a random order / as a tree
     std::vector<ErrorSum> shards;
     for (std::size_t i = 0; i < p.size();) {
       const std::size_t len = 1 + rng() % 3000;
-      shards.push_back(summed(std::vector<std::uint32_t>(p.begin() + static_cast<std::ptrdiff_t>(i),
-                                                         p.begin() + static_cast<std::ptrdiff_t>(std::min(p.size(), i + len)))));
+      shards.push_back(
+          summed(std::vector<std::uint32_t>(p.begin() + static_cast<std::ptrdiff_t>(i),
+                                            p.begin() + static_cast<std::ptrdiff_t>(std::min(p.size(), i + len)))));
       i += len;
     }
     std::shuffle(shards.begin(), shards.end(), rng);
@@ -531,7 +537,8 @@ RC_GTEST_PROP(MorProperties, MonotoneInThreshold, ()) {
   const Tensor x = prop_tensor(*rc::gen::arbitrary<std::uint64_t>());
   const auto a = *rc::gen::inRange<std::uint64_t>(0, 200), b = *rc::gen::inRange<std::uint64_t>(0, 200);
   TensorMorSpec lo, hi;
-  lo.scaling = hi.scaling = Partition::blocks(*rc::gen::inRange<std::size_t>(1, 9), *rc::gen::inRange<std::size_t>(1, 9));
+  lo.scaling = hi.scaling =
+      Partition::blocks(*rc::gen::inRange<std::size_t>(1, 9), *rc::gen::inRange<std::size_t>(1, 9));
   lo.threshold = Threshold{std::min(a, b), 1000};
   hi.threshold = Threshold{std::max(a, b), 1000};
   const TensorMorResult rl = tensor_mor(x.view(), lo), rh = tensor_mor(x.view(), hi);
@@ -561,8 +568,10 @@ RC_GTEST_PROP(MorProperties, ExactE4m3ValuesHaveZeroError, ()) {
     c = d.cls == Class::zero ? (d.sign ? 0x8000u : 0u) : *mortest::bf16_code(d.sign, d.sig, d.exp + s);
   }
   const std::size_t k = *rc::gen::inRange<std::size_t>(0, v.size());
-  if (mx) v[k] = *mortest::bf16_code(false, 1, m + s);
-  else v[k] = *mortest::bf16_code(false, 7, 6 + s);  // 448 · 2^s
+  if (mx)
+    v[k] = *mortest::bf16_code(false, 1, m + s);
+  else
+    v[k] = *mortest::bf16_code(false, 7, 6 + s);  // 448 · 2^s
   const Tensor x(BF16, rows, cols, v);
   TensorMorSpec spec;
   if (mx) {
@@ -583,9 +592,12 @@ RC_GTEST_PROP(MorProperties, TransposeSymmetry, ()) {
   const Tensor x = prop_tensor(*rc::gen::arbitrary<std::uint64_t>());
   TensorMorSpec a, b;
   const int kind = *rc::gen::inRange(0, 3);
-  if (kind == 0) a.scaling = Partition::per_row();
-  else if (kind == 1) a.scaling = Partition::per_col();
-  else a.scaling = Partition::blocks(*rc::gen::inRange<std::size_t>(1, 7), *rc::gen::inRange<std::size_t>(1, 7));
+  if (kind == 0)
+    a.scaling = Partition::per_row();
+  else if (kind == 1)
+    a.scaling = Partition::per_col();
+  else
+    a.scaling = Partition::blocks(*rc::gen::inRange<std::size_t>(1, 7), *rc::gen::inRange<std::size_t>(1, 7));
   b.scaling = a.scaling.transposed();
   const TensorMorResult r = tensor_mor(x.view(), a), t = tensor_mor(x.view().transposed(), b);
   RC_ASSERT(r.quantized == t.quantized);

@@ -62,7 +62,8 @@ inline std::uint32_t mor_code(const Format& f, SplitMix64& g, int e_hi, int spre
   if (pick < special_permille + zero_permille) return sign;
   const int e = e_hi - static_cast<int>(g.next() % static_cast<std::uint64_t>(spread + 1));
   const int field = std::max(1, std::min(e + f.bias, static_cast<int>(f.exp_all_ones()) - 1));
-  return sign | (static_cast<std::uint32_t>(field) << f.man_bits) | (static_cast<std::uint32_t>(g.next()) & f.man_mask());
+  return sign | (static_cast<std::uint32_t>(field) << f.man_bits) |
+         (static_cast<std::uint32_t>(g.next()) & f.man_mask());
 }
 
 inline Tensor random_tensor(const Format& f, std::size_t rows, std::size_t cols, SplitMix64& g, int spread,
@@ -74,7 +75,8 @@ inline Tensor random_tensor(const Format& f, std::size_t rows, std::size_t cols,
 }
 // random_tensor of a random shape, 1 .. max_rows x 1 .. max_cols, and spread 0 .. max_spread - 1.
 inline Tensor random_shaped_tensor(const Format& f, SplitMix64& g, std::uint64_t max_rows, std::uint64_t max_cols,
-                                   std::uint64_t max_spread, unsigned zero_permille = 30, unsigned special_permille = 0) {
+                                   std::uint64_t max_spread, unsigned zero_permille = 30,
+                                   unsigned special_permille = 0) {
   return random_tensor(f, 1 + g.next() % max_rows, 1 + g.next() % max_cols, g, static_cast<int>(g.next() % max_spread),
                        zero_permille, special_permille);
 }

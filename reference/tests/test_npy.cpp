@@ -104,15 +104,17 @@ TEST(Npy, RejectsMalformedFiles) {
   expect_error(b, "trailing bytes");
   expect_error(with_header("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", 16), "Fortran");
   expect_error(with_header("{'descr': '>f4', 'fortran_order': False, 'shape': (2, 2), }", 16), "big-endian");
-  expect_error(with_header("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }", 32), "unsupported dtype '<f8'");
+  expect_error(with_header("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }", 32),
+               "unsupported dtype '<f8'");
   expect_error(with_header("{'descr': '<f4', 'fortran_order': False, }", 4), "lacks 'shape'");
   expect_error(with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), 'x': 1}", 16), "unknown key");
   expect_error(with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (2, -2), }", 16), "shape");
   expect_error(with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (4), }", 16), "trailing comma");
   expect_error(with_header("{'descr': '<f4', 'fortran_order': Maybe, 'shape': (2,), }", 8), "True or False");
   expect_error(with_header("['descr', '<f4']", 0), "malformed header");
-  expect_error(with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999, 99999999999, 99999999999), }", 0),
-               "overflows");
+  expect_error(
+      with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999, 99999999999, 99999999999), }", 0),
+      "overflows");
   // version 2.0 with its 4-byte header length is accepted
   EXPECT_EQ(parse(with_header("{'descr': '|u1', 'fortran_order': False, 'shape': (3,), }", 3, 2)).count(), 3u);
   // '|V2' (ml_dtypes bfloat16 saved by NumPy) is the 2-byte void type
@@ -127,15 +129,17 @@ RC_GTEST_PROP(Npy, MutatedFilesParseOrThrowNpyError, ()) {
     const auto kind = *rc::gen::inRange(0, 3);
     if (f.empty()) break;
     const auto pos = static_cast<std::size_t>(*rc::gen::inRange<std::size_t>(0, f.size()));
-    if (kind == 0) f[pos] = *rc::gen::arbitrary<std::uint8_t>();
-    else if (kind == 1) f.erase(f.begin() + static_cast<std::ptrdiff_t>(pos));
-    else f.insert(f.begin() + static_cast<std::ptrdiff_t>(pos), *rc::gen::arbitrary<std::uint8_t>());
+    if (kind == 0)
+      f[pos] = *rc::gen::arbitrary<std::uint8_t>();
+    else if (kind == 1)
+      f.erase(f.begin() + static_cast<std::ptrdiff_t>(pos));
+    else
+      f.insert(f.begin() + static_cast<std::ptrdiff_t>(pos), *rc::gen::arbitrary<std::uint8_t>());
   }
   try {
     const Array a = parse(f);
     RC_ASSERT(a.data_offset + a.count() * itemsize(a.dtype) == f.size());
-  } catch (const NpyError&) {
-  }
+  } catch (const NpyError&) {}
 }
 
 }  // namespace

@@ -37,8 +37,9 @@ void sweep_step(const Format& from, const Format& to, const Policy& p, std::uint
   const std::uint64_t n = std::uint64_t{1} << from.bits;
   for (std::uint64_t c = 0; c < n; c += step) convtest::check_one(conv, p, static_cast<std::uint32_t>(c), r, mm);
   if (step == 1) return;
-  for (std::uint32_t c : {from.max_finite, from.max_finite | from.sign_bit(), from.canonical_nan, from.mask(),
-                          from.sign_bit(), from.first_special_magnitude(), from.first_special_magnitude() | from.sign_bit()})
+  for (std::uint32_t c :
+       {from.max_finite, from.max_finite | from.sign_bit(), from.canonical_nan, from.mask(), from.sign_bit(),
+        from.first_special_magnitude(), from.first_special_magnitude() | from.sign_bit()})
     convtest::check_one(conv, p, c & from.mask(), r, mm);
 }
 
@@ -64,21 +65,24 @@ TEST(P3109Members, OutOfEveryExtraMember) {
 TEST(P3109Members, IntoEveryExtraMemberFrom16BitSources) {
   Mismatches mm;
   const auto members = extra_members();
-  convtest::parallel_for(members.size(), [&](std::uint64_t b, std::uint64_t e) {
-    for (std::uint64_t i = b; i < e; ++i)
-      for (FormatId src : {FormatId::bf16, FormatId::f16}) {
-        const Format& from = format(src);
-        for (Round r : kDeterministic)
-          for (Overflow o : kOverflows) sweep_step(from, *members[i], convtest::with(r, o), 61, mm);
-        for (SrVariant v : {SrVariant::fraction, SrVariant::add})
-          for (std::uint64_t rr : {std::uint64_t{0}, std::uint64_t{3}, std::uint64_t{6}}) {
-            Policy p = convtest::with(Round::sr, Overflow::nonsat);
-            p.sr_bits = 3;
-            p.sr_variant = v;
-            sweep_step(from, *members[i], p, 61, mm, rr);
+  convtest::parallel_for(
+      members.size(),
+      [&](std::uint64_t b, std::uint64_t e) {
+        for (std::uint64_t i = b; i < e; ++i)
+          for (FormatId src : {FormatId::bf16, FormatId::f16}) {
+            const Format& from = format(src);
+            for (Round r : kDeterministic)
+              for (Overflow o : kOverflows) sweep_step(from, *members[i], convtest::with(r, o), 61, mm);
+            for (SrVariant v : {SrVariant::fraction, SrVariant::add})
+              for (std::uint64_t rr : {std::uint64_t{0}, std::uint64_t{3}, std::uint64_t{6}}) {
+                Policy p = convtest::with(Round::sr, Overflow::nonsat);
+                p.sr_bits = 3;
+                p.sr_variant = v;
+                sweep_step(from, *members[i], p, 61, mm, rr);
+              }
           }
-      }
-  }, 1);
+      },
+      1);
   EXPECT_EQ(mm.count(), 0u) << mm.summary();
 }
 
@@ -96,8 +100,8 @@ TEST(P3109Members, IntoEveryExtraMemberFromRandomF32) {
         for (int i = 0; i < 150; ++i) {
           const std::uint64_t w = g.next();
           const int e = lo + static_cast<int>((w >> 32) % static_cast<std::uint64_t>(hi - lo + 1));
-          const std::uint32_t code = (static_cast<std::uint32_t>(w) & 0x807FFFFFu) |
-                                     (static_cast<std::uint32_t>(e + 127) << 23);
+          const std::uint32_t code =
+              (static_cast<std::uint32_t>(w) & 0x807FFFFFu) | (static_cast<std::uint32_t>(e + 127) << 23);
           convtest::check_one(conv, p, code, 0, mm);
         }
       }
@@ -118,9 +122,9 @@ TEST(P3109Members, DegenerateSignedK2Extended) {
     const Policy nonsat = convtest::with(Round::rne, Overflow::nonsat);
     const Policy rtz = convtest::with(Round::rtz, Overflow::nonsat);
     const std::uint8_t ovf = kOverflow | kInexact;
-    EXPECT_EQ(convert(0xBF800000u, f32, to, sat), (Result{0x0, ovf})) << to.name;  // -1 -> +0
-    EXPECT_EQ(convert(0x3F800000u, f32, to, sat), (Result{0x0, ovf})) << to.name;  // +1 -> +0
-    EXPECT_EQ(convert(0xFF800000u, f32, to, sat), (Result{0x0, ovf})) << to.name;  // §6.2 rule 3: -Inf -> -max = +0
+    EXPECT_EQ(convert(0xBF800000u, f32, to, sat), (Result{0x0, ovf})) << to.name;     // -1 -> +0
+    EXPECT_EQ(convert(0x3F800000u, f32, to, sat), (Result{0x0, ovf})) << to.name;     // +1 -> +0
+    EXPECT_EQ(convert(0xFF800000u, f32, to, sat), (Result{0x0, ovf})) << to.name;     // §6.2 rule 3: -Inf -> -max = +0
     EXPECT_EQ(convert(0xBF800000u, f32, to, nonsat), (Result{0x3, ovf})) << to.name;  // -1 -> -Inf
     EXPECT_EQ(convert(0xBF800000u, f32, to, rtz), (Result{0x0, ovf})) << to.name;     // -1 -> -max = +0
     EXPECT_EQ(convert(0x7FC00000u, f32, to, sat).bits, 0x2u) << to.name;              // NaN -> 10

@@ -50,7 +50,8 @@ TEST(Partition, NamedPartitions) {  // §12.2, §12.3
 RC_GTEST_PROP(Partition, CoversEveryElementExactlyOnce, ()) {
   const auto rows = static_cast<std::size_t>(*rc::gen::inRange(1, 70));
   const auto cols = static_cast<std::size_t>(*rc::gen::inRange(1, 70));
-  const Partition p{static_cast<std::size_t>(*rc::gen::inRange(0, 80)), static_cast<std::size_t>(*rc::gen::inRange(0, 80))};
+  const Partition p{static_cast<std::size_t>(*rc::gen::inRange(0, 80)),
+                    static_cast<std::size_t>(*rc::gen::inRange(0, 80))};
   const BlockGrid g(rows, cols, p);
   std::vector<int> seen(rows * cols, 0);
   std::size_t total = 0;
@@ -75,7 +76,8 @@ RC_GTEST_PROP(Partition, CoversEveryElementExactlyOnce, ()) {
 RC_GTEST_PROP(Partition, TransposeCommutes, ()) {
   const auto rows = static_cast<std::size_t>(*rc::gen::inRange(1, 30));
   const auto cols = static_cast<std::size_t>(*rc::gen::inRange(1, 30));
-  const Partition p{static_cast<std::size_t>(*rc::gen::inRange(0, 9)), static_cast<std::size_t>(*rc::gen::inRange(0, 9))};
+  const Partition p{static_cast<std::size_t>(*rc::gen::inRange(0, 9)),
+                    static_cast<std::size_t>(*rc::gen::inRange(0, 9))};
   const BlockGrid gt(cols, rows, p), g(rows, cols, p.transposed());
   RC_ASSERT(gt.grid_rows() == g.grid_cols() && gt.grid_cols() == g.grid_rows());
   for (std::size_t i = 0; i < cols; ++i)

@@ -25,14 +25,14 @@ struct Row {
 // §10.1, column by column (round rne, wide overflow nonsat, daz 0, ftz 0, tininess after,
 // int_range full in every profile).
 const Row kTable[] = {
-    {"ocp", Overflow::nonsat, InfSat::max, NanOut::payload, NanToFinite::zero, E8m0Round::follow,
-     ZeroToNoZero::nan, Negative::nan},
-    {"ieee", Overflow::nonsat, InfSat::max, NanOut::payload, NanToFinite::zero, E8m0Round::follow,
-     ZeroToNoZero::nan, Negative::nan},
+    {"ocp", Overflow::nonsat, InfSat::max, NanOut::payload, NanToFinite::zero, E8m0Round::follow, ZeroToNoZero::nan,
+     Negative::nan},
+    {"ieee", Overflow::nonsat, InfSat::max, NanOut::payload, NanToFinite::zero, E8m0Round::follow, ZeroToNoZero::nan,
+     Negative::nan},
     {"cuda_satfinite", Overflow::saturate, InfSat::max, NanOut::ones, NanToFinite::max, E8m0Round::floor,
      ZeroToNoZero::min, Negative::abs},
-    {"cuda_nosat", Overflow::nonsat, InfSat::max, NanOut::ones, NanToFinite::max, E8m0Round::floor,
-     ZeroToNoZero::min, Negative::abs},
+    {"cuda_nosat", Overflow::nonsat, InfSat::max, NanOut::ones, NanToFinite::max, E8m0Round::floor, ZeroToNoZero::min,
+     Negative::abs},
     {"ml_dtypes", Overflow::nonsat, InfSat::keep, NanOut::sign, NanToFinite::flipzero, E8m0Round::tiesup,
      ZeroToNoZero::nan, Negative::nan},
 };
@@ -69,8 +69,7 @@ TEST(Profiles, NarrowPoliciesMatchTheSpecTable) {
 // §10.1: a profile picks its policy by the target's storage width (<= 8 bits: narrow).
 TEST(Profiles, ForTargetSplitsAtEightBits) {
   const Profile& cuda = profile(ProfileId::cuda_satfinite);
-  for (const auto& f : kFormats)
-    EXPECT_EQ(&cuda.for_target(f), f.bits <= 8 ? &cuda.narrow : &cuda.wide) << f.name;
+  for (const auto& f : kFormats) EXPECT_EQ(&cuda.for_target(f), f.bits <= 8 ? &cuda.narrow : &cuda.wide) << f.name;
 }
 
 // §10.2 the fixed order, verbatim from the spec for the default policy.
@@ -84,7 +83,8 @@ TEST(PolicyText, DescribeDefault) {
   p.sr_variant = SrVariant::add;
   EXPECT_EQ(describe(p),
             "round=sr sr_bits=12 sr_variant=add overflow=nonsat inf_sat=max nan=payload nan_to_finite=zero "
-            "e8m0_round=follow zero_to_nozero=nan negative=nan daz=0 ftz=0 tininess=after int_range=full e8m0_low=linear inf_nan=slot");
+            "e8m0_round=follow zero_to_nozero=nan negative=nan daz=0 ftz=0 tininess=after int_range=full "
+            "e8m0_low=linear inf_nan=slot");
 }
 
 // §10.2 describe() / apply_policy_settings() round trip for every profile and for a
@@ -165,7 +165,7 @@ TEST(Profiles, PairRulesAndNewKnobsByHand) {
       // ml_dtypes D1: 2^-127 + 2^-149 is n = 0.5 + 2^-23 of 2^-126 -> n = 1 -> code 01 (not tiny: >= 2^-127)
       {"ml_dtypes", FormatId::f32, FormatId::f8e8m0fnu, 0x00400001, 0x01, X},
       {"ml_dtypes", FormatId::f32, FormatId::f8e8m0fnu, 0x005FFFFF, 0x01, X},
-      {"ml_dtypes", FormatId::f32, FormatId::f8e8m0fnu, 0x00400000, 0x00, 0},      // 2^-127: the tie n = 1/2 -> 0, exact
+      {"ml_dtypes", FormatId::f32, FormatId::f8e8m0fnu, 0x00400000, 0x00, 0},  // 2^-127: the tie n = 1/2 -> 0, exact
       {"ml_dtypes", FormatId::f32, FormatId::f8e8m0fnu, 0x00200000, 0x00, X | U},  // 2^-128 -> n = 0, tiny
       {"ml_dtypes", FormatId::bf16, FormatId::f8e8m0fnu, 0x0041, 0x01, X},
       // D2: quiet_NaN() is the -0 pattern (8 / 20), negated for a negative NaN
@@ -189,7 +189,7 @@ TEST(Profiles, PairRulesAndNewKnobsByHand) {
       {"torch", FormatId::f32, FormatId::f8e5m2, 0x7FC00000, 0x7F, 0},
       {"torch", FormatId::f32, FormatId::f8e4m3fn, 0x7F800000, 0x7E, O | X},
       {"torch", FormatId::f32, FormatId::f8e5m2, 0x47800000, 0x7C, O | X},  // 65536 -> Inf
-      {"torch", FormatId::f32, FormatId::bf16, 0x7FC00000, 0xFFFF, 0},       // AVX2 / AVX-512 kernel
+      {"torch", FormatId::f32, FormatId::bf16, 0x7FC00000, 0xFFFF, 0},      // AVX2 / AVX-512 kernel
       {"torch_default", FormatId::f32, FormatId::bf16, 0xFFC00000, 0x7FC0, 0},
       {"torch", FormatId::f16, FormatId::bf16, 0xFE00, 0x7FC0, 0},
       {"torch", FormatId::f32, FormatId::f8e8m0fnu, 0x00400001, 0x01, X},
@@ -218,8 +218,10 @@ TEST(Profiles, PairRulesAndNewKnobsByHand) {
   for (const Case& c : cases) {
     const Profile& pr = profile(*find_profile(c.prof));
     const Result r = convert(c.x, format(c.from), format(c.to), pr.for_cast(format(c.from), format(c.to)));
-    EXPECT_EQ(r.bits, c.want) << c.prof << " " << format(c.from).name << "->" << format(c.to).name << " " << std::hex << c.x;
-    EXPECT_EQ(r.flags, c.flags) << c.prof << " " << format(c.from).name << "->" << format(c.to).name << " " << std::hex << c.x;
+    EXPECT_EQ(r.bits, c.want) << c.prof << " " << format(c.from).name << "->" << format(c.to).name << " " << std::hex
+                              << c.x;
+    EXPECT_EQ(r.flags, c.flags) << c.prof << " " << format(c.from).name << "->" << format(c.to).name << " " << std::hex
+                                << c.x;
   }
   // The knobs alone (ocp base): signzero / flipzero / all_ones / ones_sign; e8m0_low=grid with ceil.
   Policy p;

@@ -14,7 +14,6 @@
 
 namespace numref::qtest {
 
-
 using convtest::SplitMix64;
 
 // One random source code of `f`: mixed magnitudes, zeros, subnormals, Inf, NaN.
@@ -27,7 +26,7 @@ inline std::uint32_t random_code(const Format& f, SplitMix64& g, unsigned specia
     if (f.specials == Specials::ieee) return sign | (f.exp_all_ones() << f.man_bits) | (frac ? frac : 1u);
     return sign | f.mag_mask();
   }
-  if (pick < special_permille + 60) return sign;                       // ±0
+  if (pick < special_permille + 60) return sign;                        // ±0
   if (pick < special_permille + 120) return sign | (frac ? frac : 1u);  // subnormal
   // normal with E in [-40, 40] intersected with the format's normal range
   const int emin = f.emin(), emax = static_cast<int>(f.max_finite >> f.man_bits) - f.bias - 1;
@@ -37,10 +36,10 @@ inline std::uint32_t random_code(const Format& f, SplitMix64& g, unsigned specia
 }
 
 inline constexpr FormatId kElements[] = {FormatId::f8e4m3fn, FormatId::f8e5m2,   FormatId::f6e3m2fn,
-                                  FormatId::f6e2m3fn, FormatId::f4e2m1fn, FormatId::int8};
+                                         FormatId::f6e2m3fn, FormatId::f4e2m1fn, FormatId::int8};
 // f32 and bf16 twice: the common sources weigh more
-inline constexpr FormatId kSources[] = {FormatId::f32, FormatId::bf16, FormatId::f16, FormatId::f32, FormatId::bf16,
-                                       FormatId::f8e4m3fn, FormatId::f8e5m2, FormatId::f4e2m1fn};
+inline constexpr FormatId kSources[] = {FormatId::f32,  FormatId::bf16,     FormatId::f16,    FormatId::f32,
+                                        FormatId::bf16, FormatId::f8e4m3fn, FormatId::f8e5m2, FormatId::f4e2m1fn};
 
 struct Case {
   std::string text;
@@ -173,17 +172,19 @@ inline std::string run_one(std::uint64_t seed, std::uint64_t t, std::size_t max_
   // element order of the view (independent of TensorView::code)
   std::vector<std::uint32_t> elems(rows * cols);
   for (std::size_t i = 0; i < rows; ++i)
-    for (std::size_t j = 0; j < cols; ++j) elems[i * cols + j] = c.transpose ? store[j * rows + i] : store[i * cols + j];
+    for (std::size_t j = 0; j < cols; ++j)
+      elems[i * cols + j] = c.transpose ? store[j * rows + i] : store[i * cols + j];
   std::vector<std::uint8_t> bytes(store.size() * storage_bytes(src));
   for (std::size_t i = 0; i < store.size(); ++i)
     std::memcpy(bytes.data() + i * storage_bytes(src), &store[i], storage_bytes(src));  // little-endian host
-  const TensorView x = c.transpose ? TensorView(src, bytes.data(), cols, rows).transposed()
-                                   : TensorView(src, bytes.data(), rows, cols);
+  const TensorView x =
+      c.transpose ? TensorView(src, bytes.data(), cols, rows).transposed() : TensorView(src, bytes.data(), rows, cols);
   std::vector<std::uint32_t> random;
   if (c.spec.policy.round == Round::sr) {
     random.resize(rows * cols);
     const int k = c.spec.policy.sr_bits;
-    for (auto& r : random) r = static_cast<std::uint32_t>(k == 32 ? g.next() : g.next() & ((std::uint64_t{1} << k) - 1));
+    for (auto& r : random)
+      r = static_cast<std::uint32_t>(k == 32 ? g.next() : g.next() & ((std::uint64_t{1} << k) - 1));
   }
   c.ospec.source = src.id;
   c.ospec.rows = rows;

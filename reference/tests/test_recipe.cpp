@@ -475,8 +475,9 @@ TEST(Recipe, KnobsOutsideTheirRulesAreRefused) {
 // an unknown key or word.
 TEST(Recipe, TextForm) {
   RecipeKnobs k;
-  EXPECT_EQ(describe(k), "amax_floor=none scale_exp=bits zero_code=stored inf_block=poison nan_block=poison elem_nan=policy "
-                        "mx_descale=recip nan_scale=canonical zero_sign=keep scale_round=f32 zero_divisor=raise");
+  EXPECT_EQ(describe(k),
+            "amax_floor=none scale_exp=bits zero_code=stored inf_block=poison nan_block=poison elem_nan=policy "
+            "mx_descale=recip nan_scale=canonical zero_sign=keep scale_round=f32 zero_divisor=raise");
   ASSERT_FALSE(apply_recipe_settings(k, "zero_code=one inf_block=max_code").has_value());
   EXPECT_EQ(k.zero_code, ZeroCode::one);
   RecipeKnobs back;

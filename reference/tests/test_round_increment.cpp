@@ -19,7 +19,7 @@ constexpr std::uint64_t kHalf = 4;
 static_assert(round_increment(Round::rne, false, 5, kHalf, false, false));
 static_assert(!round_increment(Round::rne, false, 4, kHalf, false, false));
 
-TEST(RoundIncrement, NearestEven) {  // §4.2 rne
+TEST(RoundIncrement, NearestEven) {                                          // §4.2 rne
   EXPECT_TRUE(round_increment(Round::rne, false, 5, kHalf, false, false));   // f = 5/8
   EXPECT_FALSE(round_increment(Round::rne, false, 3, kHalf, false, true));   // f = 3/8, odd code: still down
   EXPECT_FALSE(round_increment(Round::rne, false, 4, kHalf, false, false));  // tie, even code: stays
@@ -28,20 +28,20 @@ TEST(RoundIncrement, NearestEven) {  // §4.2 rne
   EXPECT_FALSE(round_increment(Round::rne, false, 0, kHalf, true, true));    // 0 < f < 1/8: down
 }
 
-TEST(RoundIncrement, NearestAway) {  // §4.2 rna
+TEST(RoundIncrement, NearestAway) {                                         // §4.2 rna
   EXPECT_TRUE(round_increment(Round::rna, false, 4, kHalf, false, false));  // tie: away from zero
   EXPECT_TRUE(round_increment(Round::rna, true, 4, kHalf, false, false));
-  EXPECT_FALSE(round_increment(Round::rna, false, 3, kHalf, true, true));   // 3/8 < f < 1/2
+  EXPECT_FALSE(round_increment(Round::rna, false, 3, kHalf, true, true));  // 3/8 < f < 1/2
   EXPECT_TRUE(round_increment(Round::rna, false, 7, kHalf, false, false));
 }
 
 TEST(RoundIncrement, Directed) {  // §4.2 rtz, rup, rdn
   EXPECT_FALSE(round_increment(Round::rtz, false, 7, kHalf, true, true));
   EXPECT_FALSE(round_increment(Round::rtz, true, 7, kHalf, true, true));
-  EXPECT_TRUE(round_increment(Round::rup, false, 1, kHalf, false, false));   // x > 0, f = 1/8
-  EXPECT_TRUE(round_increment(Round::rup, false, 0, kHalf, true, false));    // x > 0, f = sticky only
-  EXPECT_FALSE(round_increment(Round::rup, false, 0, kHalf, false, true));   // exact: never moves
-  EXPECT_FALSE(round_increment(Round::rup, true, 7, kHalf, false, false));   // x < 0: toward +inf is down
+  EXPECT_TRUE(round_increment(Round::rup, false, 1, kHalf, false, false));  // x > 0, f = 1/8
+  EXPECT_TRUE(round_increment(Round::rup, false, 0, kHalf, true, false));   // x > 0, f = sticky only
+  EXPECT_FALSE(round_increment(Round::rup, false, 0, kHalf, false, true));  // exact: never moves
+  EXPECT_FALSE(round_increment(Round::rup, true, 7, kHalf, false, false));  // x < 0: toward +inf is down
   EXPECT_TRUE(round_increment(Round::rdn, true, 1, kHalf, false, false));
   EXPECT_FALSE(round_increment(Round::rdn, false, 7, kHalf, false, false));
   EXPECT_FALSE(round_increment(Round::rdn, true, 0, kHalf, false, false));
@@ -49,11 +49,11 @@ TEST(RoundIncrement, Directed) {  // §4.2 rtz, rup, rdn
 
 // A caller that classified the rest passes 0 / 1 / 2 / 3 against half = 2.
 TEST(RoundIncrement, ClassifiedRest) {
-  EXPECT_FALSE(round_increment(Round::rne, false, 1, 2, false, true));  // below
-  EXPECT_FALSE(round_increment(Round::rne, false, 2, 2, false, false)); // tie, even
-  EXPECT_TRUE(round_increment(Round::rne, false, 2, 2, false, true));   // tie, odd
-  EXPECT_TRUE(round_increment(Round::rne, false, 3, 2, false, false));  // above
-  EXPECT_FALSE(round_increment(Round::rup, false, 0, 2, false, false)); // zero
+  EXPECT_FALSE(round_increment(Round::rne, false, 1, 2, false, true));   // below
+  EXPECT_FALSE(round_increment(Round::rne, false, 2, 2, false, false));  // tie, even
+  EXPECT_TRUE(round_increment(Round::rne, false, 2, 2, false, true));    // tie, odd
+  EXPECT_TRUE(round_increment(Round::rne, false, 3, 2, false, false));   // above
+  EXPECT_FALSE(round_increment(Round::rup, false, 0, 2, false, false));  // zero
   EXPECT_TRUE(round_increment(Round::rup, false, 1, 2, false, false));
 }
 

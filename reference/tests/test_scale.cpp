@@ -47,11 +47,11 @@ TEST(Amax, HandExamples) {  // §13.1
   EXPECT_EQ(amax_of(E4M3, {0x01, 0xFE}).f32, 0x43E00000u);
 }
 
-TEST(Amax, NanAndInfPolicies) {  // §13.2
+TEST(Amax, NanAndInfPolicies) {                                          // §13.2
   const std::vector<std::uint32_t> with_nan = {0x3F80, 0x7FC1, 0xC000};  // 1, NaN, -2
   EXPECT_EQ(amax_of(BF16, with_nan).f32, kF32NaN);
   EXPECT_EQ(amax_of(BF16, with_nan, {AmaxNan::ignore, AmaxInf::propagate}).f32, 0x40000000u);  // 2
-  const std::vector<std::uint32_t> with_inf = {0x3F80, 0xFF80, 0xC000};  // 1, -Inf, -2
+  const std::vector<std::uint32_t> with_inf = {0x3F80, 0xFF80, 0xC000};                        // 1, -Inf, -2
   EXPECT_EQ(amax_of(BF16, with_inf).f32, kF32Inf);
   EXPECT_EQ(amax_of(BF16, with_inf, {AmaxNan::propagate, AmaxInf::ignore}).f32, 0x40000000u);
   // both: NaN wins under propagate; nan=ignore, inf=propagate gives Inf
@@ -61,7 +61,8 @@ TEST(Amax, NanAndInfPolicies) {  // §13.2
   EXPECT_EQ(amax_of(BF16, both, {AmaxNan::ignore, AmaxInf::ignore}).f32, 0u);  // nothing finite left
   // fn source: 0x7F / 0xFF are the NaNs of f8e4m3fn (§2.2)
   EXPECT_EQ(amax_of(E4M3, {0x10, 0xFF}).f32, kF32NaN);
-  EXPECT_EQ(amax_of(E4M3, {0x10, 0xFF}, {AmaxNan::ignore, AmaxInf::propagate}).f32, 0x3D000000u);  // 0x10: field 2 -> 2^(2-7) = 2^-5
+  EXPECT_EQ(amax_of(E4M3, {0x10, 0xFF}, {AmaxNan::ignore, AmaxInf::propagate}).f32,
+            0x3D000000u);  // 0x10: field 2 -> 2^(2-7) = 2^-5
 }
 
 TEST(Amax, CombineOrdersNanAboveInfAboveFinite) {  // §13.4
@@ -88,12 +89,12 @@ TEST(Amax, FiniteMagnitudeOrderIsCodeOrder) {
 
 // ---- §14 FP32 scales --------------------------------------------------------------------
 
-TEST(Fp32Scale, HandExamples) {  // §14.1
-  EXPECT_EQ(fp32_amax_scale(Amax{0x43E00000u}, kQ448), kF32One);     // 448 / 448 = 1
-  EXPECT_EQ(fp32_amax_scale(Amax{kF32One}, kQ448), 0x43E00000u);     // 448 / 1 = 448
+TEST(Fp32Scale, HandExamples) {                                   // §14.1
+  EXPECT_EQ(fp32_amax_scale(Amax{0x43E00000u}, kQ448), kF32One);  // 448 / 448 = 1
+  EXPECT_EQ(fp32_amax_scale(Amax{kF32One}, kQ448), 0x43E00000u);  // 448 / 1 = 448
   // 448 / 3 = 149.333... = 1.1666...·2^7; fraction 0.1666...·2^23 = 1398101.33 -> 0x155555
   EXPECT_EQ(fp32_amax_scale(Amax{0x40400000u}, kQ448), 0x43155555u);
-  EXPECT_EQ(fp32_amax_scale(Amax{0}, kQ448), kF32One);      // zero block: unit scale
+  EXPECT_EQ(fp32_amax_scale(Amax{0}, kQ448), kF32One);        // zero block: unit scale
   EXPECT_EQ(fp32_amax_scale(Amax{kF32NaN}, kQ448), kF32NaN);  // poisoned
   EXPECT_EQ(fp32_amax_scale(Amax{kF32Inf}, kQ448), kF32NaN);
   // subnormal amax 2^-149: 448·2^149 overflows binary32 -> clamped to max finite
@@ -117,15 +118,15 @@ TEST(Fp32Scale, QmaxOfFormatsAndChecks) {  // §14.4
   EXPECT_EQ(compare_abs(format_qmax(format(FormatId::f8e5m2)), Exact{false, 7, 13, false}), 0);  // 57344
   EXPECT_EQ(compare_abs(format_qmax(format(FormatId::f4e2m1fn)), Exact{false, 6, 0, false}), 0);
   EXPECT_EQ(compare_abs(format_qmax(format(FormatId::int8)), Exact{false, 127, 0, false}), 0);
-  EXPECT_TRUE(check_qmax(Exact{false, 255, -1, false}).empty());  // 127.5
-  EXPECT_FALSE(check_qmax(Exact{false, 3, 0, false}).empty());    // below 4
-  EXPECT_FALSE(check_qmax(Exact{false, 1, 128, false}).empty());  // beyond FLT_MAX
+  EXPECT_TRUE(check_qmax(Exact{false, 255, -1, false}).empty());             // 127.5
+  EXPECT_FALSE(check_qmax(Exact{false, 3, 0, false}).empty());               // below 4
+  EXPECT_FALSE(check_qmax(Exact{false, 1, 128, false}).empty());             // beyond FLT_MAX
   EXPECT_FALSE(check_qmax(Exact{false, (1u << 25) + 1, 0, false}).empty());  // 26 bits
 }
 
 // ---- §15 power-of-two scales --------------------------------------------------------------
 
-TEST(Pow2Scale, ExponentFromBits) {  // §15
+TEST(Pow2Scale, ExponentFromBits) {                 // §15
   EXPECT_EQ(pow2_floor(0x43155555u), 0x43000000u);  // 149.33 -> 128
   EXPECT_EQ(pow2_floor(kF32One), kF32One);
   EXPECT_EQ(pow2_floor(kF32Max), 0x7F000000u);      // 2^127
@@ -197,8 +198,8 @@ TEST(MxScale, EdgeCases) {  // §16
   EXPECT_EQ(mx(ScaleRule::mx_even, 0x43F80000u), 0x80u);
   EXPECT_EQ(mx(ScaleRule::mx_even, 0x43F7FFFFu), 0x7Fu);
   // zero block -> 00; NaN / Inf -> FF
-  for (ScaleRule r : {ScaleRule::mx_floor, ScaleRule::mx_ceil, ScaleRule::mx_even, ScaleRule::mx_rceil,
-                      ScaleRule::mx_rceil_f32}) {
+  for (ScaleRule r :
+       {ScaleRule::mx_floor, ScaleRule::mx_ceil, ScaleRule::mx_even, ScaleRule::mx_rceil, ScaleRule::mx_rceil_f32}) {
     EXPECT_EQ(mx(r, 0u), 0x00u);
     EXPECT_EQ(mx(r, kF32NaN), 0xFFu);
     EXPECT_EQ(mx(r, kF32Inf), 0xFFu);
@@ -233,8 +234,8 @@ std::uint32_t f32_from(bool neg, int e, std::uint32_t frac) {
 
 // §16.2 MX FLOOR clips only values above q_max·X; §16.5 RCEIL (and §16.3 CEIL) never clip.
 RC_GTEST_PROP(MxScale, FloorClipsOnlyAboveQmaxTimesX_RceilNeverClips, ()) {
-  static constexpr FormatId kElems[] = {FormatId::f8e4m3fn, FormatId::f8e5m2, FormatId::f6e3m2fn,
-                                        FormatId::f6e2m3fn, FormatId::f4e2m1fn};
+  static constexpr FormatId kElems[] = {FormatId::f8e4m3fn, FormatId::f8e5m2, FormatId::f6e3m2fn, FormatId::f6e2m3fn,
+                                        FormatId::f4e2m1fn};
   const Format& elem = format(*rc::gen::elementOf(std::vector<FormatId>(std::begin(kElems), std::end(kElems))));
   const int n = *rc::gen::inRange(1, 40);
   std::vector<std::uint32_t> x(static_cast<std::size_t>(n));
@@ -306,7 +307,9 @@ TEST(ScaleRuleTable, ColumnsMatchTheSpec) {
     const bool mx = n.substr(0, 3) == "mx-", int8 = n.substr(0, 4) == "int8";
     // §19.4 binary32 codes (amax, amax-recip, amax-dequant, pow2, int8 rules), E8M0 codes (MX
     // rules, GAM), E4M3 codes (NVFP4)
-    const FormatId want_fmt = mx || n == "gam" ? FormatId::f8e8m0fnu : n == "nvfp4" ? FormatId::f8e4m3fn : FormatId::f32;
+    const FormatId want_fmt = mx || n == "gam" ? FormatId::f8e8m0fnu
+                              : n == "nvfp4"   ? FormatId::f8e4m3fn
+                                               : FormatId::f32;
     EXPECT_EQ(scale_format(r.rule).id, want_fmt);
     EXPECT_EQ(is_mx(r.rule), mx);
     EXPECT_EQ(is_int8(r.rule), int8);
@@ -348,9 +351,9 @@ TEST(ScaleRuleTable, TensorOutputColumn) {
     EXPECT_EQ(needs_tensor_state(r.rule), needs_tensor_state(r.kind));
     QuantizeSpec s;
     s.rule = r.rule;
-    s.element = is_int8(r.rule)                ? &format(FormatId::int8)
+    s.element = is_int8(r.rule)              ? &format(FormatId::int8)
                 : r.kind == ScaleKind::nvfp4 ? &format(FormatId::f4e2m1fn)
-                                               : &E4M3;
+                                             : &E4M3;
     s.partition = Partition::blocks(2, 4);
     s.group = Partition::blocks(4, 4);
     EXPECT_EQ(scale_groups(s), has_group_mantissa(r.rule) ? s.group : Partition::tensor());
@@ -362,10 +365,14 @@ TEST(ScaleRuleTable, TensorOutputColumn) {
     // a backend's dequantize inputs: exactly the named ones are required
     const std::uint32_t given = 0;
     EXPECT_NO_THROW(check_tensor_inputs(r.rule, &given, &given));
-    if (has_group_mantissa(r.rule)) EXPECT_THROW(check_tensor_inputs(r.rule, nullptr, &given), std::invalid_argument);
-    else EXPECT_NO_THROW(check_tensor_inputs(r.rule, nullptr, &given));
-    if (has_tensor_amax(r.rule)) EXPECT_THROW(check_tensor_inputs(r.rule, &given, nullptr), std::invalid_argument);
-    else EXPECT_NO_THROW(check_tensor_inputs(r.rule, &given, nullptr));
+    if (has_group_mantissa(r.rule))
+      EXPECT_THROW(check_tensor_inputs(r.rule, nullptr, &given), std::invalid_argument);
+    else
+      EXPECT_NO_THROW(check_tensor_inputs(r.rule, nullptr, &given));
+    if (has_tensor_amax(r.rule))
+      EXPECT_THROW(check_tensor_inputs(r.rule, &given, nullptr), std::invalid_argument);
+    else
+      EXPECT_NO_THROW(check_tensor_inputs(r.rule, &given, nullptr));
   }
   try {
     check_tensor_inputs(ScaleRule::nvfp4, nullptr, nullptr);
@@ -378,10 +385,10 @@ TEST(ScaleRuleTable, TensorOutputColumn) {
 TEST(ScaleRuleTable, LibraryOrderIsAPermutation) {
   // The order tensor_compare.cpp diagnosed scale mismatches in (d157a66): the MX RCEIL rules,
   // FLOOR, EVEN, CEIL, then the binary32 rules, the int8 rules; gam and nvfp4 last.
-  const ScaleRule want[] = {ScaleRule::mx_rceil, ScaleRule::mx_rceil_f32, ScaleRule::mx_floor, ScaleRule::mx_even,
-                            ScaleRule::mx_ceil,  ScaleRule::amax,         ScaleRule::amax_dequant, ScaleRule::amax_recip,
-                            ScaleRule::pow2,     ScaleRule::int8,         ScaleRule::int8_127_5, ScaleRule::gam,
-                            ScaleRule::nvfp4};
+  const ScaleRule want[] = {
+      ScaleRule::mx_rceil,   ScaleRule::mx_rceil_f32, ScaleRule::mx_floor,   ScaleRule::mx_even, ScaleRule::mx_ceil,
+      ScaleRule::amax,       ScaleRule::amax_dequant, ScaleRule::amax_recip, ScaleRule::pow2,    ScaleRule::int8,
+      ScaleRule::int8_127_5, ScaleRule::gam,          ScaleRule::nvfp4};
   const auto got = rules_by_library_use();
   ASSERT_GE(got.size(), std::size(want));  // rules added later rank after these
   for (std::size_t i = 0; i < std::size(want); ++i) EXPECT_EQ(got[i], want[i]) << i;

@@ -29,9 +29,7 @@ Policy sr(int k, SrVariant v = SrVariant::fraction, Overflow o = Overflow::nonsa
   return p;
 }
 
-Rational pow2(int e) {
-  return e >= 0 ? Rational(BigInt(1) << e) : Rational(BigInt(1), BigInt(1) << -e);
-}
+Rational pow2(int e) { return e >= 0 ? Rational(BigInt(1) << e) : Rational(BigInt(1), BigInt(1) << -e); }
 
 // Largest finite magnitude of a format, as a rational (from the table's max_finite code).
 Rational max_value(const Format& f) { return oracle::rational_value(f.max_finite, f); }
@@ -60,9 +58,8 @@ std::uint32_t operand_for(const Format& to, SplitMix64& g) {
   return sign | (static_cast<std::uint32_t>(e + 127) << 23) | frac;
 }
 
-const FormatId kTargets[] = {FormatId::f8e4m3fn, FormatId::f8e5m2,   FormatId::bf16,
-                             FormatId::f4e2m1fn, FormatId::int8,     FormatId::f8e8m0fnu,
-                             FormatId::f16,      FormatId::f6e2m3fn};
+const FormatId kTargets[] = {FormatId::f8e4m3fn, FormatId::f8e5m2,    FormatId::bf16, FormatId::f4e2m1fn,
+                             FormatId::int8,     FormatId::f8e8m0fnu, FormatId::f16,  FormatId::f6e2m3fn};
 
 // §5.1: averaged over all 2^k values of r, the result is exactly the operand with its
 // fraction (in units of the target quantum 2^q) truncated to k bits, i.e.
@@ -158,7 +155,7 @@ TEST(SrOracle, BothVariantsAgainstOracle) {
     for (const auto& to : kFormats)
       for (SrVariant var : {SrVariant::fraction, SrVariant::add})
         for (Overflow o : convtest::kOverflows) {
-          if (!convtest::swept(from) || !convtest::swept(to)) continue;  // §2.5: test_p3109_members
+          if (!convtest::swept(from) || !convtest::swept(to)) continue;             // §2.5: test_p3109_members
           if (var == SrVariant::add && to.specials == Specials::integer) continue;  // not defined, §5.2
           if (from.bits <= 8) {
             for (int k : {1, 2, 3, 5}) {
@@ -245,15 +242,16 @@ TEST(SrAdd, AgreesWithFractionForNormalResults) {
       for (int k = 1; k <= std::min(d, 12); ++k) {
         const Converter frac(from, to, sr(k)), add(from, to, sr(k, SrVariant::add));
         for (int i = 0; i < 3000; ++i) {
-          const std::uint32_t c = from.bits == 32 ? operand_for(to, g) : static_cast<std::uint32_t>(g.next()) & from.mask();
+          const std::uint32_t c =
+              from.bits == 32 ? operand_for(to, g) : static_cast<std::uint32_t>(g.next()) & from.mask();
           const oracle::Value v = oracle::read_code(c, from);
           if (v.kind != oracle::Kind::normal) continue;
           if (!to.is_signed && v.sign) continue;
           const Rational ax = oracle::rational_value(c & from.mag_mask(), from);
           if (ax < pow2(emin_of(to))) continue;
           const std::uint64_t r = g.next() >> (64 - k);
-          ASSERT_EQ(frac(c, r), add(c, r)) << from.name << " -> " << to.name << " " << convtest::hex(c, from)
-                                           << " k=" << k << " r=" << r;
+          ASSERT_EQ(frac(c, r), add(c, r))
+              << from.name << " -> " << to.name << " " << convtest::hex(c, from) << " k=" << k << " r=" << r;
           ++compared;
         }
       }

@@ -64,9 +64,9 @@ TEST(Histogram, AgreesWithOracle) {
 
 TEST(Histogram, RowsLabelsAndFallbacks) {  // §28.2, §28.3
   ErrorHistogram h;
-  h.add("fc2.act", sum_of(1, 10), true);     // 10 %: overflow
+  h.add("fc2.act", sum_of(1, 10), true);       // 10 %: overflow
   h.add("fc1.weight", sum_of(1, 100), false);  // 1 %: bin 2
-  h.add("fc2.act", sum_of(1, 40), false);     // 2.5 %: bin 5
+  h.add("fc2.act", sum_of(1, 40), false);      // 2.5 %: bin 5
   ErrorSum bad = sum_of(0, 1);
   bad.nonfinite_quant = 1;
   h.add("fc2.act", bad, true);

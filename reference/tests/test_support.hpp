@@ -76,8 +76,7 @@ inline void parallel_for(std::uint64_t n, const std::function<void(std::uint64_t
 // One conversion case described for a mismatch report.
 inline std::string describe_case(const Format& from, const Format& to, const Policy& p, std::uint32_t in,
                                  std::uint64_t r, Result got, oracle::Out want) {
-  std::string s = std::string(from.name) + " -> " + std::string(to.name) + " [" + describe(p) + "] in=" +
-                  hex(in, from);
+  std::string s = std::string(from.name) + " -> " + std::string(to.name) + " [" + describe(p) + "] in=" + hex(in, from);
   if (p.round == Round::sr) s += " r=" + hex64(r);
   s += " got=" + hex(got.bits, to) + " " + flags_to_string(got.flags) + " expected=" + hex(want.bits, to) + " " +
        flags_to_string(want.flags);
@@ -106,8 +105,7 @@ class Mismatches {
 };
 
 // Compares the core's Converter with the oracle on one code; records a mismatch.
-inline bool check_one(const Converter& conv, const Policy& p, std::uint32_t code, std::uint64_t r,
-                      Mismatches& mm) {
+inline bool check_one(const Converter& conv, const Policy& p, std::uint32_t code, std::uint64_t r, Mismatches& mm) {
   const Result got = conv(code, r);
   const oracle::Out want = oracle::convert(code, conv.from(), conv.to(), p, r);
   if (got.bits == want.bits && got.flags == want.flags) return true;
@@ -169,7 +167,8 @@ inline std::optional<std::uint32_t> f32_code(bool s, std::uint64_t sig, int exp)
   std::uint32_t mag;
   if (e >= -126) {
     if (bl - 1 > 23) return std::nullopt;
-    mag = (static_cast<std::uint32_t>(e + 127) << 23) | static_cast<std::uint32_t>((sig << (23 - (bl - 1))) & 0x7FFFFFu);
+    mag =
+        (static_cast<std::uint32_t>(e + 127) << 23) | static_cast<std::uint32_t>((sig << (23 - (bl - 1))) & 0x7FFFFFu);
   } else {
     if (exp < -149) return std::nullopt;
     mag = static_cast<std::uint32_t>(sig << (exp + 149));

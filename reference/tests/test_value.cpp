@@ -29,8 +29,8 @@ Class class_of(oracle::Kind k) {
 }
 
 Rational value(const Decoded& d) {
-  const Rational m = Rational(BigInt(d.sig)) *
-                     (d.exp >= 0 ? Rational(BigInt(1) << d.exp) : Rational(BigInt(1), BigInt(1) << -d.exp));
+  const Rational m =
+      Rational(BigInt(d.sig)) * (d.exp >= 0 ? Rational(BigInt(1) << d.exp) : Rational(BigInt(1), BigInt(1) << -d.exp));
   return d.sign ? Rational(-m) : m;
 }
 
@@ -88,8 +88,8 @@ TEST(Value, EncodeExactRejectsValuesOffTheGrid) {
     EXPECT_FALSE(encode_exact(false, 1, 200, f).has_value()) << f.name;
   }
   const Format& e8m0 = format(FormatId::f8e8m0fnu);
-  EXPECT_FALSE(encode_exact(true, 1, 0, e8m0).has_value());   // negative
-  EXPECT_FALSE(encode_exact(false, 0, 0, e8m0).has_value());  // zero
+  EXPECT_FALSE(encode_exact(true, 1, 0, e8m0).has_value());      // negative
+  EXPECT_FALSE(encode_exact(false, 0, 0, e8m0).has_value());     // zero
   EXPECT_FALSE(encode_exact(false, 1, -128, e8m0).has_value());  // 2^-128 < 2^-127
   EXPECT_EQ(encode_exact(false, 1, -127, e8m0), 0x00u);
   EXPECT_EQ(encode_exact(false, 1, 127, e8m0), 0xFEu);
@@ -132,14 +132,18 @@ TEST(Value, ExactDecimalAndHexFloat) {
       {FormatId::f8e5m2, 0xFC, "-inf", "-inf"},
       // E8M0 00 = 2^-127, FE = 2^127
       {FormatId::f8e8m0fnu, 0x00,
-       "0.0000000000000000000000000000000000000058774717541114375398436826861112283890933277838604376075437585313920862972736358642578125",
+       "0."
+       "000000000000000000000000000000000000005877471754111437539843682686111228389093327783860437607543758531392086297"
+       "2736358642578125",
        "0x1p-127"},
       {FormatId::f8e8m0fnu, 0xFE, "170141183460469231731687303715884105728", "0x1p+127"},
       // bf16 max (2 - 2^-7) * 2^127 = 2^128 - 2^120; fraction 1111111b -> hex fe
       {FormatId::bf16, 0x7F7F, "338953138925153547590470800371487866880", "0x1.fep+127"},
       // f32 min subnormal 2^-149
       {FormatId::f32, 0x00000001,
-       "0.00000000000000000000000000000000000000000000140129846432481707092372958328991613128026194187651577175706828388979108268586060148663818836212158203125",
+       "0."
+       "000000000000000000000000000000000000000000001401298464324817070923729583289916131280261941876515771757068283889"
+       "79108268586060148663818836212158203125",
        "0x1p-149"},
       // f32 1/3 rounded: 0x3EAAAAAB = 0xAAAAAB * 2^-25 = 11184811 / 33554432
       {FormatId::f32, 0x3EAAAAAB, "0.3333333432674407958984375", "0x1.555556p-2"},

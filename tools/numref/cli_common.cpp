@@ -18,8 +18,8 @@ namespace numref::cli {
 const Format& format_arg(std::string_view name, std::string_view what) {
   const auto id = find_format(name);
   if (!id)
-    throw UsageError(std::string(what) + ": unknown format '" + std::string(name) + "' (known: " +
-                     format_names(", ") + ")");
+    throw UsageError(std::string(what) + ": unknown format '" + std::string(name) + "' (known: " + format_names(", ") +
+                     ")");
   return format(*id);
 }
 
@@ -115,8 +115,10 @@ bool parse_numeral(const std::string& rest, Numeral& n) {
   for (; j < rest.size(); ++j) {
     const char c = rest[j];
     int d = -1;
-    if (c >= '0' && c <= '9') d = c - '0';
-    else if (n.hex && c >= 'a' && c <= 'f') d = c - 'a' + 10;
+    if (c >= '0' && c <= '9')
+      d = c - '0';
+    else if (n.hex && c >= 'a' && c <= 'f')
+      d = c - 'a' + 10;
     if (d < 0) {
       if (c == '.' && !dot) {
         dot = true;
@@ -158,9 +160,12 @@ Magnitude numeral_magnitude(const Numeral& n) {
   if (n.m.is_zero()) return v;
   if (n.hex) {
     const long long top = static_cast<long long>(n.m.bit_length()) + n.e - 4 * n.frac;  // value < 2^top
-    if (top - 1 >= 200) v.num = BigUInt(1), v.exp2 = 1000;
-    else if (top <= -200) v.num = BigUInt(1), v.exp2 = -1000;
-    else v.exp2 = static_cast<int>(n.e - 4 * n.frac);
+    if (top - 1 >= 200)
+      v.num = BigUInt(1), v.exp2 = 1000;
+    else if (top <= -200)
+      v.num = BigUInt(1), v.exp2 = -1000;
+    else
+      v.exp2 = static_cast<int>(n.e - 4 * n.frac);
     return v;
   }
   const long long e10 = n.e - n.frac, top = n.sig_digits + e10;  // value < 10^top
@@ -171,8 +176,10 @@ Magnitude numeral_magnitude(const Numeral& n) {
   } else {
     BigUInt p10(1);
     for (long long k = 0; k < (e10 < 0 ? -e10 : e10); ++k) p10.mul_small(10);
-    if (e10 >= 0) v.num = n.m * p10;
-    else v.den = p10;
+    if (e10 >= 0)
+      v.num = n.m * p10;
+    else
+      v.den = p10;
   }
   return v;
 }
@@ -199,7 +206,8 @@ std::string value_code(std::string_view tok, const Format& f, std::uint32_t& cod
   }
   Numeral n;
   if (!parse_numeral(rest, n))
-    return "malformed value '" + shown + "' (a decimal such as 3.14 or -2.5e-3, a hex-float such as -0x1.8p-3, inf or nan)";
+    return "malformed value '" + shown +
+           "' (a decimal such as 3.14 or -2.5e-3, a hex-float such as -0x1.8p-3, inf or nan)";
   const Magnitude v = numeral_magnitude(n);
   Policy p = profile(ProfileId::ocp).for_target(f);
   p.round = Round::rne;
@@ -208,8 +216,7 @@ std::string value_code(std::string_view tok, const Format& f, std::uint32_t& cod
   if (r.flags & kOverflow)
     return "value '" + shown + "' is beyond the largest finite value of " + std::string(f.name) + " (§6.1)";
   if (r.flags & kInvalid)
-    return "value '" + shown + "' has no code in " + std::string(f.name) +
-           (f.has_zero ? "" : " (it has no zero)");
+    return "value '" + shown + "' has no code in " + std::string(f.name) + (f.has_zero ? "" : " (it has no zero)");
   code = r.bits;
   if (inexact) *inexact = (r.flags & kInexact) != 0;
   return "";
@@ -247,14 +254,16 @@ Policy policy_from_args(Args& a, const Format& to, const Format* from) {
     const std::string option = "--" + option_of(k.key);
     const auto v = a.opt(option.substr(2));
     if (!v) return;
-    if constexpr (std::is_same_v<T, int>) {  // sr_bits
+    if constexpr (std::is_same_v<T, int>) {                          // sr_bits
       p.*k.member = static_cast<int>(parse_int(*v, 1, 32, option));  // §4.3
       bits_given = true;
     } else {
       const auto e = k.parse_word(*v);
       if (!e) {
-        if constexpr (std::is_same_v<T, bool>) throw UsageError(option + ": expected 0 or 1, got '" + *v + "'");
-        else throw UsageError(option + ": unknown value '" + *v + "' (expected " + k.words_text() + ")");
+        if constexpr (std::is_same_v<T, bool>)
+          throw UsageError(option + ": expected 0 or 1, got '" + *v + "'");
+        else
+          throw UsageError(option + ": unknown value '" + *v + "' (expected " + k.words_text() + ")");
       }
       p.*k.member = *e;
       round_given |= std::is_same_v<T, Round>;
@@ -279,16 +288,19 @@ std::string_view policy_options_help() {
       opt.resize(std::max<std::size_t>(opt.size() + 1, 21), ' ');
       return "  " + opt + text + "\n";
     };
-    std::string h = line("--profile P", "base policy: " + profile_names() + " (default " + std::string(kDefaultProfile) +
-                                            "; §10)");
+    std::string h =
+        line("--profile P", "base policy: " + profile_names() + " (default " + std::string(kDefaultProfile) + "; §10)");
     h += line("--policy \"k=v ...\"", "settings in the describe() form of §10.2, applied on the profile");
     for_each_policy_knob([&](const auto& k) {
       using T = std::remove_cvref_t<decltype(Policy{}.*k.member)>;
       const std::string opt = "--" + option_of(k.key);
       const std::string clause = " (" + std::string(k.clause) + ")";
-      if constexpr (std::is_same_v<T, int>) h += line(opt + " K", "random bits for round=sr, 1..32" + clause);
-      else if constexpr (std::is_same_v<T, Round>) h += line(opt + " V", k.words_text() + clause + "; also sets e8m0_round=follow");
-      else h += line(opt + " V", k.words_text() + clause);
+      if constexpr (std::is_same_v<T, int>)
+        h += line(opt + " K", "random bits for round=sr, 1..32" + clause);
+      else if constexpr (std::is_same_v<T, Round>)
+        h += line(opt + " V", k.words_text() + clause + "; also sets e8m0_round=follow");
+      else
+        h += line(opt + " V", k.words_text() + clause);
     });
     return h;
   }();
@@ -329,8 +341,9 @@ NpyTensor read_npy_tensor(const std::string& path, const Format* named) {
     throw UsageError(path + ": --input-format " + std::string(named->name) + " does not match the file's dtype '" +
                      std::string(npy::descr_of(a.dtype)) + "'");
   if (storage_bytes(*in.format) != npy::itemsize(a.dtype))
-    throw UsageError(path + ": " + std::string(in.format->name) + " codes take " + std::to_string(storage_bytes(*in.format)) +
-                     " bytes but the file's items have " + std::to_string(npy::itemsize(a.dtype)));
+    throw UsageError(path + ": " + std::string(in.format->name) + " codes take " +
+                     std::to_string(storage_bytes(*in.format)) + " bytes but the file's items have " +
+                     std::to_string(npy::itemsize(a.dtype)));
   if (const std::string err = check_source_format(*in.format); !err.empty()) throw UsageError(path + ": " + err);
   if (a.shape.empty()) throw UsageError(path + ": a 0-d array is not a tensor (save it with shape (1,))");
   for (std::size_t d : a.shape)

@@ -95,7 +95,7 @@ struct NpyTensor {
   std::vector<std::uint8_t> bytes;  // the whole file
   const Format* format = nullptr;
   std::size_t rows = 0, cols = 0;
-  std::size_t offset = 0;           // of the data in `bytes`
+  std::size_t offset = 0;  // of the data in `bytes`
   std::vector<std::size_t> shape;
 };
 NpyTensor read_npy_tensor(const std::string& path, const Format* named);

@@ -90,7 +90,8 @@ class Caster {
   Caster(const Format& from, const Format& to, const Policy& p)
       : from_(from), conv_(from, to, p), need_r_(effective_round(to, p) == Round::sr), k_(p.sr_bits) {
     digits_ = static_cast<std::size_t>(hex_digits(to));
-    for (unsigned f = 0; f < 256; ++f) std::memcpy(flags_[f].data(), flags_to_string(static_cast<std::uint8_t>(f)).data(), 4);
+    for (unsigned f = 0; f < 256; ++f)
+      std::memcpy(flags_[f].data(), flags_to_string(static_cast<std::uint8_t>(f)).data(), 4);
     // §11 The lookup table: every output line of a <= 16-bit source, computed by the
     // same Converter that answers the other cases.
     if (from.bits <= 16 && !need_r_) {
@@ -206,8 +207,8 @@ class Caster {
       if (source)
         fail(lineno, "hex " + quote(b, e) + " is wider than the " + std::to_string(bits) + " bits of " +
                          std::string(from_.name) + " (§2.4)");
-      fail(lineno, std::string("hex ") + quote(b, e) + " for the " + what + " is wider than " +
-                       std::to_string(bits) + " bits");
+      fail(lineno,
+           std::string("hex ") + quote(b, e) + " for the " + what + " is wider than " + std::to_string(bits) + " bits");
     }
     return v;
   }
@@ -243,7 +244,8 @@ std::string dtype_list(const Format& f) {
 }
 
 // The codes of a .npy file of `from` codes, in C order; its shape in `shape`.
-std::vector<std::uint32_t> read_npy_codes(const std::string& path, const Format& from, std::vector<std::size_t>& shape) {
+std::vector<std::uint32_t> read_npy_codes(const std::string& path, const Format& from,
+                                          std::vector<std::size_t>& shape) {
   std::vector<std::uint8_t> bytes;
   const npy::Array a = read_npy(path, bytes);
   const auto ok = npy_dtypes(from);
@@ -257,9 +259,9 @@ std::vector<std::uint32_t> read_npy_codes(const std::string& path, const Format&
     std::uint32_t c = 0;
     for (std::size_t k = 0; k < isz; ++k) c |= std::uint32_t{d[i * isz + k]} << (8 * k);  // little-endian (§19.7)
     if (c & ~from.mask())
-      throw UsageError("--input " + path + ": element " + std::to_string(i) + " = 0x" + hex_code(c, format(FormatId::int8)) +
-                       " has bits above the " + std::to_string(from.bits) + "-bit width of " + std::string(from.name) +
-                       " (§2.4)");
+      throw UsageError("--input " + path + ": element " + std::to_string(i) + " = 0x" +
+                       hex_code(c, format(FormatId::int8)) + " has bits above the " + std::to_string(from.bits) +
+                       "-bit width of " + std::string(from.name) + " (§2.4)");
     codes[i] = c;
   }
   shape = a.shape;
@@ -340,10 +342,11 @@ int run_cast(Args& a) {
   }
   write_npy_codes(*out_file, to, shape, results);
   outputs.commit_all();
-  std::printf("wrote %s: %zu %s codes; flags: %llu invalid, %llu overflow, %llu underflow, %llu inexact\n",
-              out_file->path().c_str(), results.size(), std::string(to.name).c_str(),
-              static_cast<unsigned long long>(caster.flag_count(4)), static_cast<unsigned long long>(caster.flag_count(2)),
-              static_cast<unsigned long long>(caster.flag_count(1)), static_cast<unsigned long long>(caster.flag_count(0)));
+  std::printf(
+      "wrote %s: %zu %s codes; flags: %llu invalid, %llu overflow, %llu underflow, %llu inexact\n",
+      out_file->path().c_str(), results.size(), std::string(to.name).c_str(),
+      static_cast<unsigned long long>(caster.flag_count(4)), static_cast<unsigned long long>(caster.flag_count(2)),
+      static_cast<unsigned long long>(caster.flag_count(1)), static_cast<unsigned long long>(caster.flag_count(0)));
   return 0;
 }
 

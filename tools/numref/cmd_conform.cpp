@@ -86,8 +86,14 @@ int list_backends() {
       auto b = conform::open_backend(conform::resolve_backend(n), conform::OpenOptions{true, 30.0});
       const auto& i = b->info();
       std::string prof, ops;
-      for (const auto& p : i.profiles) { if (!prof.empty()) prof += " "; prof += p; }
-      for (const auto& o : i.ops) { if (!ops.empty()) ops += " "; ops += o; }
+      for (const auto& p : i.profiles) {
+        if (!prof.empty()) prof += " ";
+        prof += p;
+      }
+      for (const auto& o : i.ops) {
+        if (!ops.empty()) ops += " ";
+        ops += o;
+      }
       std::printf("  %-10s %s (%s) ops: %s; profiles: %s; flags: %s; %zu known departures\n", n.c_str(),
                   i.version.c_str(), i.description.c_str(), ops.c_str(), prof.c_str(), i.flags ? "yes" : "no",
                   i.departures.size());
@@ -116,11 +122,16 @@ int run(Args& a) {
   c.profiles = split_commas(a.multi("profile"));
   c.ops = split_commas(a.multi("ops"));
   const std::string level = a.opt_or("level", "0");
-  if (level == "0") c.level = conform::Level::l0;
-  else if (level == "1") c.level = conform::Level::l1;
-  else if (level == "2") c.level = conform::Level::l2;
-  else if (level == "exhaustive") c.level = conform::Level::exhaustive;
-  else throw UsageError("--level: '" + level + "' is not 0, 1, 2 or exhaustive");
+  if (level == "0")
+    c.level = conform::Level::l0;
+  else if (level == "1")
+    c.level = conform::Level::l1;
+  else if (level == "2")
+    c.level = conform::Level::l2;
+  else if (level == "exhaustive")
+    c.level = conform::Level::exhaustive;
+  else
+    throw UsageError("--level: '" + level + "' is not 0, 1, 2 or exhaustive");
   if (auto s = a.opt("seed")) c.seed = static_cast<std::uint64_t>(parse_int(*s, 0, (1LL << 53), "--seed"));
   if (auto s = a.opt("shard")) {
     // §33.3 I/N with 0 <= I < N, as scripts/sweep.sh, Slurm array and Kubernetes indices count
@@ -133,16 +144,21 @@ int run(Args& a) {
   }
   c.case_id = a.opt_or("case", "");
   c.dump_dir = a.opt_or("dump-failures", "");
-  if (auto s = a.opt("max-errors")) c.max_errors = static_cast<std::uint64_t>(parse_int(*s, 0, 1LL << 40, "--max-errors"));
+  if (auto s = a.opt("max-errors"))
+    c.max_errors = static_cast<std::uint64_t>(parse_int(*s, 0, 1LL << 40, "--max-errors"));
   c.any_nan = a.flag("any-nan");
   c.strict = a.flag("strict");
   c.show_departures = a.flag("show-departures");
   c.require_backend = a.flag("require-backend");
   const std::string rep = a.opt_or("report", "text");
-  if (rep == "text") c.report = conform::ReportFormat::text;
-  else if (rep == "json") c.report = conform::ReportFormat::json;
-  else if (rep == "junit") c.report = conform::ReportFormat::junit;
-  else throw UsageError("--report: '" + rep + "' is not text, json or junit");
+  if (rep == "text")
+    c.report = conform::ReportFormat::text;
+  else if (rep == "json")
+    c.report = conform::ReportFormat::json;
+  else if (rep == "junit")
+    c.report = conform::ReportFormat::junit;
+  else
+    throw UsageError("--report: '" + rep + "' is not text, json or junit");
   c.out = a.opt_or("out", "");
   c.vectors_dir = a.opt_or("vectors", "");
   if (auto s = a.opt("jobs")) c.jobs = static_cast<int>(parse_int(*s, 1, 256, "--jobs"));

@@ -25,20 +25,21 @@ void explain(const Format& f, std::uint32_t code) {
   const Decoded d = decode(code, f);
   row("format", std::string(f.name) + ": " + layout(f));
   row("code", hex_code(code, f));
-  if (f.is_signed) row("sign", d.sign ? "1 (-)" : "0 (+)");
-  else row("sign", "(none: unsigned format)");
+  if (f.is_signed)
+    row("sign", d.sign ? "1 (-)" : "0 (+)");
+  else
+    row("sign", "(none: unsigned format)");
   if (f.is_integer()) {
     row("low bits", binary_field(d.man_field, f.man_bits) + " (low " + std::to_string(f.man_bits) +
-                              " bits of the two's complement code)");
+                        " bits of the two's complement code)");
   } else {
     row("exponent field", binary_field(d.exp_field, f.exp_bits) + " (" + std::to_string(d.exp_field) + ")");
-    row("fraction field",
-        f.man_bits == 0 ? std::string("(none: 0 bits)") : binary_field(d.man_field, f.man_bits));
+    row("fraction field", f.man_bits == 0 ? std::string("(none: 0 bits)") : binary_field(d.man_field, f.man_bits));
   }
   std::string cls(to_string(d.cls));
   if (d.cls == Class::nan && f.specials == Specials::ieee)
     cls += ((d.sig >> (f.man_bits - 1)) & 1u) ? " (quiet; payload = fraction field)"
-                                                : " (signaling; payload = fraction field)";
+                                              : " (signaling; payload = fraction field)";
   row("class", cls);
   row("value", exact_decimal(d));
   row("hex-float", exact_hexfloat(d));
@@ -46,14 +47,13 @@ void explain(const Format& f, std::uint32_t code) {
   if (finite_nonzero && !f.is_integer()) {
     // §3.1: normal: E = field - bias; subnormal: the exponent of the lowest binade, emin.
     const int e = d.cls == Class::normal ? static_cast<int>(d.exp_field) - f.bias : f.emin();
-    row("unbiased exponent", std::to_string(e) +
-                                 (d.cls == Class::normal
-                                      ? " (field " + std::to_string(d.exp_field) + " - bias " + std::to_string(f.bias) + ")"
-                                      : " (subnormal: emin = 1 - bias)"));
+    row("unbiased exponent", std::to_string(e) + (d.cls == Class::normal ? " (field " + std::to_string(d.exp_field) +
+                                                                               " - bias " + std::to_string(f.bias) + ")"
+                                                                         : " (subnormal: emin = 1 - bias)"));
   }
   if (finite_nonzero || d.cls == Class::zero) {
-    row("integer significand", std::to_string(d.sig) + " (|value| = " + std::to_string(d.sig) + " * 2^" +
-                                   std::to_string(d.exp) + ")");
+    row("integer significand",
+        std::to_string(d.sig) + " (|value| = " + std::to_string(d.sig) + " * 2^" + std::to_string(d.exp) + ")");
   }
 }
 

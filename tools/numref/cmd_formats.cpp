@@ -27,8 +27,8 @@ int run_formats(Args& a) {
   const bool md = a.flag("markdown");
   a.finish();
   const char* none = md ? "—" : "-";
-  const std::vector<std::string> header = {"name",       "bits", "exp",        "frac",         "bias",
-                                           "signed",     "specials", "zero",  "subnormals",   "emin",
+  const std::vector<std::string> header = {"name",       "bits",         "exp",          "frac",       "bias",
+                                           "signed",     "specials",     "zero",         "subnormals", "emin",
                                            "max finite", "min positive", "canonical NaN"};
   std::vector<std::vector<std::string>> rows;
   for (const Format& f : kFormats) {

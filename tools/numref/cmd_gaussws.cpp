@@ -44,7 +44,8 @@ std::vector<std::uint32_t> read_words(const std::string& path, npy::Dtype want, 
   std::vector<std::uint32_t> out(count);
   const std::uint8_t* p = bytes.data() + a.data_offset;
   for (std::size_t i = 0; i < count; ++i) {
-    if (want == npy::Dtype::f4) std::memcpy(&out[i], p + 4 * i, 4);
+    if (want == npy::Dtype::f4)
+      std::memcpy(&out[i], p + 4 * i, 4);
     else {
       std::uint16_t h;
       std::memcpy(&h, p + 2 * i, 2);
@@ -160,7 +161,8 @@ void check_outputs(const Options& o) {
 std::vector<std::uint32_t> tensor_codes(const NpyTensor& t) {
   std::vector<std::uint32_t> c(t.rows * t.cols);
   for (std::size_t i = 0; i < c.size(); ++i) {
-    if (t.format->bits == 32) std::memcpy(&c[i], t.bytes.data() + t.offset + 4 * i, 4);
+    if (t.format->bits == 32)
+      std::memcpy(&c[i], t.bytes.data() + t.offset + 4 * i, 4);
     else {
       std::uint16_t h;
       std::memcpy(&h, t.bytes.data() + t.offset + 2 * i, 2);
@@ -183,7 +185,8 @@ std::vector<std::uint32_t> block_bitwidths(const Options& o, const gw::Shape& sh
     const std::uint32_t hi = parse_f32(o.b_init, "--b-init"), lo = parse_f32(o.b_target, "--b-target");
     bt.resize(bi.size());
     for (std::size_t b = 0; b < bi.size(); ++b) {
-      if (!f32_is_finite(bi[b])) throw UsageError(*o.bi_file + ": b_i of block " + std::to_string(b) + " is not finite");
+      if (!f32_is_finite(bi[b]))
+        throw UsageError(*o.bi_file + ": b_i of block " + std::to_string(b) + " is not finite");
       bt[b] = gw::bitwidth(bi[b], hi, lo);
     }
   }

@@ -195,9 +195,9 @@ std::string heatmap_svg(const ErrorHistogram& h, const Threshold& t) {
       const std::uint64_t rr = 255 - shade, gg = 255 - (shade * 3) / 4, bb = 255 - shade / 4;
       o += "<rect class=\"cell\" x=\"" + std::to_string(left + b * cell_w) + "\" y=\"" + std::to_string(y) +
            "\" width=\"" + std::to_string(cell_w) + "\" height=\"" + std::to_string(cell_h) + "\" fill=\"rgb(" +
-           std::to_string(rr) + "," + std::to_string(gg) + "," + std::to_string(bb) +
-           ")\" stroke=\"#ccc\"><title>" + xml_escape(h.row_label(row) + " " + h.bin_label(b) + ": " + std::to_string(c) + " of " +
-                                                      std::to_string(row.observations)) +
+           std::to_string(rr) + "," + std::to_string(gg) + "," + std::to_string(bb) + ")\" stroke=\"#ccc\"><title>" +
+           xml_escape(h.row_label(row) + " " + h.bin_label(b) + ": " + std::to_string(c) + " of " +
+                      std::to_string(row.observations)) +
            "</title></rect>\n";
     }
   }
@@ -210,9 +210,9 @@ std::string heatmap_svg(const ErrorHistogram& h, const Threshold& t) {
   o += "<line class=\"threshold\" x1=\"" + std::to_string(tx) + "\" y1=\"" + std::to_string(top - 4) + "\" x2=\"" +
        std::to_string(tx) + "\" y2=\"" + std::to_string(top + nr * cell_h + 4) +
        "\" stroke=\"blue\" stroke-width=\"2\"/>\n";
-  o += "<text x=\"" + std::to_string(left) + "\" y=\"" + std::to_string(top + nr * cell_h + 20) +
-       "\">threshold " + xml_escape(t.to_string()) + ", " + std::to_string(h.fallbacks()) + " of " +
-       std::to_string(h.observations()) + " fall back</text>\n";
+  o += "<text x=\"" + std::to_string(left) + "\" y=\"" + std::to_string(top + nr * cell_h + 20) + "\">threshold " +
+       xml_escape(t.to_string()) + ", " + std::to_string(h.fallbacks()) + " of " + std::to_string(h.observations()) +
+       " fall back</text>\n";
   o += "</g>\n</svg>\n";
   return o;
 }
@@ -259,11 +259,13 @@ std::string tensor_json(const TensorOutcome& t, const Options& o, std::size_t in
   std::string s = "{\n";
   if (!extra.empty()) s += pad + "  " + extra + ",\n";
   s += pad + "  \"input\": {\"path\": " + json_string(t.in.path) + ", \"name\": " + json_string(t.in.name) +
-       ", \"format\": \"" + std::string(t.in.format->name) + "\", \"rows\": " +
-       std::to_string(o.transpose ? t.in.cols : t.in.rows) + ", \"cols\": " +
-       std::to_string(o.transpose ? t.in.rows : t.in.cols) + ", \"transposed\": " + (o.transpose ? "true" : "false") + "},\n";
-  s += pad + "  \"decision\": \"" + std::string(r.quantized ? "f8e4m3fn" : o.fake->name) + "\", \"quantized\": " +
-       (r.quantized ? "true" : "false") + ", \"reason\": \"" + std::string(to_string(r.verdict.reason)) + "\",\n";
+       ", \"format\": \"" + std::string(t.in.format->name) +
+       "\", \"rows\": " + std::to_string(o.transpose ? t.in.cols : t.in.rows) +
+       ", \"cols\": " + std::to_string(o.transpose ? t.in.rows : t.in.cols) +
+       ", \"transposed\": " + (o.transpose ? "true" : "false") + "},\n";
+  s += pad + "  \"decision\": \"" + std::string(r.quantized ? "f8e4m3fn" : o.fake->name) +
+       "\", \"quantized\": " + (r.quantized ? "true" : "false") + ", \"reason\": \"" +
+       std::string(to_string(r.verdict.reason)) + "\",\n";
   s += pad + "  \"metric\": {\"mean\": " + (f32_is_finite(r.mean) ? json_f32(r.mean) : std::string("null")) +
        ", \"error\": " + json_sum(r.error) + "},\n";
   s += pad + "  \"bin\": " + (bin ? std::to_string(*bin) : std::string("null")) + ",\n";
@@ -304,7 +306,8 @@ Options parse_options(Args& a) {
   }
   if (const auto th = a.opt("threshold")) {
     if (o.recipe != "tensor") throw UsageError("--threshold applies to the tensor recipe only");
-    if (const std::string err = Threshold::parse(*th, o.threshold); !err.empty()) throw UsageError("--threshold: " + err);
+    if (const std::string err = Threshold::parse(*th, o.threshold); !err.empty())
+      throw UsageError("--threshold: " + err);
     o.threshold_text = *th;
   }
   const std::string rule_name = a.opt_or("scale", "gam");
@@ -313,7 +316,8 @@ Options parse_options(Args& a) {
     throw UsageError("--scale: '" + rule_name + "' is not a scale rule for FP8 MoR (use " + fp8_mor_rule_names() + ")");
   o.rule = *rule;
   o.fake = &format_arg(a.opt_or("fake", "bf16"), "--fake");
-  if (o.fake->bits < 16 || o.fake->is_integer()) throw UsageError("--fake: the format of Q(x) must be bf16, f16 or f32");
+  if (o.fake->bits < 16 || o.fake->is_integer())
+    throw UsageError("--fake: the format of Q(x) must be bf16, f16 or f32");
   o.svg = a.opt("svg");
   o.out_prefix = a.opt("out");
   o.max_blocks = static_cast<std::size_t>(parse_int(a.opt_or("max-blocks", "64"), 0, 1LL << 40, "--max-blocks"));
@@ -409,17 +413,17 @@ std::string subtensor_json(const Options& o, const SubtensorMorSpec& spec, const
   const BlockGrid& grid = t.grid;
   std::string s = "{\n  \"input\": {\"path\": " + json_string(t.in.path) + ", \"format\": \"" +
                   std::string(t.in.format->name) + "\", \"rows\": " + std::to_string(t.x.rows()) +
-                  ", \"cols\": " + std::to_string(t.x.cols()) + ", \"transposed\": " + (o.transpose ? "true" : "false") +
-                  "},\n";
+                  ", \"cols\": " + std::to_string(t.x.cols()) +
+                  ", \"transposed\": " + (o.transpose ? "true" : "false") + "},\n";
   s += "  \"recipe\": \"" + o.recipe + "\", \"partition\": \"" + to_string(spec.blocks) + "\", \"scale\": \"" +
        std::string(to_string(o.rule)) + "\",\n";
-  s += "  \"grid\": {\"rows\": " + std::to_string(grid.grid_rows()) + ", \"cols\": " +
-       std::to_string(grid.grid_cols()) + "},\n";
+  s += "  \"grid\": {\"rows\": " + std::to_string(grid.grid_rows()) +
+       ", \"cols\": " + std::to_string(grid.grid_cols()) + "},\n";
   s += "  \"counts\": {";
   for (int k = 0; k < 3; ++k)
-    s += std::string(k ? ", " : "") + "\"" + std::string(to_string(static_cast<BlockType>(k))) + "\": {\"blocks\": " +
-         std::to_string(r.blocks_of[static_cast<std::size_t>(k)]) + ", \"elements\": " +
-         std::to_string(r.elements_of[static_cast<std::size_t>(k)]) + "}";
+    s += std::string(k ? ", " : "") + "\"" + std::string(to_string(static_cast<BlockType>(k))) +
+         "\": {\"blocks\": " + std::to_string(r.blocks_of[static_cast<std::size_t>(k)]) +
+         ", \"elements\": " + std::to_string(r.elements_of[static_cast<std::size_t>(k)]) + "}";
   s += "},\n  \"blocks\": [";
   const std::size_t listed = std::min(o.max_blocks, r.type.size());
   for (std::size_t b = 0; b < listed; ++b) {
@@ -461,8 +465,8 @@ void print_subtensor_text(const Options& o, const SubtensorMorSpec& spec, const 
   std::printf("recipe     sub-tensor MoR, %s [%s], blocks %s (%zu x %zu), scale %s, Q in %s\n",
               spec.recipe == SubtensorRecipe::three_way ? "three-way" : "two-way",
               spec.recipe == SubtensorRecipe::three_way ? "f8e4m3fn, f8e5m2, bf16" : "f8e4m3fn, bf16",
-              to_string(spec.blocks).c_str(), grid.grid_rows(), grid.grid_cols(), std::string(to_string(o.rule)).c_str(),
-              std::string(o.fake->name).c_str());
+              to_string(spec.blocks).c_str(), grid.grid_rows(), grid.grid_cols(),
+              std::string(to_string(o.rule)).c_str(), std::string(o.fake->name).c_str());
   std::printf("blocks     f8e4m3fn %llu (%llu elements), f8e5m2 %llu (%llu), bf16 %llu (%llu)\n",
               static_cast<unsigned long long>(r.blocks_of[0]), static_cast<unsigned long long>(r.elements_of[0]),
               static_cast<unsigned long long>(r.blocks_of[1]), static_cast<unsigned long long>(r.elements_of[1]),
@@ -471,11 +475,12 @@ void print_subtensor_text(const Options& o, const SubtensorMorSpec& spec, const 
   const std::size_t listed = std::min(o.max_blocks, r.type.size());
   for (std::size_t b = 0; b < listed; ++b) {
     const BlockRange br = grid.range(b);
-    std::printf("block %zu rows [%zu,%zu) cols [%zu,%zu): %s (Eq. 3 %s, Eq. 4 %s); error sums E4M3 %s, E5M2 %s over %llu\n",
-                b, br.r0, br.r1, br.c0, br.c1, std::string(to_string(r.type[b])).c_str(),
-                std::string(to_string(r.eq3[b].reason)).c_str(), std::string(to_string(r.eq4[b].reason)).c_str(),
-                r.e4m3_sum[b].sum.hexfloat().c_str(), r.e5m2_sum[b].sum.hexfloat().c_str(),
-                static_cast<unsigned long long>(r.e4m3_sum[b].n));
+    std::printf(
+        "block %zu rows [%zu,%zu) cols [%zu,%zu): %s (Eq. 3 %s, Eq. 4 %s); error sums E4M3 %s, E5M2 %s over %llu\n", b,
+        br.r0, br.r1, br.c0, br.c1, std::string(to_string(r.type[b])).c_str(),
+        std::string(to_string(r.eq3[b].reason)).c_str(), std::string(to_string(r.eq4[b].reason)).c_str(),
+        r.e4m3_sum[b].sum.hexfloat().c_str(), r.e5m2_sum[b].sum.hexfloat().c_str(),
+        static_cast<unsigned long long>(r.e4m3_sum[b].n));
   }
   if (listed < r.type.size()) std::printf("(%zu more blocks; --max-blocks N lists more)\n", r.type.size() - listed);
   if (t.mom) print_moments(*t.mom);
@@ -498,12 +503,16 @@ int run_subtensor(const Options& o, const Inputs& ins, MorFiles& files) {
     SubtensorOutcome t{in, x, std::move(r), BlockGrid(x.rows(), x.cols(), spec.blocks), std::nullopt, {}};
     if (o.stats) t.mom = tensor_moments(x);
     if (o.out_prefix) t.written = write_subtensor_files(files, o, t);
-    if (o.json) json_all += (fi ? ",\n" : "\n") + subtensor_json(o, spec, t);
-    else print_subtensor_text(o, spec, t);
+    if (o.json)
+      json_all += (fi ? ",\n" : "\n") + subtensor_json(o, spec, t);
+    else
+      print_subtensor_text(o, spec, t);
   }
   if (o.json) {
-    if (ins.several) std::printf("%s\n]\n", json_all.c_str());
-    else std::printf("%s\n", json_all.substr(2).c_str());
+    if (ins.several)
+      std::printf("%s\n]\n", json_all.c_str());
+    else
+      std::printf("%s\n", json_all.substr(2).c_str());
   }
   return 0;
 }
@@ -551,8 +560,8 @@ std::string recipe_line(const Options& o) {
 
 // "\"threshold\": {\"num\": N, \"den\": D, \"text\": T}" of the JSON reports.
 std::string threshold_json(const Options& o) {
-  return "\"threshold\": {\"num\": " + std::to_string(o.threshold.num) + ", \"den\": " +
-         std::to_string(o.threshold.den) + ", \"text\": " + json_string(o.threshold_text) + "}";
+  return "\"threshold\": {\"num\": " + std::to_string(o.threshold.num) +
+         ", \"den\": " + std::to_string(o.threshold.den) + ", \"text\": " + json_string(o.threshold_text) + "}";
 }
 
 void print_one_text(const Options& o, const TensorOutcome& t, const ErrorHistogram& hist) {
@@ -597,9 +606,9 @@ std::string histogram_json(const ErrorHistogram& hist, std::uint64_t reset_every
          (row.window ? ", \"steps\": [" + std::to_string(*row.window * reset_every) + ", " +
                            std::to_string((*row.window + 1) * reset_every) + "]"
                      : std::string()) +
-         ", \"observations\": " +
-         std::to_string(row.observations) + ", \"fallbacks\": " + std::to_string(row.fallbacks) +
-         ", \"nonfinite\": " + std::to_string(row.nonfinite) + ", \"counts\": [";
+         ", \"observations\": " + std::to_string(row.observations) +
+         ", \"fallbacks\": " + std::to_string(row.fallbacks) + ", \"nonfinite\": " + std::to_string(row.nonfinite) +
+         ", \"counts\": [";
     for (std::size_t b = 0; b < row.counts.size(); ++b) s += (b ? ", " : "") + std::to_string(row.counts[b]);
     s += "]}";
   }
@@ -609,8 +618,8 @@ std::string histogram_json(const ErrorHistogram& hist, std::uint64_t reset_every
 
 void print_several_json(const Options& o, const std::vector<TensorOutcome>& outs, const ErrorHistogram& hist) {
   const std::uint64_t total = hist.observations(), fb = hist.fallbacks();
-  std::string s = "{\n  \"recipe\": \"tensor\", \"partition\": \"" + to_string(o.partition) + "\", " +
-                  threshold_json(o) + ",\n";
+  std::string s =
+      "{\n  \"recipe\": \"tensor\", \"partition\": \"" + to_string(o.partition) + "\", " + threshold_json(o) + ",\n";
   s += "  \"tensors\": [";
   for (std::size_t i = 0; i < outs.size(); ++i) s += std::string(i ? ",\n    " : "\n    ") + tensor_json(outs[i], o, 4);
   s += "\n  ],\n";
@@ -626,8 +635,9 @@ void print_several_text(const Options& o, const std::vector<TensorOutcome>& outs
   std::vector<std::vector<std::string>> rows;
   for (const TensorOutcome& t : outs) {
     const auto bin = histogram_bin(t.r.error);
-    rows.push_back({t.in.path, std::to_string(o.transpose ? t.in.cols : t.in.rows) + "x" +
-                                   std::to_string(o.transpose ? t.in.rows : t.in.cols),
+    rows.push_back({t.in.path,
+                    std::to_string(o.transpose ? t.in.cols : t.in.rows) + "x" +
+                        std::to_string(o.transpose ? t.in.rows : t.in.cols),
                     t.r.quantized ? "f8e4m3fn" : std::string(o.fake->name), std::string(to_string(t.r.verdict.reason)),
                     f32_is_finite(t.r.mean) ? hex_code(t.r.mean, F32()) : "-",
                     f32_is_finite(t.r.mean) ? compact_value(decode(t.r.mean, F32()), 14) : "-",
@@ -666,8 +676,10 @@ int run_tensor(const Options& o, const Inputs& ins, MorFiles& files) {
     }
     return 0;
   }
-  if (o.json) print_several_json(o, outs, hist);
-  else print_several_text(o, outs, hist);
+  if (o.json)
+    print_several_json(o, outs, hist);
+  else
+    print_several_text(o, outs, hist);
   if (o.svg) {
     files.svg->write(heatmap_svg(hist, o.threshold));
     files.outputs.commit_all();

@@ -240,7 +240,8 @@ std::vector<std::uint32_t> read_random(const std::string& path, std::size_t n, i
   const npy::Array ra = read_npy(path, rb);
   if (ra.dtype != npy::Dtype::u4) throw UsageError(path + ": random values must be <u4 (uint32)");
   if (ra.count() != n)
-    throw UsageError(path + ": " + std::to_string(ra.count()) + " random values for " + std::to_string(n) + " elements");
+    throw UsageError(path + ": " + std::to_string(ra.count()) + " random values for " + std::to_string(n) +
+                     " elements");
   std::vector<std::uint32_t> random(n);
   std::memcpy(random.data(), rb.data() + ra.data_offset, n * 4);
   for (std::size_t i = 0; i < n; ++i)
@@ -255,7 +256,8 @@ std::vector<std::uint32_t> read_random(const std::string& path, std::size_t n, i
 std::vector<std::uint32_t> random_values(const Options& o, std::size_t n) {
   const bool sr = effective_round(*o.elem, o.spec.policy) == Round::sr;
   if (o.random_path && o.seed) throw UsageError("give either --random or --seed, not both");
-  if ((o.random_path || o.seed) && !sr) throw UsageError("--random / --seed apply only to stochastic rounding (--round sr)");
+  if ((o.random_path || o.seed) && !sr)
+    throw UsageError("--random / --seed apply only to stochastic rounding (--round sr)");
   if (!sr) return {};
   if (!o.random_path && !o.seed) throw UsageError("stochastic rounding needs --random R.npy or --seed S");
   const int k = o.spec.policy.sr_bits;
@@ -373,9 +375,10 @@ std::string json_header(const Summary& s) {
   o += "  \"profile\": \"" + s.o.profile + "\", \"recipe\": \"" + describe(spec.recipe) + "\",\n";
   o += "  \"policy\": \"" + describe(spec.policy) + "\",\n";
   o += "  \"wide_policy\": \"" + describe(spec.wide) + "\",\n";
-  o += "  \"grid\": {\"rows\": " + std::to_string(grid.grid_rows()) + ", \"cols\": " + std::to_string(grid.grid_cols()) +
-       ", \"block_rows\": " + std::to_string(grid.block_rows()) + ", \"block_cols\": " + std::to_string(grid.block_cols()) +
-       ", \"blocks\": " + std::to_string(grid.count()) + "},\n";
+  o += "  \"grid\": {\"rows\": " + std::to_string(grid.grid_rows()) +
+       ", \"cols\": " + std::to_string(grid.grid_cols()) + ", \"block_rows\": " + std::to_string(grid.block_rows()) +
+       ", \"block_cols\": " + std::to_string(grid.block_cols()) + ", \"blocks\": " + std::to_string(grid.count()) +
+       "},\n";
   o += "  \"counts\": {\"elements\": " + std::to_string(s.x.size()) + ", " + counts_json(s.r.total) + "},\n";
   return o;
 }
@@ -405,9 +408,10 @@ void print_json(const Summary& s) {
   o += "  \"blocks_listed\": " + std::to_string(s.listed) + ",\n  \"blocks\": [";
   for (std::size_t b = 0; b < s.listed; ++b) {
     const BlockRange br = s.grid.range(b);
-    o += std::string(b ? ",\n" : "\n") + "    {\"index\": " + std::to_string(b) + ", \"rows\": [" + std::to_string(br.r0) +
-         ", " + std::to_string(br.r1) + "], \"cols\": [" + std::to_string(br.c0) + ", " + std::to_string(br.c1) +
-         "], \"amax\": " + json_code(r.block_amax[b].f32, f32) + ", \"scale\": " + json_code(r.meta.scales[b], s.sfmt);
+    o += std::string(b ? ",\n" : "\n") + "    {\"index\": " + std::to_string(b) + ", \"rows\": [" +
+         std::to_string(br.r0) + ", " + std::to_string(br.r1) + "], \"cols\": [" + std::to_string(br.c0) + ", " +
+         std::to_string(br.c1) + "], \"amax\": " + json_code(r.block_amax[b].f32, f32) +
+         ", \"scale\": " + json_code(r.meta.scales[b], s.sfmt);
     if (const auto g = gam_block_scale(r.meta, br, b)) o += ", \"block_scale\": " + json_code(*g, f32);
     o += ", " + counts_json(r.block_stats[b]) + "}";
   }
@@ -427,7 +431,8 @@ void print_text(const Summary& s) {
   std::printf("quantize   %s, scale %s (%s), partition %s, %zu x %zu blocks\n", std::string(s.o.elem->name).c_str(),
               std::string(to_string(spec.rule)).c_str(), std::string(s.sfmt.name).c_str(),
               to_string(spec.partition).c_str(), s.grid.grid_rows(), s.grid.grid_cols());
-  if (s.o.recipe_profile || !(spec.recipe == RecipeKnobs{})) std::printf("recipe     %s\n", describe(spec.recipe).c_str());
+  if (s.o.recipe_profile || !(spec.recipe == RecipeKnobs{}))
+    std::printf("recipe     %s\n", describe(spec.recipe).c_str());
   std::printf("policy     %s\n", describe(spec.policy).c_str());
   std::printf("counts     %zu elements: %llu saturated, %llu flushed, %llu NaN, %llu Inf\n", s.x.size(),
               static_cast<unsigned long long>(r.total.saturated), static_cast<unsigned long long>(r.total.flushed),
@@ -446,7 +451,8 @@ void print_text(const Summary& s) {
                 hex_code(r.block_amax[b].f32, f32).c_str(), hex_code(r.meta.scales[b], s.sfmt).c_str(),
                 compact_value(decode(r.meta.scales[b], s.sfmt), 40).c_str(), gam_scale.c_str());
   }
-  if (s.listed < s.grid.count()) std::printf("(%zu more blocks; --max-blocks N lists more)\n", s.grid.count() - s.listed);
+  if (s.listed < s.grid.count())
+    std::printf("(%zu more blocks; --max-blocks N lists more)\n", s.grid.count() - s.listed);
   for (const auto& f : s.files) std::printf("wrote      %s\n", f.c_str());
 }
 
@@ -464,8 +470,10 @@ int run_quantize(Args& a) {
   const std::vector<std::string> files = write_files(out, o, in, x, q, random);
   const BlockGrid grid(x.rows(), x.cols(), o.spec.partition);
   const Summary s{o, in, x, q.r, files, grid, scale_format(o.spec.rule), std::min(o.max_blocks, grid.count())};
-  if (o.json) print_json(s);
-  else print_text(s);
+  if (o.json)
+    print_json(s);
+  else
+    print_text(s);
   return 0;
 }
 

@@ -36,10 +36,14 @@ int run(Args& a) {
   if (pos[0] != "merge") throw UsageError("unknown action '" + pos[0] + "' (expected merge)");
   conform::MergeOptions o;
   const std::string rep = a.opt_or("report", "text");
-  if (rep == "text") o.report = conform::ReportFormat::text;
-  else if (rep == "json") o.report = conform::ReportFormat::json;
-  else if (rep == "junit") o.report = conform::ReportFormat::junit;
-  else throw UsageError("--report: '" + rep + "' is not text, json or junit");
+  if (rep == "text")
+    o.report = conform::ReportFormat::text;
+  else if (rep == "json")
+    o.report = conform::ReportFormat::json;
+  else if (rep == "junit")
+    o.report = conform::ReportFormat::junit;
+  else
+    throw UsageError("--report: '" + rep + "' is not text, json or junit");
   o.out = a.opt_or("out", "");
   a.finish();
   pos.erase(pos.begin());

@@ -40,17 +40,19 @@ int run(Args& a) {
     a.finish();
     if (dir.empty()) throw UsageError("no vector directory known: give --out DIR");
     std::error_code ec;
-    if (const auto st = std::filesystem::status(dir, ec); std::filesystem::exists(st) && !std::filesystem::is_directory(st))
+    if (const auto st = std::filesystem::status(dir, ec);
+        std::filesystem::exists(st) && !std::filesystem::is_directory(st))
       throw UsageError("--out " + dir + ": exists and is not a directory");
     const auto files = conform::generate_all_vectors();
     const auto res = conform::write_vectors(dir, files);
     std::size_t bytes = 0;
     for (const auto& f : files) bytes += f.text.size();
-    std::printf("wrote %zu vector files (%.1f KiB) and MANIFEST to %s\n", files.size(), static_cast<double>(bytes) / 1024.0,
-                dir.c_str());
+    std::printf("wrote %zu vector files (%.1f KiB) and MANIFEST to %s\n", files.size(),
+                static_cast<double>(bytes) / 1024.0, dir.c_str());
     for (const auto& r : res.removed) std::printf("removed stale %s\n", r.c_str());
     for (const auto& k : res.kept)
-      std::printf("kept %s: the old MANIFEST lists it but it was edited since; remove it by hand if unwanted\n", k.c_str());
+      std::printf("kept %s: the old MANIFEST lists it but it was edited since; remove it by hand if unwanted\n",
+                  k.c_str());
     return 0;
   }
   if (what == "verify") {

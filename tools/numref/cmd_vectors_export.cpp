@@ -60,7 +60,8 @@ int run_vectors_export(Args& a) {
     conform::ExportSet set;
     for (const auto& path : files) {
       std::error_code ec;
-      if (std::filesystem::is_directory(path, ec)) throw UsageError("export: " + path + " is a directory, not a vector file");
+      if (std::filesystem::is_directory(path, ec))
+        throw UsageError("export: " + path + " is a directory, not a vector file");
       std::ifstream in(path, std::ios::binary);
       if (!in) throw UsageError("export: cannot read " + path);
       conform::read_export_source(in, path, set);

@@ -37,7 +37,9 @@ std::optional<std::string> Args::opt(std::string_view name) {
     if (it.key != name) continue;
     it.used = true;
     if (!it.value) throw UsageError("option --" + std::string(name) + " needs a value");
-    if (v) throw UsageError("option --" + std::string(name) + " given twice ('" + *v + "' and '" + *it.value + "'); give it once");
+    if (v)
+      throw UsageError("option --" + std::string(name) + " given twice ('" + *v + "' and '" + *it.value +
+                       "'); give it once");
     v = it.value;
   }
   return v;
@@ -109,10 +111,14 @@ std::uint64_t parse_hex(std::string_view s, int max_bits, std::string_view what)
   int digits = 0;
   for (char c : h) {
     int d;
-    if (c >= '0' && c <= '9') d = c - '0';
-    else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-    else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
-    else throw UsageError(std::string(what) + ": malformed hex '" + std::string(s) + "'");
+    if (c >= '0' && c <= '9')
+      d = c - '0';
+    else if (c >= 'a' && c <= 'f')
+      d = c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F')
+      d = c - 'A' + 10;
+    else
+      throw UsageError(std::string(what) + ": malformed hex '" + std::string(s) + "'");
     if (v == 0 && d == 0) continue;  // leading zeros do not count
     if (++digits > 16) throw UsageError(std::string(what) + ": hex value '" + std::string(s) + "' is too wide");
     v = (v << 4) | static_cast<std::uint64_t>(d);
@@ -151,9 +157,12 @@ std::string one_line(std::string_view s) {
   o.reserve(s.size());
   for (const char ch : s) {
     const auto c = static_cast<unsigned char>(ch);
-    if (c == '\n') o += "\\n";
-    else if (c == '\r') o += "\\r";
-    else if (c == '\t') o += "\\t";
+    if (c == '\n')
+      o += "\\n";
+    else if (c == '\r')
+      o += "\\r";
+    else if (c == '\t')
+      o += "\\t";
     else if (c < 0x20 || c == 0x7f) {
       o += "\\x";
       o += kHex[c >> 4];
@@ -181,8 +190,9 @@ void usage(std::FILE* out) {
   std::fprintf(out, "usage: numref <verb> [options]\n\nverbs:\n");
   for (const auto& [name, v] : numref::cli::registry())
     std::fprintf(out, "  %-10s %s\n", name.c_str(), v.summary.c_str());
-  std::fprintf(out, "\nnumref <verb> --help shows the options of a verb; numref --version the version;\n"
-                   "docs/ has the full manual.\n");
+  std::fprintf(out,
+               "\nnumref <verb> --help shows the options of a verb; numref --version the version;\n"
+               "docs/ has the full manual.\n");
 }
 }  // namespace
 
@@ -196,8 +206,10 @@ int main(int argc, char** argv) {
   const std::string verb = argv[1];
   const bool version = verb == "--version" || verb == "version";
   if (verb == "--help" || verb == "-h" || verb == "help" || version) {
-    if (version) std::printf("numref %s (spec %s)\n", numref::kVersion, numref::kSpecVersion);
-    else usage(stdout);
+    if (version)
+      std::printf("numref %s (spec %s)\n", numref::kVersion, numref::kSpecVersion);
+    else
+      usage(stdout);
     try {
       numref::conform::check_stdout();
     } catch (const numref::conform::OutputError& e) {

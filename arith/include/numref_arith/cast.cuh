@@ -59,8 +59,8 @@ struct CastPolicy {
   Mode mode = Mode::rne;
   std::uint8_t sr_bits = 0;  // k in 1..32 when mode == sr (§4.3)
   SrVariant sr_variant = SrVariant::fraction;
-  bool saturate = false;     // §6.1 overflow=saturate
-  bool inf_to_max = true;    // §6.2 inf_sat=max (only read when saturating)
+  bool saturate = false;   // §6.1 overflow=saturate
+  bool inf_to_max = true;  // §6.2 inf_sat=max (only read when saturating)
   NanOut nan = NanOut::payload;
   NanToFinite nan_to_finite = NanToFinite::zero;
 };
@@ -81,9 +81,7 @@ struct E8m0Policy {
 
 // §4.3 A random value r is valid for k bits iff r < 2^k. The kernels never mask r: they
 // report an invalid one (see the status word of the cast kernels, §35.3).
-NUMREF_HD NUMREF_FORCEINLINE bool sr_value_valid(std::uint32_t r, int k) {
-  return k >= 32 || (r >> k) == 0u;
-}
+NUMREF_HD NUMREF_FORCEINLINE bool sr_value_valid(std::uint32_t r, int k) { return k >= 32 || (r >> k) == 0u; }
 
 // §35.2 The codes of the special cases of one (target, policy), computed once per launch
 // so that the per-element code is straight-line: [0] for a positive, [1] for a negative
@@ -105,8 +103,8 @@ NUMREF_HD NUMREF_FORCEINLINE std::uint32_t overflow_code(bool sign, Mode dir, bo
   const std::uint32_t sgn = sign ? D::sign_bit : 0u;
   const std::uint32_t max_code = D::max_finite | sgn;
   if (!D::has_nan || saturate) return max_code;  // FP6 / FP4 always saturate
-  const bool to_infinity = dir == Mode::rne || dir == Mode::rna || dir == Mode::sr ||
-                           (dir == Mode::rup && !sign) || (dir == Mode::rdn && sign);
+  const bool to_infinity = dir == Mode::rne || dir == Mode::rna || dir == Mode::sr || (dir == Mode::rup && !sign) ||
+                           (dir == Mode::rdn && sign);
   if (!to_infinity) return max_code;
   // ±Inf, or where the infinity slot is a NaN (f8e4m3fn) that NaN with the sign of x.
   return (D::has_inf ? D::inf_mag : D::canonical_nan) | sgn;
@@ -136,8 +134,10 @@ NUMREF_HD NUMREF_FORCEINLINE std::uint32_t nan_code(bool sign, const CastPolicy&
 template <class S, class D>
 NUMREF_HD NUMREF_FORCEINLINE std::uint32_t nan_payload_code(bool sign, std::uint32_t frac) {
   std::uint32_t pl;
-  if constexpr (S::man >= D::man) pl = frac >> (S::man - D::man);
-  else pl = frac << (D::man - S::man);
+  if constexpr (S::man >= D::man)
+    pl = frac >> (S::man - D::man);
+  else
+    pl = frac << (D::man - S::man);
   pl |= 1u << (D::man - 1);
   return (sign ? D::sign_bit : 0u) | D::inf_mag | (pl & D::man_mask);
 }
@@ -147,9 +147,12 @@ template <class D>
 NUMREF_HD NUMREF_FORCEINLINE std::uint32_t inf_code(bool sign, const CastPolicy& p) {
   const std::uint32_t sgn = sign ? D::sign_bit : 0u;
   if (p.saturate && p.inf_to_max) return D::max_finite | sgn;
-  if constexpr (D::has_inf) return D::inf_mag | sgn;
-  else if constexpr (D::has_nan) return D::canonical_nan | sgn;
-  else return D::max_finite | sgn;
+  if constexpr (D::has_inf)
+    return D::inf_mag | sgn;
+  else if constexpr (D::has_nan)
+    return D::canonical_nan | sgn;
+  else
+    return D::max_finite | sgn;
 }
 
 }  // namespace detail
@@ -243,13 +246,17 @@ NUMREF_HD NUMREF_FORCEINLINE Unpacked unpack(std::uint32_t mag) {
 // §2.2 Operand classes of a source magnitude (Format::is_nan_magnitude / is_inf_magnitude).
 template <class S>
 NUMREF_HD NUMREF_FORCEINLINE bool is_nan_mag(std::uint32_t mag) {
-  if constexpr (S::has_inf) return mag > S::first_special;  // above the Inf magnitude
-  else return mag >= S::first_special;                       // fn: the all-ones magnitude; finite: never
+  if constexpr (S::has_inf)
+    return mag > S::first_special;  // above the Inf magnitude
+  else
+    return mag >= S::first_special;  // fn: the all-ones magnitude; finite: never
 }
 template <class S>
 NUMREF_HD NUMREF_FORCEINLINE bool is_inf_mag(std::uint32_t mag) {
-  if constexpr (S::has_inf) return mag == S::inf_mag;
-  else return false;
+  if constexpr (S::has_inf)
+    return mag == S::inf_mag;
+  else
+    return false;
 }
 
 }  // namespace detail
@@ -285,10 +292,10 @@ NUMREF_HD NUMREF_FORCEINLINE std::uint32_t convert_as(std::uint32_t bits, const 
     const detail::Unpacked u = detail::unpack<S>(mag);
     finite = detail::round_finite<D, M>(sign, u.sig, u.exp, k, r, sp);
   }
-  const std::uint32_t nan = sp.nan_payload ? detail::nan_payload_code<S, D>(sign, mag & S::man_mask)
-                                           : sp.nan[sign ? 1 : 0];
-  const std::uint32_t zero = sign ? D::sign_bit : 0u;  // §6.6
-  return detail::is_nan_mag<S>(mag)   ? nan                    // §6.3, §6.4
+  const std::uint32_t nan =
+      sp.nan_payload ? detail::nan_payload_code<S, D>(sign, mag & S::man_mask) : sp.nan[sign ? 1 : 0];
+  const std::uint32_t zero = sign ? D::sign_bit : 0u;         // §6.6
+  return detail::is_nan_mag<S>(mag)   ? nan                   // §6.3, §6.4
          : detail::is_inf_mag<S>(mag) ? sp.inf[sign ? 1 : 0]  // §6.2
          : mag == 0u                  ? zero
                                       : finite;
@@ -347,8 +354,8 @@ NUMREF_HD NUMREF_FORCEINLINE std::uint32_t to_e8m0(std::uint32_t bits, const E8m
   const std::uint32_t mag = bits & S::mag_mask;
   const detail::Unpacked u = detail::unpack<S>(mag);
   const int top = 31 - clz32(u.sig | 1u);
-  const int e = u.exp + top;                              // floor(log2 |x|)
-  const std::uint32_t rem = u.sig & ((1u << top) - 1u);   // |x| / 2^e = 1 + rem / 2^top
+  const int e = u.exp + top;                                    // floor(log2 |x|)
+  const std::uint32_t rem = u.sig & ((1u << top) - 1u);         // |x| / 2^e = 1 + rem / 2^top
   const std::uint32_t half = top > 0 ? (1u << (top - 1)) : 1u;  // top == 0: rem == 0
   // §7.1 the E8M0 modes on positive operands: floor = rtz, ceil = rup, even = rne (§4.2 to the
   // even code, the biased exponent), tiesup = rna.
@@ -360,12 +367,12 @@ NUMREF_HD NUMREF_FORCEINLINE std::uint32_t to_e8m0(std::uint32_t bits, const E8m
   const int er = e + (up ? 1 : 0);
   // §7.5 overflow: FE, or the NaN when rounding "to infinity" without saturation.
   const std::uint32_t over = p.saturate || p.mode == E8m0Mode::floor ? D::max_finite : D::canonical_nan;
-  const std::uint32_t finite = er > e_max ? over
+  const std::uint32_t finite = er > e_max     ? over
                                : er < D::emin ? 0u  // §7.4 below 2^-127: the minimum, 00
                                               : static_cast<std::uint32_t>(er + D::bias);
   const bool negative_nan = sign && !p.negative_abs;  // §7.3 (for ±Inf too, §6.2)
-  const std::uint32_t inf = negative_nan ? D::canonical_nan
-                            : (p.saturate && p.inf_to_max ? D::max_finite : D::canonical_nan);  // §6.2
+  const std::uint32_t inf =
+      negative_nan ? D::canonical_nan : (p.saturate && p.inf_to_max ? D::max_finite : D::canonical_nan);  // §6.2
   return detail::is_nan_mag<S>(mag)   ? D::canonical_nan  // every §6.3 option gives FF
          : detail::is_inf_mag<S>(mag) ? inf
          : mag == 0u                  ? (p.zero_to_min ? 0u : D::canonical_nan)  // §7.2 (-0 is a zero)

@@ -26,8 +26,10 @@ bool with_cast_kernel(const CastPolicy& p, Fn&& fn) {
       case Mode::rup: fn.template operator()<Mode::rup, SrVariant::fraction>(); return true;
       case Mode::rdn: fn.template operator()<Mode::rdn, SrVariant::fraction>(); return true;
       case Mode::sr:
-        if (p.sr_variant == SrVariant::add) fn.template operator()<Mode::sr, SrVariant::add>();
-        else fn.template operator()<Mode::sr, SrVariant::fraction>();
+        if (p.sr_variant == SrVariant::add)
+          fn.template operator()<Mode::sr, SrVariant::add>();
+        else
+          fn.template operator()<Mode::sr, SrVariant::fraction>();
         return true;
     }
     return false;

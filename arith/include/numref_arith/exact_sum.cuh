@@ -35,7 +35,7 @@
 
 namespace numref_cuda {
 
-inline constexpr int kSumDigits = 12;        // carry-save counters, 24 bits apart
+inline constexpr int kSumDigits = 12;  // carry-save counters, 24 bits apart
 inline constexpr int kDigitBits = 24;
 inline constexpr int kWindowBase = 96;       // the window's lowest position (= 4 digits)
 inline constexpr int kWindowSpan = 41;       // positions 96 … 136: M << (pos - 96) < 2^64
@@ -78,9 +78,12 @@ struct Window {
   NUMREF_HD NUMREF_FORCEINLINE std::uint32_t piece(int i) const {
     const int b = kDigitBits * i;
     std::uint64_t v;
-    if (b >= 64) v = hi >> (b - 64);
-    else if (b + kDigitBits <= 64) v = lo >> b;
-    else v = (lo >> b) | (hi << (64 - b));
+    if (b >= 64)
+      v = hi >> (b - 64);
+    else if (b + kDigitBits <= 64)
+      v = lo >> b;
+    else
+      v = (lo >> b) | (hi << (64 - b));
     return static_cast<std::uint32_t>(v) & kDigitMask;
   }
   NUMREF_HD bool empty() const { return lo == 0u && hi == 0u; }
@@ -193,7 +196,7 @@ NUMREF_HD inline std::uint32_t mean_f32(const ErrorSumValue& v) {
   int len = 0;
   for (int i = 4; i >= 0 && len == 0; --i)
     if (q[i] != 0u) len = 64 * i + bitlen64(q[i]);
-  const std::uint64_t rest = v.n - rem;  // the fraction rem / n vs 1/2: rem <=> n - rem
+  const std::uint64_t rest = v.n - rem;       // the fraction rem / n vs 1/2: rem <=> n - rem
   if (len == 0) return rem > rest ? 1u : 0u;  // below 2^-149: 0 or the smallest subnormal (a tie -> 0)
   const int shift = len > 24 ? len - 24 : 0;  // quantum 2^(max(E - 23, -149)) in units of 2^-149
   std::uint32_t n = 0;

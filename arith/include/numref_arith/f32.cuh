@@ -125,7 +125,7 @@ NUMREF_HD inline std::uint32_t f32_sub(std::uint32_t a, std::uint32_t b) {
   }
   const int exp = u.e - 23 - 39;
   if (su == sv) return rn32_round(su, U + V, exp, lost);  // < 2^64
-  if (U == V && !lost) return 0u;                        // exact cancellation: +0
+  if (U == V && !lost) return 0u;                         // exact cancellation: +0
   // U − (V + eps) = (U − V − 1) + (1 − eps) when bits were lost (then U − V − 1 >= 2^61)
   return rn32_round(su, lost ? U - V - 1u : U - V, exp, lost);
 }

@@ -29,7 +29,8 @@ inline std::string status_error(std::uint32_t status) {
 // §37.1 Throws std::invalid_argument naming the first block whose b_t (binary32 code) is NaN or ±Inf.
 inline void check_bt(const std::uint32_t* bt, std::uint64_t n_blocks) {
   for (std::uint64_t b = 0; b < n_blocks; ++b)
-    if (!f32_finite(bt[b])) throw std::invalid_argument("gaussws: b_t of block " + std::to_string(b) + " is not finite");
+    if (!f32_finite(bt[b]))
+      throw std::invalid_argument("gaussws: b_t of block " + std::to_string(b) + " is not finite");
 }
 
 }  // namespace numref_cuda::gaussws

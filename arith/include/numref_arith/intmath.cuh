@@ -46,8 +46,10 @@ NUMREF_HD inline bool dyadic_less(std::uint64_t a, int ea, std::uint64_t b, int 
   // Same top exponent: align the significands at the common top (both have the same length
   // after shifting the shorter one left; neither exceeds 64 bits).
   const int la = bitlen64(a), lb = bitlen64(b);
-  if (la < lb) a <<= (lb - la);
-  else b <<= (la - lb);
+  if (la < lb)
+    a <<= (lb - la);
+  else
+    b <<= (la - lb);
   return a < b;
 }
 

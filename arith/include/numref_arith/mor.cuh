@@ -108,19 +108,30 @@ NUMREF_HD inline std::uint8_t subtensor_decide(const ErrorSumValue& e4, const Er
   eq3 = Verdict{};
   eq4 = Verdict{};
   // T_1 = E4M3 with M_1 = Eq. 3 (§27.1; special blocks §27.3)
-  if (e4.nonfinite_input != 0u) eq3 = {false, Reason::nonfinite_input};
-  else if (e4.nonfinite_quant != 0u) eq3 = {false, Reason::nonfinite_quant};
-  else if (e4.n == 0u) eq3 = {true, Reason::all_zero};
-  else if (e4.sum_is_zero()) eq3 = {true, Reason::exact};
-  else if (e5.nonfinite_quant != 0u) eq3 = {false, Reason::nonfinite_quant};
-  else eq3 = detail::compare_sums(e4, e5) < 0 ? Verdict{true, Reason::accepted} : Verdict{false, Reason::not_lower};
+  if (e4.nonfinite_input != 0u)
+    eq3 = {false, Reason::nonfinite_input};
+  else if (e4.nonfinite_quant != 0u)
+    eq3 = {false, Reason::nonfinite_quant};
+  else if (e4.n == 0u)
+    eq3 = {true, Reason::all_zero};
+  else if (e4.sum_is_zero())
+    eq3 = {true, Reason::exact};
+  else if (e5.nonfinite_quant != 0u)
+    eq3 = {false, Reason::nonfinite_quant};
+  else
+    eq3 = detail::compare_sums(e4, e5) < 0 ? Verdict{true, Reason::accepted} : Verdict{false, Reason::not_lower};
   if (eq3.accept) return kTypeE4M3;
   if (!three_way) return kTypeKept;
   // T_2 = E5M2 with M_2 = Eq. 4 (§27.1)
-  if (e5.nonfinite_input != 0u) eq4 = {false, Reason::nonfinite_input};
-  else if (e5.nonfinite_quant != 0u) eq4 = {false, Reason::nonfinite_quant};
-  else if (max == 0u) eq4 = {true, Reason::all_zero};
-  else eq4 = fits_normal_range(max, min, e5m2_emin, e5m2_max) ? Verdict{true, Reason::accepted} : Verdict{false, Reason::range};
+  if (e5.nonfinite_input != 0u)
+    eq4 = {false, Reason::nonfinite_input};
+  else if (e5.nonfinite_quant != 0u)
+    eq4 = {false, Reason::nonfinite_quant};
+  else if (max == 0u)
+    eq4 = {true, Reason::all_zero};
+  else
+    eq4 = fits_normal_range(max, min, e5m2_emin, e5m2_max) ? Verdict{true, Reason::accepted}
+                                                           : Verdict{false, Reason::range};
   return eq4.accept ? kTypeE5M2 : kTypeKept;
 }
 

@@ -61,8 +61,10 @@ NUMREF_HD inline ElementCtx<D> make_element_ctx(const CastPolicy& p, bool fused,
   ElementCtx<D> c;
   c.p = p;
   c.fused = fused;
-  if constexpr (IsInt8<D>::value) c.symmetric = symmetric;
-  else c.sp = make_special_codes<D>(p);
+  if constexpr (IsInt8<D>::value)
+    c.symmetric = symmetric;
+  else
+    c.sp = make_special_codes<D>(p);
   return c;
 }
 
@@ -152,7 +154,8 @@ NUMREF_HD inline std::uint32_t elem_from_f32(std::uint32_t y, const ElementCtx<D
     if (c.p.mode == Mode::sr && c.p.sr_variant == SrVariant::add) {  // §5.2 on the binary32 pattern
       constexpr int dbits = F32::man - D::man;
       const int k = c.p.sr_bits;
-      const std::uint32_t add = k <= dbits ? (r << (dbits - k)) : static_cast<std::uint32_t>(static_cast<std::uint64_t>(r) >> (k - dbits));
+      const std::uint32_t add =
+          k <= dbits ? (r << (dbits - k)) : static_cast<std::uint32_t>(static_cast<std::uint64_t>(r) >> (k - dbits));
       const detail::Unpacked u = detail::unpack<F32>(mag + add);
       code = detail::round_code<D, Mode::rtz>(sign, u.sig, u.exp, 0, 0u);
     } else {
@@ -173,8 +176,8 @@ NUMREF_HD inline std::uint32_t elem_from_f32(std::uint32_t y, const ElementCtx<D
 
 // §19.2 (application fused) The exact finite non-zero x · f or x / f rounded once into D.
 template <class D>
-NUMREF_HD inline std::uint32_t elem_from_exact(bool sign, std::uint64_t sig, int exp, bool sticky, const ElementCtx<D>& c,
-                                               std::uint32_t r, bool& ovf) {
+NUMREF_HD inline std::uint32_t elem_from_exact(bool sign, std::uint64_t sig, int exp, bool sticky,
+                                               const ElementCtx<D>& c, std::uint32_t r, bool& ovf) {
   if constexpr (IsInt8<D>::value) {
     return detail::int8_from_exact(sign, sig, exp, sticky, c.p, c.symmetric, r, ovf);
   } else {

@@ -29,14 +29,14 @@ using numref::ScaleKind;
 struct ScaleParams {
   ScaleKind kind = ScaleKind::fp32_quotient;  // the rule's row: how the factor is formed
   MxExponent mx = MxExponent::none;           // kind mx: the exponent rule (§16)
-  std::uint32_t q_max = 0;        // §14.4 binary32 code of q_max
-  int emax_elem = 0;              // §16.1 E(q_max)
-  std::uint32_t q_max_sig = 0;    // q_max's significand, normalised to 24 bits [2^23, 2^24)
-  int elem_precision = 0;         // §16.4 element fraction bits + 1
-  bool dequant_reciprocal = false;  // §19.3 dequant=reciprocal
-  std::uint32_t inv_q = 0;        // §16.6 / §18.2 RN32(1 / q_max)
-  std::uint32_t nvfp4_c = 0;      // §18 C = RN32(448 · q_max)
-  std::uint32_t nvfp4_inv_c = 0;  // §18.4 RN32(1 / C)
+  std::uint32_t q_max = 0;                    // §14.4 binary32 code of q_max
+  int emax_elem = 0;                          // §16.1 E(q_max)
+  std::uint32_t q_max_sig = 0;                // q_max's significand, normalised to 24 bits [2^23, 2^24)
+  int elem_precision = 0;                     // §16.4 element fraction bits + 1
+  bool dequant_reciprocal = false;            // §19.3 dequant=reciprocal
+  std::uint32_t inv_q = 0;                    // §16.6 / §18.2 RN32(1 / q_max)
+  std::uint32_t nvfp4_c = 0;                  // §18 C = RN32(448 · q_max)
+  std::uint32_t nvfp4_inv_c = 0;              // §18.4 RN32(1 / C)
 };
 
 // §19.2 / §19.3 Everything an element of one block needs.
@@ -92,7 +92,7 @@ NUMREF_HD inline std::uint32_t mx_scale_code(const ScaleParams& sp, std::uint32_
   const F32Split a = f32_split(amax);
   int e = 0;
   switch (sp.mx) {
-    case MxExponent::floor: e = a.e - sp.emax_elem; break;                              // §16.2
+    case MxExponent::floor: e = a.e - sp.emax_elem; break;                                // §16.2
     case MxExponent::ceil: e = a.e + (a.sig == 0x800000u ? 0 : 1) - sp.emax_elem; break;  // §16.3
     case MxExponent::even: {  // §16.4 next binade iff the significand >= 2 - 2^-p
       const std::uint32_t threshold = ((2u << sp.elem_precision) - 1u) << (23 - sp.elem_precision);
@@ -103,7 +103,7 @@ NUMREF_HD inline std::uint32_t mx_scale_code(const ScaleParams& sp, std::uint32_
       e = a.e - sp.emax_elem + (a.sig > sp.q_max_sig ? 1 : 0);
       break;
     case MxExponent::none: return 0xFFu;  // not an mx row: plan_quantize never builds this
-    case MxExponent::rceil_f32: {  // §16.6 d = RN32(amax · RN32(1 / q_max)), E8M0 ceiling of d
+    case MxExponent::rceil_f32: {         // §16.6 d = RN32(amax · RN32(1 / q_max)), E8M0 ceiling of d
       const std::uint32_t d = f32_mul(amax, sp.inv_q);
       if (!f32_finite(d)) return 0xFFu;  // cannot happen for a finite amax and q_max >= 4
       if (d == 0u) return 0x00u;
@@ -130,7 +130,8 @@ NUMREF_HD NUMREF_FORCEINLINE TensorState gam_group(std::uint32_t g_amax, std::ui
   return t;
 }
 // §17.2 The block exponent code e_b + 127: E_b, decremented when m_g > m_b; FF when poisoned.
-NUMREF_HD NUMREF_FORCEINLINE std::uint32_t gam_block_code(std::uint32_t b_amax, const TensorState& g, std::uint32_t q_max) {
+NUMREF_HD NUMREF_FORCEINLINE std::uint32_t gam_block_code(std::uint32_t b_amax, const TensorState& g,
+                                                          std::uint32_t q_max) {
   if (g.group_poisoned || amax_poisoned(b_amax)) return 0xFFu;
   const std::uint32_t s_b = fp32_amax_scale(b_amax, q_max);  // normal, 1.0 for a zero block
   const std::uint32_t m_b = s_b & 0x7FFFFFu;
@@ -210,8 +211,10 @@ NUMREF_HD inline BlockFactors factors_from_stored(const ScaleParams& sp, std::ui
   BlockFactors f;
   f.stored = stored;
   bool poisoned = !f32_finite(stored);  // binary32 scales
-  if (sp.kind == ScaleKind::mx || sp.kind == ScaleKind::gam) poisoned = stored == 0xFFu;
-  else if (sp.kind == ScaleKind::nvfp4) poisoned = f32_nan(detail::e4m3_value(stored)) || amax_poisoned(t_amax);
+  if (sp.kind == ScaleKind::mx || sp.kind == ScaleKind::gam)
+    poisoned = stored == 0xFFu;
+  else if (sp.kind == ScaleKind::nvfp4)
+    poisoned = f32_nan(detail::e4m3_value(stored)) || amax_poisoned(t_amax);
   if (poisoned) {
     f.flags = BlockFactors::kPoisoned;
     return f;
@@ -235,7 +238,7 @@ NUMREF_HD inline BlockFactors block_factors(const ScaleParams& sp, std::uint32_t
   std::uint32_t stored = 0, qf = kF32One, qflags = 0;
   switch (sp.kind) {
     case ScaleKind::fp32_quotient: stored = fp32_amax_scale(amax, sp.q_max), qf = stored; break;  // §14.1
-    case ScaleKind::fp32_recip: {                                                                // §14.2
+    case ScaleKind::fp32_recip: {                                                                 // §14.2
       const std::uint32_t s = fp32_amax_scale(amax, sp.q_max);
       stored = f32_finite(s) ? f32_div(kF32One, s) : kF32NaN;
       qf = s;
@@ -253,7 +256,7 @@ NUMREF_HD inline BlockFactors block_factors(const ScaleParams& sp, std::uint32_t
       qf = p;
       break;
     }
-    case ScaleKind::gam:                                                                                // §17
+    case ScaleKind::gam:  // §17
       stored = gam_block_code(amax, t, sp.q_max);
       qf = stored != 0xFFu ? gam_block_scale(stored, t.m_g) : kF32One;
       break;

@@ -39,16 +39,16 @@ struct Geometry {
   std::uint32_t br = 1, bc = 1;      // effective block extent (§12.2)
   std::uint32_t nbr = 1, nbc = 1;    // block grid
   FastDiv div_br, div_bc;
-  std::uint32_t gbr = 1, gbc = 1;    // a group is gbr × gbc blocks (§12.4); 1 × 1 when unused
-  std::uint32_t ngc = 1;             // groups per group row
+  std::uint32_t gbr = 1, gbc = 1;  // a group is gbr × gbc blocks (§12.4); 1 × 1 when unused
+  std::uint32_t ngc = 1;           // groups per group row
   FastDiv div_gbr, div_gbc;
-  std::uint32_t tr = 1;              // rows per unit
-  std::uint32_t n_chunks = 0;        // chunks per row
-  std::uint32_t n_rgroups = 0;       // row groups
+  std::uint32_t tr = 1;         // rows per unit
+  std::uint32_t n_chunks = 0;   // chunks per row
+  std::uint32_t n_rgroups = 0;  // row groups
   FastDiv div_chunks;
   std::uint64_t n_units = 0;
-  bool vec = false;                  // chunks of V are aligned 16-byte vectors
-  bool one_block_chunks = false;     // every chunk lies in one block column (bc % V == 0)
+  bool vec = false;               // chunks of V are aligned 16-byte vectors
+  bool one_block_chunks = false;  // every chunk lies in one block column (bc % V == 0)
 
   NUMREF_HD NUMREF_FORCEINLINE std::uint32_t block_of(std::uint32_t i, std::uint32_t j) const {
     return div_br.div(i) * nbc + div_bc.div(j);
@@ -69,7 +69,7 @@ template <int V>
 NUMREF_HD NUMREF_FORCEINLINE Unit unit_of(const Geometry& g, std::uint64_t u) {
   // FastDiv for the usual u < 2^32 (no 64-bit division per unit); '/' beyond.
   const std::uint32_t grp = u < (std::uint64_t{1} << 32) ? g.div_chunks.div(static_cast<std::uint32_t>(u))
-                                                          : static_cast<std::uint32_t>(u / g.n_chunks);
+                                                         : static_cast<std::uint32_t>(u / g.n_chunks);
   const std::uint32_t c = static_cast<std::uint32_t>(u - static_cast<std::uint64_t>(grp) * g.n_chunks);
   Unit t;
   t.r0 = grp * g.tr;
@@ -95,7 +95,7 @@ NUMREF_HD NUMREF_FORCEINLINE void load_chunk(const Geometry& g, const unsigned c
 #else
     std::memcpy(w, base + (row + c0) * B, 16);
 #endif
-NUMREF_UNROLL
+    NUMREF_UNROLL
     for (int t = 0; t < V; ++t) x[t] = w[t];
     return;
   }
@@ -145,7 +145,7 @@ NUMREF_HD inline void amax_unit(const Geometry& g, const unsigned char* x, std::
   for (std::uint32_t i = t.r0; i < t.r1; ++i) {
     std::uint32_t c[V];
     load_chunk<S, V>(g, x, i, t.c0, t.n, c);
-NUMREF_UNROLL
+    NUMREF_UNROLL
     for (int k = 0; k < V; ++k) {
       if (static_cast<std::uint32_t>(k) < t.n) {
         mx[k] = amax_max(mx[k], amax_key<S>(c[k], p));
@@ -184,8 +184,10 @@ enum class OutFormat : std::uint8_t { bf16 = 0, f16 = 1, f32 = 2 };
 
 namespace detail {
 NUMREF_HD NUMREF_FORCEINLINE void store_fake(void* out, std::uint64_t idx, OutFormat f, std::uint32_t v) {
-  if (f == OutFormat::f32) static_cast<std::uint32_t*>(out)[idx] = v;
-  else static_cast<std::uint16_t*>(out)[idx] = static_cast<std::uint16_t>(v);
+  if (f == OutFormat::f32)
+    static_cast<std::uint32_t*>(out)[idx] = v;
+  else
+    static_cast<std::uint16_t*>(out)[idx] = static_cast<std::uint16_t>(v);
 }
 }  // namespace detail
 
@@ -194,12 +196,12 @@ template <class D>
 struct QuantizeArgs {
   const BlockFactors* factors = nullptr;  // per block
   ElementCtx<D> elem;
-  CastPolicy wide_d;                      // code -> f32 under the wide policy (§19.3 NaN codes)
-  CastPolicy wide_out;                    // f32 -> output format (§19.6)
+  CastPolicy wide_d;    // code -> f32 under the wide policy (§19.3 NaN codes)
+  CastPolicy wide_out;  // f32 -> output format (§19.6)
   OutFormat out = OutFormat::bf16;
   ElementRandom rnd;
-  std::uint8_t* codes = nullptr;          // §19.4 (null: not written)
-  void* fake = nullptr;                   // §19.6 (null: not written)
+  std::uint8_t* codes = nullptr;  // §19.4 (null: not written)
+  void* fake = nullptr;           // §19.6 (null: not written)
 };
 
 // §19.5 Count totals of a thread (summed over its units).
@@ -215,7 +217,8 @@ struct Counts {
 
 namespace detail {
 template <class D>
-NUMREF_HD NUMREF_FORCEINLINE std::uint32_t fake_of(std::uint32_t code, const BlockFactors& f, const QuantizeArgs<D>& a) {
+NUMREF_HD NUMREF_FORCEINLINE std::uint32_t fake_of(std::uint32_t code, const BlockFactors& f,
+                                                   const QuantizeArgs<D>& a) {
   const std::uint32_t v = dequantize_element<D>(code, f, a.wide_d);
   switch (a.out) {
     case OutFormat::bf16: return to_output<FloatTraits<numref::FormatId::bf16>>(v, a.wide_out);
@@ -228,8 +231,8 @@ NUMREF_HD NUMREF_FORCEINLINE std::uint32_t fake_of(std::uint32_t code, const Blo
 // §19.2 Quantizes (and/or fake-quantizes) the elements of unit u; returns false when an explicit
 // random value was invalid (§4.3).
 template <class S, class D, int V>
-NUMREF_HD inline bool quantize_unit(const Geometry& g, const unsigned char* x, std::uint64_t u, const QuantizeArgs<D>& a,
-                                    Counts& counts) {
+NUMREF_HD inline bool quantize_unit(const Geometry& g, const unsigned char* x, std::uint64_t u,
+                                    const QuantizeArgs<D>& a, Counts& counts) {
   const Unit t = unit_of<V>(g, u);
   bool bad = false;
   const std::uint32_t I = g.div_br.div(t.r0);
@@ -260,9 +263,9 @@ NUMREF_HD inline bool quantize_unit(const Geometry& g, const unsigned char* x, s
 // stored scale and the amax go to scales[b] and amax[b] (when not null). Returns false when an
 // explicit random value was invalid (§4.3).
 template <class S, class D, int V>
-NUMREF_HD inline bool quantize_row_block(const Geometry& g, const unsigned char* x, std::uint32_t b, const ScaleParams& sp,
-                                         const AmaxPolicy& ap, const QuantizeArgs<D>& a, std::uint32_t* scales,
-                                         std::uint32_t* amax, Counts& counts) {
+NUMREF_HD inline bool quantize_row_block(const Geometry& g, const unsigned char* x, std::uint32_t b,
+                                         const ScaleParams& sp, const AmaxPolicy& ap, const QuantizeArgs<D>& a,
+                                         std::uint32_t* scales, std::uint32_t* amax, Counts& counts) {
   const std::uint32_t i = b / g.nbc, J = b - i * g.nbc;  // br = 1: block row I is row i
   const std::uint32_t c0 = J * g.bc, c1 = g.cols - c0 < g.bc ? g.cols : c0 + g.bc;
   std::uint32_t m = 0;
@@ -411,7 +414,8 @@ NUMREF_HD inline void subtensor_error_unit(const Geometry& g, const unsigned cha
 // element converted to O (kept type, wide policy).
 template <class S, class O, int V>
 NUMREF_HD inline void subtensor_output_unit(const Geometry& g, const unsigned char* x, std::uint64_t u,
-                                            const std::uint8_t* type, const MorArgs<FloatTraits<numref::FormatId::f8e4m3fn>>& a4,
+                                            const std::uint8_t* type,
+                                            const MorArgs<FloatTraits<numref::FormatId::f8e4m3fn>>& a4,
                                             const MorArgs<FloatTraits<numref::FormatId::f8e5m2>>& a5,
                                             const CastPolicy& keep, void* out) {
   using E4 = FloatTraits<numref::FormatId::f8e4m3fn>;
@@ -425,11 +429,16 @@ NUMREF_HD inline void subtensor_output_unit(const Geometry& g, const unsigned ch
     for (std::uint32_t k = 0; k < t.n; ++k) {
       const std::uint32_t b = I * g.nbc + g.div_bc.div(t.c0 + k);
       std::uint32_t code, fake, e = 0;
-      if (type[b] == kTypeE4M3) mor_element<S, E4, O>(c[k], a4.factors[b], a4.elem, a4.wide_d, a4.wide_o, code, fake, e);
-      else if (type[b] == kTypeE5M2) mor_element<S, E5, O>(c[k], a5.factors[b], a5.elem, a5.wide_d, a5.wide_o, code, fake, e);
-      else fake = convert<S, O>(c[k], keep);
-      if constexpr (O::bits == 16) static_cast<std::uint16_t*>(out)[row + k] = static_cast<std::uint16_t>(fake);
-      else static_cast<std::uint32_t*>(out)[row + k] = fake;
+      if (type[b] == kTypeE4M3)
+        mor_element<S, E4, O>(c[k], a4.factors[b], a4.elem, a4.wide_d, a4.wide_o, code, fake, e);
+      else if (type[b] == kTypeE5M2)
+        mor_element<S, E5, O>(c[k], a5.factors[b], a5.elem, a5.wide_d, a5.wide_o, code, fake, e);
+      else
+        fake = convert<S, O>(c[k], keep);
+      if constexpr (O::bits == 16)
+        static_cast<std::uint16_t*>(out)[row + k] = static_cast<std::uint16_t>(fake);
+      else
+        static_cast<std::uint32_t*>(out)[row + k] = fake;
     }
   }
 }

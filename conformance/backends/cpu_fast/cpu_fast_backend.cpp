@@ -39,8 +39,8 @@ bool valid(std::uint32_t from, std::uint32_t to, const numref_policy* p, std::st
     why = "policy field out of range";
     return false;
   }
-  const bool sr = p->round == NUMREF_ROUND_SR ||
-                  (t->man_bits == 0 && !t->is_integer() && p->e8m0_round == NUMREF_E8M0_FOLLOW && p->round == NUMREF_ROUND_SR);
+  const bool sr = p->round == NUMREF_ROUND_SR || (t->man_bits == 0 && !t->is_integer() &&
+                                                  p->e8m0_round == NUMREF_E8M0_FOLLOW && p->round == NUMREF_ROUND_SR);
   if (sr && (p->sr_bits < 1 || p->sr_bits > 32)) {
     why = "round=sr needs sr_bits in 1..32";
     return false;
@@ -65,7 +65,8 @@ std::optional<QuantOp> quant_op(std::uint32_t family, const numref_tensor_op* t,
     return std::nullopt;
   }
   QuantOp q;
-  q.src = conform::format_from_c(family == NUMREF_TENSOR_DEQUANTIZE ? NUMREF_FMT_F32 : t->source);  // unused by dequantize
+  q.src =
+      conform::format_from_c(family == NUMREF_TENSOR_DEQUANTIZE ? NUMREF_FMT_F32 : t->source);  // unused by dequantize
   q.elem = conform::format_from_c(t->element);
   q.out = conform::format_from_c(family == NUMREF_TENSOR_FAKE_QUANT ? t->out_format : NUMREF_FMT_F32);
   if (q.elem && q.elem->has_single_nan()) {
@@ -133,17 +134,17 @@ class CpuFast {
     return valid(from, to, p, why);
   }
 
-  std::int64_t cast(std::uint32_t from, std::uint32_t to, const numref_policy* p, std::size_t n, const std::uint32_t* in,
-                    const std::uint32_t* r, std::uint32_t* out, std::uint8_t* flags) {
+  std::int64_t cast(std::uint32_t from, std::uint32_t to, const numref_policy* p, std::size_t n,
+                    const std::uint32_t* in, const std::uint32_t* r, std::uint32_t* out, std::uint8_t* flags) {
     std::string why;
     if (!valid(from, to, p, why)) throw std::invalid_argument(why);
     const std::string key = key_of(from, to, *p);
     auto it = cache_.begin();
     while (it != cache_.end() && it->first != key) ++it;
     if (it == cache_.end()) {
-      cache_.emplace_front(key, std::make_unique<FastCast>(*numref::conform::format_from_c(from),
-                                                           *numref::conform::format_from_c(to),
-                                                           *numref::conform::from_c_policy(*p)));
+      cache_.emplace_front(
+          key, std::make_unique<FastCast>(*numref::conform::format_from_c(from), *numref::conform::format_from_c(to),
+                                          *numref::conform::from_c_policy(*p)));
       if (cache_.size() > 32) cache_.pop_back();
     } else if (it != cache_.begin()) {
       cache_.splice(cache_.begin(), cache_, it);

@@ -115,17 +115,20 @@ Out overflow_out(const Plan& pl, bool sign, Round dir) {  // §6.1, §6.5
   if (pl.integer) return {max_out(pl, sign), NV};
   if (pl.finite || pl.p.overflow == Overflow::saturate) return {max_out(pl, sign), static_cast<std::uint8_t>(OF | NX)};
   bool inf = true;
-  if (dir == Round::rtz) inf = false;
-  else if (dir == Round::rup) inf = !sign;
-  else if (dir == Round::rdn) inf = sign;
+  if (dir == Round::rtz)
+    inf = false;
+  else if (dir == Round::rup)
+    inf = !sign;
+  else if (dir == Round::rdn)
+    inf = sign;
   if (!inf) return {max_out(pl, sign), static_cast<std::uint8_t>(OF | NX)};
   const std::uint32_t s = sign ? pl.sign_bit : 0u;
   if (pl.has_inf) return {pl.inf_code | s, static_cast<std::uint8_t>(OF | NX)};
   return {inf_nan_code(pl, sign), static_cast<std::uint8_t>(OF | NX)};
 }
 
-bool round_up(Round mode, bool sign, std::uint64_t n, std::uint64_t rem, std::uint64_t half, bool odd,
-              std::uint64_t fk, std::uint32_t r, int k) {
+bool round_up(Round mode, bool sign, std::uint64_t n, std::uint64_t rem, std::uint64_t half, bool odd, std::uint64_t fk,
+              std::uint32_t r, int k) {
   switch (mode) {
     case Round::rne: return rem > half || (rem != 0 && rem == half && odd);
     case Round::rna: return rem != 0 && rem >= half;
@@ -161,8 +164,10 @@ Split split(std::uint64_t sig, int q, int qt, int k) {
   }
   if (k > 0 && s.rem != 0) {
     // fk = floor(rem * 2^k / 2^d)
-    if (d >= k) s.fk = (d - k) >= 64 ? 0 : (s.rem >> (d - k));
-    else s.fk = s.rem << (k - d);
+    if (d >= k)
+      s.fk = (d - k) >= 64 ? 0 : (s.rem >> (d - k));
+    else
+      s.fk = s.rem << (k - d);
   }
   return s;
 }
@@ -178,15 +183,18 @@ Out round_value(const Plan& pl, bool sign, std::uint64_t sig, int q, Round mode,
   if (E > pl.emax[si]) return overflow_out(pl, sign, ovf);
   const int k = mode == Round::sr ? pl.k : 0;
   int qt;
-  if (pl.integer) qt = 0;
-  else if (pl.sub) qt = std::max(E - pl.m, pl.qmin);
-  else qt = E - pl.m;
+  if (pl.integer)
+    qt = 0;
+  else if (pl.sub)
+    qt = std::max(E - pl.m, pl.qmin);
+  else
+    qt = E - pl.m;
   const Split s = split(sig, q, qt, k);
   const bool inexact = s.rem != 0;
   // the truncated code (floating targets): its parity is the tie-to-even rule of §4.2
   const std::int64_t ct = pl.integer ? static_cast<std::int64_t>(s.n)
-                                     : (static_cast<std::int64_t>(qt - pl.qmin) << pl.m) + static_cast<std::int64_t>(s.n) -
-                                           static_cast<std::int64_t>(pl.off);
+                                     : (static_cast<std::int64_t>(qt - pl.qmin) << pl.m) +
+                                           static_cast<std::int64_t>(s.n) - static_cast<std::int64_t>(pl.off);
   const bool up = round_up(mode, sign, s.n, s.rem, s.half, (ct & 1) != 0, s.fk, r, k);
   const std::uint64_t n = s.n + (up ? 1u : 0u);
   std::uint8_t flags = inexact ? NX : 0;
@@ -307,7 +315,8 @@ Out convert_scalar(const Plan& pl, std::uint32_t bits, std::uint32_t r) {
       q = static_cast<int>(ef) - pl.s_bias - pl.s_m;
     }
   }
-  if (pl.mode == Round::sr && (static_cast<std::uint64_t>(r) >> pl.k) != 0) return {0xFFFFFFFFu, 0xFF};  // rejected earlier
+  if (pl.mode == Round::sr && (static_cast<std::uint64_t>(r) >> pl.k) != 0)
+    return {0xFFFFFFFFu, 0xFF};  // rejected earlier
   if (!pl.sr_add) return round_value(pl, sign, sig, q, pl.mode, pl.mode, r);
   // §5.2 SR "add to the source bit pattern": r aligned below the target's normal ulp,
   // added to the magnitude bits, the sum read as a finite pattern and truncated.
@@ -328,8 +337,10 @@ Out convert_scalar(const Plan& pl, std::uint32_t bits, std::uint32_t r) {
   Out res = ssig == 0 ? zero_out(pl, sign) : round_value(pl, sign, ssig, sq, Round::rtz, Round::sr, 0);
   if (res.flags & NV) return res;  // §9.3 a NaN from a number (§7.4 e8m0_low=nan): invalid alone
   const Out direct = round_value(pl, sign, sig, q, Round::rtz, Round::rtz, 0);
-  if (!(direct.flags & NX) && direct.code == res.code) res.flags &= static_cast<std::uint8_t>(~(NX | UF));
-  else res.flags |= NX;
+  if (!(direct.flags & NX) && direct.code == res.code)
+    res.flags &= static_cast<std::uint8_t>(~(NX | UF));
+  else
+    res.flags |= NX;
   return res;
 }
 
@@ -341,7 +352,7 @@ struct LaneConst {
   std::int32_t m, qmin, qfloor, off, maxc, emin;
   std::uint32_t sign_bit, ovf_pos, ovf_neg;
   std::uint32_t below_code, below_fl;  // §7.4 a code below 00 (f8e8m0fnu): 00 and ux, or FF and v
-  std::uint32_t before, ftz;  // 0 or 1
+  std::uint32_t before, ftz;           // 0 or 1
   bool zero_ok;
   // Inf operands (§6.2): result and flags per sign; NaN operands (§6.3, §6.4): the code
   // without sign (nan_base), whether the operand's sign is kept (nan_sign), the payload
@@ -365,10 +376,14 @@ template <Round MODE>
   const std::uint32_t nz = static_cast<std::uint32_t>(rem != 0);
   if constexpr (MODE == Round::rne)
     return static_cast<std::uint32_t>(rem > half) | (static_cast<std::uint32_t>(rem == half) & nz & odd);
-  else if constexpr (MODE == Round::rna) return static_cast<std::uint32_t>(rem >= half) & nz;
-  else if constexpr (MODE == Round::rtz) return 0u;
-  else if constexpr (MODE == Round::rup) return nz & (s ^ 1u);
-  else return nz & s;
+  else if constexpr (MODE == Round::rna)
+    return static_cast<std::uint32_t>(rem >= half) & nz;
+  else if constexpr (MODE == Round::rtz)
+    return 0u;
+  else if constexpr (MODE == Round::rup)
+    return nz & (s ^ 1u);
+  else
+    return nz & s;
 }
 
 template <Round MODE, bool FLAGS, bool TINY>
@@ -472,10 +487,10 @@ template <Round MODE, bool FLAGS, bool TINY>
 #define NUMREF_CLONES
 #endif
 
-#define NUMREF_LANES(NAME, MODE, FLAGS, TINY)                                                                 \
+#define NUMREF_LANES(NAME, MODE, FLAGS, TINY)                                                              \
   NUMREF_CLONES void NAME(const Plan& pl, const LaneConst& c, const std::uint32_t* in, std::uint32_t* out, \
-                          std::uint8_t* flags, std::size_t n) {                                               \
-    lanes_impl<MODE, FLAGS, TINY>(pl, c, in, out, flags, n);                                                   \
+                          std::uint8_t* flags, std::size_t n) {                                            \
+    lanes_impl<MODE, FLAGS, TINY>(pl, c, in, out, flags, n);                                               \
   }
 // f: with flags; t: no flags, tininess for FTZ; n: neither.
 NUMREF_LANES(lanes_rne_f, Round::rne, true, true)
@@ -520,9 +535,10 @@ LaneConst lane_const(const Plan& pl) {
   // whether the sign is kept, and the payload form, follow the policy (§6.3).
   c.nan_base = nan_out(pl, false, 1u << 22).code;
   c.nan_fl = nan_out(pl, false, 1u << 22).flags;
-  const bool keeps_sign = pl.has_nan ? (pl.p.nan == NanOut::sign || pl.p.nan == NanOut::payload || pl.p.nan == NanOut::ones_sign)
-                                     : (!pl.integer && (pl.p.nan_to_finite == NanToFinite::signzero ||
-                                                        pl.p.nan_to_finite == NanToFinite::flipzero));
+  const bool keeps_sign =
+      pl.has_nan ? (pl.p.nan == NanOut::sign || pl.p.nan == NanOut::payload || pl.p.nan == NanOut::ones_sign)
+                 : (!pl.integer &&
+                    (pl.p.nan_to_finite == NanToFinite::signzero || pl.p.nan_to_finite == NanToFinite::flipzero));
   c.nan_sign = keeps_sign ? pl.sign_bit : 0u;
   c.nan_payload = (pl.has_nan && pl.has_inf && pl.p.nan == NanOut::payload) ? 1u : 0u;
   c.nan_shift = static_cast<std::uint32_t>(23 - pl.m);
@@ -558,8 +574,10 @@ FastCast::FastCast(const Format& from, const Format& to, const Policy& p) : pl_(
     lut_flags_.resize(n);
     for (std::size_t c = 0; c < n; ++c) {
       const Out o = convert_scalar(pl_, static_cast<std::uint32_t>(c), 0);
-      if (narrow) lut_code8_[c] = static_cast<std::uint8_t>(o.code);
-      else lut_code_[c] = o.code;
+      if (narrow)
+        lut_code8_[c] = static_cast<std::uint8_t>(o.code);
+      else
+        lut_code_[c] = o.code;
       lut_flags_[c] = o.flags;
     }
   } else if (det && from.bits == 32 && from.exp_bits == 8 && from.man_bits == 23 && !to.is_integer()) {
@@ -622,7 +640,8 @@ void FastCast::run(const std::uint32_t* in, const std::uint32_t* r, std::uint32_
       }
       const LaneConst c = lane_const(pl_);
       const int v = flags ? 0 : (c.ftz ? 1 : 2);
-      using Fn = void (*)(const Plan&, const LaneConst&, const std::uint32_t*, std::uint32_t*, std::uint8_t*, std::size_t);
+      using Fn =
+          void (*)(const Plan&, const LaneConst&, const std::uint32_t*, std::uint32_t*, std::uint8_t*, std::size_t);
       static constexpr Fn kRne[3] = {lanes_rne_f, lanes_rne_t, lanes_rne_n};
       static constexpr Fn kRna[3] = {lanes_rna_f, lanes_rna_t, lanes_rna_n};
       static constexpr Fn kRtz[3] = {lanes_rtz_f, lanes_rtz_t, lanes_rtz_n};

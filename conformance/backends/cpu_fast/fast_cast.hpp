@@ -42,11 +42,11 @@ struct Plan {
   bool sub, integer, is_signed, has_zero, has_inf, has_nan, finite;
   std::uint32_t sign_bit, mag_mask, man_mask, max_code, inf_code, canonical_nan, off, min_code;
   // policy
-  Round mode;      // effective rounding mode (§7.1 applied)
-  int k;           // SR bits
-  bool sr_add;     // §5.2 variant (floating-point sources)
+  Round mode;   // effective rounding mode (§7.1 applied)
+  int k;        // SR bits
+  bool sr_add;  // §5.2 variant (floating-point sources)
   Policy p;
-  bool exact_e;    // the lane path needs the exact exponent of f32 subnormals
+  bool exact_e;  // the lane path needs the exact exponent of f32 subnormals
 };
 Plan make_plan(const Format& from, const Format& to, const Policy& p);
 

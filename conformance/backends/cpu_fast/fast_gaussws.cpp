@@ -54,13 +54,14 @@ void run(const GausswsOp& op, const void* w, const std::uint32_t* bt, const std:
       const std::size_t j0 = J * 32, wd = std::min<std::size_t>(32, n - j0), tile = I * tc + J;
       // §37.2 / §37.3 R of the tile
       if (op.key) {
-        const std::uint64_t key = gw::block_key(op.seed, op.layer, op.step, static_cast<std::uint32_t>(I),
-                                                static_cast<std::uint32_t>(J));
+        const std::uint64_t key =
+            gw::block_key(op.seed, op.layer, op.step, static_cast<std::uint32_t>(I), static_cast<std::uint32_t>(J));
         for (std::size_t i = 0; i < h; ++i)
           for (std::size_t q = 0; q * 4 < wd; ++q) {
             const std::uint64_t z = gw::lane_word(key, static_cast<std::uint32_t>(i * 8 + q));
             for (std::size_t t = 0; t < 4 && q * 4 + t < wd; ++t)
-              rt[i * wd + q * 4 + t] = static_cast<std::int8_t>(gw::noise(static_cast<std::uint32_t>(z >> (16 * t)) & 0xFFFFu));
+              rt[i * wd + q * 4 + t] =
+                  static_cast<std::int8_t>(gw::noise(static_cast<std::uint32_t>(z >> (16 * t)) & 0xFFFFu));
           }
       } else {
         for (std::size_t i = 0; i < h; ++i) {
@@ -119,15 +120,21 @@ void gaussws(const GausswsOp& op, const void* w, const std::uint32_t* bt, const 
   if (!op.key && u == nullptr) throw std::invalid_argument("gaussws: noise=bits needs u");
   gw::check_bt(bt, ((op.rows + 31) / 32) * ((op.cols + 31) / 32));
   auto with_g = [&]<class W, bool S>() {
-    if (op.g == FormatId::bf16) run<W, BF16T, S>(op, w, bt, u, g, r_packed, scale, w_hat, grad);
-    else run<W, F32T, S>(op, w, bt, u, g, r_packed, scale, w_hat, grad);
+    if (op.g == FormatId::bf16)
+      run<W, BF16T, S>(op, w, bt, u, g, r_packed, scale, w_hat, grad);
+    else
+      run<W, F32T, S>(op, w, bt, u, g, r_packed, scale, w_hat, grad);
   };
   auto with_sum = [&]<class W>() {
-    if (op.sum_f32) with_g.template operator()<W, true>();
-    else with_g.template operator()<W, false>();
+    if (op.sum_f32)
+      with_g.template operator()<W, true>();
+    else
+      with_g.template operator()<W, false>();
   };
-  if (op.w == FormatId::bf16) with_sum.template operator()<BF16T>();
-  else with_sum.template operator()<F32T>();
+  if (op.w == FormatId::bf16)
+    with_sum.template operator()<BF16T>();
+  else
+    with_sum.template operator()<F32T>();
 }
 
 }  // namespace numref::cpu_fast

@@ -22,7 +22,7 @@ struct GausswsOp {
   FormatId w = FormatId::f32, g = FormatId::f32;  // f32 or bf16
   bool key = false;                               // R from the generator (§37.3), else from u (§37.2)
   std::uint64_t seed = 0, layer = 0, step = 0;
-  bool sum_f32 = false;                           // §37.5 the variant sum=f32
+  bool sum_f32 = false;  // §37.5 the variant sum=f32
 };
 
 // The C ABI's outputs (numref_backend::gaussws): r_packed[ceil(n / 8)], scale[tiles], w_hat[n] (bf16

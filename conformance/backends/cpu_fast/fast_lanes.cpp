@@ -86,27 +86,30 @@ template <class W, int SM, int SE, bool FLAGS>
   const W sig = static_cast<W>((a & kMan) | ((sub ^ 1u) << SM));
   // (& kDmax: no change of value, but it tells GCC that the shifts fit the lane word)
   const W d = static_cast<W>(
-      std::min(std::max(static_cast<S>(c.d0), static_cast<S>(c.dk - static_cast<S>(std::max(ef, W{1})))), kDmax) & kDmax);
+      std::min(std::max(static_cast<S>(c.d0), static_cast<S>(c.dk - static_cast<S>(std::max(ef, W{1})))), kDmax) &
+      kDmax);
   const W q = static_cast<W>(W{1} << d);
   const W kept = static_cast<W>(sig >> d);
   const W rounded = static_cast<W>(static_cast<W>(sig + static_cast<W>((q >> 1) - 1u) + (kept & 1u)) >> d);
-  const W base = static_cast<W>(static_cast<W>(std::max(static_cast<S>(static_cast<S>(ef) - static_cast<S>(c.ek)), S{0})) *
-                                static_cast<W>(c.one_m));
+  const W base =
+      static_cast<W>(static_cast<W>(std::max(static_cast<S>(static_cast<S>(ef) - static_cast<S>(c.ek)), S{0})) *
+                     static_cast<W>(c.one_m));
   const W code = static_cast<W>(base + rounded);
   const W ovf = static_cast<W>(code > static_cast<W>(c.maxc));
   const W is_inf = static_cast<W>(a == kInf);
   const W sgn = static_cast<W>(static_cast<W>(0u - static_cast<W>(u >> (SB - 1))) & static_cast<W>(c.sign_bit));
-  const W res = static_cast<W>(
-      sel<W>(ovf, sel<W>(is_inf, static_cast<W>(c.inf_mag), static_cast<W>(c.ovf_mag)), code) | sgn);
+  const W res =
+      static_cast<W>(sel<W>(ovf, sel<W>(is_inf, static_cast<W>(c.inf_mag), static_cast<W>(c.ovf_mag)), code) | sgn);
   if constexpr (FLAGS) {
     // §9.2 tininess: the exponent before rounding (before), or after rounding with the target's
     // precision and an unbounded exponent range (after: the carry of rounding the source's bits
     // at position SM - m; a source subnormal is first normalised by one place, enough here
     // because the target's emin is at least the source's), against the target's emin (ek).
     const W at = static_cast<W>(a << sub);
-    const S er = static_cast<S>(
-        static_cast<S>(static_cast<W>(static_cast<W>(at + static_cast<W>(c.tiny_rb) + ((at >> c.d0) & c.tiny_odd)) >> SM)) -
-        static_cast<S>(sub));
+    const S er =
+        static_cast<S>(static_cast<S>(static_cast<W>(
+                           static_cast<W>(at + static_cast<W>(c.tiny_rb) + ((at >> c.d0) & c.tiny_odd)) >> SM)) -
+                       static_cast<S>(sub));
     const W tiny = static_cast<W>(er < static_cast<S>(c.ek));
     const W inexact = static_cast<W>((sig & static_cast<W>(q - 1u)) != 0);
     W f = static_cast<W>(inexact * NX | (inexact & tiny) * UF);
@@ -173,10 +176,10 @@ template <class In, int SM, int SE, bool FLAGS>
 #define NUMREF_BYTE_CLONES
 #endif
 
-#define NUMREF_BYTE_LANES(NAME, IN, SM, SE, FLAGS)                                                              \
+#define NUMREF_BYTE_LANES(NAME, IN, SM, SE, FLAGS)                                                          \
   NUMREF_BYTE_CLONES void NAME(const Plan& pl, const ByteLanes::Consts& c, const IN* in, std::uint8_t* out, \
                                std::uint8_t* flags, std::size_t n) {                                        \
-    lanes_impl<IN, SM, SE, FLAGS>(pl, c, in, out, flags, n);                                                  \
+    lanes_impl<IN, SM, SE, FLAGS>(pl, c, in, out, flags, n);                                                \
   }
 NUMREF_BYTE_LANES(f32_f, std::uint32_t, 7, 8, true)  // squeezed to bf16 codes
 NUMREF_BYTE_LANES(f32_n, std::uint32_t, 7, 8, false)
@@ -202,7 +205,6 @@ const char* byte_lanes_unsupported(const Format& from, const Format& to, const P
   return nullptr;
 }
 
-
 ByteLanes::ByteLanes(const Format& from, const Format& to, const Policy& p) : pl_(make_plan(from, to, p)), c_{} {
   if (const char* why = byte_lanes_unsupported(from, to, p)) throw std::invalid_argument(why);
   const Layout l = layout_of(from);
@@ -220,8 +222,10 @@ void ByteLanes::run(const std::uint32_t* in, std::uint8_t* out, std::uint8_t* fl
 
 void ByteLanes::run(const std::uint16_t* in, std::uint8_t* out, std::uint8_t* flags, std::size_t n) const {
   if (src_ == Src::f32) throw std::logic_error("byte lanes: uint16 codes for an f32 source");
-  if (src_ == Src::bf16) (flags ? bf16_f : bf16_n)(pl_, c_, in, out, flags, n);
-  else (flags ? f16_f : f16_n)(pl_, c_, in, out, flags, n);
+  if (src_ == Src::bf16)
+    (flags ? bf16_f : bf16_n)(pl_, c_, in, out, flags, n);
+  else
+    (flags ? f16_f : f16_n)(pl_, c_, in, out, flags, n);
 }
 
 }  // namespace numref::cpu_fast

@@ -44,9 +44,9 @@ class ByteLanes {
 
   // The constants of the lane function (derived once from the plan; fast_lanes.cpp lane()).
   struct Consts {
-    std::int32_t m, d0, dk, ek;   // target mantissa bits; shift bounds; the target's emin, biased as the source
-    std::uint32_t maxc, sign_bit, one_m;        // largest finite code; sign bit; 2^m
-    std::uint32_t tiny_rb, tiny_odd;            // §9.2 tininess after rounding (0, 0: before)
+    std::int32_t m, d0, dk, ek;           // target mantissa bits; shift bounds; the target's emin, biased as the source
+    std::uint32_t maxc, sign_bit, one_m;  // largest finite code; sign bit; 2^m
+    std::uint32_t tiny_rb, tiny_odd;      // §9.2 tininess after rounding (0, 0: before)
     std::uint32_t ovf_mag, ovf_fl, inf_mag, inf_fl;  // overflow (§6.1), Inf operands (§6.2): magnitude code, flags
     friend bool operator==(const Consts&, const Consts&) = default;
   };

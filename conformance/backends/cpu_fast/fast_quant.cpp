@@ -84,7 +84,8 @@ NUMREF_QCLONES std::uint32_t seg_max(const std::uint32_t* __restrict u, std::siz
   std::uint32_t m = 0;
   for (std::size_t k = 0; k < n; ++k) {
     std::uint32_t a = u[k] & 0x7FFFFFFFu;
-    const std::uint32_t drop = (static_cast<std::uint32_t>(a > kInf) & nan_mask) | (static_cast<std::uint32_t>(a == kInf) & inf_mask);
+    const std::uint32_t drop =
+        (static_cast<std::uint32_t>(a > kInf) & nan_mask) | (static_cast<std::uint32_t>(a == kInf) & inf_mask);
     a &= drop - 1u;  // drop ? 0 : a
     m = std::max(m, a);
   }
@@ -94,7 +95,8 @@ NUMREF_QCLONES std::uint32_t seg_max(const std::uint32_t* __restrict u, std::siz
 // The exact integer rounding of q (a binary64 that is the exact value or within 2^-44 of
 // it, away from every boundary; see fast_quant.hpp) by mode, clamped to [lo, hi].
 template <Round MODE>
-NUMREF_QCLONES void int_round(const double* __restrict q, std::size_t n, double lo, double hi, std::uint8_t* __restrict out) {
+NUMREF_QCLONES void int_round(const double* __restrict q, std::size_t n, double lo, double hi,
+                              std::uint8_t* __restrict out) {
   for (std::size_t k = 0; k < n; ++k) {
     const double v = q[k];
     const double t = std::trunc(v);
@@ -281,7 +283,7 @@ void FastQuant::scales_of(const std::uint32_t* amax, std::uint32_t* scales, std:
       }
       case ScaleKind::gam:
       case ScaleKind::nvfp4: break;  // gam below, once the group mantissas are known; nvfp4 refused
-      case ScaleKind::mx: {  // §16 MX: an E8M0 exponent from the bits of amax
+      case ScaleKind::mx: {          // §16 MX: an E8M0 exponent from the bits of amax
         if (a == 0) {
           scales[b] = 0x00u;
           F.f = pow2f(127);
@@ -334,7 +336,7 @@ void FastQuant::scales_of(const std::uint32_t* amax, std::uint32_t* scales, std:
           continue;
         }
         const std::uint32_t sb = amax_scale(amax[b], qmax_);  // §17.2
-        const int Eb = static_cast<int>(sb >> 23) - 127;       // s_b is normal (§17.3)
+        const int Eb = static_cast<int>(sb >> 23) - 127;      // s_b is normal (§17.3)
         const int e = std::clamp(gmant[g] <= (sb & 0x7FFFFFu) ? Eb : Eb - 1, -127, 127);
         scales[b] = static_cast<std::uint32_t>(e + 127);
         F.f = as_float((scales[b] << 23) | gmant[g]);  // G_b = (1.m_g) 2^e_b, a normal binary32
@@ -408,9 +410,12 @@ void FastQuant::codes_of(const std::uint32_t* f, const std::uint32_t* r, const s
       const std::size_t c1 = std::min(c0 + op_.bc, C);
       while (c0 < c1) {
         const std::size_t m = std::min(c1 - c0, kChunk - fill);
-        if (F.poisoned) std::fill(y + fill, y + fill + m, kNaN);  // §13.3 the canonical NaN, converted
-        else if (F.divide) scale_div(u + c0, m, F.f, y + fill);
-        else scale_mul(u + c0, m, F.f, y + fill);
+        if (F.poisoned)
+          std::fill(y + fill, y + fill + m, kNaN);  // §13.3 the canonical NaN, converted
+        else if (F.divide)
+          scale_div(u + c0, m, F.f, y + fill);
+        else
+          scale_mul(u + c0, m, F.f, y + fill);
         fill += m;
         c0 += m;
         if (fill == kChunk) flush();

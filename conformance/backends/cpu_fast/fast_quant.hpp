@@ -38,7 +38,7 @@ struct QuantOp {
   const Format* out = nullptr;  // fake-quant output
   ScaleRule rule = ScaleRule::amax;
   std::size_t rows = 0, cols = 0;
-  std::ptrdiff_t rs = 0, cs = 0;          // strides of x in elements
+  std::ptrdiff_t rs = 0, cs = 0;               // strides of x in elements
   std::size_t br = 0, bc = 0, gr = 0, gc = 0;  // effective block and group extents
   bool nan_ignore = false, inf_ignore = false;
   bool fused = false;
@@ -81,14 +81,14 @@ class FastQuant {
 
   QuantOp op_;
   std::size_t nbr_, nbc_, ngr_, ngc_;
-  FastCast to_elem_;                     // binary32 -> element, the element policy
+  FastCast to_elem_;                                             // binary32 -> element, the element policy
   std::shared_ptr<const std::vector<std::uint32_t>> widen_lut_;  // source code -> binary32 (<= 16-bit sources)
-  std::vector<std::uint32_t> elem_f32_;   // element code -> binary32, the wide policy (§19.3)
-  std::optional<FastCast> to_out_;        // binary32 -> fake-quant output, the wide policy
+  std::vector<std::uint32_t> elem_f32_;                          // element code -> binary32, the wide policy (§19.3)
+  std::optional<FastCast> to_out_;                               // binary32 -> fake-quant output, the wide policy
   float qmax_;
-  int emax_ = 0;                 // E(q_max)
-  std::uint32_t qsig_ = 0;       // q_max's 24-bit significand
-  float inv_qmax_ = 0;           // RN32(1 / q_max) (mx-rceil-f32)
+  int emax_ = 0;            // E(q_max)
+  std::uint32_t qsig_ = 0;  // q_max's 24-bit significand
+  float inv_qmax_ = 0;      // RN32(1 / q_max) (mx-rceil-f32)
 };
 
 }  // namespace numref::cpu_fast

@@ -85,10 +85,14 @@ Plan plan(std::uint32_t from, std::uint32_t to, const numref_policy& p) {
     case E8M0: {
       if (from != F32 && from != BF16) return pl;
       int mode = -1;  // 1 floor, 2 ceil (§7.1)
-      if (p.e8m0_round == NUMREF_E8M0_FLOOR) mode = 1;
-      else if (p.e8m0_round == NUMREF_E8M0_CEIL) mode = 2;
-      else if (p.e8m0_round == NUMREF_E8M0_FOLLOW && p.round == NUMREF_ROUND_RTZ) mode = 1;
-      else if (p.e8m0_round == NUMREF_E8M0_FOLLOW && p.round == NUMREF_ROUND_RUP) mode = 2;
+      if (p.e8m0_round == NUMREF_E8M0_FLOOR)
+        mode = 1;
+      else if (p.e8m0_round == NUMREF_E8M0_CEIL)
+        mode = 2;
+      else if (p.e8m0_round == NUMREF_E8M0_FOLLOW && p.round == NUMREF_ROUND_RTZ)
+        mode = 1;
+      else if (p.e8m0_round == NUMREF_E8M0_FOLLOW && p.round == NUMREF_ROUND_RUP)
+        mode = 2;
       // CUDA's __nv_cvt_*_to_e8m0 rounds the bottom binade linearly (§7.4 e8m0_low=linear); the
       // grid rule of the ml_dtypes / torch / torchao profiles and gfloat's NaN below 2^-127
       // (e8m0_low=nan) are not what it computes; it drops the sign bit (negative=abs, not inf_abs).
@@ -172,7 +176,8 @@ __half_raw halfraw(std::uint32_t v) {
 
 // f32 -> bf16 / f16 through the CUDA function of the plan's rounding (0 _rn, 1 _rz, 2 _ru, 3 _rd).
 template <class Raw, class H>
-std::uint32_t by_rounding(const Plan& pl, std::uint32_t x, H (*rn)(float), H (*rz)(float), H (*ru)(float), H (*rd)(float)) {
+std::uint32_t by_rounding(const Plan& pl, std::uint32_t x, H (*rn)(float), H (*rz)(float), H (*ru)(float),
+                          H (*rd)(float)) {
   H (*const fn)(float) = pl.rounding == 0 ? rn : pl.rounding == 1 ? rz : pl.rounding == 2 ? ru : rd;
   return static_cast<Raw>(fn(f32_of(x))).x;
 }
@@ -213,7 +218,8 @@ std::uint32_t one(std::uint32_t from, std::uint32_t to, const Plan& pl, std::uin
                                               __float2bfloat16_rd);
       return __nv_cvt_e8m0_to_bf16raw(static_cast<__nv_fp8_storage_t>(x)).x;
     case F16:
-      if (from == F32) return by_rounding<__half_raw>(pl, x, __float2half_rn, __float2half_rz, __float2half_ru, __float2half_rd);
+      if (from == F32)
+        return by_rounding<__half_raw>(pl, x, __float2half_rn, __float2half_rz, __float2half_ru, __float2half_rd);
       if (from == E4M3 || from == E5M2)
         return __nv_cvt_fp8_to_halfraw(static_cast<__nv_fp8_storage_t>(x), fp8_kind(from)).x;
 #if NUMREF_NV_FP6_FP4
@@ -252,11 +258,12 @@ struct NvHost {
   static constexpr const char* name = "nv-host";
   static inline const std::string version = "CUDA " + std::to_string(CUDART_VERSION / 1000) + "." +
                                             std::to_string((CUDART_VERSION % 1000) / 10) + " host headers";
-  static constexpr const char* description = "NVIDIA's host conversion functions from cuda_fp8.h / cuda_bf16.h / cuda_fp16.h"
+  static constexpr const char* description =
+      "NVIDIA's host conversion functions from cuda_fp8.h / cuda_bf16.h / cuda_fp16.h"
 #if NUMREF_NV_FP6_FP4
-                                             " / cuda_fp6.h / cuda_fp4.h"
+      " / cuda_fp6.h / cuda_fp4.h"
 #endif
-                                             ", compiled by the host C++ compiler";
+      ", compiled by the host C++ compiler";
   static constexpr const char* profiles = "cuda_satfinite cuda_nosat";
   static constexpr std::uint32_t caps = 0;  // CUDA conversions report no exception flags
   // Known departures (docs/profiles.md, "nv-host"): none. The one found earlier (bf16 -> f32

@@ -58,8 +58,8 @@ class ReferenceBackend {
     if (sr && !r) throw std::invalid_argument("round=sr needs the r array");
     for (std::size_t i = 0; i < n; ++i) {
       if (in[i] & ~f->mask())  // §2.4: bits above the width are an error at the ABI
-        throw std::invalid_argument("input " + std::to_string(in[i]) + " has bits above the " + std::to_string(f->bits) +
-                                    "-bit width");
+        throw std::invalid_argument("input " + std::to_string(in[i]) + " has bits above the " +
+                                    std::to_string(f->bits) + "-bit width");
       const Result res = conv(in[i], sr ? r[i] : 0u);
       out[i] = res.bits;
       if (flags) flags[i] = res.flags;
@@ -91,7 +91,8 @@ class ReferenceBackend {
     return quantize_as(spec_of(NUMREF_TENSOR_QUANTIZE, op), x, r, codes, scales, group_mantissa, tensor_amax, counts);
   }
   static std::int64_t dequantize(const numref_tensor_op* op, const std::uint8_t* codes, const std::uint32_t* scales,
-                                 const std::uint32_t* group_mantissa, const std::uint32_t* tensor_amax, std::uint32_t* out) {
+                                 const std::uint32_t* group_mantissa, const std::uint32_t* tensor_amax,
+                                 std::uint32_t* out) {
     return dequantize_as(spec_of(NUMREF_TENSOR_DEQUANTIZE, op), *op, codes, scales, group_mantissa, tensor_amax, out);
   }
   static std::int64_t fake_quant(const numref_tensor_op* op, const void* x, const std::uint32_t* r, std::uint32_t* out,
@@ -123,8 +124,8 @@ class ReferenceBackend {
   static std::int64_t quantize_as(const TensorOpSpec& t, const void* x, const std::uint32_t* r, std::uint8_t* codes,
                                   std::uint32_t* scales, std::uint32_t* group_mantissa, std::uint32_t* tensor_amax,
                                   std::uint64_t* counts) {
-    const QuantizeResult res = numref::quantize(view_of(t, x), t.spec, std::span<std::uint8_t>(codes, t.rows * t.cols),
-                                                random_of(t, r));
+    const QuantizeResult res =
+        numref::quantize(view_of(t, x), t.spec, std::span<std::uint8_t>(codes, t.rows * t.cols), random_of(t, r));
     std::copy(res.meta.scales.begin(), res.meta.scales.end(), scales);
     if (group_mantissa) std::copy(res.meta.group_mantissa.begin(), res.meta.group_mantissa.end(), group_mantissa);
     if (tensor_amax) *tensor_amax = res.meta.tensor_amax;
@@ -157,8 +158,9 @@ class ReferenceBackend {
 
   static std::int64_t fake_quant_as(const TensorOpSpec& t, const void* x, const std::uint32_t* r, std::uint32_t* out,
                                     std::uint64_t* counts) {
-    put_counts(fake_quantize(view_of(t, x), t.spec, *t.out, std::span<std::uint32_t>(out, t.rows * t.cols), random_of(t, r)),
-               counts);
+    put_counts(
+        fake_quantize(view_of(t, x), t.spec, *t.out, std::span<std::uint32_t>(out, t.rows * t.cols), random_of(t, r)),
+        counts);
     return elements(t);
   }
 
@@ -184,14 +186,20 @@ class ReferenceBackend {
     if (tensor ? op.kind != NUMREF_MOR_TENSOR : (op.kind != NUMREF_MOR_THREE_WAY && op.kind != NUMREF_MOR_TWO_WAY))
       throw std::invalid_argument("MoR kind does not match the family");
     const Format* src = format_from_c(op.source);
-    if (!src || std::find(sources.begin(), sources.end(), src->id) == sources.end()) throw std::invalid_argument(bad_source);
+    if (!src || std::find(sources.begin(), sources.end(), src->id) == sources.end())
+      throw std::invalid_argument(bad_source);
     if (op.out_format != NUMREF_FMT_BF16) throw std::invalid_argument("MoR output must be bf16");
     if (tensor && op.threshold_den == 0) throw std::invalid_argument("threshold denominator 0");
     const auto pol = from_c_policy(op.policy);
     const QuantizeSpec q = mor_quantize_spec(format(FormatId::f8e4m3fn));
     if (!pol || !(*pol == q.policy)) throw std::invalid_argument("MoR element policy must be the §26.1 policy");
-    if (op.rows == 0 || op.cols == 0 || op.block_rows == 0 || op.block_cols == 0) throw std::invalid_argument("empty shape");
-    return {src, op.rows, op.cols, static_cast<std::ptrdiff_t>(op.row_stride), static_cast<std::ptrdiff_t>(op.col_stride),
+    if (op.rows == 0 || op.cols == 0 || op.block_rows == 0 || op.block_cols == 0)
+      throw std::invalid_argument("empty shape");
+    return {src,
+            op.rows,
+            op.cols,
+            static_cast<std::ptrdiff_t>(op.row_stride),
+            static_cast<std::ptrdiff_t>(op.col_stride),
             Partition::blocks(op.block_rows, op.block_cols)};
   }
   static MorOp mor_op(std::uint32_t family, const numref_mor_op* op) {
@@ -248,13 +256,15 @@ class ReferenceBackend {
     if (!op) throw std::invalid_argument("null argument");
     if (op->struct_size < sizeof(numref_gaussws_op)) throw std::invalid_argument("numref_gaussws_op too small");
     const auto float_id = [](std::uint32_t f) { return f == NUMREF_FMT_F32 || f == NUMREF_FMT_BF16; };
-    if (!float_id(op->w_format) || !float_id(op->g_format)) throw std::invalid_argument("GaussWS w and g must be f32 or bf16");
+    if (!float_id(op->w_format) || !float_id(op->g_format))
+      throw std::invalid_argument("GaussWS w and g must be f32 or bf16");
     if (op->out_format != NUMREF_FMT_BF16) throw std::invalid_argument("GaussWS output must be bf16");
     if (op->noise > NUMREF_GAUSSWS_NOISE_KEY || op->sum > NUMREF_GAUSSWS_SUM_F32)
       throw std::invalid_argument("unknown GaussWS noise source or sum");
     const numref::gaussws::Shape sh{op->rows, op->cols};
     if (sh.m == 0 || sh.n == 0) throw std::invalid_argument("empty shape");
-    if (op->block_rows != numref::gaussws::kBlock || op->block_cols != numref::gaussws::kBlock || op->n_blocks != sh.blocks())
+    if (op->block_rows != numref::gaussws::kBlock || op->block_cols != numref::gaussws::kBlock ||
+        op->n_blocks != sh.blocks())
       throw std::invalid_argument("GaussWS blocks must be 32 x 32 (§37.1)");
     return sh;
   }
@@ -264,9 +274,9 @@ class ReferenceBackend {
     return true;
   }
 
-  static std::int64_t gaussws(const numref_gaussws_op* op, const void* w, const std::uint32_t* bt, const std::uint16_t* u,
-                              const std::uint64_t* key, const void* g, std::uint32_t* r_packed, std::uint32_t* scale,
-                              std::uint32_t* w_hat, std::uint32_t* grad) {
+  static std::int64_t gaussws(const numref_gaussws_op* op, const void* w, const std::uint32_t* bt,
+                              const std::uint16_t* u, const std::uint64_t* key, const void* g, std::uint32_t* r_packed,
+                              std::uint32_t* scale, std::uint32_t* w_hat, std::uint32_t* grad) {
     namespace gw = numref::gaussws;
     const gw::Shape sh = gaussws_shape(op);
     if (!w || !bt || !g || !r_packed || !scale || !w_hat || !grad) throw std::invalid_argument("null argument");

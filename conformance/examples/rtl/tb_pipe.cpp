@@ -28,8 +28,8 @@ constexpr const char* kName = "rtl-f32-e4m3";
 #endif
 
 // The knobs the design fixes (§10.2 words); every other knob does not apply to f32 -> f8e4m3fn.
-constexpr const char* kKnobs[] = {"round=rne", "overflow=saturate", "inf_sat=max", "nan=ones",
-                                  "daz=0",     "ftz=0",             "tininess=after"};
+constexpr const char* kKnobs[] = {"round=rne", "overflow=saturate", "inf_sat=max", "nan=ones", "daz=0",
+                                  "ftz=0",     "tininess=after"};
 
 std::vector<std::string> words(const std::string& line) {
   std::istringstream in(line);

@@ -80,6 +80,8 @@
 extern "C" {
 #endif
 
+/* The ABI is tables of numbers and their comments, laid out by hand in columns. */
+/* clang-format off */
 #define NUMREF_BACKEND_ABI_VERSION 1u
 #define NUMREF_BACKEND_ABI_MINOR 7u
 
@@ -632,6 +634,8 @@ struct numref_backend {
 /* The two exported symbols. */
 typedef uint32_t (*numref_backend_abi_version_fn)(void);
 typedef const numref_backend* (*numref_backend_open_fn)(const char* args, char* err, size_t err_size);
+
+/* clang-format on */
 
 #ifdef __cplusplus
 } /* extern "C" */

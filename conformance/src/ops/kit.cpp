@@ -171,8 +171,10 @@ int cmp_magnitude(const Exact& a, const Exact& b) {
   if (ta != tb) return ta < tb ? -1 : 1;
   // same top bit position: the exponents differ by less than 64
   u128 x = a.sig, y = b.sig;
-  if (a.exp > b.exp) x <<= (a.exp - b.exp);
-  else y <<= (b.exp - a.exp);
+  if (a.exp > b.exp)
+    x <<= (a.exp - b.exp);
+  else
+    y <<= (b.exp - a.exp);
   return x < y ? -1 : x > y ? 1 : 0;
 }
 
@@ -193,9 +195,12 @@ bool is_tie(const Exact& v, const Format& to, const Policy& p) {
   if (dl.cls == Class::nan) return false;
   Exact a = exact_of(dl), b;
   a.sign = false;
-  if (to.is_integer()) b = Exact{false, a.sig + 1, 0, false};
-  else if ((lo.bits & to.mag_mask()) == to.max_finite) b = Exact{false, dl.sig + 1, dl.exp, false};
-  else b = exact_of(decode((lo.bits & to.mag_mask()) + 1, to));
+  if (to.is_integer())
+    b = Exact{false, a.sig + 1, 0, false};
+  else if ((lo.bits & to.mag_mask()) == to.max_finite)
+    b = Exact{false, dl.sig + 1, dl.exp, false};
+  else
+    b = exact_of(decode((lo.bits & to.mag_mask()) + 1, to));
   return is_midpoint(mag, a, b);
 }
 
@@ -232,7 +237,8 @@ Column named(Column c, std::string cls, std::string what) {
 }
 
 Column sr_random(int k, std::size_t rows, std::size_t cols, Place place) {
-  Column r = words("r", Role::in, (k + 3) / 4, k >= 32 ? 0xFFFFFFFFull : (std::uint64_t{1} << k) - 1, rows, cols, place);
+  Column r =
+      words("r", Role::in, (k + 3) / 4, k >= 32 ? 0xFFFFFFFFull : (std::uint64_t{1} << k) - 1, rows, cols, place);
   r.pipe_digits = 8;  // §32.4, §32.6
   return r;
 }
@@ -258,8 +264,8 @@ bool check_call(const numref_backend& b, std::string_view entry, std::int64_t go
     return false;
   }
   if (static_cast<std::uint64_t>(got) != want) {
-    error = std::string(entry) + " returned " + std::to_string(got) + " results for a batch of " + std::to_string(want) +
-            (unit.empty() ? "" : " ") + std::string(unit);
+    error = std::string(entry) + " returned " + std::to_string(got) + " results for a batch of " +
+            std::to_string(want) + (unit.empty() ? "" : " ") + std::string(unit);
     return false;
   }
   return true;

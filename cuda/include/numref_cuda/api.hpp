@@ -70,8 +70,7 @@ struct RandomSource {
 const std::string& why();
 
 // §35.2 Whether the kernels implement from -> to under p: "" if so, else the reason (support.hpp).
-std::string cast_support(numref::FormatId from, numref::FormatId to, const CastPolicy& p,
-                         const RandomSource& rnd);
+std::string cast_support(numref::FormatId from, numref::FormatId to, const CastPolicy& p, const RandomSource& rnd);
 
 // §35.3 Convert n codes. For stochastic rounding with explicit values, `device_status`
 // (optional, a device word the caller zeroes first) gets bit 0 OR-ed in if any value was
@@ -85,8 +84,8 @@ void cast(const void* in, numref::FormatId from, void* out, numref::FormatId to,
 
 // §35.2 The same with a numref::Policy, mapped by cast_policy() (policy_map.hpp), which rejects
 // the knobs the kernels do not implement.
-void cast(const void* in, numref::FormatId from, void* out, numref::FormatId to, std::size_t n,
-          const numref::Policy& p, const RandomSource& rnd = {}, cudaStream_t stream = nullptr);
+void cast(const void* in, numref::FormatId from, void* out, numref::FormatId to, std::size_t n, const numref::Policy& p,
+          const RandomSource& rnd = {}, cudaStream_t stream = nullptr);
 
 // §35.3 f32 / bf16 -> f8e8m0fnu.
 cudaError_t try_cast_to_e8m0(const void* in, numref::FormatId from, std::uint8_t* out, std::size_t n,
@@ -116,13 +115,13 @@ int device_count() noexcept;
 
 // §19.4 / §19.5 Device outputs of a quantization; a null pointer is not written.
 struct QuantizeOutputs {
-  std::uint8_t* codes = nullptr;               // rows·cols element codes
-  std::uint32_t* scales = nullptr;             // n_blocks stored scale codes
-  std::uint32_t* amax = nullptr;               // n_blocks binary32 amax codes
-  std::uint32_t* group_mantissa = nullptr;     // GAM: n_groups mantissas
-  std::uint32_t* tensor_amax = nullptr;        // NVFP4: 1 word
-  void* fake = nullptr;                        // §19.6 rows·cols codes of plan.out (2 or 4 bytes)
-  unsigned long long* counts = nullptr;        // 4 words, ADDED to: saturated, flushed, nan, inf
+  std::uint8_t* codes = nullptr;            // rows·cols element codes
+  std::uint32_t* scales = nullptr;          // n_blocks stored scale codes
+  std::uint32_t* amax = nullptr;            // n_blocks binary32 amax codes
+  std::uint32_t* group_mantissa = nullptr;  // GAM: n_groups mantissas
+  std::uint32_t* tensor_amax = nullptr;     // NVFP4: 1 word
+  void* fake = nullptr;                     // §19.6 rows·cols codes of plan.out (2 or 4 bytes)
+  unsigned long long* counts = nullptr;     // 4 words, ADDED to: saturated, flushed, nan, inf
 };
 // §19, §35.7 Quantize (and/or fake-quantize) the view at `x` (device memory). Stochastic
 // rounding takes its values from `rnd` (explicit: one per element, element order; an invalid

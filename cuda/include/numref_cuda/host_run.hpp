@@ -27,7 +27,7 @@ struct Walk {
   enum class Order : std::uint8_t { forward, reverse, shuffled };
   std::uint32_t threads = 256;  // simulated threads of the grid-stride loop
   Order order = Order::forward;
-  std::uint64_t seed = 1;       // for Order::shuffled
+  std::uint64_t seed = 1;  // for Order::shuffled
 };
 
 // §35.3 The cast kernels of api.hpp's try_cast: n codes (one per 32-bit word, element order)
@@ -66,7 +66,8 @@ QuantizeOut quantize(const QuantizePlan& p, const void* x, const ElementRandom& 
 // §19.3 dequantize from the metadata alone (codes in element order, scales per block, group
 // mantissas per group, NVFP4 tensor amax).
 std::vector<std::uint32_t> dequantize(const QuantizePlan& p, const std::uint8_t* codes, const std::uint32_t* scales,
-                                      const std::uint32_t* group_mantissa, std::uint32_t tensor_amax, const Walk& w = {});
+                                      const std::uint32_t* group_mantissa, std::uint32_t tensor_amax,
+                                      const Walk& w = {});
 
 // §26 tensor-level MoR (sources f32 / bf16, E4M3 elements, output bf16).
 struct TensorMorOut {

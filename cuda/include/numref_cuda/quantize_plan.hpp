@@ -29,24 +29,24 @@ inline constexpr std::uint32_t kUnitRows = 16;
 inline constexpr std::uint64_t kMaxElements = std::uint64_t{1} << 38;
 
 struct QuantizePlan {
-  numref::QuantizeSpec spec;            // as resolved by the reference's Quantizer (q_max, apply)
+  numref::QuantizeSpec spec;  // as resolved by the reference's Quantizer (q_max, apply)
   numref::FormatId source = numref::FormatId::f32;
   numref::FormatId element = numref::FormatId::f8e4m3fn;
   numref::FormatId out = numref::FormatId::bf16;  // fake-quant output (§19.6)
-  Geometry geom;                        // vec is set per launch (set_vector_loads)
+  Geometry geom;                                  // vec is set per launch (set_vector_loads)
   ScaleParams scale;
   AmaxPolicy amax;
-  CastPolicy elem;                      // element conversion (int8: mode, k, nan_to_finite)
-  bool fused = false;                   // §19.2 application
-  bool symmetric = false;               // §20.2 int8 range
-  CastPolicy wide_d;                    // element code -> f32 under the wide policy (§19.3)
-  CastPolicy wide_out;                  // f32 -> out under the wide policy (§19.6)
-  int sr_bits = 0;                      // k when the element policy rounds stochastically, else 0
+  CastPolicy elem;         // element conversion (int8: mode, k, nan_to_finite)
+  bool fused = false;      // §19.2 application
+  bool symmetric = false;  // §20.2 int8 range
+  CastPolicy wide_d;       // element code -> f32 under the wide policy (§19.3)
+  CastPolicy wide_out;     // f32 -> out under the wide policy (§19.6)
+  int sr_bits = 0;         // k when the element policy rounds stochastically, else 0
   std::uint32_t n_blocks = 0, n_groups = 1;
   std::uint32_t chunk = 0;
   // §35.7 item 3 The one-pass row-block path applies: one row per block, at most 256 columns per
   // block, and a rule whose scale needs only the block's amax (not gam, not nvfp4).
-  bool row_blocks = false;              // V: elements per 16-byte chunk of the source
+  bool row_blocks = false;  // V: elements per 16-byte chunk of the source
 };
 
 // §35.7 The plan of a quantization of a rows × cols view of `source` (strides in elements).

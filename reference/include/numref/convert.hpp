@@ -13,10 +13,8 @@ namespace numref {
 // §11 Convert the code `bits` of format `from` to format `to` under policy `p`.
 // `r` carries the random bits for stochastic rounding (p.round == Round::sr).
 // Throws std::invalid_argument if the policy is malformed (e.g. sr with k outside 1..32).
-Result convert(std::uint32_t bits, const Format& from, const Format& to, const Policy& p,
-               std::uint64_t r = 0);
-inline Result convert(std::uint32_t bits, FormatId from, FormatId to, const Policy& p,
-                      std::uint64_t r = 0) {
+Result convert(std::uint32_t bits, const Format& from, const Format& to, const Policy& p, std::uint64_t r = 0);
+inline Result convert(std::uint32_t bits, FormatId from, FormatId to, const Policy& p, std::uint64_t r = 0) {
   return convert(bits, format(from), format(to), p, r);
 }
 
@@ -39,17 +37,17 @@ namespace detail {
 // structured and random binary32 codes (test_convert_fastpath), and by the 2^32 sweep.
 struct BinadePath {
   bool on = false;
-  bool constants = false;        // deterministic mode: the two constant regions apply
+  bool constants = false;  // deterministic mode: the two constant regions apply
   Round mode = Round::rne;
-  int k = 0;                     // sr_bits (mode sr, §5.1)
-  int d = 0;                     // fraction bits dropped
-  int ef_lo = 0, ef_hi = 0;      // source exponent fields whose values are normal in the target
-  int ef_tiny = 0;               // fields 1..ef_tiny: |x| < 2^(qmin−1)
+  int k = 0;                 // sr_bits (mode sr, §5.1)
+  int d = 0;                 // fraction bits dropped
+  int ef_lo = 0, ef_hi = 0;  // source exponent fields whose values are normal in the target
+  int ef_tiny = 0;           // fields 1..ef_tiny: |x| < 2^(qmin−1)
   std::uint32_t sign_in = 0, sign_out = 0, mag_mask = 0;
   int man_in = 0;
-  std::int64_t rebias = 0;       // (source bias − target bias) << source fraction bits
-  std::uint32_t max_code = 0;    // magnitude code of the largest finite target value
-  Result ovf[2]{}, tiny[2]{};    // [sign]
+  std::int64_t rebias = 0;     // (source bias − target bias) << source fraction bits
+  std::uint32_t max_code = 0;  // magnitude code of the largest finite target value
+  Result ovf[2]{}, tiny[2]{};  // [sign]
 };
 }  // namespace detail
 

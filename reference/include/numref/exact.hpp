@@ -18,11 +18,11 @@
 namespace numref {
 
 // ---- binary32 constants (codes) -------------------------------------------------------
-inline constexpr std::uint32_t kF32One = 0x3F800000u;      // 1.0
-inline constexpr std::uint32_t kF32Max = 0x7F7FFFFFu;      // (2 - 2^-23) * 2^127
-inline constexpr std::uint32_t kF32Inf = 0x7F800000u;      // +Inf
-inline constexpr std::uint32_t kF32NaN = 0x7FC00000u;      // canonical quiet NaN, positive
-inline constexpr std::uint32_t kF32MinSub = 0x00000001u;   // 2^-149
+inline constexpr std::uint32_t kF32One = 0x3F800000u;     // 1.0
+inline constexpr std::uint32_t kF32Max = 0x7F7FFFFFu;     // (2 - 2^-23) * 2^127
+inline constexpr std::uint32_t kF32Inf = 0x7F800000u;     // +Inf
+inline constexpr std::uint32_t kF32NaN = 0x7FC00000u;     // canonical quiet NaN, positive
+inline constexpr std::uint32_t kF32MinSub = 0x00000001u;  // 2^-149
 
 // §3.1 The exact value of a finite code (zero, subnormal or normal) of `f` as a dyadic
 // Exact (sticky = false). Throws std::invalid_argument for a NaN or infinite code.

@@ -55,6 +55,7 @@ constexpr std::string_view specials_name(Specials s) {
 //   NUMREF_P3109_MORE_MEMBERS     every other member gfloat's format_info_p3109 accepts for
 //                                 K = 2..8 (1 <= P <= K), 128 rows, ordered by K, then P, then
 //                                 s before u, then e before f.
+// clang-format off
 #define NUMREF_P3109_BINARY8_MEMBERS(X)                                                          \
   X(8, 1, s, e) X(8, 1, u, e) X(8, 3, s, e) X(8, 3, s, f) X(8, 3, u, e) X(8, 3, u, f) X(8, 4, s, e) \
   X(8, 4, s, f) X(8, 4, u, e) X(8, 4, u, f) X(8, 7, s, f) X(8, 8, u, f)
@@ -78,6 +79,7 @@ constexpr std::string_view specials_name(Specials s) {
   X(8, 2, u, e) X(8, 2, u, f) X(8, 5, s, e) X(8, 5, s, f) X(8, 5, u, e) X(8, 5, u, f) X(8, 6, s, e) \
   X(8, 6, s, f) X(8, 6, u, e) X(8, 6, u, f) X(8, 7, s, e) X(8, 7, u, e) X(8, 7, u, f) X(8, 8, s, e) \
   X(8, 8, s, f) X(8, 8, u, e)
+// clang-format on
 #define NUMREF_P3109_MEMBERS(X) NUMREF_P3109_BINARY8_MEMBERS(X) NUMREF_P3109_MORE_MEMBERS(X)
 
 enum class FormatId : std::uint8_t {
@@ -114,19 +116,19 @@ inline constexpr FormatId kP3109Binary8[] = {NUMREF_P3109_BINARY8_MEMBERS(NUMREF
 // derives one by hand.
 struct Format {
   FormatId id;
-  std::string_view name;     // LLVM/MLIR spelling
-  int bits;                  // storage width in bits
-  int exp_bits;              // exponent field width (0 for integers)
-  int man_bits;              // trailing significand (fraction) field width; magnitude bits for integers
-  int bias;                  // exponent bias (0 for integers)
-  bool is_signed;            // has a sign bit (two's complement for integers)
-  Specials specials;         // encoding of Inf / NaN
-  bool has_zero;             // a zero exists (f8e8m0fnu has none)
-  bool has_subnormals;       // exponent field 0 encodes subnormals (else: a normal binade)
-  std::uint32_t max_finite;  // code of the largest finite positive value
+  std::string_view name;        // LLVM/MLIR spelling
+  int bits;                     // storage width in bits
+  int exp_bits;                 // exponent field width (0 for integers)
+  int man_bits;                 // trailing significand (fraction) field width; magnitude bits for integers
+  int bias;                     // exponent bias (0 for integers)
+  bool is_signed;               // has a sign bit (two's complement for integers)
+  Specials specials;            // encoding of Inf / NaN
+  bool has_zero;                // a zero exists (f8e8m0fnu has none)
+  bool has_subnormals;          // exponent field 0 encodes subnormals (else: a normal binade)
+  std::uint32_t max_finite;     // code of the largest finite positive value
   std::uint32_t canonical_nan;  // code of the canonical (positive, quiet) NaN; 0 when none
-  std::string_view source;   // defining document
-  std::string_view aliases;  // §2.3 other accepted names, separated by single spaces ("" = none)
+  std::string_view source;      // defining document
+  std::string_view aliases;     // §2.3 other accepted names, separated by single spaces ("" = none)
 
   // ---- derived quantities (pure functions of the stated fields) -------------
   constexpr std::uint32_t mask() const { return bits >= 32 ? 0xFFFFFFFFu : ((1u << bits) - 1u); }
@@ -148,14 +150,10 @@ struct Format {
   }
   // §2.2 / §2.5 One NaN code for both signs (fnuz, P3109): every NaN rule delivers canonical_nan.
   constexpr bool has_single_nan() const { return specials == Specials::fnuz || is_p3109(); }
-  constexpr bool has_nan() const {
-    return specials == Specials::ieee || specials == Specials::fn || has_single_nan();
-  }
+  constexpr bool has_nan() const { return specials == Specials::ieee || specials == Specials::fn || has_single_nan(); }
   // §2.2 A −0 code exists: signed floating-point formats with a zero, except fnuz and P3109
   // (whose negative-zero pattern is the NaN).
-  constexpr bool has_negative_zero() const {
-    return is_signed && has_zero && !is_integer() && !has_single_nan();
-  }
+  constexpr bool has_negative_zero() const { return is_signed && has_zero && !is_integer() && !has_single_nan(); }
   // Unbiased exponent of the smallest normal binade (§3.2): 1 - bias when field 0
   // is the subnormal binade, -bias when field 0 is itself a normal binade.
   constexpr int emin() const { return has_subnormals ? 1 - bias : -bias; }
@@ -204,15 +202,17 @@ struct Format {
 // fraction P - 1 bits, exponent K - (P - 1) - s bits; bias 2^(K-P-1) (rounded down: 0 when P = K)
 // signed, 2^(K-P) unsigned; the NaN 2^(K-1) signed, 2^K - 1 unsigned; max finite the largest
 // magnitude below the NaN, less one for the Inf of the extended domain.
-constexpr Format p3109_format(FormatId id, std::string_view name, std::string_view alias, int k, int p,
-                              bool is_signed, bool extended) {
+constexpr Format p3109_format(FormatId id, std::string_view name, std::string_view alias, int k, int p, bool is_signed,
+                              bool extended) {
   const int s = is_signed ? 1 : 0;
   const int bias = is_signed ? (k - p - 1 >= 0 ? 1 << (k - p - 1) : 0) : 1 << (k - p);
-  const std::uint32_t top_mag = (1u << (k - s)) - 1u;                    // all magnitude bits set
+  const std::uint32_t top_mag = (1u << (k - s)) - 1u;  // all magnitude bits set
   const std::uint32_t max_finite = top_mag - (is_signed ? 0u : 1u) - (extended ? 1u : 0u);
   const std::uint32_t nan = is_signed ? 1u << (k - 1) : (1u << k) - 1u;
+  // clang-format off
   return {id, name, k, k - (p - 1) - s, p - 1, bias, is_signed, extended ? Specials::p3109e : Specials::p3109f,
           true, true, max_finite, nan, "IEEE P3109 interim report (gfloat format_info_p3109)", alias};
+  // clang-format on
 }
 
 // §2.1 The descriptor table. Sources:
@@ -222,6 +222,7 @@ constexpr Format p3109_format(FormatId id, std::string_view name, std::string_vi
 //   the FNUZ FP8 of AMD CDNA3 (MI300) and Graphcore (torch / ml_dtypes float8_e4m3fnuz,
 //   float8_e5m2fnuz), XLA's F8E4M3B11FNUZ, and the IEEE-like float8_e4m3 / float8_e3m4 of
 //   ml_dtypes (exponent field all ones = Inf / NaN, as in IEEE 754 binary formats).
+// clang-format off
 inline constexpr auto kFormats = std::to_array<Format>({
     // id                 name         bits e  m   bias signed specials           zero  subn  max_finite   canonical_nan source / aliases
     {FormatId::f32,       "f32",       32,  8, 23, 127, true,  Specials::ieee,    true, true, 0x7F7FFFFFu, 0x7FC00000u, "IEEE 754-2019 binary32", "fp32 float32"},
@@ -245,6 +246,7 @@ inline constexpr auto kFormats = std::to_array<Format>({
     NUMREF_P3109_MEMBERS(NUMREF_P3109_ROW)
 #undef NUMREF_P3109_ROW
 });
+// clang-format on
 inline constexpr int kFormatCount = static_cast<int>(kFormats.size());
 
 namespace detail {

@@ -23,7 +23,7 @@
 
 namespace numref::gaussws {
 
-inline constexpr std::size_t kBlock = 32;          // b_l (Eq. 3)
+inline constexpr std::size_t kBlock = 32;             // b_l (Eq. 3)
 inline constexpr std::uint32_t kNaN32 = 0x7FC00000u;  // §37.6 / §37.7 poisoned gradient and scale
 
 // §37.2 The noise of one 16-bit word u.
@@ -84,9 +84,9 @@ struct ForwardSpec {
 };
 
 struct Forward {
-  std::vector<std::uint32_t> w_hat;   // codes of `out`, row-major
-  std::vector<std::uint32_t> scale;   // s per block (kNaN32 for a poisoned block)
-  std::vector<Dyadic> exact;          // v per element when requested (zero for poisoned blocks)
+  std::vector<std::uint32_t> w_hat;  // codes of `out`, row-major
+  std::vector<std::uint32_t> scale;  // s per block (kNaN32 for a poisoned block)
+  std::vector<Dyadic> exact;         // v per element when requested (zero for poisoned blocks)
 };
 
 // §37.5 / §37.6. w: shape.size() codes of spec.w_format; bt: shape.blocks() binary32 codes;
@@ -97,8 +97,8 @@ Forward forward(const ForwardSpec& spec, Shape shape, std::span<const std::uint3
 
 // §37.7 dL/db_t per block (binary32 codes). g: codes of g_format (f32 or bf16), w's shape.
 std::vector<std::uint32_t> grad_bt(FormatId w_format, Shape shape, std::span<const std::uint32_t> w,
-                                   std::span<const std::uint32_t> bt, std::span<const std::int8_t> r,
-                                   FormatId g_format, std::span<const std::uint32_t> g);
+                                   std::span<const std::uint32_t> bt, std::span<const std::int8_t> r, FormatId g_format,
+                                   std::span<const std::uint32_t> g);
 
 // §37.2 The exact distribution: numerators over 65536 of R = -2, -1, 0, 1, 2 (by enumeration).
 std::vector<std::uint32_t> noise_counts();

@@ -60,8 +60,8 @@ std::uint32_t relative_error(std::uint32_t x, std::uint32_t q);
 // still fit). The integer S is the state: merging two sums is integer addition.
 class ExactSum {
  public:
-  static constexpr int kLimbs = 5;  // 320 bits
-  static constexpr int kScale = 149;  // S is in units of 2^-149
+  static constexpr int kLimbs = 5;                                    // 320 bits
+  static constexpr int kScale = 149;                                  // S is in units of 2^-149
   static constexpr std::uint64_t kMaxTerms = std::uint64_t{1} << 40;  // §22.2
 
   // Adds e (a binary32 code, sign bit clear, finite: e < 0x7F800000). The code's
@@ -94,7 +94,7 @@ class ExactSum {
     std::uint64_t before = limb_[w];
     limb_[w] = before + lo;
     std::uint64_t carry = (limb_[w] < before) ? 1u : 0u;
-    int i = w + 1;  // w <= 3 (pos <= 253), so i <= 4
+    int i = w + 1;                         // w <= 3 (pos <= 253), so i <= 4
     const std::uint64_t add = hi + carry;  // hi < 2^23: no wrap
     before = limb_[i];
     limb_[i] = before + add;

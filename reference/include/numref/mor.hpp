@@ -184,7 +184,8 @@ class FunctionMetric : public Metric {
  public:
   using Fn = std::function<Verdict(MorContext&, std::size_t type, std::size_t b)>;
   using Prep = std::function<void(MorContext&, std::size_t type)>;
-  FunctionMetric(std::string name, Fn fn, Prep prep = {}) : name_(std::move(name)), fn_(std::move(fn)), prep_(std::move(prep)) {}
+  FunctionMetric(std::string name, Fn fn, Prep prep = {})
+      : name_(std::move(name)), fn_(std::move(fn)), prep_(std::move(prep)) {}
   std::string name() const override { return name_; }
   void prepare(MorContext& ctx, std::size_t type) override {
     type_ = type;
@@ -205,8 +206,8 @@ struct Selection {
   std::vector<Verdict> verdicts;               // per block, (k − 1) entries: verdicts[b * (k−1) + i] for M_(i+1)
   std::vector<std::uint64_t> blocks_per_type;  // k entries
   std::vector<std::uint64_t> elements_per_type;
-  std::vector<std::uint32_t> output;           // with want_output: the fake-quantized tensor, element order,
-                                               // codes of the context's output format
+  std::vector<std::uint32_t> output;  // with want_output: the fake-quantized tensor, element order,
+                                      // codes of the context's output format
 };
 // §25.2 MoR Algorithm 2. `metrics` has k − 1 entries (std::invalid_argument otherwise); each
 // is prepared once, then evaluated block by block. Without want_output the selection streams:
@@ -219,7 +220,7 @@ struct TensorMorSpec {
   Partition scaling = Partition::blocks(128, 128);  // per-block (128 x 128, 64 x 64), tensor, rows, cols
   Threshold threshold;                              // 4.5 % = 9/200
   QuantizeSpec quant = mor_quantize_spec(format(FormatId::f8e4m3fn));  // its partition is replaced by `scaling`
-  const Format* fake = &format(FormatId::bf16);     // the format of Q(x) (§21.1)
+  const Format* fake = &format(FormatId::bf16);                        // the format of Q(x) (§21.1)
 };
 struct TensorMorResult {
   bool quantized = false;  // true: f8e4m3fn; false: fall back to bf16
@@ -248,12 +249,12 @@ struct SubtensorMorSpec {
   const Format* fake = &format(FormatId::bf16);  // Q(x) and the output tensor
 };
 struct SubtensorMorResult {
-  std::vector<BlockType> type;                 // per block, block-row-major
-  std::vector<Verdict> eq3, eq4;               // per block (eq4: three-way only; not_evaluated otherwise)
-  std::vector<ErrorSum> e4m3_sum, e5m2_sum;    // per block (Eq. 3 operands; evaluated for every block)
-  std::vector<std::uint32_t> fake;             // the output tensor (codes of spec.fake), element order
+  std::vector<BlockType> type;                              // per block, block-row-major
+  std::vector<Verdict> eq3, eq4;                            // per block (eq4: three-way only; not_evaluated otherwise)
+  std::vector<ErrorSum> e4m3_sum, e5m2_sum;                 // per block (Eq. 3 operands; evaluated for every block)
+  std::vector<std::uint32_t> fake;                          // the output tensor (codes of spec.fake), element order
   std::array<std::uint64_t, 3> blocks_of{}, elements_of{};  // by BlockType
-  ScaleMeta e4m3_scales, e5m2_scales;          // every block's scale under each format
+  ScaleMeta e4m3_scales, e5m2_scales;                       // every block's scale under each format
 };
 // §27 Sub-tensor MoR.
 SubtensorMorResult subtensor_mor(const TensorView& x, const SubtensorMorSpec& spec = {});

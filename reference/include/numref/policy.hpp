@@ -70,11 +70,11 @@ enum class NanOut : std::uint8_t {
 
 // §6.4 A NaN operand converted into a format that has no NaN (FP6, FP4, int8).
 enum class NanToFinite : std::uint8_t {
-  zero,     // +0
-  negzero,  // -0 (the sign pattern with zero magnitude; ml_dtypes)
-  max,      // +max finite (CUDA __nv_cvt_float_to_fp4)
-  signzero, // the zero with the operand's sign (XLA)
-  flipzero, // the -0 pattern with the operand's sign flipped: +NaN -> -0, -NaN -> +0 (ml_dtypes)
+  zero,      // +0
+  negzero,   // -0 (the sign pattern with zero magnitude; ml_dtypes)
+  max,       // +max finite (CUDA __nv_cvt_float_to_fp4)
+  signzero,  // the zero with the operand's sign (XLA)
+  flipzero,  // the -0 pattern with the operand's sign flipped: +NaN -> -0, -NaN -> +0 (ml_dtypes)
 };
 
 // §7.1 Rounding for targets without trailing significand bits (f8e8m0fnu).
@@ -203,10 +203,10 @@ enum class ZeroCode : std::uint8_t {
   one,         // X = 1 (torchao RCEIL, TransformerEngine exp2f_rcp(0) = 1)
 };
 enum class InfBlock : std::uint8_t {
-  poison,      // §13.3 default: NaN scale, NaN codes
-  exponent,    // §13.6 MX: amax read as 2^128 (exponent field 255, torchao FLOOR / CEIL / EVEN)
-  max_code,    // MX: code FE, X = 2^127 (torchao RCEIL, cvt.rp.satfinite of +Inf)
-  zero_scale,  // FP32 quotient: S = q_max / Inf = 0 (torchao float8)
+  poison,         // §13.3 default: NaN scale, NaN codes
+  exponent,       // §13.6 MX: amax read as 2^128 (exponent field 255, torchao FLOOR / CEIL / EVEN)
+  max_code,       // MX: code FE, X = 2^127 (torchao RCEIL, cvt.rp.satfinite of +Inf)
+  zero_scale,     // FP32 quotient: S = q_max / Inf = 0 (torchao float8)
   max_code_zero,  // MX: code FE, elements multiplied by 0 (TransformerEngine exp2f_rcp(0xFE) = 0.0)
   one_scale,      // FP32 quotient: S = 1.0, as for amax = 0 (TransformerEngine compute_scale_from_amax)
 };
@@ -265,8 +265,8 @@ namespace recipe_words {
 inline constexpr std::string_view amax_floor[] = {"none", "1e-12", "1e-4"};
 inline constexpr std::string_view scale_exp[] = {"bits", "log2f"};
 inline constexpr std::string_view zero_code[] = {"stored", "min_normal", "one"};
-inline constexpr std::string_view inf_block[] = {"poison", "exponent", "max_code", "zero_scale", "max_code_zero",
-                                                 "one_scale"};
+inline constexpr std::string_view inf_block[] = {"poison",     "exponent",      "max_code",
+                                                 "zero_scale", "max_code_zero", "one_scale"};
 inline constexpr std::string_view nan_block[] = {"poison", "inf_divisor", "max_code", "first_nan", "own_nan"};
 inline constexpr std::string_view mx_descale[] = {"recip", "divide"};
 inline constexpr std::string_view nan_scale[] = {"canonical", "all_ones_tensor"};
@@ -277,6 +277,7 @@ inline constexpr std::string_view zero_divisor[] = {"raise", "keep"};
 }  // namespace recipe_words
 template <class T>
 using RecipeKnob = KnobRow<RecipeKnobs, T>;
+// clang-format off
 inline constexpr auto kRecipeKnobs = std::make_tuple(
     RecipeKnob<AmaxFloor>{.key = "amax_floor", .member = &RecipeKnobs::amax_floor, .words = recipe_words::amax_floor,
                           .clause = "§13.5"},
@@ -300,6 +301,7 @@ inline constexpr auto kRecipeKnobs = std::make_tuple(
                            .words = recipe_words::scale_round, .clause = "§14.5"},
     RecipeKnob<ZeroDivisor>{.key = "zero_divisor", .member = &RecipeKnobs::zero_divisor,
                             .words = recipe_words::zero_divisor, .clause = "§14.6"});
+// clang-format on
 // The row of the recipe knob whose RecipeKnobs member has type E (every recipe knob has its own enum).
 template <class E>
 constexpr const RecipeKnob<E>& recipe_knob() {
@@ -328,7 +330,6 @@ struct Recipe {
   bool takes(const Format& element) const;
 };
 
-
 // ---- §10.2 the knob table ---------------------------------------------------------------
 //
 // kPolicyKnobs is the single definition of the knobs' text form: per knob its key, the
@@ -343,7 +344,8 @@ inline constexpr std::string_view round[] = {"rne", "rtz", "rup", "rdn", "rna", 
 inline constexpr std::string_view sr_variant[] = {"fraction", "add"};
 inline constexpr std::string_view overflow[] = {"saturate", "nonsat"};
 inline constexpr std::string_view inf_sat[] = {"max", "keep"};
-inline constexpr std::string_view nan[] = {"sign", "canonical", "ones", "payload", "ones_sign", "raw", "all_ones", "raw_plus"};
+inline constexpr std::string_view nan[] = {"sign",      "canonical", "ones",     "payload",
+                                           "ones_sign", "raw",       "all_ones", "raw_plus"};
 inline constexpr std::string_view nan_to_finite[] = {"zero", "negzero", "max", "signzero", "flipzero"};
 inline constexpr std::string_view e8m0_round[] = {"follow", "floor", "ceil", "even", "tiesup"};
 inline constexpr std::string_view e8m0_low[] = {"linear", "grid", "nan"};
@@ -358,6 +360,7 @@ inline constexpr std::string_view inf_nan[] = {"slot", "nan"};
 // One knob: T is the type of its Policy member (an enum, bool for daz / ftz, int for sr_bits).
 template <class T>
 using PolicyKnob = KnobRow<Policy, T>;
+// clang-format off
 inline constexpr auto kPolicyKnobs = std::make_tuple(
     PolicyKnob<Round>{.key = "round", .member = &Policy::round, .words = knob_words::round, .clause = "§4.2, §5"},
     PolicyKnob<int>{.key = "sr_bits", .member = &Policy::sr_bits, .sr_only = true, .clause = "§4.3"},
@@ -380,6 +383,7 @@ inline constexpr auto kPolicyKnobs = std::make_tuple(
                          .clause = "§6.5"},
     PolicyKnob<E8m0Low>{.key = "e8m0_low", .member = &Policy::e8m0_low, .words = knob_words::e8m0_low, .clause = "§7.4"},
     PolicyKnob<InfNan>{.key = "inf_nan", .member = &Policy::inf_nan, .words = knob_words::inf_nan, .clause = "§6.7"});
+// clang-format on
 inline constexpr std::size_t kPolicyKnobCount = std::tuple_size_v<decltype(kPolicyKnobs)>;
 
 // Calls f(knob) for every row, in table order.
@@ -411,8 +415,10 @@ constexpr std::optional<E> parse_knob_word(std::string_view s) {
 template <class E>
 std::string knob_setting(E v) {
   const std::string key(policy_knob<E>().key);
-  if constexpr (std::is_same_v<E, int>) return key + "=" + std::to_string(v);
-  else return key + "=" + std::string(knob_word(v));
+  if constexpr (std::is_same_v<E, int>)
+    return key + "=" + std::to_string(v);
+  else
+    return key + "=" + std::string(knob_word(v));
 }
 
 // Name <-> enum helpers for the CLI, the vector files and reports (§10.3), read from the table.

@@ -31,6 +31,7 @@ namespace numref {
 // NUMREF_PROFILE_IDS(X) names them in table order, which is the C ABI numbering: the C header
 // lists the same names (NUMREF_PROFILE_LIST in conformance/include/numref/backend.h, pinned one
 // by one in conform/abi.hpp). A number never changes: a new profile is appended.
+// clang-format off
 #define NUMREF_PROFILE_IDS(X)                                                                     \
   X(ocp) X(ieee) X(cuda_satfinite) X(cuda_nosat) X(ml_dtypes) X(torch) X(torch_default) X(xla)    \
   /* §10.5 profiles with a quantization recipe */                                               \
@@ -40,6 +41,7 @@ namespace numref {
   X(gfloat) X(gfloat_sat)                                                                       \
   /* recipe profiles added later */                                                             \
   X(te_float8_current) X(te_float8_block) X(microxcaling) X(torchao_float8_inference)
+// clang-format on
 #define NUMREF_PROFILE_ENUMERATOR(name) name,
 enum class ProfileId : std::uint8_t { NUMREF_PROFILE_IDS(NUMREF_PROFILE_ENUMERATOR) };
 #undef NUMREF_PROFILE_ENUMERATOR
@@ -90,18 +92,18 @@ constexpr Policy cuda_narrow(Overflow o) {
   Policy p;
   p.round = Round::rne;
   p.overflow = o;
-  p.inf_sat = InfSat::max;          // __NV_SATFINITE: +-Inf -> +-max finite
-  p.nan = NanOut::ones;            // NaN -> 0x7F for E4M3 and E5M2, sign dropped
-  p.nan_to_finite = NanToFinite::max;  // __nv_cvt_float_to_fp4/fp6: NaN -> +max
-  p.e8m0_round = E8m0Round::floor;     // cudaRoundZero (cudaRoundPosInf = ceil)
+  p.inf_sat = InfSat::max;               // __NV_SATFINITE: +-Inf -> +-max finite
+  p.nan = NanOut::ones;                  // NaN -> 0x7F for E4M3 and E5M2, sign dropped
+  p.nan_to_finite = NanToFinite::max;    // __nv_cvt_float_to_fp4/fp6: NaN -> +max
+  p.e8m0_round = E8m0Round::floor;       // cudaRoundZero (cudaRoundPosInf = ceil)
   p.zero_to_nozero = ZeroToNoZero::min;  // 0 -> 0x00
-  p.negative = Negative::abs;          // the sign bit is ignored
+  p.negative = Negative::abs;            // the sign bit is ignored
   return p;
 }
 constexpr Policy cuda_wide() {
   Policy p;
   p.overflow = Overflow::nonsat;  // __float2bfloat16_rn / __float2half_rn: IEEE, overflow -> Inf
-  p.nan = NanOut::ones;       // NaN -> 0x7FFF
+  p.nan = NanOut::ones;           // NaN -> 0x7FFF
   return p;
 }
 constexpr Policy mld_narrow() {
@@ -123,6 +125,7 @@ constexpr Policy mld_wide() {
   return p;
 }
 
+// clang-format off
 // §10.4 The pair rules (docs/profiles.md gives the evidence for each).
 // The rules of one profile are a named group (kCudaRules, ...); rules two profiles share are
 // named one by one and listed by name (torch_rule below). Order matters: settings apply in rule order.
@@ -446,6 +449,7 @@ inline constexpr Profile kProfiles[] = {
      .narrow = torchao_narrow(), .wide = torch_wide(), .rules = kTorchRules, .recipe = &kTorchaoFloat8Inference},
 };
 
+// clang-format on
 // The enumerators' spellings, for the check below.
 #define NUMREF_PROFILE_ID_NAME(name) #name,
 inline constexpr std::string_view kProfileIdNames[] = {NUMREF_PROFILE_IDS(NUMREF_PROFILE_ID_NAME)};
@@ -455,14 +459,15 @@ constexpr bool profiles_well_formed() {
   if (std::size(kProfiles) != static_cast<std::size_t>(kProfileCount)) return false;
   for (int i = 0; i < kProfileCount; ++i) {
     const Profile& p = kProfiles[i];
-    if (static_cast<int>(p.id) != i) return false;      // enum order
-    if (p.name != kProfileIdNames[i]) return false;     // the name is the enumerator's
+    if (static_cast<int>(p.id) != i) return false;   // enum order
+    if (p.name != kProfileIdNames[i]) return false;  // the name is the enumerator's
     if (p.summary.empty()) return false;
   }  // (so the names are unique: the enumerators are)
   return true;
 }
-static_assert(profiles_well_formed(), "kProfiles: one row per ProfileId in enum order, named as its enumerator "
-                                      "(so the names are unique), with a summary");
+static_assert(profiles_well_formed(),
+              "kProfiles: one row per ProfileId in enum order, named as its enumerator "
+              "(so the names are unique), with a summary");
 
 }  // namespace profile_table
 

@@ -62,18 +62,18 @@ struct QuantizeSpec {
   Partition partition = Partition::tensor();            // §12.2 blocks
   Partition group = Partition::tensor();                // §17 GAM groups (GAM only)
   ScaleRule rule = ScaleRule::amax;
-  AmaxPolicy amax;                                      // §13.2
-  Policy policy = default_element_policy();             // §19.2 element conversion
-  Policy wide = Policy{};                               // §19.3 code -> f32 of NaN/Inf codes,
-                                                        //       and the fake-quant output (ocp wide)
-  std::optional<ScaleApply> apply;                      // default: the rule's row (fused for int8 rules)
-  DequantOp dequant = DequantOp::divide;                // §19.3
-  std::optional<Exact> q_max;                           // §14.4 default: rule_qmax(rule, element)
-                                                        //       (max finite; int8-127.5: 127.5)
-  RecipeKnobs recipe;                                   // §19.8 library recipe knobs (default: none)
-  const Format* source = nullptr;                       // the input's format: needed by §14.5
-                                                        // scale_round=source (quantize() and
-                                                        // fake_quantize() set it from x)
+  AmaxPolicy amax;                           // §13.2
+  Policy policy = default_element_policy();  // §19.2 element conversion
+  Policy wide = Policy{};                    // §19.3 code -> f32 of NaN/Inf codes,
+                                             //       and the fake-quant output (ocp wide)
+  std::optional<ScaleApply> apply;           // default: the rule's row (fused for int8 rules)
+  DequantOp dequant = DequantOp::divide;     // §19.3
+  std::optional<Exact> q_max;                // §14.4 default: rule_qmax(rule, element)
+                                             //       (max finite; int8-127.5: 127.5)
+  RecipeKnobs recipe;                        // §19.8 library recipe knobs (default: none)
+  const Format* source = nullptr;            // the input's format: needed by §14.5
+                                             // scale_round=source (quantize() and
+                                             // fake_quantize() set it from x)
 };
 
 // §17.1 The groups of `spec`'s scale: spec.group for a rule with group mantissas
@@ -118,12 +118,12 @@ enum class ElemAction : std::uint8_t {
   inf,    // §14.6 divided by 0: non-zero -> ±Inf, ±0 -> NaN (the x86 default NaN, 0 / 0), NaN -> itself
 };
 struct BlockScale {
-  Amax amax;                  // §13
-  std::uint32_t stored = 0;   // the stored scale code (scale_format(rule))
-  bool poisoned = false;      // §13.3 NaN scale: codes are NaN, dequantized values NaN
+  Amax amax;                 // §13
+  std::uint32_t stored = 0;  // the stored scale code (scale_format(rule))
+  bool poisoned = false;     // §13.3 NaN scale: codes are NaN, dequantized values NaN
   ElemAction action = ElemAction::scale;
-  Factor quant;               // §19.2
-  Factor dequant;             // §19.3
+  Factor quant;    // §19.2
+  Factor dequant;  // §19.3
 };
 
 // §19.5 Element counts of one block (or a tensor).
@@ -158,7 +158,7 @@ struct ScaleMeta {
 
 struct QuantizeResult {
   ScaleMeta meta;
-  std::vector<Amax> block_amax;          // per block (§13), block-row-major
+  std::vector<Amax> block_amax;            // per block (§13), block-row-major
   std::vector<QuantizeStats> block_stats;  // per block
   QuantizeStats total;
 };

@@ -46,10 +46,10 @@ namespace detail {
 // (a Converter holds one; round_finite() builds one per call).
 struct Target {
   const Format* f;
-  Round mode;            // effective rounding mode (§7.1)
+  Round mode;              // effective rounding mode (§7.1)
   std::uint64_t max_n[2];  // largest finite magnitude max_n * 2^max_q, [0] positive, [1] negative
   int max_q[2];
-  int max_e[2];          // floor(log2(max finite magnitude))
+  int max_e[2];  // floor(log2(max finite magnitude))
   int emin, qmin, man, bias;
   std::uint32_t sign_bit;  // 0 for unsigned targets
   bool fast;               // floating-point target: the in-range fast path applies
@@ -57,8 +57,7 @@ struct Target {
 Target make_target(const Format& to, const Policy& p);
 // The core proper: `mode` decides the rounding, `ovf_mode` the IEEE 754 §7.4 overflow
 // direction (they differ only for §5.2, which truncates but overflows like SR).
-Result round_core(const Exact& x, const Target& t, const Policy& p, Round mode, Round ovf_mode,
-                  std::uint64_t r);
+Result round_core(const Exact& x, const Target& t, const Policy& p, Round mode, Round ovf_mode, std::uint64_t r);
 }  // namespace detail
 
 // §7.1 The effective rounding mode for a target: for targets without fraction bits

@@ -32,15 +32,15 @@ namespace numref {
 // predictable one (the reference's hot paths) pays for nothing else. The short-circuit || and
 // && are deliberate: a branch-free form (bitwise | and &) is faster on random codes but slower
 // on sweep-like input, the case docs/performance.md holds the §11.1 path to.
-NUMREF_HD NUMREF_FORCEINLINE constexpr bool round_increment(Round mode, bool sign, std::uint64_t rem, std::uint64_t half,
-                                                            bool sticky, bool odd, std::uint64_t fk = 0,
-                                                            std::uint64_t r = 0, int k = 0) {
+NUMREF_HD NUMREF_FORCEINLINE constexpr bool round_increment(Round mode, bool sign, std::uint64_t rem,
+                                                            std::uint64_t half, bool sticky, bool odd,
+                                                            std::uint64_t fk = 0, std::uint64_t r = 0, int k = 0) {
   switch (mode) {
     case Round::rne: return rem > half || (rem == half && (sticky || odd));  // f > 1/2, or a tie to an odd code
     case Round::rna: return rem >= half;                                     // f >= 1/2
     case Round::rtz: return false;
-    case Round::rup: return (rem != 0u || sticky) && !sign;                  // f > 0, x > 0
-    case Round::rdn: return (rem != 0u || sticky) && sign;                   // f > 0, x < 0
+    case Round::rup: return (rem != 0u || sticky) && !sign;  // f > 0, x > 0
+    case Round::rdn: return (rem != 0u || sticky) && sign;   // f > 0, x < 0
     case Round::sr: return fk + r >= (std::uint64_t{1} << k);
   }
   return false;

@@ -129,22 +129,23 @@ enum class ScaleApply : std::uint8_t {
 
 struct ScaleRuleInfo {
   ScaleRule rule;
-  std::string_view name;      // §19.6 the rule's name (CLI, vectors, reports)
-  std::uint32_t abi_id;       // §31.5 NUMREF_RULE_* of backend.h (pinned in conform/abi.hpp)
-  FormatId scale_format;      // §19.4 format of the stored per-block scale
-  ScaleKind kind;             // how the factor is formed
-  MxExponent mx = MxExponent::none;                   // kind mx: the exponent rule
-  TensorOutput tensor_output = TensorOutput::none;    // §17.1 / §18.1 the tensor-level output
-  RuleQmax q_max = RuleQmax::element_max;             // §14.4 default q_max
+  std::string_view name;                             // §19.6 the rule's name (CLI, vectors, reports)
+  std::uint32_t abi_id;                              // §31.5 NUMREF_RULE_* of backend.h (pinned in conform/abi.hpp)
+  FormatId scale_format;                             // §19.4 format of the stored per-block scale
+  ScaleKind kind;                                    // how the factor is formed
+  MxExponent mx = MxExponent::none;                  // kind mx: the exponent rule
+  TensorOutput tensor_output = TensorOutput::none;   // §17.1 / §18.1 the tensor-level output
+  RuleQmax q_max = RuleQmax::element_max;            // §14.4 default q_max
   std::optional<IntRange> int_range = std::nullopt;  // §20.2 set: integer elements only, this range fixed
-  ScaleApply apply = ScaleApply::rn32;                // §19.2 default application
-  bool dequant_multiplier = false;  // §19.3 the stored S multiplies at quantize time, so dequantize
-                                    // divides (dequant=divide) or multiplies by RN32(1 / S) (=reciprocal)
-  int library_rank = 0;       // order of use in libraries, 1 = most used (mismatch diagnosis)
-  std::string_view clause;    // spec clause
+  ScaleApply apply = ScaleApply::rn32;               // §19.2 default application
+  bool dequant_multiplier = false;                   // §19.3 the stored S multiplies at quantize time, so dequantize
+      // divides (dequant=divide) or multiplies by RN32(1 / S) (=reciprocal)
+  int library_rank = 0;     // order of use in libraries, 1 = most used (mismatch diagnosis)
+  std::string_view clause;  // spec clause
 };
 
 // §19.6 One row per ScaleRule, in enum order (checked below); omitted columns take the defaults above.
+// clang-format off
 inline constexpr ScaleRuleInfo kScaleRules[] = {
     // §14 – §15 binary32 scales
     {.rule = ScaleRule::amax, .name = "amax", .abi_id = 0, .scale_format = FormatId::f32,
@@ -183,13 +184,14 @@ inline constexpr ScaleRuleInfo kScaleRules[] = {
     {.rule = ScaleRule::pow2_recip, .name = "pow2-recip", .abi_id = 13, .scale_format = FormatId::f32,
      .kind = ScaleKind::pow2_recip, .library_rank = 14, .clause = "§15.3"},
 };
+// clang-format on
 inline constexpr int kScaleRuleCount = static_cast<int>(std::size(kScaleRules));
 
 namespace detail {
 constexpr bool scale_rules_well_formed() {
   for (int i = 0; i < kScaleRuleCount; ++i) {
     const ScaleRuleInfo& r = kScaleRules[i];
-    if (static_cast<int>(r.rule) != i) return false;                             // enum order
+    if (static_cast<int>(r.rule) != i) return false;                            // enum order
     if ((r.kind == ScaleKind::mx) != (r.mx != MxExponent::none)) return false;  // an exponent iff mx
     // §17.1 the group mantissas iff gam, §18.1 the tensor amax iff nvfp4 (the kind's arithmetic makes them)
     if ((r.kind == ScaleKind::gam) != (r.tensor_output == TensorOutput::group_mantissa)) return false;
@@ -203,9 +205,10 @@ constexpr bool scale_rules_well_formed() {
   return true;
 }
 }  // namespace detail
-static_assert(detail::scale_rules_well_formed(), "kScaleRules: one row per ScaleRule in enum order, unique names, "
-                                                  "ids and ranks, an MX exponent exactly for kind mx, group "
-                                                  "mantissas exactly for kind gam, a tensor amax exactly for nvfp4");
+static_assert(detail::scale_rules_well_formed(),
+              "kScaleRules: one row per ScaleRule in enum order, unique names, "
+              "ids and ranks, an MX exponent exactly for kind mx, group "
+              "mantissas exactly for kind gam, a tensor amax exactly for nvfp4");
 
 constexpr const ScaleRuleInfo& rule_info(ScaleRule r) { return kScaleRules[static_cast<std::size_t>(r)]; }
 

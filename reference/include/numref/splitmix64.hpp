@@ -41,8 +41,7 @@ struct SplitMix64 {
 // 3203168211198807973, 9817491932198370423; seed 0 gives 0xE220A8397B1DCDAF first.
 static_assert([] {
   SplitMix64 g(1234567);
-  return g.next() == 6457827717110365317ull && g.next() == 3203168211198807973ull &&
-         g.next() == 9817491932198370423ull;
+  return g.next() == 6457827717110365317ull && g.next() == 3203168211198807973ull && g.next() == 9817491932198370423ull;
 }());
 static_assert(SplitMix64(0).next() == 0xE220A8397B1DCDAFull);
 

@@ -38,10 +38,10 @@ struct HistogramRow {
   std::string name;
   std::optional<std::uint64_t> window;  // reset_every > 0: the window ⌊step / reset_every⌋
                                         // (steps [window · N, (window + 1) · N))
-  std::vector<std::uint64_t> counts;  // bins + 1 entries (the last: overflow)
-  std::uint64_t nonfinite = 0;        // observations whose error sum was not finite (no bin)
-  std::uint64_t observations = 0;     // all observations of the tensor
-  std::uint64_t fallbacks = 0;        // observations that fell back (e.g. to BF16)
+  std::vector<std::uint64_t> counts;    // bins + 1 entries (the last: overflow)
+  std::uint64_t nonfinite = 0;          // observations whose error sum was not finite (no bin)
+  std::uint64_t observations = 0;       // all observations of the tensor
+  std::uint64_t fallbacks = 0;          // observations that fell back (e.g. to BF16)
 };
 
 // §28.2 Per-tensor histograms over a sequence of observations, rows in first-seen order.

@@ -39,10 +39,10 @@ Decoded decode(std::uint32_t code, const Format& f);
 std::optional<std::uint32_t> encode_exact(bool sign, std::uint64_t sig, int exp, const Format& f);
 
 // Canonical codes (§3.3).
-std::uint32_t encode_zero(bool sign, const Format& f);      // requires f.has_zero
-std::uint32_t encode_inf(bool sign, const Format& f);       // requires f.has_inf()
+std::uint32_t encode_zero(bool sign, const Format& f);        // requires f.has_zero
+std::uint32_t encode_inf(bool sign, const Format& f);         // requires f.has_inf()
 std::uint32_t encode_max_finite(bool sign, const Format& f);  // integers: 127 / -128
-std::uint32_t encode_min_positive(const Format& f);        // smallest positive finite
+std::uint32_t encode_min_positive(const Format& f);           // smallest positive finite
 
 namespace detail {
 // Code of (-1)^sign * n * 2^q where (n, q) is already a representable finite value

@@ -31,9 +31,7 @@ Scratch::Scratch() {
   mpfr_inits2(64, x, y, u, t, lo, hi, a, sum, static_cast<mpfr_ptr>(nullptr));
   mpfr_inits2(1024, wide, wide2, static_cast<mpfr_ptr>(nullptr));
 }
-Scratch::~Scratch() {
-  mpfr_clears(x, y, u, t, lo, hi, a, sum, wide, wide2, static_cast<mpfr_ptr>(nullptr));
-}
+Scratch::~Scratch() { mpfr_clears(x, y, u, t, lo, hi, a, sum, wide, wide2, static_cast<mpfr_ptr>(nullptr)); }
 
 std::uint64_t exact_u64(Scratch& s, const mpfr_t v) {
   (void)s;
@@ -104,11 +102,14 @@ bool round_to_grid(mpfr_t out, const mpfr_t x, const Grid& g, Dir dir, bool unbo
       throw std::logic_error("oracle: midpoint not exact");
     const int c = mpfr_cmpabs(s.wide2, s.wide);
     bool take_hi;
-    if (c != 0) take_hi = c > 0;
-    else if (dir == Dir::nearest_away) take_hi = true;
+    if (c != 0)
+      take_hi = c > 0;
+    else if (dir == Dir::nearest_away)
+      take_hi = true;
     // tie: the even code (§4.2, §7.1); a zero lo is code 00 (or the sign bit alone): even. (Its MPFR
     // exponent is not a number: p3109_k2p1sf, bias 1, would read 0 as odd.)
-    else take_hi = !mpfr_zero_p(s.lo) && !code_is_even(s.lo, g);
+    else
+      take_hi = !mpfr_zero_p(s.lo) && !code_is_even(s.lo, g);
     mpfr_set(out, take_hi ? s.hi : s.lo, MPFR_RNDN);
     return true;
   }

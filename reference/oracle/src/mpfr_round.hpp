@@ -28,16 +28,16 @@ enum class Dir : std::uint8_t { nearest_even, nearest_away, toward_zero, up, dow
 // A per-thread set of MPFR variables (initialised once per thread; MPFR is built with
 // thread-local exponent ranges, mpfr_buildopt_tls_p()).
 struct Scratch {
-  mpfr_t x;      // operand, 64 bits (every code of every format is exact in 64 bits)
-  mpfr_t y;      // rounded result, 64 bits
-  mpfr_t u;      // rounded with an unbounded exponent range (tininess after, §9.2)
-  mpfr_t t;      // working variable at the target precision
-  mpfr_t lo;     // candidates for the tie rules
+  mpfr_t x;   // operand, 64 bits (every code of every format is exact in 64 bits)
+  mpfr_t y;   // rounded result, 64 bits
+  mpfr_t u;   // rounded with an unbounded exponent range (tininess after, §9.2)
+  mpfr_t t;   // working variable at the target precision
+  mpfr_t lo;  // candidates for the tie rules
   mpfr_t hi;
-  mpfr_t wide;   // exact sums, 1024 bits
+  mpfr_t wide;  // exact sums, 1024 bits
   mpfr_t wide2;
-  mpfr_t a;      // |y| and scaled copies used by the encoder, 64 bits
-  mpfr_t sum;    // §5.2 the sum of the source pattern and r, 64 bits
+  mpfr_t a;    // |y| and scaled copies used by the encoder, 64 bits
+  mpfr_t sum;  // §5.2 the sum of the source pattern and r, 64 bits
   Scratch();
   ~Scratch();
   Scratch(const Scratch&) = delete;

@@ -153,7 +153,7 @@ std::uint32_t min_positive_code(const Format& f, const Grid& g) {
 Out nan_out(const Value& v, const Format& from, const Format& to, const Policy& p) {
   (void)from;
   std::uint8_t flags = v.signaling ? kNV : 0;  // §6.3: a signaling NaN raises invalid
-  if (!has_nan(to)) {                           // §6.4: always invalid
+  if (!has_nan(to)) {                          // §6.4: always invalid
     flags |= kNV;
     switch (p.nan_to_finite) {
       case NanToFinite::zero: return {0u, flags};
@@ -170,19 +170,24 @@ Out nan_out(const Value& v, const Format& from, const Format& to, const Policy& 
       const bool s = p.nan == NanOut::raw && v.sign;  // raw_plus: the same code, positive
       if (to.specials != Specials::ieee) return {nan_slot_code(s, to), flags};
       std::uint64_t pl = v.sig;
-      if (from.man_bits >= to.man_bits) pl >>= (from.man_bits - to.man_bits);
-      else pl <<= (to.man_bits - from.man_bits);
+      if (from.man_bits >= to.man_bits)
+        pl >>= (from.man_bits - to.man_bits);
+      else
+        pl <<= (to.man_bits - from.man_bits);
       if (pl == 0) pl = 1;
       return {inf_code(s, to) | static_cast<std::uint32_t>(pl), flags};
     }
     case NanOut::ones_sign: return {nan_slot_code(v.sign, to), flags};
-    case NanOut::all_ones: return {width_mask(to), flags};  // every bit of the code  // every magnitude bit, the sign kept
+    case NanOut::all_ones:
+      return {width_mask(to), flags};  // every bit of the code  // every magnitude bit, the sign kept
     case NanOut::payload: {
       if (to.specials != Specials::ieee) return {nan_slot_code(v.sign, to), flags};  // one NaN per sign
       // the source fraction truncated (or zero-extended) to the target width, quiet bit set
       std::uint64_t pl = v.sig;
-      if (from.man_bits >= to.man_bits) pl >>= (from.man_bits - to.man_bits);
-      else pl <<= (to.man_bits - from.man_bits);
+      if (from.man_bits >= to.man_bits)
+        pl >>= (from.man_bits - to.man_bits);
+      else
+        pl <<= (to.man_bits - from.man_bits);
       pl |= std::uint64_t{1} << (to.man_bits - 1);
       return {inf_code(v.sign, to) | static_cast<std::uint32_t>(pl), flags};
     }
@@ -205,14 +210,14 @@ std::uint32_t inf_nan_code(bool s, const Format& to, const Policy& p) {
 // §6.2 An infinite operand (the steps in the order of the clause).
 Out inf_out(bool s, const Format& to, const Policy& p) {
   if (is_int(to)) return {int_code(s ? int_min(to, p) : int_max(to), to), kNV};  // 1.
-  if (s && !to.is_signed) {                                                     // 2. (§7.3)
+  if (s && !to.is_signed) {                                                      // 2. (§7.3)
     if (p.negative == Negative::nan) return {nan_slot_code(false, to), kNV};
     s = false;
   }
   if (p.overflow == Overflow::saturate && p.inf_sat == InfSat::max) return {max_code(s, to), kOF | kIX};  // 3.
-  if (has_inf(to)) return {inf_code(s, to), 0};         // 4.
-  if (has_nan(to)) return {inf_nan_code(s, to, p), kNV};  // 5. (§6.7)
-  return {max_code(s, to), kNV};                        // 6.
+  if (has_inf(to)) return {inf_code(s, to), 0};                                                           // 4.
+  if (has_nan(to)) return {inf_nan_code(s, to, p), kNV};                                                  // 5. (§6.7)
+  return {max_code(s, to), kNV};                                                                          // 6.
 }
 
 // §6.6 / §7.2 A zero operand (also a subnormal flushed by DAZ, §8.1).
@@ -261,7 +266,7 @@ Out finish_float(bool s, const mpfr_t y, bool inexact, bool tiny, Mode ovf, cons
   const Value mx = read_code(to.max_finite, to);
   if (cmpabs_ui_2exp(y, mx.sig, mx.exp) > 0) return overflow_out(s, ovf, to, p);  // §6.1
   if (mpfr_zero_p(y)) return {zero_code(s, to), kUF | kIX};  // §9.2 rounded to zero: tiny, inexact
-  if (!g.subnormals && cmpabs_ui_2exp(y, 1, g.emin) < 0) {  // §7.4 below the minimum
+  if (!g.subnormals && cmpabs_ui_2exp(y, 1, g.emin) < 0) {   // §7.4 below the minimum
     if (p.e8m0_low == E8m0Low::nan && has_nan(to)) return {nan_slot_code(false, to), kNV};  // the NaN, invalid
     return {min_positive_code(to, g), kUF | kIX};
   }
@@ -369,8 +374,10 @@ Out sr_add(std::uint32_t code, const Value& v, bool s, const Format& from, const
   // §5.2: the flags of the rtz conversion of the sum, except that inexact is raised iff
   // the delivered value differs from the operand, and a delivered value equal to the
   // operand raises no flag at all (so no underflow without inexact).
-  if (differs) out.flags |= kIX;
-  else out.flags = static_cast<std::uint8_t>(out.flags & ~(kIX | kUF));
+  if (differs)
+    out.flags |= kIX;
+  else
+    out.flags = static_cast<std::uint8_t>(out.flags & ~(kIX | kUF));
   return out;
 }
 
@@ -384,8 +391,8 @@ Value read_code(std::uint32_t code, const Format& f) {
   Value v{};
   if (is_int(f)) {  // two's complement
     const bool neg = f.is_signed && (code & sign_mask(f)) != 0;
-    const std::int64_t val = neg ? static_cast<std::int64_t>(code) - (std::int64_t{1} << f.bits)
-                                 : static_cast<std::int64_t>(code);
+    const std::int64_t val =
+        neg ? static_cast<std::int64_t>(code) - (std::int64_t{1} << f.bits) : static_cast<std::int64_t>(code);
     v.sign = neg;
     v.sig = static_cast<std::uint64_t>(neg ? -val : val);
     v.exp = 0;
@@ -521,10 +528,10 @@ Out convert(std::uint32_t code, const Format& from, const Format& to, const Poli
   if (!err.empty()) throw std::invalid_argument(err);
   const Mode m = effective(to, p);
   if (m == Mode::sr && (r >> p.sr_bits) != 0) throw std::invalid_argument("stochastic rounding: r >= 2^k");  // §4.3
-  Value v = read_code(code, from);                                            // 2.
-  if (v.kind == Kind::nan) return nan_out(v, from, to, p);                 // 3.
+  Value v = read_code(code, from);                                                                           // 2.
+  if (v.kind == Kind::nan) return nan_out(v, from, to, p);                                                   // 3.
   if (v.kind == Kind::inf) return inf_out(v.sign, to, p);
-  if (v.kind == Kind::subnormal && p.daz) v.kind = Kind::zero;             // 4. §8.1
+  if (v.kind == Kind::subnormal && p.daz) v.kind = Kind::zero;  // 4. §8.1
   if (v.kind == Kind::zero) return zero_out(v.sign, to, p);
   bool s = v.sign;
   if (s && !to.is_signed) {  // §7.3 (-0 was a zero above); inf_abs: a finite negative is NaN
@@ -539,7 +546,7 @@ Out convert(std::uint32_t code, const Format& from, const Format& to, const Poli
   }
   if (m == Mode::sr) {
     if (p.sr_variant == SrVariant::add && !is_int(from)) return sr_add(code, v, s, from, to, p, r);  // 5.
-    return sr_fraction(v, s, to, p, r);                                                                    // 6.
+    return sr_fraction(v, s, to, p, r);                                                              // 6.
   }
   Scratch& sc = scratch();  // 6.
   mpfr_set_ui_2exp(sc.x, v.sig, v.exp, MPFR_RNDN);

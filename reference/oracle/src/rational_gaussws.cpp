@@ -29,7 +29,6 @@ std::uint32_t rn(const Rational& v, FormatId f) {
   return rat::round(v, false, fmt, Round::rne, Round::rne, p, 0).code;
 }
 
-
 // mpfr <-> dyadic rational
 void to_mpfr(mpfr_t out, const Rational& v) {
   const BigInt num = boost::multiprecision::numerator(v), den = boost::multiprecision::denominator(v);
@@ -141,8 +140,10 @@ std::vector<std::uint32_t> scales(FormatId wf, std::size_t m, std::size_t n, std
       for (std::size_t i = I * kB; i < std::min(m, I * kB + kB); ++i)
         for (std::size_t j = J * kB; j < std::min(n, J * kB + kB); ++j) {
           set_code(x, w[i * n + j], wf);
-          if (!mpfr_number_p(x)) bad = true;
-          else if (mpfr_cmpabs(x, amax) > 0) mpfr_abs(amax, x, MPFR_RNDN);
+          if (!mpfr_number_p(x))
+            bad = true;
+          else if (mpfr_cmpabs(x, amax) > 0)
+            mpfr_abs(amax, x, MPFR_RNDN);
         }
       const std::uint32_t amax_code = std::bit_cast<std::uint32_t>(mpfr_get_flt(amax, MPFR_RNDN));  // exact
       mpfr_clears(amax, x, static_cast<mpfr_ptr>(nullptr));
@@ -203,14 +204,14 @@ Forward forward(FormatId wf, std::size_t m, std::size_t n, std::span<const std::
       } else if (fast) {
         set_code(x, w[k], wf);
         set_code(d, s, FormatId::f32);
-        mpfr_mul_si(d, d, R, MPFR_RNDN);       // exact
-        mpfr_add(v, x, d, MPFR_RNDN);          // exact in 1024 bits
+        mpfr_mul_si(d, d, R, MPFR_RNDN);  // exact
+        mpfr_add(v, x, d, MPFR_RNDN);     // exact in 1024 bits
         if (mpfr_zero_p(v)) {
           res = 0;
         } else {
           if (sum_f32) {
             const std::uint32_t v32 = round_mpfr(v, FormatId::f32);
-            set_code(v, v32, FormatId::f32);   // ±Inf stays ±Inf
+            set_code(v, v32, FormatId::f32);  // ±Inf stays ±Inf
           }
           res = round_mpfr(v, out);
         }
@@ -251,9 +252,12 @@ std::vector<std::uint32_t> grad(FormatId wf, std::size_t m, std::size_t n, std::
           mpfr_add(t, t, x, MPFR_RNDN);        // exact in 2048 bits
         }
       const std::uint32_t s = sc[b];
-      if (bad) out[b] = 0x7FC00000u;
-      else if (mpfr_zero_p(t) || s == 0) out[b] = 0;
-      else if (s == 0x7F800000u) out[b] = mpfr_sgn(t) > 0 ? 0xFF800000u : 0x7F800000u;
+      if (bad)
+        out[b] = 0x7FC00000u;
+      else if (mpfr_zero_p(t) || s == 0)
+        out[b] = 0;
+      else if (s == 0x7F800000u)
+        out[b] = mpfr_sgn(t) > 0 ? 0xFF800000u : 0x7F800000u;
       else {
         mpfr_t a;
         mpfr_init2(a, 2048);

@@ -143,9 +143,12 @@ Subtensor subtensor_mor(const rq::Spec& e4, const rq::Spec& e5, bool three_way, 
   r.out.assign(x.size(), 0);
   for (std::size_t idx = 0; idx < x.size(); ++idx) {
     const int t = r.type[g.block_of(idx)];
-    if (t == 0) r.out[idx] = E4.fake[idx];
-    else if (t == 1) r.out[idx] = E5.fake[idx];
-    else r.out[idx] = rat::convert(x[idx], src, out_f, Policy{}, 0).code;
+    if (t == 0)
+      r.out[idx] = E4.fake[idx];
+    else if (t == 1)
+      r.out[idx] = E5.fake[idx];
+    else
+      r.out[idx] = rat::convert(x[idx], src, out_f, Policy{}, 0).code;
   }
   return r;
 }
@@ -161,17 +164,22 @@ std::uint32_t rn32_sqrt(const Rational& r, bool negative) {
   } else {
     while (hi - lo > 1) {
       const std::uint32_t mid = lo + (hi - lo) / 2;
-      if (f32v(mid) * f32v(mid) <= r) lo = mid;
-      else hi = mid;
+      if (f32v(mid) * f32v(mid) <= r)
+        lo = mid;
+      else
+        hi = mid;
     }
   }
   // nearest of lo and its successor (2^128 past the largest finite: the IEEE overflow point)
   const Rational a = f32v(lo), b = lo == 0x7F7FFFFFu ? rat::pow2(128) : f32v(lo + 1);
   const Rational m = (a + b) / 2;
   std::uint32_t c;
-  if (r < m * m) c = lo;
-  else if (r > m * m) c = lo + 1;
-  else c = (lo & 1u) ? lo + 1 : lo;  // tie: the even code
+  if (r < m * m)
+    c = lo;
+  else if (r > m * m)
+    c = lo + 1;
+  else
+    c = (lo & 1u) ? lo + 1 : lo;  // tie: the even code
   return sign | c;
 }
 

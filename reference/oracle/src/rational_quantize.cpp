@@ -86,7 +86,7 @@ Factor undo(const Rational& sv, bool reciprocal) {
 
 struct Geometry {
   std::size_t rows = 0, cols = 0;
-  std::size_t br = 0, bc = 0, nbc = 0, nb = 0;  // block extent, blocks per row, blocks
+  std::size_t br = 0, bc = 0, nbc = 0, nb = 0;    // block extent, blocks per row, blocks
   std::size_t gbr = 0, gbc = 0, ngc = 0, ng = 0;  // group extent, groups per row, groups
 
   void block_rect(std::size_t b, std::size_t& r0, std::size_t& r1, std::size_t& c0, std::size_t& c1) const {
@@ -132,9 +132,12 @@ A amax_of_block(const Spec& s, const Geometry& g, std::span<const std::uint32_t>
   for (std::size_t i = r0; i < r1; ++i)
     for (std::size_t j = c0; j < c1; ++j) {
       const rat::Value v = rat::decode(x[i * g.cols + j], src);
-      if (v.kind == rat::Value::nan) has_nan = true;
-      else if (v.kind == rat::Value::inf) has_inf = true;
-      else if (v.v != 0) a = combine(a, A{A::fin, v.v < 0 ? Rational(-v.v) : v.v});
+      if (v.kind == rat::Value::nan)
+        has_nan = true;
+      else if (v.kind == rat::Value::inf)
+        has_inf = true;
+      else if (v.v != 0)
+        a = combine(a, A{A::fin, v.v < 0 ? Rational(-v.v) : v.v});
     }
   if (has_nan && !s.nan_ignore) return A{A::nan, 0};
   if (has_inf && !s.inf_ignore) return A{A::inf, 0};
@@ -144,12 +147,12 @@ A amax_of_block(const Spec& s, const Geometry& g, std::span<const std::uint32_t>
 // ---- the tensor-level state: §17.1 GAM groups, §18.1 NVFP4 tensor scale ---------------------
 
 struct TensorLevel {
-  A tensor;                           // §13.4 the amax of every block
-  std::vector<std::uint32_t> mg;      // §17.1 per group: the group mantissa
-  std::vector<bool> gpoison;          //       and whether the group's amax is poisoned
-  Rational C = 0;                     // §18 RN32(q_scale * q_max)
-  std::uint32_t s_enc = kOne32;       // §18.1 the tensor encode scale
-  std::uint32_t tensor_amax = 0;      // §18.1 the tensor amax (binary32 code)
+  A tensor;                       // §13.4 the amax of every block
+  std::vector<std::uint32_t> mg;  // §17.1 per group: the group mantissa
+  std::vector<bool> gpoison;      //       and whether the group's amax is poisoned
+  Rational C = 0;                 // §18 RN32(q_scale * q_max)
+  std::uint32_t s_enc = kOne32;   // §18.1 the tensor encode scale
+  std::uint32_t tensor_amax = 0;  // §18.1 the tensor amax (binary32 code)
 };
 
 TensorLevel tensor_level(const ScaleRuleInfo& info, const Geometry& g, const std::vector<A>& amax, const Rational& q) {
@@ -171,8 +174,10 @@ TensorLevel tensor_level(const ScaleRuleInfo& info, const Geometry& g, const std
   t.C = f32v(rat::rn32(rat::max_finite(format(FormatId::f8e4m3fn), false, false) * q));
   if (info.kind == ScaleKind::nvfp4) {
     t.tensor_amax = amax_code(t.tensor);
-    if (poisoned(t.tensor)) t.s_enc = kNaN32;
-    else if (t.tensor.k != A::zero) t.s_enc = rat::rn32_sat(t.C / t.tensor.v);
+    if (poisoned(t.tensor))
+      t.s_enc = kNaN32;
+    else if (t.tensor.k != A::zero)
+      t.s_enc = rat::rn32_sat(t.C / t.tensor.v);
   }
   return t;
 }
@@ -259,8 +264,8 @@ Scaled nvfp4_scale(const A& a, const Rational& q, const TensorLevel& t) {
   const Rational inv_q = f32v(rat::rn32(Rational(1) / q));
   const Rational k = f32v(rat::rn32(f32v(t.s_enc) * inv_q));
   const std::uint32_t sv = rat::rn32(a.v * k);
-  r.stored = f32_finite(sv) ? rat::round(f32v(sv), false, e4m3, Round::rne, Round::rne, e4m3_sat, 0).code
-                            : e4m3.max_finite;
+  r.stored =
+      f32_finite(sv) ? rat::round(f32v(sv), false, e4m3, Round::rne, Round::rne, e4m3_sat, 0).code : e4m3.max_finite;
   const Rational db = rat::decode(r.stored, e4m3).v;
   const Rational s_dec = f32v(rat::rn32(Rational(1) / f32v(t.s_enc)));
   const Rational den = f32v(rat::rn32(db * s_dec));
@@ -314,7 +319,7 @@ Scaled mx_scale(MxExponent rule, const A& a, const Rational& q, const Format& el
 
 // The scale of block b (amax a) by the kind of the rule's row.
 Scaled scale_of_block(const Spec& s, const ScaleRuleInfo& info, const Geometry& g, const TensorLevel& t,
-                       const Rational& q, std::size_t b, const A& a) {
+                      const Rational& q, std::size_t b, const A& a) {
   switch (info.kind) {
     case ScaleKind::fp32_quotient: return quotient_scale(false, a, q, s.dequant_reciprocal);
     case ScaleKind::pow2: return quotient_scale(true, a, q, s.dequant_reciprocal);
@@ -335,7 +340,7 @@ struct Elements {
   const Format& src;
   const Format& el;
   const Format& fake_f;
-  Policy pol;   // the element policy, the rule's integer range applied (§20.2)
+  Policy pol;  // the element policy, the rule's integer range applied (§20.2)
   Policy wide;
   bool fused, sr;
 
@@ -351,8 +356,9 @@ struct Elements {
       std::uint64_t mag = y & 0x7FFFFFFFu;
       if (d > 0) mag += k <= d ? (rr << (d - k)) : (rr >> (k - d));
       const std::uint64_t field = mag >> 23, frac = mag & 0x7FFFFFu;
-      const Rational val = field == 0 ? Rational(frac) * rat::pow2(-149)
-                                      : Rational((std::uint64_t{1} << 23) + frac) * rat::pow2(static_cast<int>(field) - 150);
+      const Rational val = field == 0
+                               ? Rational(frac) * rat::pow2(-149)
+                               : Rational((std::uint64_t{1} << 23) + frac) * rat::pow2(static_cast<int>(field) - 150);
       return rat::round(v.sign ? Rational(-val) : val, v.sign, el, Round::rtz, Round::sr, pol, 0);
     }
     return rat::round(v.v, v.sign, el, pol.round, pol.round, pol, rr);
@@ -423,13 +429,16 @@ Out quantize(const Spec& s, std::span<const std::uint32_t> x, std::span<const st
   const Format& el = format(s.element);
   Policy pol = s.policy;
   if (info.int_range) pol.int_range = *info.int_range;  // §20.2
-  const Elements e{format(s.source), el, format(s.fake_format), pol, s.wide,
-                   s.fused.value_or(info.apply == ScaleApply::fused), pol.round == Round::sr};
+  const Elements e{
+      format(s.source),      el, format(s.fake_format), pol, s.wide, s.fused.value_or(info.apply == ScaleApply::fused),
+      pol.round == Round::sr};
 
   // q_max (§14.4, §20.1)
   Rational q = rat::max_finite(el, false, false);
-  if (s.q_sig != 0) q = Rational(s.q_sig) * rat::pow2(s.q_exp);
-  else if (info.q_max == RuleQmax::element_max_half) q += Rational(1, 2);
+  if (s.q_sig != 0)
+    q = Rational(s.q_sig) * rat::pow2(s.q_exp);
+  else if (info.q_max == RuleQmax::element_max_half)
+    q += Rational(1, 2);
 
   const Geometry g = geometry(s, info.tensor_output == TensorOutput::group_mantissa);
   Out out;

@@ -142,9 +142,9 @@ namespace {
 Rounded overflow_result(bool sign, Round ovf_mode, const Format& f, const Policy& p) {
   Rounded o;
   if (f.specials == Specials::integer) {  // §6.5
-    o.code = encode(sign ? Rational(-max_finite(f, true, p.int_range == IntRange::symmetric))
-                         : max_finite(f, false, false),
-                    false, f);
+    o.code =
+        encode(sign ? Rational(-max_finite(f, true, p.int_range == IntRange::symmetric)) : max_finite(f, false, false),
+               false, f);
     o.invalid = true;
     return o;
   }
@@ -168,7 +168,9 @@ Rounded overflow_result(bool sign, Round ovf_mode, const Format& f, const Policy
     o.code = p3109_inf(sign, f);
   } else {
     // the NaN of the infinity slot, with the sign (§6.7 inf_nan=nan: the NaN rule's)
-    o.code = fnuz(f) ? one_nan(f) : p.inf_nan == InfNan::nan ? nan_to(sign, 0, 0, false, f, p).code : (f.canonical_nan | sb);
+    o.code = fnuz(f)                    ? one_nan(f)
+             : p.inf_nan == InfNan::nan ? nan_to(sign, 0, 0, false, f, p).code
+                                        : (f.canonical_nan | sb);
   }
   return o;
 }
@@ -223,9 +225,9 @@ Rounded inf_to(bool sign, const Format& f, const Policy& p) {
   Rounded o;
   const std::uint32_t sb = sign ? sign_bit_of(f) : 0u;
   if (f.specials == Specials::integer) {  // §6.2.1
-    o.code = encode(sign ? Rational(-max_finite(f, true, p.int_range == IntRange::symmetric))
-                         : max_finite(f, false, false),
-                    false, f);
+    o.code =
+        encode(sign ? Rational(-max_finite(f, true, p.int_range == IntRange::symmetric)) : max_finite(f, false, false),
+               false, f);
     o.invalid = true;
     return o;
   }
@@ -290,7 +292,8 @@ Rounded nan_to(bool sign, std::uint64_t payload, int from_man, bool from_ieee, c
         o.code = f.canonical_nan | s;
         break;
       }
-      std::uint64_t pl = from_man >= f.man_bits ? (payload >> (from_man - f.man_bits)) : (payload << (f.man_bits - from_man));
+      std::uint64_t pl =
+          from_man >= f.man_bits ? (payload >> (from_man - f.man_bits)) : (payload << (f.man_bits - from_man));
       if (p.nan == NanOut::payload) pl |= std::uint64_t{1} << (f.man_bits - 1);  // quieted
       pl &= (std::uint64_t{1} << f.man_bits) - 1;
       if (pl == 0) pl = 1;  // raw: a zero payload would be Inf

@@ -31,7 +31,7 @@ inline const Format* format_from_c(std::uint32_t id) {
   return id < static_cast<std::uint32_t>(kFormatCount) ? &kFormats[id] : nullptr;
 }
 // NUMREF_FORMAT_LIST names every row once, and each NUMREF_FMT_* equals its row's index.
-#define NUMREF_ABI_PIN_FORMAT(NAME, name)                                 \
+#define NUMREF_ABI_PIN_FORMAT(NAME, name)                                   \
   static_assert(NUMREF_FMT_##NAME == static_cast<unsigned>(FormatId::name), \
                 "NUMREF_FMT_" #NAME " is not the table index of " #name);
 NUMREF_FORMAT_LIST(NUMREF_ABI_PIN_FORMAT)
@@ -45,11 +45,12 @@ static_assert(NUMREF_FMT_COUNT == kFormatCount && 0 NUMREF_FORMAT_LIST(NUMREF_AB
 // The numref_policy field of every row of numref::kPolicyKnobs, in table order (the table's
 // rows are in the struct's field order). Each C value is the row's c_first + the value's index.
 inline constexpr std::uint8_t numref_policy::*kCPolicyFields[] = {
-    &numref_policy::round,          &numref_policy::sr_bits,  &numref_policy::sr_variant, &numref_policy::overflow,
-    &numref_policy::inf_sat,        &numref_policy::nan,      &numref_policy::nan_to_finite,
-    &numref_policy::e8m0_round,     &numref_policy::zero_to_nozero, &numref_policy::negative,
-    &numref_policy::daz,            &numref_policy::ftz,      &numref_policy::tininess,   &numref_policy::int_range,
-    &numref_policy::e8m0_low,       &numref_policy::inf_nan};
+    &numref_policy::round,         &numref_policy::sr_bits,    &numref_policy::sr_variant,
+    &numref_policy::overflow,      &numref_policy::inf_sat,    &numref_policy::nan,
+    &numref_policy::nan_to_finite, &numref_policy::e8m0_round, &numref_policy::zero_to_nozero,
+    &numref_policy::negative,      &numref_policy::daz,        &numref_policy::ftz,
+    &numref_policy::tininess,      &numref_policy::int_range,  &numref_policy::e8m0_low,
+    &numref_policy::inf_nan};
 static_assert(std::size(kCPolicyFields) == kPolicyKnobCount, "one numref_policy field per knob");
 
 namespace detail {
@@ -70,42 +71,48 @@ constexpr void for_each_c_knob(F&& f) {
 static_assert(NUMREF_ROUND_RNE == detail::c_knob(Round::rne) && NUMREF_ROUND_RTZ == detail::c_knob(Round::rtz) &&
               NUMREF_ROUND_RUP == detail::c_knob(Round::rup) && NUMREF_ROUND_RDN == detail::c_knob(Round::rdn) &&
               NUMREF_ROUND_RNA == detail::c_knob(Round::rna) && NUMREF_ROUND_SR == detail::c_knob(Round::sr));
-static_assert(NUMREF_SR_FRACTION == detail::c_knob(SrVariant::fraction) && NUMREF_SR_ADD == detail::c_knob(SrVariant::add));
+static_assert(NUMREF_SR_FRACTION == detail::c_knob(SrVariant::fraction) &&
+              NUMREF_SR_ADD == detail::c_knob(SrVariant::add));
 static_assert(NUMREF_OVERFLOW_SATURATE == detail::c_knob(Overflow::saturate) &&
               NUMREF_OVERFLOW_NONSAT == detail::c_knob(Overflow::nonsat));
 static_assert(NUMREF_INF_SAT_MAX == detail::c_knob(InfSat::max) && NUMREF_INF_SAT_KEEP == detail::c_knob(InfSat::keep));
-static_assert(NUMREF_NAN_SIGN == detail::c_knob(NanOut::sign) && NUMREF_NAN_CANONICAL == detail::c_knob(NanOut::canonical) &&
-              NUMREF_NAN_ONES == detail::c_knob(NanOut::ones) && NUMREF_NAN_PAYLOAD == detail::c_knob(NanOut::payload) &&
-              NUMREF_NAN_ONES_SIGN == detail::c_knob(NanOut::ones_sign) && NUMREF_NAN_RAW == detail::c_knob(NanOut::raw) &&
-              NUMREF_NAN_ALL_ONES == detail::c_knob(NanOut::all_ones) &&
-              NUMREF_NAN_RAW_PLUS == detail::c_knob(NanOut::raw_plus));
+static_assert(
+    NUMREF_NAN_SIGN == detail::c_knob(NanOut::sign) && NUMREF_NAN_CANONICAL == detail::c_knob(NanOut::canonical) &&
+    NUMREF_NAN_ONES == detail::c_knob(NanOut::ones) && NUMREF_NAN_PAYLOAD == detail::c_knob(NanOut::payload) &&
+    NUMREF_NAN_ONES_SIGN == detail::c_knob(NanOut::ones_sign) && NUMREF_NAN_RAW == detail::c_knob(NanOut::raw) &&
+    NUMREF_NAN_ALL_ONES == detail::c_knob(NanOut::all_ones) && NUMREF_NAN_RAW_PLUS == detail::c_knob(NanOut::raw_plus));
 static_assert(NUMREF_NAN_TO_FINITE_ZERO == detail::c_knob(NanToFinite::zero) &&
               NUMREF_NAN_TO_FINITE_NEGZERO == detail::c_knob(NanToFinite::negzero) &&
               NUMREF_NAN_TO_FINITE_MAX == detail::c_knob(NanToFinite::max) &&
               NUMREF_NAN_TO_FINITE_SIGNZERO == detail::c_knob(NanToFinite::signzero) &&
               NUMREF_NAN_TO_FINITE_FLIPZERO == detail::c_knob(NanToFinite::flipzero));
-static_assert(NUMREF_E8M0_FOLLOW == detail::c_knob(E8m0Round::follow) && NUMREF_E8M0_FLOOR == detail::c_knob(E8m0Round::floor) &&
-              NUMREF_E8M0_CEIL == detail::c_knob(E8m0Round::ceil) && NUMREF_E8M0_EVEN == detail::c_knob(E8m0Round::even) &&
+static_assert(NUMREF_E8M0_FOLLOW == detail::c_knob(E8m0Round::follow) &&
+              NUMREF_E8M0_FLOOR == detail::c_knob(E8m0Round::floor) &&
+              NUMREF_E8M0_CEIL == detail::c_knob(E8m0Round::ceil) &&
+              NUMREF_E8M0_EVEN == detail::c_knob(E8m0Round::even) &&
               NUMREF_E8M0_TIESUP == detail::c_knob(E8m0Round::tiesup));
 static_assert(NUMREF_ZERO_TO_NOZERO_NAN == detail::c_knob(ZeroToNoZero::nan) &&
               NUMREF_ZERO_TO_NOZERO_MIN == detail::c_knob(ZeroToNoZero::min));
-static_assert(NUMREF_NEGATIVE_NAN == detail::c_knob(Negative::nan) && NUMREF_NEGATIVE_ABS == detail::c_knob(Negative::abs) &&
+static_assert(NUMREF_NEGATIVE_NAN == detail::c_knob(Negative::nan) &&
+              NUMREF_NEGATIVE_ABS == detail::c_knob(Negative::abs) &&
               NUMREF_NEGATIVE_INF_ABS == detail::c_knob(Negative::inf_abs));
 static_assert(NUMREF_TININESS_AFTER == detail::c_knob(Tininess::after) &&
               NUMREF_TININESS_BEFORE == detail::c_knob(Tininess::before));
 static_assert(NUMREF_INT_RANGE_FULL == detail::c_knob(IntRange::full) &&
               NUMREF_INT_RANGE_SYMMETRIC == detail::c_knob(IntRange::symmetric));
 static_assert(NUMREF_E8M0_LOW_LINEAR == detail::c_knob(E8m0Low::linear) &&
-              NUMREF_E8M0_LOW_GRID == detail::c_knob(E8m0Low::grid) && NUMREF_E8M0_LOW_NAN == detail::c_knob(E8m0Low::nan));
+              NUMREF_E8M0_LOW_GRID == detail::c_knob(E8m0Low::grid) &&
+              NUMREF_E8M0_LOW_NAN == detail::c_knob(E8m0Low::nan));
 static_assert(NUMREF_INF_NAN_SLOT == detail::c_knob(InfNan::slot) && NUMREF_INF_NAN_NAN == detail::c_knob(InfNan::nan));
 static_assert(offsetof(numref_policy, inf_nan) + 1 == offsetof(numref_policy, profile) &&
-              std::size(kCPolicyFields) == 16, "numref_policy keeps 16 knob bytes before `profile` (ABI 1.x layout)");
+                  std::size(kCPolicyFields) == 16,
+              "numref_policy keeps 16 knob bytes before `profile` (ABI 1.x layout)");
 
 // ---- §31.3 profiles ----------------------------------------------------------------------
 
 // NUMREF_PROFILE_LIST names every row of the profile table once, and each NUMREF_PROFILE_* equals
 // its row's ProfileId.
-#define NUMREF_ABI_PIN_PROFILE(NAME, name)                                   \
+#define NUMREF_ABI_PIN_PROFILE(NAME, name)                                  \
   static_assert(NUMREF_PROFILE_##NAME == static_cast<int>(ProfileId::name), \
                 "NUMREF_PROFILE_" #NAME " is not the ProfileId of " #name);
 NUMREF_PROFILE_LIST(NUMREF_ABI_PIN_PROFILE)
@@ -154,8 +161,10 @@ inline std::optional<Policy> from_c_policy(const numref_policy& c) {
     if constexpr (std::is_same_v<T, int>) {  // sr_bits (after round in the table)
       p.*k.member = p.round == Round::sr ? static_cast<int>(v) : 0;
     } else {
-      if (v < k.c_first || v - k.c_first >= k.words.size()) ok = false;
-      else p.*k.member = static_cast<T>(v - k.c_first);
+      if (v < k.c_first || v - k.c_first >= k.words.size())
+        ok = false;
+      else
+        p.*k.member = static_cast<T>(v - k.c_first);
     }
   });
   if (!ok) return std::nullopt;
@@ -167,10 +176,11 @@ inline std::optional<Policy> from_c_policy(const numref_policy& c) {
 namespace detail {
 // The numref_recipe field of every row of numref::kRecipeKnobs, in table order.
 inline constexpr std::uint8_t numref_recipe::*kCRecipeFields[] = {
-    &numref_recipe::amax_floor, &numref_recipe::scale_exp, &numref_recipe::zero_code, &numref_recipe::inf_block,
-    &numref_recipe::nan_block,  &numref_recipe::elem_nan,  &numref_recipe::mx_descale, &numref_recipe::nan_scale,
+    &numref_recipe::amax_floor, &numref_recipe::scale_exp,   &numref_recipe::zero_code,   &numref_recipe::inf_block,
+    &numref_recipe::nan_block,  &numref_recipe::elem_nan,    &numref_recipe::mx_descale,  &numref_recipe::nan_scale,
     &numref_recipe::zero_sign,  &numref_recipe::scale_round, &numref_recipe::zero_divisor};
-static_assert(std::size(kCRecipeFields) == std::tuple_size_v<decltype(kRecipeKnobs)>, "one numref_recipe field per knob");
+static_assert(std::size(kCRecipeFields) == std::tuple_size_v<decltype(kRecipeKnobs)>,
+              "one numref_recipe field per knob");
 // The C value of a recipe knob's value: its word's index in the row (0 = numref's rule).
 template <class E>
 constexpr std::uint8_t c_recipe(E v) {
@@ -246,8 +256,10 @@ inline std::optional<RecipeKnobs> from_c_recipe(const numref_recipe& c) {
   auto one = [&](const auto& row) {
     using T = std::remove_cvref_t<decltype(k.*row.member)>;
     const unsigned v = c.*detail::kCRecipeFields[i++];
-    if (v >= row.words.size()) ok = false;
-    else k.*row.member = static_cast<T>(v);
+    if (v >= row.words.size())
+      ok = false;
+    else
+      k.*row.member = static_cast<T>(v);
   };
   std::apply([&](const auto&... row) { (one(row), ...); }, kRecipeKnobs);
   for (const std::uint8_t r : c.reserved) ok = ok && r == 0;
@@ -267,7 +279,7 @@ inline std::optional<ScaleRule> rule_from_c(std::uint32_t v) {
 namespace detail {
 constexpr bool rule_pinned(ScaleRule r, std::uint32_t c) { return rule_info(r).abi_id == c; }
 }  // namespace detail
-#define NUMREF_ABI_PIN_RULE(NAME, name)                                    \
+#define NUMREF_ABI_PIN_RULE(NAME, name)                                   \
   static_assert(detail::rule_pinned(ScaleRule::name, NUMREF_RULE_##NAME), \
                 "NUMREF_RULE_" #NAME " is not the abi_id of ScaleRule::" #name);
 NUMREF_RULE_LIST(NUMREF_ABI_PIN_RULE)

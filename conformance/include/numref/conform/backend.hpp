@@ -84,9 +84,9 @@ class Backend {
 // "pipe:COMMAND". A .so path may carry arguments after '?': "libx.so?device=1".
 struct BackendSpec {
   enum class Kind { plugin, pipe } kind = Kind::plugin;
-  std::string target;  // resolved library path, or the command
-  std::string args;    // plugin arguments
-  std::string display; // as given
+  std::string target;   // resolved library path, or the command
+  std::string args;     // plugin arguments
+  std::string display;  // as given
 };
 struct OpenOptions {
   bool isolate = true;      // plugins run in a child process (crash and hang safe)

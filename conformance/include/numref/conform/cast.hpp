@@ -26,8 +26,8 @@ class CastParams final : public Params {
   void expected(std::size_t n, const std::uint32_t* in, std::uint32_t* out) const override;
   std::string classify(const CaseDiff& d) const override;
   bool plugin_supported(const numref_backend& b) const override;
-  bool plugin_call(const numref_backend& b, std::size_t n, const std::uint32_t* in, std::uint32_t* out,
-                   bool optional, std::string& error) const override;
+  bool plugin_call(const numref_backend& b, std::size_t n, const std::uint32_t* in, std::uint32_t* out, bool optional,
+                   std::string& error) const override;
   std::string pipe_params() const override;
 
   const Format& from() const { return *from_; }
@@ -54,11 +54,9 @@ class CastParams final : public Params {
 
 // The suite from -> to under `profile` with policy p (p: the profile's policy for `to` with the
 // caller's settings applied).
-std::shared_ptr<const CastParams> make(const Format& from, const Format& to, std::string_view profile,
-                                       const Policy& p);
+std::shared_ptr<const CastParams> make(const Format& from, const Format& to, std::string_view profile, const Policy& p);
 
 // §33.3 The cases of suite p at `level` (seed: the random cases').
-std::shared_ptr<const CaseSource> cases(const std::shared_ptr<const CastParams>& p, Level level,
-                                        std::uint64_t seed);
+std::shared_ptr<const CaseSource> cases(const std::shared_ptr<const CastParams>& p, Level level, std::uint64_t seed);
 
 }  // namespace numref::conform::cast

@@ -42,8 +42,8 @@ namespace numref::conform {
 
 // §33.1 The words of one case.
 struct Shape {
-  int in = 0;   // input words
-  int out = 0;  // output words
+  int in = 0;               // input words
+  int out = 0;              // output words
   bool case_major = false;  // layout of a batch: false column-major, true case after case
 };
 
@@ -100,17 +100,17 @@ struct Column {
   std::string name;  // vector-file and pipe name: "x", "r", "y", "flags", "codes", "scales", ...
   Role role = Role::in;
   Notation notation = Notation::hex;
-  const Format* format = nullptr;  // values are codes of this format: decoded in reports
-  int digits = 8;                  // hex digits of a value in vector files
-  int pipe_digits = 0;             // hex digits written on pipe lines (0: `digits`)
+  const Format* format = nullptr;     // values are codes of this format: decoded in reports
+  int digits = 8;                     // hex digits of a value in vector files
+  int pipe_digits = 0;                // hex digits written on pipe lines (0: `digits`)
   std::uint64_t limit = 0xFFFFFFFFu;  // largest value a vector file may hold
-  std::uint32_t mask = 0;          // != 0: valid values have no bit outside it (the §9 flags)
-  std::size_t rows = 1, cols = 1;  // the grid of values ('/' between rows in vector files)
+  std::uint32_t mask = 0;             // != 0: valid values have no bit outside it (the §9 flags)
+  std::size_t rows = 1, cols = 1;     // the grid of values ('/' between rows in vector files)
   Place place = Place::whole;
-  std::uint32_t cap = 0;           // Role::opt: the NUMREF_CAP_* of backends that report it
-  bool any_nan = false;            // --any-nan: one NaN code matches another here
-  std::string cls;                 // class of a mismatch here (default: name)
-  std::string what;                // plural noun in reports ("codes"; default: name)
+  std::uint32_t cap = 0;                           // Role::opt: the NUMREF_CAP_* of backends that report it
+  bool any_nan = false;                            // --any-nan: one NaN code matches another here
+  std::string cls;                                 // class of a mismatch here (default: name)
+  std::string what;                                // plural noun in reports ("codes"; default: name)
   std::string (*decode)(std::uint32_t) = nullptr;  // human text of a value without a format
   // set by Schema::add
   int at = 0;     // first word among the case's input words (Role::in) or output words
@@ -122,8 +122,8 @@ struct Column {
 };
 
 struct Schema {
-  bool case_major = true;     // batch layout (see above)
-  bool shape_prefix = false;  // vector case lines start with the tensor shape RxC (§30.6)
+  bool case_major = true;          // batch layout (see above)
+  bool shape_prefix = false;       // vector case lines start with the tensor shape RxC (§30.6)
   std::size_t rows = 0, cols = 0;  // that shape
   std::vector<Column> columns;
   int in = 0, out = 0;  // words per case
@@ -138,7 +138,7 @@ struct Schema {
 
 struct CompareOptions {
   std::uint32_t caps = NUMREF_CAP_FLAGS | NUMREF_CAP_COUNTS;  // optional results the backend reports
-  bool any_nan = false;  // --any-nan: any NaN result matches any expected NaN
+  bool any_nan = false;                                       // --any-nan: any NaN result matches any expected NaN
 };
 
 enum class Outcome : std::uint8_t {

@@ -29,8 +29,7 @@ bool same_file(const std::string& a, const std::string& b);
 
 // §36 Throws OutputError when `out` is one of `inputs` (same_file): "<what> OUT is also an
 // input". `what` names the option, e.g. "--out".
-void refuse_output_that_is_input(std::string_view what, const std::string& out,
-                                 const std::vector<std::string>& inputs);
+void refuse_output_that_is_input(std::string_view what, const std::string& out, const std::vector<std::string>& inputs);
 
 class OutputFile {
  public:

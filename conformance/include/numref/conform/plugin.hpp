@@ -73,17 +73,19 @@ namespace plugin_detail {
 // One entry point of numref_backend: its slot in the table, the op family it implements (NULL
 // for the *_supported queries), the query that must come with it, and the call of the class's
 // member of the same name.
-#define NUMREF_PLUGIN_ENTRY(field, op_name, query_field)                           \
-  struct field {                                                                   \
-    static constexpr auto slot = &numref_backend::field;                           \
-    static constexpr const char* op = op_name;                                     \
-    using query = query_field;                                                     \
-    template <class T>                                                             \
-    static constexpr bool named = requires { &T::field; };                         \
-    template <class T, class... A>                                                 \
-    static auto call(T& t, A... a) -> decltype(t.field(a...)) {                    \
-      return t.field(a...);                                                        \
-    }                                                                              \
+#define NUMREF_PLUGIN_ENTRY(field, op_name, query_field)        \
+  struct field {                                                \
+    static constexpr auto slot = &numref_backend::field;        \
+    static constexpr const char* op = op_name;                  \
+    using query = query_field;                                  \
+    template <class T>                                          \
+    static constexpr bool named = requires {                    \
+      &T::field;                                                \
+    };                                                          \
+    template <class T, class... A>                              \
+    static auto call(T& t, A... a) -> decltype(t.field(a...)) { \
+      return t.field(a...);                                     \
+    }                                                           \
   };
 NUMREF_PLUGIN_ENTRY(cast_supported, nullptr, cast_supported)
 NUMREF_PLUGIN_ENTRY(cast, "cast", cast_supported)
@@ -116,7 +118,8 @@ struct Instance {
     if constexpr (std::is_constructible_v<T, std::string_view>) {
       return T(args);
     } else {
-      if (!args.empty()) throw std::invalid_argument(std::string(T::name) + " takes no arguments (got '" + std::string(args) + "')");
+      if (!args.empty())
+        throw std::invalid_argument(std::string(T::name) + " takes no arguments (got '" + std::string(args) + "')");
       return T();
     }
   }
@@ -136,7 +139,7 @@ template <class T, class M, class Fp = std::remove_cvref_t<decltype(std::declval
 struct Thunk;
 template <class T, class M, class R, class... A>
 struct Thunk<T, M, R (*)(void*, A...)> {
-  static constexpr bool present = requires(T& t, A... a) { M::call(t, a...); };
+  static constexpr bool present = requires(T & t, A... a) { M::call(t, a...); };
 
   static R fn(void* ctx, A... a) noexcept {
     auto& in = Instance<T>::of(ctx);
@@ -250,15 +253,15 @@ const numref_backend* backend_open(const char* args, char* err, std::size_t err_
 }  // namespace numref::conform
 
 // The open symbol alone (for a test backend that exports its own numref_backend_abi_version).
-#define NUMREF_BACKEND_OPEN(T)                                                                              \
+#define NUMREF_BACKEND_OPEN(T)                                                                            \
   extern "C" NUMREF_BACKEND_EXPORT const numref_backend* numref_backend_open(const char* args, char* err, \
                                                                              std::size_t err_size) {      \
-    return ::numref::conform::backend_open<T>(args, err, err_size);                                         \
+    return ::numref::conform::backend_open<T>(args, err, err_size);                                       \
   }
 
 // Exports the two symbols of backend.h for class T.
-#define NUMREF_BACKEND(T)                                                                                   \
-  extern "C" NUMREF_BACKEND_EXPORT std::uint32_t numref_backend_abi_version(void) {                        \
-    return NUMREF_BACKEND_ABI_VERSION;                                                                      \
-  }                                                                                                         \
+#define NUMREF_BACKEND(T)                                                           \
+  extern "C" NUMREF_BACKEND_EXPORT std::uint32_t numref_backend_abi_version(void) { \
+    return NUMREF_BACKEND_ABI_VERSION;                                              \
+  }                                                                                 \
   NUMREF_BACKEND_OPEN(T)

@@ -24,14 +24,14 @@ struct RunConfig {
   std::uint64_t max_errors = 20;  // mismatch lines printed per suite (0 = all); reports files are not capped
   bool show_departures = false;   // print the DEPARTURE lines (default: counted per class only)
   bool any_nan = false;
-  bool strict = false;  // known departures count as failures
+  bool strict = false;      // known departures count as failures
   std::string vectors_dir;  // "" = default; "none" = skip the golden vectors
   int jobs = 0;             // 0 = number of CPUs
   double timeout_s = 60.0;
   bool isolate = true;
   bool verbose = false;  // per-suite summary rows
   ReportFormat report = ReportFormat::text;
-  std::string out;  // report file ("" = stdout)
+  std::string out;    // report file ("" = stdout)
   int progress = -1;  // -1 auto (TTY), 0 off, 1 on
   bool require_backend = false;
   // §33.4 re-run one case: the location of a FAIL line, "<vector file>:<line>" or

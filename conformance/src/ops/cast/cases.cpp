@@ -65,8 +65,10 @@ std::vector<std::uint32_t> target_codes(const Format& to, bool compact) {
     if (f <= fmax) fields.push_back(f);
   if (!compact && to.bits > 8)
     for (std::uint32_t f = 0; f <= fmax; ++f) fields.push_back(f);
-  if (compact) mans = {0, 1, mmax};
-  else mans = {0, 1, 2, mmax / 2, mmax / 2 + 1, mmax - 1, mmax};
+  if (compact)
+    mans = {0, 1, mmax};
+  else
+    mans = {0, 1, 2, mmax / 2, mmax / 2 + 1, mmax - 1, mmax};
   if (to.bits <= 8) {  // compact narrow target: every code of the chosen binades
     mans.clear();
     for (std::uint32_t m = 0; m <= mmax; ++m) mans.push_back(m);
@@ -109,10 +111,10 @@ void source_specials(const Format& f, std::vector<std::uint32_t>& out) {
   if (f.specials == Specials::ieee) {
     const std::uint32_t inf = f.exp_all_ones() << m;
     both(inf);
-    both(inf | 1u);                    // signaling NaN, smallest payload
-    both(inf | (1u << (m - 1)));       // canonical quiet NaN
-    both(inf | (1u << (m - 1)) | 1u);  // quiet NaN with payload
-    both(f.mag_mask());                // all ones
+    both(inf | 1u);                                 // signaling NaN, smallest payload
+    both(inf | (1u << (m - 1)));                    // canonical quiet NaN
+    both(inf | (1u << (m - 1)) | 1u);               // quiet NaN with payload
+    both(f.mag_mask());                             // all ones
     if (m > 1) both(inf | ((1u << (m - 1)) - 1u));  // signaling NaN, largest payload
   } else if (f.specials == Specials::fn) {
     both(f.mag_mask());
@@ -205,8 +207,10 @@ RValues sr_edge_r(const CastParams& p, std::uint32_t x) {
     if (shift > 0) {
       const std::uint64_t rem = shift >= 64 ? sig : (sig & ((std::uint64_t{1} << shift) - 1));
       std::uint64_t fk;
-      if (shift >= k) fk = (shift - k) >= 64 ? 0 : rem >> (shift - k);
-      else fk = rem << (k - shift);
+      if (shift >= k)
+        fk = (shift - k) >= 64 ? 0 : rem >> (shift - k);
+      else
+        fk = rem << (k - shift);
       if (fk > 0) {
         const std::uint64_t thr = (std::uint64_t{1} << k) - fk;  // smallest r that rounds up
         r.v[r.n++] = static_cast<std::uint32_t>(thr);
@@ -253,15 +257,14 @@ std::uint32_t random_code(const Format& f, const Format& to, const std::vector<s
     const std::uint32_t mm = f.man_mask();
     switch (rng.below(4)) {
       case 0: man = static_cast<std::uint32_t>(rng.next()) & mm; break;
-      case 1: man = mm >> rng.below(m + 1); break;                       // low run of ones
-      case 2: man = (mm << rng.below(m + 1)) & mm; break;                // high run of ones
+      case 1: man = mm >> rng.below(m + 1); break;                                            // low run of ones
+      case 2: man = (mm << rng.below(m + 1)) & mm; break;                                     // high run of ones
       default: man = (1u << rng.below(m)) | static_cast<std::uint32_t>(rng.below(2)); break;  // one bit (+ lsb)
     }
   }
   const std::uint32_t mag = ((field << m) | man) & f.mag_mask();
   return with_sign(mag, neg, f);
 }
-
 
 namespace {
 

@@ -68,8 +68,7 @@ RValues sr_edge_r(const CastParams& p, std::uint32_t x);
 
 // One random source code (TestFloat-like: uniform bits, near a boundary from `edges`,
 // an exponent in the target's range with a patterned significand, specials).
-std::uint32_t random_code(const Format& from, const Format& to, const std::vector<std::uint32_t>& edges,
-                          CaseRng& rng);
+std::uint32_t random_code(const Format& from, const Format& to, const std::vector<std::uint32_t>& edges, CaseRng& rng);
 
 // ---- vectors (§30, §34) --------------------------------------------------------------
 void generate_vectors(std::vector<VectorFileText>& out);

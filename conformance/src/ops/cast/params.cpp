@@ -13,7 +13,8 @@ namespace numref::conform::cast {
 
 const std::vector<std::string>& checked_profiles() {
   // §10.1: ieee is a synonym of ocp, so a run checks the four distinct profiles.
-  static const std::vector<std::string> v = {"ocp", "cuda_satfinite", "cuda_nosat", "ml_dtypes", "torch", "torch_default", "xla"};
+  static const std::vector<std::string> v = {"ocp",   "cuda_satfinite", "cuda_nosat", "ml_dtypes",
+                                             "torch", "torch_default",  "xla"};
   return v;
 }
 
@@ -88,8 +89,9 @@ std::shared_ptr<const CastParams> make(const Format& from, const Format& to, std
 
 std::shared_ptr<const CastParams> parse(std::string_view text) {
   const auto f = split_ws(text);
-  if (f.size() < 3) throw std::invalid_argument("cast parameters need '<from> <to> <profile> [policy]', got '" +
-                                                std::string(text) + "'");
+  if (f.size() < 3)
+    throw std::invalid_argument("cast parameters need '<from> <to> <profile> [policy]', got '" + std::string(text) +
+                                "'");
   const auto from = find_format(f[0]);
   if (!from) throw std::invalid_argument("unknown format '" + std::string(f[0]) + "'");
   const auto to = find_format(f[1]);
@@ -179,8 +181,8 @@ std::string CastParams::classify(std::uint32_t x, std::uint32_t r, Result exp, R
   if (!to.is_integer()) {
     const Decoded dminn = decode(static_cast<std::uint32_t>(1u) << to.man_bits, to);
     const Exact minnormal = to.has_subnormals ? kit::exact_of(dminn) : Exact{false, 1, to.emin(), false};
-    if (dx.cls == Class::subnormal || kit::cmp_magnitude(kit::exact_of(dx), minnormal) < 0 || de.cls == Class::subnormal ||
-        dg.cls == Class::subnormal)
+    if (dx.cls == Class::subnormal || kit::cmp_magnitude(kit::exact_of(dx), minnormal) < 0 ||
+        de.cls == Class::subnormal || dg.cls == Class::subnormal)
       return "subnormal";
   }
   (void)r;
@@ -208,8 +210,8 @@ bool CastParams::plugin_call(const numref_backend& b, std::size_t n, const std::
     return false;
   }
   std::vector<std::uint8_t> fl(optional ? n : 0);
-  const std::int64_t got = b.cast(b.ctx, c_format(*from_), c_format(*to_), &cpol_, n, in, sr_ ? in + n : nullptr,
-                                  out, optional ? fl.data() : nullptr);
+  const std::int64_t got = b.cast(b.ctx, c_format(*from_), c_format(*to_), &cpol_, n, in, sr_ ? in + n : nullptr, out,
+                                  optional ? fl.data() : nullptr);
   if (!kit::check_call(b, "cast", got, n, "", error)) return false;
   std::uint32_t* of = out + n;
   for (std::size_t i = 0; i < n; ++i) of[i] = optional ? fl[i] : kNotReported;
@@ -331,7 +333,7 @@ std::vector<Variant> variants(Level level, const Policy& base, const Format& fro
   for (auto e : {"e8m0_round=floor", "e8m0_round=ceil", "e8m0_round=even", "e8m0_round=tiesup"}) knob(e);
   knob(base.zero_to_nozero == ZeroToNoZero::nan ? "zero_to_nozero=min" : "zero_to_nozero=nan");
   knob(base.negative == Negative::nan ? "negative=abs" : "negative=nan");
-  knob("overflow=saturate inf_sat=max negative=inf_abs");  // §7.3: -Inf -> FE (gfloat_sat)
+  knob("overflow=saturate inf_sat=max negative=inf_abs");                            // §7.3: -Inf -> FE (gfloat_sat)
   knob(base.inf_nan == InfNan::slot ? "inf_nan=nan nan=all_ones" : "inf_nan=slot");  // §6.7 (gfloat)
   knob("inf_nan=nan nan=canonical");
   knob("inf_nan=nan");  // under nan=ones (cuda_*): -overflow / -Inf into f8e4m3fn 7F, not the slot's FF

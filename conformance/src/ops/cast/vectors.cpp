@@ -23,12 +23,14 @@ std::vector<const Format*> formats_where(bool small) {
 }
 
 // One regular cast vector file: every case (x[, r]) of `xs` under params p.
-std::string cast_file(const std::shared_ptr<const CastParams>& p, const std::vector<std::pair<std::uint32_t, std::uint32_t>>& xs,
-                      const std::string& coverage, std::uint64_t seed) {
+std::string cast_file(const std::shared_ptr<const CastParams>& p,
+                      const std::vector<std::pair<std::uint32_t, std::uint32_t>>& xs, const std::string& coverage,
+                      std::uint64_t seed) {
   VectorFileCases f;
   f.coverage = coverage;
   f.seed = seed;
-  for (const auto& [x, r] : xs) f.cases.emplace_back(p, p->sr() ? std::vector<std::uint32_t>{x, r} : std::vector<std::uint32_t>{x});
+  for (const auto& [x, r] : xs)
+    f.cases.emplace_back(p, p->sr() ? std::vector<std::uint32_t>{x, r} : std::vector<std::uint32_t>{x});
   return family().vector_file(f);
 }
 
@@ -53,8 +55,10 @@ std::vector<std::pair<std::uint32_t, std::uint32_t>> edge_cases(const CastParams
 
 std::string path_token(std::string s) {
   for (char& c : s) {
-    if (c == '=') c = '-';
-    else if (c == ' ') c = '_';
+    if (c == '=')
+      c = '-';
+    else if (c == ' ')
+      c = '_';
   }
   return s;
 }
@@ -86,7 +90,8 @@ const std::vector<Divergence>& divergences() {
       {F::f32, F::f8e4m3fn, 0x7F800000, nullptr, "+Inf: 448 under __NV_SATFINITE, NaN elsewhere (ml_dtypes keeps NaN)"},
       {F::f32, F::f8e4m3fn, 0xFF800000, nullptr, "-Inf"},
       {F::f32, F::f8e4m3fn, 0x7FC00000, nullptr, "quiet NaN"},
-      {F::f32, F::f8e4m3fn, 0xFFC00000, nullptr, "negative NaN: CUDA drops the sign (0x7f), OCP / ml_dtypes keep it (0xff)"},
+      {F::f32, F::f8e4m3fn, 0xFFC00000, nullptr,
+       "negative NaN: CUDA drops the sign (0x7f), OCP / ml_dtypes keep it (0xff)"},
       {F::f32, F::f8e4m3fn, 0x7F800001, nullptr, "signaling NaN: invalid"},
       {F::f32, F::f8e4m3fn, 0x80000000, nullptr, "-0 stays -0"},
       {F::f32, F::f8e4m3fn, 0x3A800000, nullptr, "2^-10: half the smallest subnormal, tie to +0"},
@@ -156,7 +161,10 @@ std::string divergence_file() {
   w.field("op", "cast");
   w.field("kind", "divergence");
   std::string pl;
-  for (const auto& p : profs) { if (!pl.empty()) pl += " "; pl += p; }
+  for (const auto& p : profs) {
+    if (!pl.empty()) pl += " ";
+    pl += p;
+  }
   w.field("profiles", pl);
   for (const auto& p : profs) {
     const Profile& pr = profile(*find_profile(p));
@@ -288,8 +296,7 @@ class DivergenceReader final : public VectorFileReader {
   std::shared_ptr<const CastParams> params(const Format& F, const Format& T, const std::string& p) {
     const std::string key = std::string(F.name) + " " + std::string(T.name) + " " + p;
     auto it = cache_.find(key);
-    if (it == cache_.end())
-      it = cache_.emplace(key, make(F, T, p, profile(*find_profile(p)).for_cast(F, T))).first;
+    if (it == cache_.end()) it = cache_.emplace(key, make(F, T, p, profile(*find_profile(p)).for_cast(F, T))).first;
     return it->second;
   }
   std::vector<std::string> profs_;
@@ -331,7 +338,8 @@ void generate_vectors(std::vector<VectorFileText>& out) {
         const auto p = make(*from, to, "ocp", pm);
         const auto b = make(*from, to, "ocp", base_of("ocp", *from, to));
         bool differs = false;
-        for (std::uint32_t c = 0; c <= from->mask() && !differs; ++c) differs = !(p->reference(c, 0) == b->reference(c, 0));
+        for (std::uint32_t c = 0; c <= from->mask() && !differs; ++c)
+          differs = !(p->reference(c, 0) == b->reference(c, 0));
         if (!differs) continue;
         out.push_back({"cast/ocp-" + std::string(to_string(m)) + "/" + std::string(from->name) + "-" +
                            std::string(to.name) + ".vec",
@@ -353,11 +361,11 @@ void generate_vectors(std::vector<VectorFileText>& out) {
   struct Pair {
     FormatId from, to;
   };
-  const Pair sr_pairs[] = {{FormatId::f32, FormatId::bf16},      {FormatId::f32, FormatId::f8e4m3fn},
-                           {FormatId::f32, FormatId::f8e5m2},    {FormatId::f32, FormatId::f4e2m1fn},
-                           {FormatId::f32, FormatId::int8},      {FormatId::bf16, FormatId::f8e4m3fn},
-                           {FormatId::f16, FormatId::f8e5m2},    {FormatId::f8e5m2, FormatId::f4e2m1fn},
-                           {FormatId::f32, FormatId::f8e8m0fnu}, {FormatId::f32, FormatId::p3109_k8p3se},
+  const Pair sr_pairs[] = {{FormatId::f32, FormatId::bf16},          {FormatId::f32, FormatId::f8e4m3fn},
+                           {FormatId::f32, FormatId::f8e5m2},        {FormatId::f32, FormatId::f4e2m1fn},
+                           {FormatId::f32, FormatId::int8},          {FormatId::bf16, FormatId::f8e4m3fn},
+                           {FormatId::f16, FormatId::f8e5m2},        {FormatId::f8e5m2, FormatId::f4e2m1fn},
+                           {FormatId::f32, FormatId::f8e8m0fnu},     {FormatId::f32, FormatId::p3109_k8p3se},
                            {FormatId::bf16, FormatId::p3109_k8p4uf}, {FormatId::p3109_k8p4se, FormatId::p3109_k8p3sf}};
   struct SrSet {
     int k;
@@ -396,7 +404,10 @@ void generate_vectors(std::vector<VectorFileText>& out) {
       cases.erase(std::unique(cases.begin(), cases.end()), cases.end());
       out.push_back({"cast/sr/" + std::string(s.prof) + "/" + std::string(from.name) + "-" + std::string(to.name) +
                          "-k" + std::to_string(s.k) + "-" + std::string(to_string(s.v)) + ".vec",
-                     cast_file(p, cases, "every source code, or 160 of the compact edges; r in {0, 2^k-1, the flip threshold 2^k - f_k and one below}", 0)});
+                     cast_file(p, cases,
+                               "every source code, or 160 of the compact edges; r in {0, 2^k-1, the flip threshold 2^k "
+                               "- f_k and one below}",
+                               0)});
     }
   // (e) E8M0 rules (§7): every rounding choice, zero / negative handling.
   for (FormatId src : {FormatId::f32, FormatId::bf16}) {
@@ -408,13 +419,16 @@ void generate_vectors(std::vector<VectorFileText>& out) {
       Policy pm = base_of("ocp", from, to);
       (void)apply_policy_settings(pm, set);
       const auto p = make(from, to, "ocp", pm);
-      out.push_back({"cast/e8m0/" + std::string(from.name) + "-" + std::string(to.name) + "-" + path_token(set) + ".vec",
-                     cast_file(p, edge_cases(*p), "compact edges + random codes", kVectorSeed)});
+      out.push_back(
+          {"cast/e8m0/" + std::string(from.name) + "-" + std::string(to.name) + "-" + path_token(set) + ".vec",
+           cast_file(p, edge_cases(*p), "compact edges + random codes", kVectorSeed)});
     }
   }
   // (f) single knobs (§6, §8, §9) on representative pairs.
-  const Pair knob_pairs[] = {{FormatId::f32, FormatId::f8e4m3fn}, {FormatId::bf16, FormatId::f8e5m2},
-                             {FormatId::f32, FormatId::bf16},     {FormatId::f16, FormatId::f4e2m1fn},
+  const Pair knob_pairs[] = {{FormatId::f32, FormatId::f8e4m3fn},
+                             {FormatId::bf16, FormatId::f8e5m2},
+                             {FormatId::f32, FormatId::bf16},
+                             {FormatId::f16, FormatId::f4e2m1fn},
                              {FormatId::f32, FormatId::int8}};
   for (const auto& pr : knob_pairs)
     for (const char* set : {"daz=1", "ftz=1", "tininess=before", "ftz=1 tininess=before", "nan=sign", "nan=canonical",
@@ -427,8 +441,9 @@ void generate_vectors(std::vector<VectorFileText>& out) {
       (void)apply_policy_settings(pm, set);
       if (equivalent(pm, base_of("ocp", from, to), from, to)) continue;
       const auto p = make(from, to, "ocp", pm);
-      out.push_back({"cast/knobs/" + std::string(from.name) + "-" + std::string(to.name) + "-" + path_token(set) + ".vec",
-                     cast_file(p, edge_cases(*p), "compact edges + random codes", kVectorSeed)});
+      out.push_back(
+          {"cast/knobs/" + std::string(from.name) + "-" + std::string(to.name) + "-" + path_token(set) + ".vec",
+           cast_file(p, edge_cases(*p), "compact edges + random codes", kVectorSeed)});
     }
   // (g) the divergence set (§34).
   out.push_back({"divergence/cast.vec", divergence_file()});

@@ -75,7 +75,7 @@ class Gen {
   std::uint32_t bitwidth() {
     const std::uint64_t k = rng_.below(16);
     if (k < 8) return f32_of_int(1 + static_cast<int>(rng_.below(12)));  // integer 1..12
-    if (k < 11) {  // k + j / 2^d
+    if (k < 11) {                                                        // k + j / 2^d
       const int d = 1 + static_cast<int>(rng_.below(4));
       const std::uint64_t num = (std::uint64_t{1} << d) + rng_.below(std::uint64_t{11} << d);
       return f32_of_ratio(num, d);
@@ -85,9 +85,11 @@ class Gen {
       const std::uint64_t frac = rng_.below(std::uint64_t{1} << (e == 3 ? 22 : 23));
       return f32_of_ratio((std::uint64_t{1} << 23) + frac, 23 - e);
     }
+    // clang-format off
     static const std::uint32_t extreme[] = {0x3F000000u /* 0.5 */, 0u /* 0 */,  0xC0400000u /* -3 */,
                                             0x41C00000u /* 24 */,  0x42200000u /* 40 */, 0x43020000u /* 130 */,
                                             0x43480000u /* 200 */, 0xC2FC0000u /* -126 */, 0xC3020000u /* -130 */};
+    // clang-format on
     return extreme[rng_.below(std::size(extreme))];
   }
   // The binary32 code of num / 2^d (0 < num < 2^24, exact).
@@ -119,8 +121,8 @@ class Gen {
     }
     int top = static_cast<int>(rng_.below(40)) - 20, span = 1 + static_cast<int>(rng_.below(30));
     if (kind == 1) top = -126 - static_cast<int>(rng_.below(20));  // subnormals
-    if (kind == 2) top = 127, span = 2;                              // near the top: w + R s overflows
-    const bool short_sig = kind == 3 && f.id == FormatId::f32;       // bf16-representable binary32
+    if (kind == 2) top = 127, span = 2;                            // near the top: w + R s overflows
+    const bool short_sig = kind == 3 && f.id == FormatId::f32;     // bf16-representable binary32
     each(r, [&](std::size_t k) {
       std::uint32_t c = value(top - static_cast<int>(rng_.below(static_cast<std::uint64_t>(span) + 1)), f);
       if (short_sig) c &= 0xFFFF0000u;
@@ -140,7 +142,9 @@ class Gen {
       each(r, [&](std::size_t k) { g[k] = one | (rng_.below(2) ? sign : 0u); });
     } else {
       const int top = static_cast<int>(rng_.below(60)) - 40, span = 1 + static_cast<int>(rng_.below(20));
-      each(r, [&](std::size_t k) { g[k] = value(top - static_cast<int>(rng_.below(static_cast<std::uint64_t>(span) + 1)), f); });
+      each(r, [&](std::size_t k) {
+        g[k] = value(top - static_cast<int>(rng_.below(static_cast<std::uint64_t>(span) + 1)), f);
+      });
     }
     if (rng_.below(12) == 0) g[pick(r)] = special(f);  // a NaN / Inf gradient (§37.7)
   }
@@ -174,9 +178,12 @@ std::shared_ptr<const CaseSource> cases(const GausswsParamsPtr& p, std::uint64_t
 
 void plan(const PlanRequest& req, std::vector<GeneratedSuite>& out) {
   // --ops gaussws:W:bf16:NOISE:SUM
-  check_selectors(kName, req.selectors, 2, 4, [](std::size_t k, std::string_view w) {
-    return k == 2 ? (w == "bits" || w == "key") : (w == "exact" || w == "f32");
-  }, "noise (bits, key) or sum (exact, f32)");
+  check_selectors(
+      kName, req.selectors, 2, 4,
+      [](std::size_t k, std::string_view w) {
+        return k == 2 ? (w == "bits" || w == "key") : (w == "exact" || w == "f32");
+      },
+      "noise (bits, key) or sum (exact, f32)");
   const bool l0 = req.level == Level::l0;
   const std::uint64_t n = l0 ? 3 : req.level == Level::l1 ? 8 : 64;
   std::vector<Dims> dims = {{1, 1}, {1, 100}, {33, 17}, {40, 70}, {64, 64}, {70, 45}};

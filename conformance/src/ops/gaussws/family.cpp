@@ -15,8 +15,9 @@ class GausswsFamily final : public Family {
 
   // §30.9 every parameter but the shape, and the fixed blocks and cast (informative).
   std::vector<HeaderLine> header(const Params& p) const override {
-    return kit::header_lines(p, "blocks 32x32 (ragged edges); s = RN32(max|w| * RN32(2^(1-b_t))); w_hat = RNE_bf16(w + "
-                                "R s), overflow to Inf, gradual underflow; dL/db_t = RN32(-ln2 s sum(g R)) (§37.4-§37.7)");
+    return kit::header_lines(p,
+                             "blocks 32x32 (ragged edges); s = RN32(max|w| * RN32(2^(1-b_t))); w_hat = RNE_bf16(w + "
+                             "R s), overflow to Inf, gradual underflow; dL/db_t = RN32(-ln2 s sum(g R)) (§37.4-§37.7)");
   }
 
   ParamsPtr params_from_header(const VectorHeader& h, std::size_t rows, std::size_t cols) const override {

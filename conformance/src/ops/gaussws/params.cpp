@@ -69,14 +69,20 @@ GausswsParamsPtr parse(std::string_view text) {
   if (auto v = kv.take("g")) s.g = &checked_float("g", *v);
   std::tie(s.rows, s.cols) = kit::shape(*kv.take("shape", true, true));
   if (auto v = kv.take("noise")) {
-    if (*v == "bits") s.noise = Noise::bits;
-    else if (*v == "key") s.noise = Noise::key;
-    else throw std::invalid_argument("noise='" + *v + "', expected bits or key");
+    if (*v == "bits")
+      s.noise = Noise::bits;
+    else if (*v == "key")
+      s.noise = Noise::key;
+    else
+      throw std::invalid_argument("noise='" + *v + "', expected bits or key");
   }
   if (auto v = kv.take("sum")) {
-    if (*v == "exact") s.sum = gw::Sum::exact;
-    else if (*v == "f32") s.sum = gw::Sum::f32;
-    else throw std::invalid_argument("sum='" + *v + "', expected exact or f32");
+    if (*v == "exact")
+      s.sum = gw::Sum::exact;
+    else if (*v == "f32")
+      s.sum = gw::Sum::f32;
+    else
+      throw std::invalid_argument("sum='" + *v + "', expected exact or f32");
   }
   kv.finish();
   return std::make_shared<const GausswsParams>(s);
@@ -99,9 +105,9 @@ GausswsParams::GausswsParams(const Spec& s) : Params(gaussws::family()), s_(s), 
   id.formats = std::string(s_.w->name) + " bf16";
   // §33.10 --ops gaussws:W:bf16:NOISE:SUM
   id.selector = id.formats + " " + std::string(noise_name(s_.noise)) + " " + std::string(sum_name(s_.sum));
-  id.label = std::string(s_.w->name) + " " + std::to_string(s_.rows) + "x" + std::to_string(s_.cols) + " g=" +
-             std::string(s_.g->name) + " noise=" + std::string(noise_name(s_.noise)) + " sum=" +
-             std::string(sum_name(s_.sum));
+  id.label = std::string(s_.w->name) + " " + std::to_string(s_.rows) + "x" + std::to_string(s_.cols) +
+             " g=" + std::string(s_.g->name) + " noise=" + std::string(noise_name(s_.noise)) +
+             " sum=" + std::string(sum_name(s_.sum));
   id.clause = "§37";
   set_identity(std::move(id));
   build_schema();
@@ -130,8 +136,10 @@ void GausswsParams::build_schema() {
   const std::size_t gr = grid_.grid_rows(), gc = grid_.grid_cols(), n = s_.rows * s_.cols;
   S.add(kit::codes("w", Role::in, *s_.w, s_.rows, s_.cols, Place::view));
   S.add(kit::named(kit::codes("bt", Role::in, f32, gr, gc, Place::blocks), "bt", "bitwidths"));
-  if (s_.noise == Noise::bits) S.add(kit::words("u", Role::in, 4, 0xFFFF, s_.rows, s_.cols, Place::view));
-  else S.add(kit::words("key", Role::in, 8, 0xFFFFFFFFu, 1, 6, Place::list));
+  if (s_.noise == Noise::bits)
+    S.add(kit::words("u", Role::in, 4, 0xFFFF, s_.rows, s_.cols, Place::view));
+  else
+    S.add(kit::words("key", Role::in, 8, 0xFFFFFFFFu, 1, 6, Place::list));
   S.add(kit::codes("g", Role::in, *s_.g, s_.rows, s_.cols, Place::view));
   Column r = kit::words("r", Role::out, 8, 0xFFFFFFFFu, 1, (n + 7) / 8, Place::list);
   r.cls = "noise";
@@ -139,7 +147,8 @@ void GausswsParams::build_schema() {
   r.decode = packed_text;
   S.add(r);
   S.add(kit::named(kit::codes("scale", Role::out, f32, gr, gc, Place::blocks), "scale", "scales"));
-  S.add(kit::named(kit::codes("y", Role::out, format(FormatId::bf16), s_.rows, s_.cols, Place::view), "output", "values"));
+  S.add(kit::named(kit::codes("y", Role::out, format(FormatId::bf16), s_.rows, s_.cols, Place::view), "output",
+                   "values"));
   S.add(kit::named(kit::codes("grad", Role::out, f32, gr, gc, Place::blocks), "grad", "gradients"));
 
   GausswsLayout& L = L_;
@@ -147,9 +156,9 @@ void GausswsParams::build_schema() {
   L.nb = grid_.count();
   L.nr = (n + 7) / 8;
   static constexpr kit::ColumnAt<GausswsLayout> kAt[] = {
-      {&GausswsLayout::w, "w", false},      {&GausswsLayout::bt, "bt", false},       {&GausswsLayout::u, "u", false},
-      {&GausswsLayout::key, "key", false},  {&GausswsLayout::g, "g", false},         {&GausswsLayout::r, "r", true},
-      {&GausswsLayout::scale, "scale", true}, {&GausswsLayout::y, "y", true},        {&GausswsLayout::grad, "grad", true}};
+      {&GausswsLayout::w, "w", false},        {&GausswsLayout::bt, "bt", false}, {&GausswsLayout::u, "u", false},
+      {&GausswsLayout::key, "key", false},    {&GausswsLayout::g, "g", false},   {&GausswsLayout::r, "r", true},
+      {&GausswsLayout::scale, "scale", true}, {&GausswsLayout::y, "y", true},    {&GausswsLayout::grad, "grad", true}};
   kit::fill_layout(L, S, kAt);
   L.in = S.in;
   L.out = S.out;
@@ -226,9 +235,9 @@ bool GausswsParams::plugin_call(const numref_backend& b, std::size_t n, const st
       key[1] = k.layer;
       key[2] = k.step;
     }
-    const std::int64_t got =
-        b.gaussws(b.ctx, &cop_, wbuf.data(), ci + L_.bt, s_.noise == Noise::bits ? u.data() : nullptr,
-                  s_.noise == Noise::key ? key : nullptr, gbuf.data(), co + L_.r, co + L_.scale, co + L_.y, co + L_.grad);
+    const std::int64_t got = b.gaussws(
+        b.ctx, &cop_, wbuf.data(), ci + L_.bt, s_.noise == Noise::bits ? u.data() : nullptr,
+        s_.noise == Noise::key ? key : nullptr, gbuf.data(), co + L_.r, co + L_.scale, co + L_.y, co + L_.grad);
     if (!kit::check_call(b, "gaussws", got, L_.n, "elements (one matrix)", error)) return false;
   }
   return true;

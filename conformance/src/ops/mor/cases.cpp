@@ -41,7 +41,8 @@ class Gen {
     base_ = static_cast<int>(rng_.below(40)) - 20;
     for (std::size_t b = 0; b < g.count(); ++b) block(g.range(b), v);
     // tensor-level MoR: one case in 6 holds one NaN / ±Inf (§25.2 rejects the whole tensor)
-    if (p_.spec().kind == Kind::tensor && rng_.below(6) == 0) v[static_cast<std::size_t>(rng_.below(v.size()))] = special();
+    if (p_.spec().kind == Kind::tensor && rng_.below(6) == 0)
+      v[static_cast<std::size_t>(rng_.below(v.size()))] = special();
   }
 
  private:
@@ -76,9 +77,12 @@ class Gen {
     int span = 3;
     bool exact = false;
     switch (kind) {
-      case 1: exact = true; span = 4; break;           // E4M3-exact significands (3 fraction bits)
-      case 2: span = 1; break;                         // narrow
-      case 3: span = 6; break;                         // moderate
+      case 1:
+        exact = true;
+        span = 4;
+        break;                                                      // E4M3-exact significands (3 fraction bits)
+      case 2: span = 1; break;                                      // narrow
+      case 3: span = 6; break;                                      // moderate
       case 4: span = 16 + static_cast<int>(rng_.below(14)); break;  // wide: 16 .. 29 binades (E5M2 wins Eq. 3)
       case 5: span = 30 + static_cast<int>(rng_.below(31)); break;  // 30 .. 60 binades (Eq. 4 fails)
       default: span = 2 + static_cast<int>(rng_.below(8)); break;

@@ -15,8 +15,9 @@ class MorFamily final : public Family {
 
   // §30.7 every parameter but the shape, and the fixed policy (informative).
   std::vector<HeaderLine> header(const Params& p) const override {
-    return kit::header_lines(p, "f8e4m3fn / f8e5m2: ocp, overflow=saturate, rule gam (one group), amax_nan=ignore "
-                                "amax_inf=ignore, apply=rn32, dequant=divide; Q(x) and kept blocks: bf16 (§26.1, §27.1)");
+    return kit::header_lines(p,
+                             "f8e4m3fn / f8e5m2: ocp, overflow=saturate, rule gam (one group), amax_nan=ignore "
+                             "amax_inf=ignore, apply=rn32, dequant=divide; Q(x) and kept blocks: bf16 (§26.1, §27.1)");
   }
 
   ParamsPtr params_from_header(const VectorHeader& h, std::size_t rows, std::size_t cols) const override {

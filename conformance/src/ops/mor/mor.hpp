@@ -51,8 +51,8 @@ class MorParams final : public Params {
     const Format* src = &format(FormatId::bf16);
     std::size_t rows = 1, cols = 1;
     bool transpose = false;
-    Partition part = Partition::blocks(128, 128);  // mor: the scaling partition; mor-sub: the blocks B
-    Threshold threshold;                           // mor only
+    Partition part = Partition::blocks(128, 128);         // mor: the scaling partition; mor-sub: the blocks B
+    Threshold threshold;                                  // mor only
     SubtensorRecipe recipe = SubtensorRecipe::three_way;  // mor-sub only
   };
   explicit MorParams(const Spec& s);  // throws std::invalid_argument naming the problem

@@ -27,7 +27,7 @@ std::string_view recipe_name(SubtensorRecipe r) { return r == SubtensorRecipe::t
 // ---- error sums (§22.3, §31.7) --------------------------------------------------------------------
 
 void put_sum(const numref_error_sum& s, std::uint32_t* w) {
-  const std::uint64_t v[9] = {s.limb[0], s.limb[1], s.limb[2], s.limb[3], s.limb[4],
+  const std::uint64_t v[9] = {s.limb[0], s.limb[1],         s.limb[2],         s.limb[3], s.limb[4],
                               s.n,       s.nonfinite_input, s.nonfinite_quant, s.zeros};
   for (int k = 0; k < 9; ++k) {
     w[2 * k] = static_cast<std::uint32_t>(v[k]);
@@ -84,9 +84,12 @@ MorParamsPtr parse(Kind k, std::string_view text) {
   } else {
     s.part = kit::partition(*kv.take("blocks", true, true), "blocks");
     if (auto v = kv.take("recipe")) {
-      if (*v == "three-way") s.recipe = SubtensorRecipe::three_way;
-      else if (*v == "two-way") s.recipe = SubtensorRecipe::two_way;
-      else throw std::invalid_argument("recipe='" + *v + "', expected three-way or two-way");
+      if (*v == "three-way")
+        s.recipe = SubtensorRecipe::three_way;
+      else if (*v == "two-way")
+        s.recipe = SubtensorRecipe::two_way;
+      else
+        throw std::invalid_argument("recipe='" + *v + "', expected three-way or two-way");
     }
   }
   kv.finish();
@@ -100,11 +103,14 @@ BlockGrid checked_grid(const MorParams::Spec& s) {
 }
 }  // namespace
 
-MorParams::MorParams(const Spec& s) : Params(mor::family(s.kind)), s_(s), view_{s.rows, s.cols, s.transpose}, grid_(checked_grid(s)) {
+MorParams::MorParams(const Spec& s)
+    : Params(mor::family(s.kind)), s_(s), view_{s.rows, s.cols, s.transpose}, grid_(checked_grid(s)) {
   if (s_.src->id != FormatId::bf16 && s_.src->id != FormatId::f16 && s_.src->id != FormatId::f32)
     throw std::invalid_argument("src: MoR takes bf16, f16 or f32 tensors (§21.1), got " + std::string(s_.src->name));
-  if (s_.kind == Kind::sub) s_.threshold = Threshold{};
-  else s_.recipe = SubtensorRecipe::three_way;
+  if (s_.kind == Kind::sub)
+    s_.threshold = Threshold{};
+  else
+    s_.recipe = SubtensorRecipe::three_way;
   const bool tensor = s_.kind == Kind::tensor;
 
   Identity id;
@@ -118,8 +124,10 @@ MorParams::MorParams(const Spec& s) : Params(mor::family(s.kind)), s_(s), view_{
   if (part.rfind("block:", 0) == 0) part = part.substr(6);
   id.selector = id.formats + " " + (tensor ? part : std::string(recipe_name(s_.recipe)));
   id.label = std::string(s_.src->name) + " " + view_.text() + (s_.transpose ? "^T" : "");
-  if (tensor) id.label += " scaling=" + to_string(s_.part) + " threshold=" + s_.threshold.to_string();
-  else id.label += " blocks=" + to_string(s_.part) + " " + std::string(recipe_name(s_.recipe));
+  if (tensor)
+    id.label += " scaling=" + to_string(s_.part) + " threshold=" + s_.threshold.to_string();
+  else
+    id.label += " blocks=" + to_string(s_.part) + " " + std::string(recipe_name(s_.recipe));
   id.clause = tensor ? "§21 §22 §23 §25 §26 §17" : "§21 §22 §24 §25 §27 §17";
   set_identity(std::move(id));
   build_schema();
@@ -127,7 +135,9 @@ MorParams::MorParams(const Spec& s) : Params(mor::family(s.kind)), s_(s), view_{
   // §31.7 the C description
   numref_mor_op& c = cop_;
   c.struct_size = sizeof(numref_mor_op);
-  c.kind = tensor ? NUMREF_MOR_TENSOR : s_.recipe == SubtensorRecipe::three_way ? NUMREF_MOR_THREE_WAY : NUMREF_MOR_TWO_WAY;
+  c.kind = tensor                                    ? NUMREF_MOR_TENSOR
+           : s_.recipe == SubtensorRecipe::three_way ? NUMREF_MOR_THREE_WAY
+                                                     : NUMREF_MOR_TWO_WAY;
   c.source = c_format(*s_.src);
   kit::put_view(c, view_, grid_);
   c.out_format = NUMREF_FMT_BF16;
@@ -153,8 +163,9 @@ void MorParams::build_schema() {
     return c;
   };
   auto sum = [&](std::string name, std::string cls, std::string what, Place place) {
-    Column c = word(std::move(name), std::move(cls), std::move(what), 16, ~0ull, nullptr,
-                    place == Place::blocks ? grid_.grid_rows() : 1, place == Place::blocks ? grid_.grid_cols() : 1, place);
+    Column c =
+        word(std::move(name), std::move(cls), std::move(what), 16, ~0ull, nullptr,
+             place == Place::blocks ? grid_.grid_rows() : 1, place == Place::blocks ? grid_.grid_cols() : 1, place);
     c.notation = Notation::sum;
     return c;
   };
@@ -181,18 +192,27 @@ void MorParams::build_schema() {
     S.add(scales("scales4", "e4m3-scale", "E4M3 scales"));
     S.add(scales("scales5", "e5m2-scale", "E5M2 scales"));
     S.add(word("gm", "group-mantissa", "group mantissas", 6, 0x7FFFFF, nullptr, 1, 2, Place::list));
-    S.add(kit::named(kit::codes("y", Role::out, format(FormatId::bf16), s_.rows, s_.cols, Place::view), "output", "values"));
+    S.add(kit::named(kit::codes("y", Role::out, format(FormatId::bf16), s_.rows, s_.cols, Place::view), "output",
+                     "values"));
   }
   // the word offsets of the columns
   MorLayout& L = L_;
   L.n = s_.rows * s_.cols;
   L.nb = grid_.count();
-  static constexpr kit::ColumnAt<MorLayout> kAt[] = {
-      {&MorLayout::x, "x", false},          {&MorLayout::decision, "decision", true}, {&MorLayout::reason, "reason", true},
-      {&MorLayout::mean, "mean", true},     {&MorLayout::sum, "sum", true},          {&MorLayout::scales, "scales", true},
-      {&MorLayout::type, "type", true},     {&MorLayout::eq3, "eq3", true},          {&MorLayout::eq4, "eq4", true},
-      {&MorLayout::sum4, "sum4", true},     {&MorLayout::sum5, "sum5", true},        {&MorLayout::scales4, "scales4", true},
-      {&MorLayout::scales5, "scales5", true}, {&MorLayout::y, "y", true}};
+  static constexpr kit::ColumnAt<MorLayout> kAt[] = {{&MorLayout::x, "x", false},
+                                                     {&MorLayout::decision, "decision", true},
+                                                     {&MorLayout::reason, "reason", true},
+                                                     {&MorLayout::mean, "mean", true},
+                                                     {&MorLayout::sum, "sum", true},
+                                                     {&MorLayout::scales, "scales", true},
+                                                     {&MorLayout::type, "type", true},
+                                                     {&MorLayout::eq3, "eq3", true},
+                                                     {&MorLayout::eq4, "eq4", true},
+                                                     {&MorLayout::sum4, "sum4", true},
+                                                     {&MorLayout::sum5, "sum5", true},
+                                                     {&MorLayout::scales4, "scales4", true},
+                                                     {&MorLayout::scales5, "scales5", true},
+                                                     {&MorLayout::y, "y", true}};
   kit::fill_layout(L, S, kAt);
   L.in = S.in;
   (s_.kind == Kind::tensor ? L.gm : L.gm2) = S.find("gm", true)->at;
@@ -251,7 +271,8 @@ std::string MorParams::case_note(const std::uint32_t*, const std::uint32_t* out)
     return std::string(out[L_.decision] == NUMREF_BLOCK_F8E4M3FN ? "f8e4m3fn" : "bf16") + " (" +
            reason_name(out[L_.reason]) + "), mean " + render_value(out[L_.mean], format(FormatId::f32));
   std::size_t count[3] = {0, 0, 0};
-  for (std::size_t b = 0; b < L_.nb; ++b) ++count[std::min<std::uint32_t>(out[static_cast<std::size_t>(L_.type) + b], 2)];
+  for (std::size_t b = 0; b < L_.nb; ++b)
+    ++count[std::min<std::uint32_t>(out[static_cast<std::size_t>(L_.type) + b], 2)];
   return std::to_string(count[0]) + " f8e4m3fn, " + std::to_string(count[1]) + " f8e5m2, " + std::to_string(count[2]) +
          " bf16 blocks";
 }
@@ -265,8 +286,8 @@ bool MorParams::plugin_supported(const numref_backend& b) const {
   return entry && b.mor_supported(b.ctx, tensor ? NUMREF_TENSOR_MOR : NUMREF_TENSOR_MOR_SUB, &cop_) == 1;
 }
 
-bool MorParams::plugin_call(const numref_backend& b, std::size_t n, const std::uint32_t* in, std::uint32_t* out,
-                            bool, std::string& error) const {
+bool MorParams::plugin_call(const numref_backend& b, std::size_t n, const std::uint32_t* in, std::uint32_t* out, bool,
+                            std::string& error) const {
   const bool tensor = s_.kind == Kind::tensor;
   if (!(tensor ? NUMREF_HAS_ENTRY(b, mor) : NUMREF_HAS_ENTRY(b, mor_sub))) {
     error = "the backend has no " + std::string(kind_name(s_.kind)) + " entry point";

@@ -77,9 +77,11 @@ void near_threshold(std::vector<MorParamsPtr>& ps, std::vector<std::vector<std::
   // 4 x 4 at amax 448 · 2^-10: 448, 1, -1.5 exact, 9 x ±1.0625 · 2^i (i = 0, -1, -2: still E4M3
   // normals after the scale), four zeros: n = 12, k = 9
   {
+    // clang-format off
     std::vector<std::uint32_t> x = {k448, kOne, k1_5 | 0x80000000u, 0, k1_0625, shifted(k1_0625, -1), shifted(k1_0625, -2),
                                     0, k1_0625 | 0x80000000u, shifted(k1_0625, -1), shifted(k1_0625, -2) | 0x80000000u, 0,
                                     k1_0625, shifted(k1_0625, -1), shifted(k1_0625, -2), 0};
+    // clang-format on
     for (auto& c : x) c = (c & 0x7FFFFFFFu) ? shifted(c, -10) : c;
     ts.push_back({4, 4, x});
   }
@@ -131,9 +133,13 @@ void generated_files(Kind k, std::vector<VectorFileText>& out) {
     std::replace(t.begin(), t.end(), '/', '_');
     out.push_back({std::string(kind_name(k)) + "/" + std::string(format(f.src).name) + "-" + part_file(f.part) +
                        (f.transpose ? "-T" : "") +
-                       (tensor ? "-t" + t : f.r == R::three_way ? std::string("-three-way") : std::string("-two-way")) + ".vec",
-                   file_text(ps, xs, "generated tensors (seed 1, cases 0-2 per shape): zero, NaN / Inf, exact, "
-                                     "narrow, moderate and wide blocks",
+                       (tensor                ? "-t" + t
+                        : f.r == R::three_way ? std::string("-three-way")
+                                              : std::string("-two-way")) +
+                       ".vec",
+                   file_text(ps, xs,
+                             "generated tensors (seed 1, cases 0-2 per shape): zero, NaN / Inf, exact, "
+                             "narrow, moderate and wide blocks",
                              kVectorSeed)});
   }
 }
@@ -153,8 +159,9 @@ void threshold_files(std::vector<VectorFileText>& out) {
     return v;
   };
   out.push_back({"mor/f32-tensor-near-threshold-t9_200.vec",
-                 file_text(ps, xs, "hand-made tensors whose mean relative error is 3/68 (11/250 <= 3/68 < 9/200): "
-                                   "accepted here, rejected in f32-tensor-near-threshold-t11_250.vec",
+                 file_text(ps, xs,
+                           "hand-made tensors whose mean relative error is 3/68 (11/250 <= 3/68 < 9/200): "
+                           "accepted here, rejected in f32-tensor-near-threshold-t11_250.vec",
                            0)});
   // the threshold equal to the exact mean: RN32(1/17) = 0xF0F0F1 · 2^-28 (1/17 =
   // 2^-5 · 1.111000011110000111100001|111..., rounded up), so the mean is 3 · 0xF0F0F1 /

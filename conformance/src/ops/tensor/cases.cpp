@@ -44,8 +44,10 @@ std::uint32_t qmax_mant(const Exact& q, const Format& src) {
   const int top = 63 - __builtin_clzll(q.sig);  // q = 1.f * 2^(top + exp)
   std::uint64_t frac = q.sig - (std::uint64_t{1} << top);
   const int m = src.man_bits;
-  if (top > m) frac >>= (top - m);
-  else frac <<= (m - top);
+  if (top > m)
+    frac >>= (top - m);
+  else
+    frac <<= (m - top);
   return static_cast<std::uint32_t>(frac);
 }
 
@@ -124,7 +126,8 @@ class Gen {
       case ScaleKind::fp32_quotient: return fp32_amax_scale(a, p_.q_max());
       case ScaleKind::fp32_recip: return rn32(exact_div(exact_pow2(0), exact_f32(fp32_amax_scale(a, p_.q_max()))));
       case ScaleKind::pow2: return pow2_floor(fp32_amax_scale(a, p_.q_max()));
-      case ScaleKind::pow2_recip: return rn32(exact_div(exact_pow2(0), exact_f32(pow2_floor(fp32_amax_scale(a, p_.q_max())))));
+      case ScaleKind::pow2_recip:
+        return rn32(exact_div(exact_pow2(0), exact_f32(pow2_floor(fp32_amax_scale(a, p_.q_max())))));
       default: return fp32_dequant_scale(a, p_.q_max());
     }
   }
@@ -133,7 +136,9 @@ class Gen {
     if (!src_.has_subnormals) return 0;
     return static_cast<std::uint32_t>(std::max(1, src_.bias - 40));
   }
-  std::uint32_t field_hi() const { return std::min<std::uint32_t>(top_field(src_), static_cast<std::uint32_t>(src_.bias + 40)); }
+  std::uint32_t field_hi() const {
+    return std::min<std::uint32_t>(top_field(src_), static_cast<std::uint32_t>(src_.bias + 40));
+  }
   // The largest exponent field of an amax. NVFP4: below 2^118, because the reference's
   // §18.4 decode factor RN32(d_b * t_amax) overflows binary32 above about 2^119 and
   // numref::nvfp4_decode_factor then throws (reported; the generator stays below).
@@ -179,8 +184,10 @@ class Gen {
     Exact va{false, a.sig, a.exp, false};
     if (rng_.below(4) == 0) return va;
     Exact vb;
-    if (e.is_integer()) vb = Exact{false, a.sig + 1, 0, false};
-    else if (c == top) vb = Exact{false, a.sig + 1, a.exp, false};
+    if (e.is_integer())
+      vb = Exact{false, a.sig + 1, 0, false};
+    else if (c == top)
+      vb = Exact{false, a.sig + 1, a.exp, false};
     else {
       const Decoded b = decode(c + 1, e);
       vb = Exact{false, b.sig, b.exp, false};
@@ -260,7 +267,8 @@ class Gen {
                                      : src_.mag_mask();
       at(static_cast<std::size_t>(rng_.below(n))) = nanc | (rng_.below(2) ? src_.sign_bit() : 0u);
     } else if (specials_ok_ && kind < 12 && src_.has_inf()) {
-      at(static_cast<std::size_t>(rng_.below(n))) = (src_.exp_all_ones() << src_.man_bits) | (rng_.below(2) ? src_.sign_bit() : 0u);
+      at(static_cast<std::size_t>(rng_.below(n))) =
+          (src_.exp_all_ones() << src_.man_bits) | (rng_.below(2) ? src_.sign_bit() : 0u);
     }
   }
 

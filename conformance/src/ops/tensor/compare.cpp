@@ -14,7 +14,6 @@ namespace {
 using kit::cmp_magnitude;
 using kit::exact_of;
 
-
 // The §33.4-style class of an element conversion of the exact (or binary32) value v into
 // `elem` under `pol`: tie, overflow/saturation, subnormal or rounding.
 std::string value_class(const Exact& v, const Format& elem, const Policy& pol, std::uint32_t ec, std::uint32_t gc,
@@ -135,7 +134,8 @@ std::uint32_t rule_code(const CaseCtx& c, std::size_t b, ScaleRule r2) {
   const Exact q = rule_info(r2).int_range ? rule_qmax(r2, format(FormatId::int8)) : c.p.q_max();
   switch (scale_kind(r2)) {
     case ScaleKind::fp32_quotient: return fp32_amax_scale(a, q);
-    case ScaleKind::fp32_recip: return a.poisoned() ? kF32NaN : rn32(exact_div(exact_pow2(0), exact_f32(fp32_amax_scale(a, q))));
+    case ScaleKind::fp32_recip:
+      return a.poisoned() ? kF32NaN : rn32(exact_div(exact_pow2(0), exact_f32(fp32_amax_scale(a, q))));
     case ScaleKind::fp32_dequant: return fp32_dequant_scale(a, q);
     case ScaleKind::pow2: return pow2_floor(fp32_amax_scale(a, q));
     case ScaleKind::pow2_recip:
@@ -211,7 +211,9 @@ std::string classify_code(const CaseCtx& c, std::size_t k, std::uint32_t r, std:
   const std::uint32_t xc = c.view->code(i, j);
   const Decoded dx = decode(xc, *s.src);
   if (dx.cls == Class::nan) return "nan/operand";
-  if (dx.cls == Class::inf) return (ec & elem.mag_mask()) == elem.max_finite || (gc & elem.mag_mask()) == elem.max_finite ? "inf/saturation" : "inf";
+  if (dx.cls == Class::inf)
+    return (ec & elem.mag_mask()) == elem.max_finite || (gc & elem.mag_mask()) == elem.max_finite ? "inf/saturation"
+                                                                                                  : "inf";
   if (dx.cls == Class::zero) return de.cls == Class::zero && dg.cls == Class::zero ? "zero/sign" : "zero";
   if (de.cls == Class::zero && dg.cls == Class::zero) return "zero/sign";
   const Exact x = exact_of(dx);
@@ -232,16 +234,16 @@ std::string classify_code(const CaseCtx& c, std::size_t k, std::uint32_t r, std:
     const Amax a = c.amax[b];
     if (!a.is_zero()) {
       const Exact exact_prod = exact_div(exact_mul(x, p.q_max()), exact_f32(a.f32));
-      const std::uint32_t alt = s.apply == ScaleApply::rn32 ? to_elem(rn32(exact_prod), r).bits
-                                                            : Rounder(elem, s.policy)(exact_prod, r).bits;
+      const std::uint32_t alt =
+          s.apply == ScaleApply::rn32 ? to_elem(rn32(exact_prod), r).bits : Rounder(elem, s.policy)(exact_prod, r).bits;
       if (alt == gc) return "scale/unrounded-factor";
     }
   }
   if (sk == ScaleKind::fp32_dequant) {  // x * RN32(1 / D) instead of x / D
     const std::uint32_t rd = rn32(exact_div(exact_pow2(0), bs.quant.value));
     const Exact alt_prod = exact_mul(x, exact_f32(rd));
-    const std::uint32_t alt = s.apply == ScaleApply::rn32 ? to_elem(rn32(alt_prod), r).bits
-                                                          : Rounder(elem, s.policy)(alt_prod, r).bits;
+    const std::uint32_t alt =
+        s.apply == ScaleApply::rn32 ? to_elem(rn32(alt_prod), r).bits : Rounder(elem, s.policy)(alt_prod, r).bits;
     if (alt == gc) return "apply/reciprocal";
   }
   const Exact v = s.apply == ScaleApply::rn32 ? (f32_is_finite(y32) ? exact_f32(y32) : prod) : prod;
@@ -266,8 +268,8 @@ std::string classify_dequant_value(const CaseCtx& c, std::size_t b, std::uint32_
     ScaleMeta m = c.meta;
     m.dequant = DequantOp::divide;
     const Exact S = dequant_factor(m, b).value;
-    const std::uint32_t alt = d.divide ? rn32(exact_mul(v, exact_f32(rn32(exact_div(exact_pow2(0), S)))))
-                                       : rn32(exact_div(v, S));
+    const std::uint32_t alt =
+        d.divide ? rn32(exact_mul(v, exact_f32(rn32(exact_div(exact_pow2(0), S))))) : rn32(exact_div(v, S));
     if (alt == gy) return d.divide ? "dequant/reciprocal" : "dequant/divide";
   }
   const std::uint32_t y = ey;
@@ -332,8 +334,8 @@ std::string TensorParams::classify(const CaseDiff& d) const {
           const Exact S = scale_kind(s_.rule) == ScaleKind::gam
                               ? gam_block_scale(c.bs[b].stored, c.qz->groups()[ggrid_.block_of(br.r0, br.c0)].m_g)
                               : exact_f32(c.bs[b].stored);
-          const std::uint32_t alt = dq.divide ? rn32(exact_mul(v, exact_f32(rn32(exact_div(exact_pow2(0), S)))))
-                                              : rn32(exact_div(v, S));
+          const std::uint32_t alt =
+              dq.divide ? rn32(exact_mul(v, exact_f32(rn32(exact_div(exact_pow2(0), S))))) : rn32(exact_div(v, S));
           if (to_out(alt).bits == g[w]) return dq.divide ? "dequant/reciprocal" : "dequant/divide";
         }
         const std::uint32_t d32 = rn32(dq.divide ? exact_div(v, dq.value) : exact_mul(v, dq.value));
@@ -346,8 +348,9 @@ std::string TensorParams::classify(const CaseDiff& d) const {
           const Decoded dn = decode(nb, *s_.elem);
           if (dn.cls == Class::nan || dn.cls == Class::inf) continue;
           const Exact vn = exact_of(dn);
-          const std::uint32_t dn32 = dn.cls == Class::zero ? (dn.sign ? 0x80000000u : 0u)
-                                                           : rn32(dq.divide ? exact_div(vn, dq.value) : exact_mul(vn, dq.value));
+          const std::uint32_t dn32 = dn.cls == Class::zero
+                                         ? (dn.sign ? 0x80000000u : 0u)
+                                         : rn32(dq.divide ? exact_div(vn, dq.value) : exact_mul(vn, dq.value));
           if (to_out(dn32).bits == g[w]) {
             const std::uint32_t r = L.r >= 0 ? in[L.r + static_cast<int>(k)] : 0u;
             return "quantize/" + classify_code(c, k, r, code, nb);
@@ -400,13 +403,15 @@ MismatchText TensorParams::render(const CaseDiff& dd) const {
 
   auto block_text = [&](std::size_t b) {
     const BlockRange r = grid_.range(b);
-    std::string s = shape + " block " + std::to_string(b) + " (rows " + std::to_string(r.r0) + ".." + std::to_string(r.r1 - 1) +
-                    ", cols " + std::to_string(r.c0) + ".." + std::to_string(r.c1 - 1) + ")";
+    std::string s = shape + " block " + std::to_string(b) + " (rows " + std::to_string(r.r0) + ".." +
+                    std::to_string(r.r1 - 1) + ", cols " + std::to_string(r.c0) + ".." + std::to_string(r.c1 - 1) + ")";
     if (s_.kind != Kind::dequantize) {
       s += " amax=" + hex(c.amax[b].f32, 8) + " (" + render_value(c.amax[b].f32, f32) + ")";
       const auto [nan, inf] = c.specials(b);
-      if (nan) s += " [NaN in block]";
-      else if (inf) s += " [Inf in block]";
+      if (nan)
+        s += " [NaN in block]";
+      else if (inf)
+        s += " [Inf in block]";
     } else {
       s += " scale=" + hex(c.meta.scales[b], code_digits(sf)) + " (" + scale_value(c.meta.scales[b], sf) + ")";
       if (has_group_mantissa(s_.rule)) {
@@ -423,7 +428,8 @@ MismatchText TensorParams::render(const CaseDiff& dd) const {
   };
   auto element_text = [&](std::size_t k) {
     const std::size_t i = k / s_.cols, j = k % s_.cols;
-    std::string s = block_text(grid_.block_of(i, j)) + "; element (" + std::to_string(i) + "," + std::to_string(j) + ")";
+    std::string s =
+        block_text(grid_.block_of(i, j)) + "; element (" + std::to_string(i) + "," + std::to_string(j) + ")";
     if (s_.kind == Kind::dequantize) {
       const std::uint32_t code = in[L.codes_in + static_cast<int>(k)];
       s += " code=" + code_text(code, *s_.elem);
@@ -458,8 +464,8 @@ MismatchText TensorParams::render(const CaseDiff& dd) const {
         for (std::size_t j = r.c0; j < r.c1; ++j) {
           const int w = L.codes + static_cast<int>(i * s_.cols + j);
           if (e[w] != g[w]) {
-            t.inputs += "; element (" + std::to_string(i) + "," + std::to_string(j) + ") x=" +
-                        code_text(c.view->code(i, j), *s_.src);
+            t.inputs += "; element (" + std::to_string(i) + "," + std::to_string(j) +
+                        ") x=" + code_text(c.view->code(i, j), *s_.src);
             t.got += " code " + code_text(g[w], *s_.elem);
             t.expected += " code " + code_text(e[w], *s_.elem);
             i = r.r1 - 1;

@@ -31,7 +31,9 @@ class TensorFamily final : public Family {
     if (has_policy(k_)) {
       const std::string ov = t.overrides();
       out.push_back({"policy", describe(t.spec().policy)});
-      out.push_back({"derived", "profile " + t.spec().profile + " (narrow, overflow=saturate)" + (ov.empty() ? "" : " with " + ov), false});  // informative
+      out.push_back({"derived",
+                     "profile " + t.spec().profile + " (narrow, overflow=saturate)" + (ov.empty() ? "" : " with " + ov),
+                     false});  // informative
     }
     return out;
   }
@@ -47,7 +49,8 @@ class TensorFamily final : public Family {
 
   std::unique_ptr<VectorFileReader> open_special(const VectorHeader& h, const std::string& kind,
                                                  const std::vector<std::string>& profiles) const override {
-    if (kind == "divergence" && (k_ == Kind::quantize || k_ == Kind::fake_quant)) return open_divergence(k_, h, profiles);
+    if (kind == "divergence" && (k_ == Kind::quantize || k_ == Kind::fake_quant))
+      return open_divergence(k_, h, profiles);
     return Family::open_special(h, kind, profiles);
   }
 

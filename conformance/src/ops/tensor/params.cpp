@@ -44,7 +44,7 @@ bool has_policy(Kind k) { return k == Kind::quantize || k == Kind::fake_quant; }
 Policy tensor_base(const std::string& profile, ScaleRule rule) {
   const Profile& pr = kit::profile_by_name(profile);
   Policy p = pr.narrow;
-  p.overflow = Overflow::saturate;  // §19.1
+  p.overflow = Overflow::saturate;                                 // §19.1
   if (const auto r = rule_info(rule).int_range) p.int_range = *r;  // §20.2
   return p;
 }
@@ -135,19 +135,24 @@ TensorParamsPtr parse(Kind k, std::string_view text) {
   if (auto v = kv.take("out", uses_out(k))) s.out = fmt(*v, "out");
   if (auto v = kv.take("profile", uses_profile(k), true)) s.profile = *v;
   if (auto v = kv.take("q_max")) {  // §14.4 an explicit q_max: the binary32 code in hex
-    const auto code = v->size() == 10 && v->starts_with("0x") ? parse_hex(std::string_view(*v).substr(2)) : std::nullopt;
+    const auto code =
+        v->size() == 10 && v->starts_with("0x") ? parse_hex(std::string_view(*v).substr(2)) : std::nullopt;
     if (!code || !f32_is_finite(static_cast<std::uint32_t>(*code)))
       throw std::invalid_argument("q_max='" + *v + "' is not the hex code of a finite binary32 value (0x43E00000)");
     s.q_max = exact_f32(static_cast<std::uint32_t>(*code));
   }
   {  // §19.8 recipe knobs on top of the profile's recipe
     std::string settings;
-    std::apply([&](const auto&... row) {
-      ([&] {
-        if (auto v = kv.take(row.key, uses_recipe(k)))
-          settings += (settings.empty() ? "" : " ") + std::string(row.key) + "=" + *v;
-      }(), ...);
-    }, kRecipeKnobs);
+    std::apply(
+        [&](const auto&... row) {
+          (
+              [&] {
+                if (auto v = kv.take(row.key, uses_recipe(k)))
+                  settings += (settings.empty() ? "" : " ") + std::string(row.key) + "=" + *v;
+              }(),
+              ...);
+        },
+        kRecipeKnobs);
     s.recipe = uses_profile(k) ? recipe_base(s.profile) : RecipeKnobs{};
     if (auto err = apply_recipe_settings(s.recipe, settings)) throw std::invalid_argument(*err);
   }
@@ -184,7 +189,8 @@ TensorParams::TensorParams(const Spec& s)
     s_.amax = AmaxPolicy{};
   }
   if (uses_out(s_.kind) && s_.out->bits <= 8)
-    throw std::invalid_argument("out: the fake-quant output must be bf16, f16 or f32, got " + std::string(s_.out->name));
+    throw std::invalid_argument("out: the fake-quant output must be bf16, f16 or f32, got " +
+                                std::string(s_.out->name));
   if (!uses_out(s_.kind)) s_.out = &format(FormatId::bf16);
   if (!uses_dequant(s_.kind)) s_.dequant = DequantOp::divide;
   if (!uses_apply(s_.kind)) s_.apply = default_apply(s_.rule);
@@ -233,8 +239,10 @@ TensorParams::TensorParams(const Spec& s)
   // the section of the rule's clause (§14.1 -> §14), after the one it builds on: the §14 FP32
   // scale (pow2, gam) or the §14.3 dequant scale (the int8 rules)
   const ScaleKind sk = scale_kind(s_.rule);
-  if (sk == ScaleKind::pow2 || sk == ScaleKind::pow2_recip || sk == ScaleKind::gam) c += " §14";
-  else if (rule_info(s_.rule).int_range) c += " §14.3";
+  if (sk == ScaleKind::pow2 || sk == ScaleKind::pow2_recip || sk == ScaleKind::gam)
+    c += " §14";
+  else if (rule_info(s_.rule).int_range)
+    c += " §14.3";
   const std::string_view rc = rule_info(s_.rule).clause;
   c += " " + std::string(rc.substr(0, rc.find('.')));
   switch (s_.kind) {
@@ -338,12 +346,19 @@ void TensorParams::build_schema() {
   L.n = R * C;
   L.nb = grid_.count();
   L.ng = ggrid_.count();
-  static constexpr kit::ColumnAt<Layout> kAt[] = {
-      {&Layout::x, "x", false},         {&Layout::r, "r", false},         {&Layout::codes_in, "codes", false},
-      {&Layout::scales_in, "scales", false}, {&Layout::gm_in, "gm", false}, {&Layout::tamax_in, "tamax", false},
-      {&Layout::amax, "amax", true},    {&Layout::codes, "codes", true},  {&Layout::scales, "scales", true},
-      {&Layout::gm, "gm", true},        {&Layout::tamax, "tamax", true},  {&Layout::y, "y", true},
-      {&Layout::counts, "counts", true}};
+  static constexpr kit::ColumnAt<Layout> kAt[] = {{&Layout::x, "x", false},
+                                                  {&Layout::r, "r", false},
+                                                  {&Layout::codes_in, "codes", false},
+                                                  {&Layout::scales_in, "scales", false},
+                                                  {&Layout::gm_in, "gm", false},
+                                                  {&Layout::tamax_in, "tamax", false},
+                                                  {&Layout::amax, "amax", true},
+                                                  {&Layout::codes, "codes", true},
+                                                  {&Layout::scales, "scales", true},
+                                                  {&Layout::gm, "gm", true},
+                                                  {&Layout::tamax, "tamax", true},
+                                                  {&Layout::y, "y", true},
+                                                  {&Layout::counts, "counts", true}};
   kit::fill_layout(L, S, kAt);
   L.in = S.in;
   L.out = S.out;
@@ -397,7 +412,8 @@ void TensorParams::reference(const std::uint32_t* in, std::uint32_t* out) const 
   if (s_.kind == Kind::dequantize) {
     const ScaleMeta m = dequant_meta(in);
     std::vector<std::uint8_t> codes(L.n);
-    for (std::size_t k = 0; k < L.n; ++k) codes[k] = static_cast<std::uint8_t>(in[static_cast<std::size_t>(L.codes_in) + k]);
+    for (std::size_t k = 0; k < L.n; ++k)
+      codes[k] = static_cast<std::uint8_t>(in[static_cast<std::size_t>(L.codes_in) + k]);
     dequantize(codes, m, std::span<std::uint32_t>(out + L.y, L.n));
     return;
   }
@@ -405,8 +421,8 @@ void TensorParams::reference(const std::uint32_t* in, std::uint32_t* out) const 
   kit::pack(*s_.src, in + L.x, L.n, buf);
   const TensorView view(*s_.src, buf.data(), s_.rows, s_.cols, static_cast<std::ptrdiff_t>(cop_.row_stride),
                         static_cast<std::ptrdiff_t>(cop_.col_stride));
-  const std::span<const std::uint32_t> random = sr_ ? std::span<const std::uint32_t>(in + L.r, L.n)
-                                                   : std::span<const std::uint32_t>();
+  const std::span<const std::uint32_t> random =
+      sr_ ? std::span<const std::uint32_t>(in + L.r, L.n) : std::span<const std::uint32_t>();
   auto put_counts = [&](const QuantizeStats& st) {
     out[L.counts + 0] = static_cast<std::uint32_t>(st.saturated);
     out[L.counts + 1] = static_cast<std::uint32_t>(st.flushed);
@@ -513,7 +529,8 @@ bool TensorParams::plugin_call(const numref_backend& b, std::size_t n, const std
         break;
       case Kind::dequantize:
         entry = "dequantize";
-        for (std::size_t k = 0; k < L.n; ++k) codes[k] = static_cast<std::uint8_t>(ci[static_cast<std::size_t>(L.codes_in) + k]);
+        for (std::size_t k = 0; k < L.n; ++k)
+          codes[k] = static_cast<std::uint8_t>(ci[static_cast<std::size_t>(L.codes_in) + k]);
         got = b.dequantize(b.ctx, &cop_, codes.data(), ci + L.scales_in, L.gm_in >= 0 ? ci + L.gm_in : nullptr,
                            L.tamax_in >= 0 ? ci + L.tamax_in : nullptr, co + L.y);
         break;
@@ -525,7 +542,8 @@ bool TensorParams::plugin_call(const numref_backend& b, std::size_t n, const std
     if (!kit::check_call(b, entry, got, L.n, "elements (one tensor)", error)) return false;
     if (L.counts >= 0)
       for (int k = 0; k < 4; ++k)
-        co[L.counts + k] = optional ? static_cast<std::uint32_t>(std::min<std::uint64_t>(counts[k], 0xFFFFFFFEu)) : kNotReported;
+        co[L.counts + k] =
+            optional ? static_cast<std::uint32_t>(std::min<std::uint64_t>(counts[k], 0xFFFFFFFEu)) : kNotReported;
   }
   return true;
 }

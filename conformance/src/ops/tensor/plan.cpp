@@ -47,10 +47,10 @@ const std::vector<Combo>& combos() {
 }
 
 const std::vector<Partition>& partitions() {
-  static const std::vector<Partition> v = {Partition::tensor(),      Partition::per_row(),     Partition::per_col(),
-                                           Partition::blocks(1, 32), Partition::blocks(32, 1), Partition::blocks(1, 16),
-                                           Partition::blocks(16, 1), Partition::blocks(32, 32), Partition::blocks(4, 8),
-                                           Partition::blocks(3, 5),  Partition::blocks(1, 128)};
+  static const std::vector<Partition> v = {
+      Partition::tensor(),      Partition::per_row(),     Partition::per_col(),     Partition::blocks(1, 32),
+      Partition::blocks(32, 1), Partition::blocks(1, 16), Partition::blocks(16, 1), Partition::blocks(32, 32),
+      Partition::blocks(4, 8),  Partition::blocks(3, 5),  Partition::blocks(1, 128)};
   return v;
 }
 
@@ -93,8 +93,10 @@ void pick_shape(const Partition& p, std::uint64_t h, std::size_t& rows, std::siz
   rows = dim(p.block_rows);
   cols = dim(p.block_cols);
   while (rows * cols > 4096) {
-    if (rows >= cols) rows = (rows + 1) / 2;
-    else cols = (cols + 1) / 2;
+    if (rows >= cols)
+      rows = (rows + 1) / 2;
+    else
+      cols = (cols + 1) / 2;
   }
 }
 
@@ -112,8 +114,9 @@ class Planner {
  public:
   Planner(Kind k, const PlanRequest& req, std::vector<GeneratedSuite>& out) : k_(k), req_(req), out_(out) {
     // --ops <family>:SRC:ELEM:RULE
-    check_selectors(kind_name(k), req.selectors, 2, 3,
-                    [](std::size_t, std::string_view w) { return parse_scale_rule(w).has_value(); }, "scale rule");
+    check_selectors(
+        kind_name(k), req.selectors, 2, 3,
+        [](std::size_t, std::string_view w) { return parse_scale_rule(w).has_value(); }, "scale rule");
   }
 
   std::uint64_t per_suite() const {
@@ -204,7 +207,8 @@ class Planner {
 
  private:
   std::uint64_t key(std::size_t ci, std::size_t q, std::size_t v) const {
-    return fnv1a64(std::string(kind_name(k_)) + "/" + std::to_string(ci) + "/" + std::to_string(q) + "/" + std::to_string(v));
+    return fnv1a64(std::string(kind_name(k_)) + "/" + std::to_string(ci) + "/" + std::to_string(q) + "/" +
+                   std::to_string(v));
   }
 
   // §10.5 The suites of a recipe profile: its rule with every element format the reference
@@ -257,7 +261,8 @@ class Planner {
         const std::size_t r = static_cast<std::size_t>(c.rule);
         if (r % 2 == 0) one("round=sr sr_bits=8 sr_variant=fraction", none);
         if (r % 2 == 1 && !int8_rule) one("round=sr sr_bits=8 sr_variant=add", none);
-        if (r % 3 == 0) one("", [&](TensorParams::Spec& s) { s.apply = int8_rule ? ScaleApply::rn32 : ScaleApply::fused; });
+        if (r % 3 == 0)
+          one("", [&](TensorParams::Spec& s) { s.apply = int8_rule ? ScaleApply::rn32 : ScaleApply::fused; });
         if (int8_rule) {
           one("round=rna", none);
           one("round=rup", none);  // the ceiling of [MD] Eq. 1
@@ -271,7 +276,8 @@ class Planner {
         if (!int8_rule) one("round=sr sr_bits=" + std::to_string(k) + " sr_variant=add", none);
       }
       one("", [&](TensorParams::Spec& s) { s.apply = int8_rule ? ScaleApply::rn32 : ScaleApply::fused; });
-      one("round=sr sr_bits=8", [&](TensorParams::Spec& s) { s.apply = int8_rule ? ScaleApply::rn32 : ScaleApply::fused; });
+      one("round=sr sr_bits=8",
+          [&](TensorParams::Spec& s) { s.apply = int8_rule ? ScaleApply::rn32 : ScaleApply::fused; });
       if (!int8_rule) {
         one("overflow=nonsat", none);
         for (const char* k : {"nan=sign", "nan=canonical", "nan=ones", "nan_to_finite=negzero", "nan_to_finite=max",

@@ -43,7 +43,7 @@ const Family& family(Kind k);
 struct Layout {
   std::size_t n = 0, nb = 0, ng = 0;  // elements, blocks, groups
   // inputs
-  int x = -1, r = -1;                             // scale, quantize, fake-quant
+  int x = -1, r = -1;                                            // scale, quantize, fake-quant
   int codes_in = -1, scales_in = -1, gm_in = -1, tamax_in = -1;  // dequantize
   int in = 0;
   // outputs
@@ -72,7 +72,7 @@ class TensorParams final : public Params {
     ScaleApply apply = ScaleApply::rn32;
     DequantOp dequant = DequantOp::divide;
     std::string profile = "ocp";
-    Policy policy;  // the element policy (resolved: int8 rules fix int_range)
+    Policy policy;               // the element policy (resolved: int8 rules fix int_range)
     RecipeKnobs recipe;          // §19.8 (not dequantize): the profile's recipe, knobs on top
     std::optional<Exact> q_max;  // §14.4 explicit q_max (unset: the rule's; never equal to it)
   };
@@ -85,8 +85,8 @@ class TensorParams final : public Params {
   const BlockGrid* groups() const override { return &ggrid_; }
   std::pair<std::size_t, std::size_t> memory_to_view(std::size_t k) const override { return view_.of_memory(k); }
   bool plugin_supported(const numref_backend& b) const override;
-  bool plugin_call(const numref_backend& b, std::size_t n, const std::uint32_t* in, std::uint32_t* out,
-                   bool optional, std::string& error) const override;
+  bool plugin_call(const numref_backend& b, std::size_t n, const std::uint32_t* in, std::uint32_t* out, bool optional,
+                   std::string& error) const override;
 
   const Spec& spec() const { return s_; }
   Kind kind() const { return s_.kind; }
@@ -149,6 +149,7 @@ std::shared_ptr<const CaseSource> sweep_cases(const TensorParamsPtr& p, std::uin
 
 // ---- vectors (§30.6, §34.4) -------------------------------------------------------------------
 void generate_vectors(Kind k, std::vector<VectorFileText>& out);
-std::unique_ptr<VectorFileReader> open_divergence(Kind k, const VectorHeader& h, const std::vector<std::string>& profiles);
+std::unique_ptr<VectorFileReader> open_divergence(Kind k, const VectorHeader& h,
+                                                  const std::vector<std::string>& profiles);
 
 }  // namespace numref::conform::tensor

@@ -43,9 +43,9 @@ std::vector<std::pair<std::size_t, std::size_t>> file_shapes(const Partition& pa
   auto d = [](std::size_t b, std::size_t whole) { return b == 0 ? whole : b; };
   const std::size_t br = part.block_rows, bc = part.block_cols;
   std::vector<std::pair<std::size_t, std::size_t>> v;
-  v.emplace_back(d(br, 2) == 1 ? 2 : d(br, 3), d(bc, 8) == 1 ? 5 : d(bc, 8));                 // whole blocks
-  v.emplace_back(br <= 1 ? 3 : br + br / 2 + 1, bc <= 1 ? 7 : bc + bc / 2 + 1);               // ragged
-  v.emplace_back(1, bc <= 1 ? 16 : std::min<std::size_t>(bc * 2 + 3, 64));                   // one row
+  v.emplace_back(d(br, 2) == 1 ? 2 : d(br, 3), d(bc, 8) == 1 ? 5 : d(bc, 8));    // whole blocks
+  v.emplace_back(br <= 1 ? 3 : br + br / 2 + 1, bc <= 1 ? 7 : bc + bc / 2 + 1);  // ragged
+  v.emplace_back(1, bc <= 1 ? 16 : std::min<std::size_t>(bc * 2 + 3, 64));       // one row
   for (auto& s : v)
     while (s.first * s.second > 1024) s.first = (s.first + 1) / 2;
   return v;
@@ -65,11 +65,14 @@ const std::vector<Variant>& quantize_variants() {
   static const std::vector<Variant> v = {
       {"mx-floor", "rule=mx-floor", "OCP MX v1.0 §6.3 (X = 2^(floor(log2 amax) - emax_elem)); spec §16.2"},
       {"mx-rceil", "rule=mx-rceil", "smallest X with amax / X <= q_max, exact quotient; spec §16.5"},
-      {"mx-rceil-f32", "rule=mx-rceil-f32", "RCEIL as cuBLAS / TransformerEngine compute it (binary32 descale, E8M0 round-up); spec §16.6"},
+      {"mx-rceil-f32", "rule=mx-rceil-f32",
+       "RCEIL as cuBLAS / TransformerEngine compute it (binary32 descale, E8M0 round-up); spec §16.6"},
       {"mx-even", "rule=mx-even", "torchao's EVEN mode (amax rounded to the element precision first); spec §16.4"},
       {"mx-ceil", "rule=mx-ceil", "X = 2^(ceil(log2 amax) - emax_elem); spec §16.3"},
-      {"amax", "rule=amax", "S = RN32(q_max / amax), x * S (TransformerEngine's fminf(q_max / amax, FLT_MAX)); spec §14.1"},
-      {"amax-dequant", "rule=amax-dequant", "D = RN32(amax / q_max), x / D (the scale kept as amax / q_max); spec §14.3"},
+      {"amax", "rule=amax",
+       "S = RN32(q_max / amax), x * S (TransformerEngine's fminf(q_max / amax, FLT_MAX)); spec §14.1"},
+      {"amax-dequant", "rule=amax-dequant",
+       "D = RN32(amax / q_max), x / D (the scale kept as amax / q_max); spec §14.3"},
       {"pow2", "rule=pow2", "2^E(S) from the bits of S (TransformerEngine's power-of-two scales); spec §15"},
   };
   return v;
@@ -79,7 +82,8 @@ const std::vector<Variant>& fake_quant_variants() {
   static const std::vector<Variant> v = {
       {"amax", "rule=amax dequant=divide", "S = RN32(q_max / amax); dequantize v / S; spec §14.1, §19.3"},
       {"amax.reciprocal", "rule=amax dequant=reciprocal", "the same S; dequantize v * RN32(1 / S); spec §19.3"},
-      {"amax-recip", "rule=amax-recip dequant=divide", "stored R = RN32(1 / S) (TransformerEngine's scale_inv); v * R; spec §14.2"},
+      {"amax-recip", "rule=amax-recip dequant=divide",
+       "stored R = RN32(1 / S) (TransformerEngine's scale_inv); v * R; spec §14.2"},
       {"amax-dequant", "rule=amax-dequant dequant=divide", "D = RN32(amax / q_max): x / D, v * D; spec §14.3"},
       {"pow2", "rule=pow2 dequant=divide", "P = 2^E(S): x * P, v / P (exact); spec §15"},
   };
@@ -98,6 +102,7 @@ struct Entry {
 // every rule must define); the answers are the reference's, the notes state the facts.
 const std::vector<Entry>& quantize_entries() {
   using F = FormatId;
+  // clang-format off
   static const std::vector<Entry> e = {
       {F::f32, F::f8e4m3fn, 1, 4, "tensor", {0x43F00000, 0x3F800000, 0xC0600000, 0x3DCCCCCD},
        "amax 480 in E4M3: FLOOR X = 1 clips 480 to 448; RCEIL / CEIL X = 2 store 240; EVEN X = 1 (480 < 496)"},
@@ -128,11 +133,13 @@ const std::vector<Entry>& quantize_entries() {
         0x3B800000, 0xBB000000, 0x3A800000, 0x00000000, 0x3C000000, 0xBC400000, 0x3B400000, 0x3A000000},
        "MX 1x32 with a ragged second block of 8 small values: one E8M0 scale per block"},
   };
+  // clang-format on
   return e;
 }
 
 const std::vector<Entry>& fake_quant_entries() {
   using F = FormatId;
+  // clang-format off
   static const std::vector<Entry> e = {
       {F::f32, F::f8e4m3fn, 1, 4, "tensor", {0x43F00000, 0x3F800000, 0xC0600000, 0x3DCCCCCD},
        "amax 480: S = RN32(448 / 480); the round trips differ in the last bits by convention"},
@@ -143,6 +150,7 @@ const std::vector<Entry>& fake_quant_entries() {
       {F::f32, F::f8e4m3fn, 1, 4, "tensor", {0x3F800000, 0x7FC00000, 0x40000000, 0xC0400000},
        "a NaN poisons the block: every dequantized value is the canonical NaN"},
   };
+  // clang-format on
   return e;
 }
 
@@ -173,10 +181,10 @@ std::string divergence_file(Kind k) {
     line += column_text(kit::codes("x", Role::in, format(en.src), en.rows, en.cols, Place::view), en.x.data());
     std::string summary;
     for (const auto& v : vars) {
-      const std::string text = "src=" + std::string(format(en.src).name) + " elem=" + std::string(format(en.elem).name) +
-                               " shape=" + std::to_string(en.rows) + "x" + std::to_string(en.cols) +
-                               " partition=" + en.partition + " " + v.settings + (k == Kind::fake_quant ? " out=f32" : "") +
-                               " profile=" + prof;
+      const std::string text = "src=" + std::string(format(en.src).name) +
+                               " elem=" + std::string(format(en.elem).name) + " shape=" + std::to_string(en.rows) +
+                               "x" + std::to_string(en.cols) + " partition=" + en.partition + " " + v.settings +
+                               (k == Kind::fake_quant ? " out=f32" : "") + " profile=" + prof;
       TensorParamsPtr p;
       try {
         p = parse(k, text);
@@ -197,11 +205,13 @@ std::string divergence_file(Kind k) {
       if (k == Kind::quantize) {
         line += answer("scales") + ":" + answer("codes");
         summary += std::string(" ") + v.name + "=";
-        if (g.count() == 1) summary += "scale " + render_value(out[static_cast<std::size_t>(L.scales)], p->scale_fmt()) + ", ";
+        if (g.count() == 1)
+          summary += "scale " + render_value(out[static_cast<std::size_t>(L.scales)], p->scale_fmt()) + ", ";
         summary += "x0 -> " + render_value(out[static_cast<std::size_t>(L.codes)], format(en.elem));
       } else {
         line += answer("y");
-        summary += std::string(" ") + v.name + "=" + render_value(out[static_cast<std::size_t>(L.y)], format(FormatId::f32));
+        summary +=
+            std::string(" ") + v.name + "=" + render_value(out[static_cast<std::size_t>(L.y)], format(FormatId::f32));
       }
     }
     line += "  # ";
@@ -229,30 +239,35 @@ class DivergenceReader final : public VectorFileReader {
     if (h.get("policy") != want)
       throw VectorError(h.path + ": policy differs from the tensor policy of profile " + profile_ +
                         " as this numref defines it; regenerate the vectors");
-    if (k == Kind::fake_quant && h.get("out") != "f32") throw VectorError(h.path + ": a fake-quant divergence file has out f32");
+    if (k == Kind::fake_quant && h.get("out") != "f32")
+      throw VectorError(h.path + ": a fake-quant divergence file has out f32");
     std::string cols = "src elem shape partition x";
     for (auto v : split_ws(h.get("variants"))) {
       const std::string* spec = h.find("variant." + std::string(v));
       if (!spec) throw VectorError(h.path + ": no 'variant." + std::string(v) + "' line");
       const auto bar = spec->find('|');
       const std::string settings(trim(std::string_view(*spec).substr(0, bar)));
-      if (bar == std::string::npos || settings.empty()) throw VectorError(h.path + ": variant." + std::string(v) + " is not '<settings> | <who>'");
+      if (bar == std::string::npos || settings.empty())
+        throw VectorError(h.path + ": variant." + std::string(v) + " is not '<settings> | <who>'");
       variants_.emplace_back(std::string(v), settings);
       cols += " " + std::string(v);
     }
-    if (h.get("columns") != cols) throw VectorError(h.path + ": columns '" + h.get("columns") + "', expected '" + cols + "'");
+    if (h.get("columns") != cols)
+      throw VectorError(h.path + ": columns '" + h.get("columns") + "', expected '" + cols + "'");
     use_ = wanted(profiles, profile_);
   }
 
   void read(const std::vector<std::string_view>& f, std::string_view note, std::vector<VectorCase>& out) override {
     if (f.size() != variants_.size() + 5)
-      throw VectorError("expected " + std::to_string(variants_.size() + 5) + " fields, got " + std::to_string(f.size()));
+      throw VectorError("expected " + std::to_string(variants_.size() + 5) + " fields, got " +
+                        std::to_string(f.size()));
     if (!parse_rxc(f[2])) throw VectorError("shape '" + std::string(f[2].substr(0, 20)) + "' is not RxC");
     for (std::size_t i = 0; i < variants_.size(); ++i) {
       const std::string_view a = f[5 + i];
-      const std::string text = "src=" + std::string(f[0]) + " elem=" + std::string(f[1]) + " shape=" + std::string(f[2]) +
-                               " partition=" + std::string(f[3]) + " " + variants_[i].second +
-                               (k_ == Kind::fake_quant ? " out=f32" : "") + " profile=" + profile_;
+      const std::string text = "src=" + std::string(f[0]) + " elem=" + std::string(f[1]) +
+                               " shape=" + std::string(f[2]) + " partition=" + std::string(f[3]) + " " +
+                               variants_[i].second + (k_ == Kind::fake_quant ? " out=f32" : "") +
+                               " profile=" + profile_;
       TensorParamsPtr p;
       try {
         p = parse(k_, text);
@@ -271,10 +286,12 @@ class DivergenceReader final : public VectorFileReader {
       if (!err.empty()) throw VectorError("x: " + err);
       if (k_ == Kind::quantize) {
         const auto colon = a.find(':');
-        if (colon == std::string_view::npos) throw VectorError("answer '" + std::string(a.substr(0, 40)) + "' is not <scales>:<codes>");
+        if (colon == std::string_view::npos)
+          throw VectorError("answer '" + std::string(a.substr(0, 40)) + "' is not <scales>:<codes>");
         err = read("scales", true, a.substr(0, colon));
         if (err.empty()) err = read("codes", true, a.substr(colon + 1));
-        if (L.gm >= 0 || L.tamax >= 0) throw VectorError("variant " + variants_[i].first + ": gam / nvfp4 have no divergence answers");
+        if (L.gm >= 0 || L.tamax >= 0)
+          throw VectorError("variant " + variants_[i].first + ": gam / nvfp4 have no divergence answers");
       } else {
         err = read("y", true, a);
       }
@@ -292,7 +309,8 @@ class DivergenceReader final : public VectorFileReader {
 };
 
 // One file `name`.vec (':' written '_') of `base` at every shape of file_shapes().
-void add_file(std::string name, const TensorParams::Spec& base, const std::string& cov, std::vector<VectorFileText>& out) {
+void add_file(std::string name, const TensorParams::Spec& base, const std::string& cov,
+              std::vector<VectorFileText>& out) {
   std::vector<TensorParamsPtr> ps;
   for (const auto& [r, c] : file_shapes(base.partition)) {
     TensorParams::Spec t = base;
@@ -318,9 +336,11 @@ void recipe_files(Kind k, std::vector<VectorFileText>& out) {
     const Profile& pr = all_profiles()[i];
     if (!pr.recipe) continue;
     const auto rule = parse_scale_rule(pr.recipe->rule);
-    if (!rule) throw std::logic_error("profile " + std::string(pr.name) + ": unknown rule " + std::string(pr.recipe->rule));
+    if (!rule)
+      throw std::logic_error("profile " + std::string(pr.name) + ": unknown rule " + std::string(pr.recipe->rule));
     std::vector<std::pair<FormatId, FormatId>> files{{FormatId::f32, FormatId::f8e4m3fn}};  // source, element
-    if (pr.recipe->knobs.find("elem_nan=") != std::string_view::npos) files.push_back({FormatId::f32, FormatId::f4e2m1fn});
+    if (pr.recipe->knobs.find("elem_nan=") != std::string_view::npos)
+      files.push_back({FormatId::f32, FormatId::f4e2m1fn});
     // §14.5 a scale rounded to the source format shows with a bf16 source
     if (pr.recipe->knobs.find("scale_round=source") != std::string_view::npos)
       files.push_back({FormatId::bf16, FormatId::f8e4m3fn});
@@ -337,11 +357,11 @@ void recipe_files(Kind k, std::vector<VectorFileText>& out) {
       s.recipe = recipe_base(std::string(pr.name));
       s.amax = AmaxPolicy{pr.recipe->amax_nan_ignore ? AmaxNan::ignore : AmaxNan::propagate, AmaxInf::propagate};
       add_file(fam + "/recipe/" + std::string(pr.name) + "-" + std::string(format(src).name) + "-" +
-                   std::string(format(e).name) + "-" +
-                   to_string(s.partition),
+                   std::string(format(e).name) + "-" + to_string(s.partition),
                s,
-               "the recipe of profile " + std::string(pr.name) + " (§10.5, §19.8; source: " +
-                   std::string(pr.recipe->source) + "): generated tensors (seed 1): zeros, subnormals, NaN / Inf blocks",
+               "the recipe of profile " + std::string(pr.name) +
+                   " (§10.5, §19.8; source: " + std::string(pr.recipe->source) +
+                   "): generated tensors (seed 1): zeros, subnormals, NaN / Inf blocks",
                out);
     }
   }
@@ -385,8 +405,9 @@ void family_files(Kind k, std::vector<VectorFileText>& out) {
     s.profile = "ocp";
     s.policy = tensor_base("ocp", fs.rule);
     auto file = [&](const TensorParams::Spec& base, const std::string& suffix, const std::string& cov) {
-      const std::string formats = k == Kind::dequantize ? std::string(base.elem->name)
-                                                        : std::string(base.src->name) + "-" + std::string(base.elem->name);
+      const std::string formats = k == Kind::dequantize
+                                      ? std::string(base.elem->name)
+                                      : std::string(base.src->name) + "-" + std::string(base.elem->name);
       add_file(fam + "/" + formats + "-" + std::string(to_string(base.rule)) + "-" + to_string(base.partition) + suffix,
                base, cov, out);
     };
@@ -403,7 +424,8 @@ void family_files(Kind k, std::vector<VectorFileText>& out) {
         for (const char* m : {"rna", "rup"}) {
           TensorParams::Spec t = s;
           (void)apply_policy_settings(t.policy, std::string("round=") + m);
-          file(t, std::string("-") + m, std::string("int8 rounding ") + m + (std::string(m) == "rup" ? " (the ceiling of [MD] Eq. 1)" : ""));
+          file(t, std::string("-") + m,
+               std::string("int8 rounding ") + m + (std::string(m) == "rup" ? " (the ceiling of [MD] Eq. 1)" : ""));
         }
       }
       if (fs.rule == ScaleRule::amax && fs.elem == FormatId::f8e4m3fn) {
@@ -412,7 +434,8 @@ void family_files(Kind k, std::vector<VectorFileText>& out) {
         file(t, "-fused", "the fused application (one rounding of the exact x * S, §19.2)");
       }
     }
-    if ((k == Kind::dequantize || k == Kind::fake_quant) && fs.rule == ScaleRule::amax && fs.elem == FormatId::f8e4m3fn) {
+    if ((k == Kind::dequantize || k == Kind::fake_quant) && fs.rule == ScaleRule::amax &&
+        fs.elem == FormatId::f8e4m3fn) {
       TensorParams::Spec t = s;
       t.dequant = DequantOp::reciprocal;
       file(t, "-reciprocal", "dequantize by v * RN32(1 / S) (§19.3)");
@@ -426,7 +449,8 @@ void family_files(Kind k, std::vector<VectorFileText>& out) {
 
 void generate_vectors(Kind k, std::vector<VectorFileText>& out) { family_files(k, out); }
 
-std::unique_ptr<VectorFileReader> open_divergence(Kind k, const VectorHeader& h, const std::vector<std::string>& profiles) {
+std::unique_ptr<VectorFileReader> open_divergence(Kind k, const VectorHeader& h,
+                                                  const std::vector<std::string>& profiles) {
   return std::make_unique<DivergenceReader>(k, h, profiles);
 }
 

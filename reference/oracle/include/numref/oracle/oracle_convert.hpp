@@ -38,7 +38,7 @@ struct Value {
   bool sign;
   std::uint64_t sig;  // |v| = sig * 2^exp for zero/subnormal/normal; NaN: payload (fraction field)
   int exp;
-  bool signaling;     // NaN of an ieee format with the top fraction bit clear (§6.3)
+  bool signaling;  // NaN of an ieee format with the top fraction bit clear (§6.3)
 };
 Value read_code(std::uint32_t code, const Format& f);
 

@@ -39,12 +39,12 @@ struct Sum {
 
 // §21 / §24.1 every element's error under the quantization `s` (s.fake_format gives Q's format).
 struct Errors {
-  std::vector<Kind> kind;       // element order
-  std::vector<std::uint32_t> e;  // binary32 code of e for counted elements (0 otherwise)
+  std::vector<Kind> kind;           // element order
+  std::vector<std::uint32_t> e;     // binary32 code of e for counted elements (0 otherwise)
   std::vector<std::uint32_t> fake;  // Q(x), codes of s.fake_format (from rq::quantize)
-  std::vector<Sum> block;       // per block of s's partition, block-row-major
+  std::vector<Sum> block;           // per block of s's partition, block-row-major
   Sum total;
-  rq::Out quant;                // the quantize oracle's full output (scales, mantissas)
+  rq::Out quant;  // the quantize oracle's full output (scales, mantissas)
 };
 Errors errors(const rq::Spec& s, std::span<const std::uint32_t> x);
 

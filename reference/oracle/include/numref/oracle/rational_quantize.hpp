@@ -29,9 +29,9 @@ struct Spec {
   std::size_t group_rows = 0, group_cols = 0;  // GAM groups
   ScaleRule rule = ScaleRule::amax;
   bool nan_ignore = false, inf_ignore = false;
-  Policy policy;        // element conversion (int_range is overridden by the rule's row, §20.2)
-  Policy wide;          // NaN codes -> binary32, and the fake-quant output
-  std::optional<bool> fused;     // default: the rule's row (true for the int8 rules)
+  Policy policy;              // element conversion (int_range is overridden by the rule's row, §20.2)
+  Policy wide;                // NaN codes -> binary32, and the fake-quant output
+  std::optional<bool> fused;  // default: the rule's row (true for the int8 rules)
   bool dequant_reciprocal = false;
   // explicit q_max = q_sig * 2^q_exp (0: the element's default)
   std::uint64_t q_sig = 0;
@@ -40,13 +40,13 @@ struct Spec {
 };
 
 struct Out {
-  std::vector<std::uint8_t> codes;       // element order
-  std::vector<std::uint32_t> amax;       // per block, binary32 code
-  std::vector<std::uint32_t> scales;     // per block, stored code
+  std::vector<std::uint8_t> codes;    // element order
+  std::vector<std::uint32_t> amax;    // per block, binary32 code
+  std::vector<std::uint32_t> scales;  // per block, stored code
   std::vector<std::uint32_t> group_mantissa;
   std::uint32_t tensor_amax = 0;
-  std::vector<std::uint32_t> dequant;    // binary32 codes, element order
-  std::vector<std::uint32_t> fake;       // fake_format codes, element order
+  std::vector<std::uint32_t> dequant;  // binary32 codes, element order
+  std::vector<std::uint32_t> fake;     // fake_format codes, element order
   std::uint64_t saturated = 0, flushed = 0, nan = 0, inf = 0;
 };
 

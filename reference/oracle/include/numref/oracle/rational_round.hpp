@@ -31,7 +31,7 @@ int ceil_log2(const Rational& a);
 struct Value {
   enum Kind { finite, inf, nan } kind = finite;
   bool sign = false;
-  Rational v = 0;         // signed exact value (finite)
+  Rational v = 0;             // signed exact value (finite)
   std::uint64_t payload = 0;  // NaN fraction field
 };
 Value decode(std::uint32_t code, const Format& f);
