@@ -199,20 +199,14 @@ void MorParams::build_schema() {
   MorLayout& L = L_;
   L.n = s_.rows * s_.cols;
   L.nb = grid_.count();
-  static constexpr kit::ColumnAt<MorLayout> kAt[] = {{&MorLayout::x, "x", false},
-                                                     {&MorLayout::decision, "decision", true},
-                                                     {&MorLayout::reason, "reason", true},
-                                                     {&MorLayout::mean, "mean", true},
-                                                     {&MorLayout::sum, "sum", true},
-                                                     {&MorLayout::scales, "scales", true},
-                                                     {&MorLayout::type, "type", true},
-                                                     {&MorLayout::eq3, "eq3", true},
-                                                     {&MorLayout::eq4, "eq4", true},
-                                                     {&MorLayout::sum4, "sum4", true},
-                                                     {&MorLayout::sum5, "sum5", true},
-                                                     {&MorLayout::scales4, "scales4", true},
-                                                     {&MorLayout::scales5, "scales5", true},
-                                                     {&MorLayout::y, "y", true}};
+  // clang-format off
+  static constexpr kit::ColumnAt<MorLayout> kAt[] = {
+      {&MorLayout::x, "x", false}, {&MorLayout::decision, "decision", true}, {&MorLayout::reason, "reason", true},
+      {&MorLayout::mean, "mean", true}, {&MorLayout::sum, "sum", true}, {&MorLayout::scales, "scales", true},
+      {&MorLayout::type, "type", true}, {&MorLayout::eq3, "eq3", true}, {&MorLayout::eq4, "eq4", true},
+      {&MorLayout::sum4, "sum4", true}, {&MorLayout::sum5, "sum5", true}, {&MorLayout::scales4, "scales4", true},
+      {&MorLayout::scales5, "scales5", true}, {&MorLayout::y, "y", true}};
+  // clang-format on
   kit::fill_layout(L, S, kAt);
   L.in = S.in;
   (s_.kind == Kind::tensor ? L.gm : L.gm2) = S.find("gm", true)->at;

@@ -346,19 +346,14 @@ void TensorParams::build_schema() {
   L.n = R * C;
   L.nb = grid_.count();
   L.ng = ggrid_.count();
-  static constexpr kit::ColumnAt<Layout> kAt[] = {{&Layout::x, "x", false},
-                                                  {&Layout::r, "r", false},
-                                                  {&Layout::codes_in, "codes", false},
-                                                  {&Layout::scales_in, "scales", false},
-                                                  {&Layout::gm_in, "gm", false},
-                                                  {&Layout::tamax_in, "tamax", false},
-                                                  {&Layout::amax, "amax", true},
-                                                  {&Layout::codes, "codes", true},
-                                                  {&Layout::scales, "scales", true},
-                                                  {&Layout::gm, "gm", true},
-                                                  {&Layout::tamax, "tamax", true},
-                                                  {&Layout::y, "y", true},
-                                                  {&Layout::counts, "counts", true}};
+  // clang-format off
+  static constexpr kit::ColumnAt<Layout> kAt[] = {
+      {&Layout::x, "x", false}, {&Layout::r, "r", false}, {&Layout::codes_in, "codes", false},
+      {&Layout::scales_in, "scales", false}, {&Layout::gm_in, "gm", false}, {&Layout::tamax_in, "tamax", false},
+      {&Layout::amax, "amax", true}, {&Layout::codes, "codes", true}, {&Layout::scales, "scales", true},
+      {&Layout::gm, "gm", true}, {&Layout::tamax, "tamax", true}, {&Layout::y, "y", true},
+      {&Layout::counts, "counts", true}};
+  // clang-format on
   kit::fill_layout(L, S, kAt);
   L.in = S.in;
   L.out = S.out;
