@@ -12,10 +12,15 @@
 #include "numref/hd.hpp"  // NUMREF_HD, NUMREF_FORCEINLINE (shared with the reference)
 // Unroll hint for the device pass only: the host compilers (g++, and g++ behind nvcc's host
 // pass) reject "#pragma unroll" under -Werror=unknown-pragmas and unroll on their own.
+// NUMREF_NO_UNROLL keeps a loop a loop on every architecture: for the per-element loops whose body
+// is a whole exact conversion, where nvcc's device pass for sm_100 and later would otherwise
+// unroll the (at most V) iterations and quadruple the code and its compile time, for no gain.
 #if defined(__CUDA_ARCH__)
 #define NUMREF_UNROLL _Pragma("unroll")
+#define NUMREF_NO_UNROLL _Pragma("unroll 1")
 #else
 #define NUMREF_UNROLL
+#define NUMREF_NO_UNROLL
 #endif
 
 namespace numref_cuda {

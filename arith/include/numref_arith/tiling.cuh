@@ -241,6 +241,7 @@ NUMREF_HD inline bool quantize_unit(const Geometry& g, const unsigned char* x, s
     std::uint32_t c[V];
     load_chunk<S, V>(g, x, i, t.c0, t.n, c);
     const std::uint64_t row = static_cast<std::uint64_t>(i) * g.cols + t.c0;
+    NUMREF_NO_UNROLL
     for (std::uint32_t k = 0; k < t.n; ++k) {
       if (!g.one_block_chunks) f = a.factors[I * g.nbc + g.div_bc.div(t.c0 + k)];
       std::uint32_t bits = 0;
@@ -286,6 +287,7 @@ NUMREF_HD inline bool quantize_row_block(const Geometry& g, const unsigned char*
     std::uint32_t v[V];
     load_chunk<S, V>(g, x, i, c, n, v);
     const std::uint64_t row = static_cast<std::uint64_t>(i) * g.cols + c;
+    NUMREF_NO_UNROLL
     for (std::uint32_t k = 0; k < n; ++k) {
       std::uint32_t bits = 0;
       const std::uint32_t r = a.rnd.get(row + k, bad);
@@ -365,6 +367,7 @@ NUMREF_HD inline void mor_error_unit(const Geometry& g, const unsigned char* x, 
     std::uint32_t c[V];
     load_chunk<S, V>(g, x, i, t.c0, t.n, c);
     const std::uint64_t row = static_cast<std::uint64_t>(i) * g.cols + t.c0;
+    NUMREF_NO_UNROLL
     for (std::uint32_t k = 0; k < t.n; ++k) {
       if (!g.one_block_chunks) f = a.factors[I * g.nbc + g.div_bc.div(t.c0 + k)];
       std::uint32_t code, fake, e = 0;
@@ -393,6 +396,7 @@ NUMREF_HD inline void subtensor_error_unit(const Geometry& g, const unsigned cha
   for (std::uint32_t i = t.r0; i < t.r1; ++i) {
     std::uint32_t c[V];
     load_chunk<S, V>(g, x, i, t.c0, t.n, c);
+    NUMREF_NO_UNROLL
     for (std::uint32_t k = 0; k < t.n; ++k) {
       if (!g.one_block_chunks) b = I * g.nbc + g.div_bc.div(t.c0 + k);
       std::uint32_t code, fake, e4 = 0, e5 = 0;
@@ -426,6 +430,7 @@ NUMREF_HD inline void subtensor_output_unit(const Geometry& g, const unsigned ch
     std::uint32_t c[V];
     load_chunk<S, V>(g, x, i, t.c0, t.n, c);
     const std::uint64_t row = static_cast<std::uint64_t>(i) * g.cols + t.c0;
+    NUMREF_NO_UNROLL
     for (std::uint32_t k = 0; k < t.n; ++k) {
       const std::uint32_t b = I * g.nbc + g.div_bc.div(t.c0 + k);
       std::uint32_t code, fake, e = 0;
