@@ -1,8 +1,8 @@
-// numref benchmark — GaussWS (spec §37) on the CPU: the reference and cpu-fast.   docs/performance.md
+// numref benchmark — GaussWS (spec §30) on the CPU: the reference and cpu-fast.   docs/performance.md
 //
 // A 1024 x 1024 bf16 weight matrix (1024 tiles of 32 x 32), b_t per tile from {4, 4.5, 6, 5.25}
-// (integer and fractional: the exp2 of §37.4 runs its bounds for the fractional ones), R from the
-// §37.3 generator, dL/dw_hat in bf16. Rows:
+// (integer and fractional: the exp2 of §30.4 runs its bounds for the fractional ones), R from the
+// §30.3 generator, dL/dw_hat in bf16. Rows:
 //   Reference_Forward         numref::gaussws::noise + forward (w_hat, s)
 //   Reference_ForwardBackward the same plus grad_bt (the exact Σ g R and the ln 2 product)
 //   CpuFast_ForwardBackward   cpu-fast's gaussws (the CUDA kernels' arithmetic, one tile at a time):

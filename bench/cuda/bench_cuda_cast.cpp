@@ -1,4 +1,4 @@
-// numref CUDA kernels — cast throughput (Google Benchmark).                  spec §35, docs/cuda.md
+// numref CUDA kernels — cast throughput (Google Benchmark).                  spec §A, docs/cuda.md
 //
 // Device-memory to device-memory casts of 64M elements: reported as elements/s and as
 // bytes/s (bytes read + bytes written), the number docs/performance.md compares with the

@@ -1,10 +1,10 @@
 // numref CUDA kernels — GaussWS forward and backward throughput (Google Benchmark).
-//                                                              spec §37, §35.13, docs/performance.md
+//                                                              spec §30, §A.13, docs/performance.md
 //
 // An 8192 x 8192 bf16 weight matrix (64 M elements, 65 536 tiles of 32 x 32) in device memory;
 // b_t per tile from {4, 4.5, 6, 5.25}; dL/dw_hat in bf16. Rows:
-//   forward_key        R from the §37.3 generator: reads w, writes w_hat           4 B / element
-//   forward_key_packR  the same and writes packed R (§37.9)                        4.5 B / element
+//   forward_key        R from the §30.3 generator: reads w, writes w_hat           4 B / element
+//   forward_key_packR  the same and writes packed R (§30.9)                        4.5 B / element
 //   forward_bits       R from given 16-bit words: reads w and u, writes w_hat      6 B / element
 //   backward_key       reads g (R regenerated), writes dL/db_t per tile           2 B / element
 //   backward_bits      reads g and u                                               4 B / element

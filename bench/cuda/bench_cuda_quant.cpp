@@ -1,5 +1,5 @@
 // numref CUDA kernels — block quantization and MoR throughput (Google Benchmark).
-//                                                               spec §35.7, §35.8, docs/performance.md
+//                                                               spec §A.7, §A.8, docs/performance.md
 //
 // A bf16 tensor of 8192 x 8192 (64 M elements) in device memory, quantized by the kernels of
 // cuda/src (quantize, mor): MXFP8 (E4M3, 1x32, E8M0 FLOOR and RCEIL), 1x128 and 128x128 FP32 amax

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""numref pipe-protocol example backend (Python, standard library only).   spec §32
+"""numref pipe-protocol example backend (Python, standard library only).   spec §33
 
 Run it under the conformance runner:
 

@@ -1,4 +1,4 @@
-// libFuzzer target: the runner's parsing of a pipe backend's output (spec §32). The
+// libFuzzer target: the runner's parsing of a pipe backend's output (spec §33). The
 // input is read as the lines a backend writes: a greeting, preamble lines up to "ready",
 // then the reply to a batch of 8 cases (f32 -> f8e4m3fn; flags on when the greeting says
 // flags=yes). Every input must be accepted or rejected with ProtocolError / BackendError.

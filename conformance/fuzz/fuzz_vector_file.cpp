@@ -1,4 +1,4 @@
-// libFuzzer target: the golden-vector file parser (spec §30). Any input must either
+// libFuzzer target: the golden-vector file parser (spec §31). Any input must either
 // parse or be rejected with a VectorError; anything else (another exception, a crash, a
 // sanitizer report, a hang) is a bug.
 #include <cstddef>

@@ -1,5 +1,5 @@
 // numref conformance — finding a backend (--backend) and opening it with its transport; what
-// the transports share.                                              spec §31, §32, §33.1, §33.6
+// the transports share.                                              spec §32, §33, §34.1, §34.6
 //
 // The transports are one file each (backend_common.hpp lists them).
 #include "numref/conform/backend.hpp"

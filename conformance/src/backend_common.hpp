@@ -1,10 +1,10 @@
 // numref conformance — what the backend transports share: the transports' constructors, the
-// text of a backend's identity, and the errors of a backend process.     spec §31, §32, §33.6
+// text of a backend's identity, and the errors of a backend process.     spec §32, §33, §34.6
 //
 // Private to conformance/src. One file a transport:
-//   backend_plugin.cpp    a C ABI plugin loaded in this process (dlopen)          §31
-//   backend_isolated.cpp  a C ABI plugin loaded in a child process (the default)  §33.6
-//   backend_pipe.cpp      a program speaking the pipe protocol                     §32
+//   backend_plugin.cpp    a C ABI plugin loaded in this process (dlopen)          §32
+//   backend_isolated.cpp  a C ABI plugin loaded in a child process (the default)  §34.6
+//   backend_pipe.cpp      a program speaking the pipe protocol                     §33
 //   process.cpp           the backend processes of the last two (fork, wait, kill, stop)
 //   backend.cpp           finding a backend (--backend) and opening it
 #pragma once
@@ -23,7 +23,7 @@ std::vector<std::string> word_list(const char* s);
 // A C string (nullptr: "") on one line: newlines and tabs become spaces.
 std::string one_line(const char* s);
 
-// §33.6 The errors of a backend process `c`, each after killing its group. `who` names the
+// §34.6 The errors of a backend process `c`, each after killing its group. `who` names the
 // backend, `what` is what it was doing.
 [[noreturn]] void throw_timeout(proc::Child& c, const std::string& who, double timeout_s, const std::string& what);
 [[noreturn]] void throw_interrupted(proc::Child& c, const std::string& who, const std::string& what);

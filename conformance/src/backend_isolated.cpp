@@ -1,6 +1,6 @@
 // numref conformance — an isolated plugin: the C ABI plugin loaded in a child process, which a
 // crash or a hang of the plugin does not take down; the cases that crash it are found by
-// bisection.                                                                   spec §33.6
+// bisection.                                                                   spec §34.6
 #include <poll.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -33,17 +33,17 @@ using proc::write_all;
 // Messages (both directions): u32 type-or-status, u32 value, u32 text length, text.
 // Case words travel through a shared anonymous mapping created before fork(): a call of m
 // cases has its inputs at word 0, its outputs after them (the batch layout of Params::shape()
-// for m cases) and then a guard zone of canary words (§33.6 overruns).
+// for m cases) and then a guard zone of canary words (§34.6 overruns).
 
 enum : std::uint32_t { kMsgSupported = 1, kMsgRun = 2, kMsgQuit = 3 };
 enum : std::uint32_t { kStOk = 0, kStError = 1 };
 constexpr std::size_t kShmBytes = std::size_t{24} << 20;
 constexpr std::size_t kShmWords = kShmBytes / sizeof(std::uint32_t);
-// §33.6 progress: a batch is handed to the plugin in calls of at most this many cases (and
+// §34.6 progress: a batch is handed to the plugin in calls of at most this many cases (and
 // about 2^18 words); each answered call is progress, --timeout bounds the silence.
 constexpr std::size_t kCallCases = 1024;
 constexpr std::size_t kCallWords = std::size_t{1} << 18;
-// §33.6 crash bisection: the crashing cases one backend instance isolates before a crash ends
+// §34.6 crash bisection: the crashing cases one backend instance isolates before a crash ends
 // its run, as before.
 constexpr int kMaxCrashes = 8;
 constexpr std::uint32_t kCanary = 0xDEADBEEFu;
@@ -318,7 +318,7 @@ class IsolatedBackend final : public Backend {
       return c_.status;
     }
     if (st != kStOk) throw BackendError(static_cast<Kind>(std::min<std::uint32_t>(val, 6)), text);
-    // §33.6 overruns: the guard zone after the outputs and the inputs are as the runner wrote them
+    // §34.6 overruns: the guard zone after the outputs and the inputs are as the runner wrote them
     const auto bad = std::find_if(guard, guard + guard_w, [](std::uint32_t w) { return w != kCanary; });
     if (bad != guard + guard_w)
       throw BackendError(Kind::error, who() + ": wrote past the end of its output buffer (word " +
@@ -349,7 +349,7 @@ class IsolatedBackend final : public Backend {
     bisect(p, n, in, out, a, m, *again);
   }
 
-  // §33.6 [a, a + m) crashes a fresh process: halves in fresh processes until one case (or the
+  // §34.6 [a, a + m) crashes a fresh process: halves in fresh processes until one case (or the
   // smallest batch that crashes) is found; at most 2 * ceil(log2 m) processes.
   void bisect(const Params& p, std::size_t n, const std::uint32_t* in, std::uint32_t* out, std::size_t a, std::size_t m,
               int status) {

@@ -1,5 +1,5 @@
 // numref conformance — a pipe backend: a program that speaks the pipe protocol on its stdin and
-// stdout, run under /bin/sh -c in a child process.                            spec §32, §33.6
+// stdout, run under /bin/sh -c in a child process.                            spec §33, §34.6
 #include <fcntl.h>
 #include <poll.h>
 #include <unistd.h>
@@ -125,7 +125,7 @@ class PipeBackend final : public Backend {
 
  private:
   std::string who() const { return info_.name.empty() ? info_.location : info_.name; }
-  // §33.6 progress of a pipe backend: any byte it reads or writes.
+  // §34.6 progress of a pipe backend: any byte it reads or writes.
   void progress() {
     silent_after_ = Clock::now() + std::chrono::milliseconds(static_cast<long long>(timeout_s_ * 1000));
   }

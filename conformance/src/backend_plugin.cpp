@@ -1,5 +1,5 @@
 // numref conformance — a C ABI plugin loaded in this process (dlopen): --no-isolate, and the
-// child side of an isolated plugin (backend_isolated.cpp).                   spec §31
+// child side of an isolated plugin (backend_isolated.cpp).                   spec §32
 #include <dlfcn.h>
 
 #include <cstddef>
@@ -39,7 +39,7 @@ class PluginBackend final : public Backend {
     b_ = open(args.c_str(), err, sizeof err);
     err[sizeof err - 1] = 0;
     if (!b_) {
-      // §31.6 "unavailable: <reason>": correctly built, but cannot run here (no device).
+      // §32.6 "unavailable: <reason>": correctly built, but cannot run here (no device).
       const std::string_view msg(err);
       if (msg.substr(0, kUnavailablePrefix.size()) == kUnavailablePrefix)
         throw BackendError(Kind::unavailable, std::string(msg.substr(kUnavailablePrefix.size())));

@@ -1,8 +1,8 @@
-// numref conformance — --dump-failures: a failing tensor case written as files.     spec §33.4
+// numref conformance — --dump-failures: a failing tensor case written as files.     spec §34.4
 //
 // The tensor inputs of a failing case as .npy (f32 <f4, f16 <f2, bf16 bit patterns <u2, 8-bit
 // codes |u1; the memory layout of the case) and DIR/<name>.txt with the FAIL line and the
-// command that re-runs the case alone (--case). Files are written through OutputFile (§36.1); a
+// command that re-runs the case alone (--case). Files are written through OutputFile (§35.1); a
 // failure to write is reported once as a note on stderr.
 #include <cctype>
 #include <cstdio>
@@ -24,7 +24,7 @@ std::string join_commas(const std::vector<std::string>& v) {
   return t;
 }
 
-// The `numref conform` command that runs case m alone (§33.4 --case).
+// The `numref conform` command that runs case m alone (§34.4 --case).
 std::string rerun_command(const Context& c, const Mismatch& m) {
   const RunConfig& cfg = c.cfg;
   std::string cmd = "numref conform --backend '" + (c.rep.display.empty() ? cfg.backend : c.rep.display) + "'";

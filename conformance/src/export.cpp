@@ -1,4 +1,4 @@
-// numref conformance — golden vectors exported for testbenches (export.hpp).   spec §30.8
+// numref conformance — golden vectors exported for testbenches (export.hpp).   spec §31.8
 #include "numref/conform/export.hpp"
 
 #include <algorithm>
@@ -22,7 +22,7 @@ namespace {
 constexpr std::string_view kExportVersion = "numref vectors export 1";
 
 // Hex digits of one value of column c in a memh word: a hex code keeps its vector-file digits,
-// a decimal count becomes 8 hex digits, an error sum its 9 values of 16 digits (§30.7) joined.
+// a decimal count becomes 8 hex digits, an error sum its 9 values of 16 digits (§31.7) joined.
 int memh_digits(const Column& c) {
   switch (c.notation) {
     case Notation::hex: return c.digits;
@@ -86,7 +86,7 @@ std::string header_comment(const ExportSet& set, const Suites& suites, std::stri
   };
   line(std::string(kExportVersion) + ": " + std::string(fmt) + ", " + std::string(what));
   line("numref spec " + std::string(numref_version()) + " (numref " + std::string(numref_version()) +
-       "); this layout: spec §30.8; the cases and their header: spec §30");
+       "); this layout: spec §31.8; the cases and their header: spec §31");
   for (const auto& src : set.sources) {
     line("source " + src.path);
     for (const auto& [k, v] : src.header) line("  " + k + " " + v);
@@ -99,7 +99,7 @@ std::string header_comment(const ExportSet& set, const Suites& suites, std::stri
   return h;
 }
 
-// §30.8 memh: one fixed-width word per record.
+// §31.8 memh: one fixed-width word per record.
 std::string memh_text(const ExportSet& set, const Suites& suites) {
   // The layout: (name, role, digits) of every value, most significant first.
   auto layout_of = [](const Params& p) {
@@ -124,7 +124,7 @@ std::string memh_text(const ExportSet& set, const Suites& suites) {
   int hi = total * 4 - 1;
   const bool shaped = p0.schema().shape_prefix;
   if (shaped)
-    s += "//   (tensor shape " + shape_text(p0.schema()) + "; values in the order of the vector file, spec §30.6)\n";
+    s += "//   (tensor shape " + shape_text(p0.schema()) + "; values in the order of the vector file, spec §31.6)\n";
   for (const auto& c : p0.schema().columns) {
     const int bits = memh_digits(c) * 4;
     for (std::size_t k = 0; k < c.count(); ++k) {
@@ -174,10 +174,10 @@ std::string csv_text(const ExportSet& set, const Suites& suites) {
                         "' and suite '" + suites.list.front()->label() + "' '" + names +
                         "' (export them separately, or use --to json)");
   std::string s = header_comment(set, suites, "# ", "csv", "one record per row after the column names");
-  s += "# columns: suite (the suite's canonical parameters, spec §33.2)";
+  s += "# columns: suite (the suite's canonical parameters, spec §34.2)";
   for (const auto& c : suites.list.front()->schema().columns)
     s += ", " + c.name + " (" + std::string(role_word(c)) + ", " + column_meaning(c) + ")";
-  s += ", note; values as in the vector files (§30.3, grids §30.6)\n";
+  s += ", note; values as in the vector files (§31.3, grids §31.6)\n";
   s += "suite";
   if (suites.list.front()->schema().shape_prefix) s += ",shape";
   for (const auto& c : suites.list.front()->schema().columns) s += "," + c.name;
@@ -200,7 +200,7 @@ std::string q(std::string_view v) {
 
 std::string json_text(const ExportSet& set, const Suites& suites) {
   std::string s = "{\"export\": " + q(kExportVersion) + ", \"numref_version\": " + q(numref_version()) +
-                  ", \"spec_version\": " + q(numref_version()) + ", \"clause\": \"§30.8\",\n\"sources\": [";
+                  ", \"spec_version\": " + q(numref_version()) + ", \"clause\": \"§31.8\",\n\"sources\": [";
   for (std::size_t i = 0; i < set.sources.size(); ++i) {
     s += i ? ",\n  " : "\n  ";
     s += "{\"path\": " + q(set.sources[i].path) + ", \"header\": {";

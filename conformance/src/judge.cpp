@@ -1,5 +1,5 @@
 // numref conformance — one job: its cases run on a backend and compared with the reference;
-// the outcome of every case counted, the mismatches kept for the report.     spec §33.2–§33.6
+// the outcome of every case counted, the mismatches kept for the report.     spec §34.2–§34.6
 #include <algorithm>
 
 #include "numref/conform/util.hpp"
@@ -11,10 +11,10 @@ namespace {
 
 constexpr std::size_t kBatch = 32768;
 // A batch also holds at most this many words of input and output per case array
-// (2 MiB): tensor cases have thousands of words each (§33.3 memory bound).
+// (2 MiB): tensor cases have thousands of words each (§34.3 memory bound).
 constexpr std::size_t kBatchWords = std::size_t{1} << 19;
 
-// §30.5 / §33.7 A golden vector whose expected value differs from the reference's (a file
+// §31.5 / §34.7 A golden vector whose expected value differs from the reference's (a file
 // edited together with its MANIFEST line, or a reference that changed) is wrong, not the
 // backend: the first such case stops the run as an input error (exit 2), named VECTOR WRONG.
 bool vector_agrees(const Params& p, const Job& j, JobResult& r) {
@@ -74,7 +74,7 @@ bool same_words(const Job& j, const std::vector<std::uint32_t>& got, Shape s, st
   return same;
 }
 
-// §33.5 The known departure the backend declares for a mismatch, or nullptr.
+// §34.5 The known departure the backend declares for a mismatch, or nullptr.
 const Departure* departure_of(const Backend& b, const Params& p, const std::string& op, const std::string& formats,
                               const Finding& f) {
   for (const auto& d : b.info().departures)
@@ -87,7 +87,7 @@ struct CaseAt {
   const Job& j;
   std::size_t i;
   CaseView in, exp, got;
-  const CaseFault* crashed;  // §33.6 the case crashed the backend (nullptr: it did not)
+  const CaseFault* crashed;  // §34.6 the case crashed the backend (nullptr: it did not)
 };
 
 Mismatch make_mismatch(const Context& c, const Params& p, const CaseAt& k, const Finding& f, const Departure* dep) {
@@ -140,7 +140,7 @@ void judge_case(const Context& c, const Backend& b, const Params& p, const CaseA
   } else {
     ++r.failed;
   }
-  // §33.4 the report file lists every mismatch; the terminal at most --max-errors per suite,
+  // §34.4 the report file lists every mismatch; the terminal at most --max-errors per suite,
   // known departures only with --show-departures (or --strict, which fails them)
   const bool printed = !dep || c.cfg.show_departures || c.cfg.strict;
   if (c.keep_all || (printed && (c.cfg.max_errors == 0 || r.mismatches.size() < c.cfg.max_errors)))
@@ -153,7 +153,7 @@ void run_and_compare(const Context& c, Backend& b, const Job& j, JobResult& r) {
   const Shape s = p.shape();
   std::vector<std::uint32_t> got(j.n * static_cast<std::size_t>(s.out), 0);
   b.run(p, j.n, j.in.data(), got.data());
-  const std::vector<CaseFault>& faults = b.faults();  // §33.6 cases that crashed the backend
+  const std::vector<CaseFault>& faults = b.faults();  // §34.6 cases that crashed the backend
   auto fault = faults.begin();
   for (std::size_t i = 0; i < j.n; ++i) {
     const CaseFault* crashed = fault != faults.end() && fault->index == i ? &*fault++ : nullptr;
@@ -220,7 +220,7 @@ JobResult judge_job(Context& c, Backend& b, Job& j) {
     if (j.cases) fill_generated(p, j);
     run_and_compare(c, b, j, r);
   } catch (const BackendError& e) {
-    if (e.kind == BackendError::Kind::interrupted) {  // §33.6 the batch did not run
+    if (e.kind == BackendError::Kind::interrupted) {  // §34.6 the batch did not run
       r.n = 0;
       return r;
     }

@@ -1,5 +1,5 @@
 // numref conformance — `numref report merge`: shard reports of one run into one verdict.
-//                                                                        spec §33.11, §33.7
+//                                                                        spec §34.11, §34.7
 //
 // Each shard's JSON report is parsed into the report structures the runner fills (report.hpp),
 // so the merged report is written by the same writers as a single run's: text, JSON, JUnit.
@@ -298,7 +298,7 @@ Shard read_shard(const std::string& file) {
   if (doc.kind != Json::Kind::object || !doc.get("numref_conform_report")) f.bad("no \"numref_conform_report\" member");
   const Json* run = doc.get("run");
   if (!run)
-    throw std::invalid_argument(file + ": has no run identity (\"run\"): written by a numref older than spec §33.11");
+    throw std::invalid_argument(file + ": has no run identity (\"run\"): written by a numref older than spec §34.11");
   Shard s;
   s.file = file;
   RunReport& r = s.rep;
@@ -338,7 +338,7 @@ Shard read_shard(const std::string& file) {
     b.opened = f.boolean(jb, "opened");
     b.profiles = f.strings(jb, "profiles");
     b.ops = f.strings(jb, "ops");
-    if (b.opened) b.info.ops = b.ops;  // rows of the summary: the ops it ran (§33.4)
+    if (b.opened) b.info.ops = b.ops;  // rows of the summary: the ops it ran (§34.4)
     b.vectors = f.str(jb, "vectors");
     try {
       b.seconds = std::stod(f.at(jb, "seconds", Json::Kind::number).s);
@@ -371,7 +371,7 @@ Shard read_shard(const std::string& file) {
 
 std::string shard_name(std::uint64_t i, std::uint64_t n) { return std::to_string(i) + "/" + std::to_string(n); }
 
-// §33.11 every report is a shard of the first one's run: same parameters (the differing one is
+// §34.11 every report is a shard of the first one's run: same parameters (the differing one is
 // named), same run id, same shard count, same backends.
 void check_same_run(const Shard& first, const Shard& s) {
   const auto a = run_parameters(first.rep.cfg, first.rep.id), b = run_parameters(s.rep.cfg, s.rep.id);
@@ -422,7 +422,7 @@ void add_backend(BackendReport& to, BackendReport&& from, const std::string& sha
   }
 }
 
-// §33.7 the status of the merged run, as a single run's: the largest of 2, 3 and 130 that a
+// §34.7 the status of the merged run, as a single run's: the largest of 2, 3 and 130 that a
 // shard stopped with (a shard that only compared nothing does not count: the run as a whole
 // decides that), else 1 for a mismatch, else 2 if nothing was compared, else 77 if a shard
 // had an unavailable backend under --require-backend, else 0.
@@ -498,7 +498,7 @@ int merge_reports(const std::vector<std::string>& files, const MergeOptions& opt
   }
   std::vector<Shard> shards;
   for (const auto& f : files) shards.push_back(read_shard(f));
-  // §33.11 one run, each shard once, none missing
+  // §34.11 one run, each shard once, none missing
   const std::uint64_t n = shards.front().rep.cfg.shard_count;
   std::map<std::uint64_t, std::size_t> by_index;  // shard index -> shards[k]
   for (std::size_t k = 0; k < shards.size(); ++k) {

@@ -1,4 +1,4 @@
-// numref — output files that never lose data.                                   spec §36
+// numref — output files that never lose data.                                   spec §35
 #include "numref/conform/output.hpp"
 
 #include <sys/stat.h>

@@ -1,5 +1,5 @@
 // numref conformance — the runner's pool of workers and the in-order merge of their results.
-//                                                                                 spec §33.3
+//                                                                                 spec §34.3
 #include "pool.hpp"
 
 #include <chrono>
@@ -119,7 +119,7 @@ void Pipeline::report_mismatch(SuiteStats& s, Mismatch& m) {
     if (m.dump_params) dump_case(c_, m);
   }
   if (c_.cfg.report == ReportFormat::json && c_.rep.spool) {
-    // §33.4 every mismatch goes to the report file; spooled on disk (memory bound, §33.3)
+    // §34.4 every mismatch goes to the report file; spooled on disk (memory bound, §34.3)
     const std::string line = mismatch_json(m) + "\n";
     std::fwrite(line.data(), 1, line.size(), c_.rep.spool.get());
     ++c_.rep.spooled;

@@ -1,6 +1,6 @@
 // numref conformance — the runner's pool of workers: one thread and one backend instance
 // each; jobs are queued in order, results merged into the report in that order, so that
-// reports are deterministic. At most a window of jobs exists at any time (§33.3 memory bound).
+// reports are deterministic. At most a window of jobs exists at any time (§34.3 memory bound).
 #pragma once
 
 #include <atomic>

@@ -1,5 +1,5 @@
 // numref conformance — backend processes: process groups, stop requests, spawning, waiting,
-// killing.                                                                     spec §33.6
+// killing.                                                                     spec §34.6
 #include "process.hpp"
 
 #include <fcntl.h>
@@ -21,7 +21,7 @@ namespace numref::conform {
 
 namespace {
 
-// ---- backend processes: process groups, stop requests (§33.6) --------------------------------
+// ---- backend processes: process groups, stop requests (§34.6) --------------------------------
 
 std::atomic<bool> g_stop{false};
 // The process groups of the live backend processes (0 = free slot); read by request_stop().
@@ -86,7 +86,7 @@ bool transfer_all(int fd, Byte* c, std::size_t n, Op op) {
 }  // namespace
 
 void request_stop() noexcept {
-  if (g_stop.exchange(true)) _exit(130);  // §33.7 a second request: at once (the groups were killed)
+  if (g_stop.exchange(true)) _exit(130);  // §34.7 a second request: at once (the groups were killed)
   kill_groups();
 }
 bool stop_requested() noexcept { return g_stop.load(); }

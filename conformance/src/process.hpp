@@ -1,6 +1,6 @@
 // numref conformance — backend processes: starting a child in its own process group with two
 // pipes, waiting on it with a deadline, killing its group, the runner's stop request, and how
-// a process ended.                                                             spec §33.6
+// a process ended.                                                             spec §34.6
 //
 // Private to conformance/src: the isolated plugin (backend_isolated.cpp) and the pipe backend
 // (backend_pipe.cpp) run their backend processes through this.

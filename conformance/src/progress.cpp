@@ -1,4 +1,4 @@
-// numref conformance — the runner's progress line on stderr.                     spec §33
+// numref conformance — the runner's progress line on stderr.                     spec §34
 #include <cstdio>
 
 #include "numref/conform/util.hpp"

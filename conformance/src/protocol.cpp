@@ -1,4 +1,4 @@
-// numref conformance — pipe protocol parsing and known departures.       spec §32, §33.5
+// numref conformance — pipe protocol parsing and known departures.       spec §33, §34.5
 #include "numref/conform/protocol.hpp"
 
 #include <algorithm>
@@ -25,7 +25,7 @@ bool printable(std::string_view s) {
 }
 }  // namespace
 
-// ---- departures (§33.5) ------------------------------------------------------------------
+// ---- departures (§34.5) ------------------------------------------------------------------
 
 bool Departure::matches(std::string_view op_, std::string_view formats, std::string_view profile_,
                         std::string_view cls_) const {
@@ -63,7 +63,7 @@ std::vector<Departure> parse_departures(std::string_view text) {
   return out;
 }
 
-// ---- greeting (§32.2) ---------------------------------------------------------------------
+// ---- greeting (§33.2) ---------------------------------------------------------------------
 
 PipeHello parse_pipe_hello(std::string_view line) {
   const auto f = split_ws(line);
@@ -129,7 +129,7 @@ bool parse_pipe_supports(std::string_view line) {
   throw ProtocolError("expected 'yes' or 'no', got '" + std::string(line.substr(0, 200)) + "'");
 }
 
-// ---- batch replies (§32.4) ---------------------------------------------------------------
+// ---- batch replies (§33.4) ---------------------------------------------------------------
 
 PipeBatchParser::PipeBatchParser(const Params& p, std::size_t n, bool flags, std::uint32_t* out)
     : p_(p), n_(n), flags_(flags), out_(out) {}

@@ -1,4 +1,4 @@
-// numref conformance — the op-family registry.                          spec §33.1
+// numref conformance — the op-family registry.                          spec §34.1
 #include <algorithm>
 
 #include "numref/conform/core.hpp"

@@ -1,4 +1,4 @@
-// numref conformance — reports: text lines and tables, JSON, JUnit XML.     spec §33.4, §33.7
+// numref conformance — reports: text lines and tables, JSON, JUnit XML.     spec §34.4, §34.7
 #include "report.hpp"
 
 #include <algorithm>
@@ -70,7 +70,7 @@ std::string join(const std::vector<std::string>& v, const char* sep = " ") {
 }
 }  // namespace
 
-// ---- the run's identity (§33.4) -----------------------------------------------------------------
+// ---- the run's identity (§34.4) -----------------------------------------------------------------
 
 std::vector<std::pair<std::string, std::string>> run_parameters(const RunConfig& cfg, const RunIdentity& id) {
   return {{"numref", id.numref_version},
@@ -100,7 +100,7 @@ RunIdentity run_identity(const RunConfig& cfg, const std::string& vectors_dir) {
     std::ifstream f(std::filesystem::path(vectors_dir) / "MANIFEST", std::ios::binary);
     std::ostringstream ss;
     ss << f.rdbuf();
-    // an unreadable MANIFEST stops the vector stage with its own error (§30.5)
+    // an unreadable MANIFEST stops the vector stage with its own error (§31.5)
     id.manifest_sha256 = f ? Sha256::hex(ss.str()) : std::string("unreadable");
   }
   id.id = run_id_of(cfg, id);
@@ -115,7 +115,7 @@ std::string shard_text(const RunConfig& cfg, const RunIdentity& id) {
 
 constexpr const char* kInterruptedWhy = "interrupted by a signal; the counts cover the cases run so far";
 
-// §33.4 / §33.7 The word that starts the final line of a backend that did not check all it was
+// §34.4 / §34.7 The word that starts the final line of a backend that did not check all it was
 // asked to ("" = it did), and why.
 std::string backend_verdict(const RunConfig& cfg, const BackendReport& b, std::string& why) {
   if (!b.error.empty()) {
@@ -162,12 +162,12 @@ void text_header(std::FILE* f, const RunConfig& cfg, const RunIdentity& id, cons
                i.version.c_str(), i.kind.c_str(),
                i.kind == "plugin" ? (cfg.isolate ? ", isolated" : ", in process") : "", i.location.c_str());
   // The backend's own description: with --verbose (and always in the JSON report); a passing run
-  // stays short (§33.5).
+  // stays short (§34.5).
   if (cfg.verbose && !i.description.empty()) std::fprintf(f, "   %s\n", i.description.c_str());
   std::fprintf(f, "   ops %s | profiles %s | level %s | seed %llu | shard %s\n", join(b.ops).c_str(),
                join(b.profiles).c_str(), level_name(cfg.level).c_str(), static_cast<unsigned long long>(cfg.seed),
                shard_text(cfg, id).c_str());
-  // One line for what is compared (§33.4); a passing run stays short (§33.5).
+  // One line for what is compared (§34.4); a passing run stays short (§34.5).
   const bool tensor = std::any_of(i.ops.begin(), i.ops.end(),
                                   [](const std::string& o) { return o == "quantize" || o == "fake-quant"; });
   std::fprintf(f, "   flags: %s%s%s\n", i.flags ? "compared" : "NOT compared (the backend does not report flags)",
@@ -199,7 +199,7 @@ void text_summary(std::FILE* f, const RunConfig& cfg, const BackendReport& b) {
     std::string op, profile;
     std::uint64_t cases = 0, passed = 0, failed = 0, departures = 0, skipped = 0, any_nan = 0;
   };
-  // §33.4 one row per op (its profiles together; --verbose: per op and profile); ops the
+  // §34.4 one row per op (its profiles together; --verbose: per op and profile); ops the
   // backend does not implement have no row (a header note names them)
   std::vector<Row> rows;
   std::map<std::string, std::vector<std::string>> op_profiles;
@@ -261,7 +261,7 @@ void text_summary(std::FILE* f, const RunConfig& cfg, const BackendReport& b) {
   if (hidden_suites > 20) std::fprintf(f, "   ... and %zu more suites with hidden mismatches\n", hidden_suites - 20);
   const auto dep = b.total(&SuiteStats::departures);
   if (dep) {
-    // §33.5 counted per class; the lines only with --show-departures (or --strict)
+    // §34.5 counted per class; the lines only with --show-departures (or --strict)
     std::string per;
     for (const auto& [k, v] : b.departure_classes) per += (per.empty() ? "" : ", ") + k + " " + std::to_string(v);
     std::fprintf(f, "   %llu known departures (%s%s): %s\n", static_cast<unsigned long long>(dep),
@@ -393,7 +393,7 @@ void json_report(const RunReport& r, std::FILE* out) {
   };
   const RunConfig& c = r.cfg;
   o << "{\n  \"numref_conform_report\": 1,\n";
-  // §33.4 the run's identity: what `numref report merge` checks (§33.11)
+  // §34.4 the run's identity: what `numref report merge` checks (§34.11)
   const RunIdentity& id = r.id;
   auto list = [&](const std::vector<std::string>& v) {
     std::string t = "[";
@@ -486,7 +486,7 @@ void json_report(const RunReport& r, std::FILE* out) {
 
 // ---- JUnit XML ---------------------------------------------------------------------------------
 
-// §33.4 the run's identity as JUnit properties, repeated in every testsuite (where CI tools read them).
+// §34.4 the run's identity as JUnit properties, repeated in every testsuite (where CI tools read them).
 std::string junit_properties(const RunReport& r) {
   std::string p = "    <properties>\n";
   auto prop = [&](const std::string& k, const std::string& v) {
@@ -512,7 +512,7 @@ void junit_report(const RunReport& r, std::FILE* out) {
       if (!groups.count(g)) order.push_back(g);
       groups[g].push_back(&s);
     }
-    if (!b.unavailable.empty()) {  // §31.6 skipped, with the reason
+    if (!b.unavailable.empty()) {  // §32.6 skipped, with the reason
       ++tests;
       ++skipped;
       body << "  <testsuite name=\"" << xml_escape(bname + " backend")

@@ -1,4 +1,4 @@
-// numref conformance — report data and writers (text, JSON, JUnit XML).     spec §33.4, §33.7
+// numref conformance — report data and writers (text, JSON, JUnit XML).     spec §34.4, §34.7
 #pragma once
 
 #include <cstdint>
@@ -24,18 +24,18 @@ struct Mismatch {
   std::string op, label, params, where, inputs, got, expected, cls, departure;  // departure: "" or the reason
   std::string detail;  // tensor families: how many elements / blocks differ ("" = none)
   bool is_departure = false;
-  std::string fields;  // §33.4 the structured JSON members of the case (mismatch_fields), "" = none
+  std::string fields;  // §34.4 the structured JSON members of the case (mismatch_fields), "" = none
   // --dump-failures: the failing tensor case's parameters and input words (one case, in order)
   ParamsPtr dump_params;
   std::vector<std::uint32_t> dump_in;
 };
 
-// §33.4 The structured JSON members of a failing case: "location" (vector file and line, or
+// §34.4 The structured JSON members of a failing case: "location" (vector file and line, or
 // the generated case's index), "inputs" (each single-value input column: hex code and exact
 // value; a tensor input: format and shape) and "results" (each compared output column of a
 // scalar case, each differing column of a tensor case: where, how many values differ, got
 // and expected as hex, exact decimal value, flags as text). A case that crashed the backend
-// (§33.6, `crash` = what happened) has no results but "crash".
+// (§34.6, `crash` = what happened) has no results but "crash".
 std::string mismatch_fields(const Params& p, CaseView in, CaseView expected, CaseView got, const CompareOptions& o,
                             const std::string& file, std::uint64_t line_or_index, const std::string& crash = {});
 
@@ -51,7 +51,7 @@ struct BackendReport {
   std::shared_ptr<std::FILE> spool;      // a JSON report: every mismatch, one JSON object a line
   std::uint64_t spooled = 0;
   std::map<std::string, std::uint64_t> departure_classes;  // known departures per "<op> <class>"
-  std::string unavailable;  // §31.6 the reason the backend cannot run here ("" = it ran): SKIPPED
+  std::string unavailable;  // §32.6 the reason the backend cannot run here ("" = it ran): SKIPPED
   std::string error;        // backend / input failure that stopped the run
   int error_exit = 0;
   bool interrupted = false;
@@ -61,13 +61,13 @@ struct BackendReport {
                     const std::string& params, const std::string& source);
   std::uint64_t total(std::uint64_t SuiteStats::*field) const;
   std::uint64_t compared() const;  // cases compared: every outcome but skipped
-  // §33.7 why a backend that ran compared no case
+  // §34.7 why a backend that ran compared no case
   std::string nothing_compared_reason(const RunConfig& cfg) const;
 };
 
-// §33.4 The identity of a run: the numref and spec versions and the parameters that decide
+// §34.4 The identity of a run: the numref and spec versions and the parameters that decide
 // which cases run and how they are judged. `id` hashes them WITHOUT the shard, so the N
-// shards of one run share it; `numref report merge` (§33.11) refuses reports whose identities
+// shards of one run share it; `numref report merge` (§34.11) refuses reports whose identities
 // differ. The vector directory is recorded but not hashed (shards may mount it elsewhere):
 // the vectors are identified by their MANIFEST's sha256.
 struct RunIdentity {
@@ -88,13 +88,13 @@ struct RunReport {
   RunConfig cfg;
   RunIdentity id;
   std::vector<BackendReport> backends;
-  std::string nothing_compared;  // §33.7 the run compared no case: why ("" = it did)
+  std::string nothing_compared;  // §34.7 the run compared no case: why ("" = it did)
   bool interrupted = false;      // SIGINT / SIGTERM
-  int exit_status = 0;           // §33.7, recorded in the JSON report
+  int exit_status = 0;           // §34.7, recorded in the JSON report
 };
 
 // Text pieces (streamed while running).
-// §33.4 the first line of a text report: run id, numref and spec version, the vectors' MANIFEST
+// §34.4 the first line of a text report: run id, numref and spec version, the vectors' MANIFEST
 void text_run(std::FILE* f, const RunIdentity& id);
 void text_header(std::FILE* f, const RunConfig& cfg, const RunIdentity& id, const BackendReport& b);
 void text_mismatch(std::FILE* f, const Mismatch& m);
@@ -105,7 +105,7 @@ void text_total(std::FILE* f, const RunReport& r);
 void json_report(const RunReport& r, std::FILE* f);
 void junit_report(const RunReport& r, std::FILE* f);
 std::string mismatch_json(const Mismatch& m);  // one element of a backend's "mismatches"
-// A JUnit report keeps at most this many bytes of mismatch text in memory (§33.3 memory bound).
+// A JUnit report keeps at most this many bytes of mismatch text in memory (§34.3 memory bound).
 inline constexpr std::size_t kJunitMismatchBytes = std::size_t{64} << 20;
 
 std::string level_name(Level l);

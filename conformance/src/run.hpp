@@ -1,10 +1,10 @@
-// numref conformance — the runner's pieces, as its files share them.               spec §33
+// numref conformance — the runner's pieces, as its files share them.               spec §34
 //
 // Private to conformance/src. runner.cpp orchestrates a run (run_conform(): the options, the
 // report file, signals; run_one(): one backend); the pieces are one file each:
 //   select.cpp           what runs: op families (--ops), profiles, --case, shards, the vector directory
-//   stage_vectors.cpp    the golden-vector stage (§33.2)
-//   stage_generated.cpp  the generated stage (§33.3)
+//   stage_vectors.cpp    the golden-vector stage (§34.2)
+//   stage_generated.cpp  the generated stage (§34.3)
 //   judge.cpp            one job's cases run on a backend and compared with the reference
 //   pool.hpp / pool.cpp  the workers (one backend instance each) and the in-order merge
 //   dump.cpp             --dump-failures: a failing tensor case's files
@@ -43,7 +43,7 @@ Families select_families(const RunConfig& cfg);
 // report are appended to `notes`.
 std::vector<std::string> profiles_for(const RunConfig& cfg, const BackendInfo& info, std::vector<std::string>& notes);
 
-// §33.4 --case ID parsed: a vector case (file, line) or a generated one (suite, index).
+// §34.4 --case ID parsed: a vector case (file, line) or a generated one (suite, index).
 struct CaseId {
   bool generated = false;
   std::string file, suite;
@@ -52,10 +52,10 @@ struct CaseId {
 // nullopt for ""; throws std::invalid_argument for what is not a case location.
 std::optional<CaseId> parse_case_id(const std::string& s);
 
-// §33.3 shard rule: the range [lo, hi) of a suite's `size` cases that this shard runs.
+// §34.3 shard rule: the range [lo, hi) of a suite's `size` cases that this shard runs.
 std::pair<std::uint64_t, std::uint64_t> shard_range(std::uint64_t size, const RunConfig& c);
 
-// §33.2 The golden-vector directory of the run: --vectors DIR (must exist), else the default
+// §34.2 The golden-vector directory of the run: --vectors DIR (must exist), else the default
 // (when it exists); "" = none. `description` is what the report says of it.
 std::string vectors_dir_of(const RunConfig& cfg, std::string& description);
 
@@ -111,9 +111,9 @@ struct JobResult {
 
 // ---- judging a job (judge.cpp) -------------------------------------------------------------------
 
-// The most cases of a shape in one batch (§33.3 memory bound).
+// The most cases of a shape in one batch (§34.3 memory bound).
 std::size_t batch_limit(Shape s);
-// §33.4 The id of a generated suite in a case location: 12 hex digits of the FNV-1a hash of
+// §34.4 The id of a generated suite in a case location: 12 hex digits of the FNV-1a hash of
 // the family's name and the suite's canonical text.
 std::string suite_id(const Params& p);
 // Whether the backend claims op family `op`.
@@ -125,7 +125,7 @@ JobResult judge_job(Context& c, Backend& b, Job& j);
 
 // ---- the rest -------------------------------------------------------------------------------------
 
-// §33.4 --dump-failures: writes the failing tensor case m (dump.cpp).
+// §34.4 --dump-failures: writes the failing tensor case m (dump.cpp).
 void dump_case(Context& c, const Mismatch& m);
 
 // The progress line on stderr (progress.cpp): a bar with ETA on a terminal, a line every 10 s

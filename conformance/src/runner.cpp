@@ -1,10 +1,10 @@
-// numref conformance — the runner.                                       spec §33
+// numref conformance — the runner.                                       spec §34
 //
 // For each backend: open one instance per worker (one child process each when
 // isolated), run the golden vectors, then the generated suites of the level, comparing
 // every case with the reference. Work is cut into batches that workers process in
 // parallel; results are merged in submission order, so reports are deterministic.
-// Cases stream: at most a window of batches exists at any time (§33.3 memory bound).
+// Cases stream: at most a window of batches exists at any time (§34.3 memory bound).
 //
 // This file orchestrates; the pieces are listed in run.hpp.
 #include "numref/conform/runner.hpp"
@@ -32,11 +32,11 @@ namespace {
 using runner::Clock;
 using runner::Families;
 
-extern "C" void on_signal(int) { request_stop(); }  // §33.6 (backend.hpp)
+extern "C" void on_signal(int) { request_stop(); }  // §34.6 (backend.hpp)
 
 // ---- one backend -------------------------------------------------------------------------------
 
-// Opens one instance per worker. An unavailable backend (§31.6) is SKIPPED and a failure to
+// Opens one instance per worker. An unavailable backend (§32.6) is SKIPPED and a failure to
 // open is an error: both are reported, and their exit status returned; nullopt when opened.
 std::optional<int> open_instances(const RunConfig& cfg, const std::string& backend_arg, BackendReport& rep,
                                   std::FILE* text, Clock::time_point t0,
@@ -61,7 +61,7 @@ std::optional<int> open_instances(const RunConfig& cfg, const std::string& backe
   } catch (const BackendError& e) {
     rep.info.name = backend_arg;
     if (e.kind == BackendError::Kind::unavailable) {
-      // §31.6 not a failure: every suite of the backend is skipped, with the reason.
+      // §32.6 not a failure: every suite of the backend is skipped, with the reason.
       rep.unavailable = e.what();
       rep.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
       std::fprintf(text, "== backend %s\nSKIPPED %s: unavailable: %s%s\n", backend_arg.c_str(), backend_arg.c_str(),
@@ -106,8 +106,8 @@ std::optional<int> begin_report(const RunConfig& cfg, const RunIdentity& id, con
   return std::nullopt;
 }
 
-// The stages on the pool of backend instances: the golden vectors (§33.2), then the generated
-// cases (§33.3). An error that stops them is recorded in c.rep.
+// The stages on the pool of backend instances: the golden vectors (§34.2), then the generated
+// cases (§34.3). An error that stops them is recorded in c.rep.
 void run_stages(runner::Context& c, std::vector<std::unique_ptr<Backend>>& backends, std::FILE* text,
                 runner::Progress& prog, const Families& fams, const std::string& vdir) {
   BackendReport& rep = c.rep;
@@ -133,7 +133,7 @@ void run_stages(runner::Context& c, std::vector<std::unique_ptr<Backend>>& backe
   pipe.drain();
 }
 
-// §33.7 A backend's exit status.
+// §34.7 A backend's exit status.
 int backend_status(const RunConfig& cfg, const BackendReport& rep) {
   if (!rep.error.empty()) return rep.error_exit;
   if (rep.interrupted) return kExitInterrupted;
@@ -194,7 +194,7 @@ std::vector<std::string> backend_names(const RunConfig& cfg) {
   return names;
 }
 
-// §36.1 The files a run reads: every file under the vector directory, and a backend library.
+// §35.1 The files a run reads: every file under the vector directory, and a backend library.
 std::vector<std::string> run_inputs(const RunConfig& cfg, const std::string& vdir) {
   std::vector<std::string> in;
   if (!vdir.empty()) {
@@ -207,7 +207,7 @@ std::vector<std::string> run_inputs(const RunConfig& cfg, const std::string& vdi
   return in;
 }
 
-// §36.1 The report file is checked (and refused when it is an input) before anything runs;
+// §35.1 The report file is checked (and refused when it is an input) before anything runs;
 // it is written to a temporary file and renamed at the end (`out`: none without --out).
 void open_report_file(const RunConfig& cfg, const std::string& vdir, std::optional<OutputFile>& out) {
   try {
@@ -222,7 +222,7 @@ void open_report_file(const RunConfig& cfg, const std::string& vdir, std::option
   }
 }
 
-// §33.7 The run's status from its backends': errors, then mismatches, then unavailable (77);
+// §34.7 The run's status from its backends': errors, then mismatches, then unavailable (77);
 // a run that compared nothing does not pass (rr.nothing_compared says why).
 int run_status(const RunConfig& cfg, const std::vector<std::string>& names, const std::vector<int>& statuses,
                RunReport& rr) {
@@ -236,9 +236,9 @@ int run_status(const RunConfig& cfg, const std::vector<std::string>& names, cons
     else if (s == kExitUnavailable)
       unavailable = true;
   }
-  if (stop_requested()) status = std::max<int>(status, kExitInterrupted);  // §33.7 (a stop while opening)
-  // §33.7 a run that compared nothing does not pass: every backend that ran compared no case
-  // (unavailable backends are SKIPPED with their reason, §31.6, and do not count here).
+  if (stop_requested()) status = std::max<int>(status, kExitInterrupted);  // §34.7 (a stop while opening)
+  // §34.7 a run that compared nothing does not pass: every backend that ran compared no case
+  // (unavailable backends are SKIPPED with their reason, §32.6, and do not count here).
   if (status == kExitPass) {
     std::uint64_t cmp = 0;
     const BackendReport* ran = nullptr;
@@ -259,12 +259,12 @@ int run_status(const RunConfig& cfg, const std::vector<std::string>& names, cons
       status = kExitUsage;
     }
   }
-  // §33.7 77 only when nothing worse happened: errors, then mismatches, come first.
+  // §34.7 77 only when nothing worse happened: errors, then mismatches, come first.
   if (unavailable && status == kExitPass) status = kExitUnavailable;
   return status;
 }
 
-// Writes the JSON / JUnit report and commits the report file. §36 write errors of the report
+// Writes the JSON / JUnit report and commits the report file. §35 write errors of the report
 // (a full disk, /dev/full) and of standard output are errors of the run: exit 2 (a backend
 // failure or an interrupt keeps its own, larger status).
 int finish_reports(const RunConfig& cfg, RunReport& rr, std::optional<OutputFile>& out, int status) {
@@ -296,7 +296,7 @@ int finish_reports(const RunConfig& cfg, RunReport& rr, std::optional<OutputFile
   return status;
 }
 
-// §33.6 SIGINT / SIGTERM stop the run (request_stop()); the previous handlers are restored at
+// §34.6 SIGINT / SIGTERM stop the run (request_stop()); the previous handlers are restored at
 // its end.
 struct StopHandlers {
   struct sigaction old_int {
@@ -345,7 +345,7 @@ int run_conform(const RunConfig& cfg, std::FILE* text_out) {
   const StopHandlers handlers = install_stop_handlers();
   RunReport rr;
   rr.cfg = cfg;
-  rr.id = run_identity(cfg, vdir);  // §33.4 versions, parameters, run id
+  rr.id = run_identity(cfg, vdir);  // §34.4 versions, parameters, run id
   text_run(text, rr.id);
   std::vector<int> statuses;
   for (const auto& n : names) {

@@ -1,6 +1,6 @@
 // numref conformance — everything the runner derives from a family's case schema: the word
 // layout, pipe lines, vector case lines, comparison and the rendering of a mismatch.
-//                                                                 spec §30.3, §32, §33.1, §33.4
+//                                                                 spec §31.3, §33, §34.1, §34.4
 #include <algorithm>
 #include <map>
 #include <span>
@@ -61,7 +61,7 @@ std::size_t word_index(const Schema& s, int per_case, std::size_t n, std::size_t
 
 std::uint64_t word64(const std::uint32_t* w) { return std::uint64_t{w[0]} | (std::uint64_t{w[1]} << 32); }
 
-// §31.7 an exact error sum (18 words) as text.
+// §32.7 an exact error sum (18 words) as text.
 std::string sum_text(const std::uint32_t* w) {
   std::uint64_t limbs[5];
   for (int k = 0; k < 5; ++k) limbs[k] = word64(w + 2 * k);
@@ -71,7 +71,7 @@ std::string sum_text(const std::uint32_t* w) {
          " zeros=" + std::to_string(word64(w + 16));
 }
 
-// ---- column text (§30.3 vector files, §32 pipe lines) ----------------------------------------
+// ---- column text (§31.3 vector files, §33 pipe lines) ----------------------------------------
 
 enum class Style { vector, pipe };
 
@@ -194,7 +194,7 @@ std::string parse_column_text(const Column& c, std::string_view text, std::uint3
   return parse_values(c, text, words, Style::vector);
 }
 
-// ---- pipe protocol (§32) ------------------------------------------------------------------------
+// ---- pipe protocol (§33) ------------------------------------------------------------------------
 
 void pipe_case(const Params& p, CaseView in, std::string& line) {
   line.clear();
@@ -249,7 +249,7 @@ std::string pipe_result_line(const Params& p, CaseView out, bool optional) {
   return line;
 }
 
-// ---- vector case lines (§30.3) --------------------------------------------------------------------
+// ---- vector case lines (§31.3) --------------------------------------------------------------------
 
 std::string vector_case_line(const Params& p, const std::uint32_t* in, const std::uint32_t* out) {
   std::string s;
@@ -273,7 +273,7 @@ void read_vector_case(const Params& p, const std::vector<std::string_view>& fiel
   }
 }
 
-// ---- comparison (§33.4) -------------------------------------------------------------------------
+// ---- comparison (§34.4) -------------------------------------------------------------------------
 
 // The differing output columns of a case (optional results only where both sides report them).
 std::vector<ColumnDiff> diff_columns(const Params& p, CaseView e, CaseView g, const CompareOptions& o) {
@@ -461,7 +461,7 @@ MismatchText Params::generic_render(const CaseDiff& d) const {
   return t;
 }
 
-// ---- selectors (§33.1) ----------------------------------------------------------------------------
+// ---- selectors (§34.1) ----------------------------------------------------------------------------
 
 namespace {
 std::vector<std::string> selector_words(const std::string& s) {
@@ -521,7 +521,7 @@ void check_selectors(std::string_view family, const std::vector<std::string>& se
   }
 }
 
-// ---- regular vector files (§30.2) ----------------------------------------------------------------
+// ---- regular vector files (§31.2) ----------------------------------------------------------------
 
 std::unique_ptr<VectorFileReader> Family::open_special(const VectorHeader& h, const std::string& kind,
                                                        const std::vector<std::string>&) const {

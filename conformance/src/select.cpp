@@ -1,5 +1,5 @@
 // numref conformance — what a run checks: the op families (--ops), the profiles of a backend,
-// the one case of --case, a shard's share of a suite, the golden-vector directory.   spec §33
+// the one case of --case, a shard's share of a suite, the golden-vector directory.   spec §34
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -130,7 +130,7 @@ std::optional<CaseId> parse_case_id(const std::string& s) {
 }
 
 std::pair<std::uint64_t, std::uint64_t> shard_range(std::uint64_t size, const RunConfig& c) {
-  // §33.3 shard rule: shard i of N runs cases [floor(S*i/N), floor(S*(i+1)/N)) of every suite.
+  // §34.3 shard rule: shard i of N runs cases [floor(S*i/N), floor(S*(i+1)/N)) of every suite.
   const auto lo = static_cast<std::uint64_t>((static_cast<unsigned __int128>(size) * c.shard_index) / c.shard_count);
   const auto hi =
       static_cast<std::uint64_t>((static_cast<unsigned __int128>(size) * (c.shard_index + 1)) / c.shard_count);
@@ -151,7 +151,7 @@ std::string vectors_dir_of(const RunConfig& cfg, std::string& description) {
     description = cfg.vectors_dir;
     return cfg.vectors_dir;
   }
-  // §33.2 golden vectors are asked for by default: not finding them is an error, never a run of
+  // §34.2 golden vectors are asked for by default: not finding them is an error, never a run of
   // generated cases only that looks like a pass.
   const std::string d = default_vectors_dir();
   if (d.empty()) {

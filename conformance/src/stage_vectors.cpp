@@ -1,5 +1,5 @@
 // numref conformance — the golden-vector stage: every file the MANIFEST lists, its sha256
-// checked, its cases of the selected families and profiles run in batches.         spec §33.2
+// checked, its cases of the selected families and profiles run in batches.         spec §34.2
 #include <algorithm>
 #include <filesystem>
 #include <fstream>

@@ -1,4 +1,4 @@
-// numref conformance — shared helpers (see util.hpp).            spec §30.3, §33.3
+// numref conformance — shared helpers (see util.hpp).            spec §31.3, §34.3
 #include "numref/conform/util.hpp"
 
 #include <cstdio>

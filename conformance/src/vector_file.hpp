@@ -1,5 +1,5 @@
 // numref conformance — reading the cases of a golden-vector file, as the runner, `numref
-// vectors verify` and `numref export` do.                                       spec §30.2
+// vectors verify` and `numref export` do.                                       spec §31.2
 //
 // Private to conformance/src; defined in vectors.cpp.
 #pragma once

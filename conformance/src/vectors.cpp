@@ -1,4 +1,4 @@
-// numref conformance — vector files, MANIFEST, SHA-256.                  spec §30
+// numref conformance — vector files, MANIFEST, SHA-256.                  spec §31
 #include "numref/conform/vectors.hpp"
 #include "numref/version.hpp"
 
@@ -22,7 +22,7 @@ const std::string& VectorHeader::get(std::string_view key) const {
   throw VectorError(path + ": header has no '" + std::string(key) + "' line");
 }
 
-// ---- reader (§30.2, §30.3) ------------------------------------------------------------
+// ---- reader (§31.2, §31.3) ------------------------------------------------------------
 
 namespace {
 constexpr std::size_t kMaxLine = 1 << 16;
@@ -89,7 +89,7 @@ VectorReader::VectorReader(std::istream& in, std::string name) : in_(in), name_(
   if (!begun) throw VectorError(name_ + ": no 'begin' line (truncated header?)");
   for (const char* k : {"op", "columns", "count", "generator"})
     if (!header_.find(k)) throw VectorError(name_ + ": header has no '" + std::string(k) + "' line");
-  // §30.2 expected values follow one spec version: a file of another is refused, not misread.
+  // §31.2 expected values follow one spec version: a file of another is refused, not misread.
   if (const std::string* sv = header_.find("spec"); sv && *sv != kSpecVersion)
     throw VectorError(name_ + ": the vectors follow spec " + *sv + ", this numref implements spec " +
                       std::string(kSpecVersion) + " (regenerate them with this numref, or use a numref of spec " + *sv +
@@ -281,7 +281,7 @@ std::string Sha256::hex(std::string_view data) {
   return o;
 }
 
-// ---- MANIFEST (§30.5) ----------------------------------------------------------------------
+// ---- MANIFEST (§31.5) ----------------------------------------------------------------------
 
 namespace {
 
@@ -457,7 +457,7 @@ WriteVectorsResult write_vectors(const std::string& dir, const std::vector<Vecto
   const fs::path root(dir);
   const auto st = fs::status(root, ec);
   if (fs::exists(st) && !fs::is_directory(st)) throw OutputError(dir + ": exists and is not a directory");
-  // §36.3 What an earlier run of the generator wrote is what its MANIFEST lists; a MANIFEST
+  // §35.3 What an earlier run of the generator wrote is what its MANIFEST lists; a MANIFEST
   // that numref did not write is not replaced.
   const fs::path mp = root / "MANIFEST";
   std::vector<ManifestEntry> old;
@@ -468,7 +468,7 @@ WriteVectorsResult write_vectors(const std::string& dir, const std::vector<Vecto
       throw OutputError(std::string(e.what()) + "; not a MANIFEST written by numref, refusing to replace it");
     }
   }
-  // §36.1 Every file goes to a temporary file first; all are renamed into place (the MANIFEST
+  // §35.1 Every file goes to a temporary file first; all are renamed into place (the MANIFEST
   // last) only after every one was written and closed without error.
   OutputSet out;
   std::set<std::string> keep;
@@ -488,7 +488,7 @@ WriteVectorsResult write_vectors(const std::string& dir, const std::vector<Vecto
   m.close_checked();
   out.commit_all();
 
-  // §36.3 A file the old MANIFEST listed that the generator no longer produces is removed,
+  // §35.3 A file the old MANIFEST listed that the generator no longer produces is removed,
   // if it still holds what the generator wrote (its sha256); nothing else is ever removed,
   // no directory included.
   WriteVectorsResult res;

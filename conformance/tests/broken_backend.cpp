@@ -1,5 +1,5 @@
 // A deliberately broken backend for the runner's tests (not installed with the built-in
-// backends). It is the reference, damaged as its argument says:        spec §33.4, §33.6
+// backends). It is the reference, damaged as its argument says:        spec §34.4, §34.6
 //   ?tie464    f32 -> f8e4m3fn: 464 (the tie 448|480, expected 7e) gives 7f   -> class "tie"
 //   ?nansign   NaN results lose their sign                                    -> "nan/sign"
 //   ?noinexact the inexact flag is never raised                               -> "flags"

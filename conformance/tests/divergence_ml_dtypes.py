@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks the ml_dtypes column of vectors/divergence/cast.vec against ml_dtypes itself.
 
-spec §34: every answer in the divergence file is computed by the reference under the
+spec §B: every answer in the divergence file is computed by the reference under the
 profile of its column. This test asks the real library (NumPy + ml_dtypes astype) for each
 case of the ml_dtypes column and requires the same result code, except where
 docs/profiles.md documents a departure of ml_dtypes from its profile:

@@ -1,5 +1,5 @@
 // Helpers shared by the op-family unit tests: one case run through the reference, compared
-// and rendered as the runner does (spec §33.4), and the error of parsing a vector file (§30).
+// and rendered as the runner does (spec §34.4), and the error of parsing a vector file (§31).
 #pragma once
 
 #include <memory>

@@ -1,5 +1,5 @@
-/* numref conformance tests — a pipe backend (spec §32) that fails the way real ones fail
- * (§33.6): f32 -> bf16 under profile ocp with the C example's arithmetic
+/* numref conformance tests — a pipe backend (spec §33) that fails the way real ones fail
+ * (§34.6): f32 -> bf16 under profile ocp with the C example's arithmetic
  * (conformance/examples/c_backend.c), and a fault chosen by argv[1]:
  *   slow PIDFILE   answers one case line every millisecond for its first 2000 cases: correct
  *                  but slow, as an RTL simulator

@@ -1,4 +1,4 @@
-/* numref conformance tests — a plugin that fails the way real backends fail (spec §33.6). It is
+/* numref conformance tests — a plugin that fails the way real backends fail (spec §34.6). It is
  * the C example backend (conformance/examples/c_backend.c, f32 -> bf16, profile ocp), with a
  * fault chosen by its argument, `--backend 'libnumref_test_fault.so?MODE[,pidfile=PATH]'`:
  *   hang       every cast call sleeps forever (the SIGINT / SIGTERM / kill -9 tests)

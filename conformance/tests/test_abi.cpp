@@ -1,11 +1,11 @@
 // The C ABI <-> C++ mappings of conform/abi.hpp round-trip for every enumerator and profile.
-//                                                                       spec §31.3, §31.5
+//                                                                       spec §32.3, §32.5
 //
 // abi.hpp pins every NUMREF_* constant of backend.h to its enumerator by static_assert (a
 // build-time check); this test checks the run-time mappings built on them: formats, scale
 // rules, every value of every policy knob (field by field, so a knob written into the wrong
 // field of numref_policy fails), the range checks of from_c_policy, and c_profile. Expected
-// values come from the spec's lists (§2.1 table order, §19.6 rule names, §10.2 words), written
+// values come from the spec's lists (§2.1 table order, §19.6 rule names, §10.3 words), written
 // out here, not read from the tables under test.
 #include <gtest/gtest.h>
 
@@ -20,7 +20,7 @@
 namespace numref::conform {
 namespace {
 
-TEST(Abi, FormatsRoundTripInTableOrder) {  // §2.1, §31.3
+TEST(Abi, FormatsRoundTripInTableOrder) {  // §2.1, §32.3
   const char* const spec_order[] = {"f32",       "bf16",     "f16",      "f8e4m3fn", "f8e5m2",
                                     "f8e8m0fnu", "f6e3m2fn", "f6e2m3fn", "f4e2m1fn", "int8"};
   ASSERT_LE(std::size(spec_order), std::size_t{NUMREF_FMT_COUNT});  // later formats are appended
@@ -36,7 +36,7 @@ TEST(Abi, FormatsRoundTripInTableOrder) {  // §2.1, §31.3
   EXPECT_EQ(c_format(format(FormatId::f8e8m0fnu)), NUMREF_FMT_F8E8M0FNU);
 }
 
-TEST(Abi, ScaleRulesRoundTripInSpecOrder) {  // §19.6, §31.5: NUMREF_RULE_* in the order of §14–§20
+TEST(Abi, ScaleRulesRoundTripInSpecOrder) {  // §19.6, §32.5: NUMREF_RULE_* in the order of §14–§20
   const char* const spec_names[] = {"amax",    "amax-recip", "amax-dequant", "pow2",         "mx-floor",
                                     "mx-ceil", "mx-even",    "mx-rceil",     "mx-rceil-f32", "gam",
                                     "nvfp4",   "int8",       "int8-127.5"};
@@ -58,12 +58,12 @@ TEST(Abi, ScaleRulesRoundTripInSpecOrder) {  // §19.6, §31.5: NUMREF_RULE_* in
 
 // One knob value set on the default policy and the C field that must carry it.
 struct KnobCase {
-  const char* setting;  // §10.2 key=word
+  const char* setting;  // §10.3 key=word
   std::uint8_t numref_policy::*field;
   std::uint8_t c_value;
 };
 
-// §10.2 words, §31.3 numbering (backend.h), named fields: every value of every knob.
+// §10.3 words, §32.3 numbering (backend.h), named fields: every value of every knob.
 const std::vector<KnobCase>& knob_cases() {
   static const std::vector<KnobCase> cases = {
       {"round=rne", &numref_policy::round, NUMREF_ROUND_RNE},
@@ -125,11 +125,11 @@ std::vector<int> fields(const numref_policy& c) {
           c.tininess,      c.int_range,  c.e8m0_low,       c.inf_nan};
 }
 
-TEST(Abi, EveryKnobValueReachesItsField) {  // §10.2, §31.3
+TEST(Abi, EveryKnobValueReachesItsField) {  // §10.3, §32.3
   const Format& to = format(FormatId::f8e4m3fn);
   std::string base_text;
   const numref_policy base = to_c_policy(Policy{}, to, base_text);
-  // §10.2 the default policy's text, and its C form (backend.h: the first word of each knob
+  // §10.3 the default policy's text, and its C form (backend.h: the first word of each knob
   // is 0, except nan=payload (3), overflow=nonsat (1))
   EXPECT_EQ(base_text,
             "round=rne overflow=nonsat inf_sat=max nan=payload nan_to_finite=zero e8m0_round=follow "
@@ -159,7 +159,7 @@ TEST(Abi, EveryKnobValueReachesItsField) {  // §10.2, §31.3
   }
 }
 
-TEST(Abi, SrBitsOnlyWithStochasticRounding) {  // §31.3 sr_bits: k when round == SR, else 0
+TEST(Abi, SrBitsOnlyWithStochasticRounding) {  // §32.3 sr_bits: k when round == SR, else 0
   Policy p;
   p.sr_bits = 9;  // not meaningful under rne
   std::string text;
@@ -171,7 +171,7 @@ TEST(Abi, SrBitsOnlyWithStochasticRounding) {  // §31.3 sr_bits: k when round =
   EXPECT_EQ(from_c_policy(c)->sr_bits, 12);
 }
 
-TEST(Abi, OutOfRangeFieldsAreRejected) {  // §31.3 from_c_policy: nullopt for a field out of range
+TEST(Abi, OutOfRangeFieldsAreRejected) {  // §32.3 from_c_policy: nullopt for a field out of range
   std::string text;
   const numref_policy good = to_c_policy(Policy{}, format(FormatId::f32), text);
   ASSERT_TRUE(from_c_policy(good).has_value());
@@ -207,7 +207,7 @@ TEST(Abi, OutOfRangeFieldsAreRejected) {  // §31.3 from_c_policy: nullopt for a
   }
 }
 
-TEST(Abi, ProfilesMapToTheirIds) {  // §10.1, §31.3 c_profile: the first profile with an equal policy
+TEST(Abi, ProfilesMapToTheirIds) {  // §10.1, §32.3 c_profile: the first profile with an equal policy
   const Format& narrow = format(FormatId::f8e4m3fn);
   const Format& wide = format(FormatId::bf16);
   const struct {
@@ -223,7 +223,7 @@ TEST(Abi, ProfilesMapToTheirIds) {  // §10.1, §31.3 c_profile: the first profi
       {ProfileId::torch, NUMREF_PROFILE_TORCH, NUMREF_PROFILE_OCP},
       {ProfileId::torch_default, NUMREF_PROFILE_TORCH, NUMREF_PROFILE_OCP},
       {ProfileId::xla, NUMREF_PROFILE_XLA, NUMREF_PROFILE_OCP},
-      // §10.5 the recipe profiles share one element policy (torch's, saturating): the first of
+      // §10.4 the recipe profiles share one element policy (torch's, saturating): the first of
       // them is named
       {ProfileId::torchao_mx_floor, NUMREF_PROFILE_TORCHAO_MX_FLOOR, NUMREF_PROFILE_OCP},
       {ProfileId::torchao_mx_ceil, NUMREF_PROFILE_TORCHAO_MX_FLOOR, NUMREF_PROFILE_OCP},

@@ -1,9 +1,9 @@
 // RapidCheck property tests of the cast family (spec §11) against backends through the C ABI
-// (spec §31): the property side of the conformance suite, next to the golden vectors and the
+// (spec §32): the property side of the conformance suite, next to the golden vectors and the
 // generated cases of `numref conform`.
 //
 // The built-in backends reference, cpu-fast and cuda-emu (the CUDA kernels' own arithmetic
-// through the host grid walk, spec §35) are the parameter of one test each
+// through the host grid walk, spec §A) are the parameter of one test each
 // (BuiltIn/BackendPropertiesOf.HoldForEveryClaimedProfile/<name>): each must be built and
 // available (all three run on any machine) and is checked in full. Every other backend of the
 // build's backend directory (nv-host, ...), or the plugins named in NUMREF_PROPERTY_BACKENDS
@@ -25,7 +25,7 @@
 //      target (it lies between the two neighbours), or ±max finite under saturation.
 // P2–P5 are stated without the reference's rounding (P5 uses the exact value of codes only),
 // so they hold for any correct implementation of any profile; P1 pins the bits.
-// Another backend that cannot run here ("unavailable: ...", §31.6) is listed and not counted.
+// Another backend that cannot run here ("unavailable: ...", §32.6) is listed and not counted.
 // A last test checks that the properties catch the deliberately broken backend (?nansign, ?tie464).
 #include <dlfcn.h>
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
-// The cast op family (spec §33.3 case generation, §33.4 classification) and the C ABI
-// policy mapping (§31.3). Expected values are hand-derived from the spec, shown inline.
+// The cast op family (spec §34.3 case generation, §34.4 classification) and the C ABI
+// policy mapping (§32.3). Expected values are hand-derived from the spec, shown inline.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -24,7 +24,7 @@ std::string cls(const cast::CastParams& p, std::uint32_t x, std::uint32_t got, s
 }
 }  // namespace
 
-// §31.3 the C format ids are the §2.1 table order: f32, bf16, f16, f8e4m3fn, f8e5m2,
+// §32.3 the C format ids are the §2.1 table order: f32, bf16, f16, f8e4m3fn, f8e5m2,
 // f8e8m0fnu, f6e3m2fn, f6e2m3fn, f4e2m1fn, int8.
 TEST(Abi, FormatIdsFollowTheSpecTable) {
   const char* names[] = {"f32",       "bf16",     "f16",      "f8e4m3fn", "f8e5m2",
@@ -40,7 +40,7 @@ TEST(Abi, FormatIdsFollowTheSpecTable) {
   EXPECT_EQ(format_from_c(NUMREF_FMT_COUNT), nullptr);
 }
 
-// §31.3 every profile policy (and variants with every knob changed) survives C and back,
+// §32.3 every profile policy (and variants with every knob changed) survives C and back,
 // and the C struct names the profile exactly when the policy is the profile's.
 TEST(Abi, PolicyRoundTrip) {
   for (int i = 0; i < kProfileCount; ++i) {
@@ -69,7 +69,7 @@ TEST(Abi, PolicyRoundTrip) {
   EXPECT_FALSE(from_c_policy(bad).has_value());
 }
 
-// §33.4 classifications, each with the hand-derived expected result.
+// §34.4 classifications, each with the hand-derived expected result.
 TEST(CastClassify, Classes) {
   // 465 -> f8e4m3fn under cuda_satfinite saturates to 448 = 7e (§6.1); 7f is the NaN.
   EXPECT_EQ(cls(*params(FormatId::f32, FormatId::f8e4m3fn, "cuda_satfinite"), 0x43E88000, 0x7F), "overflow/saturation");
@@ -98,7 +98,7 @@ TEST(CastClassify, Classes) {
   EXPECT_EQ(cls(*params(FormatId::f32, FormatId::f8e4m3fn, "ocp"), 0x3F800000, 0x138), "code/width");
   // 1.5 (3fc00000) -> f8e4m3fn is exact 3c; 3d is an ordinary rounding mistake.
   EXPECT_EQ(cls(*params(FormatId::f32, FormatId::f8e4m3fn, "ocp"), 0x3FC00000, 0x3D), "rounding");
-  // §33.4 the intermediate holds every target value; a finite-only one counts. 2.51f (4020a3d7)
+  // §34.4 the intermediate holds every target value; a finite-only one counts. 2.51f (4020a3d7)
   // -> f4e2m1fn: direct 3 = 5 (3 is nearer than 2). bf16 2.5078125 and f16 2.509765625 still
   // round to 3; f8e4m3fn (precision 4, max 448 >= 6, quantum 2^-9 <= 2^-1) first rounds to
   // 2.5, the tie 2 | 3 -> even 2 = 4: through f8e4m3fn, the first such format of the table.
@@ -124,7 +124,7 @@ TEST(CastClassify, CompareHonoursAnyNanAndMissingFlags) {
   EXPECT_EQ(compare(*p, {in, 1, 0}, {exp2, 1, 0}, {got2, 1, 0}, o).outcome, Outcome::pass);
 }
 
-// §33.3 edge codes: for f32 -> f8e4m3fn they contain the tie 464 and its neighbours, the
+// §34.3 edge codes: for f32 -> f8e4m3fn they contain the tie 464 and its neighbours, the
 // overflow region, half the smallest subnormal (2^-10 = 3a800000) and the specials.
 TEST(CastCases, EdgeCodesCoverTheBoundaries) {
   const auto e = cast::edge_codes(format(FormatId::f32), format(FormatId::f8e4m3fn), false);
@@ -151,7 +151,7 @@ TEST(CastCases, SrThresholdValuesFlip) {
   EXPECT_EQ(p->reference(x, 95).bits, 0x38u);  // 1.0
 }
 
-// §33.3 generated cases depend only on (seed, params, index): any range is reproducible.
+// §34.3 generated cases depend only on (seed, params, index): any range is reproducible.
 TEST(CastCases, RandomAccessAndSeeds) {
   auto p = params(FormatId::f32, FormatId::f8e5m2, "ml_dtypes", "round=sr sr_bits=16");
   auto src = cast::cases(p, Level::l1, 7);
@@ -171,7 +171,7 @@ TEST(CastCases, RandomAccessAndSeeds) {
 }
 
 TEST(CastVariants, Level0AndEquivalence) {
-  // level 0: the profile, 4 directed / nearest-away modes, SR k=8 in both variants (§33.3)
+  // level 0: the profile, 4 directed / nearest-away modes, SR k=8 in both variants (§34.3)
   const Policy& ocp = profile(ProfileId::ocp).for_target(format(FormatId::f8e4m3fn));
   EXPECT_EQ(cast::variants(Level::l0, ocp, format(FormatId::f32), format(FormatId::f8e4m3fn)).size(), 7u);
   // knobs that cannot matter for f32 -> bf16 are not distinct variants
@@ -184,7 +184,7 @@ TEST(CastVariants, Level0AndEquivalence) {
   EXPECT_FALSE(cast::equivalent(a, b, format(FormatId::f32), format(FormatId::bf16)));
 }
 
-// §33.3 the cast pairs of the P3109 rows: with f32 / bf16 / f16 both ways and with the P3109 rows of
+// §34.3 the cast pairs of the P3109 rows: with f32 / bf16 / f16 both ways and with the P3109 rows of
 // the same width, under ocp (and ieee) only; every other pair is generated as before.
 TEST(CastPairs, P3109RowsPairWithWideFormatsAndTheirWidth) {
   const Profile& ocp = profile(ProfileId::ocp);
@@ -209,9 +209,9 @@ TEST(CastPairs, P3109RowsPairWithWideFormatsAndTheirWidth) {
   }
 }
 
-// §33.3 the extra P3109 members (all but gfloat's 12 binary8 ones): with f32 both ways at every
+// §34.3 the extra P3109 members (all but gfloat's 12 binary8 ones): with f32 both ways at every
 // level; with bf16 / f16 and with the members of their own width K only at level 2 and exhaustive;
-// never across widths. §30.4 their golden vectors are the level-1 pairs: f32 -> member, member -> f32.
+// never across widths. §31.4 their golden vectors are the level-1 pairs: f32 -> member, member -> f32.
 TEST(CastPairs, ExtraP3109MembersPairWithF32AndFromLevel2WithTheRest) {
   const Profile& ocp = profile(ProfileId::ocp);
   const Format& k8p2se = format(FormatId::p3109_k8p2se);  // extra, width 8
@@ -248,7 +248,7 @@ TEST(CastPairs, ExtraP3109MembersPairWithF32AndFromLevel2WithTheRest) {
   }
 }
 
-// §33.5 departure entries and matching.
+// §34.5 departure entries and matching.
 TEST(Departures, ParseAndMatch) {
   const auto d = parse_departures("cast bf16 f32 * nan | keeps the payload\n\n");
   ASSERT_EQ(d.size(), 1u);
@@ -260,7 +260,7 @@ TEST(Departures, ParseAndMatch) {
   EXPECT_THROW(parse_departure("cast bf16 f32 * nan"), std::invalid_argument);
 }
 
-// §32 the runner's parsing of what a pipe backend writes.
+// §33 the runner's parsing of what a pipe backend writes.
 TEST(PipeProtocol, Parsing) {
   const PipeHello h = parse_pipe_hello("numref-pipe 1 name=x version=2 ops=cast,quantize profiles=ocp flags=yes");
   EXPECT_EQ(h.name, "x");

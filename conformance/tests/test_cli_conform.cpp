@@ -1,5 +1,5 @@
 // Tests of `numref conform` and `numref vectors` as a user runs them: exit status and the
-// report lines (spec §33.4 lines, §33.7 exit status), with the built-in backends, the
+// report lines (spec §34.4 lines, §34.7 exit status), with the built-in backends, the
 // Python pipe example, and deliberately broken backends (broken_backend.cpp).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -81,15 +81,15 @@ bool contains(std::string_view text, std::string_view pattern) {
   return false;
 }
 
-// The passed count of the summary line that ends a report (§33.4), ~0 when there is none.
+// The passed count of the summary line that ends a report (§34.4), ~0 when there is none.
 std::uint64_t passed_of(const std::string& out) {
   if (!contains(out, "\n{n} passed, {n} failed, {n} skipped\n{$}")) return ~0ull;
   return std::stoull(out.substr(out.rfind('\n', out.size() - 2) + 1));
 }
 
-// §31.2 A backend whose struct_size ends before the entry points of the families `ops` (the
+// §32.2 A backend whose struct_size ends before the entry points of the families `ops` (the
 // broken backend's ABI 1.1 mode): their cases are skipped-unsupported, never failed; a run of them
-// alone compares nothing, which is not a pass (§33.7, exit 2), and with a cast suite it passes.
+// alone compares nothing, which is not a pass (§34.7, exit 2), and with a cast suite it passes.
 void expect_abi11_backend_skips(const std::string& ops) {
   SCOPED_TRACE("--ops " + ops);
   CliRun r = run_numref(conform(broken("v11")) + " --level 0 --ops " + ops);
@@ -112,7 +112,7 @@ fs::path temp_dir(const std::string& name) {
 
 }  // namespace
 
-// §33.7: the reference passes level 0, vectors included, with exit status 0.
+// §34.7: the reference passes level 0, vectors included, with exit status 0.
 TEST(ConformCli, ReferenceLevel0Passes) {
   const CliRun r = run_numref(conform("reference") + " --level 0");
   EXPECT_EQ(r.status, 0) << r.out;
@@ -121,7 +121,7 @@ TEST(ConformCli, ReferenceLevel0Passes) {
   EXPECT_NE(r.out.find("MANIFEST verified"), std::string::npos) << r.out;
 }
 
-// §10.5 / §19.8 every recipe profile runs in the tensor families (issue 12): level 0 on the
+// §10.4 / §19.8 every recipe profile runs in the tensor families (issue 12): level 0 on the
 // reference compares cases (> 0 passed) with none failed or skipped; cpu-fast declines the
 // recipes (skipped, never failed or passed).
 TEST(ConformCli, RecipeProfilesRunInTheTensorFamilies) {
@@ -147,7 +147,7 @@ TEST(ConformCli, CpuFastLevel0Passes) {
 
 #if NUMREF_HAVE_NV_HOST
 // nv-host conforms to the cuda_* profiles with no departure: CUDA's __bfloat162float keeps a
-// NaN's sign and payload, and the profiles now say so (§10.4 pair rule bf16 > f32: nan=raw,
+// NaN's sign and payload, and the profiles now say so (§10.2 pair rule bf16 > f32: nan=raw,
 // docs/profiles.md). --strict (departures count as failures) passes on that very pair.
 TEST(ConformCli, NvHostLevel0PassesWithoutDepartures) {
   const CliRun r = run_numref(conform("nv-host") + " --level 0 --max-errors 1");
@@ -179,7 +179,7 @@ TEST(ConformCli, PythonPipeExamplePasses) {
   EXPECT_NE(r.out.find("flags: NOT compared"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("FAIL"), std::string::npos) << r.out;
   EXPECT_NE(passed_of(r.out), 0u);
-  // §32.6 the tensor lines: its per-tensor amax quantize suites ran and passed
+  // §33.6 the tensor lines: its per-tensor amax quantize suites ran and passed
   EXPECT_TRUE(contains(r.out, "\nquantize{s}ocp{s}{n}{s}{p}{s}0 ")) << r.out;
 }
 
@@ -233,7 +233,7 @@ TEST(ConformCli, DetectsFlags) {
   EXPECT_NE(r.out.find(" | flags | "), std::string::npos) << r.out;
 }
 
-// §33.6 backend failures: exit status 3, a clear message, the report so far kept.
+// §34.6 backend failures: exit status 3, a clear message, the report so far kept.
 TEST(ConformCli, WrongCountIsABackendError) {
   const CliRun r = run_numref(conform(broken("count")) + " --level 0 --ops cast:f32:f8e4m3fn");
   EXPECT_EQ(r.status, 3) << r.out;
@@ -310,7 +310,7 @@ TEST(ConformCli, PipeProtocolFailures) {
   EXPECT_NE(r.out.find("exited with status 4"), std::string::npos) << r.out;
 }
 
-// §30.5 a vector file edited by hand (sha256 differs from the MANIFEST) stops the run.
+// §31.5 a vector file edited by hand (sha256 differs from the MANIFEST) stops the run.
 TEST(ConformCli, TamperedVectorsAreRefused) {
   const fs::path d = temp_dir("tamper");
   fs::copy(vectors(), d, fs::copy_options::recursive);
@@ -344,7 +344,7 @@ void write_malformed_vectors(const fs::path& d) {
 }
 }  // namespace
 
-// §30.3 a malformed file with a matching MANIFEST entry: the error names file and line.
+// §31.3 a malformed file with a matching MANIFEST entry: the error names file and line.
 TEST(ConformCli, MalformedVectorFileIsRefusedWithFileAndLine) {
   const fs::path d = temp_dir("malformed");
   write_malformed_vectors(d);
@@ -354,7 +354,7 @@ TEST(ConformCli, MalformedVectorFileIsRefusedWithFileAndLine) {
   fs::remove_all(d);
 }
 
-// §30.4 the checked-in vectors are exactly what the generator produces (drift test),
+// §31.4 the checked-in vectors are exactly what the generator produces (drift test),
 // and every file matches vectors/MANIFEST.
 TEST(ConformCli, CheckedInVectorsMatchTheGeneratorAndManifest) {
   const CliRun r = run_numref("vectors verify '" + vectors() + "' --against-generator");
@@ -401,7 +401,7 @@ TEST(ConformCli, JunitAndJsonReports) {
   fs::remove_all(d);
 }
 
-// §33.3 shard rule: the shards I/N, 0 <= I < N (as scripts/sweep.sh, Slurm array and
+// §34.3 shard rule: the shards I/N, 0 <= I < N (as scripts/sweep.sh, Slurm array and
 // Kubernetes indices count), partition a run's cases; N/N is not a shard.
 TEST(ConformCli, ShardsPartitionTheCases) {
   const std::string base = conform("reference") + " --level 0 --ops cast:f16:f8e4m3fn --profile ocp";
@@ -423,7 +423,7 @@ TEST(ConformCli, ShardsPartitionTheCases) {
   EXPECT_NE(j.out.find("\"shard\": \"2/3\""), std::string::npos) << j.out.substr(0, 400);
 }
 
-// §31.6 / §33.7 a backend whose open answers "unavailable: <reason>" is SKIPPED with the
+// §32.6 / §34.7 a backend whose open answers "unavailable: <reason>" is SKIPPED with the
 // reason (in process and isolated), exit 0; --require-backend makes it 77.
 TEST(ConformCli, UnavailableBackendIsSkippedWithItsReason) {
   for (const char* iso : {"", " --no-isolate"}) {
@@ -469,7 +469,7 @@ TEST(ConformCli, BackendAllGoesOnAfterAnUnavailableBackend) {
   fs::remove_all(d);
 }
 
-// §26 / §33.9 a MoR backend that decides Eq. 2 with <= is caught by the golden vector whose
+// §26 / §34.9 a MoR backend that decides Eq. 2 with <= is caught by the golden vector whose
 // threshold equals the exact mean (mor/f32-tensor-at-threshold.vec: mean 47370963 / 2^30,
 // see mor_vectors.cpp for the derivation), one line naming the field, got vs expected.
 TEST(ConformCli, DetectsMorThresholdComparedWithLessOrEqual) {
@@ -495,7 +495,7 @@ TEST(ConformCli, DetectsMorSumDroppingTheLastElement) {
   EXPECT_EQ(r.out.find("FAIL mor-sub"), std::string::npos) << r.out;
 }
 
-// §31.2 the MoR families (ABI 1.2) on a backend of ABI 1.1.
+// §32.2 the MoR families (ABI 1.2) on a backend of ABI 1.1.
 TEST(ConformCli, Abi11BackendSkipsMor) { expect_abi11_backend_skips("mor,mor-sub"); }
 
 // The reference passes the MoR families at level 1 (golden vectors included).
@@ -506,7 +506,7 @@ TEST(ConformCli, ReferencePassesMorLevel1) {
   EXPECT_GT(passed_of(r.out), 700u) << r.out;
 }
 
-// ---- issue 16: truthful exit codes and reports (spec §33.7, §36) ----------------------------
+// ---- issue 16: truthful exit codes and reports (spec §34.7, §35) ----------------------------
 
 namespace {
 std::string slurp(const fs::path& p) {
@@ -525,8 +525,8 @@ std::string last_line(const std::string& out) {
 const std::string kSmall = " --level 0 --ops cast:f8e5m2:f32 --profile ocp";
 }  // namespace
 
-// §36.1 a report file in a missing directory, or a directory, is refused before the run, one
-// line naming the path, exit 2 (it used to run to the end and exit 0); §36.2 a write error on
+// §35.1 a report file in a missing directory, or a directory, is refused before the run, one
+// line naming the path, exit 2 (it used to run to the end and exit 0); §35.2 a write error on
 // the report (/dev/full) or on standard output is exit 2, never 0.
 TEST(ConformCli, UnwritableReportExitsTwo) {
   const fs::path d = temp_dir("outerr");
@@ -550,7 +550,7 @@ TEST(ConformCli, UnwritableReportExitsTwo) {
   fs::remove_all(d);
 }
 
-// §36.1 every file under --vectors is an input: --out naming one (the MANIFEST) is refused
+// §35.1 every file under --vectors is an input: --out naming one (the MANIFEST) is refused
 // before anything is written, and the file is left as it was.
 TEST(ConformCli, RefusesAReportOverAVectorFile) {
   const fs::path d = temp_dir("outisinput");
@@ -570,7 +570,7 @@ TEST(ConformCli, RefusesAReportOverAVectorFile) {
   fs::remove_all(d);
 }
 
-// §33.2 --vectors naming a directory that does not exist is an error naming it (it used to
+// §34.2 --vectors naming a directory that does not exist is an error naming it (it used to
 // run the generated cases only and pass).
 TEST(ConformCli, MissingVectorDirectoryExitsTwo) {
   const CliRun r = run_numref("conform --no-progress --backend reference" + kSmall + " --vectors /no/such/vectors");
@@ -579,7 +579,7 @@ TEST(ConformCli, MissingVectorDirectoryExitsTwo) {
   EXPECT_EQ(r.out.find("passed"), std::string::npos) << r.out;
 }
 
-// §33.7 a run that compares no case does not pass: exit 2 and a last line that says so, with
+// §34.7 a run that compares no case does not pass: exit 2 and a last line that says so, with
 // the reason (it used to end "0 passed, 0 failed, N skipped" with exit 0).
 TEST(ConformCli, NothingComparedIsNotAPass) {
   // the C example implements cast only
@@ -611,7 +611,7 @@ TEST(ConformCli, NothingComparedIsNotAPass) {
   fs::remove_all(d);
 }
 
-// §33.4 after an error the last line says INCOMPLETE with the reason, never "N passed, 0
+// §34.4 after an error the last line says INCOMPLETE with the reason, never "N passed, 0
 // failed" as if complete; an interrupted run says INTERRUPTED, exits 130, and its JUnit file
 // carries an error and its JSON "complete": false.
 TEST(ConformCli, StoppedRunsSayIncomplete) {
@@ -657,7 +657,7 @@ TEST(ConformCli, StoppedRunsSayIncomplete) {
   fs::remove_all(d);
 }
 
-// §30.5 a golden vector whose expected value disagrees with the reference (edited together
+// §31.5 a golden vector whose expected value disagrees with the reference (edited together
 // with its MANIFEST line) is reported as a wrong VECTOR, exit 2 -- not as a FAIL of the
 // backend, not even of the reference itself.
 TEST(ConformCli, AWrongVectorIsNotABackendFailure) {
@@ -691,7 +691,7 @@ TEST(ConformCli, AWrongVectorIsNotABackendFailure) {
   fs::remove_all(d);
 }
 
-// §33.4 a passing run is short: the run of scripts/main.sh (every built-in backend; level 0
+// §34.4 a passing run is short: the run of scripts/main.sh (every built-in backend; level 0
 // here, which prints the same lines as level 1) has no DEPARTURE line and fewer than 60 lines.
 TEST(ConformCli, APassingRunOfAllBackendsIsShort) {
   const CliRun r = run_numref("conform --no-progress --jobs 2 --vectors '" + vectors() + "' --level 0");
@@ -702,7 +702,7 @@ TEST(ConformCli, APassingRunOfAllBackendsIsShort) {
   EXPECT_NE(passed_of(r.out), ~0ull) << r.out;
 }
 
-// §33.4 the JSON report lists every mismatch (--max-errors caps the terminal only) with
+// §34.4 the JSON report lists every mismatch (--max-errors caps the terminal only) with
 // structured fields: location, input codes, got / expected as hex and exact decimal, flags as
 // text, the class; the JUnit report stays valid XML. Checked with Python's json / ElementTree.
 TEST(ConformCli, JsonReportHasEveryMismatchWithStructuredFields) {
@@ -749,7 +749,7 @@ print(len(ms))
   fs::remove_all(d);
 }
 
-// §33.10 The reference passes the gaussws family at level 1, golden vectors included
+// §34.10 The reference passes the gaussws family at level 1, golden vectors included
 // (vectors/gaussws/: 6 files).
 TEST(ConformCli, ReferencePassesGausswsLevel1) {
   const CliRun r = run_numref(conform("reference") + " --level 1 --ops gaussws");
@@ -758,7 +758,7 @@ TEST(ConformCli, ReferencePassesGausswsLevel1) {
   EXPECT_GT(passed_of(r.out), 300u) << r.out;
 }
 
-// §31.2 the gaussws family (ABI 1.3) on a backend of ABI 1.1.
+// §32.2 the gaussws family (ABI 1.3) on a backend of ABI 1.1.
 TEST(ConformCli, OlderAbiBackendSkipsGaussws) { expect_abi11_backend_skips("gaussws"); }
 
 // --backend all includes the family: every built-in backend runs or skips it, none fails.
@@ -771,7 +771,7 @@ TEST(ConformCli, AllBackendsIncludeGaussws) {
   EXPECT_TRUE(contains(r.out, "== all backends\n{p} passed, 0 failed")) << r.out;
 }
 
-// ---- issue 16 item 20, issue 13 item 5: the run's identity and merged shard reports (§33.4, §33.11)
+// ---- issue 16 item 20, issue 13 item 5: the run's identity and merged shard reports (§34.4, §34.11)
 
 namespace {
 // The version line of `numref --version`: "numref V (spec W)" -> {V, W}.
@@ -791,7 +791,7 @@ std::string json_shard(const fs::path& d, const std::string& name, const std::st
 }
 }  // namespace
 
-// §33.4 every report records numref and spec version, the run's parameters, the shard, and a
+// §34.4 every report records numref and spec version, the run's parameters, the shard, and a
 // run id that hashes the parameters without the shard: the two shards of a run share it, a
 // run with another seed does not. The expected id is computed here from the spec's text.
 TEST(ConformCli, ReportsCarryTheRunIdentity) {
@@ -839,7 +839,7 @@ print(want)
   fs::remove_all(d);
 }
 
-// §33.11 the merge of the N shard reports has the counts of the unsharded run (in any order of
+// §34.11 the merge of the N shard reports has the counts of the unsharded run (in any order of
 // the files) and its exit status; a missing, a duplicated or a foreign shard (another seed,
 // another profile) is refused, naming the file and what differs, exit 2.
 TEST(ConformCli, ReportMergeOfShardsEqualsTheUnshardedRun) {
@@ -897,7 +897,7 @@ TEST(ConformCli, ReportMergeOfShardsEqualsTheUnshardedRun) {
   fs::remove_all(d);
 }
 
-// §33.11 a shard with a mismatch makes the merge fail (exit 1) with the unsharded run's failed
+// §34.11 a shard with a mismatch makes the merge fail (exit 1) with the unsharded run's failed
 // count and its FAIL lines.
 TEST(ConformCli, ReportMergeOfAFailingShardFails) {
   const fs::path d = temp_dir("merge-fail");
@@ -919,7 +919,7 @@ TEST(ConformCli, ReportMergeOfAFailingShardFails) {
   fs::remove_all(d);
 }
 
-// ---- issue 16 item 15: re-run one case (§33.4) ------------------------------------------------
+// ---- issue 16 item 15: re-run one case (§34.4) ------------------------------------------------
 
 // The location that ends a FAIL line is an id that --case accepts: a generated case and a
 // vector case re-run alone give back the same FAIL line and "0 passed, 1 failed"; a malformed
@@ -954,7 +954,7 @@ TEST(ConformCli, CaseRerunsTheCaseOfAFailLine) {
   EXPECT_EQ(run_numref(sel + " --case '" + gid + "' --shard 0/2").status, 2);
 }
 
-// §33.4 --dump-failures DIR: each printed failing tensor case is written as its input tensor
+// §34.4 --dump-failures DIR: each printed failing tensor case is written as its input tensor
 // (.npy; the element the FAIL line names holds the code it prints) and a .txt file whose
 // --case command re-runs the case alone (and fails again); a missing DIR is exit 2.
 TEST(ConformCli, DumpFailuresWritesTensorCasesThatReproduce) {

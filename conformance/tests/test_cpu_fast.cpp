@@ -19,7 +19,7 @@ namespace {
 // of mismatches and reports the first few.
 int compare(const Format& from, const Format& to, const Policy& p, const std::vector<std::uint32_t>& xs,
             const std::vector<std::uint32_t>& rs) {
-  if (cpu_fast::declined(from, to, p)) return 0;  // §35.1: the plugin answers "unsupported"
+  if (cpu_fast::declined(from, to, p)) return 0;  // §A.1: the plugin answers "unsupported"
   const cpu_fast::FastCast fc(from, to, p);
   const Converter ref(from, to, p);
   std::vector<std::uint32_t> out(xs.size());
@@ -48,7 +48,7 @@ TEST(CpuFast, MatchesTheReferenceOnEverySmallSourceCode) {
     std::vector<std::uint32_t> xs;
     for (std::uint32_t c = 0; c <= from.mask(); ++c) xs.push_back(c);
     for (const auto& to : kFormats)
-      for (int pi = 0; pi < kProfileCount; ++pi) {  // every named profile, its pair rules applied (§10.4)
+      for (int pi = 0; pi < kProfileCount; ++pi) {  // every named profile, its pair rules applied (§10.2)
         if (to.is_p3109_extra()) continue;          // declined like the 12 binary8 members (compare() checks those)
         const Policy base = all_profiles()[pi].for_cast(from, to);
         const auto vars =
@@ -84,7 +84,7 @@ TEST(CpuFast, MatchesTheReferenceOnF32Sources) {
   for (std::uint64_t i = 0; i < 40000; ++i) xs.push_back(static_cast<std::uint32_t>(conform::mix64(i)));
   const Format& f32 = format(FormatId::f32);
   for (const auto& to : kFormats)
-    for (int pi = 0; pi < kProfileCount; ++pi) {  // every named profile, its pair rules applied (§10.4)
+    for (int pi = 0; pi < kProfileCount; ++pi) {  // every named profile, its pair rules applied (§10.2)
       if (to.is_p3109_extra()) continue;          // §2.5 item 7: declined like the 12 binary8 members
       const Policy base = all_profiles()[pi].for_cast(f32, to);
       for (const auto& v : conform::cast::variants(conform::Level::l1, base, f32, to)) {

@@ -1,7 +1,7 @@
 // cpu-fast's GaussWS (conformance/backends/cpu_fast/fast_gaussws.cpp: the CUDA kernels'
 // __host__ __device__ arithmetic on the CPU) against the reference numref::gaussws, through the
-// plugin's C ABI entry as the runner calls it.                                 spec §37, §31.8
-// Cases: the runner's own generator (§33.10: b_t integers 1..12, fractions, extremes where s
+// plugin's C ABI entry as the runner calls it.                                 spec §30, §32.8
+// Cases: the runner's own generator (§34.10: b_t integers 1..12, fractions, extremes where s
 // underflows or overflows; zero, subnormal, near-overflow and poisoned blocks; g with NaN / ±Inf
 // and cancelling ±1; noise from given words, with |R| = 2 forced, and from the generator) over
 // ragged shapes, every w / g format, both noise sources and both sums: more than 10 million
@@ -83,7 +83,7 @@ TEST(CpuFastGaussws, MatchesReferenceOnTenMillionGeneratedElements) {
   std::printf("%zu elements in %d suites\n", elements, suite);
 }
 
-// §37.1 A NaN or ±Inf b_t: the call fails, naming the block.
+// §30.1 A NaN or ±Inf b_t: the call fails, naming the block.
 TEST(CpuFastGaussws, NonFiniteBtIsAnErrorNamingTheBlock) {
   const numref_backend* b = cpu_fast();
   ASSERT_NE(b, nullptr);

@@ -1,4 +1,4 @@
-// Tests of the vector export for testbenches (spec §30.8): the library (conform/export.hpp)
+// Tests of the vector export for testbenches (spec §31.8): the library (conform/export.hpp)
 // on checked-in vector files, with records checked by hand, and `numref vectors export` as a
 // user runs it (exit status 2 on every bad argument, nothing written then).
 #include <gtest/gtest.h>
@@ -110,7 +110,7 @@ TEST(Export, CsvAndJsonRecordsOfACastFile) {
 }
 
 TEST(Export, TensorFilesCsvYesMemhOnlyForOneLayout) {
-  // A scale file (spec §30.6) holds tensors of shapes 2x8, 3x7, 1x16: csv and json write them,
+  // A scale file (spec §31.6) holds tensors of shapes 2x8, 3x7, 1x16: csv and json write them,
   // memh (one fixed-width word) refuses, naming the way out.
   const std::string c = exported(kScale, ExportFormat::csv);
   EXPECT_TRUE(has_line(c, "suite,shape,x,amax,scales,note"));

@@ -1,7 +1,7 @@
 // cpu-fast's byte lanes (backends/cpu_fast/fast_lanes.hpp) against the reference, directly (no
 // runner), flags included, with and without the flags output, on unaligned slices too:
 //   * every bf16 and f16 code under every (target, policy) the lanes take: each profile's policy
-//     for the pair (§10.4) and its level-1 variants (§33.3);
+//     for the pair (§10.2) and its level-1 variants (§34.3);
 //   * f32: a structured set (every exponent, every cut position of the mantissa with the codes
 //     at and next to the tie, signs, zeros, subnormals, Inf, NaNs) and 3 M seeded random codes
 //     (1 M over the whole code space, 2 M in the binades of the narrow targets) per (target,
@@ -136,7 +136,7 @@ TEST(ByteLanes, TakeTheCommonCastsOnly) {
     EXPECT_FALSE(apply_policy_settings(p, settings).has_value()) << settings;
     return p;
   };
-  // other rounding, daz / ftz, declined (§35.1), other targets and sources
+  // other rounding, daz / ftz, declined (§A.1), other targets and sources
   for (const char* s : {"round=rtz", "round=rna", "round=sr sr_bits=8", "daz=1", "ftz=1", "nan=raw"})
     EXPECT_NE(cpu_fast::byte_lanes_unsupported(f32, e4m3, with(s)), nullptr) << s;
   for (const auto id : {FormatId::f8e8m0fnu, FormatId::int8, FormatId::bf16, FormatId::f16, FormatId::f32})

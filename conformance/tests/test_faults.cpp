@@ -1,4 +1,4 @@
-// Backend faults as a user meets them (spec §33.6, §33.7): `numref conform` run as a process
+// Backend faults as a user meets them (spec §34.6, §34.7): `numref conform` run as a process
 // against the fault backends fault_plugin.c and fault_pipe.c; the tests send the signals
 // themselves and check that no backend process outlives the run.
 #include <gtest/gtest.h>
@@ -135,8 +135,8 @@ long passed(const std::string& out) {
 
 }  // namespace
 
-// §33.6 item: SIGINT during a batch kills the backend at once (not after --timeout) and the
-// run exits 130 (§33.7); the isolated process does not survive.
+// §34.6 item: SIGINT during a batch kills the backend at once (not after --timeout) and the
+// run exits 130 (§34.7); the isolated process does not survive.
 TEST(Faults, SigintStopsAHungPluginAtOnce) {
   const fs::path d = temp_dir("sigint");
   Runner r(plugin("hang", d / "pids"), {"--timeout", "60", "--jobs", "1"}, d);
@@ -190,7 +190,7 @@ TEST(Faults, NoOrphansAfterKill9) {
   }
 }
 
-// §33.6 the timeout is on silence: a backend slower in total than --timeout but answering
+// §34.6 the timeout is on silence: a backend slower in total than --timeout but answering
 // steadily passes.
 TEST(Faults, SlowButSteadyPipePasses) {
   const fs::path d = temp_dir("slowpipe");
@@ -208,7 +208,7 @@ TEST(Faults, SlowButSteadyPluginPasses) {
   fs::remove_all(d);
 }
 
-// §33.6 bisection: the crash is pinned to the one case that causes it (1.0 = 3f800000), reported
+// §34.6 bisection: the crash is pinned to the one case that causes it (1.0 = 3f800000), reported
 // as that case's failure, and every other case is checked.
 TEST(Faults, CrashIsPinnedToItsCase) {
   const fs::path d = temp_dir("crashon");
@@ -223,7 +223,7 @@ TEST(Faults, CrashIsPinnedToItsCase) {
   fs::remove_all(d);
 }
 
-// §33.6 a plugin writing past its output buffer is a failure of the backend naming the buffer.
+// §34.6 a plugin writing past its output buffer is a failure of the backend naming the buffer.
 TEST(Faults, OutputOverrunIsReported) {
   const fs::path d = temp_dir("overrun");
   Runner r(plugin("overrun"), {"--jobs", "1"}, d);

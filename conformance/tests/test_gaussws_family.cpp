@@ -1,6 +1,6 @@
-// The GaussWS op family (spec §37; runner clauses §30.9 vector files, §31.8 the C
-// description, §32.8 pipe lines, §33.10 suites and comparison). Expected values are derived
-// by hand from §37 and shown inline; "what a wrong backend returns" is a hand-made edit.
+// The GaussWS op family (spec §30; runner clauses §31.9 vector files, §32.8 the C
+// description, §33.8 pipe lines, §34.10 suites and comparison). Expected values are derived
+// by hand from §30 and shown inline; "what a wrong backend returns" is a hand-made edit.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -38,13 +38,13 @@ OneRun run(const std::string& t, const std::vector<std::uint32_t>& w, const std:
 }
 
 constexpr std::uint32_t kOne = 0x3F800000u;
-// §37.2 words: R = +1 (u10, u12, u14), -1 (and u15), +2 (u0, u2..u9), -2, 0.
+// §30.2 words: R = +1 (u10, u12, u14), -1 (and u15), +2 (u0, u2..u9), -2, 0.
 constexpr std::uint32_t kP1 = 0x5400u, kM1 = 0xD400u, kP2 = 0x03FDu, kM2 = 0x83FDu;
 
 }  // namespace
 
-// §33.10 canonical text: keys in a fixed order, defaults written out, round trip; the C
-// description (§31.8).
+// §34.10 canonical text: keys in a fixed order, defaults written out, round trip; the C
+// description (§32.8).
 TEST(GausswsParams, CanonicalText) {
   const auto p = parse("shape=70x45 w=bf16");
   EXPECT_EQ(p->text(), "w=bf16 g=f32 shape=70x45 noise=bits sum=exact");
@@ -83,13 +83,13 @@ TEST(GausswsParams, BadParametersAreNamed) {
   EXPECT_NE(err("w=f32 shape=4x4 transpose=1").find("unknown"), std::string::npos);
 }
 
-// §37.5 with b_t = 9, a = 1: e = 2^-8, s = 2^-8 (0x3b800000). bf16 has 7 fraction bits, so
+// §30.5 with b_t = 9, a = 1: e = 2^-8, s = 2^-8 (0x3b800000). bf16 has 7 fraction bits, so
 // the ulp is 2^-7 in [1, 2) and 2^-8 in [0.5, 1):
 //   1 + 2^-8 (R = +1): the midpoint of 1 and 1 + 2^-7, ties to even: 1 (0x3f80; Lemma 1 tight)
 //   1 - 2^-8 (R = -1): 0x3f7f;  -0 with R = 0: -0 (0x8000, "no noise" keeps w)
 //   0.5 + 2^-7 (R = +2): 0x3f02; 1 - 2^-7 (R = -2): 0x3f7e; 1 (R = 0): 0x3f80
 //   1 + 2^-7 (R = +2): 0x3f81;  0.75 - 2^-8 (R = -1): 0x3f3f
-// R = [+1 -1 0 +2 -2 0 +2 -1] packs (§37.9) as nibbles 1 9 0 2 a 0 2 9, element 0 lowest:
+// R = [+1 -1 0 +2 -2 0 +2 -1] packs (§30.9) as nibbles 1 9 0 2 a 0 2 9, element 0 lowest:
 // 0x920a2091. With g = 1: T = 1 - 1 + 2 - 2 + 2 - 1 = 1, dL/db_t = RN32(-ln2 * 2^-8):
 // RN32(ln 2) = 0x3f317218 (ln 2 = 0.693147180559945..., 0x3f317218 = 0.693147182...), the
 // exponent 8 lower and the sign: 0xbb317218.
@@ -104,7 +104,7 @@ TEST(GausswsFamily, HandComputedCase) {
   EXPECT_EQ(r.out(L.grad), 0xBB317218u);
 }
 
-// §37.6 a NaN in w poisons its block only; §37.7 an Inf in g poisons that block's gradient.
+// §30.6 a NaN in w poisons its block only; §30.7 an Inf in g poisons that block's gradient.
 // 1 x 40: block 0 holds columns 0-31, block 1 columns 32-39; b_t = 4: s = 2^-3, R = +1:
 // 1 + 2^-3 = 1.125 (0x3f90) in block 1.
 TEST(GausswsFamily, PoisonedBlocks) {
@@ -121,7 +121,7 @@ TEST(GausswsFamily, PoisonedBlocks) {
   EXPECT_EQ(r.out(L.grad, 1), 0x7FC00000u);
 }
 
-// §37.4 b_t = -130: 2^131 overflows binary32, s = +Inf; R = +-1 gives +-Inf, R = 0 keeps w (-1,
+// §30.4 b_t = -130: 2^131 overflows binary32, s = +Inf; R = +-1 gives +-Inf, R = 0 keeps w (-1,
 // 0xbf80); T = 1 - 1 + 0 + 1 = 1 so dL/db_t = -Inf. b_t = 200 (bf16 w): 2^-199 underflows to
 // 0, s = 0, no noise: w itself, and a zero gradient.
 TEST(GausswsFamily, ScaleOverflowAndUnderflow) {
@@ -141,8 +141,8 @@ TEST(GausswsFamily, ScaleOverflowAndUnderflow) {
   EXPECT_EQ(z.out(z.p->layout().grad), 0u);
 }
 
-// §37.3 noise=key: the key column's words are seed, layer, step as (low, high) pairs, and R is
-// the generator's; the packed R of a 1 x 8 matrix is the §37.9 packing of
+// §30.3 noise=key: the key column's words are seed, layer, step as (low, high) pairs, and R is
+// the generator's; the packed R of a 1 x 8 matrix is the §30.9 packing of
 // noise_from_bits(noise_word(block_key(k, 0, 0), e)) for e = 0..7.
 TEST(GausswsFamily, KeyColumn) {
   const auto p = parse("w=f32 shape=1x8 noise=key");
@@ -166,7 +166,7 @@ TEST(GausswsFamily, KeyColumn) {
   EXPECT_EQ(out[static_cast<std::size_t>(L.r)], word);
 }
 
-// §33.4 a wrong backend: one output element, one scale, one gradient, one packed R word; the
+// §34.4 a wrong backend: one output element, one scale, one gradient, one packed R word; the
 // class names the first differing column.
 TEST(GausswsFamily, MismatchClasses) {
   const auto p = parse("w=f32 shape=33x40");
@@ -187,7 +187,7 @@ TEST(GausswsFamily, MismatchClasses) {
   EXPECT_EQ(cls(L.r, 7), "gaussws/noise");
 }
 
-// §32.8 a pipe result line is the output columns flat, and reads back.
+// §33.8 a pipe result line is the output columns flat, and reads back.
 TEST(GausswsFamily, PipeRoundTrip) {
   const auto p = parse("w=bf16 g=bf16 shape=3x5 noise=key");
   const GausswsLayout& L = p->layout();
@@ -202,7 +202,7 @@ TEST(GausswsFamily, PipeRoundTrip) {
   EXPECT_EQ(back, exp);
 }
 
-// §33.10 the plan: level 0 has both w formats, both noise sources and both sums, every
+// §34.10 the plan: level 0 has both w formats, both noise sources and both sums, every
 // suite within 8192 elements; generated cases are a pure function of (seed, text, index).
 TEST(GausswsFamily, Plan) {
   std::vector<GeneratedSuite> s0, s1;
@@ -239,7 +239,7 @@ TEST(GausswsFamily, Plan) {
   EXPECT_THROW(family().plan(req, sel), std::invalid_argument);
 }
 
-// §37.1 the generated b_t are finite (the reference refuses any other) and cover integers,
+// §30.1 the generated b_t are finite (the reference refuses any other) and cover integers,
 // fractions and the extremes; some blocks are poisoned, some all zero.
 TEST(GausswsFamily, GeneratedCoverage) {
   const auto p = parse("w=f32 shape=64x64");

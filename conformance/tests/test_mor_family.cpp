@@ -1,5 +1,5 @@
-// The MoR op families (spec §26, §27; runner clauses §30.7 vector files, §31.7 the C
-// description, §32.7 pipe lines, §33.9 comparison). Expected values are derived by hand
+// The MoR op families (spec §26, §27; runner clauses §31.7 vector files, §32.7 the C
+// description, §33.7 pipe lines, §34.9 comparison). Expected values are derived by hand
 // from the spec and shown inline; "what a wrong backend returns" is a hand-made edit of
 // one field.
 #include <gtest/gtest.h>
@@ -25,7 +25,7 @@ const std::vector<std::uint32_t> kNear = {0x43E00000u, 0x3F880000u, 0, 0x3F88000
 
 }  // namespace
 
-// §33.9 canonical text: keys in a fixed order, defaults written out, round trip.
+// §34.9 canonical text: keys in a fixed order, defaults written out, round trip.
 TEST(MorParams, CanonicalText) {
   const auto p = parse(Kind::tensor, "scaling=block:64x64 shape=100x70 src=bf16");
   EXPECT_EQ(p->text(), "src=bf16 shape=100x70 transpose=0 scaling=block:64x64 threshold=9/200");
@@ -125,7 +125,7 @@ TEST(MorReference, SubtensorTypeMapByHand) {
   EXPECT_EQ(get_sum(c.exp.data() + L.sum4 + 1 * kSumWords).nonfinite_input, 1u);
 }
 
-// §33.9 each field is compared and the first differing one names the class; the line says
+// §34.9 each field is compared and the first differing one names the class; the line says
 // which block and renders both values decoded.
 TEST(MorCompare, FieldByField) {
   const auto p = parse(Kind::tensor, "src=f32 shape=2x4 scaling=block:1x2");
@@ -156,7 +156,7 @@ TEST(MorCompare, FieldByField) {
   EXPECT_EQ(s.text().detail, "1 of 2 block types, 1 of 4 values differ");
 }
 
-// §32.7 a pipe result line: the output columns, flat; parsed back to the same words.
+// §33.7 a pipe result line: the output columns, flat; parsed back to the same words.
 TEST(MorPipe, ResultLineRoundTrip) {
   for (const char* t : {"src=f32 shape=2x4 transpose=0 scaling=block:1x2 threshold=9/200",
                         "src=bf16 shape=1x4 transpose=0 blocks=block:1x2 recipe=three-way"}) {
@@ -165,7 +165,7 @@ TEST(MorPipe, ResultLineRoundTrip) {
         run(p, p->spec().src->bits == 32 ? kNear : std::vector<std::uint32_t>{0x3F80, 0x4000, 0x7FC0, 0x3F80});
     const std::string line = pipe_result_line(*p, single_case(c.exp.data(), c.exp.size()), false);
     EXPECT_EQ(std::count(line.begin(), line.end(), ' '), p->spec().kind == Kind::tensor ? 5 : 8) << line;
-    EXPECT_EQ(line.find('/'), std::string::npos) << line;  // flat (§32.7)
+    EXPECT_EQ(line.find('/'), std::string::npos) << line;  // flat (§33.7)
     std::vector<std::uint32_t> back(c.exp.size(), 0xDEADu);
     EXPECT_EQ(pipe_result(*p, line, false, back.data(), 1, 0), "") << line;
     EXPECT_EQ(back, c.exp);
@@ -173,7 +173,7 @@ TEST(MorPipe, ResultLineRoundTrip) {
   }
 }
 
-// §30.7 the generated MoR files parse; a damaged sum is refused naming the column.
+// §31.7 the generated MoR files parse; a damaged sum is refused naming the column.
 TEST(MorVectors, FilesParseAndDamageIsNamed) {
   std::vector<VectorFileText> files;
   family(Kind::tensor).generate_vectors(files);
@@ -196,7 +196,7 @@ TEST(MorVectors, FilesParseAndDamageIsNamed) {
   }
 }
 
-// §33.9 --ops selectors: source format, then bf16, then the partition (mor, without
+// §34.9 --ops selectors: source format, then bf16, then the partition (mor, without
 // "block:") or the recipe (mor-sub); every planned suite matches its selector.
 TEST(MorPlan, SelectorsNarrowTheSuites) {
   PlanRequest r;

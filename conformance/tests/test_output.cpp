@@ -1,4 +1,4 @@
-// §36 Output files: temporary file + rename, nothing replaced on failure, outputs that are
+// §35 Output files: temporary file + rename, nothing replaced on failure, outputs that are
 // inputs refused, write errors (a full device) reported.
 #include "numref/conform/output.hpp"
 
@@ -119,7 +119,7 @@ TEST(OutputFile, AnOutputThatIsAnInputIsRefused) {
   EXPECT_EQ(slurp(d.p / "in.npy"), "x");
 }
 
-// §36.1 One file named twice under other spellings (a "." / ".." path, a hard link to an existing
+// §35.1 One file named twice under other spellings (a "." / ".." path, a hard link to an existing
 // file) is refused; outputs closed as soon as they are written (so that a set of thousands of
 // files keeps one open) are renamed into place by commit_all() all the same.
 TEST(OutputSet, SameFileUnderOtherNamesAndEarlyClose) {

@@ -1,11 +1,11 @@
-// numref conformance — numref/conform/plugin.hpp: a C++ class as a backend plugin.   spec §31, §31.6
+// numref conformance — numref/conform/plugin.hpp: a C++ class as a backend plugin.   spec §32, §32.6
 //
 // Small backend classes are turned into numref_backend tables in process (backend_open<T>, and
 // the NUMREF_BACKEND macro's two exported symbols) and the tables are checked against the C
 // contract of backend.h: abi_version / struct_size, the ops string and the NULL entries of the
 // families a class does not implement, one instance per open, exceptions -> negative returns
 // with last_error, *_supported -> 0 on exceptions, and the open errors (bad arguments, a
-// throwing constructor, the §31.6 "unavailable: " convention).
+// throwing constructor, the §32.6 "unavailable: " convention).
 #include <gtest/gtest.h>
 
 #include <cstddef>
@@ -20,7 +20,7 @@
 #include "numref/conform/backend.hpp"
 #include "numref/conform/plugin.hpp"
 
-// The header's prefix and the runner's are one fact (§31.6).
+// The header's prefix and the runner's are one fact (§32.6).
 static_assert(numref::conform::kUnavailable == numref::conform::kUnavailablePrefix);
 
 namespace {
@@ -127,7 +127,7 @@ struct WithArgs {
   std::string arg;
 };
 
-// A GPU backend on a machine without a GPU (§31.6).
+// A GPU backend on a machine without a GPU (§32.6).
 struct NoDevice {
   static constexpr const char* name = "no-device";
   static constexpr const char* version = "1";
@@ -339,7 +339,7 @@ TEST(PluginHeader, OpenErrors) {
   // a constructor that throws: its message
   EXPECT_EQ(backend_open<WithArgs>("bad", err, sizeof err), nullptr);
   EXPECT_STREQ(err, "with-args: unknown argument 'bad'");
-  // §31.6 "unavailable: <reason>"
+  // §32.6 "unavailable: <reason>"
   EXPECT_EQ(backend_open<NoDevice>("", err, sizeof err), nullptr);
   EXPECT_STREQ(err, "unavailable: no widget (probe: 0 widgets)");
   // the message is cut to err_size (NUL included); no buffer, no message, no crash
@@ -380,7 +380,7 @@ TEST(PluginHeader, TheMacroExportsBothSymbols) {
 
 }  // namespace
 
-// §31.8 (ABI 1.3) the gaussws members become the gaussws entries, appended after mor_sub.
+// §32.8 (ABI 1.3) the gaussws members become the gaussws entries, appended after mor_sub.
 TEST(PluginHeader, GausswsFamily) {
   static_assert(NUMREF_BACKEND_ABI_MINOR >= 3u);  // 1.4 appended numref_tensor_op.recipe
   static_assert(offsetof(numref_tensor_op, recipe) > offsetof(numref_tensor_op, text));

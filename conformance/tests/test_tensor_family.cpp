@@ -1,5 +1,5 @@
-// The tensor op families (spec §33.8 suites and classification, §30.6 tensor vector files,
-// §31.5 the C description, §32.6 pipe lines). Expected values are hand-derived from the spec
+// The tensor op families (spec §34.8 suites and classification, §31.6 tensor vector files,
+// §32.5 the C description, §33.6 pipe lines). Expected values are hand-derived from the spec
 // and shown inline; where a test needs "what a wrong backend returns", the wrong value is
 // computed independently (the host's IEEE binary32 unit, or the spec's other rule by hand).
 #include <gtest/gtest.h>
@@ -47,7 +47,7 @@ std::string parse_error(const std::string& text) { return test::vector_error(tex
 
 }  // namespace
 
-// §33.8 the canonical parameter text round-trips, names every key in a fixed order, and
+// §34.8 the canonical parameter text round-trips, names every key in a fixed order, and
 // the label is short.
 TEST(TensorParams, CanonicalTextRoundTrips) {
   const auto p = parse(Kind::quantize,
@@ -118,7 +118,7 @@ TEST(TensorParams, RejectsBadParametersNamingTheProblem) {
   }
 }
 
-// §31.5 the C description: effective blocks, strides of a transposed view, q_max as a
+// §32.5 the C description: effective blocks, strides of a transposed view, q_max as a
 // binary32 code (127.5 = 0x42FF0000 for int8-127.5), the rule constant.
 TEST(TensorParams, CDescription) {
   const auto p = parse(Kind::quantize,
@@ -284,7 +284,7 @@ TEST(TensorClassify, CountsAndAnyNan) {
   EXPECT_EQ(r.compare(true, true).outcome, Outcome::pass_any_nan);
 }
 
-// §33.8 a case depends only on (seed, params text, index); seeds differ; sweeps enumerate.
+// §34.8 a case depends only on (seed, params text, index); seeds differ; sweeps enumerate.
 TEST(TensorCases, DeterministicAndRandomAccess) {
   const auto p = q("round=sr sr_bits=8", "7x33", "mx-rceil");
   const Layout& L = p->layout();
@@ -308,7 +308,7 @@ TEST(TensorCases, DeterministicAndRandomAccess) {
   for (std::uint32_t k = 0; k < 256; ++k) EXPECT_EQ(w[k], k);
 }
 
-// §33.8 level 0 takes every (rule, element) pair; level 1 crosses them with every partition.
+// §34.8 level 0 takes every (rule, element) pair; level 1 crosses them with every partition.
 TEST(TensorPlan, LevelsCoverRulesElementsPartitions) {
   PlanRequest req;
   req.profiles = {"ocp", "cuda_satfinite"};
@@ -359,7 +359,7 @@ TEST(TensorPlan, LevelsCoverRulesElementsPartitions) {
   EXPECT_THROW(plan(Kind::quantize, req, sel), std::invalid_argument);
 }
 
-// §32.6 pipe lines: flat comma lists; a reply with the wrong number of values, bad hex, or
+// §33.6 pipe lines: flat comma lists; a reply with the wrong number of values, bad hex, or
 // counts that are not four decimals is refused with the reason.
 TEST(TensorPipe, CaseAndResultLines) {
   const auto p = q("", "1x2", "mx-floor");
@@ -384,7 +384,7 @@ TEST(TensorPipe, CaseAndResultLines) {
             std::string::npos);
 }
 
-// §30.6 tensor vector files: strict grids, canonical headers; every problem named.
+// §31.6 tensor vector files: strict grids, canonical headers; every problem named.
 TEST(TensorVectors, RejectsMalformedFiles) {
   const std::string head =
       std::string(
@@ -441,7 +441,7 @@ TEST(TensorVectors, RejectsMalformedFiles) {
             std::string::npos);
 }
 
-// §30.6 every generated tensor file parses, and re-reading gives the generator's words.
+// §31.6 every generated tensor file parses, and re-reading gives the generator's words.
 TEST(TensorVectors, GeneratedFilesParse) {
   std::vector<VectorFileText> files;
   for (Kind k : kKinds) tensor::generate_vectors(k, files);
@@ -455,7 +455,7 @@ TEST(TensorVectors, GeneratedFilesParse) {
   EXPECT_GT(cases, 300u);
 }
 
-// §10.5 / §19.8 a recipe profile in the tensor family: its recipe knobs are part of the text
+// §10.4 / §19.8 a recipe profile in the tensor family: its recipe knobs are part of the text
 // (absent keys take the profile's recipe, a knob set back to numref's rule is written out), an
 // explicit q_max is kept only when it differs from the rule's (§14.4), both reach the C op.
 TEST(TensorRecipe, TextCarriesTheRecipeAndQmax) {
@@ -533,7 +533,7 @@ TEST(TensorRecipe, TorchaoRceilExpectedValuesAndCapability) {
   Case1 e = run(o, {0x48E00001u, 0x3F800000u});
   EXPECT_EQ(e.exp[static_cast<std::size_t>(L.scales)], 0x8Au);
   EXPECT_EQ(e.exp[static_cast<std::size_t>(L.codes)], 0x76u);
-  // §31.5 a backend without NUMREF_CAP_RECIPE is not asked for a recipe case; one with it is
+  // §32.5 a backend without NUMREF_CAP_RECIPE is not asked for a recipe case; one with it is
   numref_backend b{};
   b.struct_size = sizeof(numref_backend);
   b.tensor_supported = [](void*, std::uint32_t, const numref_tensor_op*) { return 1; };
@@ -545,7 +545,7 @@ TEST(TensorRecipe, TorchaoRceilExpectedValuesAndCapability) {
   EXPECT_TRUE(p->plugin_supported(b));
 }
 
-// §10.5 the plan of a recipe profile: its rule only, the recipe's partition first, its knobs and
+// §10.4 the plan of a recipe profile: its rule only, the recipe's partition first, its knobs and
 // amax policy (te_mxfp8: amax_nan=ignore); scale suites carry the recipe without the profile.
 TEST(TensorRecipe, PlanOfRecipeProfiles) {
   for (Kind k : kKinds) {
@@ -570,7 +570,7 @@ TEST(TensorRecipe, PlanOfRecipeProfiles) {
     }
     EXPECT_GT(recipe, 0u) << kind_name(k);
   }
-  // §10.5 a recipe with element formats (microxcaling: the five float ones) plans only those
+  // §10.4 a recipe with element formats (microxcaling: the five float ones) plans only those
   PlanRequest req;
   req.level = Level::l1;
   req.profiles = {"microxcaling"};
@@ -581,7 +581,7 @@ TEST(TensorRecipe, PlanOfRecipeProfiles) {
   EXPECT_EQ(elems, (std::set<std::string>{"f8e4m3fn", "f8e5m2", "f6e3m2fn", "f6e2m3fn", "f4e2m1fn"}));
 }
 
-// §31.5 (ABI 1.4) numref_recipe <-> RecipeKnobs: every word of every knob round-trips through its
+// §32.5 (ABI 1.4) numref_recipe <-> RecipeKnobs: every word of every knob round-trips through its
 // byte; a byte past the knob's words or a set reserved byte is refused.
 TEST(TensorRecipe, CRecipeRoundTripAndRange) {
   std::apply(

@@ -1,4 +1,4 @@
-// Vector files (spec §30): the reader's checks, SHA-256, the MANIFEST, directory
+// Vector files (spec §31): the reader's checks, SHA-256, the MANIFEST, directory
 // verification (tampering, unlisted files, drift).
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,5 +1,5 @@
 /* numref conformance tests — a backend that is correctly built but can never run here: its
- * open answers "unavailable: <reason>" (backend.h, spec §31.6), as a GPU backend does on a
+ * open answers "unavailable: <reason>" (backend.h, spec §32.6), as a GPU backend does on a
  * machine without a device. The runner must report it SKIPPED, not failed. */
 #include <stdio.h>
 

@@ -1,4 +1,4 @@
-// numref CUDA tests — the "cuda" conformance plugin opens, or says why not.      spec §31, §35.4
+// numref CUDA tests — the "cuda" conformance plugin opens, or says why not.      spec §32, §A.4
 //
 // Loads libnumref_backend_cuda.so with dlopen (argv[1]) exactly as the runner does and calls its
 // two exported symbols. On a machine without a CUDA device (this project's build machines)

@@ -1,5 +1,5 @@
 // numref backends "cuda" and "cuda-emu" — THE contract of the CUDA kernels at the C ABI: which
-// operations they accept and, for the others, the message of the refusal.   spec §35.9, §35.11
+// operations they accept and, for the others, the message of the refusal.   spec §A.9, §A.11
 //
 // Both plugins derive from KernelContract: their cast_supported / tensor_supported /
 // mor_supported entries ARE these functions, and their operations begin with the same
@@ -29,7 +29,7 @@ namespace numref_cuda::contract {
 
 using numref::FormatId;
 
-// ---- cast (§11, §35.2, §35.3) ------------------------------------------------------------------
+// ---- cast (§11, §A.2, §A.3) ------------------------------------------------------------------
 
 // A cast the kernels implement: the formats and the kernel policy.
 struct CastPlan {
@@ -39,7 +39,7 @@ struct CastPlan {
   CastPolicy kernel;
   bool sr = false;  // the policy rounds stochastically (the call needs r)
 };
-// §35.2 The plan of a cast from -> to under p (C ids); throws std::invalid_argument with the refusal.
+// §A.2 The plan of a cast from -> to under p (C ids); throws std::invalid_argument with the refusal.
 inline CastPlan cast_plan(std::uint32_t from, std::uint32_t to, const numref_policy* p) {
   CastPlan c;
   c.from = numref::conform::format_from_c(from);
@@ -55,13 +55,13 @@ inline CastPlan cast_plan(std::uint32_t from, std::uint32_t to, const numref_pol
   return c;
 }
 
-// ---- tensor families (§12–§20, §35.7) ------------------------------------------------------------
+// ---- tensor families (§12–§20, §A.7) ------------------------------------------------------------
 
 struct TensorPlan {
   numref::conform::TensorOpSpec t;
   QuantizePlan p;
 };
-// §35.7 The plan of a tensor operation of `family`; throws std::invalid_argument with the refusal.
+// §A.7 The plan of a tensor operation of `family`; throws std::invalid_argument with the refusal.
 inline TensorPlan tensor_plan(std::uint32_t family, const numref_tensor_op* op) {
   if (!op) throw std::invalid_argument("no operation");
   if (family > NUMREF_TENSOR_FAKE_QUANT) throw std::invalid_argument("unknown tensor family");
@@ -78,7 +78,7 @@ inline TensorPlan tensor_plan(std::uint32_t family, const numref_tensor_op* op) 
   return tp;
 }
 
-// ---- MoR (§26, §27, §35.8) -----------------------------------------------------------------------
+// ---- MoR (§26, §27, §A.8) -----------------------------------------------------------------------
 
 using MorOp = numref::conform::ReferenceBackend::MorOp;
 struct MorPlan {
@@ -86,7 +86,7 @@ struct MorPlan {
   numref::TensorMorSpec tensor;        // family NUMREF_TENSOR_MOR
   numref::SubtensorMorSpec subtensor;  // family NUMREF_TENSOR_MOR_SUB
 };
-// §35.8 The description the kernels implement: the reference backend's (§31.7) with the kernels'
+// §A.8 The description the kernels implement: the reference backend's (§32.7) with the kernels'
 // sources (format_list.hpp kSource: f32, bf16, f16, the reference's list), planned by host_run.hpp's plan_tensor_mor / plan_subtensor_mor (shape checks
 // only: the data is not read). Throws std::invalid_argument with the refusal.
 inline MorPlan mor_plan(std::uint32_t family, const numref_mor_op* op) {
@@ -106,13 +106,13 @@ inline MorPlan mor_plan(std::uint32_t family, const numref_mor_op* op) {
   return mp;
 }
 
-// ---- GaussWS (§37, §35.13) -----------------------------------------------------------------------
+// ---- GaussWS (§30, §A.13) -----------------------------------------------------------------------
 
 struct GausswsPlan {
   gaussws::Problem p;
   FormatId w = FormatId::f32, g = FormatId::f32;
 };
-// §35.13 The kernels implement every GaussWS operation the reference accepts (§31.8: f32 / bf16 w
+// §A.13 The kernels implement every GaussWS operation the reference accepts (§32.8: f32 / bf16 w
 // and g, bf16 output, 32 x 32 blocks, either noise source and sum); the description is validated by
 // the reference backend's own check. Throws std::invalid_argument with the refusal.
 inline GausswsPlan gaussws_plan(const numref_gaussws_op* op) {
@@ -123,7 +123,7 @@ inline GausswsPlan gaussws_plan(const numref_gaussws_op* op) {
   g.p.sum_f32 = op->sum == NUMREF_GAUSSWS_SUM_F32;
   return g;
 }
-// The plan of one call: the description, the arrays present, b_t finite (§37.1, naming the block).
+// The plan of one call: the description, the arrays present, b_t finite (§30.1, naming the block).
 inline GausswsPlan gaussws_call_plan(const numref_gaussws_op* op, const void* w, const std::uint32_t* bt,
                                      const std::uint16_t* u, const std::uint64_t* key, const void* g,
                                      const void* r_packed, const void* scale, const void* w_hat, const void* grad) {
@@ -162,7 +162,7 @@ inline std::string gaussws_refusal(const numref_gaussws_op* op) {
 struct KernelContract {
   static constexpr const char* profiles = "ocp cuda_satfinite cuda_nosat ml_dtypes";
   // NUMREF_CAP_RECIPE: the plugins read op->recipe (tensor_spec_from_c) and refuse every recipe
-  // knob by name (plan_quantize, spec §35.12 item 8) rather than being skipped unasked.
+  // knob by name (plan_quantize, spec §A.12 item 8) rather than being skipped unasked.
   static constexpr std::uint32_t caps = NUMREF_CAP_COUNTS | NUMREF_CAP_RECIPE;
   static bool cast_supported(std::uint32_t from, std::uint32_t to, const numref_policy* p) {
     return cast_refusal(from, to, p).empty();
@@ -176,7 +176,7 @@ struct KernelContract {
 
 // ---- shared marshalling ----------------------------------------------------------------------------
 
-// §31.7 A kernel error sum as the C ABI's limbs and counts.
+// §32.7 A kernel error sum as the C ABI's limbs and counts.
 inline void put_sum(const ErrorSumValue& s, numref_error_sum& c) {
   for (int k = 0; k < 5; ++k) c.limb[k] = s.s[k];
   c.n = s.n;

@@ -1,5 +1,5 @@
 // numref backend "cuda": the CUDA kernels of cuda/src behind the conformance C ABI 1.2.
-//                                                                     spec §31, §35.4, §35.7, §35.8
+//                                                                     spec §32, §A.4, §A.7, §A.8
 //
 // Every entry point copies its inputs to the device, runs the real kernels (numref_cuda::cast,
 // try_quantize, try_dequantize, try_tensor_mor, try_subtensor_mor, try_gaussws_forward /
@@ -76,7 +76,7 @@ struct DeviceView {
   }
 };
 
-// ---- tensor families (§12–§20, §35.7) ----------------------------------------------------------
+// ---- tensor families (§12–§20, §A.7) ----------------------------------------------------------
 
 using numref_cuda::contract::TensorPlan;
 
@@ -128,7 +128,7 @@ void run_quantize(const TensorPlan& tp, const void* x, const std::uint32_t* r, s
 using numref_cuda::contract::put_sum;
 
 // The plugin (numref/conform/plugin.hpp): errors are exceptions, answered -1 with the message.
-// The *_supported entries and every refusal are contract.hpp's (shared with cuda-emu, §35.11).
+// The *_supported entries and every refusal are contract.hpp's (shared with cuda-emu, §A.11).
 class CudaBackend : public numref_cuda::contract::KernelContract {
  public:
   static constexpr const char* name = "cuda";
@@ -136,7 +136,7 @@ class CudaBackend : public numref_cuda::contract::KernelContract {
   static constexpr const char* description =
       "the numref CUDA kernels (cuda/src): casts, block quantization, GAM, INT8, fake-quant, MoR, GaussWS";
 
-  // §35.4 without a usable device: "unavailable: ...", reported by the runner as SKIPPED, never as a pass.
+  // §A.4 without a usable device: "unavailable: ...", reported by the runner as SKIPPED, never as a pass.
   CudaBackend() {
     int count = 0;
     const cudaError_t e = cudaGetDeviceCount(&count);
@@ -145,7 +145,7 @@ class CudaBackend : public numref_cuda::contract::KernelContract {
                                          (e != cudaSuccess ? cudaGetErrorString(e) : "0 devices") + ")");
   }
 
-  // ---- cast (§11, §35.2) -------------------------------------------------------------------
+  // ---- cast (§11, §A.2) -------------------------------------------------------------------
 
   static std::int64_t cast(std::uint32_t from, std::uint32_t to, const numref_policy* p, std::size_t n,
                            const std::uint32_t* in, const std::uint32_t* r, std::uint32_t* out, std::uint8_t* flags) {
@@ -183,7 +183,7 @@ class CudaBackend : public numref_cuda::contract::KernelContract {
     return static_cast<std::int64_t>(n);
   }
 
-  // ---- tensor families (§12–§20, §35.7) ------------------------------------------------------
+  // ---- tensor families (§12–§20, §A.7) ------------------------------------------------------
 
   static std::int64_t scale(const numref_tensor_op* op, const void* x, std::uint32_t* amax, std::uint32_t* scales,
                             std::uint32_t* group_mantissa, std::uint32_t* tensor_amax) {
@@ -233,7 +233,7 @@ class CudaBackend : public numref_cuda::contract::KernelContract {
     return static_cast<std::int64_t>(op->rows) * op->cols;
   }
 
-  // ---- MoR (§26, §27, §35.8) -----------------------------------------------------------------
+  // ---- MoR (§26, §27, §A.8) -----------------------------------------------------------------
 
   static std::int64_t mor(const numref_mor_op* op, const void* x, numref_mor_result* res, std::uint32_t* scales) {
     if (!op || !res || !scales) throw std::invalid_argument("null argument");
@@ -285,7 +285,7 @@ class CudaBackend : public numref_cuda::contract::KernelContract {
     return static_cast<std::int64_t>(n);
   }
 
-  // ---- GaussWS (§37, §35.13): the forward kernel, then the backward kernel on its scales -------
+  // ---- GaussWS (§30, §A.13): the forward kernel, then the backward kernel on its scales -------
   static std::int64_t gaussws(const numref_gaussws_op* op, const void* w, const std::uint32_t* bt,
                               const std::uint16_t* u, const std::uint64_t* key, const void* g, std::uint32_t* r_packed,
                               std::uint32_t* scale, std::uint32_t* w_hat, std::uint32_t* grad) {

@@ -1,5 +1,5 @@
 // numref backend "cuda-emu": the CUDA kernels' own __host__ __device__ arithmetic, run on the CPU
-// by the host grid walk (host_run.hpp), behind the conformance C ABI 1.2.   spec §31, §35.11
+// by the host grid walk (host_run.hpp), behind the conformance C ABI 1.2.   spec §32, §A.11
 //
 // Every entry point does what the `cuda` backend (cuda_backend.cpp) does, with the device replaced
 // by numref_cuda::host: the cast kernels' per-element functions (cast.cuh, the kernel of
@@ -45,7 +45,7 @@ std::uint64_t parse_number(std::string_view key, std::string_view v, std::uint64
   return n;
 }
 
-// §35.11 The walk from the backend arguments.
+// §A.11 The walk from the backend arguments.
 Walk parse_walk(std::string_view args) {
   Walk w;
   bool seen[3] = {false, false, false};
@@ -107,7 +107,7 @@ class CudaEmuBackend : public ct::KernelContract {
 
   explicit CudaEmuBackend(std::string_view args) : walk_(parse_walk(args)) {}
 
-  // ---- cast (§11, §35.2, §35.3) --------------------------------------------------------------
+  // ---- cast (§11, §A.2, §A.3) --------------------------------------------------------------
 
   std::int64_t cast(std::uint32_t from, std::uint32_t to, const numref_policy* p, std::size_t n,
                     const std::uint32_t* in, const std::uint32_t* r, std::uint32_t* out, std::uint8_t* flags) const {
@@ -121,7 +121,7 @@ class CudaEmuBackend : public ct::KernelContract {
     return static_cast<std::int64_t>(n);
   }
 
-  // ---- tensor families (§12–§20, §35.7) ------------------------------------------------------
+  // ---- tensor families (§12–§20, §A.7) ------------------------------------------------------
 
   std::int64_t scale(const numref_tensor_op* op, const void* x, std::uint32_t* amax, std::uint32_t* scales,
                      std::uint32_t* group_mantissa, std::uint32_t* tensor_amax) const {
@@ -167,7 +167,7 @@ class CudaEmuBackend : public ct::KernelContract {
     return static_cast<std::int64_t>(op->rows) * op->cols;
   }
 
-  // ---- MoR (§26, §27, §35.8) -----------------------------------------------------------------
+  // ---- MoR (§26, §27, §A.8) -----------------------------------------------------------------
 
   std::int64_t mor(const numref_mor_op* op, const void* x, numref_mor_result* res, std::uint32_t* scales) const {
     const ct::MorPlan mp = ct::mor_plan(NUMREF_TENSOR_MOR, op);  // throws the refusal
@@ -202,7 +202,7 @@ class CudaEmuBackend : public ct::KernelContract {
     return static_cast<std::int64_t>(d.fake.size());
   }
 
-  // ---- GaussWS (§37, §35.13) -----------------------------------------------------------------
+  // ---- GaussWS (§30, §A.13) -----------------------------------------------------------------
 
   std::int64_t gaussws(const numref_gaussws_op* op, const void* w, const std::uint32_t* bt, const std::uint16_t* u,
                        const std::uint64_t* key, const void* g, std::uint32_t* r_packed, std::uint32_t* scale,

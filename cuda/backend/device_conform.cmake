@@ -1,5 +1,5 @@
 # numref CUDA tests — `numref conform --backend cuda --level 0` on a GPU must report 0 failures.
-#                                                                         spec §35.4 (label cuda-device)
+#                                                                         spec §A.4 (label cuda-device)
 # -DCLI=<numref> -DPROBE=<check_backend_open> -DPLUGIN=<libnumref_backend_cuda.so>
 # Without a device the probe answers 0 ("unavailable"): this script then exits with the skip code
 # (CTest SKIP_REGULAR_EXPRESSION "SKIPPED"), never a pass.

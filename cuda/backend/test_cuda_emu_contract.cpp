@@ -1,4 +1,4 @@
-// numref backends "cuda" and "cuda-emu" — the same contract (spec §35.11): over every suite the
+// numref backends "cuda" and "cuda-emu" — the same contract (spec §A.11): over every suite the
 // runner plans (every family, levels 0, 1, 2 and exhaustive, every profile), the cuda-emu plugin
 // (loaded with dlopen, through the C ABI as the runner loads it) answers *_supported exactly as
 // the cuda backend's decision functions (contract.hpp's KernelContract, the base class whose
@@ -105,7 +105,7 @@ struct Plugin {
 };
 
 // A cast suite ("FROM TO ...") with an extra P3109 member (spec §2.5 item 1): both plugins refuse the
-// family by name (§35.12 item 9); its level-0 and level-1 suites (the f32 pairs) are checked, the
+// family by name (§A.12 item 9); its level-0 and level-1 suites (the f32 pairs) are checked, the
 // thousands of level-2 / exhaustive ones (bf16, f16, same-K pairs) are not checked again.
 bool extra_p3109_suite(const std::string& text) {
   std::istringstream ss(text);
@@ -135,7 +135,7 @@ TEST(CudaEmuContract, SameDecisionsAndMessagesOverEveryPlannedSuite) {
       numref::conform::PlanRequest req;
       req.level = level;
       req.profiles = {"ocp", "ieee", "cuda_satfinite", "cuda_nosat", "ml_dtypes"};
-      for (int i = 0; i < numref::kProfileCount; ++i)  // §10.5 recipe profiles: refused by name (§35.12 item 8)
+      for (int i = 0; i < numref::kProfileCount; ++i)  // §10.4 recipe profiles: refused by name (§A.12 item 8)
         if (numref::all_profiles()[i].recipe) req.profiles.emplace_back(numref::all_profiles()[i].name);
       std::vector<numref::conform::GeneratedSuite> plan;
       fam->plan(req, plan);

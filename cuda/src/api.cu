@@ -1,4 +1,4 @@
-// numref CUDA kernels — host API: validation and dispatch.                         spec §35.3
+// numref CUDA kernels — host API: validation and dispatch.                         spec §A.3
 #include "numref_cuda/api.hpp"
 
 #include <string>
@@ -45,10 +45,10 @@ std::string cast_support(numref::FormatId from, numref::FormatId to, const CastP
 }
 
 namespace {
-// §35.3 Stream positions offset .. offset + n - 1 must stay below 2^64.
+// §A.3 Stream positions offset .. offset + n - 1 must stay below 2^64.
 std::string philox_range(const PhiloxStream& s, std::size_t n) {
   if (n > 0 && s.offset > ~std::uint64_t{0} - (static_cast<std::uint64_t>(n) - 1u))
-    return "Philox stream: offset + n exceeds 2^64 stream positions (§35.3)";
+    return "Philox stream: offset + n exceeds 2^64 stream positions (§A.3)";
   return {};
 }
 }  // namespace
@@ -140,7 +140,7 @@ void philox_bits(std::uint32_t* out, std::size_t n, const PhiloxStream& s, int k
 }
 
 Path cast_path(numref::FormatId from, numref::FormatId to, const CastPolicy& p, int cc) {
-  bool hw_f8 = false;  // §35.5 the target has a cvt instruction (cast_hw.cuh)
+  bool hw_f8 = false;  // §A.5 the target has a cvt instruction (cast_hw.cuh)
   visit_format<kNarrow>(to, [&]<numref::FormatId D>() { hw_f8 = kernels::HwF8<D>::available; });
   if (is_narrow_cast(from, to) && hw_f8 && hardware_f8_path(p) && cc >= 89) return Path::hardware;
   if (from == numref::FormatId::f32 && to == numref::FormatId::bf16 && hardware_bf16_path(p) && cc >= 80)

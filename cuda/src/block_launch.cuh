@@ -1,6 +1,6 @@
 // numref CUDA kernels — what the block kernels' translation units share: the grid-stride
 // indices, the 64-bit atomic add, stream-ordered scratch, the grid size and the exception
-// guard of the try_* entry points.                                       spec §35.7, §35.8
+// guard of the try_* entry points.                                       spec §A.7, §A.8
 //
 // The block kernels (quantize, fake-quant, dequantize, MoR) are compiled in several translation
 // units so that the build compiles them in parallel: block_scale.cu (the scale pipeline, once),

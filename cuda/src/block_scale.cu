@@ -1,5 +1,5 @@
 // numref CUDA kernels — the scale pipeline of a quantization plan, compiled once for the quantize
-// and MoR kernels (quantize_shard.cuh, mor.cu, mor_subtensor.cu).  spec §13 – §18, §20, §35.7
+// and MoR kernels (quantize_shard.cuh, mor.cu, mor_subtensor.cu).  spec §13 – §18, §20, §A.7
 //
 //   amax_kernel      §13   amax_unit -> atomicMax / atomicMin on the integer keys (§13.4: any
 //                          order of atomics gives the reference's amax)

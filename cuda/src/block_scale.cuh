@@ -1,5 +1,5 @@
 // numref CUDA kernels — the scale pipeline of a quantization plan: block amax (and min), group /
-// tensor amax, block factors (block_scale.cu).                    spec §13 – §18, §20, §35.7
+// tensor amax, block factors (block_scale.cu).                    spec §13 – §18, §20, §A.7
 #pragma once
 
 #include <cuda_runtime.h>

@@ -1,5 +1,5 @@
 // numref CUDA kernels — f32 / bf16 -> f8e8m0fnu (the MX scale format), from every kWide
-// format of format_list.hpp.                                                       spec §35.3
+// format of format_list.hpp.                                                       spec §A.3
 //
 // Portable on every architecture (profile cuda_satfinite: floor, saturate, 0 -> 00, |x|;
 // every other E8m0Policy as well). sm_100's cvt.rz/rp.satfinite.ue8m0x2 is not used: the

@@ -1,8 +1,8 @@
 // numref CUDA kernels — the rounding casts f32 / bf16 -> 8-bit floats (format_list.hpp's
-// is_narrow_cast pairs: kWide -> kNarrow).                                        spec §35.3
+// is_narrow_cast pairs: kWide -> kNarrow).                                        spec §A.3
 //
-// Profiles (§35.2): rne + saturate (the cuda_satfinite narrow policy, whatever its NaN/Inf
-// knobs) runs the hardware instruction on sm_89+ where the target has one (§35.5, cast_hw.cuh)
+// Profiles (§A.2): rne + saturate (the cuda_satfinite narrow policy, whatever its NaN/Inf
+// knobs) runs the hardware instruction on sm_89+ where the target has one (§A.5, cast_hw.cuh)
 // and the portable path elsewhere; every other policy the mapping accepts (cuda_nosat, ocp,
 // ml_dtypes, SR, ...) runs the portable path. The kernels per pair: launch_cast (cast_ops.cuh).
 #include "cast_ops.cuh"

@@ -1,4 +1,4 @@
-// numref CUDA kernels — the hardware conversion path (sm_89+ / sm_80+).              spec §35.5
+// numref CUDA kernels — the hardware conversion path (sm_89+ / sm_80+).              spec §A.5
 //
 // On sm_89 and newer, `cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32 d, a, b` converts two f32 values
 // to two 8-bit codes (a in the high byte of d, b in the low byte). PTX ISA (cvt, .satfinite):
@@ -9,7 +9,7 @@
 // the cuda_satfinite arithmetic of §10.1 except for the NaN code, which the ISA leaves open
 // (which NaN, and its sign): the kernels therefore re-encode NaN (and, for policies with
 // inf_sat=keep, ±Inf) lanes with the portable special-value functions of cast.cuh, so the
-// hardware path's output is the portable path's output bit for bit (§35.5). The device test
+// hardware path's output is the portable path's output bit for bit (§A.5). The device test
 // (test_cuda_device_cast) checks this on a GPU; no host run can.
 //
 // On sm_80 and newer, `cvt.rn.bf16x2.f32 d, a, b` rounds two f32 values to bf16 (RNE, IEEE
@@ -51,7 +51,7 @@ struct HwF8<numref::FormatId::f8e5m2> {
   static constexpr bool available = true;
 };
 
-// §35.5 Two f32 codes (lo, hi) -> two 8-bit codes packed as lo | hi << 8.
+// §A.5 Two f32 codes (lo, hi) -> two 8-bit codes packed as lo | hi << 8.
 template <numref::FormatId D>
 __device__ __forceinline__ std::uint32_t hw_cvt_f8x2(std::uint32_t lo, std::uint32_t hi) {
   std::uint16_t d = 0;
@@ -67,7 +67,7 @@ __device__ __forceinline__ std::uint32_t hw_cvt_f8x2(std::uint32_t lo, std::uint
   return d;
 }
 
-// §35.5 Two f32 codes (lo, hi) -> two bf16 codes packed as lo | hi << 16.
+// §A.5 Two f32 codes (lo, hi) -> two bf16 codes packed as lo | hi << 16.
 __device__ __forceinline__ std::uint32_t hw_cvt_bf16x2(std::uint32_t lo, std::uint32_t hi) {
   std::uint32_t d = 0;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800

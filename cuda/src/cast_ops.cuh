@@ -1,10 +1,10 @@
-// numref CUDA kernels — the per-launch operators of the cast kernels.             spec §35.3
+// numref CUDA kernels — the per-launch operators of the cast kernels.             spec §A.3
 //
 // An operator binds the per-element function convert_as<S, D, M, V> of cast.cuh to a
 // kernel: it converts one chunk of V codes. The rounding mode (and the SR variant) is a
 // template argument, so each kernel is straight-line code; the policy's special-value codes
 // (NaN, Inf, overflow) come precomputed in SpecialCodes<D> (make_special_codes, once per launch).
-// HW = true asks for the hardware instruction where the architecture has one (§35.5): only
+// HW = true asks for the hardware instruction where the architecture has one (§A.5): only
 // launched for policies whose arithmetic the instruction implements.
 #pragma once
 
@@ -63,7 +63,7 @@ struct CastOp {
           lo = d & 0xFFFFu;
           hi = d >> 16;
         }
-        // §35.5 NaN lanes (and ±Inf lanes the policy keeps special) take the portable code.
+        // §A.5 NaN lanes (and ±Inf lanes the policy keeps special) take the portable code.
         y[t] = hardware_lane<S, D, f8_hw>(x[t], lo, sp);
         y[t + 1] = hardware_lane<S, D, f8_hw>(x[t + 1], hi, sp);
       }
@@ -89,9 +89,9 @@ struct E8m0Op {
   }
 };
 
-// §35.3 The cast S -> D under p (a pair of format_list.hpp's is_narrow_cast / is_wide_cast): the
+// §A.3 The cast S -> D under p (a pair of format_list.hpp's is_narrow_cast / is_wide_cast): the
 // kernel of cast_kernels.hpp's with_cast_kernel (the one list of the kernels, shared with the host
-// emulation), one straight-line kernel per mode; the rne kernel on the hardware path (§35.5) for
+// emulation), one straight-line kernel per mode; the rne kernel on the hardware path (§A.5) for
 // the policies whose arithmetic the instruction implements (policy_map.hpp: saturating for the
 // 8-bit cvt, non-saturating for the bf16 one). Widening casts (decode) are exact: one kernel.
 template <numref::FormatId SF, numref::FormatId DF>

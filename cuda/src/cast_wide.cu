@@ -1,8 +1,8 @@
 // numref CUDA kernels — f32 -> bf16, and 8-bit floats -> f32 / bf16 decode (format_list.hpp's
-// is_wide_cast pairs).                                                            spec §35.3
+// is_wide_cast pairs).                                                            spec §A.3
 //
 // f32 -> bf16: rne without saturation (the wide policy of every profile) uses
-// cvt.rn.bf16x2.f32 on sm_80+ (§35.5); rtz and SR are portable (rna/rup/rdn: no kernel).
+// cvt.rn.bf16x2.f32 on sm_80+ (§A.5); rtz and SR are portable (rna/rup/rdn: no kernel).
 // The decodes are exact (every code is a value of the wider format): one portable kernel
 // serves every policy (only the NaN knob changes a result). The kernels per pair: launch_cast
 // (cast_ops.cuh).

@@ -1,7 +1,7 @@
-// numref CUDA kernels — the element-wise streaming kernel every cast is built on.   spec §35.3
+// numref CUDA kernels — the element-wise streaming kernel every cast is built on.   spec §A.3
 //
 // One launch converts n elements in[i] -> out[i] (and, for stochastic rounding, reads the
-// random value of element i, §35.3). Memory is walked in 16-byte vectors: with V elements
+// random value of element i, §A.3). Memory is walked in 16-byte vectors: with V elements
 // per vector chunk (16 bytes on the narrower side: V = 16 for f32 -> f8, 8 for f32 -> bf16,
 // 16 for f8 -> f32), a thread loads V inputs with 16-byte loads, converts them, and stores V
 // outputs with 16-byte stores, then moves on by the grid's size (grid-stride loop).
@@ -23,7 +23,7 @@
 
 namespace numref_cuda::kernels {
 
-// §35.3 Where a stochastic-rounding launch gets r_i.
+// §A.3 Where a stochastic-rounding launch gets r_i.
 struct RandomArgs {
   const std::uint32_t* values = nullptr;  // explicit: one value per element (element order)
   PhiloxStream philox;                    // used when values == nullptr
@@ -73,7 +73,7 @@ struct Storage<4> {
   using type = std::uint32_t;
 };
 
-// §35.3 The element-wise kernel. Op provides
+// §A.3 The element-wise kernel. Op provides
 //   static constexpr int in_bytes, out_bytes;             storage sizes of a code
 //   template <int V> __device__ void chunk(const std::uint32_t (&x)[V], std::uint32_t (&y)[V],
 //                                          std::size_t i0, bool& bad) const;

@@ -1,13 +1,13 @@
 // numref CUDA kernels — GaussWS (Gaussian weight sampling): forward (noise, block scale, scaled
 // add, the one RNE cast to bf16) and backward (the exact, order-independent Σ g R and dL/db_t).
-//                                                                              spec §37, §35.13
+//                                                                              spec §30, §A.13
 // Every value is computed by gaussws.cuh's __host__ __device__ functions (checked on the CPU
 // against the reference by cuda/tests/test_cuda_gaussws.cpp and, through the same lane layout, by
 // the cuda-emu backend's host grid walk). One CUDA block of 256 threads per 32 x 32 tile (a
 // grid-stride loop over the tiles); thread l is lane l (4 consecutive elements of one row). What
 // leaves a thread is merged with an integer operation: the amax with atomicMax in shared memory,
 // the 24-bit pieces of g R with atomicAdd into the tile's carry-save counters, the nibbles of R
-// with atomicOr into the packed words; so no result depends on the scheduling (§35.7 item 4).
+// with atomicOr into the packed words; so no result depends on the scheduling (§A.7 item 4).
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -25,7 +25,7 @@ namespace {
 namespace gw = gaussws;
 using F32T = FloatTraits<numref::FormatId::f32>;
 
-// §37.4 e = RN32(2^(1 - b_t)) per tile into e[] (the forward kernel turns it into s in place).
+// §30.4 e = RN32(2^(1 - b_t)) per tile into e[] (the forward kernel turns it into s in place).
 __global__ void gw_exp2_kernel(const std::uint32_t* bt, std::uint64_t n, std::uint32_t* e, std::uint32_t* status) {
   for (std::uint64_t t = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; t < n;
        t += std::uint64_t{gridDim.x} * blockDim.x) {
@@ -41,7 +41,7 @@ __global__ void gw_exp2_kernel(const std::uint32_t* bt, std::uint64_t n, std::ui
   }
 }
 
-// §37.4 – §37.6, §37.9 One tile per block iteration: amax, s, then each lane's w_hat and R nibbles.
+// §30.4 – §30.6, §30.9 One tile per block iteration: amax, s, then each lane's w_hat and R nibbles.
 template <class W, bool SumF32>
 __global__ void __launch_bounds__(gw::kLanes)
     gw_forward_kernel(gw::Problem p, const void* w, const std::uint16_t* u, std::uint32_t* scale, std::uint16_t* w_hat,
@@ -74,7 +74,7 @@ __global__ void __launch_bounds__(gw::kLanes)
   }
 }
 
-// §37.7 One tile per block iteration: the exact T in shared carry-save counters, then dL/db_t.
+// §30.7 One tile per block iteration: the exact T in shared carry-save counters, then dL/db_t.
 template <class G>
 __global__ void __launch_bounds__(gw::kLanes)
     gw_backward_kernel(gw::Problem p, const std::uint32_t* scale, const std::uint16_t* u, const void* g,

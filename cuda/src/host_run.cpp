@@ -1,4 +1,4 @@
-// numref CUDA kernels — the kernels' work run on the CPU (host emulation).        spec §35.4, §35.7
+// numref CUDA kernels — the kernels' work run on the CPU (host emulation).        spec §A.4, §A.7
 //
 // Every function walks the work units of the plan the way the grid-stride loops of the kernels
 // (cuda/src: block_scale.cu, quantize_shard.cuh, quantize.cu, mor*.cu, gaussws.cu) do —

@@ -1,5 +1,5 @@
 // numref CUDA kernels — GaussWS run on the CPU (host emulation of gaussws.cu; the walk:
-// host_walk.hpp).                                                           spec §37, §35.13
+// host_walk.hpp).                                                           spec §30, §A.13
 #include <cstdint>
 #include <stdexcept>
 

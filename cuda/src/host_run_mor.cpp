@@ -1,5 +1,5 @@
 // numref CUDA kernels — MoR run on the CPU (host emulation of mor*.cu; the walk: host_walk.hpp),
-// and the MoR plans shared with the device API.                           spec §21 – §27, §35.8
+// and the MoR plans shared with the device API.                           spec §21 – §27, §A.8
 #include <stdexcept>
 #include <string>
 #include <vector>

@@ -1,5 +1,5 @@
 // numref CUDA kernels — quantize, fake-quant and dequantize run on the CPU (host emulation of
-// quantize_shard.cuh and quantize.cu; the walk: host_walk.hpp).                   spec §35.4, §35.7
+// quantize_shard.cuh and quantize.cu; the walk: host_walk.hpp).                   spec §A.4, §A.7
 #include <cstring>
 #include <stdexcept>
 #include <vector>
@@ -17,7 +17,7 @@ QuantizeOut quantize(const QuantizePlan& p0, const void* x, const ElementRandom&
   QuantizePlan p = p0;
   p.geom.vec = vector_loads_ok(p, x);
   QuantizeOut o;
-  if (row_blocks) {  // §35.7 item 3: every output comes from the one pass
+  if (row_blocks) {  // §A.7 item 3: every output comes from the one pass
     o.scale.amax.assign(p.n_blocks, 0u);
     o.scale.scales.assign(p.n_blocks, 0u);
   } else {

@@ -1,5 +1,5 @@
 // numref CUDA kernels — the host emulation's grid walk, shared by its translation units.
-//                                                                         spec §35.4, §35.7
+//                                                                         spec §A.4, §A.7
 //
 // host_run.cpp (casts, the scale pipeline), host_run_quantize.cpp, host_run_mor.cpp and
 // host_run_gaussws.cpp implement host_run.hpp; they are separate translation units so that the

@@ -1,4 +1,4 @@
-// numref CUDA kernels — host-side launch planning shared by the kernel files.   spec §35.3
+// numref CUDA kernels — host-side launch planning shared by the kernel files.   spec §A.3
 #pragma once
 
 #include <cuda_runtime.h>
@@ -57,7 +57,7 @@ cudaError_t launch_wide(numref::FormatId from, numref::FormatId to, const void* 
                         const CastPolicy& p, const RandomArgs& rnd, cudaStream_t stream);
 cudaError_t launch_e8m0(numref::FormatId from, const void* in, void* out, std::size_t n, const E8m0Policy& p,
                         cudaStream_t stream);
-// §35.3 Records why() for a try_* call of another kernel file and returns cudaErrorInvalidValue.
+// §A.3 Records why() for a try_* call of another kernel file and returns cudaErrorInvalidValue.
 cudaError_t invalid_argument(std::string reason);
 void clear_why();
 

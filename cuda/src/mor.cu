@@ -1,4 +1,4 @@
-// numref CUDA kernels — tensor-level MoR.                              spec §21 – §23, §26, §35.8
+// numref CUDA kernels — tensor-level MoR.                              spec §21 – §23, §26, §A.8
 //
 // After the scale pipeline (block_scale.cu), a grid-stride loop over the work units of
 // tiling.cuh calling the same __host__ __device__ functions the host emulation

@@ -1,4 +1,4 @@
-// numref CUDA kernels — sub-tensor MoR.                                       spec §27, §35.8
+// numref CUDA kernels — sub-tensor MoR.                                       spec §27, §A.8
 //
 // After the scale pipeline (block_scale.cu) of both types, grid-stride loops over the work
 // units of tiling.cuh calling the same __host__ __device__ functions the host emulation

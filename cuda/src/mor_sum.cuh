@@ -1,5 +1,5 @@
 // numref CUDA kernels — what the MoR kernels (mor.cu, mor_subtensor.cu) share: a thread's error
-// sum into the launch's carry-save counters.                             spec §22, §35.8
+// sum into the launch's carry-save counters.                             spec §22, §A.8
 #pragma once
 
 #include <cuda_runtime.h>

@@ -1,4 +1,4 @@
-// numref CUDA kernels — export of a Philox random stream.                          spec §35.3
+// numref CUDA kernels — export of a Philox random stream.                          spec §A.3
 //
 // philox_bits writes r_0 .. r_{n-1} of a stream (the exact values an SR cast with that
 // stream uses), so a caller can check a device result on the CPU or replay it elsewhere.

@@ -1,4 +1,4 @@
-// numref CUDA kernels — policy mapping (host).                                spec §35.2
+// numref CUDA kernels — policy mapping (host).                                spec §A.2
 #include "numref_cuda/policy_map.hpp"
 
 #include <stdexcept>
@@ -19,28 +19,28 @@ void check_common(const numref::Policy& p, const numref::Format& from, const num
   if (!err.empty()) unsupported(from, to, err);
   if (from.is_integer() || !from.is_signed || !from.has_zero || from.bits > 32 || from.man_bits > 23)
     unsupported(from, to, "the kernels read signed floating-point sources with a zero (f32, bf16, f16, f8, FP6, FP4)");
-  if (p.daz) unsupported(from, to, "daz=1 is not implemented by the CUDA kernels (§35.2)");
-  // §35.2: the NaN rules of the torch / xla / ml_dtypes pair rules (§6.3, §6.4) and the
+  if (p.daz) unsupported(from, to, "daz=1 is not implemented by the CUDA kernels (§A.2)");
+  // §A.2: the NaN rules of the torch / xla / ml_dtypes pair rules (§6.3, §6.4) and the
   // e8m0_low=grid bottom binade (§7.4) are refused by name, not approximated. The kernels'
   // nan_code (cast.cuh) implements sign, canonical, ones and payload; every other value is refused.
   if (p.nan != numref::NanOut::sign && p.nan != numref::NanOut::canonical && p.nan != numref::NanOut::ones &&
       p.nan != numref::NanOut::payload)
     unsupported(from, to,
-                "nan=" + std::string(numref::to_string(p.nan)) + " is not implemented by the CUDA kernels (§35.2)");
+                "nan=" + std::string(numref::to_string(p.nan)) + " is not implemented by the CUDA kernels (§A.2)");
   if (p.nan_to_finite == numref::NanToFinite::signzero || p.nan_to_finite == numref::NanToFinite::flipzero)
     unsupported(from, to,
                 "nan_to_finite=" + std::string(numref::to_string(p.nan_to_finite)) +
-                    " is not implemented by the CUDA kernels (§35.2)");
+                    " is not implemented by the CUDA kernels (§A.2)");
   if (p.e8m0_low != numref::E8m0Low::linear && to.id == numref::FormatId::f8e8m0fnu)
     unsupported(
         from, to,
-        "e8m0_low=" + std::string(numref::to_string(p.e8m0_low)) + " is not implemented by the CUDA kernels (§35.2)");
-  // §35.2: gfloat's rules (§7.3 negative=inf_abs, §6.7 inf_nan=nan) are refused by name where they
+        "e8m0_low=" + std::string(numref::to_string(p.e8m0_low)) + " is not implemented by the CUDA kernels (§A.2)");
+  // §A.2: gfloat's rules (§7.3 negative=inf_abs, §6.7 inf_nan=nan) are refused by name where they
   // can change a result: -Inf into the unsigned E8M0, the NaN standing for Inf in a format without Inf.
   if (p.negative == numref::Negative::inf_abs && !to.is_signed)
-    unsupported(from, to, "negative=inf_abs is not implemented by the CUDA kernels (§35.2)");
+    unsupported(from, to, "negative=inf_abs is not implemented by the CUDA kernels (§A.2)");
   if (p.inf_nan == numref::InfNan::nan && !to.has_inf() && to.has_nan())
-    unsupported(from, to, "inf_nan=nan is not implemented by the CUDA kernels (§35.2)");
+    unsupported(from, to, "inf_nan=nan is not implemented by the CUDA kernels (§A.2)");
 }
 
 }  // namespace
@@ -49,7 +49,7 @@ CastPolicy cast_policy(const numref::Policy& p, const numref::Format& from, cons
   check_common(p, from, to);
   if (to.is_integer() || !to.is_signed || !to.has_zero || !to.has_subnormals)
     unsupported(from, to, "the target must be a signed floating-point format with a zero (f8e8m0fnu: e8m0_policy)");
-  if (p.ftz) unsupported(from, to, "ftz=1 is not implemented by the CUDA kernels (§35.2)");
+  if (p.ftz) unsupported(from, to, "ftz=1 is not implemented by the CUDA kernels (§A.2)");
   CastPolicy c;
   c.mode = numref::effective_round(to, p);
   if (c.mode == Mode::sr) {
@@ -74,7 +74,7 @@ E8m0Policy e8m0_policy(const numref::Policy& p, const numref::Format& from) {
     case numref::Round::rup: e.mode = E8m0Mode::ceil; break;
     case numref::Round::rne: e.mode = E8m0Mode::even; break;
     case numref::Round::rna: e.mode = E8m0Mode::tiesup; break;
-    case numref::Round::sr: unsupported(from, to, "stochastic rounding into f8e8m0fnu is not implemented (§35.2)");
+    case numref::Round::sr: unsupported(from, to, "stochastic rounding into f8e8m0fnu is not implemented (§A.2)");
   }
   e.saturate = p.overflow == numref::Overflow::saturate;
   e.inf_to_max = p.inf_sat == numref::InfSat::max;
@@ -87,7 +87,7 @@ bool hardware_f8_path(const CastPolicy& p) { return p.mode == Mode::rne && p.sat
 bool hardware_bf16_path(const CastPolicy& p) { return p.mode == Mode::rne && !p.saturate; }
 
 namespace {
-// §10.2 "key=word ..." of knob values, in the canonical text of numref's knob table.
+// §10.3 "key=word ..." of knob values, in the canonical text of numref's knob table.
 template <class... E>
 std::string settings(E... v) {
   std::string s;

@@ -1,5 +1,5 @@
 // numref CUDA kernels — block quantization, fake-quant and dequantize: the entry points and the
-// dequantize kernels.                                               spec §13 – §20, §35.7
+// dequantize kernels.                                               spec §13 – §20, §A.7
 //
 // try_quantize validates its arguments and runs the kernels of the plan's element format, which
 // are compiled in shards (quantize_shards.hpp, quantize_shard.cuh): the scale pipeline
@@ -39,7 +39,7 @@ __global__ void stored_factors_kernel(ScaleParams sp, Geometry g, std::uint32_t 
   }
 }
 
-// §35.7 The quantize kernels of p, from the shard that holds p.element.
+// §A.7 The quantize kernels of p, from the shard that holds p.element.
 cudaError_t quantize_shards(const QuantizePlan& p, const void* x, const RandomSource& rnd, const QuantizeOutputs& out,
                             cudaStream_t stream, bool& found) {
   found = false;

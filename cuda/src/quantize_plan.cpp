@@ -1,4 +1,4 @@
-// numref CUDA kernels — quantization plans (host).                                spec §35.7
+// numref CUDA kernels — quantization plans (host).                                spec §A.7
 #include "numref_cuda/quantize_plan.hpp"
 
 #include <stdexcept>
@@ -50,7 +50,7 @@ Geometry make_geometry(std::size_t rows, std::size_t cols, std::ptrdiff_t rs, st
   if (rows >= (std::size_t{1} << 31) || cols >= (std::size_t{1} << 31))
     unsupported("rows and cols must be below 2^31 (got " + std::to_string(rows) + " x " + std::to_string(cols) + ")");
   if (static_cast<std::uint64_t>(rows) * cols > kMaxElements)
-    unsupported("at most 2^38 elements (§35.8), got " + std::to_string(static_cast<std::uint64_t>(rows) * cols));
+    unsupported("at most 2^38 elements (§A.8), got " + std::to_string(static_cast<std::uint64_t>(rows) * cols));
   Geometry g;
   g.rows = static_cast<std::uint32_t>(rows);
   g.cols = static_cast<std::uint32_t>(cols);
@@ -117,7 +117,7 @@ QuantizePlan plan_quantize(const numref::QuantizeSpec& spec, numref::FormatId so
   const numref::ScaleRuleInfo& rule = numref::rule_info(spec.rule);
   if (!kernel_kind(rule.kind)) unsupported("no CUDA kernel for the scale kind of rule " + std::string(rule.name));
   if (!(spec.recipe == numref::RecipeKnobs{}))
-    unsupported("recipe knobs are not implemented by the CUDA kernels (§35.12 item 8): " +
+    unsupported("recipe knobs are not implemented by the CUDA kernels (§A.12 item 8): " +
                 numref::describe(spec.recipe));
   const bool gam = rule.kind == ScaleKind::gam;
   p.geom = make_geometry(rows, cols, row_stride, col_stride, spec.partition,
@@ -146,8 +146,8 @@ QuantizePlan plan_quantize(const numref::QuantizeSpec& spec, numref::FormatId so
   const numref::Policy& ep = p.spec.policy;
   p.fused = ref.apply() == numref::ScaleApply::fused;
   if (elem.is_integer()) {
-    if (ep.daz) unsupported("daz=1 is not implemented by the CUDA kernels (§35.2)");
-    if (ep.ftz) unsupported("ftz=1 is not implemented by the CUDA kernels (§35.2)");
+    if (ep.daz) unsupported("daz=1 is not implemented by the CUDA kernels (§A.2)");
+    if (ep.ftz) unsupported("ftz=1 is not implemented by the CUDA kernels (§A.2)");
     p.elem.mode = numref::effective_round(elem, ep);
     p.elem.sr_bits = static_cast<std::uint8_t>(p.elem.mode == Mode::sr ? ep.sr_bits : 0);
     p.elem.nan_to_finite = ep.nan_to_finite;

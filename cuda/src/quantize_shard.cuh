@@ -1,10 +1,10 @@
 // numref CUDA kernels — block quantization and fake-quant: the kernels of one shard of the
-// element formats (quantize_shards.hpp).                          spec §19, §20, §35.7
+// element formats (quantize_shards.hpp).                          spec §19, §20, §A.7
 //
 // Every kernel is a grid-stride loop over the work units of tiling.cuh and calls the same
 // __host__ __device__ functions the host emulation (host_run_quantize.cpp) runs in the tests:
 //   quantize_kernel  §19.2 / §19.6 quantize_unit: codes, fake-quant, counts (atomicAdd)
-//   row_block_kernel §35.7 item 3 one pass per row block (MX 1x32, 1x128, ...): amax, scale, codes
+//   row_block_kernel §A.7 item 3 one pass per row block (MX 1x32, 1x128, ...): amax, scale, codes
 // after the scale pipeline (block_scale.cu). Loads are 16-byte vectors when the view is dense
 // and aligned (Geometry::vec). Included only by quantize_shard<K>.cu.
 #pragma once
@@ -83,7 +83,7 @@ cudaError_t run_quantize(const QuantizePlan& p, const void* x, const RandomSourc
     a.rnd.values = rnd.values;
   std::uint32_t* status = sc.get<std::uint32_t>(1);
   if (sc.err != cudaSuccess) return sc.err;
-  if (p.row_blocks)  // §35.7 item 3 one pass: amax, scale and codes of a row block in one thread
+  if (p.row_blocks)  // §A.7 item 3 one pass: amax, scale and codes of a row block in one thread
     row_block_kernel<S, D, V><<<blocks_for(p.n_blocks), 256, 0, stream>>>(
         p.geom, p.n_blocks, static_cast<const unsigned char*>(x), p.scale, p.amax, a, out.scales, out.amax,
         reinterpret_cast<std::uint64_t*>(out.counts), status);

@@ -1,4 +1,4 @@
-// numref CUDA kernels — the quantize kernels of shard 0 of the element formats.   spec §35.7
+// numref CUDA kernels — the quantize kernels of shard 0 of the element formats.   spec §A.7
 #include "quantize_shard.cuh"
 
 namespace numref_cuda::kernels {

@@ -1,4 +1,4 @@
-// numref CUDA kernels — the quantize kernels, compiled in shards.                  spec §35.7
+// numref CUDA kernels — the quantize kernels, compiled in shards.                  spec §A.7
 //
 // The quantize / fake-quant kernels are one instantiation per (source, element) pair of
 // format_list.hpp, each for five architectures: too much for one translation unit. They are
@@ -30,7 +30,7 @@ constexpr int quantize_shard_of(numref::FormatId id) {
   return -1;
 }
 
-// §35.7 The quantize kernels of p (p.element in shard K) for p.source and p.element, or `found`
+// §A.7 The quantize kernels of p (p.element in shard K) for p.source and p.element, or `found`
 // false when the kernels read no such source or have no such element. Defined in
 // quantize_shard.cuh, instantiated by quantize_shard<K>.cu only (a TU that sees the definition
 // and names quantize_shard<K> would compile that shard's kernels again).

@@ -1,4 +1,4 @@
-// numref CUDA kernels — what the cast kernels accept (host).                  spec §35.2, §35.3
+// numref CUDA kernels — what the cast kernels accept (host).                  spec §A.2, §A.3
 #include "numref_cuda/support.hpp"
 
 #include "numref_arith/format_list.hpp"

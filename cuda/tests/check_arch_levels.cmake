@@ -1,4 +1,4 @@
-# numref CUDA tests — the architecture levels of the kernels' source.            spec §35.1
+# numref CUDA tests — the architecture levels of the kernels' source.            spec §A.1
 #
 # Run by ctest as: cmake -DLEVELS=<NUMREF_CUDA_PTX_LEVELS> -DROOT=<source dir> -P check_arch_levels.cmake
 # cuda/CMakeLists.txt assembles each architecture's SASS from the PTX of the highest level in

@@ -1,4 +1,4 @@
-# numref CUDA tests — inspection of the PTX the cast kernels were built from.   spec §35.4, §35.5
+# numref CUDA tests — inspection of the PTX the cast kernels were built from.   spec §A.4, §A.5
 #
 # Run by ctest as: cmake -DPTX_DIR=<dir> -DARCHS=<CUDA_ARCHITECTURES list> -P check_ptx.cmake
 # The PTX files are the intermediates nvcc kept (-keep) while compiling the library

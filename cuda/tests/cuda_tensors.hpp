@@ -1,4 +1,4 @@
-// numref CUDA tests — generated tensors (and specs) for the block-quantization and MoR runs.  spec §35.4
+// numref CUDA tests — generated tensors (and specs) for the block-quantization and MoR runs.  spec §A.4
 //
 // Values chosen to hit every branch of the per-block arithmetic: seeded random magnitudes over
 // many binades, an all-zero block region, subnormals, values at and around 448 / 57344 / 127 /

@@ -1,4 +1,4 @@
-// numref CUDA tests — the cast kernels on a GPU against the reference.      spec §35.4
+// numref CUDA tests — the cast kernels on a GPU against the reference.      spec §A.4
 //
 // Runs every kernel of cuda/src on real device memory: all 65536 bf16 codes, 2M structured
 // and random f32 codes, every 8-bit code, at several misalignments of input and output and
@@ -182,7 +182,7 @@ TEST(CudaDeviceCast, StochasticExplicitAndPhilox) {
         ASSERT_TRUE(
             run_and_compare(FormatId::bf16, to, p, bf, 2, 1,
                             numref_cuda::RandomSource::explicit_values(reinterpret_cast<std::uint32_t*>(dr.at(4))), r));
-        // Philox: the host computes the same values (§35.3)
+        // Philox: the host computes the same values (§A.3)
         const numref_cuda::PhiloxStream s{0x1234, 7, 3};
         for (std::size_t i = 0; i < r.size(); ++i) r[i] = s.value(i, k);
         ASSERT_TRUE(run_and_compare(FormatId::bf16, to, p, bf, 0, 1,

@@ -1,5 +1,5 @@
 // numref CUDA tests — the block-quantization and MoR kernels on a GPU against the reference.
-//                                                                      spec §35.4, §35.7, §35.8
+//                                                                      spec §A.4, §A.7, §A.8
 // Runs try_quantize / try_dequantize / try_tensor_mor / try_subtensor_mor on device memory for
 // the MX 1x32 (FLOOR, RCEIL), 1x128, 128x128, per-channel, per-tensor, GAM, NVFP4 and INT8
 // specs, dense (16-byte vector loads) and transposed (strided) views, f32 and bf16 sources,

@@ -1,4 +1,4 @@
-// numref CUDA tests — run-time dispatch to the per-element functions of cast.cuh.   spec §35.4
+// numref CUDA tests — run-time dispatch to the per-element functions of cast.cuh.   spec §A.4
 //
 // element_fn(from, to) returns &convert<FloatTraits<from>, FloatTraits<to>> for every pair of
 // the formats below, so a test can walk formats as data. Two copies of the table exist: one
@@ -21,7 +21,7 @@ using E8m0Fn = std::uint32_t (*)(std::uint32_t, const numref_cuda::E8m0Policy&);
 
 // The formats cast.cuh's convert<S, D> handles on both sides (its static_asserts): every
 // signed floating-point row of numref::kFormats with a zero and subnormals, except the fnuz
-// and P3109 families (one NaN; refused, spec §35.12 item 9), in table order (f32, bf16, f16,
+// and P3109 families (one NaN; refused, spec §A.12 item 9), in table order (f32, bf16, f16,
 // f8e4m3fn, f8e5m2, f6e3m2fn, f6e2m3fn, f4e2m1fn, f8e4m3, f8e3m4 today).
 constexpr bool is_element_format(const numref::Format& f) {
   return !f.is_integer() && f.is_signed && f.has_zero && f.has_subnormals && !f.has_single_nan();

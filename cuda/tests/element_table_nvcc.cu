@@ -1,4 +1,4 @@
-// numref CUDA tests — the per-element functions compiled by nvcc's host pass.      spec §35.4
+// numref CUDA tests — the per-element functions compiled by nvcc's host pass.      spec §A.4
 #define NUMREF_TABLE_NS nvcc
 #include "element_table.inc"
 

@@ -1,5 +1,5 @@
 // numref CUDA tests — stand-in for element_table_nvcc.cu when CUDA is not enabled: the
-// tests then report that the nvcc-compiled host code was not checked.         spec §35.4
+// tests then report that the nvcc-compiled host code was not checked.         spec §A.4
 #include "element_table.hpp"
 
 namespace numref_cuda_test::nvcc {

@@ -1,4 +1,4 @@
-// numref CUDA tests — comparing the per-element functions with the reference.   spec §35.4
+// numref CUDA tests — comparing the per-element functions with the reference.   spec §A.4
 //
 // A Checker binds (from, to, policy): expected codes come from numref::Converter (the exact
 // reference, an independent implementation), got codes from cast.cuh compiled by g++ and,
@@ -114,8 +114,8 @@ inline std::vector<numref::Policy> deterministic_policies(const numref::Format& 
 }
 
 // The narrow/wide policy of each named profile for a target (§10.1).
-// Every named profile's policy for the cast from -> to (§10.4 pair rules applied) that the kernels
-// implement. A profile whose knobs the kernels refuse (§35.2: e.g. torch's nan=ones_sign,
+// Every named profile's policy for the cast from -> to (§10.2 pair rules applied) that the kernels
+// implement. A profile whose knobs the kernels refuse (§A.2: e.g. torch's nan=ones_sign,
 // ml_dtypes' nan_to_finite=flipzero) is left out; the profiles the CUDA backend claims (ocp,
 // ieee, cuda_satfinite, cuda_nosat) never are: the helper fails the test if one is refused.
 inline std::vector<std::pair<std::string, numref::Policy>> profile_policies(const numref::Format& from,
@@ -128,7 +128,7 @@ inline std::vector<std::pair<std::string, numref::Policy>> profile_policies(cons
     try {
       (void)numref_cuda::cast_policy(p, from, to);
     } catch (const std::invalid_argument& e) {
-      // The one exception (§35.12): the cuda_* pair rule bf16 > f32 nan=raw (__bfloat162float keeps
+      // The one exception (§A.12): the cuda_* pair rule bf16 > f32 nan=raw (__bfloat162float keeps
       // a NaN's payload) is not a kernel knob; the kernels refuse that pair under those profiles.
       const bool pair_rule = from.id == numref::FormatId::bf16 && to.id == numref::FormatId::f32 &&
                              (name == "cuda_satfinite" || name == "cuda_nosat");

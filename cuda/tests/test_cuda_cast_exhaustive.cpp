@@ -1,5 +1,5 @@
 // numref CUDA tests — the per-element casts of cast.cuh against the reference, exhaustively
-// on every 8- and 16-bit source code.                                  spec §35.4 (§3–§8, §11)
+// on every 8- and 16-bit source code.                                  spec §A.4 (§3–§8, §11)
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -17,7 +17,7 @@ using numref_cuda::CastPolicy;
 using numref_cuda::FloatTraits;
 using numref_cuda_test::Checker;
 
-// §35.4 Every bf16 / f16 code into every target of the table, under every deterministic
+// §A.4 Every bf16 / f16 code into every target of the table, under every deterministic
 // policy (5 modes x overflow x inf_sat x NaN handling).
 void sweep_source(FormatId from) {
   for (FormatId to : numref_cuda_test::kElementFormats) {
@@ -32,7 +32,7 @@ void sweep_source(FormatId from) {
 TEST(CudaCastExhaustive, Bf16SourceEveryTargetEveryDeterministicPolicy) { sweep_source(FormatId::bf16); }
 TEST(CudaCastExhaustive, F16SourceEveryTargetEveryDeterministicPolicy) { sweep_source(FormatId::f16); }
 
-// §35.4 Every 8-, 6- and 4-bit code (f8 decode to f32/bf16 included) under every policy.
+// §A.4 Every 8-, 6- and 4-bit code (f8 decode to f32/bf16 included) under every policy.
 TEST(CudaCastExhaustive, NarrowSourcesEveryTargetEveryDeterministicPolicy) {
   int n = 0;
   for (FormatId from : numref_cuda_test::kElementFormats) {

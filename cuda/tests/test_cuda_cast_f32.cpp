@@ -1,7 +1,7 @@
 // numref CUDA tests — f32 sources of cast.cuh against the reference: a structured set (every
 // exponent, ties, ±1 ulp around them, max finite and beyond, NaN payloads, Inf, zeros,
 // subnormals) under every deterministic policy, and 4 million seeded random codes under
-// the named profiles.                                                   spec §35.4 (§3–§8)
+// the named profiles.                                                   spec §A.4 (§3–§8)
 #include <gtest/gtest.h>
 
 #include <cstdint>

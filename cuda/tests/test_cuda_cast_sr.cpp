@@ -1,6 +1,6 @@
 // numref CUDA tests — stochastic rounding of cast.cuh against the reference: every 16-bit
 // and 8-bit source code with every r of small k, both variants, both overflow policies;
-// sampled r for large k; random f32 with random r.                  spec §35.4 (§5.1–§5.4)
+// sampled r for large k; random f32 with random r.                  spec §A.4 (§5.1–§5.4)
 #include <gtest/gtest.h>
 
 #include <cstdint>

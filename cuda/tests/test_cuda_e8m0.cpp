@@ -1,4 +1,4 @@
-// numref CUDA tests — to_e8m0 of cast.cuh against the reference.           spec §35.4 (§7)
+// numref CUDA tests — to_e8m0 of cast.cuh against the reference.           spec §A.4 (§7)
 #include <gtest/gtest.h>
 
 #include <cstdint>

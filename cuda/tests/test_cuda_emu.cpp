@@ -1,10 +1,10 @@
 // numref CUDA tests — the host emulation behind the cuda-emu backend (host_run.hpp) and the
-// coverage of the kernels (format_list.hpp, cast_kernels.hpp).        spec §35.3, §35.7, §35.11
+// coverage of the kernels (format_list.hpp, cast_kernels.hpp).        spec §A.3, §A.7, §A.11
 //
 // host::cast runs the cast kernel cast_kernels.hpp selects for every pair of the kernels and every
-// rounding mode (rna, rup, rdn included, §35.2), and must equal numref::Converter on every source
+// rounding mode (rna, rup, rdn included, §A.2), and must equal numref::Converter on every source
 // code of the 8- and 16-bit sources and on structured f32 codes, in three grid walks. The quantize
-// plan accepts f16 sources and FP6 elements (§35.7), whose host run equals numref::quantize.
+// plan accepts f16 sources and FP6 elements (§A.7), whose host run equals numref::quantize.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -43,7 +43,7 @@ std::vector<std::uint32_t> sources(FormatId f) {
   return v;
 }
 
-// §35.2 / §35.3 every cast pair of the kernels, every rounding mode, every walk, against the reference
+// §A.2 / §A.3 every cast pair of the kernels, every rounding mode, every walk, against the reference
 TEST(CudaEmu, CastEveryPairEveryModeEqualsReference) {
   int pairs = 0;
   for (const auto& a : numref_cuda::kKernelFormats)
@@ -95,7 +95,7 @@ TEST(CudaEmu, CastRejectsWideRandomValue) {
   EXPECT_THROW(numref_cuda::host::cast(in, FormatId::f8e4m3fn, out, FormatId::f8e5m2, 3, cp, r), std::invalid_argument);
 }
 
-// §35.7 f16 sources and FP6 elements: planned, and the host run equals numref::quantize.
+// §A.7 f16 sources and FP6 elements: planned, and the host run equals numref::quantize.
 TEST(CudaEmu, QuantizeF16SourcesAndFp6Elements) {
   const std::size_t rows = 5, cols = 70;
   const auto f32 = numref_cuda_test::gen_f32(rows, cols, 11, {false, true, 12});

@@ -1,5 +1,5 @@
 // numref CUDA tests — the integer binary32 operations of f32.cuh against the reference's
-// rounding core (numref::rn32 of exact_mul / exact_div, numref::f32_sub_abs).   spec §1.2, §35.6
+// rounding core (numref::rn32 of exact_mul / exact_div, numref::f32_sub_abs).   spec §1.2, §A.6
 #include <gtest/gtest.h>
 
 #include <cstdint>

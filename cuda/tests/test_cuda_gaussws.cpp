@@ -1,5 +1,5 @@
 // numref CUDA tests — the GaussWS kernels' arithmetic (gaussws.cuh) and the host grid walk of the
-// GaussWS kernels (host_run.cpp), against the reference numref::gaussws.      spec §37, §35.13
+// GaussWS kernels (host_run.cpp), against the reference numref::gaussws.      spec §30, §A.13
 // Expected values come from the reference (reference/src/gaussws.cpp: BigUInt interval bounds,
 // Ziv loops) and, for the kernels' constants, from independent integer computations here
 // (iterated integer square roots, the series of ln 2).
@@ -27,12 +27,12 @@ namespace gw = numref_cuda::gaussws;
 namespace ref = numref::gaussws;
 namespace host = numref_cuda::host;
 
-// §37.2 every 16-bit word.
+// §30.2 every 16-bit word.
 TEST(CudaGaussws, NoiseEveryWord) {
   for (std::uint32_t u = 0; u < 65536; ++u) ASSERT_EQ(gw::noise(u), ref::noise_from_bits(u)) << "u = " << u;
 }
 
-// §37.3 the generator, lane by lane, against the reference's element-by-element definition.
+// §30.3 the generator, lane by lane, against the reference's element-by-element definition.
 TEST(CudaGaussws, GeneratorWords) {
   numref::SplitMix64 rng(11);
   for (int k = 0; k < 40; ++k) {
@@ -95,7 +95,7 @@ void expect_exp2(std::uint32_t bt) {
   ASSERT_EQ(e.code, ref::exp2_one_minus(bt)) << std::hex << "b_t " << bt;
 }
 
-// §37.4 e against the reference: integers, dyadic fractions, the range ends, tiny values, random codes.
+// §30.4 e against the reference: integers, dyadic fractions, the range ends, tiny values, random codes.
 TEST(CudaGaussws, Exp2MatchesReference) {
   for (int v = -140; v <= 160; ++v) expect_exp2(f32_code(static_cast<float>(v)));
   for (int d = 1; d <= 10; ++d)
@@ -115,7 +115,7 @@ TEST(CudaGaussws, Exp2MatchesReference) {
   }
 }
 
-// §37.5 forward_element on hand-computed cases (the random cases below rarely reach a bf16 tie
+// §30.5 forward_element on hand-computed cases (the random cases below rarely reach a bf16 tie
 // whose sticky bits lie more than 25 bits down, or a zero sum).
 TEST(CudaGaussws, ForwardElementHandCases) {
   using F = numref_cuda::FloatTraits<FormatId::f32>;
@@ -228,7 +228,7 @@ TEST(CudaGaussws, HostRunMatchesReference) {
           }
 }
 
-// §37.1 a non-finite b_t is refused, naming the block.
+// §30.1 a non-finite b_t is refused, naming the block.
 TEST(CudaGaussws, NonFiniteBtNamesTheBlock) {
   const gw::Problem p = gw::make_problem(33, 2);  // two blocks
   const std::vector<std::uint32_t> w(66, 0x3F800000u), g(66, 0u), bt{0x40800000u, 0x7F800000u};

@@ -1,4 +1,4 @@
-// numref CUDA tests — the hardware path, on a model of the instructions.       spec §35.5
+// numref CUDA tests — the hardware path, on a model of the instructions.       spec §A.5
 //
 // The PTX ISA specifies cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32 as: round to nearest even; a
 // NaN input gives "NaN in the destination format" (which NaN is not said); an input whose

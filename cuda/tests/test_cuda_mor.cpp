@@ -1,6 +1,6 @@
 // numref CUDA tests — the MoR kernels' arithmetic (fused amax / GAM / quantize / relative error /
 // exact error sum / decision), run on the CPU the way the grid runs it, against
-// numref::tensor_mor and numref::subtensor_mor.                  spec §21 – §27, §35.4, §35.8
+// numref::tensor_mor and numref::subtensor_mor.                  spec §21 – §27, §A.4, §A.8
 // Expected values come from the reference (reference/src/mor.cpp, metrics.cpp); the walks vary
 // the simulated thread count and order, so the carry-save counters receive their pieces in
 // different orders and groupings — the 320-bit sum must not change.

@@ -1,4 +1,4 @@
-// numref CUDA tests — the Philox4x32-10 stream of stochastic rounding.            spec §35.3
+// numref CUDA tests — the Philox4x32-10 stream of stochastic rounding.            spec §A.3
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -31,7 +31,7 @@ TEST(CudaPhilox, Random123KnownAnswers) {
   }
 }
 
-// §35.3 The stream layout: element i of (seed, subsequence, offset) is word (offset+i) mod 4
+// §A.3 The stream layout: element i of (seed, subsequence, offset) is word (offset+i) mod 4
 // of block ((offset+i)/4 as a 64-bit counter, subsequence in the high counter words) under
 // key = seed, top k bits.
 TEST(CudaPhilox, StreamLayout) {
@@ -52,7 +52,7 @@ TEST(CudaPhilox, StreamLayout) {
   for (std::uint64_t i = 0; i < 64; ++i) EXPECT_EQ(t.value(i, 17), s.value(1000003 + i, 17));
 }
 
-// §35.3 The chunked form the kernels use equals the element-by-element definition for every
+// §A.3 The chunked form the kernels use equals the element-by-element definition for every
 // phase of the stream and every chunk width the kernels instantiate, and every value is < 2^k.
 template <int V>
 void chunk_matches(const PhiloxStream& s, int k) {
@@ -69,7 +69,7 @@ void chunk_matches(const PhiloxStream& s, int k) {
 }
 
 TEST(CudaPhilox, ChunkedValuesMatchDefinition) {
-  for (std::uint64_t off : {0ull, 1ull, 2ull, 3ull, 0xFFFFFFFFFFFFFF00ull})  // the last: j near 2^64, no wrap (§35.3)
+  for (std::uint64_t off : {0ull, 1ull, 2ull, 3ull, 0xFFFFFFFFFFFFFF00ull})  // the last: j near 2^64, no wrap (§A.3)
     for (int k : {1, 5, 8, 16, 31, 32}) {
       const PhiloxStream s{42, 7, off};
       chunk_matches<1>(s, k);

@@ -1,4 +1,4 @@
-// numref CUDA tests — the vector/tail split of an element-wise launch.          spec §35.3
+// numref CUDA tests — the vector/tail split of an element-wise launch.          spec §A.3
 //
 // For every combination of input/output/random-array misalignment, length and vector width
 // the kernels use, the plan must (a) start chunks where every stream is 16-byte aligned,

@@ -1,5 +1,5 @@
 // numref CUDA tests — numref::Policy -> kernel knobs, and the errors that name what the
-// kernels do not implement.                                                   spec §35.2
+// kernels do not implement.                                                   spec §A.2
 #include <gtest/gtest.h>
 
 #include <iterator>
@@ -63,7 +63,7 @@ void expect_error(const std::function<void()>& f, const std::string& needle) {
   }
 }
 
-// Knobs the kernels do not implement are errors that name them (§35.2).
+// Knobs the kernels do not implement are errors that name them (§A.2).
 TEST(CudaPolicyMap, Errors) {
   numref::Policy p;
   p.daz = true;
@@ -86,7 +86,7 @@ TEST(CudaPolicyMap, Errors) {
   expect_error([&] { numref_cuda::e8m0_policy(p, F(FormatId::f32)); }, "stochastic");
 }
 
-// §35.2 nan=: the kernels' nan_code implements sign, canonical, ones and payload; every other
+// §A.2 nan=: the kernels' nan_code implements sign, canonical, ones and payload; every other
 // word of the knob table (ones_sign, raw, all_ones, raw_plus, and any value added later) is
 // refused with its name.
 TEST(CudaPolicyMap, NanValuesOutsideTheKernelsRefusedByName) {
@@ -106,7 +106,7 @@ TEST(CudaPolicyMap, NanValuesOutsideTheKernelsRefusedByName) {
   EXPECT_EQ(refused, 4);  // ones_sign, raw, all_ones, raw_plus
 }
 
-// §35.2 the gfloat profiles' rules (§7.4 e8m0_low=nan, §7.3 negative=inf_abs, §6.7 inf_nan=nan) are
+// §A.2 the gfloat profiles' rules (§7.4 e8m0_low=nan, §7.3 negative=inf_abs, §6.7 inf_nan=nan) are
 // refused by name where they can change a result, and accepted where they cannot.
 TEST(CudaPolicyMap, GfloatKnobsRefusedByName) {
   numref::Policy p;

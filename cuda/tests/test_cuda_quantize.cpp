@@ -1,6 +1,6 @@
 // numref CUDA tests — the block-quantization kernels' arithmetic, run on the CPU the way the
 // grid runs it (host_run.hpp), against numref::quantize / fake_quantize / dequantize.
-//                                                                  spec §13 – §20, §35.4, §35.7
+//                                                                  spec §13 – §20, §A.4, §A.7
 // Every expected value comes from the reference (an independent implementation in
 // reference/src); the code under test is tiling.cuh / scale.cuh / quantize.cuh as the kernels
 // call it, walked in several thread counts and orders (the result must not depend on them).
@@ -136,7 +136,7 @@ void run_case(const Case& c, FormatId src, const std::vector<T>& data, Shape sh,
     const auto deq = host::dequantize(p, got.codes.data(), got.scale.scales.data(), got.scale.group_mantissa.data(),
                                       got.scale.tensor_amax, w);
     EXPECT_EQ(deq, want_deq);
-    if (p.row_blocks) {  // §35.7 item 3 the one-pass row-block path gives the same outputs
+    if (p.row_blocks) {  // §A.7 item 3 the one-pass row-block path gives the same outputs
       ++g_row_block_runs;
       const host::QuantizeOut one = host::quantize(p, x.data(), numref_cuda::ElementRandom{}, true, true, w, true);
       EXPECT_EQ(one.scale.scales, want.meta.scales);
@@ -184,7 +184,7 @@ INSTANTIATE_TEST_SUITE_P(AllCases, CudaQuantize, ::testing::Range(0, static_cast
                            return cases()[static_cast<std::size_t>(i.param)].name;
                          });
 
-// §19.2 / §35.3 stochastic rounding with explicit random values (one per element, element
+// §19.2 / §A.3 stochastic rounding with explicit random values (one per element, element
 // order) gives the reference's codes; an invalid value (>= 2^k) is reported, never masked.
 TEST(CudaQuantizeSr, ExplicitRandomMatchesReference) {
   auto spec = spec_of(FormatId::f8e4m3fn, Partition::blocks(1, 32), ScaleRule::mx_floor);
@@ -212,7 +212,7 @@ TEST(CudaQuantizeSr, ExplicitRandomMatchesReference) {
   EXPECT_FALSE(host::quantize(p, f.data(), rnd, true, false).random_ok);
 }
 
-// §35.7 item 3 The one-pass path must have been compared by the parameterized cases (MX 1x32,
+// §A.7 item 3 The one-pass path must have been compared by the parameterized cases (MX 1x32,
 // 1x128 and the other row-block specs); checked once all tests have run.
 class RowBlockCount : public ::testing::Environment {
  public:
@@ -220,8 +220,8 @@ class RowBlockCount : public ::testing::Environment {
 };
 [[maybe_unused]] const auto* const kRowBlockEnv = ::testing::AddGlobalTestEnvironment(new RowBlockCount);
 
-// §35.7, §35.12 What the kernels do not implement is refused with a message naming it; f16
-// sources and FP6 elements are implemented (§35.12 lists what remains refused).
+// §A.7, §A.12 What the kernels do not implement is refused with a message naming it; f16
+// sources and FP6 elements are implemented (§A.12 lists what remains refused).
 TEST(CudaQuantizePlan, RefusesWhatTheKernelsDoNotImplement) {
   const auto s = spec_of(FormatId::f8e4m3fn, Partition::blocks(1, 32), ScaleRule::mx_floor);
   EXPECT_NO_THROW(numref_cuda::plan_quantize(s, FormatId::f16, 2, 64, 64, 1));

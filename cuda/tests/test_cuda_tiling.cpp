@@ -1,5 +1,5 @@
 // numref CUDA tests — the index arithmetic of the block kernels: FastDiv (multiply-high
-// division by a run-time constant) and the unit map of tiling.cuh.             spec §35.7
+// division by a run-time constant) and the unit map of tiling.cuh.             spec §A.7
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -11,7 +11,7 @@
 
 namespace {
 
-// §35.7 floor(n / d) and n mod d equal C++'s '/' and '%' (the expected values) for every divisor
+// §A.7 floor(n / d) and n mod d equal C++'s '/' and '%' (the expected values) for every divisor
 // shape a plan produces (1 … 1024, powers of two up to 2^31, block extents, large odd values)
 // and dividends at 0, around multiples of d, near 2^32, and seeded random.
 TEST(CudaFastDiv, EqualsIntegerDivision) {
@@ -41,7 +41,7 @@ TEST(CudaFastDiv, EqualsIntegerDivision) {
   EXPECT_EQ(bad, 0u);
 }
 
-// §35.7 The units of a plan cover every element exactly once and never cross a block row.
+// §A.7 The units of a plan cover every element exactly once and never cross a block row.
 TEST(CudaTiling, UnitsCoverTheTensorOnce) {
   for (auto part : {numref::Partition::blocks(1, 32), numref::Partition::blocks(128, 128), numref::Partition::per_row(),
                     numref::Partition::per_col(), numref::Partition::tensor(), numref::Partition::blocks(24, 20)}) {

@@ -35,8 +35,8 @@ def formats() -> list[dict]:
 
 def profiles() -> list[dict]:
     """The named profiles (spec §10), one dict per row of the profile table, in table order: name,
-    summary, the policy for narrow (<= 8-bit) and wide targets in the §10.2 text form, and the
-    quantization recipe (§10.5: a dict of rule, partition, knobs, amax_nan, elements (None: every
+    summary, the policy for narrow (<= 8-bit) and wide targets in the §10.3 text form, and the
+    quantization recipe (§10.4: a dict of rule, partition, knobs, amax_nan, elements (None: every
     format) and source; None for a profile without one)."""
     return _core.profiles()
 
@@ -58,7 +58,7 @@ def _fill_names(doc: str | None, marker: str, names) -> str | None:
 
 
 def knobs() -> list[dict]:
-    """The policy knob table (spec §10.2): key, words (values in order), type, clause."""
+    """The policy knob table (spec §10.3): key, words (values in order), type, clause."""
     return [dict(k) for k in _KNOBS.values()]
 
 
@@ -144,12 +144,12 @@ def _knob_text(key: str, value) -> str:
 class Policy:
     """A conversion policy (spec §4–§10) resolved for a target format, as ``numref cast`` builds
     it: the profile's policy for the target (narrow <= 8 bits or wide, §10.1), then ``policy``
-    (the §10.2 text form ``"key=value ..."``, or another Policy), then the single knobs, one
+    (the §10.3 text form ``"key=value ..."``, or another Policy), then the single knobs, one
     keyword per row of numref's knob table (``numref.knobs()``): round, sr_bits, sr_variant,
     overflow, inf_sat, nan, nan_to_finite, e8m0_round, zero_to_nozero, negative, daz, ftz,
     tininess, int_range, e8m0_low, inf_nan. An explicit ``round`` also sets ``e8m0_round="follow"`` (§7.1).
 
-    Each knob is an attribute; ``str(policy)`` is the canonical §10.2 description.
+    Each knob is an attribute; ``str(policy)`` is the canonical §10.3 description.
     """
 
     __slots__ = ("to", "_desc", "_values")
@@ -169,7 +169,7 @@ class Policy:
         else:
             raise TypeError(f"policy: expected a Policy or a 'key=value ...' str, got {type(policy).__name__}")
         pairs = [(k, _knob_text(k, v)) for k, v in knobs.items() if v is not None]
-        # src given: the profile's pair rules for src -> to apply (spec §10.4), as numref cast --from
+        # src given: the profile's pair rules for src -> to apply (spec §10.2), as numref cast --from
         self._desc = _core.resolve_policy(self.to, profile or "", settings, pairs, src)
         self._values = _core.policy_values(self.to, self._desc)
 
@@ -268,7 +268,7 @@ def cast(x, to: str, *, src: str | None = None, profile: str = "ocp", policy=Non
     to       the target format (name or alias, ``numref.formats()``).
     profile  ocp (default) or another profile of ``numref.profiles()`` (§10):
              {profiles}.
-    policy   a ``Policy`` or the §10.2 text ``"key=value ..."`` applied on the profile.
+    policy   a ``Policy`` or the §10.3 text ``"key=value ..."`` applied on the profile.
     **knobs  single knobs (``round="rtz"``, ``overflow="saturate"``, ``nan="ones"``, ``sr_bits=8``,
              ...; ``numref.knobs()``), applied last.
     random   for round="sr": an array of r values (one per element, 0 <= r < 2^sr_bits) or an
@@ -359,7 +359,7 @@ def quantize(x, fmt: str, *, partition: str | None = None, scale: str | None = N
     profile, policy, **knobs  the element policy as in ``cast``; without profile, policy or
                overflow it is the ocp narrow policy with overflow="saturate" (§19.1). The profile's
                wide policy (default ocp) decodes NaN codes and makes the fake-quant output. A profile
-               with a quantization recipe (§10.5: those of ``numref.profiles()`` with a ``recipe``)
+               with a quantization recipe (§10.4: those of ``numref.profiles()`` with a ``recipe``)
                also sets the rule, partition, recipe knobs and amax policy,
                as ``numref quantize --profile`` does: ``partition`` and ``q_max`` override it, a
                ``scale``, ``recipe``, ``amax_nan`` or ``amax_inf`` that differs is a ValueError.
@@ -519,7 +519,7 @@ __all__ += ["mor", "MorResult"]
 
 class GaussWSResult:
     """The result of :func:`gaussws`: ``w_hat`` (bfloat16, w's 2-D shape), ``r`` (int8 noise R in
-    -2..2, w's shape), ``r_packed`` (uint32: eight 4-bit sign-magnitude nibbles per word, §37.9),
+    -2..2, w's shape), ``r_packed`` (uint32: eight 4-bit sign-magnitude nibbles per word, §30.9),
     ``scale`` (float32 s per 32 x 32 block; NaN for a block holding a NaN or Inf), ``bt`` (float32
     b_t per block) and ``grad_bt`` (float32 dL/db_t per block, or None without ``grad``)."""
 
@@ -560,15 +560,15 @@ def _per_block(v, grid, name: str):
 
 def gaussws(w, bt=None, *, bi=None, b_init=6.0, b_target=4.0, seed=None, layer: int = 0, step: int = 0,
             bits=None, sum: str = "exact", grad=None, src: str | None = None) -> GaussWSResult:
-    """Gaussian weight sampling on one matrix, as ``numref gaussws`` (spec §37; docs/gaussws.md).
+    """Gaussian weight sampling on one matrix, as ``numref gaussws`` (spec §30; docs/gaussws.md).
 
     w        float32 or bfloat16 array (1-D: one row; 2-D), or raw codes with src="f32" / "bf16".
     bt       b_t: a number (every block) or one value per 32 x 32 block; or
     bi       b_i per block (or a number) with b_init, b_target: b_t = RN32(b_target + b_i (b_init - b_target)).
-    seed     the generator's key with layer and step (§37.3); or
-    bits     uint16 words, one per element of w (§37.2).
-    sum      "exact" (one rounding, §37.5) or "f32" (the variant RNE_bf16(RN32(w + R s))).
-    grad     dL/dw_hat (float32 or bfloat16, w's size): also returns dL/db_t per block (§37.7).
+    seed     the generator's key with layer and step (§30.3); or
+    bits     uint16 words, one per element of w (§30.2).
+    sum      "exact" (one rounding, §30.5) or "f32" (the variant RNE_bf16(RN32(w + R s))).
+    grad     dL/dw_hat (float32 or bfloat16, w's size): also returns dL/db_t per block (§30.7).
     """
     if (bt is None) == (bi is None):
         raise ValueError("give exactly one of bt=, bi=")

@@ -1,4 +1,4 @@
-"""numref.conform: check a Python kernel against the reference, bit for bit (spec §33).
+"""numref.conform: check a Python kernel against the reference, bit for bit (spec §34).
 
     >>> import ml_dtypes, numref
     >>> r = numref.conform.check(lambda x: x.astype(ml_dtypes.float8_e4m3fn),
@@ -9,8 +9,8 @@
 The cases are those of ``numref conform`` for the suite (from_, to, profile + knobs): the cast
 family's generator of the conformance library (every code of a <= 16-bit source from level l1 on,
 every 8-bit code always; for f32 the boundary codes of the target and random TestFloat-like
-codes), its reference results, comparison (§33.4) and mismatch text; then the suite's golden
-vectors (§30, §33.2: the files of numref's vector directory for the suite and the divergence
+codes), its reference results, comparison (§34.4) and mismatch text; then the suite's golden
+vectors (§31, §34.2: the files of numref's vector directory for the suite and the divergence
 files' answers for its profile, expected results as written in the files, MANIFEST checked).
 The vectors ship inside the package (numref/vectors); ``NUMREF_VECTORS`` or ``vectors=DIR``
 name another directory, ``vectors=False`` runs the generated cases only.
@@ -38,7 +38,7 @@ class ConformanceError(AssertionError):
 @dataclass(frozen=True)
 class Mismatch:
     """One failing case: the operand (x, and r for round=sr), the codes got and expected, the
-    runner's class (§33.4: "tie", "overflow/saturation", "nan/sign", ...) and its text."""
+    runner's class (§34.4: "tie", "overflow/saturation", "nan/sign", ...) and its text."""
 
     x: int
     r: int | None
@@ -94,7 +94,7 @@ def _kernel_codes(got, n: int, to: str, what: str):
 
 
 def _vectors_dir(vectors):
-    """§33.2 The golden-vector directory: vectors=DIR, else $NUMREF_VECTORS, else the package's
+    """§34.2 The golden-vector directory: vectors=DIR, else $NUMREF_VECTORS, else the package's
     own (numref/vectors, installed with it), else the source tree this module was built from
     (a CMake build tree); None for vectors=False. Not finding them is an error, as for
     ``numref conform``: a check of generated cases only must be asked for."""
@@ -130,7 +130,7 @@ def check(kernel, op: str = "cast", *, from_: str, to: str, profile: str = "ocp"
              uint32 random values of §5) with x of from_'s dtype (``numref.dtype_of``), returning
              the results as to's dtype or as raw unsigned codes; with ``flags=True`` it returns
              (results, flags) and the §9 flags (uint8 bits) are compared too.
-    level    l0 | l1 (default) | l2 | exhaustive: the runner's levels (§33.3); 0, 1, 2 (int or
+    level    l0 | l1 (default) | l2 | exhaustive: the runner's levels (§34.3); 0, 1, 2 (int or
              text) as ``numref conform --level`` writes them are the same levels.
     vectors  the golden-vector directory (default: $NUMREF_VECTORS, else the package's own);
              False: the generated cases only. The suite's vector cases run after the generated
@@ -194,7 +194,7 @@ def check(kernel, op: str = "cast", *, from_: str, to: str, profile: str = "ocp"
                     text=f"{cls}: {inputs}: got {got_t}, expected {exp_t}", where=where(int(i))))
         res.cases += n
 
-    # §33.3 the generated cases, the reference computing the expected results
+    # §34.3 the generated cases, the reference computing the expected results
     total = suite.size()
     first = 0
     while first < total:
@@ -207,7 +207,7 @@ def check(kernel, op: str = "cast", *, from_: str, to: str, profile: str = "ocp"
         suite.expected(xs, rs, ey, ef)
         run(xs, rs, ey, ef, lambda i, f=first: f"generated #{f + i}")
         first += n
-    # §33.2 the golden vectors: expected results as the files give them
+    # §34.2 the golden vectors: expected results as the files give them
     if vdir is not None:
         vx, vr, vy, vf, vwhere, res.vector_files = suite.vector_cases(vdir)
         res.vector_cases = len(vx)

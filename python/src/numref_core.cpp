@@ -70,10 +70,10 @@ const Format& format_arg(const std::string& name, const std::string& what) {
   return format(*id);
 }
 
-// §10 / §10.2 The policy of `numref cast` options, with the same layering and checks as the
+// §10 / §10.3 The policy of `numref cast` options, with the same layering and checks as the
 // CLI (tools/numref/cli_common.cpp policy_from_args): the profile's policy for the target
 // (narrow or wide, §10.1; `profile` empty: the default Policy, used when a complete
-// describe() string is given), then `settings` (the §10.2 text form), then the single knobs
+// describe() string is given), then `settings` (the §10.3 text form), then the single knobs
 // (key, value as text). An explicit round also sets e8m0_round=follow unless e8m0_round is
 // given (§7.1). Returns the policy.
 Policy resolve_policy(const Format& to, const std::string& profile_name, const std::string& settings,
@@ -82,7 +82,7 @@ Policy resolve_policy(const Format& to, const std::string& profile_name, const s
   if (!profile_name.empty()) {
     const auto pid = find_profile(profile_name);
     if (!pid) fail("profile: unknown profile '" + profile_name + "' (known: " + profile_names() + ")");
-    // §10.4 with the source known, the profile's pair rules apply (as `numref cast --from`)
+    // §10.2 with the source known, the profile's pair rules apply (as `numref cast --from`)
     p = from ? profile(*pid).for_cast(*from, to) : profile(*pid).for_target(to);
   }
   if (!settings.empty())
@@ -157,7 +157,7 @@ class Cast {
         to_(to),
         p_(p),
         sr_(effective_round(to, p) == Round::sr),
-        // what cpu-fast declines (§35.1) takes the reference path
+        // what cpu-fast declines (§A.1) takes the reference path
         reference_(reference || cpu_fast::declined(from, to, p) != nullptr) {
     if (reference_)
       conv_ = std::make_unique<Converter>(from, to, p);
@@ -385,7 +385,7 @@ nb::list profiles() {
     d["summary"] = std::string(p.summary);
     d["narrow"] = describe(p.narrow);
     d["wide"] = describe(p.wide);
-    nb::object recipe = nb::none();  // §10.5
+    nb::object recipe = nb::none();  // §10.4
     if (p.recipe) {
       nb::dict r;
       r["rule"] = std::string(p.recipe->rule);
@@ -590,7 +590,7 @@ nb::dict quantize_reference(const QuantizeCall& c) {
 
 // quantize(codes, src, elem, ...): the 2-D tensor `codes` (rows x cols unsigned codes of src,
 // C-contiguous) quantized by the reference (numref::quantize, dequantize, fake_quantize) with the
-// options of `numref quantize`; the element policy and the wide policy in the §10.2 text form.
+// options of `numref quantize`; the element policy and the wide policy in the §10.3 text form.
 // Returns a dict of NumPy-ready buffers (bytes) and counts.
 nb::dict quantize(Array codes, std::size_t rows, std::size_t cols, const std::string& src, const std::string& elem,
                   const std::string& profile_name, std::optional<std::string> partition,
@@ -602,7 +602,7 @@ nb::dict quantize(Array codes, std::size_t rows, std::size_t cols, const std::st
   if (path != "fast" && path != "reference") fail("path: expected 'fast' or 'reference', got '" + path + "'");
   const Format& from = format_arg(src, "x");
   const Format& e = format_arg(elem, "fmt");
-  // §10.5 / §19.8 the options as `numref quantize` reads them (numref::quantize_spec): a recipe
+  // §10.4 / §19.8 the options as `numref quantize` reads them (numref::quantize_spec): a recipe
   // profile supplies the rule, partition, recipe knobs and amax policies
   QuantizeOptions qo;
   qo.profile = profile_name;
@@ -742,7 +742,7 @@ nb::dict mor(Array codes, std::size_t rows, std::size_t cols, const std::string&
   return d;
 }
 
-// ---- GaussWS (§37) ----------------------------------------------------------------------------
+// ---- GaussWS (§30) ----------------------------------------------------------------------------
 
 // n codes of an f32 (4-byte) or bf16 (2-byte) array as 32-bit words; `what` names the argument.
 std::vector<std::uint32_t> words_of(const Array& a, const Format& f, std::size_t n, const std::string& what) {
@@ -758,7 +758,7 @@ std::vector<std::uint32_t> words_of(const Array& a, const Format& f, std::size_t
   return c;
 }
 
-// §37.8 b_t = RN32(b_target + b_i (b_init - b_target)) per block (binary32 codes).
+// §30.8 b_t = RN32(b_target + b_i (b_init - b_target)) per block (binary32 codes).
 std::vector<std::uint32_t> gaussws_bitwidth(Array bi, std::uint32_t b_init, std::uint32_t b_target) {
   const std::vector<std::uint32_t> b = words_of(bi, format(FormatId::f32), bi.size(), "bi");
   std::vector<std::uint32_t> out(b.size());
@@ -769,7 +769,7 @@ std::vector<std::uint32_t> gaussws_bitwidth(Array bi, std::uint32_t b_init, std:
   return out;
 }
 
-// §37.2 – §37.9 One matrix, as `numref gaussws`: w (codes of w_fmt), bt (binary32 codes per
+// §30.2 – §30.9 One matrix, as `numref gaussws`: w (codes of w_fmt), bt (binary32 codes per
 // block), the noise from key = (seed, layer, step) or from bits (16-bit words), the sum, and
 // optionally g (dL/dw_hat, codes of g_fmt). Returns R, packed R, s, w_hat and dL/db_t.
 nb::dict gaussws(Array w, std::size_t rows, std::size_t cols, const std::string& w_fmt, Array bt,
@@ -872,7 +872,7 @@ class CastSuite {
     std::memcpy(flags.data(), out.data() + n, n * 4);
   }
 
-  // §33.2 The golden-vector cases of this suite in the vector directory `dir` (its MANIFEST, every
+  // §34.2 The golden-vector cases of this suite in the vector directory `dir` (its MANIFEST, every
   // file's sha256 checked as `numref conform` does; the suite's own files and the divergence
   // files' answers for its profile): (x, r, expected y, expected flags, "file:line") lists, and
   // the number of files read. ValueError naming the file for a missing / edited / malformed one.
@@ -918,7 +918,7 @@ class CastSuite {
     return nb::make_tuple(xs, rs, ys, fls, where, files);
   }
 
-  // A failing case rendered as the runner does (§33.4): (class, inputs, got, expected), or None
+  // A failing case rendered as the runner does (§34.4): (class, inputs, got, expected), or None
   // when the results match. got_flags = None: the kernel reports no flags (not compared).
   nb::object mismatch(std::uint32_t x, std::uint32_t r, std::uint32_t exp_y, std::uint32_t exp_flags,
                       std::uint32_t got_y, std::optional<std::uint32_t> got_flags) const {
@@ -959,8 +959,8 @@ NB_MODULE(_core, m) {
   m.doc() = "numref._core: the C++ side of the numref Python package (use the numref package)";
   m.attr("__version__") = NUMREF_VERSION;
   m.def("formats", &formats, "The format table (format.hpp kFormats) as a list of dicts, spec §2.1.");
-  m.def("profiles", &profiles, "The profiles (§10) with their narrow and wide policies in the §10.2 text form.");
-  m.def("knobs", &knobs, "The policy knob table (policy.hpp kPolicyKnobs), spec §10.2.");
+  m.def("profiles", &profiles, "The profiles (§10) with their narrow and wide policies in the §10.3 text form.");
+  m.def("knobs", &knobs, "The policy knob table (policy.hpp kPolicyKnobs), spec §10.3.");
   m.def(
       "canonical_format",
       [](const std::string& name, const std::string& what) { return std::string(format_arg(name, what).name); },
@@ -973,14 +973,14 @@ NB_MODULE(_core, m) {
         return numref::describe(resolve_policy(format_arg(to, "to"), profile, settings, knobs, from));
       },
       "to"_a, "profile"_a, "settings"_a, "knobs"_a, "src"_a = "",
-      "The policy of `numref cast --to TO --profile P --policy S --<knob> V ...` in the §10.2 text form.");
+      "The policy of `numref cast --to TO --profile P --policy S --<knob> V ...` in the §10.3 text form.");
   m.def("policy_values", &policy_values, "to"_a, "policy"_a, "The knob values of a policy as a dict.");
   m.def(
       "default_vectors_dir", [] { return numref::conform::default_vectors_dir(); },
-      "§33.2 numref conform's default golden-vector directory ($NUMREF_VECTORS, else the source tree this module "
+      "§34.2 numref conform's default golden-vector directory ($NUMREF_VECTORS, else the source tree this module "
       "was built from); '' when none holds a MANIFEST.");
   m.def("explain", &explain, "fmt"_a, "code"_a, "The fields, class and exact value of one code (§3.1, §3.4).");
-  nb::class_<CastSuite>(m, "CastSuite", "One cast suite of the conformance runner (spec §33).")
+  nb::class_<CastSuite>(m, "CastSuite", "One cast suite of the conformance runner (spec §34).")
       .def(nb::init<const std::string&, const std::string&, const std::string&, const std::string&, const std::string&,
                     std::uint64_t>(),
            "from_"_a, "to"_a, "profile"_a, "policy"_a, "level"_a, "seed"_a)
@@ -1001,9 +1001,9 @@ NB_MODULE(_core, m) {
   m.def("mor", &mor, "codes"_a, "rows"_a, "cols"_a, "src"_a, "recipe"_a, "partition"_a, "threshold"_a.none(), "scale"_a,
         "fake"_a, "Mixture of Representations on one tensor with the reference (spec §25–§27).");
   m.def("gaussws_bitwidth", &gaussws_bitwidth, "bi"_a, "b_init"_a, "b_target"_a,
-        "GaussWS Eq. 11 per block, rounded once (spec §37.8); binary32 codes.");
+        "GaussWS Eq. 11 per block, rounded once (spec §30.8); binary32 codes.");
   m.def("gaussws", &gaussws, "w"_a, "rows"_a, "cols"_a, "w_fmt"_a, "bt"_a, "key"_a.none(), "bits"_a.none(), "sum"_a,
-        "g"_a.none(), "g_fmt"_a, "Gaussian weight sampling on one matrix with the reference (spec §37).");
+        "g"_a.none(), "g_fmt"_a, "Gaussian weight sampling on one matrix with the reference (spec §30).");
   m.def("cast_codes", &cast_codes, "codes"_a, "out"_a, "flags"_a.none(), "r"_a.none(), "src"_a, "to"_a, "policy"_a,
         "path"_a, "Batched conversion of unsigned codes (spec §11); releases the GIL.");
 }

@@ -33,7 +33,7 @@ def test_formats_profiles_knobs_come_from_the_tables():
 
 
 def test_profile_lists_come_from_the_table():
-    """numref.profiles() carries each row's recipe (§10.5); the profile lists of the docstrings are
+    """numref.profiles() carries each row's recipe (§10.4); the profile lists of the docstrings are
     filled from it at import (cast: every profile; quantize: those with a recipe), never typed."""
     rows = numref.profiles()
     te = next(p for p in rows if p["name"] == "te_mxfp8")["recipe"]

@@ -1,4 +1,4 @@
-"""numref.conform.check: the runner's cast cases through a Python kernel (spec §33)."""
+"""numref.conform.check: the runner's cast cases through a Python kernel (spec §34)."""
 import ml_dtypes
 import numpy as np
 import pytest

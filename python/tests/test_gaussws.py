@@ -1,4 +1,4 @@
-"""numref.gaussws (spec §37) against hand computation and against `numref gaussws`."""
+"""numref.gaussws (spec §30) against hand computation and against `numref gaussws`."""
 import subprocess
 
 import ml_dtypes
@@ -7,27 +7,27 @@ import pytest
 
 import numref
 
-# §37.2 words: R = +1 (u10, u12, u14), -1 (and u15), +2 (u0, u2..u9).
+# §30.2 words: R = +1 (u10, u12, u14), -1 (and u15), +2 (u0, u2..u9).
 P1, M1, P2 = 0x5400, 0xD400, 0x03FD
 
 
 def test_hand_values_one_element():
-    # w = 1, b_t = 1: s = RN32(1 * 2^(1 - 1)) = 1 (§37.4); w_hat = w + R s (§37.5).
+    # w = 1, b_t = 1: s = RN32(1 * 2^(1 - 1)) = 1 (§30.4); w_hat = w + R s (§30.5).
     w = np.float32([[1.0]])
     for word, want in ((P1, 2.0), (M1, 0.0), (P2, 3.0), (0, 1.0)):
         r = numref.gaussws(w, bt=1, bits=np.uint16([[word]]))
         assert r.w_hat.dtype == ml_dtypes.bfloat16 and float(r.w_hat[0, 0]) == want
         assert r.scale.tolist() == [[1.0]]
     assert int(numref.gaussws(w, bt=1, bits=np.uint16([[M1]])).w_hat.view(np.uint16)[0, 0]) == 0x0000  # +0
-    # §37.7 dL/db_t = RN32(-ln2 * s * T), T = g R = 1: RN32(-ln 2) = 0xBF317218
+    # §30.7 dL/db_t = RN32(-ln2 * s * T), T = g R = 1: RN32(-ln 2) = 0xBF317218
     r = numref.gaussws(w, bt=1, bits=np.uint16([[P1]]), grad=np.float32([[1.0]]))
     assert int(r.grad_bt.view(np.uint32)[0, 0]) == 0xBF317218
-    # §37.9 packing: +1 is nibble 0x1
+    # §30.9 packing: +1 is nibble 0x1
     assert r.r.tolist() == [[1]] and r.r_packed.tolist() == [0x1]
 
 
 def test_bitwidth_from_bi():
-    # §37.8 b_i = 1, b_init = 6, b_target = 4: b_t = 6, s = 1 * 2^-5
+    # §30.8 b_i = 1, b_init = 6, b_target = 4: b_t = 6, s = 1 * 2^-5
     r = numref.gaussws(np.float32([[1.0]]), bi=1.0, bits=np.uint16([[P1]]))
     assert r.bt.tolist() == [[6.0]] and r.scale.tolist() == [[2.0 ** -5]]
     r = numref.gaussws(np.float32([[1.0]]), bi=0.5, b_init=8, b_target=2, bits=np.uint16([[P1]]))
@@ -36,7 +36,7 @@ def test_bitwidth_from_bi():
 
 def test_poisoned_block_and_ragged_shape():
     w = np.ones((33, 40), dtype=np.float32)
-    w[0, 0] = np.inf  # block (0, 0) holds an Inf: every element NaN, s NaN (§37.6)
+    w[0, 0] = np.inf  # block (0, 0) holds an Inf: every element NaN, s NaN (§30.6)
     r = numref.gaussws(w, bt=4, seed=3)
     assert r.scale.shape == (2, 2) and np.isnan(r.scale[0, 0]) and not np.isnan(r.scale[1, 1])
     assert np.all(r.w_hat.view(np.uint16)[:32, :32] == 0x7FC0)

@@ -80,13 +80,13 @@ def test_fast_path_equals_reference(src, fmt, partition, scale, knobs):
 
 def test_fast_path_declines_what_cpu_fast_does_not_take():
     x = np.float32([[1, 2, 3, 4] * 8])
-    assert numref.quantize(x, "f4e2m1fn", partition="block:1x16", scale="nvfp4").path == "reference"  # §35: nvfp4
+    assert numref.quantize(x, "f4e2m1fn", partition="block:1x16", scale="nvfp4").path == "reference"  # §A: nvfp4
     assert numref.quantize(x, "f8e4m3fn", partition="block:1x32", scale="mx-floor").path == "fast"
     with pytest.raises(ValueError, match="path: expected"):
         numref.quantize(x, "f8e4m3fn", path="gpu")
 
 
-# §10.5 A profile with a quantization recipe sets the rule, partition, recipe knobs and amax
+# §10.4 A profile with a quantization recipe sets the rule, partition, recipe knobs and amax
 # policy, as `numref quantize --profile` does (numref::quantize_spec is shared). Hand-computed:
 # te_float8_block (reference/tests/test_recipe.cpp TeFloat8Block): [0.5, 5, -3] -> amax 5,
 # 448 / 5 = 89.6 -> P = 64, stored 1/64; 0.5*64 = 32 -> 0x60, 5*64 = 320 = 1.25*2^8 -> 0x7A,

@@ -1,4 +1,4 @@
-// numref — Gaussian weight sampling (GaussWS).                            spec §37
+// numref — Gaussian weight sampling (GaussWS).                            spec §30
 #include "numref/gaussws.hpp"
 
 #include <map>
@@ -13,7 +13,7 @@
 
 namespace numref::gaussws {
 
-// ---- §37.3 generator --------------------------------------------------------------------
+// ---- §30.3 generator --------------------------------------------------------------------
 std::uint64_t block_key(const NoiseKey& k, std::uint32_t block_row, std::uint32_t block_col) {
   std::uint64_t h = splitmix64_mix(k.seed);
   h = splitmix64_mix(h ^ k.layer);
@@ -54,7 +54,7 @@ std::vector<std::uint32_t> noise_counts() {
   return c;
 }
 
-// ---- §37.9 packing -----------------------------------------------------------------------
+// ---- §30.9 packing -----------------------------------------------------------------------
 std::vector<std::uint32_t> pack(std::span<const std::int8_t> r) {
   std::vector<std::uint32_t> w((r.size() + 7) / 8, 0);
   for (std::size_t k = 0; k < r.size(); ++k) {
@@ -80,7 +80,7 @@ std::vector<std::int8_t> unpack(std::span<const std::uint32_t> words, std::size_
   return r;
 }
 
-// ---- §37.4 exp2 by interval bounds --------------------------------------------------------
+// ---- §30.4 exp2 by interval bounds --------------------------------------------------------
 namespace {
 
 // Fixed-point bounds with W fraction bits of c_k = 2^(2^-k), k = 1..P (iterated square roots).
@@ -217,7 +217,7 @@ std::uint32_t bitwidth(std::uint32_t bi, std::uint32_t binit, std::uint32_t btar
   return rn32_ratio(v.neg, v.mag, -298, BigUInt(1));
 }
 
-// ---- §37.5 forward ------------------------------------------------------------------------
+// ---- §30.5 forward ------------------------------------------------------------------------
 std::string Dyadic::hex() const {
   const std::string h = dyadic_hexfloat(mag, exp);
   return (neg && !mag.is_zero()) ? "-" + h : h;
@@ -282,7 +282,7 @@ Forward forward(const ForwardSpec& spec, Shape shape, std::span<const std::uint3
   if (w.size() != shape.size()) throw std::invalid_argument("gaussws: w has the wrong number of elements");
   if (r.size() != shape.size()) throw std::invalid_argument("gaussws: R has the wrong number of elements");
   if (bt.size() != shape.blocks()) throw std::invalid_argument("gaussws: b_t needs one value per 32 x 32 block");
-  Policy pol;  // §37.5 rne, overflow to Inf (nonsat), gradual underflow
+  Policy pol;  // §30.5 rne, overflow to Inf (nonsat), gradual underflow
   if (out.canonical_nan == 0 && out.specials != Specials::ieee) pol.overflow = Overflow::saturate;
   const Rounder round_out(out, pol);
   const std::uint32_t out_nan = out.canonical_nan;
@@ -353,7 +353,7 @@ Forward forward(const ForwardSpec& spec, Shape shape, std::span<const std::uint3
   return f;
 }
 
-// ---- §37.7 backward -----------------------------------------------------------------------
+// ---- §30.7 backward -----------------------------------------------------------------------
 std::vector<std::uint32_t> grad_bt(FormatId w_format, Shape shape, std::span<const std::uint32_t> w,
                                    std::span<const std::uint32_t> bt, std::span<const std::int8_t> r, FormatId g_format,
                                    std::span<const std::uint32_t> g) {

@@ -20,7 +20,7 @@ std::string flags_to_string(std::uint8_t flags) {
 
 namespace {
 
-// §10.4 Is `name` one of the space-separated names of `list` ("*" matches every format)?
+// §10.2 Is `name` one of the space-separated names of `list` ("*" matches every format)?
 bool names_format(std::string_view list, const Format& f) {
   while (!list.empty()) {
     const std::size_t end = std::min(list.find(' '), list.size());
@@ -94,7 +94,7 @@ std::optional<InfNan> parse_inf_nan(std::string_view s) { return parse_knob_word
 
 namespace {
 
-// ---- §10.2 / §19.8 the text form of a knob struct, written once for both tables -----------
+// ---- §10.3 / §19.8 the text form of a knob struct, written once for both tables -----------
 
 // The text of one knob's value ("?" for a value past the last word).
 template <class S, class T>
@@ -182,7 +182,7 @@ std::optional<std::string> apply_settings(S& base, std::string_view settings, st
 
 }  // namespace
 
-// §10.2 sr_bits and sr_variant are written only with round=sr.
+// §10.3 sr_bits and sr_variant are written only with round=sr.
 std::string describe(const Policy& p) {
   return knobs_text(p, kPolicyKnobs, [&](const auto& row) { return !row.sr_only || p.round == Round::sr; });
 }

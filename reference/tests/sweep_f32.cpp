@@ -10,7 +10,7 @@
 //               for every combination, so N processes (or machines) cover everything.
 // --target / --mode / --overflow   comma-separated lists (or `all`). Without any of them
 //               the sweep runs the default set below (about one hour on 2 cores).
-// --policy      further §10.2 settings applied on top (e.g. "daz=1 ftz=1 tininess=before").
+// --policy      further §10.3 settings applied on top (e.g. "daz=1 ftz=1 tininess=before").
 // --inputs      restrict to the hex code range [LO, HI) (quick checks).
 // Prints progress per combination, the first mismatches in full, and exits 1 on any.
 #include <atomic>

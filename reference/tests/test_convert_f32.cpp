@@ -96,7 +96,7 @@ std::vector<std::uint32_t> structured_codes(const Format& to) {
   return {s.begin(), s.end()};
 }
 
-// The knob settings tried on top of every mode and overflow policy (§10.2 text form).
+// The knob settings tried on top of every mode and overflow policy (§10.3 text form).
 constexpr std::string_view kVariants[] = {
     "",  // the defaults
     "inf_sat=keep",

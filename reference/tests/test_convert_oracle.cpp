@@ -115,7 +115,7 @@ TEST(OracleAgreement, EveryKnobEverySmallSourceEveryTarget) {
   EXPECT_EQ(mm.count(), 0u) << mm.summary();
 }
 
-// §10 every profile, its narrow and wide policies and its §10.4 pair rules, on every target,
+// §10 every profile, its narrow and wide policies and its §10.2 pair rules, on every target,
 // every mode; and every profile's policy with e8m0_low=grid (§7.4) against the oracle.
 TEST(OracleAgreement, EveryProfileEverySmallSourceEveryTarget) {
   Mismatches mm;

@@ -1,4 +1,4 @@
-// GaussWS (spec §37): the reference against hand values, the paper's claims and the oracle.
+// GaussWS (spec §30): the reference against hand values, the paper's claims and the oracle.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -34,7 +34,7 @@ gw::Forward run1(std::vector<std::uint32_t> w, float bt, std::vector<std::int8_t
 
 }  // namespace
 
-// §37.2 / Eq. 10: every 16-bit word enumerated; the expected numerators are Eq. 10's
+// §30.2 / Eq. 10: every 16-bit word enumerated; the expected numerators are Eq. 10's
 // fractions times 2^16: Pr(±2) = 3/4 * 2^-9 -> 96, Pr(±1) = (3/4)^2 2^-2 (1 - 2 * 3/2048) -> 9189,
 // Pr(0) = 23483/32768 -> 46966.
 TEST(GaussWS, NoiseDistributionIsEq10BothSigns) {
@@ -53,7 +53,7 @@ TEST(GaussWS, NoiseDistributionIsEq10BothSigns) {
 }
 
 TEST(GaussWS, PackLayout) {
-  // nibbles: 1 -> 0x1, -1 -> 0x9, 2 -> 0x2, -2 -> 0xA; element k at bits 4k (§37.9).
+  // nibbles: 1 -> 0x1, -1 -> 0x9, 2 -> 0x2, -2 -> 0xA; element k at bits 4k (§30.9).
   const std::vector<std::int8_t> r{1, -1, 2, -2, 0, 0, 0, 1, 1};
   const std::vector<std::uint32_t> p = gw::pack(r);
   ASSERT_EQ(p.size(), 2u);
@@ -66,7 +66,7 @@ TEST(GaussWS, PackLayout) {
   EXPECT_THROW(gw::unpack(bad, 2), std::invalid_argument);
 }
 
-// §37.3 pinned against an independent Python evaluation of the formula.
+// §30.3 pinned against an independent Python evaluation of the formula.
 TEST(GaussWS, GeneratorPinned) {
   const std::uint64_t k = gw::block_key(gw::NoiseKey{1, 2, 3}, 0, 1);
   EXPECT_EQ(k, 0x5a087d129273708cull);
@@ -114,7 +114,7 @@ TEST(GaussWS, Eq11Bitwidth) {
   }
 }
 
-// §37.5 / §37.6 hand values.
+// §30.5 / §30.6 hand values.
 TEST(GaussWS, ForwardHandValues) {
   // a = 1, b_t = 4: s = 2^-3. 1 + 1/8 = 1.125 (0x3F90), 1 - 2/8 = 0.75 (0x3F40).
   auto f = run1({f32(1.0f), f32(1.0f), f32(-0.0f)}, 4.0f, {1, -2, 0});
@@ -143,7 +143,7 @@ TEST(GaussWS, ForwardHandValues) {
   EXPECT_EQ(f.w_hat[0], 0x3F90u);
 }
 
-// §37.5 single rounding vs the sum=f32 variant: w = 1 + 2^-8 (a bf16 tie), b_t = 40,
+// §30.5 single rounding vs the sum=f32 variant: w = 1 + 2^-8 (a bf16 tie), b_t = 40,
 // s = w * 2^-39: v = 1 + 2^-8 + (2^-39 + 2^-47) lies above the tie -> 1 + 2^-7 (0x3F81);
 // RN32(v) = 1 + 2^-8, whose bf16 tie goes to even 1.0 (0x3F80).
 TEST(GaussWS, DoubleRoundingVariant) {
@@ -152,7 +152,7 @@ TEST(GaussWS, DoubleRoundingVariant) {
   EXPECT_EQ(run1({w}, 40.0f, {1}, FormatId::f32, FormatId::bf16, gw::Sum::f32).w_hat[0], 0x3F80u);
 }
 
-// §37.7 hand values: one element g = 1, R = 1, s = 2^-3: -ln2 / 8 = -RN32(ln 2) * 2^-3.
+// §30.7 hand values: one element g = 1, R = 1, s = 2^-3: -ln2 / 8 = -RN32(ln 2) * 2^-3.
 TEST(GaussWS, GradHandValues) {
   const std::vector<std::uint32_t> bt{f32(4.0f)};
   std::vector<std::uint32_t> w{f32(1.0f)}, g{f32(1.0f)};

@@ -1,4 +1,4 @@
-// The gfloat profiles (spec §10.6) and gfloat's stochastic rounding modes as §5.1 settings
+// The gfloat profiles (spec §10.5) and gfloat's stochastic rounding modes as §5.1 settings
 // (spec §5.5). Expected codes computed by hand from gfloat 0.5's round_float / encode_float
 // (gfloat/round.py, gfloat/encode.py); tools/tests/gfloat_diff.py compares with gfloat itself.
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // Profiles and the textual policy (§10): the knob table of §10.1 transcribed by hand,
-// describe() in the fixed order of §10.2, apply_policy_settings() reading it back, and
+// describe() in the fixed order of §10.3, apply_policy_settings() reading it back, and
 // errors that name the offending key or value.
 #include <gtest/gtest.h>
 
@@ -72,7 +72,7 @@ TEST(Profiles, ForTargetSplitsAtEightBits) {
   for (const auto& f : kFormats) EXPECT_EQ(&cuda.for_target(f), f.bits <= 8 ? &cuda.narrow : &cuda.wide) << f.name;
 }
 
-// §10.2 the fixed order, verbatim from the spec for the default policy.
+// §10.3 the fixed order, verbatim from the spec for the default policy.
 TEST(PolicyText, DescribeDefault) {
   EXPECT_EQ(describe(Policy{}),
             "round=rne overflow=nonsat inf_sat=max nan=payload nan_to_finite=zero e8m0_round=follow "
@@ -87,7 +87,7 @@ TEST(PolicyText, DescribeDefault) {
             "e8m0_low=linear inf_nan=slot");
 }
 
-// §10.2 describe() / apply_policy_settings() round trip for every profile and for a
+// §10.3 describe() / apply_policy_settings() round trip for every profile and for a
 // policy with every knob away from its default.
 TEST(PolicyText, RoundTrip) {
   std::vector<Policy> all;
@@ -151,7 +151,7 @@ TEST(Flags, Text) {
 }
 
 }  // namespace
-// §10.4 the pair rules, §6.3 nan=ones_sign / raw / all_ones / raw_plus, §6.4 signzero / flipzero, §7.4
+// §10.2 the pair rules, §6.3 nan=ones_sign / raw / all_ones / raw_plus, §6.4 signzero / flipzero, §7.4
 // e8m0_low=grid. Every expected code is computed by hand in the comment (the library's value,
 // measured: docs/profiles.md).
 TEST(Profiles, PairRulesAndNewKnobsByHand) {

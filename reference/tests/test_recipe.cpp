@@ -1,4 +1,4 @@
-// numref tests — quantization-recipe knobs and the recipe profiles.   spec §10.5, §13.5 – §13.7,
+// numref tests — quantization-recipe knobs and the recipe profiles.   spec §10.4, §13.5 – §13.7,
 //                                                                     §15.2, §16.8, §16.9, §16.11, §19.8,
 //                                                                     §19.9, §19.10, §14.5, §14.6
 //
@@ -191,7 +191,7 @@ TEST(Recipe, TensorwiseNanScaleIsAllOnes) {
   EXPECT_EQ(r.codes, (std::vector<std::uint8_t>{0x7F, 0x7F}));
 }
 
-// §10.5 deepgemm (source-cited: deep_gemm/utils/math.py per_token_cast_to_fp8, use_ue8m0=True):
+// §10.4 deepgemm (source-cited: deep_gemm/utils/math.py per_token_cast_to_fp8, use_ue8m0=True):
 // amax.clamp(1e-4); d = RN32(amax / 448); ceil_to_ue8m0: exponent field + 1 if the fraction is
 // non-zero, clamped to [1, 254]; x * (1 / sf) cast to e4m3fn saturating.
 //   zero block: amax -> RN32(1e-4) = 0x38D1B717, d = RN32(1.00000005e-4 / 448) = 0x346FACAD
@@ -219,7 +219,7 @@ TEST(Recipe, DeepGemm) {
   EXPECT_EQ(mx_rceil_div_code(exact_f32(0x38D1B717u), Exact{false, 7, 6, false}), 0x69u);
 }
 
-// §10.5 te_mxfp8 (source-cited: TransformerEngine float_to_e8m0 / exp2f_rcp, utils.cuh L937 /
+// §10.4 te_mxfp8 (source-cited: TransformerEngine float_to_e8m0 / exp2f_rcp, utils.cuh L937 /
 // L971 at commit 1ae1d228): d = RN32(amax * RN32(1 / 448)) = RN32(amax * 0x3B124925), E8M0 round-up.
 //   NaN elements are ignored by fmaxf: [NaN, 448] -> amax 448, d = RN32(448 * 0x3B124925) = 1.0
 //     (the product rounds to 0x3F800000) -> code 0x7F; NaN * 1 -> e4m3 0x7F
@@ -248,7 +248,7 @@ TEST(Recipe, TeMxfp8) {
   EXPECT_EQ(run(def, {kF32NaN, 0x43E00000u}).scales[0], 0xFFu);
 }
 
-// §10.5 te_float8_current (source-cited: TransformerEngine recipe_common.cuh compute_scale_from_amax,
+// §10.4 te_float8_current (source-cited: TransformerEngine recipe_common.cuh compute_scale_from_amax,
 // current_scaling.cu amax_kernel, commit 01c24fe0): per tensor, amax by fmaxf from 0 (NaN ignored),
 // S = RN32(448 / amax) (Inf / zero / NaN amax -> 1.0, an Inf quotient -> FLT_MAX), stored 1 / S,
 // elements RN32(x * S) cast satfinite (cuda_satfinite: NaN -> 0x7F, overflow and Inf -> +-448).
@@ -288,7 +288,7 @@ TEST(Recipe, TeFloat8Current) {
   EXPECT_THROW(run(mx, {kF32One}), std::invalid_argument);
 }
 
-// §10.5 te_float8_block (source-cited: TransformerEngine quantize_transpose_vector_blockwise.cu /
+// §10.4 te_float8_block (source-cited: TransformerEngine quantize_transpose_vector_blockwise.cu /
 // quantize_transpose_square_blockwise.cu, compute_scale.cuh, commit 01c24fe0): per 1 x 128 tile,
 // amax by fmaxf from 0 (NaN ignored), S = RN32(448 / amax) with its fraction bits cleared (§15),
 // stored 1 / P (§15.3), elements RN32(x * P) cast satfinite.
@@ -342,7 +342,7 @@ std::vector<std::uint32_t> fq(const QuantizeSpec& spec, const std::vector<std::u
   return out;
 }
 
-// §10.5 microxcaling (mx/mx_ops.py _quantize_mx, CPU path): §16.11 floor(log2f(amax)), rna
+// §10.4 microxcaling (mx/mx_ops.py _quantize_mx, CPU path): §16.11 floor(log2f(amax)), rna
 // elements clamped to max_norm, §19.10 zero_sign=plus, §13.7 nan_block=first_nan.
 TEST(Recipe, Microxcaling) {
   const QuantizeSpec mx = prof(ProfileId::microxcaling);
@@ -393,7 +393,7 @@ TEST(Recipe, Microxcaling) {
   EXPECT_EQ(fq(mx, n), (std::vector<std::uint32_t>{0x7FFB5C5Du, 0x7FFB5C5Du, 0x7FC00002u}));
   EXPECT_EQ(fq(plain(ScaleRule::mx_floor), n), (std::vector<std::uint32_t>{kF32NaN, kF32NaN, kF32NaN}));
   EXPECT_EQ(fq(mx, {0xFF800000u, kF32One}), (std::vector<std::uint32_t>{kF32NaN, kF32NaN}));
-  // §10.5 its int8 is not numref's (docs/profiles.md): the recipe refuses it
+  // §10.4 its int8 is not numref's (docs/profiles.md): the recipe refuses it
   EXPECT_THROW(prof(ProfileId::microxcaling, format(FormatId::int8)), std::invalid_argument);
   EXPECT_NO_THROW(prof(ProfileId::microxcaling, format(FormatId::f6e2m3fn)));
 }
@@ -403,7 +403,7 @@ Out run_bf16(const QuantizeSpec& spec, const std::vector<std::uint16_t>& x) {
   return run_row(spec, format(FormatId::bf16), x);
 }
 
-// §10.5 torchao_float8_inference (Float8Tensor.from_hp: _choose_scale_float8 and
+// §10.4 torchao_float8_inference (Float8Tensor.from_hp: _choose_scale_float8 and
 // _quantize_affine_float8): amax-dequant with §14.5 scale_round=source, §14.6 zero_divisor=keep,
 // §13.6 inf_block=zero_scale (D = +Inf), §13.7 nan_block=own_nan; torch's saturating cast.
 TEST(Recipe, TorchaoFloat8Inference) {
@@ -488,7 +488,7 @@ TEST(Recipe, TextForm) {
   EXPECT_EQ(*apply_recipe_settings(k, "zero_code"), "recipe setting 'zero_code' is not key=value");
 }
 
-// §10.5 every recipe of the profile table is well formed and builds a quantizer for E4M3.
+// §10.4 every recipe of the profile table is well formed and builds a quantizer for E4M3.
 TEST(Recipe, ProfileTableRecipesAreWellFormed) {
   int n = 0;
   for (int i = 0; i < kProfileCount; ++i) {
@@ -502,7 +502,7 @@ TEST(Recipe, ProfileTableRecipesAreWellFormed) {
     EXPECT_FALSE(p.recipe->source.empty());
   }
   // the 12 of ABI 1.7 (torchao x 7, deepgemm, te_mxfp8, te_float8_current, te_float8_block,
-  // microxcaling) at least: rows are appended, never removed (§31.3)
+  // microxcaling) at least: rows are appended, never removed (§32.3)
   EXPECT_GE(n, 12);
 }
 

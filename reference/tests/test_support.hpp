@@ -121,7 +121,7 @@ inline Policy with(Round r, Overflow o, Policy base = Policy{}) {
   base.overflow = o;
   return base;
 }
-// `base` with the §10.2 text-form settings ("key=value ...") applied; a bad one fails the test.
+// `base` with the §10.3 text-form settings ("key=value ...") applied; a bad one fails the test.
 inline Policy with(std::string_view settings, Policy base) {
   if (const auto err = apply_policy_settings(base, settings)) ADD_FAILURE() << *err << " in '" << settings << "'";
   return base;

@@ -224,7 +224,7 @@ std::string value_code(std::string_view tok, const Format& f, std::uint32_t& cod
 
 namespace {
 
-// §10.2 The option of a knob: its key with '-' for '_' ("nan_to_finite" -> --nan-to-finite).
+// §10.3 The option of a knob: its key with '-' for '_' ("nan_to_finite" -> --nan-to-finite).
 std::string option_of(std::string_view key) {
   std::string o(key);
   std::replace(o.begin(), o.end(), '_', '-');
@@ -242,7 +242,7 @@ Policy policy_from_args(Args& a, const Format& to, const Format* from) {
   if (!pid) throw UsageError("--profile: unknown profile '" + pname + "' (known: " + profile_names() + ")");
   Policy p = from ? profile(*pid).for_cast(*from, to) : profile(*pid).for_target(to);
 
-  // §10.2 textual settings on top.
+  // §10.3 textual settings on top.
   if (const auto s = a.opt("policy")) {
     if (const auto err = apply_policy_settings(p, *s)) throw UsageError("--policy: " + *err);
   }
@@ -290,7 +290,7 @@ std::string_view policy_options_help() {
     };
     std::string h =
         line("--profile P", "base policy: " + profile_names() + " (default " + std::string(kDefaultProfile) + "; §10)");
-    h += line("--policy \"k=v ...\"", "settings in the describe() form of §10.2, applied on the profile");
+    h += line("--policy \"k=v ...\"", "settings in the describe() form of §10.3, applied on the profile");
     for_each_policy_knob([&](const auto& k) {
       using T = std::remove_cvref_t<decltype(Policy{}.*k.member)>;
       const std::string opt = "--" + option_of(k.key);

@@ -62,9 +62,9 @@ std::string value_code(std::string_view tok, const Format& f, std::uint32_t& cod
 void print_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows,
                  bool markdown);
 
-// §10 / §10.2 The conversion policy selected by the options of `numref cast` (and any
+// §10 / §10.3 The conversion policy selected by the options of `numref cast` (and any
 // verb that converts): --profile P (default ocp) gives the base Policy for the target
-// (narrow or wide, §10.1); --policy "key=value ..." (§10.2 text form) is applied on top;
+// (narrow or wide, §10.1); --policy "key=value ..." (§10.3 text form) is applied on top;
 // then the single-knob options, each overriding the previous layers: one per row of numref's
 // knob table (policy.hpp kPolicyKnobs), named by its key with '-' for '_' and taking its words
 // (--round rne|..., --sr-bits K, --sr-variant fraction|add, --nan sign|..., --daz 0|1, ...).
@@ -73,7 +73,7 @@ void print_table(const std::vector<std::string>& header, const std::vector<std::
 // Errors (UsageError): unknown profile or value (naming the option and listing the
 // accepted values), --round sr without --sr-bits, --sr-bits / --sr-variant without
 // round=sr, and any policy validate() rejects for `to` (§4.3).
-// With `from` (a cast), the profile's (source, target) rules apply too (§10.4).
+// With `from` (a cast), the profile's (source, target) rules apply too (§10.2).
 Policy policy_from_args(Args& a, const Format& to, const Format* from = nullptr);
 // The usage lines for the options policy_from_args() reads (generated from the knob table).
 std::string_view policy_options_help();
@@ -100,12 +100,12 @@ struct NpyTensor {
 };
 NpyTensor read_npy_tensor(const std::string& path, const Format* named);
 
-// §19.7 / §36 The .npy file of `n_bytes` bytes at `data` (dtype d, C order) written to an output
+// §19.7 / §35 The .npy file of `n_bytes` bytes at `data` (dtype d, C order) written to an output
 // of a command (an OutputFile of its OutputSet; committed with the others).
 void write_npy(conform::OutputFile& out, npy::Dtype d, const std::vector<std::size_t>& shape, const void* data,
                std::size_t n_bytes);
 
-// §36.1 The outputs of one command, checked before any work: each is refused when it names one
+// §35.1 The outputs of one command, checked before any work: each is refused when it names one
 // of `inputs` (the message names `option`) or another output, or its directory is missing.
 // Their files are written through the set and appear together at commit_all().
 class Outputs {

@@ -73,7 +73,7 @@ class Output {
       const ssize_t w = ::write(1, buf_.data() + done, n_ - done);
       if (w < 0) {
         if (errno == EINTR) continue;
-        throw conform::OutputError(std::string("standard output: write failed: ") + std::strerror(errno));  // §36.2
+        throw conform::OutputError(std::string("standard output: write failed: ") + std::strerror(errno));  // §35.2
       }
       done += static_cast<std::size_t>(w);
     }
@@ -319,7 +319,7 @@ int run_cast(Args& a) {
   const auto output = a.opt("output");
   a.finish();
 
-  // §36.1 the output is checked before any work; it is never the input
+  // §35.1 the output is checked before any work; it is never the input
   Outputs outputs(input ? std::vector<std::string>{*input} : std::vector<std::string>{});
   conform::OutputFile* out_file = output ? &outputs.add("--output", *output) : nullptr;
   Caster caster(from, to, p);

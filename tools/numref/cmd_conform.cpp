@@ -1,5 +1,5 @@
 // numref conform — run a backend against the reference: golden vectors, then seeded
-// generated cases; one line per mismatch, a summary, JSON / JUnit reports.    spec §33
+// generated cases; one line per mismatch, a summary, JSON / JUnit reports.    spec §34
 #include <cstdio>
 #include <string>
 
@@ -12,7 +12,7 @@ namespace {
 
 constexpr const char* kUsage = R"(usage: numref conform [--backend NAME|PATH.so|pipe:CMD|all] [options]
 
-Checks an implementation against the numref reference, bit for bit (spec §33): first the
+Checks an implementation against the numref reference, bit for bit (spec §34): first the
 golden vectors (vectors/, verified against vectors/MANIFEST), then seeded generated cases.
 Prints one line per mismatch (op, policy, inputs, got vs expected in hex and decoded, and a
 classification), a summary table per op and profile, and a final line
@@ -98,7 +98,7 @@ int list_backends() {
                   i.version.c_str(), i.description.c_str(), ops.c_str(), prof.c_str(), i.flags ? "yes" : "no",
                   i.departures.size());
     } catch (const conform::BackendError& e) {
-      // §31.6 a backend that cannot run on this machine says why
+      // §32.6 a backend that cannot run on this machine says why
       std::printf("  %-10s %s: %s\n", n.c_str(),
                   e.kind == conform::BackendError::Kind::unavailable ? "unavailable" : "cannot be opened", e.what());
     } catch (const std::exception& e) {
@@ -134,7 +134,7 @@ int run(Args& a) {
     throw UsageError("--level: '" + level + "' is not 0, 1, 2 or exhaustive");
   if (auto s = a.opt("seed")) c.seed = static_cast<std::uint64_t>(parse_int(*s, 0, (1LL << 53), "--seed"));
   if (auto s = a.opt("shard")) {
-    // §33.3 I/N with 0 <= I < N, as scripts/sweep.sh, Slurm array and Kubernetes indices count
+    // §34.3 I/N with 0 <= I < N, as scripts/sweep.sh, Slurm array and Kubernetes indices count
     const auto slash = s->find('/');
     if (slash == std::string::npos) throw UsageError("--shard: expected I/N (0 <= I < N), got '" + *s + "'");
     const long long n = parse_int(s->substr(slash + 1), 1, 1 << 20, "--shard N");
@@ -174,7 +174,7 @@ int run(Args& a) {
   }
 }
 
-NUMREF_VERB("conform", "check a backend against the reference: golden vectors + generated cases (§33)", run);
+NUMREF_VERB("conform", "check a backend against the reference: golden vectors + generated cases (§34)", run);
 
 }  // namespace
 }  // namespace numref::cli

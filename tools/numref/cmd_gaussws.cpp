@@ -1,4 +1,4 @@
-// numref gaussws — Gaussian weight sampling (spec §37): noise, forward (Eq. 3), the b_t
+// numref gaussws — Gaussian weight sampling (spec §30): noise, forward (Eq. 3), the b_t
 // gradient (Eq. 4), Eq. 11, the packed R; --noise-table prints the exact distribution (Eq. 10).
 #include <cstdio>
 #include <cstring>
@@ -69,7 +69,7 @@ std::uint32_t parse_f32(const std::string& s, const char* what) {
 
 int noise_table() {
   const std::vector<std::uint32_t> c = gw::noise_counts();
-  std::printf("R   probability (exact, over the 2^16 words of §37.2)\n");
+  std::printf("R   probability (exact, over the 2^16 words of §30.2)\n");
   std::uint64_t total = 0;
   for (int r = -2; r <= 2; ++r) {
     const std::uint32_t n = c[static_cast<std::size_t>(r + 2)];
@@ -139,7 +139,7 @@ Options parse_options(Args& a) {
   return o;
 }
 
-// §36.1 No output names an input or another output.
+// §35.1 No output names an input or another output.
 void check_outputs(const Options& o) {
   std::vector<std::string> inputs{o.w};
   for (const auto* p : {&o.bt_file, &o.bi_file, &o.bits, &o.grad})
@@ -172,7 +172,7 @@ std::vector<std::uint32_t> tensor_codes(const NpyTensor& t) {
   return c;
 }
 
-// §37.3 b_t per 32 x 32 block: --bt (every block), --bt-file, or from --bi-file's b_i (Eq. 11).
+// §30.3 b_t per 32 x 32 block: --bt (every block), --bt-file, or from --bi-file's b_i (Eq. 11).
 std::vector<std::uint32_t> block_bitwidths(const Options& o, const gw::Shape& shape) {
   std::vector<std::uint32_t> bt;
   if (o.bt_text) {
@@ -197,7 +197,7 @@ std::vector<std::uint32_t> block_bitwidths(const Options& o, const gw::Shape& sh
   return bt;
 }
 
-// §37.2 R per element: from the generator (--seed, --layer, --step) or from --bits' words.
+// §30.2 R per element: from the generator (--seed, --layer, --step) or from --bits' words.
 std::vector<std::int8_t> element_noise(const Options& o, const gw::Shape& shape) {
   if (o.seed) {
     gw::NoiseKey k;
@@ -252,7 +252,7 @@ Result compute(const Options& o) {
 
 // ---- render ------------------------------------------------------------------------------------
 
-// The files asked for, committed together (§36.1), and the summary line.
+// The files asked for, committed together (§35.1), and the summary line.
 void write_outputs(const Options& o, const Result& res) {
   const gw::Shape& shape = res.shape;
   conform::OutputSet set;
@@ -268,7 +268,7 @@ void write_outputs(const Options& o, const Result& res) {
   }
   if (o.exact_out) {
     std::string text;
-    for (std::size_t k = 0; k < res.f.exact.size(); ++k)  // §37.6: a poisoned block has no exact value
+    for (std::size_t k = 0; k < res.f.exact.size(); ++k)  // §30.6: a poisoned block has no exact value
       text += (res.f.scale[shape.block_of(k / shape.n, k % shape.n)] == gw::kNaN32 ? std::string("nan")
                                                                                    : res.f.exact[k].hex()) +
               "\n";
@@ -294,7 +294,7 @@ int run(Args& a) {
   return 0;
 }
 
-NUMREF_VERB("gaussws", "Gaussian weight sampling (spec §37): noise, w_hat in bf16, packed R, dL/db_t", run);
+NUMREF_VERB("gaussws", "Gaussian weight sampling (spec §30): noise, w_hat in bf16, packed R, dL/db_t", run);
 
 }  // namespace
 }  // namespace numref::cli

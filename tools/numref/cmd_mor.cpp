@@ -346,7 +346,7 @@ Inputs resolve_inputs(const Options& o) {
   return in;
 }
 
-// §36.1 The outputs are checked against the inputs (and each other) before any work.
+// §35.1 The outputs are checked against the inputs (and each other) before any work.
 struct MorFiles {
   MorFiles(const Options& o, const Inputs& in) : outputs(in.files) {
     if (o.svg) svg = &outputs.add("--svg", *o.svg);

@@ -1,4 +1,4 @@
-// numref profiles — the named profiles, read from the profile table.     spec §10, §10.5, §31.3
+// numref profiles — the named profiles, read from the profile table.     spec §10, §10.4, §32.3
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -15,8 +15,8 @@ int run_profiles(Args& a) {
     std::printf(
         "usage: numref profiles [--recipes] [--names] [--markdown]\n\n"
         "Prints the named profiles (spec §10) in table order: the C ABI number (NUMREF_PROFILE_*,\n"
-        "§31.3), the name, the quantization recipe (§10.5: scale rule and default partition; - for\n"
-        "none), the number of (source, target) pair rules (§10.4) and the summary.\n"
+        "§32.3), the name, the quantization recipe (§10.4: scale rule and default partition; - for\n"
+        "none), the number of (source, target) pair rules (§10.2) and the summary.\n"
         "  --recipes   only the profiles with a quantization recipe, with its recipe knobs (§19.8),\n"
         "              amax NaN policy (§13.2), element formats and the library function it follows\n"
         "  --names     the names alone, one per line\n"

@@ -70,7 +70,7 @@ constexpr const char* kHelp =
     "  --recipe \"k=v ...\"   recipe knobs (§19.8): @RECIPE@\n"
     "  --apply A            rn32 (RN32(x*s) then convert; default) | fused (one rounding; default for int8)\n"
     "  --dequant D          divide (default) | reciprocal (multiply by RN32(1/s))\n"
-    "profiles with a quantization recipe (§10.5): --profile @RPROFILES@\n"
+    "profiles with a quantization recipe (§10.4): --profile @RPROFILES@\n"
     "                       set the rule, partition and recipe knobs too; --partition and --q-max\n"
     "                       override, a --scale or --recipe setting that differs is refused\n"
     "element policy (default without --profile/--policy/--overflow: ocp narrow, overflow=saturate):\n"
@@ -110,7 +110,7 @@ struct Options {
   std::string input_path;
   std::optional<std::string> input_format, random_path, seed, out_prefix;
   std::string profile;          // --profile (default ocp)
-  bool recipe_profile = false;  // §10.5 the profile has a quantization recipe
+  bool recipe_profile = false;  // §10.4 the profile has a quantization recipe
   const Format* elem = nullptr;
   QuantizeSpec spec;
   bool transpose = false, dequant_out = false, json = false;
@@ -143,7 +143,7 @@ Exact parse_qmax(const std::string& qm) {
   return exact_f32(code);
 }
 
-// §10.5 / §19.8 The rule, partitions, recipe knobs and amax policies (a profile with a recipe
+// §10.4 / §19.8 The rule, partitions, recipe knobs and amax policies (a profile with a recipe
 // supplies them; numref::quantize_spec, shared with Python's numref.quantize), then the element
 // policy (§19.1: ocp narrow with overflow=saturate unless a profile, a policy line or an
 // overflow knob is given; a recipe profile's narrow policy, knobs on top) and the wide policy.
@@ -208,7 +208,7 @@ Options parse_options(Args& a) {
   return o;
 }
 
-// §36.1 Every output is checked (not an input, not named twice, its directory exists) before
+// §35.1 Every output is checked (not an input, not named twice, its directory exists) before
 // any work; all appear together after the last one was written. The rule's row says which
 // tensor-level outputs it has (§17.1 group mantissas, §18.1 tensor amax).
 struct OutputFiles {
@@ -298,7 +298,7 @@ std::optional<std::uint32_t> gam_block_scale(const ScaleMeta& m, const BlockRang
 
 // ---- render: the files ---------------------------------------------------------------------
 
-// §19.4 The .npy files of --out, committed together (§36.1); returns their paths in order.
+// §19.4 The .npy files of --out, committed together (§35.1); returns their paths in order.
 std::vector<std::string> write_files(OutputFiles& f, const Options& o, const Input& in, const TensorView& x,
                                      const Quantized& q, std::span<const std::uint32_t> random) {
   if (!o.out_prefix) return {};

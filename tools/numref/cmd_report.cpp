@@ -1,5 +1,5 @@
 // numref report — work with conformance reports: merge the shard reports of one run.
-//                                                                         spec §33.11
+//                                                                         spec §34.11
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -13,9 +13,9 @@ namespace {
 constexpr const char* kUsage = R"(usage: numref report merge [--out FILE] [--report text|json|junit] REPORT...
 
 merge  combines the JSON reports (numref conform --report json) of the shards of one run
-       (--shard I/N, 0 <= I < N) into one verdict (spec §33.11): the counts summed, the
+       (--shard I/N, 0 <= I < N) into one verdict (spec §34.11): the counts summed, the
        mismatches concatenated in shard order, the exit status that one unsharded run would
-       have (§33.7: 0 pass, 1 mismatches, 2 nothing compared, 3 a backend failed in a shard,
+       have (§34.7: 0 pass, 1 mismatches, 2 nothing compared, 3 a backend failed in a shard,
        130 a shard was interrupted). Refused, exit 2, naming the file: a report that is not a
        numref conform JSON report, a shard of another run (its run id or a parameter differs:
        numref or spec version, backend, profiles, ops, level, seed, vectors MANIFEST, any-nan,
@@ -55,7 +55,7 @@ int run(Args& a) {
   }
 }
 
-NUMREF_VERB("report", "merge the JSON reports of the shards of one conform run into one verdict (§33.11)", run);
+NUMREF_VERB("report", "merge the JSON reports of the shards of one conform run into one verdict (§34.11)", run);
 
 }  // namespace
 }  // namespace numref::cli

@@ -1,4 +1,4 @@
-// numref vectors — generate and verify the golden-vector files.          spec §30
+// numref vectors — generate and verify the golden-vector files.          spec §31
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -8,17 +8,17 @@
 #include "numref/conform/vectors.hpp"
 
 namespace numref::cli {
-int run_vectors_export(Args& a);  // `numref vectors export`, cmd_vectors_export.cpp (§30.8)
+int run_vectors_export(Args& a);  // `numref vectors export`, cmd_vectors_export.cpp (§31.8)
 namespace {
 
 constexpr const char* kUsage = R"(usage: numref vectors generate [--out DIR]
        numref vectors verify [DIR] [--against-generator]
 
 generate  writes every golden-vector file and DIR/MANIFEST (sha256 per file), byte for
-          byte reproducible, each through a temporary file renamed into place (§36). Removes
+          byte reproducible, each through a temporary file renamed into place (§35). Removes
           a *.vec file only where DIR's existing MANIFEST lists it, the generator no longer
-          produces it and it is unchanged (§36.3); never other files or directories.
-          DIR defaults to the source tree's vectors/ (spec §30.4).
+          produces it and it is unchanged (§35.3); never other files or directories.
+          DIR defaults to the source tree's vectors/ (spec §31.4).
 verify    checks DIR (default: the source tree's vectors/): the MANIFEST parses, every
           listed file exists with its sha256, no file is unlisted, and every file parses
           completely. --against-generator also compares every file with what the
@@ -74,7 +74,7 @@ int run(Args& a) {
   throw UsageError("unknown action '" + what + "' (expected generate or verify)");
 }
 
-NUMREF_VERB("vectors", "generate / verify the golden-vector files and their MANIFEST (§30)", run);
+NUMREF_VERB("vectors", "generate / verify the golden-vector files and their MANIFEST (§31)", run);
 
 }  // namespace
 }  // namespace numref::cli

@@ -1,4 +1,4 @@
-// numref vectors export — golden vectors as memh ($readmemh), CSV or JSON.   spec §30.8
+// numref vectors export — golden vectors as memh ($readmemh), CSV or JSON.   spec §31.8
 // Reached from cmd_vectors.cpp (`numref vectors export ...`); the logic is conform/export.hpp.
 #include <cstdio>
 #include <filesystem>
@@ -17,10 +17,10 @@ namespace {
 
 constexpr const char* kUsage = R"(usage: numref vectors export --to memh|csv|json [--out FILE] VECTOR_FILE...
 
-Writes the cases of golden-vector files (any op: cast, the tensor families, MoR; spec §30)
+Writes the cases of golden-vector files (any op: cast, the tensor families, MoR; spec §31)
 one record per case — the input values, the expected results and flags — behind a header
 comment with the spec version, each file's header (op, clause, the exact policy) and the
-record layout (spec §30.8). Pick the cases by picking the files: vectors/<op>/<profile>/
+record layout (spec §31.8). Pick the cases by picking the files: vectors/<op>/<profile>/
 <from>-<to>.vec (docs/vectors.md lists them).
 
   --to memh   one fixed-width hex word per line, `//` comments: Verilog's $readmemh reads
@@ -55,7 +55,7 @@ int run_vectors_export(Args& a) {
   if (out && out->empty()) throw UsageError("export: --out needs a file name");
   try {
     if (out) conform::refuse_output_that_is_input("--out", *out, files);
-    // §36.1: a bad target is refused before any work.
+    // §35.1: a bad target is refused before any work.
     std::unique_ptr<conform::OutputFile> file = out ? std::make_unique<conform::OutputFile>(*out) : nullptr;
     conform::ExportSet set;
     for (const auto& path : files) {

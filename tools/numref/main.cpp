@@ -224,7 +224,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "numref: unknown verb '%s' (numref --help lists the verbs)\n", one_line(verb).c_str());
     return 2;
   }
-  // Every message is one line (§36, house rule): user text inside it is escaped by one_line().
+  // Every message is one line (§35, house rule): user text inside it is escaped by one_line().
   auto error = [&](const char* prefix, const char* what) {
     std::fprintf(stderr, "numref %s: %s%s\n", verb.c_str(), prefix, one_line(what).c_str());
     return 2;
@@ -232,7 +232,7 @@ int main(int argc, char** argv) {
   try {
     numref::cli::Args args(verb, std::vector<std::string>(argv + 2, argv + argc));
     const int rc = it->second.fn(args);
-    // §36.2 A verb that wrote to a full disk, /dev/full or a closed pipe did not succeed:
+    // §35.2 A verb that wrote to a full disk, /dev/full or a closed pipe did not succeed:
     // checked here once, after every verb.
     std::cout.flush();
     if (!std::cout) throw numref::conform::OutputError("standard output: write failed");

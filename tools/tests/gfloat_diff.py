@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Differential test: `numref cast --profile gfloat / gfloat_sat` against Graphcore's gfloat.
 
-spec §5.5 (gfloat's stochastic rounding modes as §5.1 settings), §10.6 (the gfloat profiles);
+spec §5.5 (gfloat's stochastic rounding modes as §5.1 settings), §10.5 (the gfloat profiles);
 docs/profiles.md "gfloat".
 
 gfloat models a cast as round_float(fi, v, rnd, sat, srbits, srnumbits) then encode_float(fi, .)
@@ -35,7 +35,7 @@ directional mode) are run on a sample of at most 512 per pair and mode; the coun
 others is printed (gfloat_sat runs all of them).
 
 With --vectors DIR, also the gfloat and gfloat_sat columns of DIR/divergence/cast.vec (spec
-§34.1: the cases that tell the gfloat profiles apart) against round_float + encode_float (RNE);
+§B.1: the cases that tell the gfloat profiles apart) against round_float + encode_float (RNE);
 at least one case must be compared.
 
 usage: gfloat_diff.py NUMREF [--f32 N] [--sr-f32 N] [--vectors DIR]
@@ -240,7 +240,7 @@ def main():
                     n += len(want)
             print(f"  {profile:>10} {mode}: {n:>9} conversions, {bad} differ")
 
-    # 4. the divergence set's gfloat columns (spec §34.1)
+    # 4. the divergence set's gfloat columns (spec §B.1)
     if args.vectors:
         n = bad = 0
         cols = None

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Differential test: `numref cast --profile ml_dtypes` against the real ml_dtypes package.
 
-spec §10.1 (the ml_dtypes profile), §10.4 (its pair rules), §11 (conversion).
+spec §10.1 (the ml_dtypes profile), §10.2 (its pair rules), §11 (conversion).
 
 Every source and target format ml_dtypes has (f32, bf16, f16, f8e4m3fn, f8e5m2, f8e8m0fnu,
 f6e3m2fn, f6e2m3fn, f4e2m1fn, f8e4m3fnuz, f8e5m2fnuz, f8e4m3b11fnuz; the same format included): every code of each <= 16-bit source

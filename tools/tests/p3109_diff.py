@@ -18,7 +18,7 @@ and compares, code for code (NaN bits included):
   * out of the member: every code into f32, bf16 and f16 (gfloat decode_ndarray, then the exact
     value rounded and encoded by gfloat into binary32 / bfloat16 / binary16; the decoded NaN as
     NumPy's NaN in that format: 7FC00000, 7FC0, 7E00).
-With --vectors DIR, also every case of the golden vector files (spec §30.4) with a P3109 source or
+With --vectors DIR, also every case of the golden vector files (spec §31.4) with a P3109 source or
 target under DIR/cast/ocp*/ and DIR/cast/sr/ocp/ (every row, whatever --only says): the expected
 code y of each case against gfloat's result for the file's policy (round, overflow, sr_bits with
 variant `fraction`; the `add` files have no gfloat mode and are counted, not compared; gfloat has
@@ -59,7 +59,7 @@ def p3109_members(numref):
 def p3109_vector_files(vdir, members):
     """(path, header, columns, rows) of each cast vector file under VDIR/cast/ocp*/ and
     VDIR/cast/sr/ocp/ with a P3109 row (in `members`) as source or target; header maps the
-    §30.2 keys to their values (policy: key -> value), rows are the whitespace-split case lines."""
+    §31.2 keys to their values (policy: key -> value), rows are the whitespace-split case lines."""
     paths = sorted(glob.glob(os.path.join(vdir, "cast", "ocp*", "*.vec")) +
                    glob.glob(os.path.join(vdir, "cast", "sr", "ocp", "*.vec")))
     for path in paths:

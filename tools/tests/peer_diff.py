@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Differential test: `numref cast --profile P` against the library that profile names.
 
-spec §10.1 (profiles), §10.4 (pair rules), §11 (conversion); docs/profiles.md.
+spec §10.1 (profiles), §10.2 (pair rules), §11 (conversion); docs/profiles.md.
 
 usage: peer_diff.py NUMREF LIB [--f32 N]
   LIB: ml_dtypes (np.ndarray.astype), xla (jax.jit(lambda v: v.astype(t)) on CPU),

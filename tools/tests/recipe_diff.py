@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Differential test: `numref quantize --profile P` against the torchao recipe that P names.
 
-spec §10.5 (recipe profiles), §13.5 – §13.7, §16.8, §16.9, §16.11, §19.8 – §19.10; docs/profiles.md.
+spec §10.4 (recipe profiles), §13.5 – §13.7, §16.8, §16.9, §16.11, §19.8 – §19.10; docs/profiles.md.
 
 usage: recipe_diff.py NUMREF [--blocks N] [--profiles a,b,...] [--formats f,g,...] [--record F.npz | --replay F.npz]
                       [--microxcaling DIR] [--nan-payloads shared|distinct] [--library TEXT]

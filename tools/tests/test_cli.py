@@ -123,16 +123,16 @@ def test_formats():
     expect_error("formats extra", ["formats", "f32"], contains=["unexpected argument 'f32'"])
 
 
-# ---- numref profiles (§10, §10.5, §31.3) ------------------------------------------------------
+# ---- numref profiles (§10, §10.4, §32.3) ------------------------------------------------------
 def test_profiles():
     out = expect_ok("profiles", ["profiles"]).splitlines()
     check("profiles header", out[0].split() == ["id", "name", "recipe", "rules", "summary"], out[0])
     rows = [line.split(None, 4) for line in out[2:]]
     names = [r[1] for r in rows]
-    # §31.3: the C numbers are the table order, NUMREF_PROFILE_OCP 0 ... (backend.h)
+    # §32.3: the C numbers are the table order, NUMREF_PROFILE_OCP 0 ... (backend.h)
     check("profiles ids", [r[0] for r in rows] == [str(i) for i in range(len(rows))], out)
     check("profiles ocp", rows[0][:4] == ["0", "ocp", "-", "0"], rows[0])  # §10.1: no recipe, no pair rule
-    # §10.5 / §31.3 NUMREF_PROFILE_TORCHAO_MX_FLOOR 8: to_mx FLOOR, blocks of 32, torch's 11 pair rules
+    # §10.4 / §32.3 NUMREF_PROFILE_TORCHAO_MX_FLOOR 8: to_mx FLOOR, blocks of 32, torch's 11 pair rules
     check("profiles torchao_mx_floor", rows[8][:4] == ["8", "torchao_mx_floor", "mx-floor", "block:1x32"] and
           rows[8][4].split()[0] == "11", rows[8])
     check("profiles names", expect_ok("profiles --names", ["profiles", "--names"]).split() == names)
@@ -140,7 +140,7 @@ def test_profiles():
     rout = expect_ok("profiles --recipes", ["profiles", "--recipes"]).splitlines()
     check("profiles --recipes", [line.split()[1] for line in rout[2:]] == recipe, rout)
     check("profiles --recipes te_mxfp8", any(line.split()[1:4] == ["te_mxfp8", "mx-rceil-f32", "block:1x32"] and
-                                             " ignore " in line for line in rout), rout)  # §10.5: amax_nan=ignore
+                                             " ignore " in line for line in rout), rout)  # §10.4: amax_nan=ignore
     check("profiles --recipes --names",
           expect_ok("recipes names", ["profiles", "--recipes", "--names"]).split() == recipe)
     md = expect_ok("profiles --markdown", ["profiles", "--markdown"]).splitlines()
@@ -346,7 +346,7 @@ def test_cast_e8m0_and_overrides():
     # 1.25 = 0x3FA00000 under ceil -> 2^1 = 0x80; rtz (follow) -> 0x7F.
     expect_cast("cast e8m0 ceil", ["--from", "f32", "--to", "e8m0", "--e8m0-round", "ceil"], [("3fa00000", "80 ---x")])
     expect_cast("cast e8m0 rtz", ["--from", "f32", "--to", "e8m0", "--round", "rtz"], [("3fe00000", "7f ---x")])
-    # --policy (§10.2) then single knobs: --policy overflow=saturate makes 464.00003 -> 0x7E;
+    # --policy (§10.3) then single knobs: --policy overflow=saturate makes 464.00003 -> 0x7E;
     # a later --overflow nonsat wins -> 0x7F.
     expect_cast("cast --policy", ["--from", "f32", "--to", "f8e4m3fn", "--policy", "overflow=saturate"],
                 [("43e80001", "7e -o-x")])
@@ -500,7 +500,7 @@ def test_cast_streaming():
           f"{len(a)} lines; first difference at {next((i for i, (p, q) in enumerate(zip(a, b)) if p != q), None)}")
 
 
-# ---- files a command writes (spec §36) ------------------------------------------------------
+# ---- files a command writes (spec §35) ------------------------------------------------------
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -529,7 +529,7 @@ def test_outputs_not_inputs():
     x = npy_f32([[float(i % 7) - 3.0 for i in range(32)] for _ in range(2)])
     for n in ["t.codes.npy", "u.dequant.npy", "a.npy", "b.npy", "m.fakequant.npy", "ok.npy"]:
         write(P(n), x)
-    # §36.1 an output that is an input is refused before any work; the input is untouched
+    # §35.1 an output that is an input is refused before any work; the input is untouched
     cases = [
         ("quantize --out = input", ["quantize", "--input", P("t.codes.npy"), "--format", "f8e4m3fn", "--out", P("t")],
          ["--out", P("t.codes.npy"), "is also an input"], "t.codes.npy"),
@@ -546,7 +546,7 @@ def test_outputs_not_inputs():
         check(name, read(P(victim)) == x, f"{victim} was changed")
     check("no partial outputs", not os.path.exists(P("t.scales.npy")) and not os.path.exists(P("u.codes.npy"))
           and not os.path.exists(P("m.types.npy")), sorted(os.listdir(tmp)))
-    # §36.1 the outputs of one command appear together: a later output that cannot be written
+    # §35.1 the outputs of one command appear together: a later output that cannot be written
     # (its path is a directory) leaves no earlier PREFIX.*.npy behind
     os.mkdir(P("v.fakequant.npy"))
     expect_error("quantize later output fails", ["quantize", "--input", P("ok.npy"), "--format", "f8e4m3fn",
@@ -567,8 +567,8 @@ def test_vectors_generate():
     os.makedirs(os.path.join(d, "mine"))
     os.makedirs(os.path.join(d, "empty"))
     write(os.path.join(d, "mine", "run1.vec"), b"x\n")
-    # an earlier generator's MANIFEST (§30.5) lists two files the generator no longer produces:
-    # gone.vec unchanged (its sha256 as listed: removed, §36.3) and edited.vec changed since (kept)
+    # an earlier generator's MANIFEST (§31.5) lists two files the generator no longer produces:
+    # gone.vec unchanged (its sha256 as listed: removed, §35.3) and edited.vec changed since (kept)
     os.makedirs(os.path.join(d, "old"))
     write(os.path.join(d, "old", "gone.vec"), b"old\n")
     write(os.path.join(d, "old", "edited.vec"), b"edited\n")
@@ -581,7 +581,7 @@ def test_vectors_generate():
     check("vectors generate keeps", os.path.isdir(os.path.join(d, "empty")), "empty directory removed")
     check("vectors generate keeps", read(os.path.join(d, "old", "edited.vec")) == b"edited\n", "edited.vec removed")
     check("vectors generate stale", not os.path.exists(os.path.join(d, "old", "gone.vec")), out)
-    # byte-identical to the checked-in vectors (spec §30.4): the same MANIFEST, the same files
+    # byte-identical to the checked-in vectors (spec §31.4): the same MANIFEST, the same files
     want = read(os.path.join(REPO, "vectors", "MANIFEST"))
     check("vectors generate identical", read(os.path.join(d, "MANIFEST")) == want, "MANIFEST differs from vectors/")
     listed = [line.split("  ", 1)[1] for line in want.decode().splitlines()]
@@ -605,7 +605,7 @@ def test_vectors_generate():
 
 
 def test_stdout_errors():
-    # §36.2 a write error on standard output is exit 2 with one line, for every verb
+    # §35.2 a write error on standard output is exit 2 with one line, for every verb
     tmp = tempfile.mkdtemp(prefix="numref-cli-stdout-")
     x = os.path.join(tmp, "x.npy")
     write(x, npy_f32([[1.0, 2.0, 3.0, 4.0]]))
@@ -813,7 +813,7 @@ def test_version():
 def test_cli_md_knob_table():
     """docs/cli.md's table of single-knob options lists, per option, exactly the words the CLI
     accepts (its error for an unknown value names them: "expected a|b|c"); a value added to the
-    knob table (spec §10.2) and not to the docs fails here."""
+    knob table (spec §10.3) and not to the docs fails here."""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "cli.md")
     with open(path, encoding="utf-8") as f:
         rows = re.findall(r"^\| `(--[a-z0-9-]+) [A-Z]` \| ([a-z0-9_, ]+) \| §", f.read(), re.M)

@@ -1,4 +1,4 @@
-// numref CUDA kernels — amax as an integer maximum.                               spec §13, §35.7
+// numref CUDA kernels — amax as an integer maximum.                               spec §13, §A.7
 //
 // Every element contributes one 32-bit *key*; the amax of any set of elements is the integer
 // maximum of its keys (§13.4: binary32 codes of non-negative values, +Inf and the canonical NaN

@@ -1,8 +1,8 @@
-// numref CUDA kernels — per-element conversion arithmetic (the portable path).   spec §35.2
+// numref CUDA kernels — per-element conversion arithmetic (the portable path).   spec §A.2
 //
 // These functions are what every cast kernel of cuda/src computes for one element (the
 // sm_89+ / sm_80+ hardware path of cast_hw.cuh replaces the finite rounding of two of them
-// by `cvt` instructions, §35.5). They are an independent implementation of spec §3–§8 for the
+// by `cvt` instructions, §A.5). They are an independent implementation of spec §3–§8 for the
 // conversions the kernels offer: integer bit manipulation on the codes, with no call into
 // the reference and no floating-point arithmetic, written the way a production kernel is
 // (branch-light straight-line code, constants from the descriptor table).
@@ -15,7 +15,7 @@
 //                                    that do not specialise);
 //     S: f32, bf16, f16, f8e4m3fn, f8e5m2, FP6, FP4; D: the same list (a signed format with a
 //     zero); modes rne, rna, rtz, rup, rdn, sr (§5.1 fraction, §5.2 add);
-//   hardware_lane<S, D, Sat>(x, hw, specials)   the §35.5 fix-up of a hardware cvt result;
+//   hardware_lane<S, D, Sat>(x, hw, specials)   the §A.5 fix-up of a hardware cvt result;
 //   to_e8m0<S>(bits, policy)         f32 / bf16 to f8e8m0fnu (§7): floor, ceil, even, tiesup.
 //
 // What they do NOT implement (the policy mapping of policy_map.hpp refuses these with an
@@ -51,7 +51,7 @@ using NanOut = numref::NanOut;
 // §6.4 a NaN operand into a target without NaN (FP6, FP4).
 using NanToFinite = numref::NanToFinite;
 
-// §35.2 The knobs a cast kernel implements, as a trivially copyable kernel argument. Build
+// §A.2 The knobs a cast kernel implements, as a trivially copyable kernel argument. Build
 // it from a numref::Policy with cast_policy() (policy_map.hpp), which rejects what the
 // kernels do not implement; the profile cuda_satfinite for an 8-bit target is
 //   {rne, k=0, fraction, saturate=true, inf_to_max=true, NanOut::ones, NanToFinite::max}.
@@ -69,7 +69,7 @@ struct CastPolicy {
 // which a kernel argument never holds).
 using E8m0Mode = numref::E8m0Round;
 
-// §35.2 The knobs of the f8e8m0fnu cast; cuda_satfinite is
+// §A.2 The knobs of the f8e8m0fnu cast; cuda_satfinite is
 //   {floor, saturate=true, inf_to_max=true, zero_to_min=true, negative_abs=true}.
 struct E8m0Policy {
   E8m0Mode mode = E8m0Mode::even;
@@ -80,10 +80,10 @@ struct E8m0Policy {
 };
 
 // §4.3 A random value r is valid for k bits iff r < 2^k. The kernels never mask r: they
-// report an invalid one (see the status word of the cast kernels, §35.3).
+// report an invalid one (see the status word of the cast kernels, §A.3).
 NUMREF_HD NUMREF_FORCEINLINE bool sr_value_valid(std::uint32_t r, int k) { return k >= 32 || (r >> k) == 0u; }
 
-// §35.2 The codes of the special cases of one (target, policy), computed once per launch
+// §A.2 The codes of the special cases of one (target, policy), computed once per launch
 // so that the per-element code is straight-line: [0] for a positive, [1] for a negative
 // operand. `nan_payload` selects the §6.3 payload rule (computed per element) over nan[].
 template <class D>
@@ -157,7 +157,7 @@ NUMREF_HD NUMREF_FORCEINLINE std::uint32_t inf_code(bool sign, const CastPolicy&
 
 }  // namespace detail
 
-// §35.2 The special-case codes of a conversion into D under p.
+// §A.2 The special-case codes of a conversion into D under p.
 template <class D>
 NUMREF_HD NUMREF_FORCEINLINE SpecialCodes<D> make_special_codes(const CastPolicy& p) {
   SpecialCodes<D> sp{};
@@ -261,7 +261,7 @@ NUMREF_HD NUMREF_FORCEINLINE bool is_inf_mag(std::uint32_t mag) {
 
 }  // namespace detail
 
-// §35.2 / §11 Convert one code of S to D with the compile-time mode M (and, for M = sr, the
+// §A.2 / §11 Convert one code of S to D with the compile-time mode M (and, for M = sr, the
 // compile-time variant V): the form the kernels use. Straight-line code: the finite result
 // is computed for every operand and the special cases are selected over it.
 //   M = sr, V = fraction: §5.1 with k bits and the random value r (< 2^k, checked by the caller);
@@ -272,7 +272,7 @@ template <class S, class D, Mode M, SrVariant V = SrVariant::fraction>
 NUMREF_HD NUMREF_FORCEINLINE std::uint32_t convert_as(std::uint32_t bits, const SpecialCodes<D>& sp, int k,
                                                       std::uint32_t r) {
   static_assert(S::is_signed && S::has_zero, "sources are signed floating-point formats with a zero");
-  static_assert(!S::is_fnuz && !D::is_fnuz, "the kernels refuse the fnuz formats (spec §35.12 item 9)");
+  static_assert(!S::is_fnuz && !D::is_fnuz, "the kernels refuse the fnuz formats (spec §A.12 item 9)");
   static_assert(D::is_signed && D::has_zero && D::has_subnormals,
                 "targets are signed floating-point formats with a zero and subnormals (f8e8m0fnu: to_e8m0)");
   const bool sign = (bits & S::sign_bit) != 0u;
@@ -301,7 +301,7 @@ NUMREF_HD NUMREF_FORCEINLINE std::uint32_t convert_as(std::uint32_t bits, const 
                                       : finite;
 }
 
-// §35.2 / §11 Convert one code of S to D under p, with the mode chosen at run time (the
+// §A.2 / §11 Convert one code of S to D under p, with the mode chosen at run time (the
 // host tests and any caller that does not specialise); r is the random value of stochastic
 // rounding (read only when p.mode == sr; the caller checks sr_value_valid(r, k)).
 // Implements the whole of §3–§6 and §8 (daz=0, ftz=0) for these pairs: e.g. with the
@@ -323,7 +323,7 @@ NUMREF_HD inline std::uint32_t convert(std::uint32_t bits, const CastPolicy& p, 
   }
 }
 
-// §35.5 One lane of the hardware path. `hw` is what the conversion instruction delivered
+// §A.5 One lane of the hardware path. `hw` is what the conversion instruction delivered
 // for the f32 (or bf16, widened) code x; the instructions are specified by the PTX ISA only
 // up to the NaN encoding, so NaN lanes — and, for the saturating f8 instructions, ±Inf lanes
 // when the policy keeps Inf special (inf_sat=keep) — take the portable code instead.
@@ -340,7 +340,7 @@ NUMREF_HD NUMREF_FORCEINLINE std::uint32_t hardware_lane(std::uint32_t x, std::u
   return a >= first_special ? convert_as<S, D, Mode::rne>(x, sp, 0, 0u) : hw;
 }
 
-// §35.2 / §7 Convert one code of S (f32 or bf16) to f8e8m0fnu under p. Straight-line:
+// §A.2 / §7 Convert one code of S (f32 or bf16) to f8e8m0fnu under p. Straight-line:
 // the rounded exponent is computed for every operand and the special cases selected over it.
 // cuda_satfinite (floor, saturate, zero -> 00, |x|): 0.0 -> 00, 1.0 -> 7F, 1.99 -> 7F,
 // 2^127 * 1.5 -> FE, +Inf -> FE, NaN -> FF, -4.0 -> 81.

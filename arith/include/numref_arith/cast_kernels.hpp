@@ -1,5 +1,5 @@
 // numref CUDA kernels — THE list of the cast kernels that exist, per (source, target, mode).
-//                                                                                     spec §35.2, §35.3
+//                                                                                     spec §A.2, §A.3
 //
 // Host-only C++ (no CUDA headers): the device launcher (cuda/src/cast_ops.cuh launch_cast), its
 // validation (cast_support, support.cpp) and the host emulation (host_run.cpp, the cuda-emu
@@ -11,7 +11,7 @@
 
 namespace numref_cuda {
 
-// §35.3 Calls fn.template operator()<M, SV>() with the compile-time mode (and SR variant) of the
+// §A.3 Calls fn.template operator()<M, SV>() with the compile-time mode (and SR variant) of the
 // kernel that converts S -> D under p, and returns true; false when no kernel rounds with p.mode.
 // Rounding casts (S has more fraction bits than D): one straight-line kernel per mode — every
 // mode of §4.2 / §5 (rne, rna, rtz, rup, rdn, sr fraction, sr add). Widening casts (decode) are

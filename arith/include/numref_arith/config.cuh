@@ -1,9 +1,9 @@
-// numref CUDA kernels — compilation environment shared by host (g++) and device (nvcc).  spec §35.1
+// numref CUDA kernels — compilation environment shared by host (g++) and device (nvcc).  spec §A.1
 //
 // Every per-element function of the kernels lives in a header and is marked NUMREF_HD, so
 // that the same source is compiled three ways: by nvcc for the device (what the kernels
 // run), by nvcc for the host, and by g++ for the host tests that compare it against the
-// reference bit for bit (§35.4). No function here uses floating-point arithmetic: a float
+// reference bit for bit (§A.4). No function here uses floating-point arithmetic: a float
 // is only ever moved as its bit pattern (§1.3).
 #pragma once
 
@@ -25,7 +25,7 @@
 
 namespace numref_cuda {
 
-// §35.1 Number of leading zero bits of a non-zero 32-bit word (bit_length = 32 - clz).
+// §A.1 Number of leading zero bits of a non-zero 32-bit word (bit_length = 32 - clz).
 NUMREF_HD NUMREF_FORCEINLINE int clz32(std::uint32_t x) {
 #if defined(__CUDA_ARCH__)
   return __clz(static_cast<int>(x));
@@ -34,7 +34,7 @@ NUMREF_HD NUMREF_FORCEINLINE int clz32(std::uint32_t x) {
 #endif
 }
 
-// §35.1 High 32 bits of the 64-bit product a * b (used by Philox, §35.3).
+// §A.1 High 32 bits of the 64-bit product a * b (used by Philox, §A.3).
 NUMREF_HD NUMREF_FORCEINLINE std::uint32_t mulhi32(std::uint32_t a, std::uint32_t b) {
 #if defined(__CUDA_ARCH__)
   return __umulhi(a, b);

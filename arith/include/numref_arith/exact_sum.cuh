@@ -1,4 +1,4 @@
-// numref CUDA kernels — the exact, order-independent error sum and its decisions.  spec §22 – §24, §35.8
+// numref CUDA kernels — the exact, order-independent error sum and its decisions.  spec §22 – §24, §A.8
 //
 // §22.1 defines the sum of relative errors as the integer S = Σ e · 2^149 (e non-negative finite
 // binary32: e = M · 2^(pos - 149) with M < 2^24 and pos = max(field, 1) - 1 in [0, 253]).

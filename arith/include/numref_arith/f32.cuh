@@ -1,4 +1,4 @@
-// numref CUDA kernels — the binary32 operations the spec defines "in FP32".      spec §1.2, §1.3, §35.6
+// numref CUDA kernels — the binary32 operations the spec defines "in FP32".      spec §1.2, §1.3, §A.6
 //
 // Where a clause defines a result as RN32 of one exact product, quotient or difference of two
 // binary32 values — the block scale RN32(q_max / amax) (§14), the scale application
@@ -7,7 +7,7 @@
 // INTEGERS: the exact product (48 bits), quotient (41 bits and a sticky bit) or aligned
 // difference (64 bits and a sticky bit) rounded once to binary32, round to nearest even,
 // gradual underflow, overflow to ±Inf (§1.2's RN32). No floating-point instruction decides a
-// result (§1.3, §35.1): the same source runs on the device, in nvcc's host pass and under g++,
+// result (§1.3, §A.1): the same source runs on the device, in nvcc's host pass and under g++,
 // so the host tests (test_cuda_f32ops.cpp, against the reference's integer core) check the
 // exact code the kernels execute, not a stand-in. NaN results are the canonical quiet NaN.
 #pragma once

@@ -1,4 +1,4 @@
-// numref CUDA kernels — THE list of the formats the kernels are instantiated for.   spec §35.3, §35.7
+// numref CUDA kernels — THE list of the formats the kernels are instantiated for.   spec §A.3, §A.7
 //
 // Every place that turns a run-time numref::FormatId into a kernel (or a host emulation of one)
 // expands this list: the cast launchers (cuda/src/cast_f8.cu, cast_wide.cu, cast_e8m0.cu), their
@@ -48,7 +48,7 @@ inline constexpr KernelFormat kKernelFormats[] = {
 
 // What the roles require of a row of the descriptor table (the kernels' static_asserts say the
 // same where they are instantiated): kWide, binary32's exponent (f32, or bf16 widened by a shift,
-// §35.5) in 16 or 32 bits; kNarrow, a signed 8-bit floating-point format with a zero and
+// §A.5) in 16 or 32 bits; kNarrow, a signed 8-bit floating-point format with a zero and
 // subnormals (one byte per code); kElement, at most 8 bits; kSource, a signed floating-point
 // format with a zero and subnormals in 2 or 4 bytes (the 16-byte chunk of tiling.cuh's load_chunk).
 constexpr bool row_fits(const KernelFormat& k) {
@@ -75,7 +75,7 @@ constexpr bool has_role(numref::FormatId id, unsigned role) {
   return false;
 }
 
-// §35.3 The cast kernels: a "narrow" cast rounds a kWide format into a kNarrow one (cast_f8.cu);
+// §A.3 The cast kernels: a "narrow" cast rounds a kWide format into a kNarrow one (cast_f8.cu);
 // a "wide" one rounds a kWide format into a kWide one with fewer fraction bits, or decodes a
 // kNarrow format into a kWide one (cast_wide.cu).
 constexpr bool is_narrow_cast(numref::FormatId from, numref::FormatId to) {
@@ -124,7 +124,7 @@ bool visit_format(numref::FormatId id, Fn&& fn) {
   return list_detail::visit<Role>(id, fn, std::make_index_sequence<std::size(kKernelFormats)>{});
 }
 
-// §35.7 The kSource format `id` as fn.template operator()<S, V>(): S its FloatTraits, V the codes
+// §A.7 The kSource format `id` as fn.template operator()<S, V>(): S its FloatTraits, V the codes
 // in one 16-byte vector load. False when the kernels read no such source.
 template <class Fn>
 bool with_source(numref::FormatId id, Fn&& fn) {
@@ -140,7 +140,7 @@ struct Int8Elem;
 template <numref::FormatId F>
 using ElementTraits = std::conditional_t<numref::format(F).is_integer(), Int8Elem, FloatTraits<F>>;
 
-// §35.7 The kElement format `id` as fn.template operator()<D>() (D: ElementTraits). False when
+// §A.7 The kElement format `id` as fn.template operator()<D>() (D: ElementTraits). False when
 // the kernels have no such element.
 template <class Fn>
 bool with_element(numref::FormatId id, Fn&& fn) {

@@ -1,4 +1,4 @@
-// numref CUDA kernels — compile-time constants of a format, read from the descriptor table.  spec §2, §35.1
+// numref CUDA kernels — compile-time constants of a format, read from the descriptor table.  spec §2, §A.1
 //
 // FloatTraits<F> copies the columns of numref::kFormats (reference/include/numref/format.hpp,
 // the only place a format is described) into integral constants that device code may use.
@@ -26,7 +26,7 @@ struct FloatTraits {
   static constexpr bool has_inf = numref::format(F).has_inf();
   static constexpr bool has_nan = numref::format(F).has_nan();
   static constexpr bool nan_is_all_ones = numref::format(F).specials == numref::Specials::fn;
-  static constexpr bool is_fnuz = numref::format(F).specials == numref::Specials::fnuz;  // §2.2, §35.12 item 9
+  static constexpr bool is_fnuz = numref::format(F).specials == numref::Specials::fnuz;  // §2.2, §A.12 item 9
   static constexpr bool is_integer = numref::format(F).is_integer();
   // §2.1 / §3.2 derived columns
   static constexpr std::uint32_t mask = numref::format(F).mask();

@@ -1,24 +1,24 @@
-// numref CUDA kernels — GaussWS (Gaussian weight sampling) arithmetic, host and device.   spec §37, §35.13
+// numref CUDA kernels — GaussWS (Gaussian weight sampling) arithmetic, host and device.   spec §30, §A.13
 //
-// The per-element and per-block steps of §37 as __host__ __device__ functions in integers only
-// (§1.3, §35.1), shared by the CUDA kernels (cuda/src/gaussws.cu), the `cuda-emu` host grid walk
+// The per-element and per-block steps of §30 as __host__ __device__ functions in integers only
+// (§1.3, §A.1), shared by the CUDA kernels (cuda/src/gaussws.cu), the `cuda-emu` host grid walk
 // (cuda/src/host_run.cpp) and cpu-fast (conformance/backends/cpu_fast/fast_gaussws.cpp):
 //
-//   noise(u)                 §37.2 R from 16 bits (the AND / OR network of Eq. 9)
-//   block_key / lane_word    §37.3 the counter-based generator (numref/splitmix64.hpp's finaliser);
+//   noise(u)                 §30.2 R from 16 bits (the AND / OR network of Eq. 9)
+//   block_key / lane_word    §30.3 the counter-based generator (numref/splitmix64.hpp's finaliser);
 //                            one generator word feeds the four elements of one lane
-//   exp2_one_minus(b_t)      §37.4 e = RN32(2^(1 - b_t)), correctly rounded: 2^F as a product of
+//   exp2_one_minus(b_t)      §30.4 e = RN32(2^(1 - b_t)), correctly rounded: 2^F as a product of
 //                            the constants 2^(2^-i) held as 127-bit fixed-point floors, with a lower
 //                            and an upper bound carried through every product; decided when both
 //                            bounds round to the same binary32 (never a wrong value: `decided` is
-//                            false otherwise, which §35.13 makes an error)
-//   block_scale(a, e)        §37.4 s = RN32(a · e) (f32.cuh's f32_mul)
-//   forward_element<W, F32>  §37.5 w_hat = RNE_bf16(w + R s), the sum exact, rounded once by
+//                            false otherwise, which §A.13 makes an error)
+//   block_scale(a, e)        §30.4 s = RN32(a · e) (f32.cuh's f32_mul)
+//   forward_element<W, F32>  §30.5 w_hat = RNE_bf16(w + R s), the sum exact, rounded once by
 //                            cast.cuh's round_finite (numref::round_increment)
-//   add_term / grad_finish   §37.7 T = Σ g R exactly in exact_sum.cuh's carry-save counters (one
+//   add_term / grad_finish   §30.7 T = Σ g R exactly in exact_sum.cuh's carry-save counters (one
 //                            set per sign); dL/db_t = RN32(-ln2 · s · T) from 256-bit bounds of ln 2
 //
-// The lane layout (§35.13): a 32 x 32 tile is 256 lanes of 4 consecutive elements of one row;
+// The lane layout (§A.13): a 32 x 32 tile is 256 lanes of 4 consecutive elements of one row;
 // lane l holds row l / 8 of the tile and columns 4 (l mod 8) ... 4 (l mod 8) + 3, i.e. the
 // in-block indices e = 4 l ... 4 l + 3, whose 16-bit words are the four quarters of ONE
 // generator word z = mix(k + (l + 1) γ).
@@ -36,17 +36,17 @@
 
 namespace numref_cuda::gaussws {
 
-inline constexpr int kTile = 32;                      // b_l (§37.1)
-inline constexpr int kLanes = 256;                    // lanes of a tile (§35.13)
+inline constexpr int kTile = 32;                      // b_l (§30.1)
+inline constexpr int kLanes = 256;                    // lanes of a tile (§A.13)
 inline constexpr int kLaneElems = 4;                  // consecutive elements of one row per lane
-inline constexpr std::uint32_t kNaN32 = 0x7FC00000u;  // §37.6 / §37.7 poisoned scale, gradient
-inline constexpr std::uint32_t kBf16NaN = 0x7FC0u;    // §37.6 poisoned w_hat
+inline constexpr std::uint32_t kNaN32 = 0x7FC00000u;  // §30.6 / §30.7 poisoned scale, gradient
+inline constexpr std::uint32_t kBf16NaN = 0x7FC0u;    // §30.6 poisoned w_hat
 inline constexpr std::uint32_t kBf16Inf = 0x7F80u;
 
 using F32 = FloatTraits<numref::FormatId::f32>;
 using BF16 = FloatTraits<numref::FormatId::bf16>;
 
-// ---- §37.2 noise ---------------------------------------------------------------------------
+// ---- §30.2 noise ---------------------------------------------------------------------------
 // A = (u0 | u1) & u2 & ... & u9, B = (u10 | u11) & (u12 | u13) & u14; |R| = 2 if A, else 1 if B.
 NUMREF_HD NUMREF_FORCEINLINE int noise(std::uint32_t u) {
   const bool a = (u & 0x3u) != 0u && (u & 0x3FCu) == 0x3FCu;
@@ -55,12 +55,12 @@ NUMREF_HD NUMREF_FORCEINLINE int noise(std::uint32_t u) {
   return (u & 0x8000u) != 0u ? -mag : mag;
 }
 
-// §37.9 The 4-bit sign-magnitude nibble of R.
+// §30.9 The 4-bit sign-magnitude nibble of R.
 NUMREF_HD NUMREF_FORCEINLINE std::uint32_t nibble(int r) {
   return r < 0 ? (0x8u | static_cast<std::uint32_t>(-r)) : static_cast<std::uint32_t>(r);
 }
 
-// ---- §37.3 generator -----------------------------------------------------------------------
+// ---- §30.3 generator -----------------------------------------------------------------------
 NUMREF_HD NUMREF_FORCEINLINE std::uint64_t block_key(std::uint64_t seed, std::uint64_t layer, std::uint64_t step,
                                                      std::uint32_t block_row, std::uint32_t block_col) {
   std::uint64_t h = numref::splitmix64_mix(seed);
@@ -112,7 +112,7 @@ NUMREF_HD inline U128 mul_fixed127(const U128& a, const U128& b, bool round_up) 
   return r;
 }
 
-// ---- §37.4 e = RN32(2^(1 - b_t)) ----------------------------------------------------------------
+// ---- §30.4 e = RN32(2^(1 - b_t)) ----------------------------------------------------------------
 // floor(2^(2^-i) · 2^127), i = 1 ... 96 (2^(2^-i) is irrational: the true value lies strictly
 // between the entry and the entry + 1). Generated by iterated integer square roots with 480-bit
 // lower and upper bounds; test_cuda_gaussws.cpp recomputes every entry.
@@ -236,10 +236,10 @@ inline constexpr std::uint64_t kLn2W3 = 0xb17217f7d1cf79abull, kLn2W2 = 0xc9e3b3
 
 struct Rounded {
   std::uint32_t code = 0;
-  bool decided = true;  // false: the bounds straddle a rounding boundary (§35.13: an error)
+  bool decided = true;  // false: the bounds straddle a rounding boundary (§A.13: an error)
 };
 
-// §37.4 For a FINITE binary32 b_t (the caller rejects NaN and ±Inf, §37.1).
+// §30.4 For a FINITE binary32 b_t (the caller rejects NaN and ±Inf, §30.1).
 NUMREF_HD inline Rounded exp2_one_minus(std::uint32_t bt) {
   const std::uint32_t mag = bt & kF32Abs;
   const bool neg = (bt >> 31) != 0u;
@@ -286,7 +286,7 @@ NUMREF_HD inline Rounded exp2_one_minus(std::uint32_t bt) {
   return {a, a == b};
 }
 
-// §37.4 s = RN32(a · e) for a finite non-negative amax code a; 0 when a = 0 (also for e = +Inf).
+// §30.4 s = RN32(a · e) for a finite non-negative amax code a; 0 when a = 0 (also for e = +Inf).
 NUMREF_HD NUMREF_FORCEINLINE std::uint32_t block_scale(std::uint32_t amax, std::uint32_t e) {
   if (amax == 0u) return 0u;
   if (e == kF32Inf) return kF32Inf;
@@ -301,15 +301,15 @@ NUMREF_HD NUMREF_FORCEINLINE std::uint32_t widen(std::uint32_t c) {
   else
     return c;
 }
-// §37.4 / §37.6 The amax key of an element: its binary32 magnitude code (>= kF32Inf: the block is poisoned).
+// §30.4 / §30.6 The amax key of an element: its binary32 magnitude code (>= kF32Inf: the block is poisoned).
 template <class W>
 NUMREF_HD NUMREF_FORCEINLINE std::uint32_t amax_key(std::uint32_t w) {
   return widen<W>(w) & kF32Abs;
 }
 
-// ---- §37.5 forward ------------------------------------------------------------------------------
+// ---- §30.5 forward ------------------------------------------------------------------------------
 
-// The special-value codes of the cast to bf16 (§37.5: rne, overflow to ±Inf).
+// The special-value codes of the cast to bf16 (§30.5: rne, overflow to ±Inf).
 NUMREF_HD NUMREF_FORCEINLINE SpecialCodes<BF16> bf16_codes() {
   CastPolicy p;
   p.mode = Mode::rne;
@@ -355,7 +355,7 @@ NUMREF_HD inline ExactSum64 exact_add(bool na, std::uint64_t sa, int ea, bool nb
   return {nsmall, ss - bs, e, false};
 }
 
-// §37.5 w_hat of one element of a finite (not poisoned) block: w a code of W, r = R, s the block's
+// §30.5 w_hat of one element of a finite (not poisoned) block: w a code of W, r = R, s the block's
 // scale (finite or +Inf). SumF32: the variant sum=f32, RNE_bf16(RN32(v)).
 template <class W, bool SumF32>
 NUMREF_HD inline std::uint32_t forward_element(std::uint32_t w, int r, std::uint32_t s, const SpecialCodes<BF16>& sp) {
@@ -399,7 +399,7 @@ NUMREF_HD inline std::uint32_t forward_element(std::uint32_t w, int r, std::uint
   }
 }
 
-// ---- §37.7 backward -----------------------------------------------------------------------------
+// ---- §30.7 backward -----------------------------------------------------------------------------
 
 // The exact sums of one block: T · 2^149 = Σ pos - Σ neg, each in exact_sum.cuh's carry-save form.
 // A lane keeps one Window per sign and hands every other piece to `sink(neg, digit, value)` (the
@@ -408,7 +408,7 @@ struct LaneTerms {
   Window win[2];
   bool nonfinite = false;
 };
-// §37.7 Adds g · R (g a binary32 code, R in -2 ... 2) to the lane's sums.
+// §30.7 Adds g · R (g a binary32 code, R in -2 ... 2) to the lane's sums.
 template <class Sink>
 NUMREF_HD NUMREF_FORCEINLINE void add_term(LaneTerms& t, std::uint32_t g, int r, Sink&& sink) {
   const std::uint32_t mag = g & kF32Abs;
@@ -438,7 +438,7 @@ NUMREF_HD NUMREF_FORCEINLINE void flush_terms(const LaneTerms& t, Sink&& sink) {
   }
 }
 
-// §37.7 dL/db_t = RN32(-ln 2 · s · T) from the block's counters (digits[0]: positive terms,
+// §30.7 dL/db_t = RN32(-ln 2 · s · T) from the block's counters (digits[0]: positive terms,
 // digits[1]: negative terms), the block's s (kNaN32 when poisoned) and whether a g was not finite.
 NUMREF_HD inline Rounded grad_finish(const std::uint64_t (&digits)[2][kSumDigits], bool nonfinite, std::uint32_t s) {
   if (nonfinite || s == kNaN32) return {kNaN32, true};
@@ -533,15 +533,15 @@ NUMREF_HD inline Rounded grad_finish(const std::uint64_t (&digits)[2][kSumDigits
   return {res[0], res[0] == res[1]};
 }
 
-// ---- the lane layout of a tile (§35.13) ------------------------------------------------------------
+// ---- the lane layout of a tile (§A.13) ------------------------------------------------------------
 
-// One GaussWS operation: a dense row-major rows x cols matrix (§37.1), its noise source and sum.
+// One GaussWS operation: a dense row-major rows x cols matrix (§30.1), its noise source and sum.
 struct Problem {
   std::uint64_t rows = 1, cols = 1;
   std::uint64_t tile_rows = 1, tile_cols = 1;   // ceil(rows / 32), ceil(cols / 32)
   bool key = false;                             // R from the generator (else from u, one word per element)
-  std::uint64_t seed = 0, layer = 0, step = 0;  // §37.3 (key = true)
-  bool sum_f32 = false;                         // §37.5 the variant sum=f32
+  std::uint64_t seed = 0, layer = 0, step = 0;  // §30.3 (key = true)
+  bool sum_f32 = false;                         // §30.5 the variant sum=f32
   NUMREF_HD std::uint64_t tiles() const { return tile_rows * tile_cols; }
   NUMREF_HD std::uint64_t size() const { return rows * cols; }
 };
@@ -583,7 +583,7 @@ NUMREF_HD NUMREF_FORCEINLINE std::uint32_t load(const void* x, std::uint64_t k) 
     return static_cast<const std::uint32_t*>(x)[k];
 }
 
-// §37.2 / §37.3 R of the lane's elements; `key` is the tile's block_key (read when p.key).
+// §30.2 / §30.3 R of the lane's elements; `key` is the tile's block_key (read when p.key).
 NUMREF_HD NUMREF_FORCEINLINE void lane_noise(const Problem& p, const Lane& l, std::uint32_t lane, std::uint64_t key,
                                              const std::uint16_t* u, int (&r)[kLaneElems]) {
   if (p.key) {
@@ -597,7 +597,7 @@ NUMREF_HD NUMREF_FORCEINLINE void lane_noise(const Problem& p, const Lane& l, st
   }
 }
 
-// §37.4 / §37.6 The lane's share of the block amax: the largest binary32 magnitude code of its
+// §30.4 / §30.6 The lane's share of the block amax: the largest binary32 magnitude code of its
 // elements (>= kF32Inf when one is NaN or ±Inf: the block is poisoned). Merged by integer max.
 template <class W>
 NUMREF_HD NUMREF_FORCEINLINE std::uint32_t lane_amax(const Problem& p, const Lane& l, const void* w) {
@@ -610,8 +610,8 @@ NUMREF_HD NUMREF_FORCEINLINE std::uint32_t lane_amax(const Problem& p, const Lan
   return m;
 }
 
-// §37.5 / §37.6 The lane's outputs: w_hat (bf16 codes), and its R nibbles handed to
-// `put_nibbles(word, bits)` (OR-ed into the packed word, §37.9; the kernel: atomicOr).
+// §30.5 / §30.6 The lane's outputs: w_hat (bf16 codes), and its R nibbles handed to
+// `put_nibbles(word, bits)` (OR-ed into the packed word, §30.9; the kernel: atomicOr).
 template <class W, bool SumF32, class PutNibbles>
 NUMREF_HD NUMREF_FORCEINLINE void lane_forward(const Problem& p, const Lane& l, const void* w,
                                                const int (&r)[kLaneElems], std::uint32_t s,
@@ -634,7 +634,7 @@ NUMREF_HD NUMREF_FORCEINLINE void lane_forward(const Problem& p, const Lane& l, 
   if (bits != 0u) put_nibbles(word, bits);
 }
 
-// §37.7 The lane's terms g · R.
+// §30.7 The lane's terms g · R.
 template <class G, class Sink>
 NUMREF_HD NUMREF_FORCEINLINE void lane_terms(const Problem& p, const Lane& l, const void* g, const int (&r)[kLaneElems],
                                              LaneTerms& t, Sink&& sink) {

@@ -1,4 +1,4 @@
-// numref CUDA kernels — small integer helpers shared by host and device.          spec §35.1
+// numref CUDA kernels — small integer helpers shared by host and device.          spec §A.1
 #pragma once
 
 #include <cstdint>
@@ -17,7 +17,7 @@ NUMREF_HD NUMREF_FORCEINLINE int bitlen64(std::uint64_t x) {
 #endif
 }
 
-// §35.7 Division by a run-time constant d (1 <= d <= 2^31) of any n < 2^32, by one multiply-high
+// §A.7 Division by a run-time constant d (1 <= d <= 2^31) of any n < 2^32, by one multiply-high
 // and a shift (Granlund & Montgomery 1994, Fig. 4.1): with l = ceil(log2 d) and
 // m = floor(2^32 (2^l - d) / d) + 1, floor(n / d) = (mulhi(n, m) + n) >> l, the sum formed in
 // 64 bits. The kernels use it for the block and chunk index maps (no division per element);

@@ -1,4 +1,4 @@
-// numref CUDA kernels — the Philox4x32-10 random stream of stochastic rounding.   spec §35.3
+// numref CUDA kernels — the Philox4x32-10 random stream of stochastic rounding.   spec §A.3
 //
 // Philox4x32-10 (Salmon, Moraes, Dror, Shaw: "Parallel random numbers: as easy as 1, 2, 3",
 // SC'11) is a counter-based generator: block(counter, key) is a pure function, so element i
@@ -7,7 +7,7 @@
 // numref_cuda::philox_bits() (api.hpp). Checked against the Random123 known-answer vectors
 // (cuda/tests/test_cuda_philox.cpp).
 //
-// §35.3 The stream (seed, subsequence, offset) with k bits gives element i the value
+// §A.3 The stream (seed, subsequence, offset) with k bits gives element i the value
 //     j  = offset + i                              (64-bit)
 //     w  = block({lo(j/4), hi(j/4), lo(subsequence), hi(subsequence)}, {lo(seed), hi(seed)})[j mod 4]
 //     r_i = w >> (32 - k)                          (the top k bits; w itself for k = 32)
@@ -31,7 +31,7 @@ struct Philox4x32 {
     std::uint32_t v[4];
   };
 
-  // §35.3 Ten rounds of the Philox S-box on counter c with key (k0, k1).
+  // §A.3 Ten rounds of the Philox S-box on counter c with key (k0, k1).
   NUMREF_HD static NUMREF_FORCEINLINE Block block(std::uint32_t c0, std::uint32_t c1, std::uint32_t c2,
                                                   std::uint32_t c3, std::uint32_t k0, std::uint32_t k1) {
 #if defined(__CUDA_ARCH__)
@@ -57,7 +57,7 @@ struct Philox4x32 {
   }
 };
 
-// §35.3 A Philox stream of k-bit random values.
+// §A.3 A Philox stream of k-bit random values.
 struct PhiloxStream {
   std::uint64_t seed = 0;
   std::uint64_t subsequence = 0;
@@ -73,14 +73,14 @@ struct PhiloxStream {
   NUMREF_HD static NUMREF_FORCEINLINE std::uint32_t top_bits(std::uint32_t w, int k) {
     return k >= 32 ? w : (w >> (32 - k));
   }
-  // §35.3 r_i, computed alone (kernels share one block between 4 elements instead).
+  // §A.3 r_i, computed alone (kernels share one block between 4 elements instead).
   NUMREF_HD NUMREF_FORCEINLINE std::uint32_t value(std::uint64_t i, int k) const {
     const std::uint64_t j = offset + i;
     const Philox4x32::Block b = words(j >> 2);
     return top_bits(b.v[j & 3u], k);
   }
 
-  // §35.3 r_{i0} .. r_{i0+V-1} as a kernel computes them: the V/4 + 1 blocks that cover
+  // §A.3 r_{i0} .. r_{i0+V-1} as a kernel computes them: the V/4 + 1 blocks that cover
   // the V stream positions are generated once (the last only when offset + i0 is not a
   // multiple of 4) and each element picks its word with a select on the phase, so that
   // every index is static and the words stay in registers.

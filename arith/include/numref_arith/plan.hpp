@@ -1,4 +1,4 @@
-// numref CUDA kernels — how an element-wise launch splits n elements.             spec §35.3
+// numref CUDA kernels — how an element-wise launch splits n elements.             spec §A.3
 //
 // A launch converts elements [0, n) in three parts: a scalar head [0, head), nvec vector
 // chunks of V elements starting at `head` (every stream 16-byte aligned there), and a
@@ -24,7 +24,7 @@ struct Plan {
   NUMREF_HD std::size_t scalars(std::size_t n, int V) const { return head + (n - tail_start(V)); }
 };
 
-// §35.3 The first element index h < V at which every stream (address, bytes per element) is
+// §A.3 The first element index h < V at which every stream (address, bytes per element) is
 // 16-byte aligned, with the whole chunks that follow; no chunks when there is no such h (the
 // streams' misalignments disagree): then all n elements are scalar. A null address is not a
 // stream.
@@ -38,11 +38,11 @@ inline Plan plan_vectors(std::size_t n, int V, std::initializer_list<std::pair<s
   return {n, 0};
 }
 
-// §35.3 Element index of the first element of chunk c.
+// §A.3 Element index of the first element of chunk c.
 NUMREF_HD inline std::size_t chunk_first(std::size_t c, std::size_t head, int V) {
   return head + c * static_cast<std::size_t>(V);
 }
-// §35.3 Element index of scalar work item t (t < head: the head; else the tail).
+// §A.3 Element index of scalar work item t (t < head: the head; else the tail).
 NUMREF_HD inline std::size_t scalar_index(std::size_t t, std::size_t head, std::size_t tail_start) {
   return t < head ? t : tail_start + (t - head);
 }

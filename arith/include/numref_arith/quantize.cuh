@@ -1,4 +1,4 @@
-// numref CUDA kernels — per-element quantize, dequantize and fake-quant.     spec §19, §20, §35.6
+// numref CUDA kernels — per-element quantize, dequantize and fake-quant.     spec §19, §20, §A.6
 //
 // One element of one block, given the block's factors (scale.cuh):
 //   quantize_element<S, D>     §19.2: RN32(x · f) or RN32(x / f) (f32.cuh), then one conversion

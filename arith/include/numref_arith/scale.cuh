@@ -1,4 +1,4 @@
-// numref CUDA kernels — per-block scale rules.                         spec §14 – §18, §20, §19.3, §35.6
+// numref CUDA kernels — per-block scale rules.                         spec §14 – §18, §20, §19.3, §A.6
 //
 // From a block's amax (amax.cuh) and, for GAM and NVFP4, the tensor-level state, each rule
 // gives the stored scale code (§19.4) and the two factors every element of the block uses:

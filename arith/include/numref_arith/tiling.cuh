@@ -1,5 +1,5 @@
 // numref CUDA kernels — how a tensor is split into work units, and what one unit computes.
-//                                                                       spec §12, §13, §19, §21 – §27, §35.7
+//                                                                       spec §12, §13, §19, §21 – §27, §A.7
 //
 // A *chunk* is V consecutive elements of one row of the view (V = 16 bytes of the source:
 // 4 f32 or 8 bf16 codes; one 16-byte load when the view is dense and aligned). A *unit* is the
@@ -60,7 +60,7 @@ struct Geometry {
   NUMREF_HD NUMREF_FORCEINLINE std::uint32_t n_blocks() const { return nbr * nbc; }
 };
 
-// §35.7 The extent of unit u.
+// §A.7 The extent of unit u.
 struct Unit {
   std::uint32_t r0, r1;  // rows [r0, r1)
   std::uint32_t c0, n;   // columns [c0, c0 + n), 1 <= n <= V
@@ -114,8 +114,8 @@ NUMREF_HD NUMREF_FORCEINLINE void load_chunk(const Geometry& g, const unsigned c
   }
 }
 
-// §19.2 / §35.3 The random value of element idx (element order): an explicit array, or the
-// Philox stream of §35.3; `bad` is set when an explicit value has more than k bits (§4.3).
+// §19.2 / §A.3 The random value of element idx (element order): an explicit array, or the
+// Philox stream of §A.3; `bad` is set when an explicit value has more than k bits (§4.3).
 struct ElementRandom {
   const std::uint32_t* values = nullptr;
   PhiloxStream philox;
@@ -255,9 +255,9 @@ NUMREF_HD inline bool quantize_unit(const Geometry& g, const unsigned char* x, s
   return !bad;
 }
 
-// ---- one pass for row blocks (§35.7 item 3) -------------------------------------------------------
+// ---- one pass for row blocks (§A.7 item 3) -------------------------------------------------------
 
-// §35.7 item 3 Block b of a partition with one row per block (MX 1×32, 1×16, DeepSeek 1×128, short
+// §A.7 item 3 Block b of a partition with one row per block (MX 1×32, 1×16, DeepSeek 1×128, short
 // rows) and a rule whose scale needs only the block's amax, in ONE pass: the thread reads the
 // block's chunks for the amax, forms the block's factors, and quantizes the same chunks (read
 // again from the cache), so the tensor is read once from memory and no atomics are needed. The

@@ -1,4 +1,4 @@
-// numref backend "cpu-fast": the C ABI around FastCast, FastQuant and GaussWS.       spec §31
+// numref backend "cpu-fast": the C ABI around FastCast, FastQuant and GaussWS.       spec §32
 #include <list>
 #include <memory>
 #include <optional>
@@ -204,8 +204,8 @@ class CpuFast {
     return elements(t);
   }
 
-  // ---- GaussWS (§37) -------------------------------------------------------------------------
-  // Every description the reference accepts (its own check, §31.8).
+  // ---- GaussWS (§30) -------------------------------------------------------------------------
+  // Every description the reference accepts (its own check, §32.8).
   static bool gaussws_supported(const numref_gaussws_op* op) {
     (void)numref::conform::ReferenceBackend::gaussws_shape(op);  // throws (answered 0) for what it rejects
     return true;

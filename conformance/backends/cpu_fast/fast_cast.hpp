@@ -54,7 +54,7 @@ Plan make_plan(const Format& from, const Format& to, const Policy& p);
 Out convert_scalar(const Plan& pl, std::uint32_t bits, std::uint32_t r);
 
 // Batched conversion with the fastest applicable path. flags may be null.
-// Spec §35.1 What cpu-fast declines (the plugin answers "unsupported" with this reason; its
+// Spec §A.1 What cpu-fast declines (the plugin answers "unsupported" with this reason; its
 // tests skip exactly these): e8m0_low=grid (§7.4) into f8e8m0fnu, nan=raw and nan=raw_plus from
 // 32-bit sources (§6.3; the binary32 lanes have no "zero payload becomes 1" step), and the fnuz
 // (§2.2) and P3109 (§2.5) formats. nullptr: implemented.

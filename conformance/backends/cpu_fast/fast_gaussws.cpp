@@ -1,4 +1,4 @@
-// numref backend "cpu-fast" — GaussWS on the CPU with the kernels' arithmetic.     spec §37
+// numref backend "cpu-fast" — GaussWS on the CPU with the kernels' arithmetic.     spec §30
 #include "fast_gaussws.hpp"
 
 #include <algorithm>
@@ -52,7 +52,7 @@ void run(const GausswsOp& op, const void* w, const std::uint32_t* bt, const std:
     const std::size_t i0 = I * 32, h = std::min<std::size_t>(32, m - i0);
     for (std::size_t J = 0; J < tc; ++J) {
       const std::size_t j0 = J * 32, wd = std::min<std::size_t>(32, n - j0), tile = I * tc + J;
-      // §37.2 / §37.3 R of the tile
+      // §30.2 / §30.3 R of the tile
       if (op.key) {
         const std::uint64_t key =
             gw::block_key(op.seed, op.layer, op.step, static_cast<std::uint32_t>(I), static_cast<std::uint32_t>(J));
@@ -69,7 +69,7 @@ void run(const GausswsOp& op, const void* w, const std::uint32_t* bt, const std:
           for (std::size_t j = 0; j < wd; ++j) rt[i * wd + j] = static_cast<std::int8_t>(gw::noise(ur[j]));
         }
       }
-      // §37.4 amax (integer max of the magnitude codes; >= Inf: poisoned)
+      // §30.4 amax (integer max of the magnitude codes; >= Inf: poisoned)
       std::uint32_t amax = 0;
       for (std::size_t i = 0; i < h; ++i) {
         const std::size_t k0 = (i0 + i) * n + j0;
@@ -83,7 +83,7 @@ void run(const GausswsOp& op, const void* w, const std::uint32_t* bt, const std:
       }
       const std::uint32_t s = amax >= numref_cuda::kF32Inf ? gw::kNaN32 : gw::block_scale(amax, last_e);
       scale[tile] = s;
-      // §37.5 / §37.6 / §37.9 forward, and §37.7 the exact terms
+      // §30.5 / §30.6 / §30.9 forward, and §30.7 the exact terms
       std::uint64_t digits[2][numref_cuda::kSumDigits] = {};
       auto sink = [&](int neg, int d, std::uint32_t v) { digits[neg][d] += v; };
       gw::LaneTerms terms;

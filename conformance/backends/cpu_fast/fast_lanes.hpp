@@ -16,7 +16,7 @@
 //           lies above the source's subnormals (every such pair today);
 //   policy  effective rounding rne (§4.1), no daz / ftz (§8); every other knob (overflow,
 //           inf_sat, nan, nan_to_finite, tininess) as the policy says. What cpu-fast declines
-//           (declined(), §35.1) is never taken.
+//           (declined(), §A.1) is never taken.
 // Every result equals the reference's, flags included: tests/test_fast_lanes.cpp compares every
 // bf16 / f16 code and millions of f32 codes per (target, policy) in the default test run, and
 // every f32 code under the `exhaustive` label.

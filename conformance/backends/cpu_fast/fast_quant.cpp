@@ -151,7 +151,7 @@ std::shared_ptr<const std::vector<std::uint32_t>> widen_table(const Format& src)
 
 std::string FastQuant::unsupported(const QuantOp& op) {
   if (!op.src || !op.elem || !op.out) return "bad format";
-  // §19.8 the library recipes (§10.5 profiles) are the reference's: declined, by name
+  // §19.8 the library recipes (§10.4 profiles) are the reference's: declined, by name
   if (const std::string r = recipe_changes(RecipeKnobs{}, op.recipe); !r.empty())
     return "cpu-fast does not implement the recipe knobs " + r + " (spec §19.8)";
   switch (scale_kind(op.rule)) {  // the kinds of numref::kScaleRules this engine computes

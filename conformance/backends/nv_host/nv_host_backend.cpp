@@ -1,6 +1,6 @@
 // numref backend "nv-host": NVIDIA's own host implementations of the conversions, from
 // the installed CUDA headers (cuda_fp8.h, cuda_bf16.h, cuda_fp16.h, cuda_fp6.h,
-// cuda_fp4.h), compiled by the host C++ compiler.             spec §31, docs/profiles.md
+// cuda_fp4.h), compiled by the host C++ compiler.             spec §32, docs/profiles.md
 //
 // Nothing here implements a conversion: every result is the return value of a CUDA
 // header function, called exactly as a CUDA C++ program's host code would call it. The
@@ -142,7 +142,7 @@ Plan plan(std::uint32_t from, std::uint32_t to, const numref_policy& p) {
     case F32:
       // __bfloat162float, __half2float: exact, Inf stays Inf. NaN: __half2float gives 0x7fffffff
       // (nan=ones); __bfloat162float widens by a 16-bit shift (u = h << 16), so a NaN keeps its
-      // sign and payload unquieted: nan=raw, the cuda_* profiles' bf16 -> f32 rule (§10.4).
+      // sign and payload unquieted: nan=raw, the cuda_* profiles' bf16 -> f32 rule (§10.2).
       if (p.overflow == NUMREF_OVERFLOW_SATURATE && p.inf_sat == NUMREF_INF_SAT_MAX) return pl;
       if (from == F16 && p.nan == NUMREF_NAN_ONES) pl.ok = true;
       if (from == BF16 && p.nan == NUMREF_NAN_RAW) pl.ok = true;

@@ -1,4 +1,4 @@
-// numref backend "reference": the class of reference_backend.hpp as a plugin.   spec §31
+// numref backend "reference": the class of reference_backend.hpp as a plugin.   spec §32
 #include "numref/conform/plugin.hpp"
 #include "reference_backend.hpp"
 

@@ -1,9 +1,9 @@
-// numref backend "reference": the reference itself behind the C ABI.   spec §31, §11
+// numref backend "reference": the reference itself behind the C ABI.   spec §32, §11
 //
 // It must pass everything: it is the runner's own expected-result function reached
 // through the plugin machinery (dlopen, isolation, marshalling), so a failure here is a
 // bug in the runner or the ABI layer, not in the reference. The tensor families rebuild
-// the reference's QuantizeSpec from the C description alone (§31.5).
+// the reference's QuantizeSpec from the C description alone (§32.5).
 //
 // A class for numref/conform/plugin.hpp: reference_backend.cpp exports it; the runner's
 // deliberately broken test backend (conformance/tests/broken_backend.cpp) derives from it and
@@ -38,7 +38,7 @@ class ReferenceBackend {
 
   // ---- cast (§11) -----------------------------------------------------------------------------
 
-  // §31.4 Every conversion the reference defines: any pair, any valid policy.
+  // §32.4 Every conversion the reference defines: any pair, any valid policy.
   static bool cast_supported(std::uint32_t from, std::uint32_t to, const numref_policy* p) {
     const Format* f = format_from_c(from);
     const Format* t = format_from_c(to);
@@ -69,7 +69,7 @@ class ReferenceBackend {
 
   // ---- tensor families (§12–§20): the reference's quantize() behind the C description ---------
 
-  // §31.5 The operation as the reference's spec; throws std::invalid_argument.
+  // §32.5 The operation as the reference's spec; throws std::invalid_argument.
   static TensorOpSpec spec_of(std::uint32_t family, const numref_tensor_op* op) {
     if (!op) throw std::invalid_argument("no operation");
     return tensor_spec_from_c(family, *op);
@@ -174,7 +174,7 @@ class ReferenceBackend {
     TensorView view(const void* x) const { return {*src, x, rows, cols, rs, cs}; }
   };
 
-  // §31.7 Validates the description: a source the reference reads (bf16 / f16 / f32, or fewer:
+  // §32.7 Validates the description: a source the reference reads (bf16 / f16 / f32, or fewer:
   // `sources`), a bf16 output, the §26.1 element policy (ocp, saturating) and a reduced
   // threshold with den >= 1 (mor). Throws std::invalid_argument.
   static MorOp mor_op(std::uint32_t family, const numref_mor_op* desc, std::initializer_list<FormatId> sources,
@@ -248,9 +248,9 @@ class ReferenceBackend {
     return static_cast<std::int64_t>(m.rows * m.cols);
   }
 
-  // ---- GaussWS (1.3; §37): forward / grad_bt behind the C description -------------------------
+  // ---- GaussWS (1.3; §30): forward / grad_bt behind the C description -------------------------
 
-  // §31.8 Validates the description: f32 / bf16 w and g, bf16 output, 32 x 32 blocks and their
+  // §32.8 Validates the description: f32 / bf16 w and g, bf16 output, 32 x 32 blocks and their
   // count, a known noise source and sum. Throws std::invalid_argument.
   static numref::gaussws::Shape gaussws_shape(const numref_gaussws_op* op) {
     if (!op) throw std::invalid_argument("null argument");
@@ -265,7 +265,7 @@ class ReferenceBackend {
     if (sh.m == 0 || sh.n == 0) throw std::invalid_argument("empty shape");
     if (op->block_rows != numref::gaussws::kBlock || op->block_cols != numref::gaussws::kBlock ||
         op->n_blocks != sh.blocks())
-      throw std::invalid_argument("GaussWS blocks must be 32 x 32 (§37.1)");
+      throw std::invalid_argument("GaussWS blocks must be 32 x 32 (§30.1)");
     return sh;
   }
 

@@ -6,13 +6,13 @@
     check_rtl.py memh    pass|defect NUMREF SIM VECTORS_DIR WORK_DIR
 
 conform: runs `numref conform --backend pipe:SIM --ops cast:f32:f8e4m3fn --profile
-cuda_satfinite` (SIM: the Verilator model as a pipe backend, spec §32). `pass` expects exit 0
+cuda_satfinite` (SIM: the Verilator model as a pipe backend, spec §33). `pass` expects exit 0
 with cases compared and none failed; `defect` (the design built with SEEDED_DEFECT_TIES_AWAY)
 expects exit 1 and, among the decoded mismatch lines, the tie 1.0625 (x = 3f880000, exactly
 between f8e4m3fn 1 = 38 and 1.125 = 39; round to nearest even gives 38, ties away 39).
 
 memh: exports vectors/cast/cuda_satfinite/f32-f8e4m3fn.vec with `numref vectors export --to
-memh` (spec §30.8) and runs SIM, the SystemVerilog testbench that reads it with $readmemh.
+memh` (spec §31.8) and runs SIM, the SystemVerilog testbench that reads it with $readmemh.
 `pass` expects exit 0 and every record matching; `defect` exit 1 with MISMATCH lines.
 """
 import os
@@ -49,7 +49,7 @@ def conform(mode, numref, sim, vectors):
     else:
         if rc != 1 or failed == 0:
             fail("expected exit 1 with failures (the seeded defect); got exit %d, %d failed" % (rc, failed), out)
-        # The decoded report line of the hand-computed tie (spec §4.2, §33.4): the inputs, what
+        # The decoded report line of the hand-computed tie (spec §4.2, §34.4): the inputs, what
         # the design returned and what the spec says, in hex and as exact values.
         want = "x=3f880000 (1.0625) | got 39 (1.125) ---x | expected 38 (1) ---x | tie"
         if want not in out:

@@ -1,6 +1,6 @@
 // f32 -> f8e4m3fn converter, combinational: an example design for `numref conform`.
 //
-// Behaviour: numref spec 0.1.0, §11 (conversion) with the narrow policy of the profile
+// Behaviour: numref spec 0.2.0, §11 (conversion) with the narrow policy of the profile
 // cuda_satfinite (§10.1):
 //   round=rne          §4   round to nearest, ties to even
 //   overflow=saturate  §6.1 a finite value that rounds above 448 gives +-448 (7e / fe)

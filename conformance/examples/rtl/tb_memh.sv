@@ -3,7 +3,7 @@
 //   numref vectors export --to memh --out e4m3.memh vectors/cast/cuda_satfinite/f32-f8e4m3fn.vec
 //   rtl_f32_e4m3_memh +vectors=e4m3.memh
 //
-// The memh export of a cast f32 -> f8e4m3fn file (spec §30.8) holds one 48-bit word per
+// The memh export of a cast f32 -> f8e4m3fn file (spec §31.8) holds one 48-bit word per
 // record: [47:16] x (f32 input code), [15:8] y (expected f8e4m3fn code), [7:0] the expected
 // §9.1 flags. $readmemh reads the file unchanged (its `//` header comments included). The
 // words after the last record keep the fill value all-ones, which no record has (flags ff

@@ -1,4 +1,4 @@
-// A Verilator testbench that is a numref pipe backend (spec §32): `numref conform` starts it,
+// A Verilator testbench that is a numref pipe backend (spec §33): `numref conform` starts it,
 // sends cases, and compares what the simulated f32_to_e4m3 design answers.
 //
 //   numref conform --backend pipe:build/conformance/examples/rtl/rtl_f32_e4m3 \
@@ -27,7 +27,7 @@ constexpr const char* kName = "rtl-f32-e4m3-defect";
 constexpr const char* kName = "rtl-f32-e4m3";
 #endif
 
-// The knobs the design fixes (§10.2 words); every other knob does not apply to f32 -> f8e4m3fn.
+// The knobs the design fixes (§10.3 words); every other knob does not apply to f32 -> f8e4m3fn.
 constexpr const char* kKnobs[] = {"round=rne", "overflow=saturate", "inf_sat=max", "nan=ones", "daz=0",
                                   "ftz=0",     "tininess=after"};
 
@@ -38,7 +38,7 @@ std::vector<std::string> words(const std::string& line) {
   return w;
 }
 
-// §32.3 `<op> <from> <to> <profile|none> <policy...>` starting at word k: the design's suite?
+// §33.3 `<op> <from> <to> <profile|none> <policy...>` starting at word k: the design's suite?
 bool supported(const std::vector<std::string>& w, std::size_t k) {
   if (w.size() < k + 3 || w[k] != "cast" || w[k + 1] != "f32" || w[k + 2] != "f8e4m3fn") return false;
   for (const char* knob : kKnobs) {
@@ -65,12 +65,12 @@ int main(int argc, char** argv) {
   while (std::getline(std::cin, line)) {
     const auto w = words(line);
     if (w.empty()) continue;
-    if (line == "numref-pipe 1") {  // §32.2 greeting
+    if (line == "numref-pipe 1") {  // §33.2 greeting
       reply(std::string("numref-pipe 1 name=") + kName + " version=1 ops=cast profiles=cuda_satfinite flags=yes");
       reply("ready");
-    } else if (w[0] == "supports") {  // §32.3
+    } else if (w[0] == "supports") {  // §33.3
       reply(supported(w, 1) ? "yes" : "no");
-    } else if (w[0] == "run" && w.size() > 2) {  // §32.4: run cast <n> <params>, then n cases
+    } else if (w[0] == "run" && w.size() > 2) {  // §33.4: run cast <n> <params>, then n cases
       const unsigned long n = std::strtoul(w[2].c_str(), nullptr, 10);
       std::vector<std::string> params = w;  // "cast <from> <to> ...": the words without <n>
       params.erase(params.begin() + 2);

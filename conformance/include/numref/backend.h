@@ -1,5 +1,5 @@
 /* numref — the backend C ABI: how `numref conform` talks to an implementation under test.
- *                                                        spec §31 (backend ABI)
+ *                                                        spec §32 (backend ABI)
  *
  * A backend is a shared library (.so) exporting two functions:
  *
@@ -24,42 +24,12 @@
  * NUMREF_BACKEND_ABI_VERSION; changing or removing anything does.
  *
  * Versions. NUMREF_BACKEND_ABI_VERSION is the major version: the runner refuses a backend
- * whose major version differs from its own. NUMREF_BACKEND_ABI_MINOR counts the families
- * appended since (compile-time information for backend authors, e.g.
- * `#if NUMREF_BACKEND_ABI_MINOR >= 1`); it is never checked at run time, because
- * struct_size already says which entry points a backend has:
- *   1.0  op family cast (spec §11)
- *   1.1  numref_tensor_op and the tensor families scale, quantize, dequantize, fake-quant
- *        (spec §12–§20), capability NUMREF_CAP_COUNTS. A 1.0 backend still loads; its
- *        tensor cases are skipped-unsupported.
- *   1.2  numref_mor_op and the MoR families mor (tensor-level, spec §26) and mor-sub
- *        (sub-tensor, §27) with exact error sums (numref_error_sum, §22.3); the
- *        "unavailable: " convention of numref_backend_open (below).
- *   1.3  numref_gaussws_op and the op family gaussws (Gaussian weight sampling, spec §37):
- *        the noise R, the Eq. 3 forward in bf16 and the Eq. 4 gradient of b_t. A 1.2
- *        backend still loads; its gaussws cases are skipped-unsupported.
- *   1.4  numref_recipe (the §19.8 quantization-recipe knobs of a §10.5 profile) appended to
- *        numref_tensor_op, capability NUMREF_CAP_RECIPE. A backend without the capability
- *        (every 1.3 backend) still loads; its cases with a recipe knob that is not numref's
- *        default are skipped-unsupported (it would not read op->recipe).
- *   1.5  values appended to existing fields, no layout change: the scale rule
- *        NUMREF_RULE_POW2_RECIP (§15.3), the profiles NUMREF_PROFILE_TE_FLOAT8_CURRENT and _TE_FLOAT8_BLOCK, the
- *        recipe value NUMREF_INF_BLOCK_ONE_SCALE and the policy knob inf_nan (its byte was
- *        reserved, zero = the old behaviour). A 1.4 backend that checks ids against the ranges
- *        it knows declines them in its *_supported() query.
- *   1.6  the recipe knobs zero_sign (§19.10), scale_round (§14.5) and zero_divisor (§14.6) in
- *        reserved bytes of numref_recipe (zero = the old behaviour), the values
- *        NUMREF_NAN_BLOCK_FIRST_NAN / _OWN_NAN (§13.7), the profiles NUMREF_PROFILE_MICROXCALING
- *        and _TORCHAO_FLOAT8_INFERENCE, and NUMREF_SCALE_EXP_LOG2F with
- *        NUMREF_RULE_MX_FLOOR (§16.11). A 1.5 backend that sees a non-zero reserved byte or an
- *        unknown id declines the case in its *_supported() query.
- *   1.7  the value NUMREF_NAN_RAW_PLUS of numref_policy.nan (§6.3, the torch profile's fnuz
- *        NaN into f32). A 1.6 backend that checks the value against those it knows declines it.
- *   (no version change) the NUMREF_PROFILE_* constants are enumerators generated from
- *        NUMREF_PROFILE_LIST, as the P3109 format ids are: same names, same values, usable in
- *        every C expression, but not in #if / #ifdef (test NUMREF_BACKEND_ABI_MINOR there).
+ * whose major version differs from its own. NUMREF_BACKEND_ABI_MINOR counts what was added
+ * since without changing what an earlier minor version relies on (compile-time information
+ * for backend authors, e.g. `#if NUMREF_BACKEND_ABI_MINOR >= 1`); struct_size says which
+ * entry points a backend has. What each minor version added is spec Annex C.1.
  *
- * Unavailable backends (1.2). A backend that is correctly built but cannot run on this
+ * Unavailable backends. A backend that is correctly built but cannot run on this
  * machine — a GPU backend on a machine without a usable device — makes
  * numref_backend_open return NULL with an err text that begins with "unavailable: "
  * followed by the reason ("unavailable: no CUDA device (cudaGetDeviceCount: no CUDA-capable
@@ -172,7 +142,7 @@ enum { NUMREF_FMT_P3109_BEFORE_ = 14, NUMREF_P3109_FORMAT_LIST(NUMREF_P3109_FMT_
   X(INT8, int8) X(F8E4M3FNUZ, f8e4m3fnuz) X(F8E5M2FNUZ, f8e5m2fnuz) X(F8E4M3B11FNUZ, f8e4m3b11fnuz)   \
   X(F8E4M3, f8e4m3) X(F8E3M4, f8e3m4) NUMREF_P3109_FORMAT_LIST(X)
 
-/* ---- policy knobs (spec §4–§10); the names are those of describe(), §10.2 ---------- */
+/* ---- policy knobs (spec §4–§10); the names are those of describe(), §10.3 ---------- */
 /* Each knob's values are numbered in the order of its words in the knob table of
  * reference/include/numref/policy.hpp (kPolicyKnobs); conform/abi.hpp pins every constant. */
 #define NUMREF_ROUND_RNE 0u /* round=rne */
@@ -243,7 +213,7 @@ enum { NUMREF_FMT_P3109_BEFORE_ = 14, NUMREF_P3109_FORMAT_LIST(NUMREF_P3109_FMT_
 #define NUMREF_PROFILE_LIST(X)                                                                    \
   X(OCP, ocp) X(IEEE, ieee) X(CUDA_SATFINITE, cuda_satfinite) X(CUDA_NOSAT, cuda_nosat)            \
   X(ML_DTYPES, ml_dtypes) X(TORCH, torch) X(TORCH_DEFAULT, torch_default) X(XLA, xla)              \
-  /* 8 - 15: profiles with a quantization recipe (§10.5) */                                       \
+  /* 8 - 15: profiles with a quantization recipe (§10.4) */                                       \
   X(TORCHAO_MX_FLOOR, torchao_mx_floor) X(TORCHAO_MX_CEIL, torchao_mx_ceil)                        \
   X(TORCHAO_MX_EVEN, torchao_mx_even) X(TORCHAO_MX_RCEIL, torchao_mx_rceil)                        \
   X(TORCHAO_FLOAT8, torchao_float8) X(TORCHAO_FLOAT8_POW2, torchao_float8_pow2)                    \
@@ -279,11 +249,11 @@ typedef struct numref_policy {
   uint8_t inf_nan;        /* NUMREF_INF_NAN_* (the last reserved byte: zero = slot, the old behaviour).
                            * No reserved byte is left: a later knob changes the ABI version. */
   /* NUMREF_PROFILE_* when the policy is exactly the profile's policy for the operation
-   * (§10.1 narrow or wide by the target, then the §10.4 rules of the (source, target)
+   * (§10.1 narrow or wide by the target, then the §10.2 rules of the (source, target)
    * pair), else NUMREF_PROFILE_NONE. When several profiles have the same policy, the
    * first in the table above. */
   int32_t profile;
-  /* The same policy in the describe() text form of §10.2, NUL-terminated. */
+  /* The same policy in the describe() text form of §10.3, NUL-terminated. */
   const char* text;
 } numref_policy;
 
@@ -501,22 +471,22 @@ typedef struct numref_mor_result {
   numref_error_sum error;  /* §22.3 over the whole tensor */
 } numref_mor_result;
 
-/* ---- GaussWS (1.3; spec §37, §31.8) ------------------------------------------------- */
-#define NUMREF_GAUSSWS_NOISE_BITS 0u /* R from 16 given random bits per element, u[i] (§37.2) */
-#define NUMREF_GAUSSWS_NOISE_KEY 1u  /* R from the counter-based generator, key[0..2] (§37.3) */
+/* ---- GaussWS (1.3; spec §30, §32.8) ------------------------------------------------- */
+#define NUMREF_GAUSSWS_NOISE_BITS 0u /* R from 16 given random bits per element, u[i] (§30.2) */
+#define NUMREF_GAUSSWS_NOISE_KEY 1u  /* R from the counter-based generator, key[0..2] (§30.3) */
 
-#define NUMREF_GAUSSWS_SUM_EXACT 0u /* w_hat = RNE_bf16(w + R s), rounded once (§37.5) */
+#define NUMREF_GAUSSWS_SUM_EXACT 0u /* w_hat = RNE_bf16(w + R s), rounded once (§30.5) */
 #define NUMREF_GAUSSWS_SUM_F32 1u   /* the variant sum=f32: RNE_bf16(RN32(w + R s)) */
 
 /* One GaussWS operation over a dense row-major rows x cols matrix w. The blocks are the
- * 32 x 32 squares of §37.1 (ragged at the last block row and column), block-row-major. */
+ * 32 x 32 squares of §30.1 (ragged at the last block row and column), block-row-major. */
 typedef struct numref_gaussws_op {
   uint32_t struct_size;  /* sizeof(numref_gaussws_op) as the runner was built */
   uint32_t w_format;     /* NUMREF_FMT_F32 or NUMREF_FMT_BF16: w's codes (4 or 2 bytes each) */
   uint32_t g_format;     /* NUMREF_FMT_F32 or NUMREF_FMT_BF16: dL/dw_hat's codes */
-  uint32_t out_format;   /* the format of w_hat: NUMREF_FMT_BF16 (§37.5) */
+  uint32_t out_format;   /* the format of w_hat: NUMREF_FMT_BF16 (§30.5) */
   uint32_t rows, cols;   /* m x n */
-  uint32_t block_rows;   /* 32 (b_l, §37.1) */
+  uint32_t block_rows;   /* 32 (b_l, §30.1) */
   uint32_t block_cols;   /* 32 */
   uint32_t n_blocks;     /* ceil(rows / 32) * ceil(cols / 32) */
   uint32_t noise;        /* NUMREF_GAUSSWS_NOISE_* */
@@ -542,7 +512,7 @@ struct numref_backend {
    * e.g. "cast bf16 f32 cuda_satfinite nan | __bfloat162float keeps the NaN's sign".
    * A mismatch whose op, formats, profile and classification (or a class it starts
    * with, "nan" covering "nan/sign") match an entry is reported as a known departure,
-   * not as a failure (unless the runner is given --strict). See spec §33.5. */
+   * not as a failure (unless the runner is given --strict). See spec §34.5. */
   const char* departures;
   void* ctx; /* passed back to every entry point */
 
@@ -612,17 +582,17 @@ struct numref_backend {
                      numref_error_sum* e4m3_sum, numref_error_sum* e5m2_sum, uint32_t* e4m3_scales,
                      uint32_t* e5m2_scales, uint32_t* group_mantissa, uint32_t* out);
 
-  /* ---- op family "gaussws" (1.3; spec §37) ------------------------------------------ */
+  /* ---- op family "gaussws" (1.3; spec §30) ------------------------------------------ */
   /* 1 when the backend implements this GaussWS operation, else 0. */
   int (*gaussws_supported)(void* ctx, const numref_gaussws_op* op);
   /* One matrix. Inputs: w[rows * cols] (codes of op->w_format, row-major), bt[n_blocks]
    * (binary32 codes, finite), the noise source — u[rows * cols] (16-bit words, element order)
-   * when op->noise is NUMREF_GAUSSWS_NOISE_BITS, else NULL; key[3] = seed, layer, step (§37.3)
+   * when op->noise is NUMREF_GAUSSWS_NOISE_BITS, else NULL; key[3] = seed, layer, step (§30.3)
    * when it is NUMREF_GAUSSWS_NOISE_KEY, else NULL — and g[rows * cols] (dL/dw_hat, codes of
    * op->g_format). Outputs: r_packed[ceil(rows * cols / 8)] (R as 4-bit sign-magnitude
-   * nibbles, §37.9), scale[n_blocks] (s, binary32 codes; 0x7FC00000 for a block holding a NaN
-   * or Inf, §37.6), w_hat[rows * cols] (codes of op->out_format, §37.5), grad[n_blocks]
-   * (dL/db_t, binary32 codes, §37.7, exact sum, rounded once). Returns rows * cols, or a
+   * nibbles, §30.9), scale[n_blocks] (s, binary32 codes; 0x7FC00000 for a block holding a NaN
+   * or Inf, §30.6), w_hat[rows * cols] (codes of op->out_format, §30.5), grad[n_blocks]
+   * (dL/db_t, binary32 codes, §30.7, exact sum, rounded once). Returns rows * cols, or a
    * negative value with last_error set. */
   int64_t (*gaussws)(void* ctx, const numref_gaussws_op* op, const void* w, const uint32_t* bt, const uint16_t* u,
                      const uint64_t* key, const void* g, uint32_t* r_packed, uint32_t* scale, uint32_t* w_hat,

@@ -1,4 +1,4 @@
-// numref conformance — what op families share (kit.hpp).               spec §31, §33.1, §33.8
+// numref conformance — what op families share (kit.hpp).               spec §32, §34.1, §34.8
 #include "kit.hpp"
 
 #include <algorithm>
@@ -41,7 +41,7 @@ std::pair<std::size_t, std::size_t> shape(std::string_view text) {
 }
 
 namespace {
-// A §10.2 knob key (kPolicyKnobs).
+// A §10.3 knob key (kPolicyKnobs).
 bool is_policy_key(std::string_view k) {
   bool found = false;
   for_each_policy_knob([&](const auto& knob) { found |= knob.key == k; });
@@ -239,7 +239,7 @@ Column named(Column c, std::string cls, std::string what) {
 Column sr_random(int k, std::size_t rows, std::size_t cols, Place place) {
   Column r =
       words("r", Role::in, (k + 3) / 4, k >= 32 ? 0xFFFFFFFFull : (std::uint64_t{1} << k) - 1, rows, cols, place);
-  r.pipe_digits = 8;  // §32.4, §32.6
+  r.pipe_digits = 8;  // §33.4, §33.6
   return r;
 }
 

@@ -1,5 +1,5 @@
 // numref conformance — what op families share: parameter text, tensor views of a case, C ABI
-// calls. Internal to conformance/src/ops.                               spec §31, §33.1, §33.8
+// calls. Internal to conformance/src/ops.                               spec §32, §34.1, §34.8
 #pragma once
 
 #include <cstdint>
@@ -19,7 +19,7 @@
 
 namespace numref::conform::kit {
 
-// ---- parameter text (§33.1) -------------------------------------------------------------------
+// ---- parameter text (§34.1) -------------------------------------------------------------------
 
 // A profile by name; throws std::invalid_argument "unknown profile '...'".
 const Profile& profile_by_name(std::string_view name);
@@ -31,7 +31,7 @@ Partition partition(std::string_view text, std::string_view what);
 std::pair<std::size_t, std::size_t> shape(std::string_view text);
 
 // The key=value words of a family's canonical text (tensor and MoR families). Policy knobs
-// (describe() keys, §10.2) are collected apart when `policy_keys`, else they are unknown keys.
+// (describe() keys, §10.3) are collected apart when `policy_keys`, else they are unknown keys.
 class KeyValues {
  public:
   KeyValues(std::string_view family, std::string_view text, bool policy_keys);
@@ -54,11 +54,11 @@ bool flag_value(const std::string& key, const std::string& v);
 // Appends " key=value" (no leading space on an empty string).
 void put(std::string& text, std::string_view key, std::string_view value);
 
-// §30.7, §30.9 The header of a vector file of a family whose canonical text is key=value words
+// §31.7, §31.9 The header of a vector file of a family whose canonical text is key=value words
 // with a shape (MoR, GaussWS): every key but shape, then the informative `policy` line.
 std::vector<Family::HeaderLine> header_lines(const Params& p, std::string policy);
 // The canonical text of such a file's suite for a case of shape rows x cols: the header's
-// keys but the file keys (§30.2) and `policy`.
+// keys but the file keys (§31.2) and `policy`.
 std::string text_from_header(const VectorHeader& h, std::size_t rows, std::size_t cols);
 
 // ---- a tensor case (tensor and MoR families) -------------------------------------------------
@@ -86,7 +86,7 @@ struct View {
   }
   std::string text() const { return std::to_string(rows) + "x" + std::to_string(cols); }
 };
-// §31.5 / §31.7 The view and partition fields of a C operation (numref_tensor_op, numref_mor_op).
+// §32.5 / §32.7 The view and partition fields of a C operation (numref_tensor_op, numref_mor_op).
 template <class Op>
 void put_view(Op& c, const View& v, const BlockGrid& g) {
   c.rows = static_cast<std::uint32_t>(v.rows);
@@ -115,7 +115,7 @@ void fill_layout(L& layout, const Schema& s, const ColumnAt<L> (&cols)[N]) {
 // The source codes of a case (32-bit words) in the format's storage width, as a TensorView reads them.
 void pack(const Format& f, const std::uint32_t* words, std::size_t n, std::vector<unsigned char>& buf);
 
-// ---- exact comparisons for the classification of mismatches (§33.4) --------------------------
+// ---- exact comparisons for the classification of mismatches (§34.4) --------------------------
 
 // |a| vs |b| for exact values (sticky bits ignored): -1, 0, 1.
 int cmp_magnitude(const Exact& a, const Exact& b);
@@ -128,7 +128,7 @@ bool is_tie(const Exact& v, const Format& to, const Policy& p);
 
 // ---- columns ---------------------------------------------------------------------------------
 
-// §30.6, §30.7, §30.9 The schema of a tensor case (tensor, MoR, GaussWS): case-major, its
+// §31.6, §31.7, §31.9 The schema of a tensor case (tensor, MoR, GaussWS): case-major, its
 // vector-file lines start with the shape rows x cols.
 void tensor_case(Schema& s, std::size_t rows, std::size_t cols);
 // A column of words that are no format's codes: `digits` hex digits, at most `limit`.
@@ -136,17 +136,17 @@ Column words(std::string name, Role role, int digits, std::uint64_t limit, std::
              Place place);
 // A column of codes of format f (digits, limit, decoding from the format).
 Column codes(std::string name, Role role, const Format& f, std::size_t rows, std::size_t cols, Place place);
-// Column c with the class of its mismatches (§33.4) and the plural noun of its values.
+// Column c with the class of its mismatches (§34.4) and the plural noun of its values.
 Column named(Column c, std::string cls, std::string what);
 // §5 The input column "r": the random words of stochastic rounding with k random bits each,
-// (k + 3) / 4 hex digits in vector files, 8 on pipe lines (§32.4, §32.6).
+// (k + 3) / 4 hex digits in vector files, 8 on pipe lines (§33.4, §33.6).
 Column sr_random(int k, std::size_t rows, std::size_t cols, Place place);
 // A column of E8M0 / binary32 / E4M3 scale codes of format f over the block grid g.
 Column scales(std::string name, Role role, const Format& f, const BlockGrid& g);
 // "2^k" / "NaN" of an E8M0 scale code (§16).
 std::string e8m0_text(std::uint32_t code);
 
-// ---- C ABI (§31) -----------------------------------------------------------------------------
+// ---- C ABI (§32) -----------------------------------------------------------------------------
 
 // The entry point at `offset` exists in the backend's struct (struct_size reaches it, not NULL).
 template <typename Fn>

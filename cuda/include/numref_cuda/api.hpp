@@ -1,4 +1,4 @@
-// numref CUDA kernels — host API.                                                  spec §35.3
+// numref CUDA kernels — host API.                                                  spec §A.3
 //
 // All pointers are device pointers; arrays hold codes in element order (§12.1), one code of
 // 1, 2 or 4 bytes per element (f32: 4, bf16: 2, 8-bit formats: 1). Launches are
@@ -9,7 +9,7 @@
 // calling thread), and the plain name throws (std::invalid_argument for bad arguments,
 // numref_cuda::CudaError for a CUDA failure).
 //
-// Kernels and the profile each implements (§35.2, docs/cuda.md); the rounding modes with a
+// Kernels and the profile each implements (§A.2, docs/cuda.md); the rounding modes with a
 // kernel are rne, rtz and sr (fraction and add variants), with every NaN/Inf/overflow knob:
 //   f32, bf16 -> f8e4m3fn, f8e5m2   rne+saturate (cuda_satfinite) uses the sm_89+
 //                                   cvt.rn.satfinite instructions; all else portable
@@ -41,7 +41,7 @@ namespace gaussws {
 struct Problem;  // numref_arith/gaussws.cuh (the GaussWS API's callers include it)
 }  // namespace gaussws
 
-// §35.3 A CUDA runtime failure (the throwing API).
+// §A.3 A CUDA runtime failure (the throwing API).
 class CudaError : public std::runtime_error {
  public:
   CudaError(cudaError_t code, const std::string& what);
@@ -51,7 +51,7 @@ class CudaError : public std::runtime_error {
   cudaError_t code_;
 };
 
-// §35.3 The random values of a stochastic-rounding cast: none, an explicit device array
+// §A.3 The random values of a stochastic-rounding cast: none, an explicit device array
 // (one uint32 per element, each < 2^k; a larger value is an error, never masked), or a
 // Philox stream (philox.cuh) whose values are r_i < 2^k by construction.
 struct RandomSource {
@@ -66,13 +66,13 @@ struct RandomSource {
   }
 };
 
-// §35.3 Why the last try_* call of this thread returned cudaErrorInvalidValue ("" otherwise).
+// §A.3 Why the last try_* call of this thread returned cudaErrorInvalidValue ("" otherwise).
 const std::string& why();
 
-// §35.2 Whether the kernels implement from -> to under p: "" if so, else the reason (support.hpp).
+// §A.2 Whether the kernels implement from -> to under p: "" if so, else the reason (support.hpp).
 std::string cast_support(numref::FormatId from, numref::FormatId to, const CastPolicy& p, const RandomSource& rnd);
 
-// §35.3 Convert n codes. For stochastic rounding with explicit values, `device_status`
+// §A.3 Convert n codes. For stochastic rounding with explicit values, `device_status`
 // (optional, a device word the caller zeroes first) gets bit 0 OR-ed in if any value was
 // >= 2^k (the output is then not valid); without it the call checks the values itself and
 // synchronizes `stream` to do so (cudaErrorInvalidValue, why() says which k).
@@ -82,30 +82,30 @@ cudaError_t try_cast(const void* in, numref::FormatId from, void* out, numref::F
 void cast(const void* in, numref::FormatId from, void* out, numref::FormatId to, std::size_t n, const CastPolicy& p,
           const RandomSource& rnd = {}, cudaStream_t stream = nullptr, std::uint32_t* device_status = nullptr);
 
-// §35.2 The same with a numref::Policy, mapped by cast_policy() (policy_map.hpp), which rejects
+// §A.2 The same with a numref::Policy, mapped by cast_policy() (policy_map.hpp), which rejects
 // the knobs the kernels do not implement.
 void cast(const void* in, numref::FormatId from, void* out, numref::FormatId to, std::size_t n, const numref::Policy& p,
           const RandomSource& rnd = {}, cudaStream_t stream = nullptr);
 
-// §35.3 f32 / bf16 -> f8e8m0fnu.
+// §A.3 f32 / bf16 -> f8e8m0fnu.
 cudaError_t try_cast_to_e8m0(const void* in, numref::FormatId from, std::uint8_t* out, std::size_t n,
                              const E8m0Policy& p, cudaStream_t stream = nullptr) noexcept;
 void cast_to_e8m0(const void* in, numref::FormatId from, std::uint8_t* out, std::size_t n, const E8m0Policy& p,
                   cudaStream_t stream = nullptr);
 
-// §35.3 Export r_0 .. r_{n-1} of a Philox stream with k bits (1..32).
+// §A.3 Export r_0 .. r_{n-1} of a Philox stream with k bits (1..32).
 cudaError_t try_philox_bits(std::uint32_t* out, std::size_t n, const PhiloxStream& s, int k,
                             cudaStream_t stream = nullptr) noexcept;
 void philox_bits(std::uint32_t* out, std::size_t n, const PhiloxStream& s, int k, cudaStream_t stream = nullptr);
 
-// §35.5 Which path a cast runs on a device of compute capability `cc` (e.g. 89, 90).
+// §A.5 Which path a cast runs on a device of compute capability `cc` (e.g. 89, 90).
 enum class Path : std::uint8_t { portable, hardware };
 Path cast_path(numref::FormatId from, numref::FormatId to, const CastPolicy& p, int cc);
 
-// §35.4 Device presence: the number of CUDA devices, 0 when there is none or no driver.
+// §A.4 Device presence: the number of CUDA devices, 0 when there is none or no driver.
 int device_count() noexcept;
 
-// ---- phase 2: block quantization and MoR (§35.7, §35.8) --------------------------------------
+// ---- phase 2: block quantization and MoR (§A.7, §A.8) --------------------------------------
 //
 // A QuantizePlan (quantize_plan.hpp: plan_quantize) fixes the spec, the source format and the
 // view; the kernels produce the reference's layout (§19.4): codes one byte per element in
@@ -123,7 +123,7 @@ struct QuantizeOutputs {
   void* fake = nullptr;                     // §19.6 rows·cols codes of plan.out (2 or 4 bytes)
   unsigned long long* counts = nullptr;     // 4 words, ADDED to: saturated, flushed, nan, inf
 };
-// §19, §35.7 Quantize (and/or fake-quantize) the view at `x` (device memory). Stochastic
+// §19, §A.7 Quantize (and/or fake-quantize) the view at `x` (device memory). Stochastic
 // rounding takes its values from `rnd` (explicit: one per element, element order; an invalid
 // value makes the call fail after synchronizing `stream`).
 cudaError_t try_quantize(const QuantizePlan& p, const void* x, const RandomSource& rnd, const QuantizeOutputs& out,
@@ -133,7 +133,7 @@ cudaError_t try_dequantize(const QuantizePlan& p, const std::uint8_t* codes, con
                            const std::uint32_t* group_mantissa, std::uint32_t tensor_amax, std::uint32_t* out,
                            cudaStream_t stream = nullptr) noexcept;
 
-// §26, §35.8 Tensor-level MoR of the view `x` (numref::TensorView over DEVICE memory: its
+// §26, §A.8 Tensor-level MoR of the view `x` (numref::TensorView over DEVICE memory: its
 // shape, strides and format are used, its data is never read on the host). Fused kernels: amax,
 // GAM scales, then one pass that quantizes, dequantizes to bf16, forms each relative error and
 // adds it to the exact carry-save sum (§22); the decision is made on the host from the final
@@ -148,7 +148,7 @@ struct TensorMorDecision {
 cudaError_t try_tensor_mor(const numref::TensorView& x, const numref::TensorMorSpec& spec, TensorMorDecision& result,
                            std::uint8_t* codes = nullptr, std::uint32_t* scales = nullptr,
                            std::uint32_t* group_mantissa = nullptr, cudaStream_t stream = nullptr) noexcept;
-// §27, §35.8 Sub-tensor MoR: per selection block the type (0 E4M3, 1 E5M2, 2 bf16 kept), both
+// §27, §A.8 Sub-tensor MoR: per selection block the type (0 E4M3, 1 E5M2, 2 bf16 kept), both
 // verdicts and both exact error sums (host vectors), and the bf16 output tensor `out` (device,
 // element order). Synchronizes `stream`.
 struct SubtensorMorDecision {
@@ -161,7 +161,7 @@ struct SubtensorMorDecision {
 cudaError_t try_subtensor_mor(const numref::TensorView& x, const numref::SubtensorMorSpec& spec,
                               SubtensorMorDecision& result, std::uint16_t* out, cudaStream_t stream = nullptr) noexcept;
 
-// ---- GaussWS (§37, §35.13) ---------------------------------------------------------------------
+// ---- GaussWS (§30, §A.13) ---------------------------------------------------------------------
 //
 // One operation over dense row-major device arrays (gaussws::make_problem(rows, cols), then the
 // noise source and sum). One CUDA block per 32 x 32 tile; gaussws.cuh computes every value.
@@ -169,14 +169,14 @@ cudaError_t try_subtensor_mor(const numref::TensorView& x, const numref::Subtens
 // OR-ed in (a non-finite b_t, a value the kernels' bounds do not decide; the outputs are then not
 // valid); without it the call checks them itself, synchronizing `stream` (cudaErrorInvalidValue,
 // why() says which).
-// §37.4 – §37.6, §37.9 forward: w (codes of wf, f32 or bf16), bt (one binary32 per tile), u (one
+// §30.4 – §30.6, §30.9 forward: w (codes of wf, f32 or bf16), bt (one binary32 per tile), u (one
 // 16-bit word per element, read unless p.key) -> w_hat (bf16 codes), scale (s per tile; 0x7FC00000
 // for a block holding a NaN or Inf), r_packed (optional: ceil(n / 8) words, zeroed by the call).
 cudaError_t try_gaussws_forward(const gaussws::Problem& p, numref::FormatId wf, const void* w, const std::uint32_t* bt,
                                 const std::uint16_t* u, std::uint16_t* w_hat, std::uint32_t* scale,
                                 std::uint32_t* r_packed = nullptr, cudaStream_t stream = nullptr,
                                 std::uint32_t* device_status = nullptr) noexcept;
-// §37.7 backward: the forward's scale, the same noise source, g (dL/dw_hat, codes of gf) -> grad
+// §30.7 backward: the forward's scale, the same noise source, g (dL/dw_hat, codes of gf) -> grad
 // (dL/db_t per tile, binary32 codes).
 cudaError_t try_gaussws_backward(const gaussws::Problem& p, const std::uint32_t* scale, const std::uint16_t* u,
                                  numref::FormatId gf, const void* g, std::uint32_t* grad, cudaStream_t stream = nullptr,

@@ -1,4 +1,4 @@
-// numref CUDA kernels — the kernels' work, run on the CPU.                        spec §35.4, §35.7
+// numref CUDA kernels — the kernels' work, run on the CPU.                        spec §A.4, §A.7
 //
 // Each function here performs a kernel pipeline of api.hpp with the SAME per-unit code
 // (tiling.cuh: amax_unit, quantize_unit, mor_error_unit, ...; scale.cuh: block_factors) on host
@@ -7,7 +7,7 @@
 // random order, and each thread's contributions are merged into the block arrays exactly as the
 // kernels' atomics merge them (integer max / min / add). The tests compare every result with
 // the reference and check that every walk gives the same bits. What this cannot show (warp
-// shuffles, atomics, the device instruction path, memory code) is listed in §35.4.
+// shuffles, atomics, the device instruction path, memory code) is listed in §A.4.
 #pragma once
 
 #include <cstddef>
@@ -22,7 +22,7 @@
 
 namespace numref_cuda::host {
 
-// §35.4 How the emulation walks the units.
+// §A.4 How the emulation walks the units.
 struct Walk {
   enum class Order : std::uint8_t { forward, reverse, shuffled };
   std::uint32_t threads = 256;  // simulated threads of the grid-stride loop
@@ -30,10 +30,10 @@ struct Walk {
   std::uint64_t seed = 1;  // for Order::shuffled
 };
 
-// §35.3 The cast kernels of api.hpp's try_cast: n codes (one per 32-bit word, element order)
+// §A.3 The cast kernels of api.hpp's try_cast: n codes (one per 32-bit word, element order)
 // converted from -> to by the kernel cast_kernels.hpp's with_cast_kernel selects for p (the
-// portable per-element function convert_as of cast.cuh; the §35.5 hardware path is not
-// emulated: its lanes equal the portable ones, §35.4 item 3). The units are the element-wise
+// portable per-element function convert_as of cast.cuh; the §A.5 hardware path is not
+// emulated: its lanes equal the portable ones, §A.4 item 3). The units are the element-wise
 // kernel's 16-byte chunks (V = 16 / the narrower side's bytes per code). `r`: the explicit random
 // values of stochastic rounding (element order). Throws std::invalid_argument with
 // cast_support()'s message for what no kernel implements; returns false when a random value has
@@ -58,7 +58,7 @@ struct QuantizeOut {
   Counts counts;
   bool random_ok = true;  // false: an explicit random value had more than k bits (§4.3)
 };
-// `row_blocks` runs the one-pass row-block path (§35.7 item 3; requires p.row_blocks): the
+// `row_blocks` runs the one-pass row-block path (§A.7 item 3; requires p.row_blocks): the
 // simulated threads walk the blocks instead of the units.
 QuantizeOut quantize(const QuantizePlan& p, const void* x, const ElementRandom& rnd, bool want_codes, bool want_fake,
                      const Walk& w = {}, bool row_blocks = false);
@@ -90,7 +90,7 @@ struct SubtensorMorOut {
 };
 SubtensorMorOut subtensor_mor(const numref::TensorView& x, const numref::SubtensorMorSpec& spec, const Walk& w = {});
 
-// §35.8 The MoR plans (shared with the device API): the quantization of one type over the
+// §A.8 The MoR plans (shared with the device API): the quantization of one type over the
 // scaling / selection partition, checked for what the MoR kernels implement (E4M3 / E5M2
 // elements, output bf16).
 QuantizePlan plan_tensor_mor(const numref::TensorView& x, const numref::TensorMorSpec& spec);
@@ -101,7 +101,7 @@ void plan_subtensor_mor(const numref::TensorView& x, const numref::SubtensorMorS
 
 namespace numref_cuda::host {
 
-// §37, §35.13 GaussWS, forward and backward, as the kernels of cuda/src/gaussws.cu compute it: one
+// §30, §A.13 GaussWS, forward and backward, as the kernels of cuda/src/gaussws.cu compute it: one
 // simulated CUDA block per 32 x 32 tile (the grid-stride loop over tiles is walked by `threads`
 // simulated blocks in the walk's order), its 256 lanes (gaussws.cuh's lane layout) forward or, for
 // the reverse walk, backward, their amax and exact-sum contributions merged by integer max / add
@@ -110,8 +110,8 @@ namespace numref_cuda::host {
 // std::invalid_argument for a non-finite b_t (naming the block) and for a value the kernels' bounds
 // cannot decide (gaussws_plan.hpp's messages).
 struct GausswsOut {
-  std::vector<std::uint32_t> r_packed, scale, grad;  // §37.9 packed R, §37.4 s, §37.7 dL/db_t
-  std::vector<std::uint16_t> w_hat;                  // §37.5 bf16 codes
+  std::vector<std::uint32_t> r_packed, scale, grad;  // §30.9 packed R, §30.4 s, §30.7 dL/db_t
+  std::vector<std::uint16_t> w_hat;                  // §30.5 bf16 codes
 };
 GausswsOut gaussws(const gaussws::Problem& p, numref::FormatId wf, const void* w, const std::uint32_t* bt,
                    const std::uint16_t* u, numref::FormatId gf, const void* g, const Walk& walk = {});

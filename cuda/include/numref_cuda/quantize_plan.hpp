@@ -1,5 +1,5 @@
 // numref CUDA kernels — from a numref::QuantizeSpec to the constants of the block kernels.
-//                                                                                     spec §35.7
+//                                                                                     spec §A.7
 //
 // Host-only (plain C++, no CUDA headers): used by the device API (api.hpp), by the
 // host emulation of the kernels (host_run.hpp), by the conformance plugin and by the tests. It
@@ -23,9 +23,9 @@
 
 namespace numref_cuda {
 
-// §35.7 Rows of a unit (at most): 16 rows of one 16-byte chunk per thread.
+// §A.7 Rows of a unit (at most): 16 rows of one 16-byte chunk per thread.
 inline constexpr std::uint32_t kUnitRows = 16;
-// §22.2 / §35.8 The largest tensor the device accumulators are proved for.
+// §22.2 / §A.8 The largest tensor the device accumulators are proved for.
 inline constexpr std::uint64_t kMaxElements = std::uint64_t{1} << 38;
 
 struct QuantizePlan {
@@ -44,27 +44,27 @@ struct QuantizePlan {
   int sr_bits = 0;         // k when the element policy rounds stochastically, else 0
   std::uint32_t n_blocks = 0, n_groups = 1;
   std::uint32_t chunk = 0;
-  // §35.7 item 3 The one-pass row-block path applies: one row per block, at most 256 columns per
+  // §A.7 item 3 The one-pass row-block path applies: one row per block, at most 256 columns per
   // block, and a rule whose scale needs only the block's amax (not gam, not nvfp4).
   bool row_blocks = false;  // V: elements per 16-byte chunk of the source
 };
 
-// §35.7 The plan of a quantization of a rows × cols view of `source` (strides in elements).
+// §A.7 The plan of a quantization of a rows × cols view of `source` (strides in elements).
 // Throws std::invalid_argument naming the problem (see above).
 QuantizePlan plan_quantize(const numref::QuantizeSpec& spec, numref::FormatId source, std::size_t rows,
                            std::size_t cols, std::ptrdiff_t row_stride, std::ptrdiff_t col_stride,
                            numref::FormatId out = numref::FormatId::bf16);
 
-// §35.7 Whether 16-byte vector loads are valid for the view at `data`: dense rows (column stride
+// §A.7 Whether 16-byte vector loads are valid for the view at `data`: dense rows (column stride
 // 1), 16-byte aligned base and row pitch.
 bool vector_loads_ok(const QuantizePlan& p, const void* data);
 
-// §35.7 The geometry of a view and partition (with the group partition for GAM), V elements per
+// §A.7 The geometry of a view and partition (with the group partition for GAM), V elements per
 // chunk; used by the plans and by the MoR entry points.
 Geometry make_geometry(std::size_t rows, std::size_t cols, std::ptrdiff_t rs, std::ptrdiff_t cs,
                        const numref::Partition& blocks, const numref::Partition& groups, std::uint32_t V);
 
-// §35.7 Text of the plan for messages: "bf16 -> f8e4m3fn gam block:128x128 (4 blocks)".
+// §A.7 Text of the plan for messages: "bf16 -> f8e4m3fn gam block:128x128 (4 blocks)".
 std::string describe(const QuantizePlan& p);
 
 }  // namespace numref_cuda

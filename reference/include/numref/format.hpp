@@ -49,9 +49,9 @@ constexpr std::string_view specials_name(Specials s) {
 // (implicit bit included), s(igned) / u(nsigned), e(xtended: ±Inf) / f(inite). Each row of kFormats
 // (and its FormatId, its name p3109_k<K>p<P><s|u><e|f> and its alias binary<K>p<P><s|u><e|f>)
 // is generated from one entry; conformance/include/numref/backend.h pins the C ids.
-// Two lists, in this order (FormatIds and C ids are never renumbered, §31.3):
+// Two lists, in this order (FormatIds and C ids are never renumbered, §32.3):
 //   NUMREF_P3109_BINARY8_MEMBERS  the 12 members of gfloat's p3109_binary8_formats (the first
-//                                 P3109 rows; §30.4 / §33.3 give them the full pair set at level 1);
+//                                 P3109 rows; §31.4 / §34.3 give them the full pair set at level 1);
 //   NUMREF_P3109_MORE_MEMBERS     every other member gfloat's format_info_p3109 accepts for
 //                                 K = 2..8 (1 <= P <= K), 128 rows, ordered by K, then P, then
 //                                 s before u, then e before f.
@@ -140,7 +140,7 @@ struct Format {
   constexpr bool has_inf() const { return specials == Specials::ieee || specials == Specials::p3109e; }
   constexpr bool is_p3109() const { return specials == Specials::p3109e || specials == Specials::p3109f; }
   // §2.5 A P3109 row of NUMREF_P3109_MORE_MEMBERS (every member but gfloat's 12 binary8 ones): the
-  // rows whose level-1 cast pairs (§33.3), golden vectors (§30.4) and default-suite sweeps are
+  // rows whose level-1 cast pairs (§34.3), golden vectors (§31.4) and default-suite sweeps are
   // bounded by the rules of those clauses.
   constexpr bool is_p3109_extra() const {
     if (!is_p3109()) return false;

@@ -1,5 +1,5 @@
 // numref — function qualifiers for code shared by the reference (g++) and the CUDA kernels
-// (nvcc, host and device passes).                                          spec §1.3, §35.1
+// (nvcc, host and device passes).                                          spec §1.3, §A.1
 //
 // NUMREF_HD marks a function callable from host and device code; NUMREF_FORCEINLINE asks
 // every compiler to inline it (the hot paths of both sides rely on it).

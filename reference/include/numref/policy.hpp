@@ -139,7 +139,7 @@ struct Policy {
   friend bool operator==(const Policy&, const Policy&) = default;
 };
 
-// ---- §10.2 / §19.8 the knob rows ----------------------------------------------------------
+// ---- §10.3 / §19.8 the knob rows ----------------------------------------------------------
 //
 // One row of a knob table (kPolicyKnobs, kRecipeKnobs below): S is the struct the knob sets
 // (Policy or RecipeKnobs), T the type of its member (an enum; bool for daz / ftz, int for
@@ -152,10 +152,10 @@ template <class S, class T>
 using KnobMember = T S::*;
 template <class S, class T>
 struct KnobRow {
-  std::string_view key;                          // §10.2 "nan", §19.8 "zero_code"
+  std::string_view key;                          // §10.3 "nan", §19.8 "zero_code"
   KnobMember<S, T> member;                       // &Policy::nan
   std::span<const std::string_view> words = {};  // canonical words in enum order; empty: a number (sr_bits)
-  std::uint8_t c_first = 0;  // policy knobs: §31.3 the C value of word 0 (recipe knobs: the index, from 0)
+  std::uint8_t c_first = 0;  // policy knobs: §32.3 the C value of word 0 (recipe knobs: the index, from 0)
   bool sr_only = false;      // policy knobs: meaningful (and written by describe()) only with round=sr
   std::string_view clause;
 
@@ -314,7 +314,7 @@ std::string recipe_changes(const RecipeKnobs& base, const RecipeKnobs& k);
 // Applies "key=word ..." on top of `base`; an error naming the key or word, or nullopt.
 std::optional<std::string> apply_recipe_settings(RecipeKnobs& base, std::string_view settings);
 
-// §10.5 A profile's quantization recipe (data): the scale rule (a kScaleRules name), the
+// §10.4 A profile's quantization recipe (data): the scale rule (a kScaleRules name), the
 // default partition (§12.2 text), the recipe knob settings and the library function it follows.
 // The element conversion is the profile's narrow policy; its wide policy converts NaN codes
 // back and produces the fake-quant output (§19.1).
@@ -324,13 +324,13 @@ struct Recipe {
   std::string_view knobs;
   std::string_view source;
   bool amax_nan_ignore = false;  // §13.2 amax_nan=ignore (TransformerEngine: fmaxf drops NaN)
-  // §10.5 the element formats the library quantizes to (space-separated names); empty: every one.
+  // §10.4 the element formats the library quantizes to (space-separated names); empty: every one.
   // Another element format is an error (recipe_spec), and the conformance plan leaves it out.
   std::string_view elements = {};
   bool takes(const Format& element) const;
 };
 
-// ---- §10.2 the knob table ---------------------------------------------------------------
+// ---- §10.3 the knob table ---------------------------------------------------------------
 //
 // kPolicyKnobs is the single definition of the knobs' text form: per knob its key, the
 // canonical words of its values in enum order (word i names the enumerator with value i; the

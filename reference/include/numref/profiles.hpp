@@ -21,7 +21,7 @@ namespace numref {
 // <= 8 bits: the OCP 8-bit, MX and int8 formats) and one for "wide" targets (f16, bf16,
 // f32), because real libraries treat them differently (CUDA saturates FP8 under
 // __NV_SATFINITE while __float2bfloat16_rn is IEEE round-to-nearest with Inf), and then
-// a short list of rules keyed on the (source, target) pair (§10.4): where a library's
+// a short list of rules keyed on the (source, target) pair (§10.2): where a library's
 // behaviour depends on the source too (XLA's f8e5m2 NaN from f32 vs from 16-bit sources,
 // NumPy's own f32 -> f16 cast inside ml_dtypes), the rule's knob settings are applied on top.
 // The profiles are data: one row each in kProfiles below (designated fields .id, .name, .summary,
@@ -34,10 +34,10 @@ namespace numref {
 // clang-format off
 #define NUMREF_PROFILE_IDS(X)                                                                     \
   X(ocp) X(ieee) X(cuda_satfinite) X(cuda_nosat) X(ml_dtypes) X(torch) X(torch_default) X(xla)    \
-  /* §10.5 profiles with a quantization recipe */                                               \
+  /* §10.4 profiles with a quantization recipe */                                               \
   X(torchao_mx_floor) X(torchao_mx_ceil) X(torchao_mx_even) X(torchao_mx_rceil) X(torchao_float8) \
   X(torchao_float8_pow2) X(deepgemm) X(te_mxfp8)                                                \
-  /* element profiles added later (numbers of §31.3 kept) */                                    \
+  /* element profiles added later (numbers of §32.3 kept) */                                    \
   X(gfloat) X(gfloat_sat)                                                                       \
   /* recipe profiles added later */                                                             \
   X(te_float8_current) X(te_float8_block) X(microxcaling) X(torchao_float8_inference)
@@ -49,8 +49,8 @@ enum class ProfileId : std::uint8_t { NUMREF_PROFILE_IDS(NUMREF_PROFILE_ENUMERAT
 inline constexpr int kProfileCount = 0 NUMREF_PROFILE_IDS(NUMREF_PROFILE_COUNT_ONE);
 #undef NUMREF_PROFILE_COUNT_ONE
 
-// §10.4 One (source, target) rule of a profile: `from` and `to` are space-separated format
-// names ("*" = any format); `settings` are §10.2 "key=word" settings applied, in rule order,
+// §10.2 One (source, target) rule of a profile: `from` and `to` are space-separated format
+// names ("*" = any format); `settings` are §10.3 "key=word" settings applied, in rule order,
 // on top of the narrow / wide policy of the target; `why` names the library behaviour.
 struct ProfileRule {
   std::string_view from;
@@ -67,11 +67,11 @@ struct Profile {
   Policy narrow;
   Policy wide;
   std::span<const ProfileRule> rules = {};
-  const Recipe* recipe = nullptr;  // §10.5 set: the profile names a quantization recipe
+  const Recipe* recipe = nullptr;  // §10.4 set: the profile names a quantization recipe
   // The policy by target width alone (§10.1), without the pair rules: for callers that have
   // no source format (the element policy of a quantizer is narrow by definition).
   const Policy& for_target(const Format& to) const { return to.bits <= 8 ? narrow : wide; }
-  // §10.4 The policy of the cast from -> to: for_target(to) and every matching rule.
+  // §10.2 The policy of the cast from -> to: for_target(to) and every matching rule.
   Policy for_cast(const Format& from, const Format& to) const;
 };
 
@@ -80,7 +80,7 @@ std::optional<ProfileId> find_profile(std::string_view name);
 const Profile* all_profiles();  // kProfileCount entries
 // "ocp, ieee, ...": the profile names in table order, for messages and help texts.
 std::string profile_names();
-// §10.4 The rules of a profile in one line: "bf16>f32: nan=raw; * > f32: ..." ("" when none).
+// §10.2 The rules of a profile in one line: "bf16>f32: nan=raw; * > f32: ..." ("" when none).
 std::string describe_rules(const Profile& pr);
 
 // ---- §10 the profile table: each library's policies, pair rules and recipes, then one row per profile ----
@@ -126,7 +126,7 @@ constexpr Policy mld_wide() {
 }
 
 // clang-format off
-// §10.4 The pair rules (docs/profiles.md gives the evidence for each).
+// §10.2 The pair rules (docs/profiles.md gives the evidence for each).
 // The rules of one profile are a named group (kCudaRules, ...); rules two profiles share are
 // named one by one and listed by name (torch_rule below). Order matters: settings apply in rule order.
 inline constexpr ProfileRule kCudaRules[] = {
@@ -258,7 +258,7 @@ constexpr Policy gfloat_policy(Overflow o) {
   return p;
 }
 
-// §10.5 torchao 0.18 (prototype/mx_formats/mx_tensor.py to_mx; float8/float8_utils.py
+// §10.4 torchao 0.18 (prototype/mx_formats/mx_tensor.py to_mx; float8/float8_utils.py
 // amax_to_scale, hp_tensor_and_scale_to_float8). Elements: torchao clamps to +-max_pos in
 // binary32, then casts with torch (.to(float8) = the torch profile) or with
 // _f32_to_floatx_unpacked (FP6 / FP4: RNE, saturating) — torch's narrow policy saturating.
@@ -287,7 +287,7 @@ inline constexpr Recipe kTorchaoFloat8Pow2{
     .knobs = "amax_floor=1e-12 scale_exp=log2f inf_block=zero_scale nan_scale=all_ones_tensor",
     .source = "torchao 0.18 float8.float8_utils.amax_to_scale(round_scales_to_power_of_2=True)"};
 
-// §10.5 DeepGEMM (deep_gemm/utils/math.py per_token_cast_to_fp8 / per_block_cast_to_fp8 with
+// §10.4 DeepGEMM (deep_gemm/utils/math.py per_token_cast_to_fp8 / per_block_cast_to_fp8 with
 // use_ue8m0=True): amax.clamp(1e-4); sf = ceil_to_ue8m0(amax / 448.0) — the exponent field of
 // the binary32 quotient plus one when its fraction is non-zero, clamped to [1, 254];
 // (x * (1.0 / sf)).to(torch.float8_e4m3fn) with torch's saturating cast. Per token: 1 x 128.
@@ -296,7 +296,7 @@ inline constexpr Recipe kDeepGemm{
     .knobs = "amax_floor=1e-4 mx_descale=divide inf_block=max_code nan_block=max_code",
     .source = "DeepGEMM deep_gemm/utils/math.py per_token_cast_to_fp8(use_ue8m0=True) (source-cited)"};
 
-// §10.5 TransformerEngine MXFP8 (transformer_engine/common/util/ptx.cuh float_to_e8m0 and
+// §10.4 TransformerEngine MXFP8 (transformer_engine/common/util/ptx.cuh float_to_e8m0 and
 // exp2f_rcp, cast kernels; commit 1ae1d228 utils.cuh L937 / L971): amax by fmaxf (NaN ignored),
 // code = float_to_e8m0(amax * (1.0f / 448)) (E8M0 round-up; Inf -> FE, 0 -> 00), elements
 // multiplied by exp2f_rcp(code) (1 for code 00, 0.0 for FE) and cast with __NV_SATFINITE.
@@ -304,7 +304,7 @@ inline constexpr Recipe kTeMxfp8{.rule = "mx-rceil-f32", .partition = "block:1x3
                           .source = "TransformerEngine MXFP8 float_to_e8m0 / exp2f_rcp (source-cited)",
                           .amax_nan_ignore = true};
 
-// §10.5 TransformerEngine Float8CurrentScaling (common/recipe/current_scaling.cu amax_kernel and
+// §10.4 TransformerEngine Float8CurrentScaling (common/recipe/current_scaling.cu amax_kernel and
 // compute_scale_from_amax_kernel, recipe/recipe_common.cuh compute_scale_from_amax; read at commit
 // 01c24fe0): amax = fmaxf(|x|, max) from 0 (NaN ignored; __hmax for bf16 / f16 likewise), then
 // amax_epsilon (default 0.0) as a floor, scale 1.0 for an Inf, zero or NaN amax, else
@@ -315,7 +315,7 @@ inline constexpr Recipe kTeFloat8Current{
     .rule = "amax-recip", .partition = "tensor", .knobs = "inf_block=one_scale",
     .source = "TransformerEngine Float8CurrentScaling compute_scale_from_amax (source-cited)", .amax_nan_ignore = true};
 
-// §10.5 TransformerEngine Float8BlockScaling (common/transpose/quantize_transpose_vector_blockwise.cu
+// §10.4 TransformerEngine Float8BlockScaling (common/transpose/quantize_transpose_vector_blockwise.cu
 // for 1 x 128 tiles, quantize_transpose_square_blockwise.cu for 128 x 128; compute_scale.cuh
 // ComputeScale -> recipe_common.cuh compute_scale_from_amax; read at commit 01c24fe0): per tile
 // amax = fmaxf(fabsf(x), amax) from 0 (NaN ignored), scale as Float8CurrentScaling with
@@ -329,7 +329,7 @@ inline constexpr Recipe kTeFloat8Block{
     .source = "TransformerEngine Float8BlockScaling quantize_transpose_*_blockwise (source-cited)",
     .amax_nan_ignore = true};
 
-// §10.5 microxcaling (Microsoft's MX reference, mx/mx_ops.py _quantize_mx and mx/elemwise_ops.py
+// §10.4 microxcaling (Microsoft's MX reference, mx/mx_ops.py _quantize_mx and mx/elemwise_ops.py
 // _quantize_elemwise_core, CPU path, round="nearest"; read at commit 3b429a84): shared exponent
 // floor(torch.log2(amax)) in binary32, amax 0 read as FP32_MIN_NORMAL, minus the element's emax,
 // clamped below at -127 (above: NaN, for a +Inf amax); A / 2^e in binary32; elements rounded
@@ -358,7 +358,7 @@ inline constexpr Recipe kMicroxcaling{
     .source = "microxcaling mx/mx_ops.py _quantize_mx (CPU path, round=nearest; commit 3b429a84)",
     .elements = "f8e4m3fn f8e5m2 f6e3m2fn f6e2m3fn f4e2m1fn"};
 
-// §10.5 torchao 0.18 float8 inference (quantization/quantize_/workflows/float8/float8_tensor.py
+// §10.4 torchao 0.18 float8 inference (quantization/quantize_/workflows/float8/float8_tensor.py
 // Float8Tensor.from_hp with the torch kernel -> quant_primitives.py _choose_scale_float8 and
 // _quantize_affine_float8): amax = tensor.abs().amax() in the input dtype; scale = amax /
 // finfo.max in the input dtype (binary32 division, then rounded to bf16 / f16 for those inputs),
@@ -372,7 +372,7 @@ inline constexpr Recipe kTorchaoFloat8Inference{
     .source = "torchao 0.18 quantization Float8Tensor.from_hp (_choose_scale_float8 + _quantize_affine_float8)",
     .elements = "f8e4m3fn f8e5m2"};
 
-// §10 The profile table: one row per ProfileId, in enum order (= the C ABI numbering, §31.3).
+// §10 The profile table: one row per ProfileId, in enum order (= the C ABI numbering, §32.3).
 // A new profile is one row here (with its Recipe above, if it has one), its enumerator in
 // NUMREF_PROFILE_IDS (above) and its NUMREF_PROFILE_LIST entry (backend.h); every list of
 // profiles elsewhere (CLI help, `numref profiles`, Python, the conformance plan) reads this table.
@@ -399,7 +399,7 @@ inline constexpr Profile kProfiles[] = {
      .wide = torch_wide(), .rules = kTorchDefaultRules},
     {.id = ProfileId::xla, .name = "xla", .summary = "XLA's convert on CPU (jax 0.10: jax.jit(lambda v: v.astype(t)))",
      .narrow = xla_narrow(), .wide = xla_wide(), .rules = kXlaRules},
-    // §10.5 profiles with a quantization recipe
+    // §10.4 profiles with a quantization recipe
     {.id = ProfileId::torchao_mx_floor, .name = "torchao_mx_floor",
      .summary = "torchao 0.18 to_mx, FLOOR, block 32 (CPU eager)", .narrow = torchao_narrow(), .wide = torch_wide(),
      .rules = kTorchRules, .recipe = &kTorchaoMxFloor},
@@ -423,7 +423,7 @@ inline constexpr Profile kProfiles[] = {
     {.id = ProfileId::te_mxfp8, .name = "te_mxfp8",
      .summary = "TransformerEngine MXFP8 quantization (block 1 x 32, E8M0 round-up, satfinite)",
      .narrow = cuda_narrow(Overflow::saturate), .wide = cuda_wide(), .rules = kCudaRules, .recipe = &kTeMxfp8},
-    // element profiles added after the recipe profiles (the C numbers of §31.3 stay)
+    // element profiles added after the recipe profiles (the C numbers of §32.3 stay)
     {.id = ProfileId::gfloat, .name = "gfloat", .summary = "gfloat 0.5 round_float(sat=False) + encode_float (Graphcore)",
      .narrow = gfloat_policy(Overflow::nonsat), .wide = gfloat_policy(Overflow::nonsat)},
     {.id = ProfileId::gfloat_sat, .name = "gfloat_sat",

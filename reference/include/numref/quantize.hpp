@@ -82,12 +82,12 @@ inline Partition scale_groups(const QuantizeSpec& spec) {
   return has_group_mantissa(spec.rule) ? spec.group : Partition::tensor();
 }
 
-// §10.5 The quantization of a profile with a recipe: its rule, partition and recipe knobs,
+// §10.4 The quantization of a profile with a recipe: its rule, partition and recipe knobs,
 // its narrow policy for the elements and its wide policy (§19.1). Throws
 // std::invalid_argument if the profile has no recipe.
 QuantizeSpec recipe_spec(const Profile& p, const Format& element);
 
-// §10.5, §19.8 The options of `numref quantize` and of Python's numref.quantize() that fix the
+// §10.4, §19.8 The options of `numref quantize` and of Python's numref.quantize() that fix the
 // rule, partitions, recipe knobs, q_max, amax policies, application and dequantization (the
 // element and wide policies are the caller's). Unset options take the recipe profile's values
 // (a profile with a recipe) or numref's defaults (rule amax, partition and group tensor); a

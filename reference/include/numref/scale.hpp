@@ -130,7 +130,7 @@ enum class ScaleApply : std::uint8_t {
 struct ScaleRuleInfo {
   ScaleRule rule;
   std::string_view name;                             // §19.6 the rule's name (CLI, vectors, reports)
-  std::uint32_t abi_id;                              // §31.5 NUMREF_RULE_* of backend.h (pinned in conform/abi.hpp)
+  std::uint32_t abi_id;                              // §32.5 NUMREF_RULE_* of backend.h (pinned in conform/abi.hpp)
   FormatId scale_format;                             // §19.4 format of the stored per-block scale
   ScaleKind kind;                                    // how the factor is formed
   MxExponent mx = MxExponent::none;                  // kind mx: the exponent rule

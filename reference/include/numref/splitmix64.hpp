@@ -1,14 +1,14 @@
 // numref — SplitMix64 (Steele, Lea, Flood, "Fast splittable pseudorandom number
 // generators", OOPSLA 2014; Vigna's splitmix64.c): the one definition of the step and the
 // finaliser. Users: `numref quantize --seed` (docs/quantize.md gives the same formula), the
-// conformance case generator (§33.3: a counter-based generator built from the finaliser),
+// conformance case generator (§34.3: a counter-based generator built from the finaliser),
 // the tests' seeded generators and the benchmarks' inputs. Integer arithmetic only, 64-bit
 // wrap-around: the stream is the same on every platform.
 #pragma once
 
 #include <cstdint>
 
-#include "numref/hd.hpp"  // NUMREF_HD: the CUDA kernels use the finaliser (GaussWS, §37.3)
+#include "numref/hd.hpp"  // NUMREF_HD: the CUDA kernels use the finaliser (GaussWS, §30.3)
 
 namespace numref {
 

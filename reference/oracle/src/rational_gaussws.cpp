@@ -1,4 +1,4 @@
-// numref oracle — GaussWS (spec §37): Boost rationals for every exact step, MPFR for exp2 and
+// numref oracle — GaussWS (spec §30): Boost rationals for every exact step, MPFR for exp2 and
 // ln 2, the oracle's own rational rounding (rat::round) for every rounding.
 #include "numref/oracle/rational_gaussws.hpp"
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""numref gaussws (spec §37): hand-worked values, the noise table, outputs and usage errors.
+"""numref gaussws (spec §30): hand-worked values, the noise table, outputs and usage errors.
 
 Expected values are hand computations (comments), never the command's own output."""
 import os

@@ -177,7 +177,7 @@ def main():
     # 1.125·2^5 -> field 5 + 7 = 12, fraction 1 -> 0x61; -6·S = -448 -> 0xFE
     check(np.load(P("fp4.codes.npy")).tolist() == [0x61, 0xFE], "f4e2m1fn source codes")
 
-    # ---- §10.5 recipe profiles, §19.8 --recipe, §14.4 --q-max --------------------------------
+    # ---- §10.4 recipe profiles, §19.8 --recipe, §14.4 --q-max --------------------------------
     # issue 12's RCEIL example (reference/tests/test_recipe.cpp): amax 0x48E00001 = 448 * 2^10 *
     # (1 + 2^-23); torchao RCEIL: ceil(log2f(2^10 (1 + 2^-23))) = 10 -> code 0x89, 448 (1 + 2^-23)
     # saturates to 0x7E; numref's exact mx-rceil: code 0x8A, 224 = 0x76.
@@ -243,7 +243,7 @@ def main():
         check("--q-max" in p.stderr and msg in p.stderr and p.stderr.count("\n") == 1, f"--q-max {bad}: {p.stderr}")
 
     # a recipe profile runs in the conformance runner's tensor family with its recipe knobs
-    # (spec §31.5, ABI 1.4): the reference backend passes every case it plans (a level-0 plan has
+    # (spec §32.5, ABI 1.4): the reference backend passes every case it plans (a level-0 plan has
     # 33; more than 0 is what matters: a run that compared nothing exits 2), and cpu-fast, which
     # implements no recipe knob, compares nothing and says so with exit 2
     c = subprocess.run([NUMREF, "conform", "--no-progress", "--backend", "reference", "--ops", "quantize",

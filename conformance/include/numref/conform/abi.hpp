@@ -1,5 +1,5 @@
 // numref conformance — C ABI <-> reference types (header-only; used by the runner and by
-// the built-in backends).                                              spec §31.3
+// the built-in backends).                                              spec §32.3
 #pragma once
 
 #include <algorithm>
@@ -22,7 +22,7 @@
 
 namespace numref::conform {
 
-// ---- §31.3 formats ---------------------------------------------------------------------
+// ---- §32.3 formats ---------------------------------------------------------------------
 
 // The C format id of a format row and back: NUMREF_FMT_* is the table order of §2.1, which is
 // also the order of numref::FormatId (pinned below; conformance/tests/test_abi.cpp round-trips).
@@ -40,7 +40,7 @@ NUMREF_FORMAT_LIST(NUMREF_ABI_PIN_FORMAT)
 static_assert(NUMREF_FMT_COUNT == kFormatCount && 0 NUMREF_FORMAT_LIST(NUMREF_ABI_COUNT_ONE) == kFormatCount,
               "one NUMREF_FMT_* and one NUMREF_FORMAT_LIST entry per row of numref::kFormats");
 
-// ---- §31.3 policy knobs -------------------------------------------------------------------
+// ---- §32.3 policy knobs -------------------------------------------------------------------
 
 // The numref_policy field of every row of numref::kPolicyKnobs, in table order (the table's
 // rows are in the struct's field order). Each C value is the row's c_first + the value's index.
@@ -108,7 +108,7 @@ static_assert(offsetof(numref_policy, inf_nan) + 1 == offsetof(numref_policy, pr
                   std::size(kCPolicyFields) == 16,
               "numref_policy keeps 16 knob bytes before `profile` (ABI 1.x layout)");
 
-// ---- §31.3 profiles ----------------------------------------------------------------------
+// ---- §32.3 profiles ----------------------------------------------------------------------
 
 // NUMREF_PROFILE_LIST names every row of the profile table once, and each NUMREF_PROFILE_* equals
 // its row's ProfileId.
@@ -124,7 +124,7 @@ static_assert(NUMREF_PROFILE_TORCHAO_FLOAT8_INFERENCE == 21 && NUMREF_PROFILE_NO
               "NUMREF_PROFILE_* numbers are fixed: append new profiles at the end of NUMREF_PROFILE_LIST");
 
 // The profile whose policy for target `to` equals p exactly (first in table order),
-// or NUMREF_PROFILE_NONE. With `from`, the policy of the cast from -> to (§10.4 rules).
+// or NUMREF_PROFILE_NONE. With `from`, the policy of the cast from -> to (§10.2 rules).
 inline std::int32_t c_profile(const Policy& p, const Format& to, const Format* from = nullptr) {
   const Profile* all = all_profiles();
   for (int i = 0; i < kProfileCount; ++i)
@@ -134,7 +134,7 @@ inline std::int32_t c_profile(const Policy& p, const Format& to, const Format* f
 
 // The C policy struct of p for target `to`. `text` must outlive the struct (it receives
 // describe(p) and the struct points into it). sr_bits is 0 unless round=sr.
-// With `from` (a cast), the profile is matched against the pair's policy (§10.4).
+// With `from` (a cast), the profile is matched against the pair's policy (§10.2).
 inline numref_policy to_c_policy(const Policy& p, const Format& to, std::string& text, const Format* from = nullptr) {
   text = describe(p);
   numref_policy c{};
@@ -171,7 +171,7 @@ inline std::optional<Policy> from_c_policy(const numref_policy& c) {
   return p;
 }
 
-// ---- §31.5 / §19.8 recipe knobs (1.4) ----------------------------------------------------------
+// ---- §32.5 / §19.8 recipe knobs (1.4) ----------------------------------------------------------
 
 namespace detail {
 // The numref_recipe field of every row of numref::kRecipeKnobs, in table order.
@@ -267,7 +267,7 @@ inline std::optional<RecipeKnobs> from_c_recipe(const numref_recipe& c) {
   return k;
 }
 
-// ---- §31.5 scale rules ------------------------------------------------------------------
+// ---- §32.5 scale rules ------------------------------------------------------------------
 
 // The NUMREF_RULE_* constant of a scale rule and back: the abi_id column of numref::kScaleRules.
 inline std::uint32_t c_rule(ScaleRule r) { return rule_info(r).abi_id; }
@@ -296,7 +296,7 @@ constexpr bool rule_ids_dense() {  // NUMREF_RULE_COUNT bounds the ids
 }  // namespace detail
 static_assert(detail::rule_ids_dense());
 
-// ---- §31.5 / §31.7 the other tensor and MoR constants --------------------------------------
+// ---- §32.5 / §32.7 the other tensor and MoR constants --------------------------------------
 
 static_assert(NUMREF_APPLY_RN32 == static_cast<unsigned>(ScaleApply::rn32) &&
               NUMREF_APPLY_FUSED == static_cast<unsigned>(ScaleApply::fused));
@@ -321,7 +321,7 @@ static_assert(NUMREF_BLOCK_F8E4M3FN == static_cast<unsigned>(BlockType::f8e4m3fn
               NUMREF_BLOCK_F8E5M2 == static_cast<unsigned>(BlockType::f8e5m2) &&
               NUMREF_BLOCK_KEPT == static_cast<unsigned>(BlockType::bf16));
 
-// §31.5 A C tensor operation as the reference's QuantizeSpec plus the view, every field read
+// §32.5 A C tensor operation as the reference's QuantizeSpec plus the view, every field read
 // from the struct (used by the reference backend and the test backends, so that a
 // marshalling slip of the runner shows as a failure). Throws std::invalid_argument for
 // anything the reference rejects.
@@ -378,7 +378,7 @@ inline TensorOpSpec tensor_spec_from_c(std::uint32_t family, const numref_tensor
   return t;
 }
 
-// §31.7 The C form of the reference's MoR results (the reference backend and the test
+// §32.7 The C form of the reference's MoR results (the reference backend and the test
 // backends write them through these, so they marshal alike).
 inline void to_c_error_sum(const ErrorSum& s, numref_error_sum& c) {
   for (std::size_t k = 0; k < 5; ++k) c.limb[k] = s.sum.limbs()[k];

@@ -1,5 +1,5 @@
 // numref conformance — backends as the runner sees them: C ABI plugins (in process or
-// isolated in a child process) and pipe-protocol programs.        spec §31, §32, §33.6
+// isolated in a child process) and pipe-protocol programs.        spec §32, §33, §34.6
 #pragma once
 
 #include <cstdint>
@@ -13,7 +13,7 @@
 
 namespace numref::conform {
 
-// §33.5 A known departure a backend declares: mismatches of `op` from -> to under
+// §34.5 A known departure a backend declares: mismatches of `op` from -> to under
 // `profile` ("*" = any) whose classification starts with `cls` are reported as such.
 struct Departure {
   std::string op, from, to, profile, cls, why;
@@ -41,18 +41,18 @@ struct BackendInfo {
   }
 };
 
-// §33.6 A failure of the backend itself (not a mismatch): exit status 3. Kind::unavailable
-// (§31.6) is not a failure: numref_backend_open answered "unavailable: <reason>" (the
+// §34.6 A failure of the backend itself (not a mismatch): exit status 3. Kind::unavailable
+// (§32.6) is not a failure: numref_backend_open answered "unavailable: <reason>" (the
 // message is the reason); the runner reports the backend SKIPPED.
 struct BackendError : std::runtime_error {
   // interrupted: a stop was requested (SIGINT / SIGTERM) and the backend process was killed;
-  // the batch did not run (not a failure of the backend, §33.6).
+  // the batch did not run (not a failure of the backend, §34.6).
   enum class Kind { load, abi, crash, timeout, count, protocol, error, unavailable, interrupted };
   Kind kind;
   BackendError(Kind k, const std::string& m) : std::runtime_error(m), kind(k) {}
 };
 
-// §33.6 A case that crashed an isolated backend, found by bisecting the call it crashed in:
+// §34.6 A case that crashed an isolated backend, found by bisecting the call it crashed in:
 // `index` in the batch given to run(), `what` e.g. "crash: SIGSEGV". Its output words are
 // unspecified; the runner reports the case as failed with this text.
 struct CaseFault {
@@ -80,7 +80,7 @@ class Backend {
   }
 };
 
-// How to reach a backend (§33.1 --backend): a built-in name, a path to a .so, or
+// How to reach a backend (§34.1 --backend): a built-in name, a path to a .so, or
 // "pipe:COMMAND". A .so path may carry arguments after '?': "libx.so?device=1".
 struct BackendSpec {
   enum class Kind { plugin, pipe } kind = Kind::plugin;
@@ -90,14 +90,14 @@ struct BackendSpec {
 };
 struct OpenOptions {
   bool isolate = true;      // plugins run in a child process (crash and hang safe)
-  double timeout_s = 60.0;  // §33.6 silence allowed (no progress), isolated plugins and pipes
+  double timeout_s = 60.0;  // §34.6 silence allowed (no progress), isolated plugins and pipes
 };
 
-// §33.6 Stopping a run (SIGINT / SIGTERM). request_stop() is async-signal-safe (the runner's
+// §34.6 Stopping a run (SIGINT / SIGTERM). request_stop() is async-signal-safe (the runner's
 // signal handler calls it): the first request kills the process group of every backend process
 // at once (isolated plugins and pipes), and the threads waiting on them throw
 // BackendError::Kind::interrupted; a second request ends the process at once with exit status
-// 130 (§33.7), for a backend that cannot be killed (an in-process plugin, --no-isolate).
+// 130 (§34.7), for a backend that cannot be killed (an in-process plugin, --no-isolate).
 void request_stop() noexcept;
 bool stop_requested() noexcept;
 void clear_stop() noexcept;  // at the start of a run
@@ -108,7 +108,7 @@ std::string backend_dir();
 // The directory of the running executable (/proc/self/exe), "" when unknown: numref finds its
 // plugins and golden vectors relative to it, in the build and in the install layout.
 std::string exe_dir();
-// §31.6 The prefix of an open error that means "cannot run on this machine".
+// §32.6 The prefix of an open error that means "cannot run on this machine".
 inline constexpr std::string_view kUnavailablePrefix = "unavailable: ";
 
 // Names of the built-in backends found in backend_dir() (reference, cpu-fast, nv-host).

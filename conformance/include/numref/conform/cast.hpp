@@ -1,4 +1,4 @@
-// numref conformance — one cast suite: its parameters and its cases.   spec §11, §33
+// numref conformance — one cast suite: its parameters and its cases.   spec §11, §34
 //
 // The public part of the `cast` op family, for code outside the runner that drives one suite
 // itself (the Python package's numref.conform.CastSuite): make() builds the suite's Params (the
@@ -39,7 +39,7 @@ class CastParams final : public Params {
   Result reference(std::uint32_t x, std::uint32_t r) const { return conv_(x, r); }
   // Knob settings that differ from the profile's policy: "round=rtz daz=1" ("" = none).
   std::string overrides() const;
-  // The classification of a value mismatch (§33.4).
+  // The classification of a value mismatch (§34.4).
   std::string classify(std::uint32_t x, std::uint32_t r, Result exp, Result got) const;
 
  private:
@@ -56,7 +56,7 @@ class CastParams final : public Params {
 // caller's settings applied).
 std::shared_ptr<const CastParams> make(const Format& from, const Format& to, std::string_view profile, const Policy& p);
 
-// §33.3 The cases of suite p at `level` (seed: the random cases').
+// §34.3 The cases of suite p at `level` (seed: the random cases').
 std::shared_ptr<const CaseSource> cases(const std::shared_ptr<const CastParams>& p, Level level, std::uint64_t seed);
 
 }  // namespace numref::conform::cast

@@ -1,12 +1,12 @@
-// numref conformance — op families, their case schemas, suites and cases.   spec §33 (runner semantics)
+// numref conformance — op families, their case schemas, suites and cases.   spec §34 (runner semantics)
 //
 // The runner knows nothing about any particular operation. An *op family* (cast, the tensor
 // families, MoR, ...) lives in one folder conformance/src/ops/<family>/ and gives:
 //
 //   a schema  — the columns of one case (Schema below): name, role (input, output, optional
 //               output), the format or width of its values, its grid. From the schema alone
-//               the runner derives the word layout, the pipe-protocol lines (§32), the case
-//               lines of the vector files (§30), the comparison of a result (§33.4) and the
+//               the runner derives the word layout, the pipe-protocol lines (§33), the case
+//               lines of the vector files (§31), the comparison of a result (§34.4) and the
 //               rendering of a mismatch;
 //   a reference call — Params::expected();
 //   a generator — Family::plan() (and the golden-vector files it writes).
@@ -40,7 +40,7 @@ class BlockGrid;
 
 namespace numref::conform {
 
-// §33.1 The words of one case.
+// §34.1 The words of one case.
 struct Shape {
   int in = 0;               // input words
   int out = 0;              // output words
@@ -68,7 +68,7 @@ inline CaseView case_view(const std::uint32_t* base, std::size_t n, std::size_t 
 // A single case held contiguously (vector cases, tests).
 inline CaseView single_case(const std::uint32_t* words, std::size_t count) { return CaseView{words, 1, 0, count}; }
 
-// ---- §33.1 the case schema ------------------------------------------------------------------
+// ---- §34.1 the case schema ------------------------------------------------------------------
 
 // A column's part in a case.
 enum class Role : std::uint8_t {
@@ -77,7 +77,7 @@ enum class Role : std::uint8_t {
   opt,  // a result only backends with Column::cap return (§9 flags, §19.5 counts); otherwise
         // the runner fills it with kNotReported and does not compare it
 };
-// How a column's values are written on pipe lines (§32) and in vector files (§30.3).
+// How a column's values are written on pipe lines (§33) and in vector files (§31.3).
 enum class Notation : std::uint8_t {
   hex,      // hex digits: exactly Column::digits in vector files; 1 to 8 accepted on pipe lines
   decimal,  // decimal numbers (the §19.5 counts)
@@ -94,7 +94,7 @@ enum class Place : std::uint8_t {
 };
 
 inline constexpr std::uint32_t kNotReported = 0xFFFFFFFFu;  // an optional result not reported
-inline constexpr int kSumWords = 18;  // §31.7 an error sum: 5 limbs and 4 counts as (low, high) pairs
+inline constexpr int kSumWords = 18;  // §32.7 an error sum: 5 limbs and 4 counts as (low, high) pairs
 
 struct Column {
   std::string name;  // vector-file and pipe name: "x", "r", "y", "flags", "codes", "scales", ...
@@ -123,7 +123,7 @@ struct Column {
 
 struct Schema {
   bool case_major = true;          // batch layout (see above)
-  bool shape_prefix = false;       // vector case lines start with the tensor shape RxC (§30.6)
+  bool shape_prefix = false;       // vector case lines start with the tensor shape RxC (§31.6)
   std::size_t rows = 0, cols = 0;  // that shape
   std::vector<Column> columns;
   int in = 0, out = 0;  // words per case
@@ -131,10 +131,10 @@ struct Schema {
   Column& add(Column c);
   const Column* find(std::string_view name, bool output) const;
   std::uint32_t optional_caps() const;  // the caps of the Role::opt columns
-  std::string names() const;            // "shape x r codes ..." as in a vector header (§30.2)
+  std::string names() const;            // "shape x r codes ..." as in a vector header (§31.2)
 };
 
-// ---- comparison (§33.4) ---------------------------------------------------------------------
+// ---- comparison (§34.4) ---------------------------------------------------------------------
 
 struct CompareOptions {
   std::uint32_t caps = NUMREF_CAP_FLAGS | NUMREF_CAP_COUNTS;  // optional results the backend reports
@@ -144,7 +144,7 @@ struct CompareOptions {
 enum class Outcome : std::uint8_t {
   pass,          // bit-identical (optional results included when compared)
   pass_any_nan,  // differs only in which NaN, accepted because of --any-nan
-  fail,          // a mismatch (maybe a known departure: the runner decides, §33.5)
+  fail,          // a mismatch (maybe a known departure: the runner decides, §34.5)
 };
 struct Finding {
   Outcome outcome = Outcome::pass;
@@ -181,7 +181,7 @@ struct CaseDiff {
 
 class Family;
 
-// §33.2 One suite: its identity (canonical text, label, profile, formats, clauses), its schema and
+// §34.2 One suite: its identity (canonical text, label, profile, formats, clauses), its schema and
 // its family's reference call, classification and C ABI marshalling.
 class Params {
  public:
@@ -199,7 +199,7 @@ class Params {
   bool any_profile() const { return any_profile_; }
   // The formats the suite concerns, for departure matching: "f32 f8e4m3fn".
   const std::string& formats() const { return formats_; }
-  // The words --ops selectors match (§33.1): the formats, then further family words.
+  // The words --ops selectors match (§34.1): the formats, then further family words.
   const std::string& selector_text() const { return selector_; }
   // Spec clauses exercised, e.g. "§11 §6.1".
   const std::string& clause() const { return clause_; }
@@ -210,12 +210,12 @@ class Params {
   // The expected output words of n cases (layout of shape()), computed by the reference.
   // Thread-safe.
   virtual void expected(std::size_t n, const std::uint32_t* in, std::uint32_t* out) const = 0;
-  // The class of a failing case (§33.4). Default: "<family>/<class of the first differing column>"
+  // The class of a failing case (§34.4). Default: "<family>/<class of the first differing column>"
   // (an error sum adds the part that differs: "/n", "/zeros", ...).
   virtual std::string classify(const CaseDiff& d) const;
   // The report text of a failing case. Default: generic_render().
   virtual MismatchText render(const CaseDiff& d) const;
-  // The comment of a vector-file case line (§30.3), "" for none.
+  // The comment of a vector-file case line (§31.3), "" for none.
   virtual std::string case_note(const std::uint32_t* in, const std::uint32_t* out) const;
   // The block grid of Place::blocks columns and the group grid of Place::groups (nullptr: none).
   virtual const BlockGrid* blocks() const { return nullptr; }
@@ -223,7 +223,7 @@ class Params {
   // The view element (i, j) of memory word k of a Place::memory column.
   virtual std::pair<std::size_t, std::size_t> memory_to_view(std::size_t k) const;
 
-  // ---- C ABI (§31) ----------------------------------------------------------------------
+  // ---- C ABI (§32) ----------------------------------------------------------------------
   // Whether the backend implements this suite (the family's *_supported entry).
   virtual bool plugin_supported(const numref_backend& b) const = 0;
   // Runs n cases through the backend; returns false and sets `error` on a backend error.
@@ -231,7 +231,7 @@ class Params {
   virtual bool plugin_call(const numref_backend& b, std::size_t n, const std::uint32_t* in, std::uint32_t* out,
                            bool optional, std::string& error) const = 0;
 
-  // ---- pipe protocol (§32) ----------------------------------------------------------------
+  // ---- pipe protocol (§33) ----------------------------------------------------------------
   // The <params> of `supports` and `run` lines. Default: text().
   virtual std::string pipe_params() const { return text_; }
 
@@ -256,7 +256,7 @@ using ParamsPtr = std::shared_ptr<const Params>;
 
 // ---- generic case handling, derived from the schema -------------------------------------------
 
-// §33.4 Compares one case. The runner calls it for cases whose output words are not identical.
+// §34.4 Compares one case. The runner calls it for cases whose output words are not identical.
 Finding compare(const Params& p, CaseView in, CaseView expected, CaseView got, const CompareOptions& o);
 // The report text of a mismatch (after compare() failed).
 MismatchText render_mismatch(const Params& p, CaseView in, CaseView expected, CaseView got, const CompareOptions& o);
@@ -265,19 +265,19 @@ MismatchText render_mismatch(const Params& p, CaseView in, CaseView expected, Ca
 // block b (rows …, cols …)", "group g", "tensor").
 std::vector<ColumnDiff> diff_columns(const Params& p, CaseView expected, CaseView got, const CompareOptions& o);
 std::string value_place(const Params& p, const Column& c, std::size_t k);
-// §32 A pipe case line (the input columns) and the parsing of a result line into case i of out.
+// §33 A pipe case line (the input columns) and the parsing of a result line into case i of out.
 // Returns "" or the problem.
 void pipe_case(const Params& p, CaseView in, std::string& line);
 std::string pipe_result(const Params& p, std::string_view line, bool optional, std::uint32_t* out, std::size_t n,
                         std::size_t i);
 // The result line a backend writes for the results `out` of one case (pipe_result's inverse).
 std::string pipe_result_line(const Params& p, CaseView out, bool optional);
-// §30.3 A vector-file case line (without the comment) and its parsing: `fields` are the line's
+// §31.3 A vector-file case line (without the comment) and its parsing: `fields` are the line's
 // fields after the shape (when the schema has one). Throws VectorError.
 std::string vector_case_line(const Params& p, const std::uint32_t* in, const std::uint32_t* out);
 void read_vector_case(const Params& p, const std::vector<std::string_view>& fields, std::uint32_t* in,
                       std::uint32_t* out);
-// The values of column c (its words) as vector-file text (§30.3: ',' between the values of a
+// The values of column c (its words) as vector-file text (§31.3: ',' between the values of a
 // row, '/' between rows) and back (returns "" or the problem). Divergence files use them.
 std::string column_text(const Column& c, const std::uint32_t* words);
 std::string parse_column_text(const Column& c, std::string_view text, std::uint32_t* words);
@@ -288,7 +288,7 @@ std::string render_value_words(const Column& c, const std::uint32_t* words);
 
 // ---- generated cases --------------------------------------------------------------------------
 
-// A stream of generated cases with random access (§33.3): case j's inputs depend only
+// A stream of generated cases with random access (§34.3): case j's inputs depend only
 // on (seed, params text, j), so shards and workers can produce any range.
 class CaseSource {
  public:
@@ -320,7 +320,7 @@ struct GeneratedSuite {
   std::shared_ptr<const CaseSource> cases;
 };
 
-// What a run asks a family to generate (§33.3).
+// What a run asks a family to generate (§34.3).
 enum class Level : std::uint8_t { l0, l1, l2, exhaustive };
 struct PlanRequest {
   Level level = Level::l0;
@@ -328,7 +328,7 @@ struct PlanRequest {
   std::vector<std::string> profiles;   // profiles to check
   std::vector<std::string> selectors;  // family-specific filters ("" = everything), e.g. "f32:f8e4m3fn"
 };
-// §33.1 Whether p is selected by any of the --ops selectors "A[:B[:C]]" over its selector_text()
+// §34.1 Whether p is selected by any of the --ops selectors "A[:B[:C]]" over its selector_text()
 // words ("*" = any; format words compare as formats, other words literally). Empty = all.
 bool selector_match(const Params& p, const std::vector<std::string>& selectors);
 // The same over selector words given as text ("f32 f8e4m3fn"), before a Params exists.
@@ -349,7 +349,7 @@ struct VectorCase {
   std::string note;                         // the line's comment, if any
 };
 
-// A parsed vector-file header (§30.2): ordered key -> value lines.
+// A parsed vector-file header (§31.2): ordered key -> value lines.
 struct VectorHeader {
   std::string path;  // for messages
   std::vector<std::pair<std::string, std::string>> fields;
@@ -379,7 +379,7 @@ struct VectorFileText {
   std::string text;
 };
 
-// §30.2 The header keys every vector file has (op, clause, generator, seed, coverage, columns,
+// §31.2 The header keys every vector file has (op, clause, generator, seed, coverage, columns,
 // count, kind): not a family's parameters.
 bool is_file_key(std::string_view key);
 
@@ -399,12 +399,12 @@ class Family {
   std::string_view clause() const { return clause_; }
   // Params from their canonical text; throws std::invalid_argument naming the problem.
   virtual ParamsPtr parse_params(std::string_view text) const = 0;
-  // The generated suites of a level (§33.3).
+  // The generated suites of a level (§34.3).
   virtual void plan(const PlanRequest& req, std::vector<GeneratedSuite>& out) const = 0;
-  // The golden-vector files of this family (§30.4), in a fixed order.
+  // The golden-vector files of this family (§31.4), in a fixed order.
   virtual void generate_vectors(std::vector<VectorFileText>& out) const = 0;
 
-  // ---- regular vector files (§30.2): the family's header lines and back --------------------
+  // ---- regular vector files (§31.2): the family's header lines and back --------------------
   // The header lines of a file of suite p between "op" and "clause" (in order). Lines marked
   // `checked` must read back exactly (the reader compares them with the parsed suite's).
   struct HeaderLine {
@@ -415,14 +415,14 @@ class Family {
   // The suite of a case of a regular file with header h (shape rows x cols when the schema has
   // a shape prefix, else 0 x 0). Throws std::invalid_argument.
   virtual ParamsPtr params_from_header(const VectorHeader& h, std::size_t rows, std::size_t cols) const = 0;
-  // A reader for a file whose header has `kind` (divergence files, §34). Default: none.
+  // A reader for a file whose header has `kind` (divergence files, §B). Default: none.
   virtual std::unique_ptr<VectorFileReader> open_special(const VectorHeader& h, const std::string& kind,
                                                          const std::vector<std::string>& profiles) const;
 
   // A reader for a vector file whose header names this family; `profiles` are those being
   // checked (empty = all). Throws VectorError on a bad header.
   std::unique_ptr<VectorFileReader> open_vectors(const VectorHeader& h, const std::vector<std::string>& profiles) const;
-  // The text of a regular vector file (§30.2): header, case lines (expected results from the
+  // The text of a regular vector file (§31.2): header, case lines (expected results from the
   // reference), count.
   std::string vector_file(const VectorFileCases& f) const;
 
@@ -433,7 +433,7 @@ class Family {
   std::string_view name_, clause_;
 };
 
-// A malformed vector file or manifest (§30); the message names the file and line.
+// A malformed vector file or manifest (§31); the message names the file and line.
 struct VectorError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };

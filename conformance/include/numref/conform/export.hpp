@@ -1,7 +1,7 @@
 // numref conformance — golden vectors exported for testbenches: memh ($readmemh), CSV, JSON.
-//                                                                       spec §30.8
+//                                                                       spec §31.8
 //
-// `numref vectors export` reads golden-vector files (§30) of any op family and writes their
+// `numref vectors export` reads golden-vector files (§31) of any op family and writes their
 // cases one record per case — the input values, the expected values (results and §9 flags) —
 // behind a header that names the spec version, the source files' headers (op, clause, the exact
 // policy) and the layout of a record. The record layout comes from the family's case schema
@@ -67,7 +67,7 @@ struct ExportSet {
 // (Params::expected). Throws ExportError naming the file and line.
 void read_export_source(std::istream& in, const std::string& name, ExportSet& set);
 
-// §30.8 The text of the export. Throws ExportError when the format cannot hold the set (memh
+// §31.8 The text of the export. Throws ExportError when the format cannot hold the set (memh
 // with two record layouts, CSV with two column sets, no records).
 std::string export_text(const ExportSet& set, ExportFormat format);
 

@@ -1,4 +1,4 @@
-// numref — output files that never lose data (spec §36).
+// numref — output files that never lose data (spec §35).
 //
 // Every file a numref command writes goes through OutputFile: the bytes go to a temporary file
 // beside the target and are renamed onto it only when everything was written and the command
@@ -27,7 +27,7 @@ struct OutputError : std::runtime_error {
 // not exist, the same lexically normalised absolute path.
 bool same_file(const std::string& a, const std::string& b);
 
-// §36 Throws OutputError when `out` is one of `inputs` (same_file): "<what> OUT is also an
+// §35 Throws OutputError when `out` is one of `inputs` (same_file): "<what> OUT is also an
 // input". `what` names the option, e.g. "--out".
 void refuse_output_that_is_input(std::string_view what, const std::string& out, const std::vector<std::string>& inputs);
 

@@ -1,4 +1,4 @@
-// numref conformance — a C++ class as a backend plugin.       spec §31 (backend C ABI 1.3), §31.6
+// numref conformance — a C++ class as a backend plugin.       spec §32 (backend C ABI 1.3), §32.6
 //
 // backend.h is the contract (for C, Rust, Zig and hand-written C++); this C++-only header
 // fills it from a class, so that a C++ backend writes its arithmetic and nothing else:
@@ -9,7 +9,7 @@
 //     static constexpr const char* description = "f32 -> bf16 by the RNE bit trick";
 //     static constexpr const char* profiles = "ocp";
 //     static constexpr std::uint32_t caps = 0;                 // optional: NUMREF_CAP_* (0)
-//     static constexpr const char* departures = nullptr;       // optional: §33.5 list (NULL)
+//     static constexpr const char* departures = nullptr;       // optional: §34.5 list (NULL)
 //     bool cast_supported(std::uint32_t from, std::uint32_t to, const numref_policy* p);
 //     std::int64_t cast(std::uint32_t from, std::uint32_t to, const numref_policy* p, std::size_t n,
 //                       const std::uint32_t* in, const std::uint32_t* r, std::uint32_t* out, std::uint8_t* flags);
@@ -22,7 +22,7 @@
 // mor_sub, gaussws_supported / gaussws (1.3). The header detects them (C++20
 // requires-expressions): the `ops` string lists the families present, in the order of backend.h
 // ("cast scale quantize dequantize fake-quant mor mor-sub gaussws"), and the entries of absent
-// families stay NULL (the runner reports their cases skipped-unsupported, §31.2). A member with an entry's name but not its arguments, or a family
+// families stay NULL (the runner reports their cases skipped-unsupported, §32.2). A member with an entry's name but not its arguments, or a family
 // without its *_supported query, is a compile-time error.
 //
 // Errors. Report them by throwing: an exception leaving an entry point becomes a return of -1
@@ -31,13 +31,13 @@
 // passed on with last_error() NULL. The wrappers are one static function per entry point (a
 // call and a zero-cost try block); nothing is added per element.
 //
-// Instances (§31.1). Every numref_backend_open creates one object of the class; the runner
+// Instances (§32.1). Every numref_backend_open creates one object of the class; the runner
 // uses one instance from one thread at a time, so members may hold caches without locks.
 // Arguments: a constructor MyBackend(std::string_view args) receives the text after '?' of
 // --backend; a class without one takes no arguments and open answers
 // "<name> takes no arguments (got '<args>')". A constructor that throws makes open return NULL
 // with the exception's what() as the message; throw numref::conform::Unavailable("<reason>")
-// for the §31.6 "unavailable: <reason>" of a backend that cannot run on this machine.
+// for the §32.6 "unavailable: <reason>" of a backend that cannot run on this machine.
 //
 // Escape hatch (tests of the runner only): an optional member `void adjust_table(numref_backend&)`
 // gets the last word on the filled table (broken_backend.cpp imitates older ABI minors with it).
@@ -59,7 +59,7 @@
 
 namespace numref::conform {
 
-// §31.6 The prefix of an open error meaning "correctly built, cannot run here". The runner's
+// §32.6 The prefix of an open error meaning "correctly built, cannot run here". The runner's
 // copy (backend.hpp kUnavailablePrefix) is pinned equal by test_plugin_header.cpp.
 inline constexpr std::string_view kUnavailable = "unavailable: ";
 
@@ -219,7 +219,7 @@ void close(void* ctx) noexcept {
 
 }  // namespace plugin_detail
 
-// numref_backend_open for class T: one new instance, or NULL with the message in err (§31.1, §31.6).
+// numref_backend_open for class T: one new instance, or NULL with the message in err (§32.1, §32.6).
 template <class T>
 const numref_backend* backend_open(const char* args, char* err, std::size_t err_size) noexcept {
   namespace d = plugin_detail;

@@ -1,5 +1,5 @@
 // numref conformance — the pipe protocol, runner side (parsing of what a backend
-// program writes).                                                         spec §32
+// program writes).                                                         spec §33
 #pragma once
 
 #include <cstdint>
@@ -21,7 +21,7 @@ struct ProtocolError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// §32.2 The greeting "numref-pipe 1 name=N [version=V] ops=a,b profiles=p,q flags=yes|no
+// §33.2 The greeting "numref-pipe 1 name=N [version=V] ops=a,b profiles=p,q flags=yes|no
 // [counts=yes|no]".
 struct PipeHello {
   std::string name, version;
@@ -31,14 +31,14 @@ struct PipeHello {
 };
 PipeHello parse_pipe_hello(std::string_view line);  // throws ProtocolError
 
-// §32.2 The lines after the greeting, up to "ready": "departure <entry>" lines.
+// §33.2 The lines after the greeting, up to "ready": "departure <entry>" lines.
 // Returns true on "ready", false after a departure line; throws ProtocolError.
 bool parse_pipe_preamble(std::string_view line, std::vector<Departure>& departures);
 
-// §32.3 The answer to "supports ...": "yes" or "no"; "error <message>" throws BackendError.
+// §33.3 The answer to "supports ...": "yes" or "no"; "error <message>" throws BackendError.
 bool parse_pipe_supports(std::string_view line);
 
-// §32.4 The reply to a batch of n cases: n result lines then "end"; "error <message>"
+// §33.4 The reply to a batch of n cases: n result lines then "end"; "error <message>"
 // at any point ends the batch with a BackendError. feed() returns true once "end" has
 // been accepted; wrong counts and malformed lines throw ProtocolError / BackendError.
 class PipeBatchParser {

@@ -1,5 +1,5 @@
 // numref conformance — small shared helpers: hex text, hashing, the case RNG, rendering.
-//                                                             spec §30.3, §33.3
+//                                                             spec §31.3, §34.3
 #pragma once
 
 #include <cstdint>
@@ -29,7 +29,7 @@ std::vector<std::string_view> split_ws(std::string_view s);
 std::optional<std::pair<std::size_t, std::size_t>> parse_rxc(std::string_view s);
 std::string_view trim(std::string_view s);
 
-// §33.3 The case RNG: 64-bit FNV-1a of a text, and the SplitMix64 finaliser and step
+// §34.3 The case RNG: 64-bit FNV-1a of a text, and the SplitMix64 finaliser and step
 // (numref/splitmix64.hpp) as a counter-based generator: word(seed, key, j, lane) depends
 // only on its arguments, so any range of cases can be produced independently (shards,
 // workers, resumption) and the stream is identical on every platform.
@@ -46,7 +46,7 @@ struct CaseRng {
   }
 };
 
-// §33.4 A code rendered for humans: "448", "-0", "0x1.cp+8", "NaN", "-NaN(7f)", "+Inf".
+// §34.4 A code rendered for humans: "448", "-0", "0x1.cp+8", "NaN", "-NaN(7f)", "+Inf".
 // Finite values print their exact decimal expansion when it has at most 24 characters,
 // else the C99 hex-float.
 std::string render_value(std::uint32_t code, const Format& f);

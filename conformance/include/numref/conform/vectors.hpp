@@ -1,4 +1,4 @@
-// numref conformance — golden-vector files, the MANIFEST, and SHA-256.     spec §30
+// numref conformance — golden-vector files, the MANIFEST, and SHA-256.     spec §31
 #pragma once
 
 #include <array>
@@ -13,14 +13,14 @@
 
 namespace numref::conform {
 
-// §30.1 The file-format version this numref reads and writes.
+// §31.1 The file-format version this numref reads and writes.
 inline constexpr int kVectorFormatVersion = 1;
 inline constexpr std::string_view kVectorMagic = "numref-vectors";
-// §30.4 The generator version written into every file; bump it when the generator's
+// §31.4 The generator version written into every file; bump it when the generator's
 // output changes on purpose (then regenerate: `numref vectors generate`).
 inline constexpr std::string_view kGeneratorVersion = "numref-vectors-gen 2";
 
-// §30.2 A streaming reader of one vector file: the header is parsed on construction,
+// §31.2 A streaming reader of one vector file: the header is parsed on construction,
 // case lines are returned one by one; malformed input throws VectorError naming the
 // file and line.
 class VectorReader {
@@ -46,11 +46,11 @@ class VectorReader {
   bool done_ = false;
 };
 
-// Helper for writers: the fixed header lines, in order (§30.2).
+// Helper for writers: the fixed header lines, in order (§31.2).
 class VectorWriter {
  public:
   void field(std::string_view key, std::string_view value);
-  // The provenance lines every file carries (§30.2): `generator` (kGeneratorVersion) and
+  // The provenance lines every file carries (§31.2): `generator` (kGeneratorVersion) and
   // `spec` (the spec version the expected values follow, numref::kSpecVersion).
   void provenance();
   void begin();
@@ -80,7 +80,7 @@ class Sha256 {
   std::uint64_t total_ = 0;
 };
 
-// ---- MANIFEST (§30.5) -------------------------------------------------------------------
+// ---- MANIFEST (§31.5) -------------------------------------------------------------------
 // The manifest lists every vector file of a directory as "<sha256>  <path>" (the format
 // of sha256sum, so `sha256sum -c MANIFEST` works), sorted by path.
 struct ManifestEntry {
@@ -96,16 +96,16 @@ struct VerifyResult {
   std::size_t files = 0;
   std::uint64_t cases = 0;
 };
-// §30.5 Checks a vector directory: the MANIFEST parses, every listed file exists with
+// §31.5 Checks a vector directory: the MANIFEST parses, every listed file exists with
 // its sha256, no vector file is unlisted, and every file parses completely (header,
 // case lines through its family's reader, count). With `against_generator` also
 // compares every file byte for byte with what the generator produces now (drift).
 VerifyResult verify_directory(const std::string& dir, bool against_generator);
 
-// §30.4 Every vector file of every registered family, in a fixed order.
+// §31.4 Every vector file of every registered family, in a fixed order.
 std::vector<VectorFileText> generate_all_vectors();
-// §30.4 / §36 Writes the generated files and the MANIFEST into dir (created if missing), each
-// through a temporary file, all renamed into place together. §36.3 A *.vec file that dir's
+// §31.4 / §35 Writes the generated files and the MANIFEST into dir (created if missing), each
+// through a temporary file, all renamed into place together. §35.3 A *.vec file that dir's
 // existing MANIFEST lists and the generator no longer produces is removed when it still has
 // the listed sha256 (`removed`), kept when it was edited since (`kept`); files the MANIFEST
 // does not list and directories are never removed. Throws OutputError: dir is not a

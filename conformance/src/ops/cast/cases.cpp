@@ -1,4 +1,4 @@
-// numref conformance — generated cast cases (TestFloat-style).          spec §33.3
+// numref conformance — generated cast cases (TestFloat-style).          spec §34.3
 //
 // Every cast suite enumerates
 //   1. an explicit list of source codes: every code of a source of at most 16 bits (at

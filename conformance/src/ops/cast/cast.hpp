@@ -1,4 +1,4 @@
-// numref conformance — the `cast` op family (internal).   spec §11 (conversion), §33, §34
+// numref conformance — the `cast` op family (internal).   spec §11 (conversion), §34, §B
 //
 // A cast suite is (from, to, profile, policy). Its cases are one input code x (and the
 // random bits r when round=sr); its outputs are the result code y and the flags. One suite
@@ -24,19 +24,19 @@ const Family& family();
 // Parses "<from> <to> <profile> <policy>"; throws std::invalid_argument.
 std::shared_ptr<const CastParams> parse(std::string_view text);
 
-// §33.3 The pairs the cast family generates under a profile at a level: every pair of formats,
+// §34.3 The pairs the cast family generates under a profile at a level: every pair of formats,
 // except that a P3109 row (§2.5) is paired only with the 16- and 32-bit floating-point formats (f32,
 // bf16, f16; both directions) and with the P3109 rows of its own width K, and only under the profile
 // ocp (or its synonym ieee): the library profiles model no P3109 library. At levels 0 and 1 an extra
 // member (Format::is_p3109_extra, the 128 beyond gfloat's binary8 set) pairs with f32 only, both
-// directions; level 2 and exhaustive add its bf16, f16 and same-K pairs. §30.4: the golden vector
+// directions; level 2 and exhaustive add its bf16, f16 and same-K pairs. §31.4: the golden vector
 // files hold the pairs of level 1.
 bool generated_pair(const Format& from, const Format& to, const Profile& profile, Level level);
-// §33.3 The level whose variants and cases a pair's suites take at `level`: level 0 for a pair with an
+// §34.3 The level whose variants and cases a pair's suites take at `level`: level 0 for a pair with an
 // extra P3109 member at level 1 (its f32 pairs keep the level-1 run within its bound), else `level`.
 Level pair_level(const Format& from, const Format& to, Level level);
 
-// ---- policy variants (§33.3) ----------------------------------------------------------
+// ---- policy variants (§34.3) ----------------------------------------------------------
 struct Variant {
   std::string name;  // "" for the profile itself, else the overriding knobs
   Policy policy;
@@ -48,7 +48,7 @@ std::vector<Variant> variants(Level level, const Policy& base, const Format& fro
 // that matter for the pair are compared). Used to drop duplicate variants.
 bool equivalent(const Policy& a, const Policy& b, const Format& from, const Format& to);
 
-// ---- case generation (§33.3) ----------------------------------------------------------
+// ---- case generation (§34.3) ----------------------------------------------------------
 // The interesting source codes of a pair: source specials, and the source codes next to
 // every boundary point of the target (each target value and each midpoint between
 // neighbours, the overflow threshold, half the smallest subnormal). Sorted, unique.
@@ -70,13 +70,13 @@ RValues sr_edge_r(const CastParams& p, std::uint32_t x);
 // an exponent in the target's range with a patterned significand, specials).
 std::uint32_t random_code(const Format& from, const Format& to, const std::vector<std::uint32_t>& edges, CaseRng& rng);
 
-// ---- vectors (§30, §34) --------------------------------------------------------------
+// ---- vectors (§31, §B) --------------------------------------------------------------
 void generate_vectors(std::vector<VectorFileText>& out);
 std::unique_ptr<VectorFileReader> open_divergence(const VectorHeader& h, const std::vector<std::string>& profiles);
 
 // The profiles a conformance run checks by default, in order (ieee is a synonym of ocp).
 const std::vector<std::string>& checked_profiles();
-// The profiles of the divergence file (§34.1): checked_profiles() and gfloat, gfloat_sat.
+// The profiles of the divergence file (§B.1): checked_profiles() and gfloat, gfloat_sat.
 const std::vector<std::string>& divergence_profiles();
 
 }  // namespace numref::conform::cast

@@ -1,5 +1,5 @@
 // numref conformance — the `cast` op family: registration, the plan of a level and the
-// header of its vector files.                                         spec §11, §30.4, §33.3
+// header of its vector files.                                         spec §11, §31.4, §34.3
 #include <stdexcept>
 
 #include "../kit.hpp"
@@ -22,9 +22,9 @@ class CastFamily final : public Family {
       const Profile& pr = kit::profile_by_name(prof);
       for (const auto& from : kFormats)
         for (const auto& to : kFormats) {
-          if (!generated_pair(from, to, pr, req.level)) continue;  // §33.3
+          if (!generated_pair(from, to, pr, req.level)) continue;  // §34.3
           if (!selector_match(std::string(from.name) + " " + std::string(to.name), req.selectors)) continue;
-          const Level level = pair_level(from, to, req.level);  // §33.3: extra P3109 members
+          const Level level = pair_level(from, to, req.level);  // §34.3: extra P3109 members
           for (const auto& v : variants(level, pr.for_cast(from, to), from, to)) {
             auto p = make(from, to, prof, v.policy);
             out.push_back({p, cases(p, level, req.seed)});
@@ -35,7 +35,7 @@ class CastFamily final : public Family {
 
   void generate_vectors(std::vector<VectorFileText>& out) const override { cast::generate_vectors(out); }
 
-  // §30.4 from, to, profile, the policy in describe() form, and how it derives from the profile.
+  // §31.4 from, to, profile, the policy in describe() form, and how it derives from the profile.
   std::vector<HeaderLine> header(const Params& p) const override {
     const auto& c = static_cast<const CastParams&>(p);
     const std::string ov = c.overrides();

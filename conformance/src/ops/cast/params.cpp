@@ -1,5 +1,5 @@
 // numref conformance — cast suites: parameters, reference results, comparison and
-// classification of mismatches, C ABI and pipe marshalling.     spec §11, §31, §32, §33.4
+// classification of mismatches, C ABI and pipe marshalling.     spec §11, §32, §33, §34.4
 #include <algorithm>
 #include <stdexcept>
 
@@ -19,7 +19,7 @@ const std::vector<std::string>& checked_profiles() {
 }
 
 const std::vector<std::string>& divergence_profiles() {
-  // §34.1 the checked profiles plus gfloat's two (their answers differ on ±Inf, E8M0 underflow
+  // §B.1 the checked profiles plus gfloat's two (their answers differ on ±Inf, E8M0 underflow
   // and negative E8M0 operands: §6.7, §7.3, §7.4)
   static const std::vector<std::string> v = [] {
     std::vector<std::string> p = checked_profiles();
@@ -33,7 +33,7 @@ namespace {
 
 std::string flags_decoded(std::uint32_t f) { return flags_text(f); }
 
-// The knobs of p that differ from the profile's policy for the cast (§10.4).
+// The knobs of p that differ from the profile's policy for the cast (§10.2).
 std::string overrides_of(const Format& from, const Format& to, const std::string& profile, const Policy& p) {
   return kit::policy_overrides(kit::profile_by_name(profile).for_cast(from, to), p);
 }
@@ -62,7 +62,7 @@ CastParams::CastParams(const Format& from, const Format& to, std::string profile
 
   schema_.case_major = false;
   schema_.add(kit::codes("x", Role::in, from, 1, 1, Place::whole));
-  if (sr_) schema_.add(kit::sr_random(p.sr_bits, 1, 1, Place::whole));  // §32.4
+  if (sr_) schema_.add(kit::sr_random(p.sr_bits, 1, 1, Place::whole));  // §33.4
   Column y = kit::codes("y", Role::out, to, 1, 1, Place::whole);
   y.any_nan = true;
   schema_.add(y);
@@ -144,7 +144,7 @@ std::string CastParams::classify(std::uint32_t x, std::uint32_t r, Result exp, R
   if (dx.sign && !to.is_signed) return "negative";
   // Double rounding: the result equals a conversion through an intermediate format of
   // precision strictly between the source's and the target's that holds every value of the
-  // target (its quantum no coarser, its largest finite value no smaller) (§11, §33.4). A
+  // target (its quantum no coarser, its largest finite value no smaller) (§11, §34.4). A
   // narrower-range format is no intermediate: 464 -> f8e4m3fn through a format whose top is
   // below 448 would overflow first, and a NaN result would be misnamed double rounding.
   if (!sr()) {
@@ -196,7 +196,7 @@ std::string CastParams::classify(const CaseDiff& d) const {
   return classify(d.in[0], sr_ ? d.in[1] : 0u, result(d.exp), result(d.got));
 }
 
-// ---- C ABI (§31.4) -------------------------------------------------------------------------
+// ---- C ABI (§32.4) -------------------------------------------------------------------------
 
 bool CastParams::plugin_supported(const numref_backend& b) const {
   if (!NUMREF_HAS_ENTRY(b, cast) || !NUMREF_HAS_ENTRY(b, cast_supported)) return false;
@@ -218,7 +218,7 @@ bool CastParams::plugin_call(const numref_backend& b, std::size_t n, const std::
   return true;
 }
 
-// ---- pipe protocol (§32.3) ---------------------------------------------------------------------
+// ---- pipe protocol (§33.3) ---------------------------------------------------------------------
 
 std::string CastParams::pipe_params() const {
   const std::int32_t prof = cpol_.profile;
@@ -227,7 +227,7 @@ std::string CastParams::pipe_params() const {
   return std::string(from_->name) + " " + std::string(to_->name) + " " + pname + " " + policy_text_;
 }
 
-// ---- variants (§33.3) --------------------------------------------------------------------
+// ---- variants (§34.3) --------------------------------------------------------------------
 
 bool equivalent(const Policy& a, const Policy& b, const Format& from, const Format& to) {
   // Only knobs that can change a result or a flag of from -> to are compared (§6–§9).

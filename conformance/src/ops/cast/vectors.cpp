@@ -1,4 +1,4 @@
-// numref conformance — cast golden vectors and the divergence set.      spec §30.4, §34
+// numref conformance — cast golden vectors and the divergence set.      spec §31.4, §B
 #include <algorithm>
 #include <map>
 #include <set>
@@ -40,7 +40,7 @@ std::vector<std::pair<std::uint32_t, std::uint32_t>> all_codes(const Format& f) 
   return v;
 }
 
-// Compact edges plus kVectorRandom seeded random codes (§33.3's random_code).
+// Compact edges plus kVectorRandom seeded random codes (§34.3's random_code).
 std::vector<std::pair<std::uint32_t, std::uint32_t>> edge_cases(const CastParams& p) {
   std::vector<std::uint32_t> e = edge_codes(p.from(), p.to(), true);
   std::vector<std::pair<std::uint32_t, std::uint32_t>> v;
@@ -63,7 +63,7 @@ std::string path_token(std::string s) {
   return s;
 }
 
-// ---- the divergence set (§34) -------------------------------------------------------------
+// ---- the divergence set (§B) -------------------------------------------------------------
 
 struct Divergence {
   FormatId from, to;
@@ -170,9 +170,9 @@ std::string divergence_file() {
     const Profile& pr = profile(*find_profile(p));
     w.field("policy." + p + ".narrow", describe(pr.narrow));
     w.field("policy." + p + ".wide", describe(pr.wide));
-    if (!pr.rules.empty()) w.field("rules." + p, describe_rules(pr));  // §10.4
+    if (!pr.rules.empty()) w.field("rules." + p, describe_rules(pr));  // §10.2
   }
-  w.field("clause", "§34 §6 §7 §11");
+  w.field("clause", "§B §6 §7 §11");
   w.provenance();
   w.field("seed", "none (no random cases)");
   w.field("coverage", "cases where well-known implementations disagree; one answer per profile");
@@ -322,7 +322,7 @@ void generate_vectors(std::vector<VectorFileText>& out) {
   for (const auto& prof : profs)
     for (const Format* from : small)
       for (const auto& to : kFormats) {
-        if (!generated_pair(*from, to, profile(*find_profile(prof)), Level::l1)) continue;  // §30.4 / §33.3
+        if (!generated_pair(*from, to, profile(*find_profile(prof)), Level::l1)) continue;  // §31.4 / §34.3
         const auto p = make(*from, to, prof, base_of(prof, *from, to));
         out.push_back({"cast/" + prof + "/" + std::string(from->name) + "-" + std::string(to.name) + ".vec",
                        cast_file(p, all_codes(*from), "every " + std::string(from->name) + " code", 0)});
@@ -331,7 +331,7 @@ void generate_vectors(std::vector<VectorFileText>& out) {
   for (Round m : {Round::rtz, Round::rup, Round::rdn, Round::rna})
     for (const Format* from : small)
       for (const auto& to : kFormats) {
-        if (!generated_pair(*from, to, profile(ProfileId::ocp), Level::l1)) continue;  // §30.4 / §33.3
+        if (!generated_pair(*from, to, profile(ProfileId::ocp), Level::l1)) continue;  // §31.4 / §34.3
         Policy pm = base_of("ocp", *from, to);
         pm.round = m;
         pm.e8m0_round = E8m0Round::follow;
@@ -349,7 +349,7 @@ void generate_vectors(std::vector<VectorFileText>& out) {
   for (const auto& prof : profs)
     for (const Format* from : wide)
       for (const auto& to : kFormats) {
-        if (!generated_pair(*from, to, profile(*find_profile(prof)), Level::l1)) continue;  // §30.4 / §33.3
+        if (!generated_pair(*from, to, profile(*find_profile(prof)), Level::l1)) continue;  // §31.4 / §34.3
         const auto p = make(*from, to, prof, base_of(prof, *from, to));
         out.push_back({"cast/" + prof + "/" + std::string(from->name) + "-" + std::string(to.name) + ".vec",
                        cast_file(p, edge_cases(*p),
@@ -445,7 +445,7 @@ void generate_vectors(std::vector<VectorFileText>& out) {
           {"cast/knobs/" + std::string(from.name) + "-" + std::string(to.name) + "-" + path_token(set) + ".vec",
            cast_file(p, edge_cases(*p), "compact edges + random codes", kVectorSeed)});
     }
-  // (g) the divergence set (§34).
+  // (g) the divergence set (§B).
   out.push_back({"divergence/cast.vec", divergence_file()});
 }
 

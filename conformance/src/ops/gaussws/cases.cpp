@@ -1,22 +1,22 @@
-// numref conformance — the GaussWS generated cases and the suites of a level.      spec §33.10
+// numref conformance — the GaussWS generated cases and the suites of a level.      spec §34.10
 //
 // A case is one matrix, produced from (seed, the suite's parameter text, the case index) alone
-// (§33.3). Every 32 x 32 block (ragged at the edges, §37.1) draws its own b_t and its own kind
+// (§34.3). Every 32 x 32 block (ragged at the edges, §30.1) draws its own b_t and its own kind
 // of weights:
 //   b_t: an integer 1..12 (half the blocks), a fractional value in [1, 12] (k + j/2^d, and
 //        irrational-looking values with 23 random fraction bits), or rarely an extreme one
 //        (0.5, 0, -3, 24, 40, 130, 200: s underflows to a subnormal or 0; -126, -130: s
-//        overflows to +Inf, §37.4);
+//        overflows to +Inf, §30.4);
 //   w:   a zero block (±0), values over 1 to 30 binades, bf16-representable values (f32 w),
 //        subnormals, values near the top of binary32 (w + R s overflows bf16), one NaN or ±Inf
-//        among finite values (a poisoned block, §37.6);
+//        among finite values (a poisoned block, §30.6);
 //   u:   16 uniform random bits, or with |R| = 2 forced on a quarter of the elements (the
-//        natural rate is 3/1024, §37.2);
-//   key: a random seed, a small layer and a random step (§37.3);
+//        natural rate is 3/1024, §30.2);
+//   key: a random seed, a small layer and a random step (§30.3);
 //   g:   values over 1 to 20 binades, ±1 only (T may cancel to 0), all zero, or one NaN / ±Inf.
 // Suites: w and g in f32 and bf16, noise bits and key, sum exact and f32, shapes from 1 x 1 to
 // 96 x 80 with ragged edges (at most 8192 elements: a result line stays under the 65 536
-// characters of §32.1).
+// characters of §33.1).
 #include <set>
 #include <stdexcept>
 
@@ -129,7 +129,7 @@ class Gen {
       if (rng_.below(16) == 0) c &= sign;  // sprinkled zeros
       w[k] = c;
     });
-    if (rng_.below(8) == 0) w[pick(r)] = special(f);  // a poisoned block (§37.6)
+    if (rng_.below(8) == 0) w[pick(r)] = special(f);  // a poisoned block (§30.6)
   }
 
   void grads(const BlockRange& r, std::uint32_t* g, const Format& f) {
@@ -146,14 +146,14 @@ class Gen {
         g[k] = value(top - static_cast<int>(rng_.below(static_cast<std::uint64_t>(span) + 1)), f);
       });
     }
-    if (rng_.below(12) == 0) g[pick(r)] = special(f);  // a NaN / Inf gradient (§37.7)
+    if (rng_.below(12) == 0) g[pick(r)] = special(f);  // a NaN / Inf gradient (§30.7)
   }
 
   void words(const BlockRange& r, std::uint32_t* u) {
     const bool forced = rng_.below(4) == 0;
     each(r, [&](std::size_t k) {
       std::uint32_t v = static_cast<std::uint32_t>(rng_.next()) & 0xFFFFu;
-      if (forced && rng_.below(4) == 0) v |= 0x3FDu;  // (u0 | u1) & u2..u9: |R| = 2 (§37.2)
+      if (forced && rng_.below(4) == 0) v |= 0x3FDu;  // (u0 | u1) & u2..u9: |R| = 2 (§30.2)
       u[k] = v;
     });
   }

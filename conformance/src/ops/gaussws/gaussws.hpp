@@ -1,11 +1,11 @@
-// numref conformance — the GaussWS op family (internal).        spec §37, §30.9, §31.8, §32.8, §33.10
+// numref conformance — the GaussWS op family (internal).        spec §30, §31.9, §32.8, §33.8, §34.10
 //
 //   gaussws   w, b_t per 32 x 32 block, the noise source (16-bit words u per element, or a
-//             generator key), dL/dw_hat -> packed R (§37.9), the block scales s (§37.4),
-//             w_hat in bf16 (§37.5, §37.6), dL/db_t per block (§37.7)
+//             generator key), dL/dw_hat -> packed R (§30.9), the block scales s (§30.4),
+//             w_hat in bf16 (§30.5, §30.6), dL/db_t per block (§30.7)
 // A case is ONE MATRIX (case-major words, GausswsLayout). Parameters (canonical text):
 //   w=f32|bf16 g=f32|bf16 shape=RxC noise=bits|key sum=exact|f32
-// The blocks are fixed by §37.1 (32 x 32, ragged edges); the output format is bf16 (§37.5).
+// The blocks are fixed by §30.1 (32 x 32, ragged edges); the output format is bf16 (§30.5).
 #pragma once
 
 #include <cstdint>
@@ -24,7 +24,7 @@ namespace numref::conform::gaussws {
 inline constexpr std::string_view kName = "gaussws";
 const Family& family();
 
-enum class Noise : std::uint8_t { bits, key };  // §33.10 noise=bits | key
+enum class Noise : std::uint8_t { bits, key };  // §34.10 noise=bits | key
 
 // Word offsets of one case (case-major), read from the schema's columns. -1: absent.
 struct GausswsLayout {
@@ -37,7 +37,7 @@ struct GausswsLayout {
 //   w bt u|key g | r scale y grad
 // w: codes of w's format (R x C); bt: binary32 per block; u: 16-bit words (R x C, noise=bits);
 // key: 6 words seed, layer, step as (low, high) pairs (noise=key); g: codes of g's format;
-// r: ceil(R C / 8) packed words (§37.9); scale: binary32 per block; y: bf16 (R x C);
+// r: ceil(R C / 8) packed words (§30.9); scale: binary32 per block; y: bf16 (R x C);
 // grad: binary32 per block.
 class GausswsParams final : public Params {
  public:
@@ -85,12 +85,12 @@ std::string_view sum_name(numref::gaussws::Sum s);
 numref::gaussws::NoiseKey get_key(const std::uint32_t* w);
 void put_key(const numref::gaussws::NoiseKey& k, std::uint32_t* w);
 
-// ---- generation (§33.10) --------------------------------------------------------------------
+// ---- generation (§34.10) --------------------------------------------------------------------
 void plan(const PlanRequest& req, std::vector<GeneratedSuite>& out);
 void generate_case(const GausswsParams& p, std::uint64_t seed, std::uint64_t index, std::uint32_t* in);
 std::shared_ptr<const CaseSource> cases(const GausswsParamsPtr& p, std::uint64_t count, std::uint64_t seed);
 
-// ---- vectors (§30.9) --------------------------------------------------------------------------
+// ---- vectors (§31.9) --------------------------------------------------------------------------
 void generate_vectors(std::vector<VectorFileText>& out);
 
 }  // namespace numref::conform::gaussws

@@ -1,5 +1,5 @@
 // numref conformance — GaussWS suites: parameters, schema, reference results and C ABI
-// marshalling.                                   spec §37, §30.9, §31.8, §32.8, §33.10
+// marshalling.                                   spec §30, §31.9, §32.8, §33.8, §34.10
 #include <algorithm>
 #include <stdexcept>
 
@@ -45,7 +45,7 @@ std::string packed_text(std::uint32_t word) {
 const Format& checked_float(std::string_view key, const std::string& v) {
   if (v == "f32") return format(FormatId::f32);
   if (v == "bf16") return format(FormatId::bf16);
-  throw std::invalid_argument(std::string(key) + "='" + v + "', expected f32 or bf16 (§37.1)");
+  throw std::invalid_argument(std::string(key) + "='" + v + "', expected f32 or bf16 (§30.1)");
 }
 
 }  // namespace
@@ -96,23 +96,23 @@ BlockGrid checked_grid(const GausswsParams::Spec& s) {
 }  // namespace
 
 GausswsParams::GausswsParams(const Spec& s) : Params(gaussws::family()), s_(s), grid_(checked_grid(s)) {
-  if (s_.w->id != FormatId::f32 && s_.w->id != FormatId::bf16) throw std::invalid_argument("w: f32 or bf16 (§37.1)");
-  if (s_.g->id != FormatId::f32 && s_.g->id != FormatId::bf16) throw std::invalid_argument("g: f32 or bf16 (§37.7)");
+  if (s_.w->id != FormatId::f32 && s_.w->id != FormatId::bf16) throw std::invalid_argument("w: f32 or bf16 (§30.1)");
+  if (s_.g->id != FormatId::f32 && s_.g->id != FormatId::bf16) throw std::invalid_argument("g: f32 or bf16 (§30.7)");
   Identity id;
   id.text = spec_text(s_);
   id.profile = "ocp";
-  id.any_profile = true;  // §37.5 fixes the cast (the ocp wide policy): every checked profile applies
+  id.any_profile = true;  // §30.5 fixes the cast (the ocp wide policy): every checked profile applies
   id.formats = std::string(s_.w->name) + " bf16";
-  // §33.10 --ops gaussws:W:bf16:NOISE:SUM
+  // §34.10 --ops gaussws:W:bf16:NOISE:SUM
   id.selector = id.formats + " " + std::string(noise_name(s_.noise)) + " " + std::string(sum_name(s_.sum));
   id.label = std::string(s_.w->name) + " " + std::to_string(s_.rows) + "x" + std::to_string(s_.cols) +
              " g=" + std::string(s_.g->name) + " noise=" + std::string(noise_name(s_.noise)) +
              " sum=" + std::string(sum_name(s_.sum));
-  id.clause = "§37";
+  id.clause = "§30";
   set_identity(std::move(id));
   build_schema();
 
-  // §31.8 the C description
+  // §32.8 the C description
   numref_gaussws_op& c = cop_;
   c.struct_size = sizeof(numref_gaussws_op);
   c.w_format = c_format(*s_.w);
@@ -128,7 +128,7 @@ GausswsParams::GausswsParams(const Spec& s) : Params(gaussws::family()), s_(s), 
   c.text = text().c_str();
 }
 
-// §30.9 / §32.8 the columns of a case, in vector-file order.
+// §31.9 / §33.8 the columns of a case, in vector-file order.
 void GausswsParams::build_schema() {
   Schema& S = schema_;
   kit::tensor_case(S, s_.rows, s_.cols);
@@ -193,7 +193,7 @@ void GausswsParams::expected(std::size_t n, const std::uint32_t* in, std::uint32
     reference(in + i * static_cast<std::size_t>(L_.in), out + i * static_cast<std::size_t>(L_.out));
 }
 
-// §30.9 the comment of a case line: the noise counts and the poisoned blocks.
+// §31.9 the comment of a case line: the noise counts and the poisoned blocks.
 std::string GausswsParams::case_note(const std::uint32_t*, const std::uint32_t* out) const {
   const std::vector<std::int8_t> r = gw::unpack(std::span<const std::uint32_t>(out + L_.r, L_.nr), L_.n);
   std::size_t nz = 0, two = 0, poisoned = 0;
@@ -206,7 +206,7 @@ std::string GausswsParams::case_note(const std::uint32_t*, const std::uint32_t* 
          std::to_string(poisoned) + " of " + std::to_string(L_.nb) + " blocks NaN/Inf";
 }
 
-// ---- C ABI (§31.8) ----------------------------------------------------------------------------
+// ---- C ABI (§32.8) ----------------------------------------------------------------------------
 
 bool GausswsParams::plugin_supported(const numref_backend& b) const {
   return NUMREF_HAS_ENTRY(b, gaussws_supported) && NUMREF_HAS_ENTRY(b, gaussws) &&

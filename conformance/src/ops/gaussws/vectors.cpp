@@ -1,9 +1,9 @@
-// numref conformance — golden vectors of the GaussWS family.                spec §30.9
+// numref conformance — golden vectors of the GaussWS family.                spec §31.9
 //
 // A gaussws file fixes w, g, noise and sum in its header (the keys of the parameter text);
 // each case line is the shape and the columns of GausswsParams' schema (gaussws.hpp). The
 // comment of a case line counts the noisy elements and the NaN / Inf blocks. Shapes stay
-// small (at most 40 x 40) so that a case line stays under the 65 536 characters of §30.3.
+// small (at most 40 x 40) so that a case line stays under the 65 536 characters of §31.3.
 #include "gaussws.hpp"
 #include "numref/conform/vectors.hpp"
 
@@ -41,7 +41,7 @@ Cases generated(GausswsParams::Spec s) {
   return out;
 }
 
-// Hand-made cases (w, g binary32, noise bits, sum exact); the words of §37.2: 0x5400 gives
+// Hand-made cases (w, g binary32, noise bits, sum exact); the words of §30.2: 0x5400 gives
 // R = +1 (bits 10, 12, 14), 0xD400 R = -1, 0x03FD R = +2 (bits 0, 2..9), 0x83FD R = -2, 0 R = 0.
 Cases hand_made() {
   GausswsParams::Spec s;
@@ -61,10 +61,10 @@ Cases hand_made() {
   };
   const std::uint32_t one = 0x3F800000u;
   // b_t = 9 = m + 2 (bf16): s = 2^-8; 1 + 2^-8 is a tie that rounds back to 1 (Lemma 1 is
-  // tight, §37.10); -0 with R = 0 stays -0 (§37.5)
+  // tight, §30.10); -0 with R = 0 stays -0 (§30.5)
   add(1, 8, {one, one, 0x80000000u, 0x3F000000u, one, one, one, 0x3F400000u}, {0x41100000u},
       {0x5400u, 0xD400u, 0u, 0x03FDu, 0x83FDu, 0u, 0x03FDu, 0xD400u}, std::vector<std::uint32_t>(8, one));
-  // a poisoned block (NaN in w) and a block whose g holds +Inf (§37.6, §37.7), 1 x 40
+  // a poisoned block (NaN in w) and a block whose g holds +Inf (§30.6, §30.7), 1 x 40
   {
     std::vector<std::uint32_t> w(40, one), u(40, 0x5400u), g(40, one);
     w[5] = 0x7FC00000u;
@@ -72,7 +72,7 @@ Cases hand_made() {
     add(1, 40, w, {0x40800000u, 0x40800000u}, u, g);
   }
   // b_t = -130: 2^131 overflows, s = +Inf; R = +1 gives +Inf, R = -1 -Inf, R = 0 keeps w;
-  // T = 1 - 1 + 0 + 1 = 1: dL/db_t = -Inf (§37.4, §37.5, §37.7)
+  // T = 1 - 1 + 0 + 1 = 1: dL/db_t = -Inf (§30.4, §30.5, §30.7)
   add(1, 4, {one, 0x40000000u, 0xBF800000u, 0x40400000u}, {0xC3020000u}, {0x5400u, 0xD400u, 0u, 0x5400u},
       {one, one, one, one});
   return out;

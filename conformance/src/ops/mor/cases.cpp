@@ -1,8 +1,8 @@
 // numref conformance — the MoR families as Family objects, their generated cases and the
-// suites of a level.                                                       spec §33.9
+// suites of a level.                                                       spec §34.9
 //
 // A case is one tensor, produced from (seed, the suite's parameter text, the case index)
-// alone (§33.3). One case in 16 is all zeros (§26.2 / §27.3: accepted, all_zero); otherwise
+// alone (§34.3). One case in 16 is all zeros (§26.2 / §27.3: accepted, all_zero); otherwise
 // every block of the suite's partition draws its own kind, so a type map mixes decisions:
 //   zero block; one NaN or ±Inf among finite values (§25.2 nonfinite_input); values
 //   E4M3 holds exactly after the block scale (Σ e = 0, reason exact); a narrow dynamic range

@@ -1,5 +1,5 @@
 // numref conformance — the MoR families as Family objects, and the header of their vector
-// files.                                                               spec §26, §27, §30.7
+// files.                                                               spec §26, §27, §31.7
 #include "mor.hpp"
 
 namespace numref::conform::mor {
@@ -13,7 +13,7 @@ class MorFamily final : public Family {
   void plan(const PlanRequest& req, std::vector<GeneratedSuite>& out) const override { mor::plan(k_, req, out); }
   void generate_vectors(std::vector<VectorFileText>& out) const override { mor::generate_vectors(k_, out); }
 
-  // §30.7 every parameter but the shape, and the fixed policy (informative).
+  // §31.7 every parameter but the shape, and the fixed policy (informative).
   std::vector<HeaderLine> header(const Params& p) const override {
     return kit::header_lines(p,
                              "f8e4m3fn / f8e5m2: ocp, overflow=saturate, rule gam (one group), amax_nan=ignore "

@@ -1,4 +1,4 @@
-// numref conformance — the MoR op families (internal).          spec §21–§27, §31.7, §33.9
+// numref conformance — the MoR op families (internal).          spec §21–§27, §32.7, §34.9
 //
 //   mor       x -> the tensor-level decision (§26): decision, the §25.3 reason, the §23.1
 //             mean, the GAM group mantissa, the §22.3 exact error sum, the E8M0 scales
@@ -43,7 +43,7 @@ struct MorLayout {
 //   mor       x | decision reason mean gm sum scales
 //   mor-sub   x | type eq3 eq4 sum4 sum5 scales4 scales5 gm y
 // decision / type are NUMREF_BLOCK_* codes, reasons NUMREF_REASON_* codes; a sum is the §22.3
-// exact error sum (18 words, §31.7).
+// exact error sum (18 words, §32.7).
 class MorParams final : public Params {
  public:
   struct Spec {
@@ -91,12 +91,12 @@ std::string spec_text(const MorParams::Spec& s);
 void put_sum(const numref_error_sum& s, std::uint32_t* w);
 numref_error_sum get_sum(const std::uint32_t* w);
 
-// ---- generation (§33.9) ---------------------------------------------------------------------
+// ---- generation (§34.9) ---------------------------------------------------------------------
 void plan(Kind k, const PlanRequest& req, std::vector<GeneratedSuite>& out);
 void generate_case(const MorParams& p, std::uint64_t seed, std::uint64_t index, std::uint32_t* in);
 std::shared_ptr<const CaseSource> cases(const MorParamsPtr& p, std::uint64_t count, std::uint64_t seed);
 
-// ---- vectors (§30.7) --------------------------------------------------------------------------
+// ---- vectors (§31.7) --------------------------------------------------------------------------
 void generate_vectors(Kind k, std::vector<VectorFileText>& out);
 
 }  // namespace numref::conform::mor

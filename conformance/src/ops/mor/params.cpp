@@ -1,5 +1,5 @@
 // numref conformance — MoR suites: parameters, schema, reference results and C ABI
-// marshalling.                                      spec §21–§27, §30.7, §31.7, §32.7, §33.9
+// marshalling.                                      spec §21–§27, §31.7, §32.7, §33.7, §34.9
 #include <algorithm>
 #include <stdexcept>
 
@@ -24,7 +24,7 @@ std::string_view recipe_name(SubtensorRecipe r) { return r == SubtensorRecipe::t
 
 }  // namespace
 
-// ---- error sums (§22.3, §31.7) --------------------------------------------------------------------
+// ---- error sums (§22.3, §32.7) --------------------------------------------------------------------
 
 void put_sum(const numref_error_sum& s, std::uint32_t* w) {
   const std::uint64_t v[9] = {s.limb[0], s.limb[1],         s.limb[2],         s.limb[3], s.limb[4],
@@ -118,7 +118,7 @@ MorParams::MorParams(const Spec& s)
   id.profile = "ocp";
   id.any_profile = true;  // §26.1 / §27.1 fix the policy: every checked profile applies
   id.formats = std::string(s_.src->name) + " bf16";
-  // §33.9 --ops mor:SRC:bf16:WORD — WORD is the partition without "block:" (tensor, rows, cols,
+  // §34.9 --ops mor:SRC:bf16:WORD — WORD is the partition without "block:" (tensor, rows, cols,
   // 128x128: a selector word cannot hold ':') for mor, the recipe for mor-sub.
   std::string part = to_string(s_.part);
   if (part.rfind("block:", 0) == 0) part = part.substr(6);
@@ -132,7 +132,7 @@ MorParams::MorParams(const Spec& s)
   set_identity(std::move(id));
   build_schema();
 
-  // §31.7 the C description
+  // §32.7 the C description
   numref_mor_op& c = cop_;
   c.struct_size = sizeof(numref_mor_op);
   c.kind = tensor                                    ? NUMREF_MOR_TENSOR
@@ -149,7 +149,7 @@ MorParams::MorParams(const Spec& s)
   c.text = text().c_str();
 }
 
-// §30.7 / §32.7 the columns of a case, in vector-file order.
+// §31.7 / §33.7 the columns of a case, in vector-file order.
 void MorParams::build_schema() {
   Schema& S = schema_;
   kit::tensor_case(S, s_.rows, s_.cols);
@@ -259,7 +259,7 @@ void MorParams::expected(std::size_t n, const std::uint32_t* in, std::uint32_t* 
     reference(in + i * static_cast<std::size_t>(L_.in), out + i * static_cast<std::size_t>(L_.out));
 }
 
-// §30.7 the comment of a case line: what the case decides, decoded.
+// §31.7 the comment of a case line: what the case decides, decoded.
 std::string MorParams::case_note(const std::uint32_t*, const std::uint32_t* out) const {
   if (s_.kind == Kind::tensor)
     return std::string(out[L_.decision] == NUMREF_BLOCK_F8E4M3FN ? "f8e4m3fn" : "bf16") + " (" +
@@ -271,7 +271,7 @@ std::string MorParams::case_note(const std::uint32_t*, const std::uint32_t* out)
          " bf16 blocks";
 }
 
-// ---- C ABI (§31.7) ----------------------------------------------------------------------------
+// ---- C ABI (§32.7) ----------------------------------------------------------------------------
 
 bool MorParams::plugin_supported(const numref_backend& b) const {
   if (!NUMREF_HAS_ENTRY(b, mor_supported)) return false;

@@ -1,4 +1,4 @@
-// numref conformance — golden vectors of the MoR families.                   spec §30.7
+// numref conformance — golden vectors of the MoR families.                   spec §31.7
 //
 // A MoR file fixes every parameter but the shape in its header (the keys of the parameter
 // text: src, transpose, scaling | blocks, threshold | recipe); each case line is the shape and

@@ -1,7 +1,7 @@
-// numref conformance — generated tensor cases.                              spec §33.8
+// numref conformance — generated tensor cases.                              spec §34.8
 //
 // A case is one tensor of the suite's shape, produced from (seed, the suite's parameter
-// text, the case index) alone (§33.3), so shards and workers produce any range. Per case
+// text, the case index) alone (§34.3), so shards and workers produce any range. Per case
 // a style is drawn: a quarter of the cases contain no NaN / Inf at all; one in 32 is
 // uniform random bits (every code, specials included), one in 32 all zeros. Otherwise
 // every block of the suite's partition gets its own kind:

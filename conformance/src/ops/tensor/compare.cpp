@@ -1,5 +1,5 @@
 // numref conformance — tensor suites: comparison, classification and rendering of a
-// mismatch (the first differing element or block, and how many differ).   spec §33.8
+// mismatch (the first differing element or block, and how many differ).   spec §34.8
 #include <algorithm>
 #include <cstring>
 #include <optional>
@@ -14,7 +14,7 @@ namespace {
 using kit::cmp_magnitude;
 using kit::exact_of;
 
-// The §33.4-style class of an element conversion of the exact (or binary32) value v into
+// The §34.4-style class of an element conversion of the exact (or binary32) value v into
 // `elem` under `pol`: tie, overflow/saturation, subnormal or rounding.
 std::string value_class(const Exact& v, const Format& elem, const Policy& pol, std::uint32_t ec, std::uint32_t gc,
                         bool sr) {

@@ -1,5 +1,5 @@
 // numref conformance — the tensor op families as Family objects, and the header of their
-// vector files.                                              spec §12–§20, §30.6, §33.8
+// vector files.                                              spec §12–§20, §31.6, §34.8
 #include "numref/convert.hpp"
 #include "tensor.hpp"
 
@@ -16,7 +16,7 @@ class TensorFamily final : public Family {
   void plan(const PlanRequest& req, std::vector<GeneratedSuite>& out) const override { tensor::plan(k_, req, out); }
   void generate_vectors(std::vector<VectorFileText>& out) const override { tensor::generate_vectors(k_, out); }
 
-  // §30.6 every parameter but the shape, in canonical order; then the element policy and how
+  // §31.6 every parameter but the shape, in canonical order; then the element policy and how
   // it derives from the profile.
   std::vector<HeaderLine> header(const Params& p) const override {
     const auto& t = static_cast<const TensorParams&>(p);
@@ -40,7 +40,7 @@ class TensorFamily final : public Family {
 
   ParamsPtr params_from_header(const VectorHeader& h, std::size_t rows, std::size_t cols) const override {
     std::string text = "shape=" + std::to_string(rows) + "x" + std::to_string(cols);
-    // every header line that is not one of §30.2's own is a parameter key (parse() names an unknown one)
+    // every header line that is not one of §31.2's own is a parameter key (parse() names an unknown one)
     for (const auto& [k, v] : h.fields)
       if (!is_file_key(k) && k != "policy" && k != "derived") kit::put(text, k, v);
     if (has_policy(k_)) text += " " + h.get("policy");

@@ -1,5 +1,5 @@
 // numref conformance — tensor suites: parameters, schema, reference results and C ABI
-// marshalling.                                                spec §12–§20, §31.5, §33.8
+// marshalling.                                                spec §12–§20, §32.5, §34.8
 #include <algorithm>
 #include <stdexcept>
 
@@ -257,7 +257,7 @@ TensorParams::TensorParams(const Spec& s)
   set_identity(std::move(id));
   build_schema();
 
-  // §31.5 the C description
+  // §32.5 the C description
   numref_tensor_op& co = cop_;
   co.struct_size = sizeof(numref_tensor_op);
   co.source = c_format(*s_.src);
@@ -284,7 +284,7 @@ TensorParams::TensorParams(const Spec& s)
   co.recipe = to_c_recipe(crk, recipe_text_);
 }
 
-// §30.6 / §32.6 the columns of a case, in vector-file order.
+// §31.6 / §33.6 the columns of a case, in vector-file order.
 void TensorParams::build_schema() {
   Schema& S = schema_;
   kit::tensor_case(S, s_.rows, s_.cols);
@@ -309,7 +309,7 @@ void TensorParams::build_schema() {
     if (nv) S.add(tensor_amax(Role::in));
   } else {
     S.add(kit::codes("x", Role::in, *s_.src, view_.mem_rows(), view_.mem_cols(), Place::memory));
-    if (sr_) S.add(kit::sr_random(s_.policy.sr_bits, R, C, Place::view));  // §32.6
+    if (sr_) S.add(kit::sr_random(s_.policy.sr_bits, R, C, Place::view));  // §33.6
   }
   if (s_.kind == Kind::scale) {
     Column a = kit::codes("amax", Role::out, f32, grid_.grid_rows(), grid_.grid_cols(), Place::blocks);
@@ -463,7 +463,7 @@ void TensorParams::expected(std::size_t n, const std::uint32_t* in, std::uint32_
     reference(in + i * static_cast<std::size_t>(layout_.in), out + i * static_cast<std::size_t>(layout_.out));
 }
 
-// ---- C ABI (§31.5) ----------------------------------------------------------------------------
+// ---- C ABI (§32.5) ----------------------------------------------------------------------------
 
 namespace {
 // The family's entry point and NUMREF_TENSOR_* id.
@@ -484,7 +484,7 @@ bool tensor_entry(const numref_backend& b, Kind k, std::uint32_t* fam = nullptr)
 bool TensorParams::plugin_supported(const numref_backend& b) const {
   std::uint32_t fam = 0;
   if (!NUMREF_HAS_ENTRY(b, tensor_supported) || !tensor_entry(b, s_.kind, &fam)) return false;
-  // §31.5 a backend that does not read op->recipe (no NUMREF_CAP_RECIPE, every 1.3 backend) is
+  // §32.5 a backend that does not read op->recipe (no NUMREF_CAP_RECIPE, every 1.3 backend) is
   // not asked for a recipe: it would answer for numref's rules
   if (!(s_.recipe == RecipeKnobs{}) && !(b.caps & NUMREF_CAP_RECIPE)) return false;
   return b.tensor_supported(b.ctx, fam, &cop_) == 1;

@@ -1,4 +1,4 @@
-// numref conformance — the suites of a level for the tensor families.     spec §33.8
+// numref conformance — the suites of a level for the tensor families.     spec §34.8
 //
 // Dimensions: the 68 (rule, element) combinations (11 rules x 6 element formats, and the
 // two int8 rules with int8), 11 partitions (tensor, rows, cols, 1x32, 32x1, 1x16, 16x1,
@@ -179,7 +179,7 @@ class Planner {
     const bool has_profile = k_ != Kind::scale;
     std::vector<std::string> profs = has_profile ? req_.profiles : std::vector<std::string>{"ocp"};
     if (profs.empty()) profs.push_back("ocp");
-    // §10.5 profiles with a quantization recipe: their own rule and recipe (scale: without the
+    // §10.4 profiles with a quantization recipe: their own rule and recipe (scale: without the
     // profile, whose element policy it does not use)
     for (std::size_t pi = 0; pi < req_.profiles.size(); ++pi)
       if (kit::profile_by_name(req_.profiles[pi]).recipe) recipe_suites(req_.profiles[pi], pi);
@@ -211,7 +211,7 @@ class Planner {
                    std::to_string(v));
   }
 
-  // §10.5 The suites of a recipe profile: its rule with every element format the reference
+  // §10.4 The suites of a recipe profile: its rule with every element format the reference
   // accepts for it, its own partition (every partition above level 0), the recipe's knobs and
   // amax policy, the profile's element policy; the sources, views and outputs rotate.
   void recipe_suites(const std::string& prof, std::size_t pi) {
@@ -225,7 +225,7 @@ class Planner {
         if (!(q == own)) parts.push_back(q);
     const auto& C = combos();
     for (std::size_t ci = 0; ci < C.size(); ++ci) {
-      if (C[ci].rule != *rule || !r.takes(*C[ci].elem)) continue;  // §10.5 the recipe's element formats
+      if (C[ci].rule != *rule || !r.takes(*C[ci].elem)) continue;  // §10.4 the recipe's element formats
       for (std::size_t q = 0; q < parts.size(); ++q) {
         TensorParams::Spec s = base(C[ci], k_ == Kind::scale ? std::string("ocp") : prof, ci + q, parts[q]);
         s.recipe = recipe_base(prof);

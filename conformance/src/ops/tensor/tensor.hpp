@@ -1,4 +1,4 @@
-// numref conformance — the tensor op families (internal).        spec §12–§20, §30.6, §33.8
+// numref conformance — the tensor op families (internal).        spec §12–§20, §31.6, §34.8
 //
 // Four families share one parameter type:
 //   scale        x -> block amax (§13), stored block scales (§14–§18, §20.1), GAM group
@@ -11,12 +11,12 @@
 // key=value words in a fixed order):
 //   src= elem= shape=RxC partition= transpose=0|1 rule= [group=] amax_nan= amax_inf=
 //   [q_max=<binary32 hex>] [<recipe knobs, describe() of §19.8>] [apply=] [dequant=] [out=]
-//   [profile= <element policy, describe() of §10.2>]
+//   [profile= <element policy, describe() of §10.3>]
 // — each family prints the keys it uses (dequantize: no src, transpose, amax_*, apply;
 // scale: no profile, policy, apply, dequant, out). The element policy of profile P is P's
 // narrow policy with overflow=saturate (§19.1), the int8 rules fix int_range (§20.2); the
 // wide policy is P's (§19.3, §19.6). The recipe knobs (every kind but dequantize) are written
-// when the profile has a §10.5 recipe or they differ from numref's rules; absent keys take the
+// when the profile has a §10.4 recipe or they differ from numref's rules; absent keys take the
 // profile's recipe (scale, which has no profile: numref's rules). q_max= only when it differs
 // from the rule's own (§14.4).
 #pragma once
@@ -128,7 +128,7 @@ using TensorParamsPtr = std::shared_ptr<const TensorParams>;
 // The element policy of a tensor suite under profile P before any variant: P's narrow
 // policy with overflow=saturate (§19.1), int_range fixed by the int8 rules (§20.2).
 Policy tensor_base(const std::string& profile, ScaleRule rule);
-// §10.5 / §19.8 The recipe knobs of profile P: its recipe's, numref's rules for a profile without one.
+// §10.4 / §19.8 The recipe knobs of profile P: its recipe's, numref's rules for a profile without one.
 RecipeKnobs recipe_base(const std::string& profile);
 // Parses the canonical text; throws std::invalid_argument.
 TensorParamsPtr parse(Kind k, std::string_view text);
@@ -137,7 +137,7 @@ std::string spec_text(const TensorParams::Spec& s);
 // Whether family k has an element policy (quantize, fake-quant).
 bool has_policy(Kind k);
 
-// ---- generation (§33.8) ---------------------------------------------------------------------
+// ---- generation (§34.8) ---------------------------------------------------------------------
 // The suites of a level for one family (plan.cpp).
 void plan(Kind k, const PlanRequest& req, std::vector<GeneratedSuite>& out);
 // Fills the input words of one generated case (cases.cpp).
@@ -147,7 +147,7 @@ std::shared_ptr<const CaseSource> cases(const TensorParamsPtr& p, std::uint64_t 
 // of `total` consecutive codes from 0 (the 2^32 f32 sweep at level exhaustive).
 std::shared_ptr<const CaseSource> sweep_cases(const TensorParamsPtr& p, std::uint64_t total);
 
-// ---- vectors (§30.6, §34.4) -------------------------------------------------------------------
+// ---- vectors (§31.6, §B.4) -------------------------------------------------------------------
 void generate_vectors(Kind k, std::vector<VectorFileText>& out);
 std::unique_ptr<VectorFileReader> open_divergence(Kind k, const VectorHeader& h,
                                                   const std::vector<std::string>& profiles);

@@ -1,5 +1,5 @@
 // numref conformance — golden vectors of the tensor families and their divergence set.
-//                                                                          spec §30.6, §34.4
+//                                                                          spec §31.6, §B.4
 //
 // A tensor file fixes every parameter but the shape in its header (one key per line, the
 // keys of the parameter text); each case line is
@@ -53,7 +53,7 @@ std::vector<std::pair<std::size_t, std::size_t>> file_shapes(const Partition& pa
 
 TensorParamsPtr make(TensorParams::Spec s) { return std::make_shared<const TensorParams>(s); }
 
-// ---- the divergence set (§34.4) -----------------------------------------------------------------
+// ---- the divergence set (§B.4) -----------------------------------------------------------------
 
 struct Variant {
   const char* name;
@@ -168,7 +168,7 @@ std::string divergence_file(Kind k) {
   w.field("profile", prof);
   w.field("policy", describe(tensor_base(prof, ScaleRule::amax)));
   if (k == Kind::fake_quant) w.field("out", "f32");
-  w.field("clause", k == Kind::quantize ? "§34.4 §13.3 §14 §15 §16 §19.2" : "§34.4 §14 §15 §19.3 §19.6");
+  w.field("clause", k == Kind::quantize ? "§B.4 §13.3 §14 §15 §16 §19.2" : "§B.4 §14 §15 §19.3 §19.6");
   w.provenance();
   w.field("seed", "none (no random cases)");
   w.field("coverage", "small tensors on which scale conventions disagree; one answer per variant");
@@ -323,7 +323,7 @@ void add_file(std::string name, const TensorParams::Spec& base, const std::strin
   out.push_back({name + ".vec", file_text(ps, cov, kVectorSeed)});
 }
 
-// §10.5 The recipe profiles' files (issue 12 evidence): per profile with a quantization recipe,
+// §10.4 The recipe profiles' files (issue 12 evidence): per profile with a quantization recipe,
 // binary32 tensors into f8e4m3fn (and f4e2m1fn where the recipe sets elem_nan, which only FP4 /
 // FP6 elements show; bf16 tensors where it sets scale_round=source) with the recipe's rule, own partition, knobs and amax policy and the
 // profile's element policy, as the conformance plan builds its recipe suites (plan.cpp); the
@@ -360,7 +360,7 @@ void recipe_files(Kind k, std::vector<VectorFileText>& out) {
                    std::string(format(e).name) + "-" + to_string(s.partition),
                s,
                "the recipe of profile " + std::string(pr.name) +
-                   " (§10.5, §19.8; source: " + std::string(pr.recipe->source) +
+                   " (§10.4, §19.8; source: " + std::string(pr.recipe->source) +
                    "): generated tensors (seed 1): zeros, subnormals, NaN / Inf blocks",
                out);
     }
