@@ -8,6 +8,7 @@ PACKAGES=(
   libmpfr-dev libgmp-dev libboost-dev
   librapidcheck-dev libgtest-dev googletest libbenchmark-dev
   clang-format-14  # scripts/format.sh --check (the default suite): the formatter version is pinned
+  pandoc           # scripts/spec-html.sh (test spec_html): docs/spec.md as one standalone HTML file
 )
 # clang (libFuzzer) is optional: only the fuzz build needs it (-DNUMREF_FUZZ=ON, see README.md).
 OPTIONAL=(clang verilator)  # clang: the fuzz build; verilator: the RTL example (docs/hardware.md)

@@ -159,6 +159,50 @@ def test_profiles():
               == ["38 ----"], name)
 
 
+def test_profiles_policies_rules():
+    # §10.1 every profile x every knob; the values below are the spec's rules for each profile
+    # (ml_dtypes narrow nan_to_finite=flipzero, §6.4; cuda_satfinite narrow saturates, §6.1)
+    out = expect_ok("profiles --policies", ["profiles", "--policies"]).splitlines()
+    head = out[0].split()
+    check("policies header", head[:3] == ["profile", "targets", "round"] and "inf_nan" in head and "e8m0_low" in head, out[0])
+    rows = {(r.split()[0], r.split()[1]): dict(zip(head, r.split())) for r in out[2:]}
+    names = expect_ok("profiles --names", ["profiles", "--names"]).split()
+    check("policies rows", len(out) - 2 == 2 * len(names), len(out))
+    check("policies ml_dtypes", rows[("ml_dtypes", "narrow")]["nan_to_finite"] == "flipzero", rows[("ml_dtypes", "narrow")])
+    check("policies cuda_satfinite", rows[("cuda_satfinite", "narrow")]["overflow"] == "saturate" and
+          rows[("cuda_satfinite", "wide")]["overflow"] == "nonsat", rows[("cuda_satfinite", "narrow")])
+    check("policies sr knobs", rows[("ocp", "narrow")]["sr_bits"] == "-", rows[("ocp", "narrow")])
+    # §10.2 one line per rule: as many as the rules column of `numref profiles` sums to
+    md = expect_ok("profiles --markdown", ["profiles", "--markdown"]).splitlines()[2:]
+    total = sum(int(line.split("|")[4]) for line in md)
+    rules = expect_ok("profiles --rules", ["profiles", "--rules"]).splitlines()[2:]
+    check("rules count", len(rules) == total, (len(rules), total))
+    check("rules cuda bf16", any(r.split()[:5] == ["cuda_satfinite", "1", "bf16", "f32", "nan=raw"] for r in rules), rules[:3])
+    expect_error("profiles --policies --rules", ["profiles", "--policies", "--rules"], contains=["exclude each other"])
+    expect_error("profiles --names --rules", ["profiles", "--names", "--rules"], contains=["--names"])
+
+
+# ---- numref conversions (§11.2) ----------------------------------------------------------------
+def test_conversions():
+    out = expect_ok("conversions", ["conversions", "--profile", "cuda_satfinite", "--profile", "ocp"]).splitlines()
+    lines = {(l.split()[0], l.split()[1]): l for l in out[2:]}
+    # f32 -> f8e4m3fn: max 448 (7e), grid step 32 at the top, tie 464; to even: 448; above the tie
+    # overflows: saturate gives 7e, nonsat the NaN 7f (§6.1); half of 2^-9 is a tie with 0: 00
+    sat = lines[("f32->f8e4m3fn", "cuda_satfinite")].split()
+    check("conversions satfinite", sat[2] == "cvt.rn.satfinite.e4m3x2.f32" and
+          sat[3:] == ["7f", "=", "NaN", "7e", "=", "448", "fe", "=", "-448", "7e", "=", "448", "7e", "=", "448",
+                      "7e", "=", "448", "01", "=", "0.001953125", "00", "=", "0"], sat)
+    ocp = lines[("f32->f8e4m3fn", "ocp")].split()
+    check("conversions ocp", ocp[2] == "-" and ocp[15:18] == ["7e", "=", "448"] and ocp[18:21] == ["7f", "=", "NaN"], ocp)
+    inp = expect_ok("conversions --inputs", ["conversions", "--inputs"]).splitlines()
+    row = [l for l in inp if l.startswith("f32->f8e4m3fn ")][0].split()
+    check("conversions inputs", row[13:16] == ["43e80000", "=", "464"] and row[16] == "43e80001", row)
+    for args, msg in [(["--profile", ""], "empty value"), (["--profile", "ocp", "--profile", "ocp"], "given twice"),
+                      (["--profile", "nope"], "unknown profile"), (["--profile", "deepgemm"], "recipe profile"),
+                      (["--bogus"], "bogus")]:
+        expect_error("conversions " + " ".join(args), ["conversions"] + args, contains=[msg])
+
+
 # ---- numref explain (§3.1, §3.4) ----------------------------------------------------------
 def explain_fields(out):
     return {line[:20].strip(): line[21:] for line in out.splitlines() if line}
@@ -834,7 +878,7 @@ def main():
     if len(sys.argv) != 2:
         raise SystemExit(__doc__)
     NUMREF = sys.argv[1]
-    for t in [test_formats, test_profiles, test_explain, test_table, test_cast_values, test_cast_e8m0_and_overrides, test_cast_sr,
+    for t in [test_formats, test_profiles, test_profiles_policies_rules, test_conversions, test_explain, test_table, test_cast_values, test_cast_e8m0_and_overrides, test_cast_sr,
               test_cast_input_rules, test_cast_options, test_cast_streaming, test_outputs_not_inputs,
               test_vectors_generate, test_stdout_errors, test_messages, test_cast_values_decimal, test_cast_npy, test_npy_ml_dtypes,
               test_version, test_cli_md_knob_table]:

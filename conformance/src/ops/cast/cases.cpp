@@ -165,6 +165,12 @@ std::vector<std::uint32_t> edge_codes(const Format& from, const Format& to, bool
     if (sum >> 63) continue;  // cannot happen for <= 32-bit targets
     near(static_cast<std::uint64_t>(sum), me);
   }
+  // Half the smallest positive target value (a §11.2 input class): the midpoint above covers it
+  // where the target has a zero; a target without one (f8e8m0fnu) needs it here.
+  if (!to.has_zero) {
+    const Decoded m = decode(encode_min_positive(to), to);
+    near(m.sig, m.exp - 1);
+  }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
