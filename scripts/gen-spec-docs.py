@@ -13,6 +13,7 @@ and never by hand:
   policies      §10.1 and profiles.md: `numref profiles --policies --markdown` (every knob)
   rules         §10.2: `numref profiles --rules --markdown`
   recipes       §10.4: `numref profiles --recipes --markdown`
+  scale-rules   §19.6: `numref quantize --rules --markdown`
   conversions-inputs, conversions
                 §11.2: `numref conversions --inputs / --markdown` for the profiles that have cast
                 vectors (vectors/cast/<profile>/), with the golden-vector file of each line
@@ -186,6 +187,7 @@ def main(argv):
         ('policies', lambda t: run(numref, 'profiles', '--policies', '--markdown').rstrip('\n')),
         ('rules', lambda t: run(numref, 'profiles', '--rules', '--markdown').rstrip('\n')),
         ('recipes', lambda t: run(numref, 'profiles', '--recipes', '--markdown').rstrip('\n')),
+        ('scale-rules', lambda t: run(numref, 'quantize', '--rules', '--markdown').rstrip('\n')),
         ('conversions-inputs', lambda t: conversions(numref, root, True)),
         ('conversions', lambda t: conversions(numref, root, False)),
         ('abi', lambda t: abi(root)),

@@ -46,6 +46,7 @@ std::string rule_list_help() {
 
 constexpr const char* kHelp =
     "usage: numref quantize --input X.npy --format ELEM [options]\n"
+    "       numref quantize --rules [--markdown]   the scale rules (§19.6), one row per rule\n"
     "\n"
     "Quantizes a tensor (spec §19): per block of the partition, the scale of --scale, then every\n"
     "element converted to ELEM under the element policy. Output layout (§19.4): codes one byte per\n"
@@ -129,6 +130,28 @@ int print_help() {
   help.replace(help.find("@RECIPE@"), 8, knobs);
   help.replace(help.find("@RPROFILES@"), 11, rprofiles);
   std::fputs(help.c_str(), stdout);
+  return 0;
+}
+
+// §19.6 --rules: the scale-rule table, one row per rule in table order.
+int print_rules(Args& a) {
+  const bool md = a.flag("markdown");
+  a.finish();
+  const char* none = md ? "—" : "-";
+  std::vector<std::vector<std::string>> rows;
+  for (const ScaleRuleInfo& r : kScaleRules) {
+    const char* output = r.tensor_output == TensorOutput::group_mantissa ? "group mantissa (§17.1)"
+                         : r.tensor_output == TensorOutput::tensor_amax  ? "tensor amax (§18.1)"
+                                                                         : none;
+    rows.push_back({std::string(r.name), std::to_string(r.abi_id), std::string(r.clause),
+                    std::string(format(r.scale_format).name), output,
+                    r.q_max == RuleQmax::element_max_half ? "element max + 1/2" : "element max",
+                    r.int_range ? std::string(to_string(*r.int_range)) : std::string(none),
+                    std::string(to_string(r.apply)), r.dequant_multiplier ? "yes" : "no"});
+  }
+  print_table({"rule", "C id", "clause", "stored scale", "tensor output", "default q_max", "int_range", "apply",
+               "stored scale multiplies at quantize"},
+              rows, md);
   return 0;
 }
 
@@ -460,6 +483,7 @@ void print_text(const Summary& s) {
 
 int run_quantize(Args& a) {
   if (a.flag("help")) return print_help();
+  if (a.flag("rules")) return print_rules(a);
   const Options o = parse_options(a);
   OutputFiles out(o);
   const Input in = read_input(o.input_path, o.input_format);

@@ -182,6 +182,18 @@ def test_profiles_policies_rules():
     expect_error("profiles --names --rules", ["profiles", "--names", "--rules"], contains=["--names"])
 
 
+def test_quantize_rules():
+    # §19.6 one row per rule; §14.2: amax-recip stores R = 1 / S and quantizes with S (the stored
+    # scale does not multiply); §17.1 gam carries group mantissas; §20.1 int8-127.5 has q_max 127.5
+    out = expect_ok("quantize --rules", ["quantize", "--rules"]).splitlines()
+    rows = {r.split()[0]: r for r in out[2:]}
+    check("rules names", list(rows)[:4] == ["amax", "amax-recip", "amax-dequant", "pow2"] and "pow2-recip" in rows, rows)
+    check("rules amax-recip", rows["amax-recip"].split()[-1] == "no" and rows["amax"].split()[-1] == "yes", rows)
+    check("rules gam", "group mantissa" in rows["gam"], rows["gam"])
+    check("rules int8-127.5", "element max + 1/2" in rows["int8-127.5"] and " full " in rows["int8-127.5"], rows)
+    expect_error("quantize --rules --bogus", ["quantize", "--rules", "--bogus"], contains=["--bogus"])
+
+
 # ---- numref conversions (§11.2) ----------------------------------------------------------------
 def test_conversions():
     out = expect_ok("conversions", ["conversions", "--profile", "cuda_satfinite", "--profile", "ocp"]).splitlines()
@@ -878,7 +890,7 @@ def main():
     if len(sys.argv) != 2:
         raise SystemExit(__doc__)
     NUMREF = sys.argv[1]
-    for t in [test_formats, test_profiles, test_profiles_policies_rules, test_conversions, test_explain, test_table, test_cast_values, test_cast_e8m0_and_overrides, test_cast_sr,
+    for t in [test_formats, test_profiles, test_profiles_policies_rules, test_conversions, test_quantize_rules, test_explain, test_table, test_cast_values, test_cast_e8m0_and_overrides, test_cast_sr,
               test_cast_input_rules, test_cast_options, test_cast_streaming, test_outputs_not_inputs,
               test_vectors_generate, test_stdout_errors, test_messages, test_cast_values_decimal, test_cast_npy, test_npy_ml_dtypes,
               test_version, test_cli_md_knob_table]:

@@ -155,7 +155,7 @@ inline constexpr ScaleRuleInfo kScaleRules[] = {
     {.rule = ScaleRule::amax_dequant, .name = "amax-dequant", .abi_id = 2, .scale_format = FormatId::f32,
      .kind = ScaleKind::fp32_dequant, .library_rank = 7, .clause = "§14.3"},
     {.rule = ScaleRule::pow2, .name = "pow2", .abi_id = 3, .scale_format = FormatId::f32,
-     .kind = ScaleKind::pow2, .dequant_multiplier = true, .library_rank = 9, .clause = "§15"},
+     .kind = ScaleKind::pow2, .dequant_multiplier = true, .library_rank = 9, .clause = "§15.1"},
     // §16 MX E8M0 shared scales
     {.rule = ScaleRule::mx_floor, .name = "mx-floor", .abi_id = 4, .scale_format = FormatId::f8e8m0fnu,
      .kind = ScaleKind::mx, .mx = MxExponent::floor, .library_rank = 3, .clause = "§16.2"},
