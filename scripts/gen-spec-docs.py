@@ -122,7 +122,8 @@ def conversions(numref, root, inputs):
 
 # ---- the C ABI's numbers --------------------------------------------------------------------
 DEFINE = re.compile(r'^#define (NUMREF_[A-Z0-9_]+) +([0-9]+)u\b\s*(?:/\*\s*(.*?)\s*\*/)?')
-VERSION_MARK = re.compile(r'\s*[(;,]?\s*(?:ABI )?\d+\.\d+\)?(?=[);,\s]|$)')
+# the C ABI minor version a comment names ("(1.7)", "; ABI 1.5", "1.6"): history, Annex C.1
+VERSION_MARK = re.compile(r'\s*\((?:ABI )?1\.\d+\)|;\s*(?:ABI )?1\.\d+$|^1\.\d+$')
 
 
 def abi(root):
@@ -144,6 +145,9 @@ def abi(root):
         return re.findall(r'X\((\w+)(?:,\s*(\w+))?\)', body)
 
     p3109 = xlist('NUMREF_P3109_BINARY8_FORMAT_LIST') + xlist('NUMREF_P3109_MORE_FORMAT_LIST')
+    fmt_names = {'NUMREF_FMT_' + up: low for up, low in xlist('NUMREF_FORMAT_LIST')}
+    consts = [(c, v, meaning or ('the format ' + fmt_names[c] if c in fmt_names else ''))
+              for c, v, meaning in consts]
     profiles = xlist('NUMREF_PROFILE_LIST')
     first_p3109 = 1 + max(v for c, v, _ in consts if c.startswith('NUMREF_FMT_'))
     out = ['| constant | value | meaning |', '|---|---|---|']

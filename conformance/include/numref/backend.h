@@ -177,23 +177,23 @@ enum { NUMREF_FMT_P3109_BEFORE_ = 14, NUMREF_P3109_FORMAT_LIST(NUMREF_P3109_FMT_
 #define NUMREF_NAN_TO_FINITE_FLIPZERO 4u /* nan_to_finite=flipzero */
 
 #define NUMREF_E8M0_FOLLOW 0u /* e8m0_round=follow (§7.1) */
-#define NUMREF_E8M0_FLOOR 1u
-#define NUMREF_E8M0_CEIL 2u
-#define NUMREF_E8M0_EVEN 3u
-#define NUMREF_E8M0_TIESUP 4u
+#define NUMREF_E8M0_FLOOR 1u /* e8m0_round=floor */
+#define NUMREF_E8M0_CEIL 2u /* e8m0_round=ceil */
+#define NUMREF_E8M0_EVEN 3u /* e8m0_round=even */
+#define NUMREF_E8M0_TIESUP 4u /* e8m0_round=tiesup */
 
 #define NUMREF_ZERO_TO_NOZERO_NAN 0u /* zero_to_nozero=nan (§7.2) */
-#define NUMREF_ZERO_TO_NOZERO_MIN 1u
+#define NUMREF_ZERO_TO_NOZERO_MIN 1u /* zero_to_nozero=min */
 
 #define NUMREF_NEGATIVE_NAN 0u /* negative=nan (§7.3) */
-#define NUMREF_NEGATIVE_ABS 1u
+#define NUMREF_NEGATIVE_ABS 1u /* negative=abs */
 #define NUMREF_NEGATIVE_INF_ABS 2u /* negative=inf_abs: finite negatives NaN, -Inf as +Inf (gfloat) */
 
 #define NUMREF_TININESS_AFTER 0u /* tininess=after (§9.2) */
-#define NUMREF_TININESS_BEFORE 1u
+#define NUMREF_TININESS_BEFORE 1u /* tininess=before */
 
 #define NUMREF_INT_RANGE_FULL 0u /* int_range=full (§6.5) */
-#define NUMREF_INT_RANGE_SYMMETRIC 1u
+#define NUMREF_INT_RANGE_SYMMETRIC 1u /* int_range=symmetric */
 
 #define NUMREF_E8M0_LOW_LINEAR 0u /* e8m0_low=linear (§7.4) */
 #define NUMREF_E8M0_LOW_GRID 1u   /* e8m0_low=grid */
@@ -296,49 +296,49 @@ typedef struct numref_policy {
   X(POW2_RECIP, pow2_recip)
 
 #define NUMREF_APPLY_RN32 0u  /* y = RN32(x op f), then convert (§19.2; default but int8 rules) */
-#define NUMREF_APPLY_FUSED 1u /* the exact x op f rounded once into the element */
+#define NUMREF_APPLY_FUSED 1u /* apply=fused; the exact x op f rounded once into the element */
 
-#define NUMREF_DEQUANT_DIVIDE 0u     /* v / S (§19.3) */
-#define NUMREF_DEQUANT_RECIPROCAL 1u /* v * RN32(1 / S) */
+#define NUMREF_DEQUANT_DIVIDE 0u     /* dequant=divide; v / S (§19.3) */
+#define NUMREF_DEQUANT_RECIPROCAL 1u /* dequant=reciprocal; v * RN32(1 / S) */
 
-#define NUMREF_AMAX_PROPAGATE 0u /* amax_nan / amax_inf (§13.2) */
-#define NUMREF_AMAX_IGNORE 1u
+#define NUMREF_AMAX_PROPAGATE 0u /* amax_nan / amax_inf = propagate (§13.2) */
+#define NUMREF_AMAX_IGNORE 1u /* amax_nan / amax_inf = ignore */
 
 /* §19.8 quantization-recipe knobs (1.4): the value of each numref_recipe field is the index of
  * its word in the knob's row of numref::kRecipeKnobs (reference/include/numref/policy.hpp);
  * 0 is numref's own rule. conform/abi.hpp pins every constant. */
-#define NUMREF_AMAX_FLOOR_NONE 0u    /* §13.5 no floor */
-#define NUMREF_AMAX_FLOOR_1E_12 1u   /* max(amax, RN64(1e-12)) (torchao float8) */
-#define NUMREF_AMAX_FLOOR_1E_4 2u    /* max(amax, RN32(1e-4)) (DeepGEMM) */
-#define NUMREF_SCALE_EXP_BITS 0u     /* §15 / §16.5 exponents read exactly */
-#define NUMREF_SCALE_EXP_LOG2F 1u    /* §16.8 as binary32 log2f would (the correctly rounded log2) */
-#define NUMREF_ZERO_CODE_STORED 0u   /* §16.9 E8M0 code 00 quantizes with 2^-127 */
-#define NUMREF_ZERO_CODE_MIN_NORMAL 1u /* with 2^-126 */
-#define NUMREF_ZERO_CODE_ONE 2u      /* with 1 */
-#define NUMREF_INF_BLOCK_POISON 0u   /* §13.3 / §13.6 */
-#define NUMREF_INF_BLOCK_EXPONENT 1u
-#define NUMREF_INF_BLOCK_MAX_CODE 2u
-#define NUMREF_INF_BLOCK_ZERO_SCALE 3u
-#define NUMREF_INF_BLOCK_MAX_CODE_ZERO 4u
-#define NUMREF_INF_BLOCK_ONE_SCALE 5u
-#define NUMREF_NAN_BLOCK_POISON 0u   /* §13.3 / §13.7 */
-#define NUMREF_NAN_BLOCK_INF_DIVISOR 1u
-#define NUMREF_NAN_BLOCK_MAX_CODE 2u
-#define NUMREF_NAN_BLOCK_FIRST_NAN 3u /* 1.6 */
-#define NUMREF_NAN_BLOCK_OWN_NAN 4u   /* 1.6 */
-#define NUMREF_ELEM_NAN_POLICY 0u    /* §19.9 */
-#define NUMREF_ELEM_NAN_HALF 1u
-#define NUMREF_MX_DESCALE_RECIP 0u   /* §16.6 / §16.10 */
-#define NUMREF_MX_DESCALE_DIVIDE 1u
-#define NUMREF_NAN_SCALE_CANONICAL 0u /* §13.8 */
+#define NUMREF_AMAX_FLOOR_NONE 0u    /* amax_floor=none; §13.5 no floor */
+#define NUMREF_AMAX_FLOOR_1E_12 1u   /* amax_floor=1e-12; max(amax, RN64(1e-12)) (torchao float8) */
+#define NUMREF_AMAX_FLOOR_1E_4 2u    /* amax_floor=1e-4; max(amax, RN32(1e-4)) (DeepGEMM) */
+#define NUMREF_SCALE_EXP_BITS 0u     /* scale_exp=bits; §15 / §16.5 exponents read exactly */
+#define NUMREF_SCALE_EXP_LOG2F 1u    /* scale_exp=log2f; §16.8 as binary32 log2f would (the correctly rounded log2) */
+#define NUMREF_ZERO_CODE_STORED 0u   /* zero_code=stored; §16.9 E8M0 code 00 quantizes with 2^-127 */
+#define NUMREF_ZERO_CODE_MIN_NORMAL 1u /* zero_code=min_normal; with 2^-126 */
+#define NUMREF_ZERO_CODE_ONE 2u      /* zero_code=one; with 1 */
+#define NUMREF_INF_BLOCK_POISON 0u   /* inf_block=poison; §13.3 / §13.6 */
+#define NUMREF_INF_BLOCK_EXPONENT 1u /* inf_block=exponent */
+#define NUMREF_INF_BLOCK_MAX_CODE 2u /* inf_block=max_code */
+#define NUMREF_INF_BLOCK_ZERO_SCALE 3u /* inf_block=zero_scale */
+#define NUMREF_INF_BLOCK_MAX_CODE_ZERO 4u /* inf_block=max_code_zero */
+#define NUMREF_INF_BLOCK_ONE_SCALE 5u /* inf_block=one_scale */
+#define NUMREF_NAN_BLOCK_POISON 0u   /* nan_block=poison; §13.3 / §13.7 */
+#define NUMREF_NAN_BLOCK_INF_DIVISOR 1u /* nan_block=inf_divisor */
+#define NUMREF_NAN_BLOCK_MAX_CODE 2u /* nan_block=max_code */
+#define NUMREF_NAN_BLOCK_FIRST_NAN 3u /* nan_block=first_nan; 1.6 */
+#define NUMREF_NAN_BLOCK_OWN_NAN 4u   /* nan_block=own_nan; 1.6 */
+#define NUMREF_ELEM_NAN_POLICY 0u    /* elem_nan=policy; §19.9 */
+#define NUMREF_ELEM_NAN_HALF 1u /* elem_nan=half */
+#define NUMREF_MX_DESCALE_RECIP 0u   /* mx_descale=recip; §16.6 / §16.10 */
+#define NUMREF_MX_DESCALE_DIVIDE 1u /* mx_descale=divide */
+#define NUMREF_NAN_SCALE_CANONICAL 0u /* nan_scale=canonical; §13.8 */
 #define NUMREF_NAN_SCALE_ALL_ONES_TENSOR 1u /* only with the `tensor` partition (n_blocks 1): the runner
                                              * sends CANONICAL for every other partition */
-#define NUMREF_ZERO_SIGN_KEEP 0u  /* §19.10 (1.6) */
-#define NUMREF_ZERO_SIGN_PLUS 1u
-#define NUMREF_SCALE_ROUND_F32 0u      /* §14.5 (1.6) */
-#define NUMREF_SCALE_ROUND_SOURCE 1u
-#define NUMREF_ZERO_DIVISOR_RAISE 0u   /* §14.6 (1.6) */
-#define NUMREF_ZERO_DIVISOR_KEEP 1u
+#define NUMREF_ZERO_SIGN_KEEP 0u  /* zero_sign=keep; §19.10 (1.6) */
+#define NUMREF_ZERO_SIGN_PLUS 1u /* zero_sign=plus */
+#define NUMREF_SCALE_ROUND_F32 0u      /* scale_round=f32; §14.5 (1.6) */
+#define NUMREF_SCALE_ROUND_SOURCE 1u /* scale_round=source */
+#define NUMREF_ZERO_DIVISOR_RAISE 0u   /* zero_divisor=raise; §14.6 (1.6) */
+#define NUMREF_ZERO_DIVISOR_KEEP 1u /* zero_divisor=keep */
 
 /* The recipe of a tensor operation (1.4), one field per row of kRecipeKnobs in table order.
  * All zero: numref's rules (§13 – §19), what every tensor operation of a profile without a
