@@ -42,4 +42,5 @@ v=$("$tmp/prefix/bin/numref" --version)
 
 grep -q "^\*\*Spec version $version\*\*" "$src/docs/spec.md" || fail "docs/spec.md does not state Spec version $version"
 grep -q "^version: \"$version\"" "$src/CITATION.cff" || fail "CITATION.cff version is not $version"
+grep -q "^## $version " "$src/CHANGES.md" || fail "CHANGES.md has no section for version $version"
 echo "install check passed: $tmp/prefix"
