@@ -9,6 +9,7 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -123,6 +124,53 @@ TEST(Fp32Scale, QmaxOfFormatsAndChecks) {  // §14.4
   EXPECT_FALSE(check_qmax(Exact{false, 3, 0, false}).empty());               // below 4
   EXPECT_FALSE(check_qmax(Exact{false, 1, 128, false}).empty());             // beyond FLT_MAX
   EXPECT_FALSE(check_qmax(Exact{false, (1u << 25) + 1, 0, false}).empty());  // 26 bits
+}
+
+// ---- §4.4 correctly rounded division -------------------------------------------------------
+
+// §4.4 The quotient a / b of exact values, as 64 significant bits and a sticky bit, rounded
+// once, is the correctly rounded quotient: in binary32 (RN32, subnormal results included), bf16
+// and f8e4m3fn, every deterministic mode and stochastic rounding with k = 8 and k = 32 (64 >= k + 24).
+// Expected: the oracle rounding the exact rational a / b (numref::oracle::rat, no reference code).
+// Hand cases first: 448 / 3 = 149.33 -> 0x43155555 (Fp32Scale.HandExamples); 1 / 3 = 0x3EAAAAAB
+// (0.0101... fraction 0x2AAAAA, next bits 1010...: up); 2^-148 / 4 = 2^-150, the tie between 0 and
+// 2^-149: even 0; 3 · 2^-149 / 2 = 1.5 · 2^-149: tie, even 2 · 2^-149 = 0x00000002.
+TEST(Division, CorrectlyRoundedQuotientAgainstTheOracle) {  // §4.4
+  EXPECT_EQ(rn32_div(kQ448, exact_f32(0x40400000u)), 0x43155555u);
+  EXPECT_EQ(rn32_div(exact_f32(kF32One), exact_f32(0x40400000u)), 0x3EAAAAABu);
+  EXPECT_EQ(rn32_div(exact_f32(0x00000002u), exact_f32(0x40800000u)), 0u);
+  EXPECT_EQ(rn32_div(exact_f32(0x00000003u), exact_f32(0x40000000u)), 0x00000002u);
+  std::mt19937_64 g(44);
+  auto f32_code = [&](int lo, int hi) {  // a random binary32 with exponent field in [lo, hi]
+    const std::uint32_t e = static_cast<std::uint32_t>(lo + static_cast<int>(g() % static_cast<unsigned>(hi - lo + 1)));
+    return ((g() & 1) ? 0x80000000u : 0u) | (e << 23) | static_cast<std::uint32_t>(g() & 0x7FFFFFu);
+  };
+  const Round modes[] = {Round::rne, Round::rtz, Round::rup, Round::rdn, Round::rna, Round::sr};
+  for (int t = 0; t < 20000; ++t) {
+    // f32: quotients from 2^-160 (below the subnormals) to 2^100; bf16 alike; f8e4m3fn near its range
+    const int which = t % 3;
+    const Format& to = which == 0 ? F32 : which == 1 ? BF16 : E4M3;
+    std::uint32_t a, b;
+    if (which == 2) {
+      a = f32_code(117, 135);
+      b = f32_code(120, 131);
+    } else {
+      a = f32_code(t % 7 == 0 ? 0 : 1, 200);  // subnormal dividends too
+      b = f32_code(60, 240);
+    }
+    if ((a & 0x7FFFFFFFu) == 0) continue;
+    Policy p;
+    p.round = modes[(t / 3) % 6];
+    if (p.round == Round::sr) p.sr_bits = (t / 18) % 2 ? 32 : 8;
+    const std::uint64_t r = p.round == Round::sr ? (g() & ((std::uint64_t{1} << p.sr_bits) - 1)) : 0;
+    const oracle::rat::Rational q = oracle::rat::decode(a, F32).v / oracle::rat::decode(b, F32).v;
+    const std::uint32_t want = oracle::rat::round(q, q < 0, to, p.round, p.round, p, r).code;
+    ASSERT_EQ(round_finite(exact_div(exact_f32(a), exact_f32(b)), to, p, r).bits, want)
+        << std::hex << a << " / " << b << " into " << to.name << " mode " << static_cast<int>(p.round) << " r " << r;
+    if (&to == &F32 && p.round == Round::rne) {
+      ASSERT_EQ(rn32_div(exact_f32(a), exact_f32(b)), want);
+    }
+  }
 }
 
 // ---- §15 power-of-two scales --------------------------------------------------------------
