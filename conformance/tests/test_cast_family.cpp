@@ -262,6 +262,8 @@ TEST(Departures, ParseAndMatch) {
 
 // §33 the runner's parsing of what a pipe backend writes.
 TEST(PipeProtocol, Parsing) {
+  // §33.2 the greeting: keys in any order; name, ops and flags required; another version or an
+  // unknown key refused; then `departure` lines, then `ready`
   const PipeHello h = parse_pipe_hello("numref-pipe 1 name=x version=2 ops=cast,quantize profiles=ocp flags=yes");
   EXPECT_EQ(h.name, "x");
   EXPECT_EQ(h.ops.size(), 2u);
@@ -270,14 +272,18 @@ TEST(PipeProtocol, Parsing) {
   EXPECT_THROW(parse_pipe_hello("numref-pipe 1 ops=cast flags=no"), ProtocolError);
   EXPECT_THROW(parse_pipe_hello("numref-pipe 1 name=x ops=cast flags=maybe"), ProtocolError);
   EXPECT_THROW(parse_pipe_hello("numref-pipe 1 name=x ops=cast flags=no color=red"), ProtocolError);
+  EXPECT_EQ(parse_pipe_hello("numref-pipe 1 flags=no ops=cast name=y").name, "y");
   std::vector<Departure> deps;
   EXPECT_FALSE(parse_pipe_preamble("departure cast f32 bf16 * nan | because", deps));
   EXPECT_TRUE(parse_pipe_preamble("ready", deps));
   EXPECT_THROW(parse_pipe_preamble("hello", deps), ProtocolError);
+  // §33.3 the support query is answered `yes` or `no`
   EXPECT_TRUE(parse_pipe_supports("yes"));
   EXPECT_FALSE(parse_pipe_supports("no"));
   EXPECT_THROW(parse_pipe_supports("error out of memory"), BackendError);
 
+  // §33.4 a batch: n result lines `<y> <ff>` (flags=yes), then `end`; fewer or more results
+  // than n before `end`, a malformed result or `error <message>` stop the run
   auto p = params(FormatId::f32, FormatId::f8e4m3fn, "ocp");
   std::vector<std::uint32_t> out(4);
   PipeBatchParser bp(*p, 2, true, out.data());
@@ -291,6 +297,9 @@ TEST(PipeProtocol, Parsing) {
   PipeBatchParser short_(*p, 2, false, out.data());
   EXPECT_FALSE(short_.feed("7e"));
   EXPECT_THROW(short_.feed("end"), BackendError);  // 1 result for a batch of 2
+  PipeBatchParser more(*p, 1, false, out.data());
+  EXPECT_FALSE(more.feed("7e"));
+  EXPECT_THROW(more.feed("7e"), BackendError);  // §33.4 a second result for a batch of 1
   PipeBatchParser bad(*p, 1, false, out.data());
   EXPECT_THROW(bad.feed("zz"), ProtocolError);
   PipeBatchParser err(*p, 1, false, out.data());

@@ -1,11 +1,13 @@
 // Tests of `numref conform` and `numref vectors` as a user runs them: exit status and the
 // report lines (spec §34.4 lines, §34.7 exit status), with the built-in backends, the
 // Python pipe example, and deliberately broken backends (broken_backend.cpp).
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -234,6 +236,7 @@ TEST(ConformCli, DetectsFlags) {
 }
 
 // §34.6 backend failures: exit status 3, a clear message, the report so far kept.
+// §32.4 a cast entry that returns a value other than n is a backend failure.
 TEST(ConformCli, WrongCountIsABackendError) {
   const CliRun r = run_numref(conform(broken("count")) + " --level 0 --ops cast:f32:f8e4m3fn");
   EXPECT_EQ(r.status, 3) << r.out;
@@ -274,19 +277,30 @@ TEST(ConformCli, HangTimesOut) {
   EXPECT_NE(r.out.find("no answer within 0:02"), std::string::npos) << r.out;
 }
 
+// §32.4 a negative return with last_error set: the run stops with that message.
 TEST(ConformCli, BackendErrorIsReported) {
   const CliRun r = run_numref(conform(broken("error")) + " --level 0");
   EXPECT_EQ(r.status, 3) << r.out;
   EXPECT_NE(r.out.find("deliberate error for the test"), std::string::npos) << r.out;
 }
 
+// §32.1 the runner calls numref_backend_abi_version() and refuses another version with both
+// versions named (exit status 3); a library without the two symbols is "not a numref backend".
 TEST(ConformCli, RefusesAWrongAbiVersion) {
   const CliRun r = run_numref(conform(NUMREF_BADABI_SO) + " --level 0");
   EXPECT_EQ(r.status, 3) << r.out;
   EXPECT_NE(r.out.find("was built for numref backend ABI version 99; this runner speaks version 1"), std::string::npos)
       << r.out;
+  // the C library this test runs with (found from one of its functions) exports neither symbol
+  Dl_info libc{};
+  ASSERT_NE(dladdr(reinterpret_cast<void*>(&std::abort), &libc), 0);
+  ASSERT_NE(libc.dli_fname, nullptr);
+  const CliRun n = run_numref(conform(libc.dli_fname) + " --level 0");
+  EXPECT_EQ(n.status, 3) << n.out;
+  EXPECT_NE(n.out.find(std::string(libc.dli_fname) + " is not a numref backend"), std::string::npos) << n.out;
 }
 
+// §34.1 B is a built-in name or a path to a .so: anything else is a usage error (exit 2).
 TEST(ConformCli, UnknownBackendsAreUsageErrors) {
   CliRun r = run_numref(conform("no-such-backend") + " --level 0");
   EXPECT_EQ(r.status, 2) << r.out;
@@ -298,6 +312,8 @@ TEST(ConformCli, UnknownBackendsAreUsageErrors) {
   EXPECT_EQ(r.status, 2) << r.out;
 }
 
+// §33.1 pipe:COMMAND runs under /bin/sh -c, one line per request and reply; §33.2 the reply to
+// the greeting must be the greeting; a line longer than 65 536 characters is a protocol error.
 TEST(ConformCli, PipeProtocolFailures) {
   CliRun r = run_numref(conform("pipe:echo hello") + " --level 0 --timeout 5");
   EXPECT_EQ(r.status, 3) << r.out;
@@ -308,6 +324,10 @@ TEST(ConformCli, PipeProtocolFailures) {
   r = run_numref(conform("pipe:exit 4") + " --level 0 --timeout 5");
   EXPECT_EQ(r.status, 3) << r.out;
   EXPECT_NE(r.out.find("exited with status 4"), std::string::npos) << r.out;
+  // §33.1 70 000 characters without a newline (the shell's printf pads 0 to that width)
+  r = run_numref(conform("pipe:printf %070000d 0; sleep 10") + " --level 0 --timeout 5");
+  EXPECT_EQ(r.status, 3) << r.out;
+  EXPECT_NE(r.out.find("a line longer than 65536 characters"), std::string::npos) << r.out;
 }
 
 // §31.5 a vector file edited by hand (sha256 differs from the MANIFEST) stops the run.
@@ -401,7 +421,7 @@ TEST(ConformCli, JunitAndJsonReports) {
   fs::remove_all(d);
 }
 
-// §34.3 shard rule: the shards I/N, 0 <= I < N (as scripts/sweep.sh, Slurm array and
+// §34.1 --shard I/N; §34.3 shard rule: the shards I/N, 0 <= I < N (as scripts/sweep.sh, Slurm array and
 // Kubernetes indices count), partition a run's cases; N/N is not a shard.
 TEST(ConformCli, ShardsPartitionTheCases) {
   const std::string base = conform("reference") + " --level 0 --ops cast:f16:f8e4m3fn --profile ocp";
@@ -447,7 +467,8 @@ TEST(ConformCli, UnavailableBackendIsSkippedWithItsReason) {
       << x.out;
 }
 
-// --backend all goes on with the other backends after an unavailable one.
+// --backend all goes on with the other backends after an unavailable one. §34.1 `all` is every
+// plugin libnumref_backend_<name>.so of the backend directory ($NUMREF_BACKEND_DIR), in turn.
 TEST(ConformCli, BackendAllGoesOnAfterAnUnavailableBackend) {
   const fs::path d = temp_dir("unavailable");
   // built-in names sort alphabetically after the known ones: aaa-gpu (unavailable) runs

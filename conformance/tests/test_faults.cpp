@@ -151,6 +151,7 @@ TEST(Faults, SigintStopsAHungPluginAtOnce) {
   fs::remove_all(d);
 }
 
+// §33.1 on a stop the pipe backend's process group is killed.
 TEST(Faults, SigtermStopsAHungPipeAtOnce) {
   const fs::path d = temp_dir("sigterm");
   Runner r(pipe("hang", d / "pids"), {"--timeout", "60", "--jobs", "1"}, d);
@@ -176,7 +177,8 @@ TEST(Faults, SecondSigintEndsAnInProcessHang) {
   fs::remove_all(d);
 }
 
-// kill -9 of the runner: its isolated plugin processes and pipe backends die with it.
+// kill -9 of the runner: its isolated plugin processes and pipe backends die with it. §33.1 a pipe
+// backend runs in its own process group, which is killed when the runner dies.
 TEST(Faults, NoOrphansAfterKill9) {
   for (const bool use_pipe : {false, true}) {
     const fs::path d = temp_dir("kill9");
@@ -262,7 +264,7 @@ TEST(Faults, HangingOpenIsNamed) {
 }
 
 // Messages: a pipe backend killed by a signal says so, whether /bin/sh ran it in its place or
-// as its child (exit status 139 from the shell).
+// as its child (exit status 139 from the shell): §33.5 `killed by SIG<NAME>`, also for 128 + N.
 TEST(Faults, PipeKilledBySignalSaysSo) {
   const fs::path d = temp_dir("pipesegv");
   for (const std::string& b : {pipe("segv", d / "pids"), pipe("segv", d / "pids") + "; exit $?"}) {

@@ -231,6 +231,8 @@ TEST(PluginHeader, TableOfACastOnlyBackend) {
   EXPECT_EQ(b->last_error(b->ctx), nullptr);  // no error yet
 }
 
+// §32.4 cast_supported answers 1 for an implemented conversion and 0 otherwise; cast converts n
+// codes (r and flags NULL here: rne, no NUMREF_CAP_FLAGS) and returns n.
 TEST(PluginHeader, CallsReachTheInstance) {
   Opened b = opened<CastOnly>(nullptr);  // NULL args = ""
   ASSERT_NE(b.get(), nullptr) << b.err();
@@ -245,6 +247,7 @@ TEST(PluginHeader, CallsReachTheInstance) {
   EXPECT_EQ(static_cast<const numref::conform::plugin_detail::Instance<CastOnly>*>(b->ctx)->impl.batches, 1);
 }
 
+// §32.4 a failed cast returns a negative value with last_error set.
 TEST(PluginHeader, ExceptionsBecomeErrorReturns) {
   Opened b = opened<CastOnly>();
   ASSERT_NE(b.get(), nullptr) << b.err();

@@ -41,6 +41,8 @@ TEST(VectorFile, RejectsMalformedInput) {
   };
   const Case cases[] = {
       {"", "t.vec: empty file"},
+      // §31.1 the first line is `numref-vectors 1`: another version is refused naming both, and
+      // any other first line is refused
       {"numref-vectors 2\nop cast\n", "vector file format version '2', this numref reads 1"},
       {"hello\n", "not a numref vector file"},
       {"numref-vectors 1\nop cast\ncount 1\n", "no 'begin' line"},

@@ -34,7 +34,8 @@ gw::Forward run1(std::vector<std::uint32_t> w, float bt, std::vector<std::int8_t
 
 }  // namespace
 
-// §30.2 / Eq. 10: every 16-bit word enumerated; the expected numerators are Eq. 10's
+// §30.2 / Eq. 10 (§30.10: the enumeration gives Eq. 10's fractions, which sum to 1 = 2^16 words):
+// every 16-bit word enumerated; the expected numerators are Eq. 10's
 // fractions times 2^16: Pr(±2) = 3/4 * 2^-9 -> 96, Pr(±1) = (3/4)^2 2^-2 (1 - 2 * 3/2048) -> 9189,
 // Pr(0) = 23483/32768 -> 46966.
 TEST(GaussWS, NoiseDistributionIsEq10BothSigns) {
@@ -171,7 +172,7 @@ TEST(GaussWS, GradHandValues) {
   EXPECT_EQ(gw::grad_bt(FormatId::f32, {1, 3}, w, bt, r, FormatId::f32, g)[0], 0u);
 }
 
-// Lemma 1: for w representable in the target and b_t < m + 2, fp(w_hat) != fp(w) wherever
+// §30.10 Lemma 1: for w representable in the target and b_t < m + 2, fp(w_hat) != fp(w) wherever
 // R != 0; at b_t = m + 2 it fails (a = w = 1, R = 1: 1 + 2^-(m+1) ties back to 1).
 TEST(GaussWS, Lemma1) {
   for (FormatId id : {FormatId::bf16, FormatId::f16, FormatId::f8e4m3fn, FormatId::f6e3m2fn}) {
@@ -206,7 +207,7 @@ TEST(GaussWS, Lemma1) {
   EXPECT_EQ(run1({f32(w)}, 0.0f, {0}).w_hat[0], 0x3FA0u);
 }
 
-// Lemma 2 (sufficiency): ±2^xi with xi > floor(2 - b_t + log2 a) - m is not lost beside R = ±1:
+// §30.10 Lemma 2 (sufficiency): ±2^xi with xi > floor(2 - b_t + log2 a) - m is not lost beside R = ±1:
 // fp(eps + R s) != fp(R s). With a = 1 and integer b_t the bound is not tight: eps is first
 // lost at xi = (1 - b_t) - m - 1 (a tie), two below it.
 TEST(GaussWS, Lemma2) {
@@ -232,7 +233,7 @@ TEST(GaussWS, Lemma2) {
   EXPECT_NE(run1({f32(1.0f), f32(0x1p-10f)}, 4.0f, {0, 1}).w_hat[1], run1({f32(1.0f), 0u}, 4.0f, {0, 1}).w_hat[1]);
 }
 
-// Proposition 3 and Table C.1 (tau = 0): exponent bits ceil(log2(b_t + 1)) for w and
+// §30.10 Proposition 3 and Table C.1 (tau = 0): exponent bits ceil(log2(b_t + 1)) for w and
 // ceil(log2(b_t + 3)) for w_hat; Lemma 1 needs m >= b_t - 1 (integer b_t).
 TEST(GaussWS, Proposition3TableC1) {
   struct Row {
@@ -273,7 +274,7 @@ TEST(GaussWS, Proposition3TableC1) {
   EXPECT_EQ(excluded, want);
 }
 
-// Proposition 4: R = 0 keeps w, so precision is kept with probability >= 23483/32768; a w far
+// §30.10 Proposition 4: R = 0 keeps w, so precision is kept with probability >= 23483/32768; a w far
 // below the Lemma 2 bound is masked by every non-zero R: exactly 18570 of the 2^16 words.
 TEST(GaussWS, Proposition4) {
   const std::uint32_t tiny = f32(0x1p-20f);

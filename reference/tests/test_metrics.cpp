@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <numeric>
 
 #include "numref/metrics.hpp"
@@ -145,6 +146,12 @@ TEST(ExactSum, AddMultipleIsRepeatedAdd) {
   }
 }
 
+ExactSum sum_of_errors(std::initializer_list<std::uint32_t> es) {
+  ExactSum s;
+  for (std::uint32_t e : es) s.add(e);
+  return s;
+}
+
 TEST(ExactSum, TextIsExact) {
   ExactSum s;
   s.add(0x3F800000u);  // 1
@@ -159,6 +166,45 @@ TEST(ExactSum, TextIsExact) {
   EXPECT_EQ(t.decimal(), "0.1875");
   EXPECT_EQ(t.hexfloat(), "0x1.8p-3");
   EXPECT_EQ(ExactSum{}.decimal(), "0");
+}
+
+// §22.3 An ErrorSum is (S, n, zeros, non-finite inputs, non-finite Q); merging adds every field;
+// "finite" means both non-finite counts are 0. Hand values: a = {S = 1 + 0.5, n 2, zeros 1,
+// 0 non-finite}, b = {S = 0.25, n 1, zeros 3, 2 NaN / Inf inputs, 1 non-finite Q}:
+// a + b = {S = 1.75, n 3, zeros 4, inputs 2, Q 1}; the merge in either order is the same.
+TEST(ErrorSum, MergingAddsEveryField) {
+  ErrorSum a;
+  a.sum.add(0x3F800000u);  // 1
+  a.sum.add(0x3F000000u);  // 0.5
+  a.n = 2;
+  a.zeros = 1;
+  ErrorSum b;
+  b.sum.add(0x3E800000u);  // 0.25
+  b.n = 1;
+  b.zeros = 3;
+  b.nonfinite_input = 2;
+  b.nonfinite_quant = 1;
+  EXPECT_TRUE(a.finite());
+  EXPECT_FALSE(b.finite());
+  ErrorSum ab = a;
+  ab += b;
+  EXPECT_EQ(ab.sum, sum_of_errors({0x3FE00000u}));  // 1.75 = 1.75 · 2^0
+  EXPECT_EQ(ab.n, 3u);
+  EXPECT_EQ(ab.zeros, 4u);
+  EXPECT_EQ(ab.nonfinite_input, 2u);
+  EXPECT_EQ(ab.nonfinite_quant, 1u);
+  EXPECT_FALSE(ab.finite());
+  ErrorSum ba = b;
+  ba += a;
+  EXPECT_EQ(ba, ab);
+  // one non-finite count alone makes a sum not finite
+  ErrorSum q;
+  q.nonfinite_quant = 1;
+  EXPECT_FALSE(q.finite());
+  ErrorSum i;
+  i.nonfinite_input = 1;
+  EXPECT_FALSE(i.finite());
+  EXPECT_TRUE(ErrorSum{}.finite());
 }
 
 // ---- §23 --------------------------------------------------------------------------------------
@@ -324,6 +370,9 @@ TEST(ErrorEvaluator, MemoizedEqualsDirect) {
 
 // Block sums, totals, counts and Q(x) against the oracle: every source, scale rules of the
 // MoR ablations (gam, amax, mx-floor), every partition kind, Q in bf16 or f32, NaN / Inf.
+// §21.1 Q(x) is the §19.6 fake-quant of x in its block converted to F (bf16, or f32: the §19.3
+// value itself): the evaluator's fake-quant codes equal the oracle's. §22.3 each block's ErrorSum
+// (S, n = finite non-zero elements, zeros, non-finite inputs, non-finite Q) equals the oracle's.
 TEST(ErrorEvaluator, AgreesWithOracle) {
   SplitMix64 g(242);
   const ScaleRule rules[] = {ScaleRule::gam, ScaleRule::amax, ScaleRule::mx_floor};
@@ -350,14 +399,14 @@ TEST(ErrorEvaluator, AgreesWithOracle) {
     for (std::size_t b = 0; b < o.block.size(); ++b) {
       const ErrorSum& s = ev.block(b);
       const oracle::rm::Sum& w = o.block[b];
-      ASSERT_EQ(mortest::rational_of(s.sum), w.sum) << "case " << t << " block " << b;
+      ASSERT_EQ(mortest::rational_of(s.sum), w.sum) << "case " << t << " block " << b;  // §22.3
       ASSERT_EQ(s.n, w.n);
       ASSERT_EQ(s.nonfinite_input, w.nonfinite_input);
       ASSERT_EQ(s.nonfinite_quant, w.nonfinite_quant);
       ASSERT_EQ(s.zeros, w.zeros);
       ev.fake_block(b, fq);
     }
-    ASSERT_EQ(fq, o.fake) << "case " << t;
+    ASSERT_EQ(fq, o.fake) << "case " << t;  // §21.1 Q(x) in F
     const ErrorSum total = ev.total();
     ASSERT_EQ(mean_f32(total), oracle::rm::mean_rn32(o.total)) << "case " << t;
     ASSERT_EQ(ev.meta().scales, o.quant.scales);
@@ -369,6 +418,7 @@ TEST(ErrorEvaluator, RejectsBadInput) {
   QuantizeSpec sr = gam_spec(FormatId::f8e4m3fn, Partition::blocks(1, 2));
   sr.policy.round = Round::sr;
   sr.policy.sr_bits = 8;
+  // §21.1 Q must be a function of x and its block's factors: stochastic rounding is an error
   EXPECT_THROW(ErrorEvaluator(x.view(), sr), std::invalid_argument);
   const QuantizeSpec ok = gam_spec(FormatId::f8e4m3fn, Partition::blocks(1, 2));
   EXPECT_THROW(ErrorEvaluator(x.view(), ok, format(FormatId::f8e5m2)), std::invalid_argument);

@@ -39,6 +39,8 @@ ExactSum sum_of(std::initializer_list<std::uint32_t> es) {
 // -> 1.0 (even); Q = 1/1 = 1 (bf16 exact); d = 1/16, e = RN32(1/17) = 0x3D70F0F1
 // (test_metrics RelativeError.HandWorked). n = 4, S = 3 · RN32(1/17), mean = 0.04412 -> RN32
 // 0x3D34B4B5 (test_metrics Mean.HandWorked): below 4.5 % (accepted), not below 4.4 % (rejected).
+// §26.3 every output: the decision and its reason, the ErrorSum, RN32(mean), the E8M0 code and the
+// group mantissa, and the block amax 448 (0x43E00000; the one scaling block holds the tensor).
 TEST(TensorMor, AcceptedAt45RejectedAt44) {
   const Tensor x = bf16(1, 4, {0x43E0, 0x3F88, 0x3F88, 0x3F88});
   for (const Partition p : {Partition::blocks(128, 128), Partition::tensor(), Partition::per_row()}) {
@@ -52,10 +54,12 @@ TEST(TensorMor, AcceptedAt45RejectedAt44) {
     EXPECT_EQ(r.mean, 0x3D34B4B5u);
     EXPECT_EQ(r.scales.group_mantissa, std::vector<std::uint32_t>{0u});
     EXPECT_EQ(r.scales.scales, std::vector<std::uint32_t>{0x7Fu});
+    ASSERT_EQ(r.block_amax.size(), 1u);  // §26.3 the block amaxes
+    EXPECT_EQ(r.block_amax[0].f32, 0x43E00000u);
     spec.threshold = Threshold{11, 250};  // 4.4 %
     const TensorMorResult s = tensor_mor(x.view(), spec);
     EXPECT_FALSE(s.quantized);
-    EXPECT_EQ(s.verdict, (Verdict{false, Reason::threshold}));
+    EXPECT_EQ(s.verdict, (Verdict{false, Reason::threshold}));  // §25.3 threshold: Eq. 2 false
     EXPECT_EQ(s.mean, 0x3D34B4B5u);
   }
 }
@@ -85,6 +89,10 @@ TEST(TensorMor, PerTensorRejectsPerBlockAccepts) {
   EXPECT_EQ(b.error.n, 4u);
   EXPECT_EQ(b.mean, 0u);
   EXPECT_EQ(b.scales.scales, (std::vector<std::uint32_t>{0x7Fu, 0x91u}));
+  // §26.3 one amax per scaling block: 448 (0x43E00000) and 2^-10 (0x3A800000)
+  ASSERT_EQ(b.block_amax.size(), 2u);
+  EXPECT_EQ(b.block_amax[0].f32, 0x43E00000u);
+  EXPECT_EQ(b.block_amax[1].f32, 0x3A800000u);
 }
 
 // §26.2 An all-zero tensor: n = 0, the mean is defined as 0: accepted for any positive
@@ -120,7 +128,7 @@ TEST(TensorMor, NonFiniteRejects) {
   const Tensor big(F32, 1, 1, {0x7F7FFFFFu});
   const TensorMorResult c = tensor_mor(big.view());
   EXPECT_FALSE(c.quantized);
-  EXPECT_EQ(c.verdict, (Verdict{false, Reason::nonfinite_quant}));
+  EXPECT_EQ(c.verdict, (Verdict{false, Reason::nonfinite_quant}));  // §25.3 nonfinite_quant
   EXPECT_EQ(c.error.nonfinite_quant, 1u);
 }
 
@@ -154,6 +162,10 @@ SubtensorMorSpec sub_spec(SubtensorRecipe r, Partition p) {
 // on E5M2's grid (binade [2^-5, 2^-4), step 2^-7): exact, Q = 2^-20, e = 0. Σ5 = 0.
 // Eq. 3: 1 < 0 is false. Eq. 4: max / min = 2^20 < 57344 / 2^-14 = 1.75 · 2^29: E5M2 (three-way);
 // the two-way recipe falls back to BF16.
+// §27.4 the outputs: type map (0 = f8e4m3fn, 1 = f8e5m2, 2 = bf16), the Eq. 3 and Eq. 4 verdicts,
+// both block ErrorSums, the output tensor in F and the blocks / elements of each type.
+// §27.2 two-way: E5M2 is the Eq. 3 benchmark only, never selected: the block stays BF16 and Eq. 4
+// is never evaluated (§25.3 not_evaluated).
 TEST(SubtensorMor, E4m3SumExceedsE5m2Sum) {
   const Tensor x = bf16(1, 2, {0x3F80, 0x3580});
   const SubtensorMorResult t = subtensor_mor(x.view(), sub_spec(SubtensorRecipe::three_way, Partition::blocks(1, 2)));
@@ -165,11 +177,17 @@ TEST(SubtensorMor, E4m3SumExceedsE5m2Sum) {
   EXPECT_TRUE(t.e5m2_sum[0].sum.is_zero());
   EXPECT_EQ(t.e4m3_sum[0].n, 2u);
   EXPECT_EQ(t.fake, (std::vector<std::uint32_t>{0x3F80, 0x3580}));
-  EXPECT_EQ(t.blocks_of, (std::array<std::uint64_t, 3>{0, 1, 0}));
+  EXPECT_EQ(t.blocks_of, (std::array<std::uint64_t, 3>{0, 1, 0}));  // §27.4
+  EXPECT_EQ(t.elements_of, (std::array<std::uint64_t, 3>{0, 2, 0}));
+  EXPECT_EQ(static_cast<int>(t.type[0]), 1);  // §27.4 the type map's value for f8e5m2
+  // §27.2 two-way: [f8e4m3fn, bf16 (kept)]
   const SubtensorMorResult w = subtensor_mor(x.view(), sub_spec(SubtensorRecipe::two_way, Partition::blocks(1, 2)));
   EXPECT_EQ(w.type[0], BlockType::bf16);
-  EXPECT_EQ(w.eq3[0], (Verdict{false, Reason::not_lower}));
-  EXPECT_EQ(w.eq4[0], (Verdict{false, Reason::not_evaluated}));
+  EXPECT_EQ(static_cast<int>(w.type[0]), 2);
+  EXPECT_EQ(w.eq3[0], (Verdict{false, Reason::not_lower}));      // §25.3 not_lower: Eq. 3 false
+  EXPECT_EQ(w.eq4[0], (Verdict{false, Reason::not_evaluated}));  // §25.3 not_evaluated
+  EXPECT_TRUE(w.e5m2_sum[0].sum.is_zero());                      // the benchmark's sum is still reported
+  EXPECT_EQ(w.blocks_of, (std::array<std::uint64_t, 3>{0, 0, 1}));
   EXPECT_EQ(w.fake, (std::vector<std::uint32_t>{0x3F80, 0x3580}));
   EXPECT_EQ(w.elements_of, (std::array<std::uint64_t, 3>{0, 0, 2}));
 }
@@ -197,7 +215,7 @@ TEST(SubtensorMor, RangeTooWideStaysBf16) {
   const SubtensorMorResult t = subtensor_mor(x.view(), sub_spec(SubtensorRecipe::three_way, Partition::blocks(1, 2)));
   EXPECT_EQ(t.type[0], BlockType::bf16);
   EXPECT_EQ(t.eq3[0].reason, Reason::not_lower);
-  EXPECT_EQ(t.eq4[0], (Verdict{false, Reason::range}));
+  EXPECT_EQ(t.eq4[0], (Verdict{false, Reason::range}));  // §25.3 range: Eq. 4 false
   EXPECT_EQ(t.e4m3_sum[0].sum, t.e5m2_sum[0].sum);
   EXPECT_EQ(t.fake, x.codes);
 }
@@ -210,6 +228,8 @@ TEST(SubtensorMor, RangeTooWideStaysBf16) {
 // then non-zero -> 0xE38E39); 1.0625 · 128 = 1.0625 · 2^7 lies below the midpoint 1.125 of 1.0 and
 // 1.25 -> 128, Q = 1, e = RN32(1/17). Σ4 = RN32(1/17) < Σ5 = RN32(1/17) + RN32(1/9): E4M3,
 // reason accepted. Without the 1.0625, E4M3 is exact (Σ4 = 0): reason exact (§27.3).
+// §27.2 the two-way recipe decides Eq. 3 the same way (E5M2 as the benchmark); §27.4 both formats'
+// scales are output for every block.
 TEST(SubtensorMor, E4m3Chosen) {
   const Tensor x = bf16(1, 3, {0x43E0, 0x4390, 0x3F88});
   for (SubtensorRecipe r : {SubtensorRecipe::three_way, SubtensorRecipe::two_way}) {
@@ -238,8 +258,8 @@ TEST(SubtensorMor, AllZeroAndExactBlocksAreE4m3) {
   for (SubtensorRecipe rc : {SubtensorRecipe::three_way, SubtensorRecipe::two_way}) {
     const SubtensorMorResult t = subtensor_mor(x.view(), sub_spec(rc, Partition::blocks(1, 2)));
     EXPECT_EQ(t.type, (std::vector<BlockType>{BlockType::f8e4m3fn, BlockType::f8e4m3fn}));
-    EXPECT_EQ(t.eq3[0], (Verdict{true, Reason::all_zero}));
-    EXPECT_EQ(t.eq3[1], (Verdict{true, Reason::exact}));
+    EXPECT_EQ(t.eq3[0], (Verdict{true, Reason::all_zero}));  // §25.3 all_zero, accepted
+    EXPECT_EQ(t.eq3[1], (Verdict{true, Reason::exact}));     // §25.3 exact, accepted
     EXPECT_TRUE(t.e5m2_sum[1].sum.is_zero());
     EXPECT_EQ(t.fake, x.codes);
   }
@@ -251,7 +271,7 @@ TEST(SubtensorMor, NonFiniteBlockStaysBf16) {
   const Tensor x = bf16(2, 2, {0x7FC1, 0x3F80, 0x3F80, 0x3F80});
   const SubtensorMorResult t = subtensor_mor(x.view(), sub_spec(SubtensorRecipe::three_way, Partition::blocks(1, 2)));
   EXPECT_EQ(t.type, (std::vector<BlockType>{BlockType::bf16, BlockType::f8e4m3fn}));  // block 1: exact
-  EXPECT_EQ(t.eq3[0], (Verdict{false, Reason::nonfinite_input}));
+  EXPECT_EQ(t.eq3[0], (Verdict{false, Reason::nonfinite_input}));                     // §25.3 nonfinite_input
   EXPECT_EQ(t.eq4[0], (Verdict{false, Reason::nonfinite_input}));
   EXPECT_EQ(t.fake, x.codes);  // the NaN keeps its payload (bf16 -> bf16 is the identity)
   EXPECT_EQ(t.e4m3_scales.group_mantissa, std::vector<std::uint32_t>{0x600000u});  // s_g = 448
@@ -260,6 +280,8 @@ TEST(SubtensorMor, NonFiniteBlockStaysBf16) {
 // ---- §25 the framework -----------------------------------------------------------------------
 
 // A custom metric (even blocks accepted) and the output assembled from the chosen types.
+// §25.4 a FunctionMetric is a metric; its verdicts (reason custom, §25.3) decide the blocks.
+// §25.1 a kept type's block is x converted to F: the identity for BF16 in and out.
 TEST(MorFramework, CustomMetricAndOutput) {
   SplitMix64 g(25);
   const Tensor x = mortest::random_tensor(BF16, 4, 6, g, 12);
@@ -288,7 +310,8 @@ TEST(MorFramework, RejectsBadSetups) {
   SplitMix64 g(26);
   const Tensor x = mortest::random_tensor(BF16, 4, 6, g, 12);
   const QuantizeSpec e4 = mor_quantize_spec(format(FormatId::f8e4m3fn), Partition::blocks(3, 3));
-  // 3 x 3 quantization blocks straddle the 2 x 2 selection blocks
+  // §25.1 a quantized type's partition must refine B: 3 x 3 quantization blocks straddle the
+  // 2 x 2 selection blocks, an error
   EXPECT_THROW(MorContext(x.view(), Partition::blocks(2, 2), {Representation{"e4m3", e4}}), std::invalid_argument);
   EXPECT_THROW(MorContext(x.view(), Partition::tensor(), {}), std::invalid_argument);
   MorContext ctx(x.view(), Partition::tensor(), {Representation{"e4m3", e4}, Representation{"bf16", std::nullopt}});
@@ -299,6 +322,62 @@ TEST(MorFramework, RejectsBadSetups) {
   MeanErrorMetric m;
   Metric* ms[] = {&m};
   EXPECT_THROW(mor_select(kept, ms), std::invalid_argument);  // a mean error needs a quantized type
+}
+
+// §25.4 a metric is any object with a per-tensor preparation and a per-block evaluation: a
+// Metric subclass is prepared once (with the index of the type it accepts) and evaluated once per
+// block of B, in block-row-major order. §25.5 without the output tensor the selection streams:
+// what it returns is per block only (the choice, the verdicts, the counts per type), the same as
+// with the output, and no element-sized output.
+// x: 4 x 6, B = 2 x 3 blocks (4 blocks); the metric accepts blocks 0 and 3 (reason accepted),
+// rejects 1 and 2 (custom): choice [0, 1, 1, 0], 2 blocks / 12 elements per type.
+class FirstAndLastBlocks : public Metric {
+ public:
+  std::string name() const override { return "first and last block"; }
+  void prepare(MorContext& ctx, std::size_t type) override {
+    ++prepared;
+    type_prepared = type;
+    blocks = ctx.blocks().count();
+  }
+  Verdict evaluate(MorContext&, std::size_t b) override {
+    evaluated.push_back(b);
+    const bool ok = b == 0 || b + 1 == blocks;
+    return Verdict{ok, ok ? Reason::accepted : Reason::custom};
+  }
+  int prepared = 0;
+  std::size_t type_prepared = 99, blocks = 0;
+  std::vector<std::size_t> evaluated;
+};
+
+TEST(MorFramework, MetricObjectAndStreamingSelection) {
+  SplitMix64 g(25);
+  const Tensor x = mortest::random_tensor(BF16, 4, 6, g, 12);
+  const QuantizeSpec e4 = mor_quantize_spec(format(FormatId::f8e4m3fn), Partition::blocks(2, 3));
+  auto select = [&](bool want_output, FirstAndLastBlocks& m) {
+    MorContext ctx(x.view(), Partition::blocks(2, 3),
+                   {Representation{"e4m3", e4}, Representation{"bf16", std::nullopt}});
+    Metric* ms[] = {&m};
+    return mor_select(ctx, ms, want_output);
+  };
+  FirstAndLastBlocks ms, mo;
+  const Selection streamed = select(false, ms), full = select(true, mo);
+  for (const FirstAndLastBlocks* m : {&ms, &mo}) {  // §25.4
+    EXPECT_EQ(m->prepared, 1);
+    EXPECT_EQ(m->type_prepared, 0u);
+    EXPECT_EQ(m->evaluated, (std::vector<std::size_t>{0, 1, 2, 3}));
+  }
+  EXPECT_EQ(streamed.choice, (std::vector<std::uint8_t>{0, 1, 1, 0}));
+  EXPECT_EQ(streamed.verdicts[1], (Verdict{false, Reason::custom}));
+  EXPECT_EQ(streamed.blocks_per_type, (std::vector<std::uint64_t>{2, 2}));
+  EXPECT_EQ(streamed.elements_per_type, (std::vector<std::uint64_t>{12, 12}));
+  // §25.5 the streamed selection: per-block state only, equal to the one with the output
+  EXPECT_TRUE(streamed.output.empty());
+  EXPECT_EQ(streamed.verdicts.size(), 4u);  // (k − 1) per block
+  EXPECT_EQ(streamed.choice, full.choice);
+  EXPECT_EQ(streamed.verdicts, full.verdicts);
+  EXPECT_EQ(streamed.blocks_per_type, full.blocks_per_type);
+  EXPECT_EQ(streamed.elements_per_type, full.elements_per_type);
+  EXPECT_EQ(full.output.size(), x.codes.size());
 }
 
 // Tensor-level MoR decides exactly mean_below(total error, threshold) (§26.1).
@@ -586,8 +665,9 @@ RC_GTEST_PROP(MorProperties, ExactE4m3ValuesHaveZeroError, ()) {
   RC_ASSERT(r.quantized);
 }
 
-// §12.3 Per-channel decisions on X (rows, the first GEMM operand) equal those on Xᵀ with the
-// other direction (cols); any block shape p on X equals p.transposed() on Xᵀ.
+// §12.3 / §26.4 Per-channel decisions on X (rows, the first GEMM operand) equal those on Xᵀ with
+// the other direction (cols); any block shape p on X equals p.transposed() on Xᵀ: same decision,
+// ErrorSum, mean and (per channel) scales.
 RC_GTEST_PROP(MorProperties, TransposeSymmetry, ()) {
   const Tensor x = prop_tensor(*rc::gen::arbitrary<std::uint64_t>());
   TensorMorSpec a, b;

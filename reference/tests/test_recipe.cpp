@@ -200,7 +200,7 @@ TEST(Recipe, TensorwiseNanScaleIsAllOnes) {
 //   +Inf: d = +Inf, field 255 + 0 clamped to 254 -> FE, Inf * 2^-127 saturates to 0x7E;
 //   NaN: amax NaN (clamp keeps it), field 255 + 1 clamped to 254 -> FE; -NaN stays -NaN -> 0xFF,
 //     1 * 2^-127 -> 0x00, Inf -> 0x7E. numref's default poisons both (FF).
-TEST(Recipe, DeepGemm) {
+TEST(Recipe, DeepGemm) {  // §10.4, §16.10 (deepgemm sets mx_descale=divide)
   const QuantizeSpec dg = prof(ProfileId::deepgemm);
   EXPECT_EQ(dg.rule, ScaleRule::mx_rceil_f32);
   EXPECT_EQ(to_string(dg.partition), "block:1x128");
@@ -216,7 +216,27 @@ TEST(Recipe, DeepGemm) {
   EXPECT_EQ(n.scales[0], 0xFEu);
   EXPECT_EQ(n.codes, (std::vector<std::uint8_t>{0xFF, 0x00, 0x7E}));
   EXPECT_EQ(run(plain(ScaleRule::mx_rceil_f32), {0xFFC00000u, kF32One}).scales[0], 0xFFu);
+  // §16.10 d = RN32(amax / 448) from the floored amax 0x38D1B717, then the E8M0 ceiling: 0x69
   EXPECT_EQ(mx_rceil_div_code(exact_f32(0x38D1B717u), Exact{false, 7, 6, false}), 0x69u);
+}
+
+// §16.10 mx_descale=divide: d = RN32(amax / q_max), not §16.6's RN32(amax · RN32(1 / q_max)); the
+// two differ where one is a power of two and the other is not. int8 elements (q_max 127, §16.1
+// emax_elem 6), amax a = 0x42FE0001 = 127 + 2^-17 (the ulp of [64, 128) is 2^-17):
+//   divide: a / 127 = 1 + 2^-17 / 127 = 1 + 1.008 · 2^-24, above the midpoint 1 + 2^-24 of 1 and
+//     1 + 2^-23: d = 0x3F800001, fraction non-zero -> e = 0 + 1, code 0x80.
+//   recip: RN32(1 / 127) = 0x3C010204 = (1 / 127)(1 - 0.0625 · 2^-24); a · that = 1 + 0.945 · 2^-24
+//     (to first order), below the midpoint: d = 1.0 exactly -> e = 0, code 0x7F.
+TEST(Recipe, MxDescaleDivideRoundsTheQuotientOnce) {
+  const Format& i8 = format(FormatId::int8);
+  QuantizeSpec s = plain(ScaleRule::mx_rceil_f32, i8);
+  EXPECT_EQ(run(s, {0x42FE0001u}).scales[0], 0x7Fu);  // §16.6 (default recip)
+  s.recipe.mx_descale = MxDescale::divide;
+  EXPECT_EQ(run(s, {0x42FE0001u}).scales[0], 0x80u);  // §16.10
+  EXPECT_EQ(mx_rceil_div_code(exact_f32(0x42FE0001u), format_qmax(i8)), 0x80u);
+  // a quotient that is exactly a power of two has no ceiling step: 254 / 127 = 2 -> e = 1, code 0x80
+  EXPECT_EQ(mx_rceil_div_code(exact_f32(0x437E0000u), format_qmax(i8)), 0x80u);
+  EXPECT_EQ(run(s, {0x437E0000u}).scales[0], 0x80u);
 }
 
 // §10.4 te_mxfp8 (source-cited: TransformerEngine float_to_e8m0 / exp2f_rcp, utils.cuh L937 /

@@ -9,9 +9,11 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "numref/convert.hpp"
@@ -124,9 +126,58 @@ TEST(Fp32Scale, QmaxOfFormatsAndChecks) {  // §14.4
   EXPECT_FALSE(check_qmax(Exact{false, (1u << 25) + 1, 0, false}).empty());  // 26 bits
 }
 
+// ---- §4.4 correctly rounded division -------------------------------------------------------
+
+// §4.4 The quotient a / b of exact values, as 64 significant bits and a sticky bit, rounded
+// once, is the correctly rounded quotient: in binary32 (RN32, subnormal results included), bf16
+// and f8e4m3fn, every deterministic mode and stochastic rounding with k = 8 and k = 32 (64 >= k + 24).
+// Expected: the oracle rounding the exact rational a / b (numref::oracle::rat, no reference code).
+// Hand cases first: 448 / 3 = 149.33 -> 0x43155555 (Fp32Scale.HandExamples); 1 / 3 = 0x3EAAAAAB
+// (0.0101... fraction 0x2AAAAA, next bits 1010...: up); 2^-148 / 4 = 2^-150, the tie between 0 and
+// 2^-149: even 0; 3 · 2^-149 / 2 = 1.5 · 2^-149: tie, even 2 · 2^-149 = 0x00000002.
+TEST(Division, CorrectlyRoundedQuotientAgainstTheOracle) {  // §4.4
+  EXPECT_EQ(rn32_div(kQ448, exact_f32(0x40400000u)), 0x43155555u);
+  EXPECT_EQ(rn32_div(exact_f32(kF32One), exact_f32(0x40400000u)), 0x3EAAAAABu);
+  EXPECT_EQ(rn32_div(exact_f32(0x00000002u), exact_f32(0x40800000u)), 0u);
+  EXPECT_EQ(rn32_div(exact_f32(0x00000003u), exact_f32(0x40000000u)), 0x00000002u);
+  std::mt19937_64 g(44);
+  auto f32_code = [&](int lo, int hi) {  // a random binary32 with exponent field in [lo, hi]
+    const std::uint32_t e = static_cast<std::uint32_t>(lo + static_cast<int>(g() % static_cast<unsigned>(hi - lo + 1)));
+    return ((g() & 1) ? 0x80000000u : 0u) | (e << 23) | static_cast<std::uint32_t>(g() & 0x7FFFFFu);
+  };
+  const Round modes[] = {Round::rne, Round::rtz, Round::rup, Round::rdn, Round::rna, Round::sr};
+  for (int t = 0; t < 20000; ++t) {
+    // f32: quotients from 2^-160 (below the subnormals) to 2^100; bf16 alike; f8e4m3fn near its range
+    const int which = t % 3;
+    const Format& to = which == 0 ? F32 : which == 1 ? BF16 : E4M3;
+    std::uint32_t a, b;
+    if (which == 2) {
+      a = f32_code(117, 135);
+      b = f32_code(120, 131);
+    } else {
+      a = f32_code(t % 7 == 0 ? 0 : 1, 200);  // subnormal dividends too
+      b = f32_code(60, 240);
+    }
+    if ((a & 0x7FFFFFFFu) == 0) continue;
+    Policy p;
+    p.round = modes[(t / 3) % 6];
+    if (p.round == Round::sr) p.sr_bits = (t / 18) % 2 ? 32 : 8;
+    const std::uint64_t r = p.round == Round::sr ? (g() & ((std::uint64_t{1} << p.sr_bits) - 1)) : 0;
+    const oracle::rat::Rational q = oracle::rat::decode(a, F32).v / oracle::rat::decode(b, F32).v;
+    const std::uint32_t want = oracle::rat::round(q, q < 0, to, p.round, p.round, p, r).code;
+    ASSERT_EQ(round_finite(exact_div(exact_f32(a), exact_f32(b)), to, p, r).bits, want)
+        << std::hex << a << " / " << b << " into " << to.name << " mode " << static_cast<int>(p.round) << " r " << r;
+    if (&to == &F32 && p.round == Round::rne) {
+      ASSERT_EQ(rn32_div(exact_f32(a), exact_f32(b)), want);
+    }
+  }
+}
+
 // ---- §15 power-of-two scales --------------------------------------------------------------
 
-TEST(Pow2Scale, ExponentFromBits) {                 // §15
+// §15.1 P = 2^E(S) read from the bits: a normal S keeps sign and exponent field, fraction
+// cleared (bits & 0xFF800000); a subnormal S gives its top fraction bit; NaN stays NaN.
+TEST(Pow2Scale, ExponentFromBits) {                 // §15.1
   EXPECT_EQ(pow2_floor(0x43155555u), 0x43000000u);  // 149.33 -> 128
   EXPECT_EQ(pow2_floor(kF32One), kF32One);
   EXPECT_EQ(pow2_floor(kF32Max), 0x7F000000u);      // 2^127
@@ -135,11 +186,32 @@ TEST(Pow2Scale, ExponentFromBits) {                 // §15
   EXPECT_EQ(pow2_floor(kF32NaN), kF32NaN);
 }
 
+// §15.1 through the rule `pow2` (f8e4m3fn, q_max 448): amax 0 gives P = 1.0 and its zeros stay
+// zeros; amax 3 gives S = RN32(448 / 3) = 0x43155555 (149.33, Fp32Scale.HandExamples) and
+// P = 2^7 = 128 (0x43000000); quantize multiplies by P: 3 · 128 = 384 = 1.5 · 2^8 (E4M3 field
+// 15, mantissa 100: 0x7C), 1 · 128 = 2^7 (field 14: 0x70); dequantize divides by P: 384 / 128 = 3.
+TEST(Pow2Scale, RuleStoresPAndMultipliesByIt) {  // §15.1
+  QuantizeSpec s;
+  s.rule = ScaleRule::pow2;
+  std::vector<std::uint8_t> codes(2);
+  const std::vector<std::uint32_t> zero = {0u, 0x80000000u};
+  QuantizeResult r = quantize(TensorView::vector(F32, zero.data(), 2), s, codes);
+  EXPECT_EQ(r.meta.scales, std::vector<std::uint32_t>{kF32One});
+  EXPECT_EQ(codes, (std::vector<std::uint8_t>{0x00, 0x80}));
+  const std::vector<std::uint32_t> v = {0x40400000u, 0x3F800000u};  // 3, 1
+  r = quantize(TensorView::vector(F32, v.data(), 2), s, codes);
+  EXPECT_EQ(r.meta.scales, std::vector<std::uint32_t>{0x43000000u});
+  EXPECT_EQ(codes, (std::vector<std::uint8_t>{0x7C, 0x70}));
+  std::vector<std::uint32_t> back(2);
+  dequantize(codes, r.meta, back);
+  EXPECT_EQ(back, v);
+}
+
 // Why never floor(log2f(x)): for x = nextbelow(2^k), log2 x = k + log2(1 - 2^-24)
 // = k - 8.6e-8, and for k >= 4 the binary32 numbers around k are >= 2.4e-7 apart, so a
 // correctly rounded log2f returns exactly k and floor() gives k instead of E(x) = k - 1.
 // MPFR's correctly rounded log2 at 24 bits (what a perfect log2f returns) shows it.
-TEST(Pow2Scale, FloorLog2fIsWrongJustBelowPowersOfTwo) {  // §15
+TEST(Pow2Scale, FloorLog2fIsWrongJustBelowPowersOfTwo) {  // §15.1 never floor(log2f(S))
   mpfr_t v, l;
   mpfr_init2(v, 24);
   mpfr_init2(l, 24);
@@ -168,7 +240,7 @@ std::uint32_t mx(ScaleRule r, std::uint32_t amax, const Format& elem = E4M3) {
 //   CEIL:  ceil(log2 480) = 9 -> X = 2, code 80.
 //   EVEN:  480 = 1.875·2^8; rounded to 4 significant bits 1.875 stays (< 1.9375) -> X = 1.
 //   RCEIL-F32: RN32(480·RN32(1/448)) = RN32(480·0x3B124925) = 0x3F892493 (1.0714287) -> X = 2.
-TEST(MxScale, FloorVersusRceilAt480) {  // §16.2 – §16.6
+TEST(MxScale, FloorVersusRceilAt480) {  // §16.2 – §16.6; §16.1 quantize divides by X
   EXPECT_EQ(mx(ScaleRule::mx_floor, 0x43F00000u), 0x7Fu);
   EXPECT_EQ(mx(ScaleRule::mx_rceil, 0x43F00000u), 0x80u);
   EXPECT_EQ(mx(ScaleRule::mx_ceil, 0x43F00000u), 0x80u);
@@ -203,8 +275,9 @@ TEST(MxScale, EdgeCases) {  // §16
     EXPECT_EQ(mx(r, 0u), 0x00u);
     EXPECT_EQ(mx(r, kF32NaN), 0xFFu);
     EXPECT_EQ(mx(r, kF32Inf), 0xFFu);
-    EXPECT_EQ(mx(r, kF32MinSub), 0x00u);  // 2^-149 -> below 2^-127: clamped to 00
+    EXPECT_EQ(mx(r, kF32MinSub), 0x00u);  // 2^-149 -> below 2^-127: clamped to 00 (§16.1 e >= -127)
   }
+  // §16.1 e clamped to [-127, 127], code e + 127:
   // tiny: amax = 2^-120 (03800000): FLOOR -120 - 8 = -128 -> clamp -127 = 00; 2^-118 -> -126 = 01
   EXPECT_EQ(mx(ScaleRule::mx_floor, 0x03800000u), 0x00u);
   EXPECT_EQ(mx(ScaleRule::mx_floor, 0x04800000u), 0x01u);
@@ -217,6 +290,20 @@ TEST(MxScale, EdgeCases) {  // §16
   // int8 elements: emax_elem = E(127) = 6; amax 127 -> FLOOR 6 - 6 = 0
   EXPECT_EQ(mx_emax_elem(format_qmax(format(FormatId::int8))), 6);
   EXPECT_EQ(mx(ScaleRule::mx_floor, 0x42FE0000u, format(FormatId::int8)), 0x7Fu);
+}
+
+// §16.1 emax_elem = E(q_max) = floor(log2 q_max), read from the element format: q_max 448 =
+// 1.75 · 2^8 -> 8 (f8e4m3fn); 57344 = 1.75 · 2^15 -> 15 (f8e5m2); 28 = 1.75 · 2^4 -> 4 (f6e3m2fn);
+// 7.5 = 1.875 · 2^2 -> 2 (f6e2m3fn); 6 = 1.5 · 2^2 -> 2 (f4e2m1fn); 127 -> 6 (int8). The stored
+// code is c = e + 127 and X = 2^e: FLOOR of amax 1.0 gives e = 0 - emax_elem, code 127 - emax_elem.
+TEST(MxScale, EmaxElemOfEachElementFormat) {  // §16.1
+  const std::pair<FormatId, int> want[] = {{FormatId::f8e4m3fn, 8}, {FormatId::f8e5m2, 15},  {FormatId::f6e3m2fn, 4},
+                                           {FormatId::f6e2m3fn, 2}, {FormatId::f4e2m1fn, 2}, {FormatId::int8, 6}};
+  for (const auto& [id, emax] : want) {
+    const Format& f = format(id);
+    EXPECT_EQ(mx_emax_elem(format_qmax(f)), emax) << f.name;
+    EXPECT_EQ(mx(ScaleRule::mx_floor, kF32One, f), static_cast<std::uint32_t>(127 - emax)) << f.name;
+  }
 }
 
 // A quantization of ONE element under the scale that its whole block gets (the streaming
@@ -275,16 +362,41 @@ TEST(Nvfp4Scale, HandExample) {  // §18
   const std::uint32_t s_enc = nvfp4_tensor_scale(Amax{0x45280000u}, q6);
   EXPECT_EQ(s_enc, kF32One);
   const std::uint32_t d = nvfp4_block_code(Amax{0x40C00000u}, s_enc, q6);
-  EXPECT_EQ(d, 0x38u);
-  EXPECT_EQ(nvfp4_encode_factor(d, s_enc), kF32One);
-  EXPECT_EQ(nvfp4_decode_factor(d, Amax{0x45280000u}, q6), kF32One);
-  // zero tensor: S_enc = 1; zero block: d_b = 0 -> c_b = 1 / 0 clamped to FLT_MAX
+  EXPECT_EQ(d, 0x38u);                                                // §18.2
+  EXPECT_EQ(nvfp4_encode_factor(d, s_enc), kF32One);                  // §18.3
+  EXPECT_EQ(nvfp4_decode_factor(d, Amax{0x45280000u}, q6), kF32One);  // §18.4
+  // zero tensor: S_enc = 1; zero block: d_b = 0 -> c_b = 1 / 0 clamped to FLT_MAX (§18.3)
   EXPECT_EQ(nvfp4_tensor_scale(Amax{0}, q6), kF32One);
   EXPECT_EQ(nvfp4_block_code(Amax{0}, kF32One, q6), 0x00u);
   EXPECT_EQ(nvfp4_encode_factor(0x00u, kF32One), kF32Max);
   // poisoned tensor
   EXPECT_EQ(nvfp4_tensor_scale(Amax{kF32NaN}, q6), kF32NaN);
   EXPECT_EQ(nvfp4_block_code(Amax{0x3F800000u}, kF32NaN, q6), 0x7Fu);
+}
+
+// §18.2 – §18.4 with factors other than 1, each value an exact rational rounded once by hand
+// (binary32 RNE; checked with Python's fractions.Fraction): f4e2m1fn (q_max 6), C = 2688,
+// tensor amax t = 10, block amax b = 3.
+//   §18.1 S_enc = RN32(2688 / 10) = RN32(268.8) = 1.05 · 2^8: fraction 0.05 · 2^23 = 419430.4
+//         -> 0x066666: 0x43866666 (268.79998779...).
+//   §18.2 RN32(1 / 6) = 0x3E2AAAAB; d = RN32(3 · RN32(S_enc · RN32(1 / 6))) = 134.39999 (≈ b · 448 / t);
+//         E4M3 in [128, 256) has step 16: 128 | 144, 134.4 is nearer 128 = 2^7: field 14, code 0x70.
+//   §18.3 c_b = RN32(1 / RN32(128 · RN32(1 / S_enc))) = 0x40066666 (2.0999999, ≈ 268.8 / 128).
+//   §18.4 f_b = RN32(RN32(128 · 10) · RN32(1 / 2688)) = RN32(1280 · 0x39C30C31) = 0x3EF3CF3D
+//         (0.47619048, ≈ 1280 / 2688 = 10 / 21).
+// Saturation (§18.2): d = RN32(6000 · RN32(1 / 6)) ≈ 1000 (S_enc = 1) lies above 448: code 0x7E, not
+// NaN; RN32(FLT_MAX · RN32(FLT_MAX · RN32(1/6))) overflows to +Inf: 448 as well.
+TEST(Nvfp4Scale, FactorsOtherThanOne) {  // §18.2 – §18.4
+  const Exact q6{false, 3, 1, false};
+  const Amax t{0x41200000u};  // 10
+  const std::uint32_t s_enc = nvfp4_tensor_scale(t, q6);
+  EXPECT_EQ(s_enc, 0x43866666u);
+  const std::uint32_t d = nvfp4_block_code(Amax{0x40400000u}, s_enc, q6);  // b = 3
+  EXPECT_EQ(d, 0x70u);                                                     // §18.2
+  EXPECT_EQ(nvfp4_encode_factor(d, s_enc), 0x40066666u);                   // §18.3
+  EXPECT_EQ(nvfp4_decode_factor(d, t, q6), 0x3EF3CF3Du);                   // §18.4
+  EXPECT_EQ(nvfp4_block_code(Amax{0x45BB8000u}, kF32One, q6), 0x7Eu);      // 6000: saturates
+  EXPECT_EQ(nvfp4_block_code(Amax{kF32Max}, kF32Max, q6), 0x7Eu);          // +Inf -> 448
 }
 
 TEST(ScaleRuleNames, RoundTrip) {  // §19.6

@@ -885,6 +885,58 @@ def test_cli_md_knob_table():
                   f"docs/cli.md lists {documented}, the CLI accepts {m.group(1).split('|')}")
 
 
+def test_spec_normative_references():
+    """§1.1 Normative references: every bracketed reference tag that docs/spec.md uses in its text
+    ("[MX] §6.3", "[GWS] §3.4") is defined by an entry of §1.1, and every entry of §1.1 is used
+    somewhere else in the spec; each arXiv id there is well formed (arXiv:YYMM.NNNNN), and the
+    other documents that name the papers (docs/*.md, CITATION.cff) give the same arXiv id as §1.1
+    for the title they name. Code spans (`[DIR]`) are not references."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(root, "docs", "spec.md"), encoding="utf-8") as f:
+        spec = f.read()
+    sec = re.search(r'^#### §1\.1 Normative references\n(.*?)^<a id=', spec, re.M | re.S)
+    check("spec §1.1 found", sec is not None, "no '#### §1.1 Normative references' in docs/spec.md")
+    if sec is None:
+        return
+    entries = {}  # tag -> the entry's text (an entry runs until the next line that opens a tag)
+    for m in re.finditer(r'^\[([A-Za-z0-9]+)\] (.*?)(?=^\[[A-Za-z0-9]+\] |\Z)', sec.group(1), re.M | re.S):
+        entries[m.group(1)] = " ".join(m.group(2).split())
+    check("spec §1.1 entries", len(entries) >= 6, f"{len(entries)} entries parsed from §1.1: {sorted(entries)}")
+    rest = (spec[:sec.start()] + spec[sec.end():])
+    rest = re.sub(r"`[^`\n]*`", "", rest)  # code spans
+    used = set(re.findall(r"\[([A-Z][A-Za-z0-9]*)\](?!\()", rest))  # not markdown links [x](y)
+    for tag in sorted(used - set(entries)):
+        fail("spec §1.1", f"[{tag}] is used in docs/spec.md but §1.1 does not define it")
+    check("spec §1.1 tags defined", used <= set(entries))
+    for tag in sorted(set(entries) - used):
+        fail("spec §1.1", f"§1.1 defines [{tag}], which the rest of docs/spec.md never cites")
+    check("spec §1.1 tags used", set(entries) <= used)
+    # arXiv ids: well formed, one per paper; the title (between *...*) maps to its id
+    papers = {}
+    for tag, text in entries.items():
+        ids = re.findall(r"arXiv:(\S+?)[,.]?(?:\s|$)", text + " ")
+        for i in ids:
+            check("spec §1.1 arXiv id", re.fullmatch(r"[0-9]{4}\.[0-9]{4,5}", i) is not None,
+                  f"[{tag}]: malformed arXiv id {i!r}")
+        title = re.search(r"\*([^*]+)\*", text)
+        if ids and title:
+            papers[" ".join(title.group(1).split())] = ids[0]
+    check("spec §1.1 papers", len(papers) >= 3, f"{len(papers)} papers with an arXiv id: {papers}")
+    others = [os.path.join("docs", n) for n in sorted(os.listdir(os.path.join(root, "docs")))
+              if n.endswith(".md") and n not in ("spec.md", "coverage.md")] + ["CITATION.cff", "README.md"]
+    for rel in others:
+        path = os.path.join(root, rel)
+        if not os.path.exists(path):
+            continue
+        with open(path, encoding="utf-8") as f:
+            text = " ".join(f.read().split())
+        for title, aid in papers.items():
+            head = title.split(":")[0]  # "MoR" of "MoR: Mixture of Representations ..."
+            for m in re.finditer(re.escape(head) + r"[^()]{0,200}?arXiv:([0-9]{4}\.[0-9]{4,5})", text):
+                check("spec §1.1 arXiv id elsewhere", m.group(1) == aid,
+                      f"{rel} gives {title!r} arXiv:{m.group(1)}, §1.1 says arXiv:{aid}")
+
+
 def main():
     global NUMREF
     if len(sys.argv) != 2:
@@ -893,7 +945,7 @@ def main():
     for t in [test_formats, test_profiles, test_profiles_policies_rules, test_conversions, test_quantize_rules, test_explain, test_table, test_cast_values, test_cast_e8m0_and_overrides, test_cast_sr,
               test_cast_input_rules, test_cast_options, test_cast_streaming, test_outputs_not_inputs,
               test_vectors_generate, test_stdout_errors, test_messages, test_cast_values_decimal, test_cast_npy, test_npy_ml_dtypes,
-              test_version, test_cli_md_knob_table]:
+              test_version, test_cli_md_knob_table, test_spec_normative_references]:
         t()
     if FAILURES:
         print(f"FAIL: {len(FAILURES)} of {CHECKS} checks failed:\n  " + "\n  ".join(FAILURES), file=sys.stderr)
