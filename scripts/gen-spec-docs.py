@@ -18,6 +18,7 @@ and never by hand:
                 §11.2: `numref conversions --inputs / --markdown` for the profiles that have cast
                 vectors (vectors/cast/<profile>/), with the golden-vector file of each line
   abi           §32.3: the numbers of the C ABI, read from conformance/include/numref/backend.h
+  abi-minor     §32.2: `numref abi --markdown`, the minor version of every family and value
 With --check nothing is written: exit 1 and a diff when a region differs from its generator.
 Exit 2 on bad usage, a missing binary, or a region marker that is missing or unbalanced.
 """
@@ -195,6 +196,7 @@ def main(argv):
         ('conversions-inputs', lambda t: conversions(numref, root, True)),
         ('conversions', lambda t: conversions(numref, root, False)),
         ('abi', lambda t: abi(root)),
+        ('abi-minor', lambda t: run(numref, 'abi', '--markdown').rstrip('\n')),
         # last: the contents list reads the headings of the text as generated
         ('contents', lambda t: contents(t.split('\n'))),
     ]

@@ -47,6 +47,7 @@ NUMREF_BACKEND_EXPORT const numref_backend* numref_backend_open(const char* args
   memset(&b, 0, sizeof b);
   b.abi_version = NUMREF_BACKEND_ABI_VERSION;
   b.struct_size = sizeof b;
+  b.abi_minor = NUMREF_BACKEND_ABI_MINOR; /* the runner offers only what this minor version knows */
   b.name = "c-example";
   b.version = "1";
   b.description = "f32 -> bf16 with the round-to-nearest-even bit trick";

@@ -223,7 +223,8 @@ def main():
     if not line.startswith("numref-pipe 1"):
         out.write("error expected 'numref-pipe 1'\n")
         return
-    out.write("numref-pipe 1 name=python-example version=1 ops=cast,quantize profiles=ocp flags=no counts=no\n")
+    # abi=1.8: the C ABI version whose knob values this backend was written for (spec §33.2)
+    out.write("numref-pipe 1 name=python-example version=1 ops=cast,quantize profiles=ocp flags=no counts=no abi=1.8\n")
     out.write("ready\n")
     out.flush()
     for line in sys.stdin:

@@ -60,6 +60,7 @@ std::string encode_info(const BackendInfo& i) {
   for (const auto& p : i.profiles) s += p + " ";
   s += "\nflags\t" + std::string(i.flags ? "1" : "0") + "\n";
   s += "counts\t" + std::string(i.counts ? "1" : "0") + "\n";
+  s += "abi_minor\t" + std::to_string(i.abi_minor) + "\n";
   for (const auto& d : i.departures)
     s += "departure\t" + d.op + " " + d.from + " " + d.to + " " + d.profile + " " + d.cls + " | " + d.why + "\n";
   return s;
@@ -89,6 +90,8 @@ BackendInfo decode_info(const std::string& s) {
       i.flags = v == "1";
     else if (k == "counts")
       i.counts = v == "1";
+    else if (k == "abi_minor")
+      i.abi_minor = static_cast<std::uint32_t>(std::stoul(v));
     else if (k == "departure")
       i.departures.push_back(parse_departure(v));
   }

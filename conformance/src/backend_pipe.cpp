@@ -57,6 +57,8 @@ class PipeBackend final : public Backend {
       info_.profiles = h.profiles;
       info_.flags = h.flags;
       info_.counts = h.counts;
+      // §33.2 declared, else what its op families prove (§32.2)
+      info_.abi_minor = h.abi_minor ? *h.abi_minor : abi_minor_of_ops(h.ops);
       while (true) {
         next_line(line, "the greeting");
         if (parse_pipe_preamble(line, info_.departures)) break;

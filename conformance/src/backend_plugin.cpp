@@ -2,6 +2,7 @@
 // child side of an isolated plugin (backend_isolated.cpp).                   spec §32
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <filesystem>
 
@@ -13,6 +14,21 @@ namespace numref::conform {
 namespace {
 
 using Kind = BackendError::Kind;
+
+// §32.2 The minor version a table declares (abi_minor, 1.8), else the earliest one its layout and
+// capabilities prove: the gaussws entries 1.3, mor 1.2, the tensor entries 1.1; NUMREF_CAP_RECIPE 1.4.
+std::uint32_t declared_minor(const numref_backend& b) {
+  if (b.struct_size >= offsetof(numref_backend, abi_minor) + sizeof b.abi_minor) return b.abi_minor;
+  std::uint32_t m = 0;
+  if (b.struct_size >= offsetof(numref_backend, gaussws) + sizeof b.gaussws)
+    m = 3;
+  else if (b.struct_size >= offsetof(numref_backend, mor_sub) + sizeof b.mor_sub)
+    m = 2;
+  else if (b.struct_size >= offsetof(numref_backend, tensor_supported) + sizeof b.tensor_supported)
+    m = 1;
+  if (b.caps & NUMREF_CAP_RECIPE) m = std::max<std::uint32_t>(m, 4);
+  return m;
+}
 
 class PluginBackend final : public Backend {
  public:
@@ -54,6 +70,7 @@ class PluginBackend final : public Backend {
     info_.description = one_line(b_->description);
     info_.ops = word_list(b_->ops);
     info_.profiles = word_list(b_->profiles);
+    info_.abi_minor = declared_minor(*b_);
     info_.flags = (b_->caps & NUMREF_CAP_FLAGS) != 0;
     info_.counts = (b_->caps & NUMREF_CAP_COUNTS) != 0;
     if (b_->departures) {

@@ -200,7 +200,9 @@ bool implements(const BackendInfo& i, std::string_view op) {
 bool is_supported(Context& c, Backend& b, const Params& p) {
   const std::string key = std::string(p.family().name()) + "\n" + p.text();
   if (auto v = c.support.get(key)) return *v;
-  const bool v = implements(b.info(), p.family().name()) && b.supported(p);
+  // §34.3 a suite that needs a later C ABI minor version than the backend's is declined for it,
+  // without asking: the backend could not know the values it would be offered (§32.2)
+  const bool v = implements(b.info(), p.family().name()) && p.abi_minor() <= b.info().abi_minor && b.supported(p);
   c.support.put(key, v);
   return v;
 }

@@ -65,6 +65,22 @@ std::vector<Departure> parse_departures(std::string_view text) {
 
 // ---- greeting (§33.2) ---------------------------------------------------------------------
 
+namespace {
+// "1.N" with the runner's major version and N a decimal number of at most 4 digits: N.
+std::uint32_t parse_abi_version(std::string_view v) {
+  const std::string major = std::to_string(NUMREF_BACKEND_ABI_VERSION) + ".";
+  const std::string_view n = v.substr(std::min(v.size(), major.size()));
+  const bool digits =
+      !n.empty() && n.size() <= 4 && std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (v.substr(0, major.size()) != major || !digits)
+    throw ProtocolError("greeting abi='" + std::string(v) + "', expected " + major +
+                        "N (the backend ABI version it was "
+                        "written for, e.g. abi=" +
+                        major + std::to_string(NUMREF_BACKEND_ABI_MINOR) + ")");
+  return static_cast<std::uint32_t>(std::stoul(std::string(n)));
+}
+}  // namespace
+
 PipeHello parse_pipe_hello(std::string_view line) {
   const auto f = split_ws(line);
   if (f.size() < 2 || f[0] != kPipeMagic)
@@ -96,6 +112,8 @@ PipeHello parse_pipe_hello(std::string_view line) {
     } else if (k == "counts") {
       if (v != "yes" && v != "no") throw ProtocolError("greeting counts='" + std::string(v) + "', expected yes or no");
       h.counts = v == "yes";
+    } else if (k == "abi") {
+      h.abi_minor = parse_abi_version(v);
     } else {
       throw ProtocolError("unknown greeting key '" + std::string(k) + "'");
     }

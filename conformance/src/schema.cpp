@@ -356,6 +356,8 @@ MismatchText Params::render(const CaseDiff& d) const { return generic_render(d);
 
 std::string Params::case_note(const std::uint32_t*, const std::uint32_t*) const { return {}; }
 
+std::uint32_t Params::abi_minor() const { return family().abi_minor(); }
+
 std::pair<std::size_t, std::size_t> Params::memory_to_view(std::size_t k) const { return {0, k}; }
 
 std::string render_column_value(const Column& c, CaseView v, std::size_t k) {

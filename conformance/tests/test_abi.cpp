@@ -277,3 +277,60 @@ TEST(Abi, ProfilesMapToTheirIds) {  // §10.1, §32.3 c_profile: the first profi
 
 }  // namespace
 }  // namespace numref::conform
+
+namespace numref::conform {
+namespace {
+
+// §32.2 The minor version of what a suite passes, as Annex C.1 lists the versions: 1.0's knob
+// values; nan=ones_sign and e8m0_low=grid 1.2; inf_nan=nan, negative=inf_abs, e8m0_low=nan 1.5;
+// nan=raw_plus 1.7; the recipe's non-default values 1.4, inf_block=one_scale 1.5, nan_block=
+// first_nan and zero_sign=plus 1.6; the rule pow2-recip 1.5; scale_exp=log2f with mx-floor 1.6;
+// the profiles xla 1.2, te_float8_current 1.5, microxcaling 1.6.
+TEST(Abi, MinorVersionOfWhatASuitePasses) {
+  const Policy ocp;
+  EXPECT_EQ(abi_minor(ocp), 0u);
+  Policy p = ocp;
+  p.nan = NanOut::ones_sign;
+  EXPECT_EQ(abi_minor(p), 2u);
+  p.e8m0_low = E8m0Low::grid;
+  EXPECT_EQ(abi_minor(p), 2u);
+  p.negative = Negative::inf_abs;
+  EXPECT_EQ(abi_minor(p), 5u);
+  p.nan = NanOut::raw_plus;
+  EXPECT_EQ(abi_minor(p), 7u);
+  Policy q = ocp;
+  q.inf_nan = InfNan::nan;
+  EXPECT_EQ(abi_minor(q), 5u);
+  q = ocp;
+  q.e8m0_low = E8m0Low::nan;
+  EXPECT_EQ(abi_minor(q), 5u);
+
+  RecipeKnobs r;
+  EXPECT_EQ(abi_minor(r), 0u);
+  EXPECT_EQ(abi_minor(ScaleRule::amax, r), 1u);  // the tensor families came in 1.1
+  r.amax_floor = AmaxFloor::eps_1e12;
+  EXPECT_EQ(abi_minor(r), 4u);
+  r.inf_block = InfBlock::one_scale;
+  EXPECT_EQ(abi_minor(r), 5u);
+  r.nan_block = NanBlock::first_nan;
+  EXPECT_EQ(abi_minor(r), 6u);
+  RecipeKnobs z;
+  z.zero_sign = ZeroSign::plus;
+  EXPECT_EQ(abi_minor(z), 6u);
+  EXPECT_EQ(abi_minor(ScaleRule::pow2_recip, RecipeKnobs{}), 5u);
+  RecipeKnobs l;
+  l.scale_exp = ScaleExp::log2f;
+  EXPECT_EQ(abi_minor(ScaleRule::pow2, l), 4u);
+  EXPECT_EQ(abi_minor(ScaleRule::mx_floor, l), 6u);
+
+  EXPECT_EQ(abi_minor_of_profile(NUMREF_PROFILE_NONE), 0u);
+  EXPECT_EQ(abi_minor_of_profile(NUMREF_PROFILE_OCP), 0u);
+  EXPECT_EQ(abi_minor_of_profile(NUMREF_PROFILE_XLA), 2u);
+  EXPECT_EQ(abi_minor_of_profile(NUMREF_PROFILE_TE_FLOAT8_CURRENT), 5u);
+  EXPECT_EQ(abi_minor_of_profile(NUMREF_PROFILE_MICROXCALING), 6u);
+  // nothing is newer than the header's own minor version
+  EXPECT_LE(abi_minor(p), NUMREF_BACKEND_ABI_MINOR);
+}
+
+}  // namespace
+}  // namespace numref::conform

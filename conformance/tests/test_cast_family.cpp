@@ -273,6 +273,18 @@ TEST(PipeProtocol, Parsing) {
   EXPECT_THROW(parse_pipe_hello("numref-pipe 1 name=x ops=cast flags=maybe"), ProtocolError);
   EXPECT_THROW(parse_pipe_hello("numref-pipe 1 name=x ops=cast flags=no color=red"), ProtocolError);
   EXPECT_EQ(parse_pipe_hello("numref-pipe 1 flags=no ops=cast name=y").name, "y");
+  // §33.2 abi=1.N (optional): the minor version the backend was written for; absent, the runner
+  // takes what its op families prove (§32.2: cast 1.0, quantize 1.1, mor 1.2, gaussws 1.3)
+  EXPECT_FALSE(h.abi_minor.has_value());
+  EXPECT_EQ(parse_pipe_hello("numref-pipe 1 name=x ops=cast flags=no abi=1.6").abi_minor, 6u);
+  EXPECT_EQ(parse_pipe_hello("numref-pipe 1 name=x ops=cast flags=no abi=1.12").abi_minor, 12u);
+  for (const char* bad : {"abi=2.6", "abi=1.", "abi=1.x", "abi=16", "abi=1.-1", "abi=1.00001", "abi="})
+    EXPECT_THROW(parse_pipe_hello(std::string("numref-pipe 1 name=x ops=cast flags=no ") + bad), ProtocolError) << bad;
+  EXPECT_EQ(abi_minor_of_ops({"cast"}), 0u);
+  EXPECT_EQ(abi_minor_of_ops({"cast", "quantize"}), 1u);
+  EXPECT_EQ(abi_minor_of_ops({"mor-sub", "cast"}), 2u);
+  EXPECT_EQ(abi_minor_of_ops({"gaussws"}), 3u);
+  EXPECT_EQ(abi_minor_of_ops({"no-such-op"}), 0u);
   std::vector<Departure> deps;
   EXPECT_FALSE(parse_pipe_preamble("departure cast f32 bf16 * nan | because", deps));
   EXPECT_TRUE(parse_pipe_preamble("ready", deps));

@@ -1021,3 +1021,21 @@ assert v[i, j] == code, (v[i, j], code, a.shape)
       << missing.out;
   fs::remove_all(d);
 }
+
+// §32.2 / §34.3 A backend built against the ABI 1.6 header that answers 1 to every cast and maps
+// a nan value it does not know onto nan=raw (as two real backends did when 1.7 added
+// nan=raw_plus): the runner proves 1.3 from its table's layout and never offers it the 1.7 value,
+// so it passes unchanged — the torch profile's f8e4m3fnuz -> f32 suites (rule nan=raw_plus) are
+// declined, not failed. The same source built against today's header declares the current minor
+// version, is offered raw_plus and fails exactly there: the decline is what keeps it passing.
+TEST(CliConform, AnOlderMinorVersionIsNeverOfferedALaterValue) {
+  const std::string args = " --profile torch --ops cast:f8e4m3fnuz --level 0";
+  const CliRun old = run_numref(conform(NUMREF_ABI16_SO) + args);
+  EXPECT_EQ(old.status, 0) << old.out;
+  EXPECT_TRUE(contains(old.out, "{p} passed, 0 failed, {p} skipped")) << old.out;
+  const CliRun now = run_numref(conform(NUMREF_ABI_NOW_SO) + args);
+  EXPECT_EQ(now.status, 1) << now.out;
+  EXPECT_TRUE(contains(now.out, "{p} passed, {p} failed, 0 skipped")) << now.out;
+  EXPECT_NE(now.out.find("f8e4m3fnuz->f32"), std::string::npos) << now.out;  // where it fails: the raw_plus pair
+  EXPECT_EQ(now.out.find("f8e4m3fnuz->f16"), std::string::npos) << now.out;
+}

@@ -194,6 +194,20 @@ def test_quantize_rules():
     expect_error("quantize --rules --bogus", ["quantize", "--rules", "--bogus"], contains=["--bogus"])
 
 
+def test_abi():
+    # §32.2 / Annex C.1: nan=raw_plus came in 1.7, inf_nan=nan in 1.5, the rule pow2-recip in 1.5,
+    # the recipe value nan_block=first_nan in 1.6, gaussws in 1.3; 1.0's values say 1.0
+    out = expect_ok("abi", ["abi", "--markdown"]).splitlines()
+    rows = {tuple(c.strip() for c in l.strip("|").split("|")[:2]): l.strip("|").split("|")[-1].strip() for l in out[2:]}
+    for key, since in [(("policy knob", "nan=raw_plus"), "1.7"), (("policy knob", "inf_nan=nan"), "1.5"),
+                       (("policy knob", "round=rne"), "1.0"), (("scale rule", "pow2-recip"), "1.5"),
+                       (("recipe knob", "nan_block=first_nan"), "1.6"), (("op family", "gaussws"), "1.3"),
+                       (("profile", "xla"), "1.2")]:
+        check("abi " + key[1], rows.get(key) == since, (key, rows.get(key)))
+    check("abi help version", "1.8" in expect_ok("abi --help", ["abi", "--help"]))
+    expect_error("abi --bogus", ["abi", "--bogus"], contains=["--bogus"])
+
+
 # ---- numref conversions (§11.2) ----------------------------------------------------------------
 def test_conversions():
     out = expect_ok("conversions", ["conversions", "--profile", "cuda_satfinite", "--profile", "ocp"]).splitlines()
@@ -942,7 +956,7 @@ def main():
     if len(sys.argv) != 2:
         raise SystemExit(__doc__)
     NUMREF = sys.argv[1]
-    for t in [test_formats, test_profiles, test_profiles_policies_rules, test_conversions, test_quantize_rules, test_explain, test_table, test_cast_values, test_cast_e8m0_and_overrides, test_cast_sr,
+    for t in [test_formats, test_profiles, test_profiles_policies_rules, test_conversions, test_quantize_rules, test_abi, test_explain, test_table, test_cast_values, test_cast_e8m0_and_overrides, test_cast_sr,
               test_cast_input_rules, test_cast_options, test_cast_streaming, test_outputs_not_inputs,
               test_vectors_generate, test_stdout_errors, test_messages, test_cast_values_decimal, test_cast_npy, test_npy_ml_dtypes,
               test_version, test_cli_md_knob_table, test_spec_normative_references]:

@@ -53,7 +53,7 @@ extern "C" {
 /* The ABI is tables of numbers and their comments, laid out by hand in columns. */
 /* clang-format off */
 #define NUMREF_BACKEND_ABI_VERSION 1u
-#define NUMREF_BACKEND_ABI_MINOR 7u
+#define NUMREF_BACKEND_ABI_MINOR 8u
 
 #if defined(_WIN32)
 #define NUMREF_BACKEND_EXPORT __declspec(dllexport)
@@ -597,6 +597,15 @@ struct numref_backend {
   int64_t (*gaussws)(void* ctx, const numref_gaussws_op* op, const void* w, const uint32_t* bt, const uint16_t* u,
                      const uint64_t* key, const void* g, uint32_t* r_packed, uint32_t* scale, uint32_t* w_hat,
                      uint32_t* grad);
+
+  /* ---- (1.8) the minor version the backend was built against (spec §32.2) ------------- */
+  /* NUMREF_BACKEND_ABI_MINOR as the backend was compiled. The runner offers the backend only the
+   * knob values, scale rules, profiles and op families of that minor version and earlier; a case
+   * that needs a later one is declined for the backend, never failed (§34.3). A table whose
+   * struct_size ends before this field declares nothing: the runner takes the earliest minor
+   * version its layout and capabilities prove (1.3 for a table with gaussws, 1.4 with
+   * NUMREF_CAP_RECIPE, ...). */
+  uint32_t abi_minor;
 
   /* Entry points of later op families follow here. */
 };

@@ -156,9 +156,13 @@ struct KnobRow {
   KnobMember<S, T> member;                       // &Policy::nan
   std::span<const std::string_view> words = {};  // canonical words in enum order; empty: a number (sr_bits)
   std::uint8_t c_first = 0;  // policy knobs: §32.3 the C value of word 0 (recipe knobs: the index, from 0)
-  bool sr_only = false;      // policy knobs: meaningful (and written by describe()) only with round=sr
+  // §32.3 the C ABI minor version that introduced word i (Annex C.1); empty: every word is 1.0's.
+  // A backend that declares an earlier minor is never offered the word (§34.3).
+  std::span<const std::uint8_t> since = {};
+  bool sr_only = false;  // policy knobs: meaningful (and written by describe()) only with round=sr
   std::string_view clause;
 
+  constexpr std::uint8_t since_minor(std::size_t word) const { return word < since.size() ? since[word] : 0; }
   // "a|b|c": the canonical words, for messages and help texts.
   std::string words_text() const {
     std::string s;
@@ -274,33 +278,39 @@ inline constexpr std::string_view elem_nan[] = {"policy", "half"};
 inline constexpr std::string_view zero_sign[] = {"keep", "plus"};
 inline constexpr std::string_view scale_round[] = {"f32", "source"};
 inline constexpr std::string_view zero_divisor[] = {"raise", "keep"};
+// The C ABI minor version of each word (Annex C.1): the recipe came in 1.4 (its defaults, word 0,
+// are the rules of every earlier version); later words say so.
+inline constexpr std::uint8_t since_1_4[] = {0, 4, 4, 4, 4, 4};
+inline constexpr std::uint8_t inf_block_since[] = {0, 4, 4, 4, 4, 5};
+inline constexpr std::uint8_t nan_block_since[] = {0, 4, 4, 6, 6};
+inline constexpr std::uint8_t since_1_6[] = {0, 6};
 }  // namespace recipe_words
 template <class T>
 using RecipeKnob = KnobRow<RecipeKnobs, T>;
 // clang-format off
 inline constexpr auto kRecipeKnobs = std::make_tuple(
-    RecipeKnob<AmaxFloor>{.key = "amax_floor", .member = &RecipeKnobs::amax_floor, .words = recipe_words::amax_floor,
+    RecipeKnob<AmaxFloor>{.key = "amax_floor", .member = &RecipeKnobs::amax_floor, .words = recipe_words::amax_floor, .since = recipe_words::since_1_4,
                           .clause = "§13.5"},
-    RecipeKnob<ScaleExp>{.key = "scale_exp", .member = &RecipeKnobs::scale_exp, .words = recipe_words::scale_exp,
+    RecipeKnob<ScaleExp>{.key = "scale_exp", .member = &RecipeKnobs::scale_exp, .words = recipe_words::scale_exp, .since = recipe_words::since_1_4,
                          .clause = "§16.8"},
-    RecipeKnob<ZeroCode>{.key = "zero_code", .member = &RecipeKnobs::zero_code, .words = recipe_words::zero_code,
+    RecipeKnob<ZeroCode>{.key = "zero_code", .member = &RecipeKnobs::zero_code, .words = recipe_words::zero_code, .since = recipe_words::since_1_4,
                          .clause = "§16.9"},
-    RecipeKnob<InfBlock>{.key = "inf_block", .member = &RecipeKnobs::inf_block, .words = recipe_words::inf_block,
+    RecipeKnob<InfBlock>{.key = "inf_block", .member = &RecipeKnobs::inf_block, .words = recipe_words::inf_block, .since = recipe_words::inf_block_since,
                          .clause = "§13.6"},
-    RecipeKnob<NanBlock>{.key = "nan_block", .member = &RecipeKnobs::nan_block, .words = recipe_words::nan_block,
+    RecipeKnob<NanBlock>{.key = "nan_block", .member = &RecipeKnobs::nan_block, .words = recipe_words::nan_block, .since = recipe_words::nan_block_since,
                          .clause = "§13.7"},
-    RecipeKnob<ElemNan>{.key = "elem_nan", .member = &RecipeKnobs::elem_nan, .words = recipe_words::elem_nan,
+    RecipeKnob<ElemNan>{.key = "elem_nan", .member = &RecipeKnobs::elem_nan, .words = recipe_words::elem_nan, .since = recipe_words::since_1_4,
                         .clause = "§19.9"},
-    RecipeKnob<MxDescale>{.key = "mx_descale", .member = &RecipeKnobs::mx_descale, .words = recipe_words::mx_descale,
+    RecipeKnob<MxDescale>{.key = "mx_descale", .member = &RecipeKnobs::mx_descale, .words = recipe_words::mx_descale, .since = recipe_words::since_1_4,
                           .clause = "§16.10"},
-    RecipeKnob<NanScale>{.key = "nan_scale", .member = &RecipeKnobs::nan_scale, .words = recipe_words::nan_scale,
+    RecipeKnob<NanScale>{.key = "nan_scale", .member = &RecipeKnobs::nan_scale, .words = recipe_words::nan_scale, .since = recipe_words::since_1_4,
                          .clause = "§13.8"},
-    RecipeKnob<ZeroSign>{.key = "zero_sign", .member = &RecipeKnobs::zero_sign, .words = recipe_words::zero_sign,
+    RecipeKnob<ZeroSign>{.key = "zero_sign", .member = &RecipeKnobs::zero_sign, .words = recipe_words::zero_sign, .since = recipe_words::since_1_6,
                          .clause = "§19.10"},
     RecipeKnob<ScaleRound>{.key = "scale_round", .member = &RecipeKnobs::scale_round,
-                           .words = recipe_words::scale_round, .clause = "§14.5"},
+                           .words = recipe_words::scale_round, .since = recipe_words::since_1_6, .clause = "§14.5"},
     RecipeKnob<ZeroDivisor>{.key = "zero_divisor", .member = &RecipeKnobs::zero_divisor,
-                            .words = recipe_words::zero_divisor, .clause = "§14.6"});
+                            .words = recipe_words::zero_divisor, .since = recipe_words::since_1_6, .clause = "§14.6"});
 // clang-format on
 // The row of the recipe knob whose RecipeKnobs member has type E (every recipe knob has its own enum).
 template <class E>
@@ -355,6 +365,12 @@ inline constexpr std::string_view bit[] = {"0", "1"};  // daz, ftz
 inline constexpr std::string_view tininess[] = {"after", "before"};
 inline constexpr std::string_view int_range[] = {"full", "symmetric"};
 inline constexpr std::string_view inf_nan[] = {"slot", "nan"};
+// The C ABI minor version of each word, where a word is later than 1.0 (Annex C.1).
+inline constexpr std::uint8_t nan_since[] = {0, 0, 0, 0, 2, 2, 2, 7};
+inline constexpr std::uint8_t nan_to_finite_since[] = {0, 0, 0, 2, 2};
+inline constexpr std::uint8_t negative_since[] = {0, 0, 5};
+inline constexpr std::uint8_t e8m0_low_since[] = {0, 2, 5};
+inline constexpr std::uint8_t inf_nan_since[] = {0, 5};
 }  // namespace knob_words
 
 // One knob: T is the type of its Policy member (an enum, bool for daz / ftz, int for sr_bits).
@@ -368,21 +384,26 @@ inline constexpr auto kPolicyKnobs = std::make_tuple(
                           .sr_only = true, .clause = "§5.1, §5.2"},
     PolicyKnob<Overflow>{.key = "overflow", .member = &Policy::overflow, .words = knob_words::overflow, .clause = "§6.1"},
     PolicyKnob<InfSat>{.key = "inf_sat", .member = &Policy::inf_sat, .words = knob_words::inf_sat, .clause = "§6.2"},
-    PolicyKnob<NanOut>{.key = "nan", .member = &Policy::nan, .words = knob_words::nan, .clause = "§6.3"},
+    PolicyKnob<NanOut>{.key = "nan", .member = &Policy::nan, .words = knob_words::nan, .since = knob_words::nan_since,
+                      .clause = "§6.3"},
     PolicyKnob<NanToFinite>{.key = "nan_to_finite", .member = &Policy::nan_to_finite, .words = knob_words::nan_to_finite,
+                            .since = knob_words::nan_to_finite_since,
                             .clause = "§6.4"},
     PolicyKnob<E8m0Round>{.key = "e8m0_round", .member = &Policy::e8m0_round, .words = knob_words::e8m0_round,
                           .clause = "§7.1"},
     PolicyKnob<ZeroToNoZero>{.key = "zero_to_nozero", .member = &Policy::zero_to_nozero,
                              .words = knob_words::zero_to_nozero, .clause = "§7.2"},
-    PolicyKnob<Negative>{.key = "negative", .member = &Policy::negative, .words = knob_words::negative, .clause = "§7.3"},
+    PolicyKnob<Negative>{.key = "negative", .member = &Policy::negative, .words = knob_words::negative,
+                         .since = knob_words::negative_since, .clause = "§7.3"},
     PolicyKnob<bool>{.key = "daz", .member = &Policy::daz, .words = knob_words::bit, .clause = "§8.1"},
     PolicyKnob<bool>{.key = "ftz", .member = &Policy::ftz, .words = knob_words::bit, .clause = "§8.2"},
     PolicyKnob<Tininess>{.key = "tininess", .member = &Policy::tininess, .words = knob_words::tininess, .clause = "§9.2"},
     PolicyKnob<IntRange>{.key = "int_range", .member = &Policy::int_range, .words = knob_words::int_range,
                          .clause = "§6.5"},
-    PolicyKnob<E8m0Low>{.key = "e8m0_low", .member = &Policy::e8m0_low, .words = knob_words::e8m0_low, .clause = "§7.4"},
-    PolicyKnob<InfNan>{.key = "inf_nan", .member = &Policy::inf_nan, .words = knob_words::inf_nan, .clause = "§6.7"});
+    PolicyKnob<E8m0Low>{.key = "e8m0_low", .member = &Policy::e8m0_low, .words = knob_words::e8m0_low,
+                        .since = knob_words::e8m0_low_since, .clause = "§7.4"},
+    PolicyKnob<InfNan>{.key = "inf_nan", .member = &Policy::inf_nan, .words = knob_words::inf_nan,
+                       .since = knob_words::inf_nan_since, .clause = "§6.7"});
 // clang-format on
 inline constexpr std::size_t kPolicyKnobCount = std::tuple_size_v<decltype(kPolicyKnobs)>;
 

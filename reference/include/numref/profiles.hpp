@@ -68,6 +68,7 @@ struct Profile {
   Policy wide;
   std::span<const ProfileRule> rules = {};
   const Recipe* recipe = nullptr;  // §10.4 set: the profile names a quantization recipe
+  std::uint8_t abi_minor = 0;      // §32.3 the C ABI minor version that introduced its constant (Annex C.1)
   // The policy by target width alone (§10.1), without the pair rules: for callers that have
   // no source format (the element policy of a quantizer is narrow by definition).
   const Policy& for_target(const Format& to) const { return to.bits <= 8 ? narrow : wide; }
@@ -396,57 +397,57 @@ inline constexpr Profile kProfiles[] = {
      .wide = torch_wide(), .rules = kTorchRules},
     {.id = ProfileId::torch_default, .name = "torch_default",
      .summary = "PyTorch 2.15 CPU eager .to(dtype) with ATEN_CPU_CAPABILITY=default", .narrow = torch_narrow(),
-     .wide = torch_wide(), .rules = kTorchDefaultRules},
+     .wide = torch_wide(), .rules = kTorchDefaultRules, .abi_minor = 2},
     {.id = ProfileId::xla, .name = "xla", .summary = "XLA's convert on CPU (jax 0.10: jax.jit(lambda v: v.astype(t)))",
-     .narrow = xla_narrow(), .wide = xla_wide(), .rules = kXlaRules},
+     .narrow = xla_narrow(), .wide = xla_wide(), .rules = kXlaRules, .abi_minor = 2},
     // §10.4 profiles with a quantization recipe
     {.id = ProfileId::torchao_mx_floor, .name = "torchao_mx_floor",
      .summary = "torchao 0.18 to_mx, FLOOR, block 32 (CPU eager)", .narrow = torchao_narrow(), .wide = torch_wide(),
-     .rules = kTorchRules, .recipe = &kTorchaoMxFloor},
+     .rules = kTorchRules, .recipe = &kTorchaoMxFloor, .abi_minor = 3},
     {.id = ProfileId::torchao_mx_ceil, .name = "torchao_mx_ceil", .summary = "torchao 0.18 to_mx, CEIL, block 32 (CPU eager)",
-     .narrow = torchao_narrow(), .wide = torch_wide(), .rules = kTorchRules, .recipe = &kTorchaoMxCeil},
+     .narrow = torchao_narrow(), .wide = torch_wide(), .rules = kTorchRules, .recipe = &kTorchaoMxCeil, .abi_minor = 3},
     {.id = ProfileId::torchao_mx_even, .name = "torchao_mx_even", .summary = "torchao 0.18 to_mx, EVEN, block 32 (CPU eager)",
-     .narrow = torchao_narrow(), .wide = torch_wide(), .rules = kTorchRules, .recipe = &kTorchaoMxEven},
+     .narrow = torchao_narrow(), .wide = torch_wide(), .rules = kTorchRules, .recipe = &kTorchaoMxEven, .abi_minor = 3},
     {.id = ProfileId::torchao_mx_rceil, .name = "torchao_mx_rceil",
      .summary = "torchao 0.18 to_mx, RCEIL, block 32 (CPU eager fallback)", .narrow = torchao_narrow(),
-     .wide = torch_wide(), .rules = kTorchRules, .recipe = &kTorchaoMxRceil},
+     .wide = torch_wide(), .rules = kTorchRules, .recipe = &kTorchaoMxRceil, .abi_minor = 3},
     {.id = ProfileId::torchao_float8, .name = "torchao_float8",
      .summary = "torchao 0.18 float8 training scaling (tensorwise; rowwise with --partition rows)",
-     .narrow = torchao_narrow(), .wide = torch_wide(), .rules = kTorchRules, .recipe = &kTorchaoFloat8},
+     .narrow = torchao_narrow(), .wide = torch_wide(), .rules = kTorchRules, .recipe = &kTorchaoFloat8, .abi_minor = 3},
     {.id = ProfileId::torchao_float8_pow2, .name = "torchao_float8_pow2",
      .summary = "torchao 0.18 float8 training scaling with round_scales_to_power_of_2 (tensorwise / rowwise)",
-     .narrow = torchao_narrow(), .wide = torch_wide(), .rules = kTorchRules, .recipe = &kTorchaoFloat8Pow2},
+     .narrow = torchao_narrow(), .wide = torch_wide(), .rules = kTorchRules, .recipe = &kTorchaoFloat8Pow2, .abi_minor = 3},
     {.id = ProfileId::deepgemm, .name = "deepgemm",
      .summary = "DeepGEMM per_token_cast_to_fp8 / per_block_cast_to_fp8 with UE8M0 scales (block 1 x 128; 128 x 128 "
                 "with --partition)",
-     .narrow = torchao_narrow(), .wide = torch_wide(), .rules = kTorchRules, .recipe = &kDeepGemm},
+     .narrow = torchao_narrow(), .wide = torch_wide(), .rules = kTorchRules, .recipe = &kDeepGemm, .abi_minor = 3},
     {.id = ProfileId::te_mxfp8, .name = "te_mxfp8",
      .summary = "TransformerEngine MXFP8 quantization (block 1 x 32, E8M0 round-up, satfinite)",
-     .narrow = cuda_narrow(Overflow::saturate), .wide = cuda_wide(), .rules = kCudaRules, .recipe = &kTeMxfp8},
+     .narrow = cuda_narrow(Overflow::saturate), .wide = cuda_wide(), .rules = kCudaRules, .recipe = &kTeMxfp8, .abi_minor = 3},
     // element profiles added after the recipe profiles (the C numbers of §32.3 stay)
     {.id = ProfileId::gfloat, .name = "gfloat", .summary = "gfloat 0.5 round_float(sat=False) + encode_float (Graphcore)",
-     .narrow = gfloat_policy(Overflow::nonsat), .wide = gfloat_policy(Overflow::nonsat)},
+     .narrow = gfloat_policy(Overflow::nonsat), .wide = gfloat_policy(Overflow::nonsat), .abi_minor = 3},
     {.id = ProfileId::gfloat_sat, .name = "gfloat_sat",
      .summary = "gfloat 0.5 round_float(sat=True) + encode_float (as its encode_block)",
-     .narrow = gfloat_policy(Overflow::saturate), .wide = gfloat_policy(Overflow::saturate)},
+     .narrow = gfloat_policy(Overflow::saturate), .wide = gfloat_policy(Overflow::saturate), .abi_minor = 3},
     // recipe profiles added later
     {.id = ProfileId::te_float8_current, .name = "te_float8_current",
      .summary =
          "TransformerEngine Float8CurrentScaling (per tensor: scale = FP8 max / amax, scale_inv stored, satfinite)",
      .narrow = cuda_narrow(Overflow::saturate), .wide = cuda_wide(), .rules = kCudaRules,
-     .recipe = &kTeFloat8Current},
+     .recipe = &kTeFloat8Current, .abi_minor = 5},
     {.id = ProfileId::te_float8_block, .name = "te_float8_block",
      .summary = "TransformerEngine Float8BlockScaling (tiles 1 x 128 / 128 x 128: power-of-two scale, scale_inv "
                 "stored, satfinite)",
-     .narrow = cuda_narrow(Overflow::saturate), .wide = cuda_wide(), .rules = kCudaRules, .recipe = &kTeFloat8Block},
+     .narrow = cuda_narrow(Overflow::saturate), .wide = cuda_wide(), .rules = kCudaRules, .recipe = &kTeFloat8Block, .abi_minor = 5},
     {.id = ProfileId::microxcaling, .name = "microxcaling",
      .summary = "microxcaling (Microsoft MX reference) _quantize_mx: floor(log2f(amax)) shared exponent, elements "
                 "rounded half away and clamped, a zero quotient gives +0",
-     .narrow = microxcaling_narrow(), .wide = microxcaling_wide(), .recipe = &kMicroxcaling},
+     .narrow = microxcaling_narrow(), .wide = microxcaling_wide(), .recipe = &kMicroxcaling, .abi_minor = 6},
     {.id = ProfileId::torchao_float8_inference, .name = "torchao_float8_inference",
      .summary = "torchao 0.18 float8 inference (Float8Tensor: per tensor; per row with --partition rows; scale in the "
                 "input dtype)",
-     .narrow = torchao_narrow(), .wide = torch_wide(), .rules = kTorchRules, .recipe = &kTorchaoFloat8Inference},
+     .narrow = torchao_narrow(), .wide = torch_wide(), .rules = kTorchRules, .recipe = &kTorchaoFloat8Inference, .abi_minor = 6},
 };
 
 // clang-format on

@@ -140,8 +140,9 @@ struct ScaleRuleInfo {
   ScaleApply apply = ScaleApply::rn32;               // §19.2 default application
   bool dequant_multiplier = false;                   // §19.3 the stored S multiplies at quantize time, so dequantize
       // divides (dequant=divide) or multiplies by RN32(1 / S) (=reciprocal)
-  int library_rank = 0;     // order of use in libraries, 1 = most used (mismatch diagnosis)
-  std::string_view clause;  // spec clause
+  int library_rank = 0;        // order of use in libraries, 1 = most used (mismatch diagnosis)
+  std::string_view clause;     // spec clause
+  std::uint8_t abi_minor = 1;  // §32.3 the C ABI minor version that introduced the rule (Annex C.1)
 };
 
 // §19.6 One row per ScaleRule, in enum order (checked below); omitted columns take the defaults above.
@@ -182,7 +183,7 @@ inline constexpr ScaleRuleInfo kScaleRules[] = {
      .apply = ScaleApply::fused, .library_rank = 11, .clause = "§20"},
     // §15.3 appended (C ABI 1.5): the power-of-two scale stored as its reciprocal
     {.rule = ScaleRule::pow2_recip, .name = "pow2-recip", .abi_id = 13, .scale_format = FormatId::f32,
-     .kind = ScaleKind::pow2_recip, .library_rank = 14, .clause = "§15.3"},
+     .kind = ScaleKind::pow2_recip, .library_rank = 14, .clause = "§15.3", .abi_minor = 5},
 };
 // clang-format on
 inline constexpr int kScaleRuleCount = static_cast<int>(std::size(kScaleRules));

@@ -412,4 +412,47 @@ inline void to_c_subtensor_mor(const SubtensorMorResult& r, std::uint8_t* type, 
   std::copy(r.fake.begin(), r.fake.end(), out);
 }
 
+// ---- §32.2 minor versions: what a backend of an earlier minor version is never offered ----------
+
+// A knob table's `since` column covers every word of its row (or is empty: all 1.0's).
+template <class Table>
+constexpr bool since_columns_cover(const Table& t) {
+  bool ok = true;
+  for_each_knob_row(t, [&](const auto& k) { ok = ok && (k.since.empty() || k.since.size() >= k.words.size()); });
+  return ok;
+}
+static_assert(since_columns_cover(kPolicyKnobs) && since_columns_cover(kRecipeKnobs),
+              "a knob's since column names the minor version of each of its words");
+
+// The earliest C ABI minor version that knows every knob value of p (Annex C.1).
+inline std::uint32_t abi_minor(const Policy& p) {
+  std::uint32_t m = 0;
+  for_each_policy_knob([&](const auto& k) {
+    if (!k.words.empty()) m = std::max<std::uint32_t>(m, k.since_minor(static_cast<std::size_t>(p.*k.member)));
+  });
+  return m;
+}
+// ... of every recipe knob value of r.
+inline std::uint32_t abi_minor(const RecipeKnobs& r) {
+  std::uint32_t m = 0;
+  for_each_knob_row(kRecipeKnobs, [&](const auto& k) {
+    m = std::max<std::uint32_t>(m, k.since_minor(static_cast<std::size_t>(r.*k.member)));
+  });
+  return m;
+}
+// ... of a NUMREF_PROFILE_* value (NUMREF_PROFILE_NONE: 1.0).
+inline std::uint32_t abi_minor_of_profile(std::int32_t c_profile) {
+  if (c_profile < 0 || c_profile >= kProfileCount) return 0;
+  return all_profiles()[c_profile].abi_minor;
+}
+// The minor version that paired scale_exp=log2f with the rule mx-floor (log2f served pow2 and the
+// RCEIL rules before).
+inline constexpr std::uint32_t kMxFloorLog2fMinor = 6;
+// ... of a tensor operation: its rule, its recipe, and that pairing.
+inline std::uint32_t abi_minor(ScaleRule rule, const RecipeKnobs& r) {
+  std::uint32_t m = std::max<std::uint32_t>(rule_info(rule).abi_minor, abi_minor(r));
+  if (rule == ScaleRule::mx_floor && r.scale_exp == ScaleExp::log2f) m = std::max(m, kMxFloorLog2fMinor);
+  return m;
+}
+
 }  // namespace numref::conform

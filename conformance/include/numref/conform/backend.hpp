@@ -31,6 +31,10 @@ struct BackendInfo {
   std::vector<std::string> ops, profiles;
   bool flags = false;   // reports exception flags (§9)
   bool counts = false;  // reports the §19.5 counts of tensor operations
+  // §32.2 / §33.2 the C ABI minor version the backend knows: declared (a plugin's abi_minor, a
+  // pipe greeting's abi=1.N), else the earliest its layout, capabilities and op families prove.
+  // Suites that need a later one are declined for it (§34.3).
+  std::uint32_t abi_minor = 0;
   std::vector<Departure> departures;
   // The NUMREF_CAP_* of what the backend reports, and whether it reports every optional result
   // of suite p (its schema's Role::opt columns).
@@ -40,6 +44,10 @@ struct BackendInfo {
     return want != 0 && (caps() & want) == want;
   }
 };
+
+// §32.2 The earliest C ABI minor version a set of op families proves (cast 1.0, the tensor
+// families 1.1, mor 1.2, gaussws 1.3; unknown names prove nothing).
+std::uint32_t abi_minor_of_ops(const std::vector<std::string>& ops);
 
 // §34.6 A failure of the backend itself (not a mismatch): exit status 3. Kind::unavailable
 // (§32.6) is not a failure: numref_backend_open answered "unavailable: <reason>" (the

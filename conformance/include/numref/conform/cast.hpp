@@ -29,6 +29,7 @@ class CastParams final : public Params {
   bool plugin_call(const numref_backend& b, std::size_t n, const std::uint32_t* in, std::uint32_t* out, bool optional,
                    std::string& error) const override;
   std::string pipe_params() const override;
+  std::uint32_t abi_minor() const override;
 
   const Format& from() const { return *from_; }
   const Format& to() const { return *to_; }

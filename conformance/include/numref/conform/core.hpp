@@ -205,6 +205,10 @@ class Params {
   const std::string& clause() const { return clause_; }
   const Schema& schema() const { return schema_; }
   Shape shape() const { return {schema_.in, schema_.out, schema_.case_major}; }
+  // §32.2 The earliest C ABI minor version that knows everything this suite passes to a backend
+  // (op family, knob values, rule, recipe, profile): a backend of an earlier minor version is
+  // never offered it (§34.3). Default: the family's.
+  virtual std::uint32_t abi_minor() const;
 
   // ---- the family's part ------------------------------------------------------------------
   // The expected output words of n cases (layout of shape()), computed by the reference.
@@ -397,6 +401,8 @@ class Family {
   virtual ~Family() = default;
   std::string_view name() const { return name_; }
   std::string_view clause() const { return clause_; }
+  // §32.2 The C ABI minor version that introduced the family (Annex C.1).
+  std::uint32_t abi_minor() const { return abi_minor_; }
   // Params from their canonical text; throws std::invalid_argument naming the problem.
   virtual ParamsPtr parse_params(std::string_view text) const = 0;
   // The generated suites of a level (§34.3).
@@ -427,10 +433,12 @@ class Family {
   std::string vector_file(const VectorFileCases& f) const;
 
  protected:
-  Family(std::string_view name, std::string_view clause) : name_(name), clause_(clause) {}
+  Family(std::string_view name, std::string_view clause, std::uint32_t abi_minor)
+      : name_(name), clause_(clause), abi_minor_(abi_minor) {}
 
  private:
   std::string_view name_, clause_;
+  std::uint32_t abi_minor_;
 };
 
 // A malformed vector file or manifest (§31); the message names the file and line.

@@ -229,6 +229,7 @@ const numref_backend* backend_open(const char* args, char* err, std::size_t err_
     numref_backend& b = in->table;
     b.abi_version = NUMREF_BACKEND_ABI_VERSION;
     b.struct_size = sizeof(numref_backend);
+    b.abi_minor = NUMREF_BACKEND_ABI_MINOR;
     b.name = d::c_str(T::name);
     b.version = d::c_str(T::version);
     b.description = d::c_str(T::description);

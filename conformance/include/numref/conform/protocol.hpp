@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <stdexcept>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,8 @@ struct PipeHello {
   std::vector<std::string> ops, profiles;
   bool flags = false;
   bool counts = false;  // optional key counts=yes|no: reports the §19.5 counts of tensor ops
+  // optional key abi=1.N (1.8): the C ABI minor version whose knob values the backend knows
+  std::optional<std::uint32_t> abi_minor;
 };
 PipeHello parse_pipe_hello(std::string_view line);  // throws ProtocolError
 

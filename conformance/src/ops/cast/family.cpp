@@ -11,7 +11,7 @@ namespace {
 
 class CastFamily final : public Family {
  public:
-  CastFamily() : Family("cast", "§11") {}
+  CastFamily() : Family("cast", "§11", 0) {}
 
   ParamsPtr parse_params(std::string_view text) const override { return parse(text); }
 

@@ -218,6 +218,11 @@ bool CastParams::plugin_call(const numref_backend& b, std::size_t n, const std::
   return true;
 }
 
+// §32.2 the knob values and the profile this suite passes (cast is 1.0's family)
+std::uint32_t CastParams::abi_minor() const {
+  return std::max({family().abi_minor(), conform::abi_minor(policy_), abi_minor_of_profile(cpol_.profile)});
+}
+
 // ---- pipe protocol (§33.3) ---------------------------------------------------------------------
 
 std::string CastParams::pipe_params() const {

@@ -8,7 +8,7 @@ namespace {
 
 class GausswsFamily final : public Family {
  public:
-  GausswsFamily() : Family(kName, "§30") {}
+  GausswsFamily() : Family(kName, "§30", 3) {}
   ParamsPtr parse_params(std::string_view text) const override { return parse(text); }
   void plan(const PlanRequest& req, std::vector<GeneratedSuite>& out) const override { gaussws::plan(req, out); }
   void generate_vectors(std::vector<VectorFileText>& out) const override { gaussws::generate_vectors(out); }

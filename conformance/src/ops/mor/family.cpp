@@ -8,7 +8,7 @@ namespace {
 
 class MorFamily final : public Family {
  public:
-  explicit MorFamily(Kind k) : Family(kind_name(k), k == Kind::tensor ? "§21-§23 §25 §26" : "§21-§25 §27"), k_(k) {}
+  explicit MorFamily(Kind k) : Family(kind_name(k), k == Kind::tensor ? "§21-§23 §25 §26" : "§21-§25 §27", 2), k_(k) {}
   ParamsPtr parse_params(std::string_view text) const override { return parse(k_, text); }
   void plan(const PlanRequest& req, std::vector<GeneratedSuite>& out) const override { mor::plan(k_, req, out); }
   void generate_vectors(std::vector<VectorFileText>& out) const override { mor::generate_vectors(k_, out); }

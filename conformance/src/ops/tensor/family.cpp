@@ -11,7 +11,7 @@ constexpr std::string_view kClauses[] = {"§13-§18 §20.1", "§19.2 §19.4 §19
 
 class TensorFamily final : public Family {
  public:
-  explicit TensorFamily(Kind k) : Family(kind_name(k), kClauses[static_cast<int>(k)]), k_(k) {}
+  explicit TensorFamily(Kind k) : Family(kind_name(k), kClauses[static_cast<int>(k)], 1), k_(k) {}
   ParamsPtr parse_params(std::string_view text) const override { return parse(k_, text); }
   void plan(const PlanRequest& req, std::vector<GeneratedSuite>& out) const override { tensor::plan(k_, req, out); }
   void generate_vectors(std::vector<VectorFileText>& out) const override { tensor::generate_vectors(k_, out); }

@@ -481,6 +481,12 @@ bool tensor_entry(const numref_backend& b, Kind k, std::uint32_t* fam = nullptr)
 }
 }  // namespace
 
+// §32.2 the element policy, the rule, the recipe and the profile this suite passes
+std::uint32_t TensorParams::abi_minor() const {
+  return std::max({family().abi_minor(), conform::abi_minor(s_.policy), conform::abi_minor(s_.rule, s_.recipe),
+                   abi_minor_of_profile(cop_.policy.profile)});
+}
+
 bool TensorParams::plugin_supported(const numref_backend& b) const {
   std::uint32_t fam = 0;
   if (!NUMREF_HAS_ENTRY(b, tensor_supported) || !tensor_entry(b, s_.kind, &fam)) return false;

@@ -87,6 +87,7 @@ class TensorParams final : public Params {
   bool plugin_supported(const numref_backend& b) const override;
   bool plugin_call(const numref_backend& b, std::size_t n, const std::uint32_t* in, std::uint32_t* out, bool optional,
                    std::string& error) const override;
+  std::uint32_t abi_minor() const override;
 
   const Spec& spec() const { return s_; }
   Kind kind() const { return s_.kind; }
