@@ -236,6 +236,22 @@ def _random_values(random, n: int, k: int):
     return _np.ascontiguousarray(r.reshape(-1), dtype=_np.uint32)
 
 
+def _contiguous(x):
+    """x itself when C-contiguous (a read-only array stays read-only: nothing writes to it), else
+    a C-contiguous copy; a 0-d array stays 0-d (np.ascontiguousarray would make it 1-d)."""
+    return x if x.flags.c_contiguous else _np.array(x, order="C")
+
+
+def _profile_name(profile):
+    """A profile argument that must name a profile: anything but a known name is refused with the
+    message of ``numref cast --profile`` (None and '' included)."""
+    names = [p["name"] for p in profiles()]
+    if not isinstance(profile, str) or profile not in names:
+        shown = profile if isinstance(profile, str) else repr(profile)
+        raise ValueError(f"profile: unknown profile '{shown}' (known: {', '.join(names)})")
+    return profile
+
+
 def _codes(x, src):
     """(canonical source format, C-contiguous unsigned code array) of the input; no copy for a
     C-contiguous input."""
@@ -253,9 +269,9 @@ def _codes(x, src):
             raise TypeError(f"src={src}: raw codes must be an unsigned integer array ({want}), got dtype {x.dtype}")
         if x.dtype != want:
             raise TypeError(f"src={src}: raw codes of {src} are {want}, got dtype {x.dtype}")
-        return src, _np.ascontiguousarray(x)
+        return src, _contiguous(x)
     fmt = format_of(x.dtype)
-    return fmt, _np.ascontiguousarray(x).view(_code_dtype(fmt))
+    return fmt, _contiguous(x).view(_code_dtype(fmt))
 
 
 def cast(x, to: str, *, src: str | None = None, profile: str = "ocp", policy=None, random=None,
@@ -286,6 +302,7 @@ def cast(x, to: str, *, src: str | None = None, profile: str = "ocp", policy=Non
     allocated is the result (and the flags).
     """
     to = _canonical(to, "to")
+    _profile_name(profile)
     if path not in ("auto", "fast", "reference"):
         raise ValueError(f"path: expected 'auto', 'fast' or 'reference', got {path!r}")
     typed = None if raw else dtype_of(to)  # a format with no dtype (P3109) is refused before any work

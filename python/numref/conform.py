@@ -139,7 +139,7 @@ def check(kernel, op: str = "cast", *, from_: str, to: str, profile: str = "ocp"
     the runner's text: inputs, got, expected); raises ConformanceError when asked and any
     case fails.
     """
-    from . import Policy, _code_dtype, _canonical, dtype_of
+    from . import Policy, _code_dtype, _canonical, _profile_name, dtype_of
 
     if op != "cast":
         raise ValueError(f"op: only 'cast' kernels can be checked from Python so far, got {op!r}")
@@ -147,8 +147,7 @@ def check(kernel, op: str = "cast", *, from_: str, to: str, profile: str = "ocp"
         raise TypeError(f"kernel: expected a callable, got {type(kernel).__name__}")
     from_ = _canonical(from_, "from_")
     to = _canonical(to, "to")
-    if not isinstance(profile, str):
-        raise TypeError(f"profile: expected a profile name (str), got {type(profile).__name__}")
+    _profile_name(profile)
     if batch < 1:
         raise ValueError(f"batch: expected a positive number of cases, got {batch}")
     if isinstance(level, bool) or not isinstance(level, (int, str)):

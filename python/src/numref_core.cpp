@@ -137,8 +137,12 @@ Policy policy_of(const Format& to, const std::string& desc) { return resolve_pol
 // ---- batched casts ------------------------------------------------------------------------
 
 using Array = nb::ndarray<nb::c_contig, nb::device::cpu>;
+// An input array: read-only ones (np.load(mmap_mode='r'), np.frombuffer, setflags(write=False))
+// are accepted, and nothing writes through it.
+using InArray = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;
 
-int width_of(const Array& a) {
+template <class A>
+int width_of(const A& a) {
   const nb::dlpack::dtype t = a.dtype();
   if (t.code != static_cast<std::uint8_t>(nb::dlpack::dtype_code::UInt) || t.lanes != 1)
     fail("internal: code arrays must be unsigned integers");
@@ -285,7 +289,7 @@ void check_codes(const In* in, std::size_t n, const Format& from) {
 // the policy (its describe() text), writing the flags (§9) into `flags` (uint8) when given;
 // `r` (uint32) the random values of stochastic rounding. path: "fast" (cpu-fast) or
 // "reference". Releases the GIL for the conversion.
-void cast_codes(Array codes, Array out, std::optional<Array> flags, std::optional<Array> r,
+void cast_codes(InArray codes, Array out, std::optional<Array> flags, std::optional<InArray> r,
                 const std::string& from_name, const std::string& to_name, const std::string& policy_desc,
                 const std::string& path) {
   const Format& from = format_arg(from_name, "src");
@@ -592,12 +596,12 @@ nb::dict quantize_reference(const QuantizeCall& c) {
 // C-contiguous) quantized by the reference (numref::quantize, dequantize, fake_quantize) with the
 // options of `numref quantize`; the element policy and the wide policy in the §10.3 text form.
 // Returns a dict of NumPy-ready buffers (bytes) and counts.
-nb::dict quantize(Array codes, std::size_t rows, std::size_t cols, const std::string& src, const std::string& elem,
+nb::dict quantize(InArray codes, std::size_t rows, std::size_t cols, const std::string& src, const std::string& elem,
                   const std::string& profile_name, std::optional<std::string> partition,
                   std::optional<std::string> group, std::optional<std::string> scale, std::optional<std::string> recipe,
                   std::optional<std::string> amax_nan, std::optional<std::string> amax_inf,
                   std::optional<std::uint32_t> q_max, std::optional<std::string> apply, const std::string& dequant,
-                  const std::string& policy, const std::string& wide, std::optional<Array> random,
+                  const std::string& policy, const std::string& wide, std::optional<InArray> random,
                   std::optional<std::string> fake_quant, const std::string& path) {
   if (path != "fast" && path != "reference") fail("path: expected 'fast' or 'reference', got '" + path + "'");
   const Format& from = format_arg(src, "x");
@@ -666,7 +670,7 @@ nb::dict verdict(const Verdict& v) {
 
 // mor(codes, rows, cols, src, recipe, partition, threshold, scale, fake): `numref mor` on one
 // tensor with the reference (tensor_mor / subtensor_mor).
-nb::dict mor(Array codes, std::size_t rows, std::size_t cols, const std::string& src, const std::string& recipe,
+nb::dict mor(InArray codes, std::size_t rows, std::size_t cols, const std::string& src, const std::string& recipe,
              const std::string& partition, std::optional<std::string> threshold, const std::string& scale,
              const std::string& fake) {
   const Format& from = format_arg(src, "x");
@@ -745,7 +749,7 @@ nb::dict mor(Array codes, std::size_t rows, std::size_t cols, const std::string&
 // ---- GaussWS (§30) ----------------------------------------------------------------------------
 
 // n codes of an f32 (4-byte) or bf16 (2-byte) array as 32-bit words; `what` names the argument.
-std::vector<std::uint32_t> words_of(const Array& a, const Format& f, std::size_t n, const std::string& what) {
+std::vector<std::uint32_t> words_of(const InArray& a, const Format& f, std::size_t n, const std::string& what) {
   if (a.size() != n) fail(what + ": expected " + std::to_string(n) + " elements, got " + std::to_string(a.size()));
   if (width_of(a) != f.bits) fail("internal: " + what + " has the wrong code width");
   std::vector<std::uint32_t> c(n);
@@ -759,7 +763,7 @@ std::vector<std::uint32_t> words_of(const Array& a, const Format& f, std::size_t
 }
 
 // §30.8 b_t = RN32(b_target + b_i (b_init - b_target)) per block (binary32 codes).
-std::vector<std::uint32_t> gaussws_bitwidth(Array bi, std::uint32_t b_init, std::uint32_t b_target) {
+std::vector<std::uint32_t> gaussws_bitwidth(InArray bi, std::uint32_t b_init, std::uint32_t b_target) {
   const std::vector<std::uint32_t> b = words_of(bi, format(FormatId::f32), bi.size(), "bi");
   std::vector<std::uint32_t> out(b.size());
   for (std::size_t k = 0; k < b.size(); ++k) {
@@ -772,9 +776,9 @@ std::vector<std::uint32_t> gaussws_bitwidth(Array bi, std::uint32_t b_init, std:
 // §30.2 – §30.9 One matrix, as `numref gaussws`: w (codes of w_fmt), bt (binary32 codes per
 // block), the noise from key = (seed, layer, step) or from bits (16-bit words), the sum, and
 // optionally g (dL/dw_hat, codes of g_fmt). Returns R, packed R, s, w_hat and dL/db_t.
-nb::dict gaussws(Array w, std::size_t rows, std::size_t cols, const std::string& w_fmt, Array bt,
-                 std::optional<std::vector<std::uint64_t>> key, std::optional<Array> bits, const std::string& sum,
-                 std::optional<Array> g, const std::string& g_fmt) {
+nb::dict gaussws(InArray w, std::size_t rows, std::size_t cols, const std::string& w_fmt, InArray bt,
+                 std::optional<std::vector<std::uint64_t>> key, std::optional<InArray> bits, const std::string& sum,
+                 std::optional<InArray> g, const std::string& g_fmt) {
   namespace gw = numref::gaussws;
   const Format& wf = format_arg(w_fmt, "w");
   const gw::Shape sh{rows, cols};
