@@ -254,6 +254,8 @@ def main(argv):
     for path in tracked_files(root):
         if path in ('CHANGES.md', 'docs/coverage.md', 'scripts/tests/test_check_spec.py'):  # history; fixtures
             continue
+        if path.startswith('conformance/tests/abi_1_6/'):  # a frozen header: spec 0.1.0's numbers
+            continue
         full = os.path.join(root, path)
         try:
             with open(full, encoding='utf-8') as f:

@@ -197,14 +197,22 @@ bool implements(const BackendInfo& i, std::string_view op) {
   return std::find(i.ops.begin(), i.ops.end(), op) != i.ops.end();
 }
 
-bool is_supported(Context& c, Backend& b, const Params& p) {
-  const std::string key = std::string(p.family().name()) + "\n" + p.text();
-  if (auto v = c.support.get(key)) return *v;
+std::string skip_reason(Context& c, Backend& b, const Params& p) {
+  if (!implements(b.info(), p.family().name()))
+    return "the backend does not implement " + std::string(p.family().name());
   // §34.3 a suite that needs a later C ABI minor version than the backend's is declined for it,
   // without asking: the backend could not know the values it would be offered (§32.2)
-  const bool v = implements(b.info(), p.family().name()) && p.abi_minor() <= b.info().abi_minor && b.supported(p);
-  c.support.put(key, v);
-  return v;
+  if (p.abi_minor() > b.info().abi_minor)
+    return "needs C ABI 1." + std::to_string(p.abi_minor()) + " values; the backend declares 1." +
+           std::to_string(b.info().abi_minor);
+  const std::string key = std::string(p.family().name()) + "\n" + p.text();
+  auto v = c.support.get(key);
+  if (!v) {
+    v = b.supported(p);
+    c.support.put(key, *v);
+  }
+  return *v ? std::string()
+            : "the backend declined these " + std::string(p.family().name()) + " suites (support query)";
 }
 
 JobResult judge_job(Context& c, Backend& b, Job& j) {
@@ -215,9 +223,12 @@ JobResult judge_job(Context& c, Backend& b, Job& j) {
   const Params& p = *j.params;
   try {
     if (!j.cases && !vector_agrees(p, j, r)) return r;
-    if (j.check_support && !is_supported(c, b, p)) {
-      r.skipped = j.n;
-      return r;
+    if (j.check_support) {
+      r.skip_reason = skip_reason(c, b, p);
+      if (!r.skip_reason.empty()) {
+        r.skipped = j.n;
+        return r;
+      }
     }
     if (j.cases) fill_generated(p, j);
     run_and_compare(c, b, j, r);

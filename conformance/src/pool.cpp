@@ -92,6 +92,7 @@ void Pipeline::merge(JobResult& r) {
   s.passed += r.passed;
   s.failed += r.failed;
   s.skipped += r.skipped;
+  if (r.skipped) c_.rep.skip_reasons[r.skip_reason.empty() ? "not run" : r.skip_reason] += r.skipped;
   s.departures += r.departures;
   s.any_nan += r.any_nan;
   for (const auto& [k, v] : r.departure_classes) c_.rep.departure_classes[k] += v;

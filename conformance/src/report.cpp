@@ -268,6 +268,9 @@ void text_summary(std::FILE* f, const RunConfig& cfg, const BackendReport& b) {
                  cfg.strict ? "counted as failed: --strict" : "not counted as failed; --strict counts them",
                  deps_listed ? "" : ", --show-departures lists them", per.c_str());
   }
+  // §34.3 why cases were skipped, per reason
+  for (const auto& [why, n] : b.skip_reasons)
+    std::fprintf(f, "   %llu skipped: %s\n", static_cast<unsigned long long>(n), why.c_str());
   const auto an = b.total(&SuiteStats::any_nan);
   if (cfg.any_nan) std::fprintf(f, "   %llu NaN results accepted by --any-nan\n", static_cast<unsigned long long>(an));
   if (!b.error.empty()) std::fprintf(f, "   STOPPED: %s\n", b.error.c_str());

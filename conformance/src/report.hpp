@@ -51,6 +51,7 @@ struct BackendReport {
   std::shared_ptr<std::FILE> spool;      // a JSON report: every mismatch, one JSON object a line
   std::uint64_t spooled = 0;
   std::map<std::string, std::uint64_t> departure_classes;  // known departures per "<op> <class>"
+  std::map<std::string, std::uint64_t> skip_reasons;       // §34.3 skipped cases per reason
   std::string unavailable;  // §32.6 the reason the backend cannot run here ("" = it ran): SKIPPED
   std::string error;        // backend / input failure that stopped the run
   int error_exit = 0;

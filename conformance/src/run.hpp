@@ -103,6 +103,7 @@ struct JobResult {
   std::uint64_t seq = 0;
   std::size_t suite = 0;
   std::uint64_t n = 0, passed = 0, failed = 0, skipped = 0, departures = 0, any_nan = 0;
+  std::string skip_reason;  // why `skipped` cases were not run (skip_reason())
   std::vector<Mismatch> mismatches;
   std::map<std::string, std::uint64_t> departure_classes;  // "<op> <class>" -> count
   std::string error;
@@ -118,8 +119,10 @@ std::size_t batch_limit(Shape s);
 std::string suite_id(const Params& p);
 // Whether the backend claims op family `op`.
 bool implements(const BackendInfo& i, std::string_view op);
-// Whether the backend runs the suite (asked once per suite, cached in c.support).
-bool is_supported(Context& c, Backend& b, const Params& p);
+// Why the backend does not run the suite, "" when it does (the backend's support query is asked
+// once per suite, cached in c.support): §34.3 the reasons a report lists with its skipped counts.
+std::string skip_reason(Context& c, Backend& b, const Params& p);
+inline bool is_supported(Context& c, Backend& b, const Params& p) { return skip_reason(c, b, p).empty(); }
 // Runs the job's cases on the backend and compares every case with the reference.
 JobResult judge_job(Context& c, Backend& b, Job& j);
 

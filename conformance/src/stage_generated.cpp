@@ -55,12 +55,12 @@ void run_generated(Context& c, Pipeline& pipe, Progress& prog, Backend& b0, cons
   if (c.only && !c.only->generated) return;  // --case names a vector case
   // Support queries first, while no worker uses a backend instance.
   std::uint64_t total = 0;
-  std::vector<char> ok(suites.size());
+  std::vector<std::string> why(suites.size());  // "" = supported
   for (std::size_t i = 0; i < suites.size(); ++i) {
     if (stop_requested()) return;
-    ok[i] = is_supported(c, b0, *suites[i].params) ? 1 : 0;
+    why[i] = skip_reason(c, b0, *suites[i].params);
     const auto [lo, hi] = case_range(suites[i].cases->size(), c);
-    if (ok[i]) total += hi - lo;
+    if (why[i].empty()) total += hi - lo;
   }
   prog.start(c.rep.info.name, total);
   for (std::size_t i = 0; i < suites.size(); ++i) {
@@ -68,9 +68,10 @@ void run_generated(Context& c, Pipeline& pipe, Progress& prog, Backend& b0, cons
     const Params& p = *gs.params;
     const std::size_t si = c.rep.suite(std::string(p.family().name()), p.profile(), p.label(), p.text(), "generated");
     const auto [lo, hi] = case_range(gs.cases->size(), c);
-    if (!ok[i]) {
+    if (!why[i].empty()) {
       c.rep.suites[si].skipped += hi - lo;
       c.rep.suites[si].cases += hi - lo;
+      if (hi > lo) c.rep.skip_reasons[why[i]] += hi - lo;
       continue;
     }
     const std::size_t batch =
