@@ -199,20 +199,19 @@ bool implements(const BackendInfo& i, std::string_view op) {
 
 std::string skip_reason(Context& c, Backend& b, const Params& p) {
   if (!implements(b.info(), p.family().name()))
-    return "the backend does not implement " + std::string(p.family().name());
+    return "in op families it does not implement: " + std::string(p.family().name());
   // §34.3 a suite that needs a later C ABI minor version than the backend's is declined for it,
   // without asking: the backend could not know the values it would be offered (§32.2)
   if (p.abi_minor() > b.info().abi_minor)
-    return "needs C ABI 1." + std::to_string(p.abi_minor()) + " values; the backend declares 1." +
-           std::to_string(b.info().abi_minor);
+    return "need C ABI 1." + std::to_string(p.abi_minor()) + " values, the backend declares 1." +
+           std::to_string(b.info().abi_minor) + ": " + std::string(p.family().name());
   const std::string key = std::string(p.family().name()) + "\n" + p.text();
   auto v = c.support.get(key);
   if (!v) {
     v = b.supported(p);
     c.support.put(key, *v);
   }
-  return *v ? std::string()
-            : "the backend declined these " + std::string(p.family().name()) + " suites (support query)";
+  return *v ? std::string() : "declined by its support query: " + std::string(p.family().name());
 }
 
 JobResult judge_job(Context& c, Backend& b, Job& j) {

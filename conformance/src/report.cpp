@@ -268,9 +268,22 @@ void text_summary(std::FILE* f, const RunConfig& cfg, const BackendReport& b) {
                  cfg.strict ? "counted as failed: --strict" : "not counted as failed; --strict counts them",
                  deps_listed ? "" : ", --show-departures lists them", per.c_str());
   }
-  // §34.3 why cases were skipped, per reason
-  for (const auto& [why, n] : b.skip_reasons)
-    std::fprintf(f, "   %llu skipped: %s\n", static_cast<unsigned long long>(n), why.c_str());
+  // §34.3 why cases were skipped: per reason, with the count per op family, on one line
+  if (!b.skip_reasons.empty()) {
+    std::map<std::string, std::pair<std::uint64_t, std::string>> by;  // reason -> (total, "op n, ...")
+    for (const auto& [key, n] : b.skip_reasons) {
+      const std::size_t colon = key.rfind(": ");
+      auto& [total, ops] = by[colon == std::string::npos ? key : key.substr(0, colon)];
+      total += n;
+      if (colon != std::string::npos)
+        ops += (ops.empty() ? "" : ", ") + key.substr(colon + 2) + " " + std::to_string(n);
+    }
+    std::string line;
+    for (const auto& [why, t] : by)
+      line += (line.empty() ? "" : "; ") + std::to_string(t.first) + " " + why +
+              (t.second.empty() ? "" : " (" + t.second + ")");
+    std::fprintf(f, "   skipped: %s\n", line.c_str());
+  }
   const auto an = b.total(&SuiteStats::any_nan);
   if (cfg.any_nan) std::fprintf(f, "   %llu NaN results accepted by --any-nan\n", static_cast<unsigned long long>(an));
   if (!b.error.empty()) std::fprintf(f, "   STOPPED: %s\n", b.error.c_str());

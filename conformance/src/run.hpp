@@ -119,7 +119,7 @@ std::size_t batch_limit(Shape s);
 std::string suite_id(const Params& p);
 // Whether the backend claims op family `op`.
 bool implements(const BackendInfo& i, std::string_view op);
-// Why the backend does not run the suite, "" when it does (the backend's support query is asked
+// Why the backend does not run the suite as "<reason>: <op family>", "" when it does (the backend's support query is asked
 // once per suite, cached in c.support): §34.3 the reasons a report lists with its skipped counts.
 std::string skip_reason(Context& c, Backend& b, const Params& p);
 inline bool is_supported(Context& c, Backend& b, const Params& p) { return skip_reason(c, b, p).empty(); }
