@@ -4,6 +4,7 @@
     check_rtl.py skip REASON                                   -> exit 77 (CTest: skipped)
     check_rtl.py conform pass|defect NUMREF SIM VECTORS_DIR
     check_rtl.py memh    pass|defect NUMREF SIM VECTORS_DIR WORK_DIR
+    check_rtl.py by-hand SOURCE_DIR NUMREF PARENT_DIR
 
 conform: runs `numref conform --backend pipe:SIM --ops cast:f32:f8e4m3fn --profile
 cuda_satfinite` (SIM: the Verilator model as a pipe backend, spec §33). `pass` expects exit 0
@@ -14,11 +15,18 @@ between f8e4m3fn 1 = 38 and 1.125 = 39; round to nearest even gives 38, ties awa
 memh: exports vectors/cast/cuda_satfinite/f32-f8e4m3fn.vec with `numref vectors export --to
 memh` (spec §31.8) and runs SIM, the SystemVerilog testbench that reads it with $readmemh.
 `pass` expects exit 0 and every record matching; `defect` exit 1 with MISMATCH lines.
+
+by-hand: docs/hardware.md shows the commands of conformance/examples/rtl/memh_by_hand.sh (the
+lines between its "by hand" markers, verbatim); the script, run from SOURCE_DIR into a new
+directory under PARENT_DIR (removed after a pass), exports, verilates and runs the testbench:
+exit 0 and every record matching.
 """
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 
 SUITE = ["--ops", "cast:f32:f8e4m3fn", "--profile", "cuda_satfinite"]
 VEC = os.path.join("cast", "cuda_satfinite", "f32-f8e4m3fn.vec")
@@ -77,6 +85,26 @@ def memh(mode, numref, sim, vectors, work):
     print("OK: memh %s, exit %d" % (mode, rc))
 
 
+def by_hand(src, numref, parent):
+    script = os.path.join(src, "conformance", "examples", "rtl", "memh_by_hand.sh")
+    text = open(script).read()
+    m = re.search(r"# --- by hand \(docs/hardware.md\) ---\n(.*?)# --- end by hand ---", text, re.S)
+    if not m:
+        fail("%s has no by-hand markers" % script, text)
+    doc = open(os.path.join(src, "docs", "hardware.md")).read()
+    if m.group(1) not in doc:
+        fail("docs/hardware.md does not show the by-hand lines of memh_by_hand.sh verbatim", m.group(1))
+    work = os.path.join(tempfile.mkdtemp(prefix="by_hand.", dir=parent), "out")  # a new directory
+    p = subprocess.run(["bash", script, work, numref], cwd=src, capture_output=True, text=True)
+    out = p.stdout + p.stderr
+    with open(os.path.join(src, "vectors", VEC)) as f:
+        count = int(re.search(r"^count (\d+)$", f.read(), re.M).group(1))
+    if p.returncode != 0 or ("%d records, 0 mismatches" % count) not in out:
+        fail("expected exit 0 and '%d records, 0 mismatches'; got exit %d" % (count, p.returncode), out)
+    shutil.rmtree(os.path.dirname(work))
+    print("OK: by-hand flow of docs/hardware.md, %d records" % count)
+
+
 def main(argv):
     if len(argv) >= 2 and argv[1] == "skip":
         print("SKIPPED: " + " ".join(argv[2:]))
@@ -86,6 +114,9 @@ def main(argv):
         return 0
     if len(argv) == 7 and argv[1] == "memh" and argv[2] in ("pass", "defect"):
         memh(argv[2], *argv[3:])
+        return 0
+    if len(argv) == 5 and argv[1] == "by-hand":
+        by_hand(*argv[2:])
         return 0
     print(__doc__, file=sys.stderr)
     return 2
