@@ -226,9 +226,9 @@ constexpr Policy xla_wide() {
   return p;
 }
 inline constexpr ProfileRule kXlaRules[] = {
-    {.from = "bf16 f16 f8e4m3fn f8e8m0fnu", .to = "f8e5m2", .settings = "nan=ones",
-     .why = "sources other than f32 reach f8e5m2 through f16 bits: NaN -> 0x7F"},
-    {.from = "f8e4m3fn f8e5m2", .to = "f16 f32", .settings = "nan=sign",
+    {.from = "bf16 f16 f8e4m3fn f8e8m0fnu f8e4m3fnuz f8e5m2fnuz f8e4m3b11fnuz f8e4m3 f8e3m4", .to = "f8e5m2",
+     .settings = "nan=ones", .why = "sources other than f32 reach f8e5m2 through f16 bits: NaN -> 0x7F"},
+    {.from = "f8e4m3fn f8e5m2 f8e4m3 f8e3m4", .to = "f16 f32", .settings = "nan=sign",
      .why = "float8 widenings give the canonical NaN with the sign"},
     {.from = "f8e5m2", .to = "f8e5m2", .settings = "nan=raw", .why = "a convert to the same type is removed"},
     {.from = "*", .to = "bf16", .settings = "nan=sign", .why = "conversions into bf16 give the canonical NaN with the sign"},
@@ -236,6 +236,10 @@ inline constexpr ProfileRule kXlaRules[] = {
     {.from = "bf16", .to = "bf16", .settings = "nan=raw", .why = "a convert to the same type is removed"},
     {.from = "f16", .to = "f16", .settings = "nan=raw", .why = "a convert to the same type is removed"},
     {.from = "f32", .to = "f32", .settings = "nan=raw", .why = "a convert to the same type is removed"},
+    {.from = "f8e4m3", .to = "f8e4m3", .settings = "nan=raw", .why = "a convert to the same type is removed"},
+    {.from = "f8e3m4", .to = "f8e3m4", .settings = "nan=raw", .why = "a convert to the same type is removed"},
+    {.from = "f8e4m3fnuz f8e5m2fnuz f8e4m3b11fnuz", .to = "f32 bf16 f16 f8e4m3fn f8e4m3 f8e3m4",
+     .settings = "nan=canonical", .why = "the fnuz NaN (0x80) is read as a positive NaN: the canonical NaN"},
 };
 
 // gfloat 0.5 (Graphcore; gfloat/round.py round_float + gfloat/encode.py encode_float, the scalar
