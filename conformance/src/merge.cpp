@@ -25,19 +25,29 @@ namespace {
 
 // ---- a small JSON reader (the subset a report uses: every JSON value) ----------------------------
 
+// An object's members are JsonMember (declared before, defined after Json): a std::vector of an
+// incomplete type is allowed (C++17), a std::pair of one is not, and clang with libstdc++ 12
+// rejects std::vector<std::pair<std::string, Json>> inside Json (the documented fuzz build).
+struct JsonMember;
 struct Json {
   enum class Kind { null, boolean, number, string, array, object } kind = Kind::null;
   bool b = false;
   std::string s;  // a string's text, or a number as written
   std::vector<Json> a;
-  std::vector<std::pair<std::string, Json>> o;
+  std::vector<JsonMember> o;
 
-  const Json* get(std::string_view key) const {
-    for (const auto& [k, v] : o)
-      if (k == key) return &v;
-    return nullptr;
-  }
+  const Json* get(std::string_view key) const;
 };
+struct JsonMember {
+  std::string key;
+  Json value;
+};
+
+const Json* Json::get(std::string_view key) const {
+  for (const auto& m : o)
+    if (m.key == key) return &m.value;
+  return nullptr;
+}
 
 class JsonReader {
  public:
@@ -132,7 +142,7 @@ class JsonReader {
         ws();
         std::string k = string();
         expect(':');
-        v.o.emplace_back(std::move(k), value(depth + 1));
+        v.o.push_back(JsonMember{std::move(k), value(depth + 1)});
       } while (eat(','));
       expect('}');
     } else if (c == '[') {
@@ -183,8 +193,8 @@ void dump(const Json& v, std::string& out) {
       out += '{';
       for (std::size_t i = 0; i < v.o.size(); ++i) {
         if (i) out += ", ";
-        out += "\"" + json_escape(v.o[i].first) + "\": ";
-        dump(v.o[i].second, out);
+        out += "\"" + json_escape(v.o[i].key) + "\": ";
+        dump(v.o[i].value, out);
       }
       out += '}';
       return;
