@@ -48,6 +48,13 @@ const std::uint32_t* column_words(const ExportRecord& r, const Column& c) {
 
 std::string_view role_word(const Column& c) { return c.output() ? "expected" : "input"; }
 
+// Whether the record holds column c: an optional result (§34.1 Role::opt, the §9.1 flags or the
+// §19.5 counts) that its vector file does not record is kNotReported (a divergence file, §B.4,
+// records no counts); it is neither compared nor written as a value.
+bool recorded(const Column& c, const std::uint32_t* w) {
+  return c.role != Role::opt || !std::all_of(w, w + c.words(), [](std::uint32_t v) { return v == kNotReported; });
+}
+
 // What a value of column c is, for the layout comments.
 std::string column_meaning(const Column& c) {
   if (c.notation == Notation::sum)
@@ -185,7 +192,10 @@ std::string csv_text(const ExportSet& set, const Suites& suites) {
   for (const auto& r : set.records) {
     s += csv_field(r.params->text());
     if (r.params->schema().shape_prefix) s += "," + shape_text(r.params->schema());
-    for (const auto& c : r.params->schema().columns) s += "," + csv_field(column_text(c, column_words(r, c)));
+    for (const auto& c : r.params->schema().columns) {
+      const std::uint32_t* w = column_words(r, c);
+      s += "," + (recorded(c, w) ? csv_field(column_text(c, w)) : std::string());  // not recorded: empty
+    }
     s += "," + csv_field(r.note) + "\n";
   }
   return s;
@@ -238,7 +248,8 @@ std::string json_text(const ExportSet& set, const Suites& suites) {
       bool first = true;
       for (const auto& c : r.params->schema().columns) {
         if (c.output() != out) continue;
-        s += (first ? "" : ", ") + q(c.name) + ": " + q(column_text(c, column_words(r, c)));
+        const std::uint32_t* w = column_words(r, c);
+        s += (first ? "" : ", ") + q(c.name) + ": " + (recorded(c, w) ? q(column_text(c, w)) : "null");
         first = false;
       }
       s += "}";
@@ -288,11 +299,13 @@ void read_export_source(std::istream& in, const std::string& name, ExportSet& se
       for (auto& vc : cases) {
         // The file's expected values must be the reference's (checked, never trusted).
         const Params& p = *vc.params;
+        // An optional result the file does not record is not compared, as the runner does not
+        // compare it (§31.8, §34.1).
         ref.assign(static_cast<std::size_t>(p.schema().out), 0);
         p.expected(1, vc.in.data(), ref.data());
         if (ref != vc.expected) {
           for (const auto& c : p.schema().columns)
-            if (c.output() &&
+            if (c.output() && recorded(c, vc.expected.data() + c.at) &&
                 !std::equal(ref.begin() + c.at, ref.begin() + c.at + static_cast<std::ptrdiff_t>(c.words()),
                             vc.expected.begin() + c.at))
               throw ExportError(r.where() + ": " + p.label() + ": the file's " + c.name + " " +

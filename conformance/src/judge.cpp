@@ -115,7 +115,7 @@ Mismatch make_mismatch(const Context& c, const Params& p, const CaseAt& k, const
   }
   if (!c.cfg.dump_dir.empty() && !dep && is_tensor_case(p)) {
     m.dump_params = j.params;
-    for (int w = 0; w < p.shape().in; ++w) m.dump_in.push_back(k.in[static_cast<std::size_t>(w)]);
+    for (int w = 0; w < p.shape().in; ++w) m.dump_in.push_back(k.in[w]);
   }
   return m;
 }

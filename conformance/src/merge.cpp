@@ -25,19 +25,29 @@ namespace {
 
 // ---- a small JSON reader (the subset a report uses: every JSON value) ----------------------------
 
+// An object's members are JsonMember (declared before, defined after Json): a std::vector of an
+// incomplete type is allowed (C++17), a std::pair of one is not, and clang with libstdc++ 12
+// rejects std::vector<std::pair<std::string, Json>> inside Json (the documented fuzz build).
+struct JsonMember;
 struct Json {
   enum class Kind { null, boolean, number, string, array, object } kind = Kind::null;
   bool b = false;
   std::string s;  // a string's text, or a number as written
   std::vector<Json> a;
-  std::vector<std::pair<std::string, Json>> o;
+  std::vector<JsonMember> o;
 
-  const Json* get(std::string_view key) const {
-    for (const auto& [k, v] : o)
-      if (k == key) return &v;
-    return nullptr;
-  }
+  const Json* get(std::string_view key) const;
 };
+struct JsonMember {
+  std::string key;
+  Json value;
+};
+
+const Json* Json::get(std::string_view key) const {
+  for (const auto& m : o)
+    if (m.key == key) return &m.value;
+  return nullptr;
+}
 
 class JsonReader {
  public:
@@ -132,7 +142,7 @@ class JsonReader {
         ws();
         std::string k = string();
         expect(':');
-        v.o.emplace_back(std::move(k), value(depth + 1));
+        v.o.push_back(JsonMember{std::move(k), value(depth + 1)});
       } while (eat(','));
       expect('}');
     } else if (c == '[') {
@@ -183,8 +193,8 @@ void dump(const Json& v, std::string& out) {
       out += '{';
       for (std::size_t i = 0; i < v.o.size(); ++i) {
         if (i) out += ", ";
-        out += "\"" + json_escape(v.o[i].first) + "\": ";
-        dump(v.o[i].second, out);
+        out += "\"" + json_escape(v.o[i].key) + "\": ";
+        dump(v.o[i].value, out);
       }
       out += '}';
       return;
@@ -198,6 +208,10 @@ struct Shard {
   RunReport rep;
 };
 
+constexpr std::size_t kMaxReportBytes = std::size_t{1} << 30;  // 1 GiB: a larger file is no shard report
+constexpr std::uint64_t kMaxShards = std::uint64_t{1} << 20;   // numref conform --shard I/N: N <= 2^20
+constexpr std::uint64_t kMaxSuiteCount = std::uint64_t{1} << 40;
+
 // Field readers: a missing or mistyped member is a malformed report.
 struct Fields {
   const std::string& file;
@@ -209,16 +223,46 @@ struct Fields {
     if (!v || v->kind != kind) bad("member \"" + std::string(k) + "\" missing or of the wrong type");
     return *v;
   }
-  std::string str(const Json& o, std::string_view k) const { return at(o, k, Json::Kind::string).s; }
+  // Strings come back with their control characters escaped (\n, \t, \x1b, ...): a shard's text
+  // is printed on lines of the merged report, and a line break in it must not make a line.
+  std::string str(const Json& o, std::string_view k) const { return printable(at(o, k, Json::Kind::string).s); }
   std::string str_or_null(const Json& o, std::string_view k) const {
     const Json* v = o.get(k);
-    return v && v->kind == Json::Kind::string ? v->s : std::string();
+    return v && v->kind == Json::Kind::string ? printable(v->s) : std::string();
+  }
+  static std::string printable(const std::string& s) {
+    std::string o;
+    for (const char ch : s) {
+      const auto u = static_cast<unsigned char>(ch);
+      if (u >= 0x20 && u != 0x7f) {
+        o += ch;
+        continue;
+      }
+      switch (ch) {
+        case '\n': o += "\\n"; break;
+        case '\r': o += "\\r"; break;
+        case '\t': o += "\\t"; break;
+        default: {
+          const char* hex = "0123456789abcdef";
+          o += "\\x";
+          o += hex[u >> 4];
+          o += hex[u & 15];
+        }
+      }
+    }
+    return o;
+  }
+  // A count no larger than `max` (the runner's own bound on what it can write).
+  std::uint64_t num(const Json& o, std::string_view k, std::uint64_t max, const std::string& why) const {
+    const std::uint64_t v = num(o, k);
+    if (v > max) bad("\"" + std::string(k) + "\" " + std::to_string(v) + " is out of range: at most " + why);
+    return v;
   }
   bool boolean(const Json& o, std::string_view k) const { return at(o, k, Json::Kind::boolean).b; }
   std::uint64_t num(const Json& o, std::string_view k) const {
     const std::string& t = at(o, k, Json::Kind::number).s;
     if (t.empty() || t.find_first_not_of("0123456789") != std::string::npos)
-      bad("\"" + std::string(k) + "\" is not a count");
+      bad("\"" + std::string(k) + "\" " + printable(t.substr(0, 40)) + " is not a count");
     try {
       return std::stoull(t);
     } catch (const std::exception&) {
@@ -229,7 +273,7 @@ struct Fields {
     std::vector<std::string> v;
     for (const Json& e : at(o, k, Json::Kind::array).a) {
       if (e.kind != Json::Kind::string) bad("\"" + std::string(k) + "\" holds a non-string");
-      v.push_back(e.s);
+      v.push_back(printable(e.s));
     }
     return v;
   }
@@ -280,10 +324,26 @@ Shard read_shard(const std::string& file) {
   std::error_code ec;
   if (std::filesystem::is_directory(file, ec)) throw std::invalid_argument(file + ": is a directory, not a report");
   if (!in) throw std::invalid_argument(file + ": cannot be read: " + std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
   const Fields f{file};
+  // Read in chunks, at most kMaxReportBytes: an endless input (/dev/zero, a pipe) is refused,
+  // not read until memory runs out; one that does not begin as a JSON object is refused at once.
+  std::string text;
+  std::vector<char> chunk(std::size_t{1} << 16);
+  bool opened = false;
+  while (in.read(chunk.data(), static_cast<std::streamsize>(chunk.size())) || in.gcount() > 0) {
+    text.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxReportBytes)
+      throw std::invalid_argument(file + ": is larger than " + std::to_string(kMaxReportBytes >> 20) +
+                                  " MiB: not a shard report (numref conform --report json) this merge reads");
+    if (!opened) {
+      const std::size_t at = text.find_first_not_of(" \t\r\n");
+      if (at == std::string::npos) continue;
+      if (text[at] != '{' && text[at] != '<')
+        f.bad("not valid JSON at byte " + std::to_string(at) + ": a report is a JSON object (it begins with '{')");
+      opened = true;
+    }
+  }
+  if (in.bad()) throw std::invalid_argument(file + ": cannot be read: " + std::strerror(errno));
   const std::size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && text[first] == '<')
     throw std::invalid_argument(file +
@@ -314,15 +374,25 @@ Shard read_shard(const std::string& file) {
   const Json& sh = f.at(*run, "shard", Json::Kind::object);
   r.id.merged = f.num(sh, "merged");
   if (r.id.merged) throw std::invalid_argument(file + ": a merged report; merge the shard reports themselves");
-  c.shard_index = f.num(sh, "index");
-  c.shard_count = f.num(sh, "count");
-  if (c.shard_count == 0 || c.shard_index >= c.shard_count) f.bad("shard index out of range");
+  // §34.3 as numref conform --shard I/N takes them: 1 <= N <= 2^20, 0 <= I < N
+  c.shard_count =
+      f.num(sh, "count", kMaxShards, std::to_string(kMaxShards) + " (numref conform --shard I/N: N <= 2^20)");
+  if (c.shard_count == 0) f.bad("\"count\" 0 is out of range: a run has at least 1 shard");
+  c.shard_index =
+      f.num(sh, "index", c.shard_count - 1,
+            std::to_string(c.shard_count - 1) + " (shard I/N: 0 <= I < N = " + std::to_string(c.shard_count) + ")");
   r.id.id = f.str(*run, "id");
   r.id.numref_version = f.str(*run, "numref_version");
   r.id.spec_version = f.str(*run, "spec_version");
   r.id.vectors_dir = f.str_or_null(*run, "vectors");
   r.id.manifest_sha256 = f.str_or_null(*run, "manifest_sha256");
-  r.exit_status = static_cast<int>(f.num(doc, "exit_status"));
+  // §34.7 the statuses a run exits with; anything else is not a report of numref conform
+  const std::uint64_t status = f.num(doc, "exit_status");
+  if (status != kExitPass && status != kExitMismatch && status != kExitUsage && status != kExitBackend &&
+      status != kExitUnavailable && status != kExitInterrupted)
+    f.bad("\"exit_status\" " + std::to_string(status) +
+          " is not an exit status of numref conform (0, 1, 2, 3, 77 or 130, spec §34.7)");
+  r.exit_status = static_cast<int>(status);
   r.interrupted = r.exit_status == kExitInterrupted;
   r.nothing_compared = f.str_or_null(doc, "nothing_compared");
   for (const Json& jb : f.at(doc, "backends", Json::Kind::array).a) {
@@ -355,17 +425,26 @@ Shard read_shard(const std::string& file) {
     for (const Json& js : f.at(jb, "suites", Json::Kind::array).a) {
       SuiteStats& st = b.suites[b.suite(f.str(js, "op"), f.str(js, "profile"), f.str(js, "label"), f.str(js, "params"),
                                         f.str(js, "source"))];
-      st.cases += f.num(js, "cases");
-      st.passed += f.num(js, "passed");
-      st.failed += f.num(js, "failed");
-      st.departures += f.num(js, "departures");
-      st.skipped += f.num(js, "skipped");
-      st.any_nan += f.num(js, "any_nan");
+      // bounded so that the sums over at most 2^20 shards cannot wrap
+      const std::string why = "2^40 per suite of a shard";
+      st.cases += f.num(js, "cases", kMaxSuiteCount, why);
+      st.passed += f.num(js, "passed", kMaxSuiteCount, why);
+      st.failed += f.num(js, "failed", kMaxSuiteCount, why);
+      st.departures += f.num(js, "departures", kMaxSuiteCount, why);
+      st.skipped += f.num(js, "skipped", kMaxSuiteCount, why);
+      st.any_nan += f.num(js, "any_nan", kMaxSuiteCount, why);
     }
     for (const Json& jm : f.at(jb, "mismatches", Json::Kind::array).a) b.mismatches.push_back(read_mismatch(f, jm));
     r.backends.push_back(std::move(b));
   }
   if (r.backends.empty()) f.bad("no backend");
+  // §34.7 a run one of whose backends stopped (an error, an interrupt) exits 2, 3 or 130: a
+  // report that says otherwise would merge into an INCOMPLETE verdict with status 0 or 1
+  for (const BackendReport& b : r.backends)
+    if ((!b.error.empty() || b.interrupted) && r.exit_status != kExitUsage && r.exit_status != kExitBackend &&
+        r.exit_status != kExitInterrupted)
+      f.bad("exit_status " + std::to_string(r.exit_status) + " but backend " + b.display + " stopped (" +
+            (b.error.empty() ? std::string("interrupted") : b.error) + "): a stopped run exits 2, 3 or 130 (§34.7)");
   return s;
 }
 
@@ -446,6 +525,10 @@ int merged_status(RunReport& r, const std::vector<Shard>& shards) {
     }
   }
   r.nothing_compared.clear();
+  // an INCOMPLETE merge (a backend stopped) never passes (read_shard refuses such a shard's
+  // status 0 or 1 already): a backend failure
+  for (const BackendReport& b : r.backends)
+    if ((!b.error.empty() || b.interrupted) && worst == 0) worst = kExitBackend;
   if (worst) return worst;
   if (failed) return kExitMismatch;
   if (ran && compared == 0) {

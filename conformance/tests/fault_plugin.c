@@ -5,6 +5,7 @@
  *   openhang   numref_backend_open sleeps forever
  *   crashon    SIGSEGV when a call holds the f32 code 3f800000 (1.0)
  *   overrun    writes 2n words past its n-word output buffer
+ *   overrun3   writes 3 words past its n-word output buffer (into what follows it)
  *   forkcrash  when a call holds 1.0: forks a helper that sleeps, then SIGSEGV
  *   slow       0.5 ms per case for the first 3000 cases, then full speed
  * With pidfile=PATH the process that would hang (or each helper) appends its pid to PATH. */
@@ -61,6 +62,8 @@ static int64_t fault_cast(void* ctx, uint32_t from, uint32_t to, const numref_po
   const int64_t got = cast(ctx, from, to, p, n, in, r, out, flags);
   if (strcmp(mode, "overrun") == 0)
     for (size_t i = n; i < 3 * n; ++i) out[i] = 0;
+  if (strcmp(mode, "overrun3") == 0)
+    for (size_t i = n; i < n + 3; ++i) out[i] = 0;
   return got;
 }
 

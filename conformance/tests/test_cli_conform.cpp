@@ -940,6 +940,61 @@ TEST(ConformCli, ReportMergeOfAFailingShardFails) {
   fs::remove_all(d);
 }
 
+// Issue 31 item 9: merge validates what it reads as the runner validates its options (§34.11,
+// §34.7). A shard report edited by Python (`edit` is a statement on the parsed report `r`):
+// each is refused with exit 2 and one line naming the file and the field, within seconds —
+// except the error text with a line break, which is merged (exit 3, a backend failure) with the
+// break escaped, so that it cannot forge a line of the report.
+TEST(ConformCli, ReportMergeValidatesWhatItReads) {
+  const fs::path d = temp_dir("merge-validate");
+  const std::string s0 = json_shard(d, "s0.json", "reference", kShardSel + " --shard 0/1");
+  auto edited = [&](const std::string& name, const std::string& edit) {
+    const std::string out = (d / name).string();
+    const CliRun py = run_sh(std::string(NUMREF_PYTHON) + " -c \"import json, sys; r = json.load(open(sys.argv[1])); " +
+                             edit + "; json.dump(r, open(sys.argv[2], 'w'))\" " + s0 + " '" + out + "'");
+    EXPECT_EQ(py.status, 0) << py.out;
+    return out;
+  };
+  // the merge, stopped after 30 s (exit 124) where it would spin
+  auto merge = [&](const std::string& file) { return run_numref("report merge '" + file + "'", "timeout 30 env "); };
+  auto one_line_naming = [](const CliRun& m, const std::string& file, const std::string& field) {
+    EXPECT_EQ(m.status, 2) << m.out;
+    EXPECT_TRUE(contains(m.out, file)) << m.out;
+    EXPECT_TRUE(contains(m.out, field)) << m.out;
+    EXPECT_EQ(std::count(m.out.begin(), m.out.end(), '\n'), 1) << m.out;
+  };
+  // a shard count of 10^12 (numref conform --shard allows N <= 2^20), an index out of range
+  std::string f = edited("count.json", "r['run']['shard']['count'] = 10**12");
+  one_line_naming(merge(f), f, "\"count\" 1000000000000 is out of range");
+  f = edited("index.json", "r['run']['shard']['index'] = 7");
+  one_line_naming(merge(f), f, "\"index\" 7 is out of range");
+  // an exit status that is none of §34.7's (4294967299 = 2^32 + 3 once merged as 3)
+  f = edited("status.json", "r['exit_status'] = 4294967299");
+  one_line_naming(merge(f), f, "\"exit_status\" 4294967299 is not an exit status of numref conform");
+  // a suite count past any run's (the sums must not wrap)
+  f = edited("cases.json", "r['backends'][0]['suites'][0]['cases'] = 2**63");
+  one_line_naming(merge(f), f, "\"cases\" 9223372036854775808 is out of range");
+  // a stopped backend (an error) in a report that exited 0: INCOMPLETE must never exit 0
+  f = edited("stopped.json", "r['backends'][0]['error'] = 'boom'");
+  one_line_naming(merge(f), f, "exit_status 0");
+  // an error text with a line break and an escape: escaped on output, the failure exit 3
+  f = edited("forged.json",
+             "r['backends'][0]['error'] = 'boom\\nFAIL forged\\x1b[2J'; r['exit_status'] = 3; "
+             "r['complete'] = False");
+  CliRun m = merge(f);
+  EXPECT_EQ(m.status, 3) << m.out;
+  EXPECT_TRUE(contains(m.out, "ERROR shard 0/1: boom\\nFAIL forged\\x1b[2J\n")) << m.out;
+  EXPECT_FALSE(contains(m.out, "\nFAIL forged")) << m.out;
+  EXPECT_TRUE(contains(m.out, "INCOMPLETE")) << m.out;
+  // an endless input: refused after a bounded read, not std::bad_alloc
+  one_line_naming(merge("/dev/zero"), "/dev/zero", "not valid JSON at byte 0");
+  m = run_sh("(printf '{\"x\": \"'; yes x | tr -d '\\n') | timeout 60 '" + std::string(NUMREF_CLI) +
+             "' report merge /dev/stdin");
+  EXPECT_EQ(m.status, 2) << m.out.substr(0, 400);
+  EXPECT_TRUE(contains(m.out, "is larger than")) << m.out.substr(0, 400);
+  fs::remove_all(d);
+}
+
 // ---- issue 16 item 15: re-run one case (§34.4) ------------------------------------------------
 
 // The location that ends a FAIL line is an id that --case accepts: a generated case and a

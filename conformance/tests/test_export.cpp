@@ -147,6 +147,49 @@ TEST(Export, RefusesAFileWhoseResultsDifferFromTheReference) {
   EXPECT_THROW(read_text("", "empty.vec"), ExportError);
 }
 
+TEST(Export, EveryShippedVectorFileExports) {
+  // Issue 31 item 5: the shipped files (MANIFEST-verified) are the reference's, so each one
+  // exports; a divergence file (§B) records no §19.5 counts (optional results, §34.1), which
+  // the check must not compare, as the runner does not (§31.5).
+  std::size_t files = 0;
+  for (const auto& e : fs::recursive_directory_iterator(vec(""))) {
+    if (!e.is_regular_file() || e.path().extension() != ".vec") continue;
+    const std::string rel = fs::relative(e.path(), vec("")).generic_string();
+    ++files;
+    try {
+      const ExportSet set = read_file(rel);
+      EXPECT_FALSE(export_text(set, ExportFormat::json).empty()) << rel;
+      if (rel.rfind("divergence/", 0) == 0) {
+        EXPECT_FALSE(export_text(set, ExportFormat::csv).empty()) << rel;
+      }
+    } catch (const ExportError& x) {
+      ADD_FAILURE() << rel << ": " << x.what();
+    }
+  }
+  EXPECT_GT(files, 100u);
+}
+
+TEST(Export, DivergenceFileWritesItsAnswersAndNoCounts) {
+  // vectors/divergence/quantize.vec, its first tensor: f32 1x4 [480, 1, -3.5, 0.1] into
+  // f8e4m3fn under mx-floor (§16.2): amax 480 = 1.875 * 2^8, X = 2^(8 - emax 8) = 1, the E8M0
+  // scale code 127 + 0 = 7f; the elements x / 1 in E4M3 (bias 7, 3 mantissa bits, max 448):
+  // 480 saturates to 448 = 0 1111 110 = 7e, 1 = 0 0111 000 = 38, -3.5 = 1 1000 110 = c6,
+  // 0.1 = 1.6 * 2^-4 -> 1.625 * 2^-4 = 0 0011 101 = 1d. The file records no §19.5 counts:
+  // csv writes the field empty, json null (§31.8: values as in the vector file).
+  const std::string c = exported("divergence/quantize.vec", ExportFormat::csv);
+  EXPECT_TRUE(has_line(c, "suite,shape,x,codes,scales,counts,note")) << c;
+  // (the file's first record is the first variant, mx-floor)
+  EXPECT_NE(c.find("rule=mx-floor "), std::string::npos);
+  EXPECT_LT(c.find("rule=mx-floor "), c.find("rule=mx-rceil "));
+  EXPECT_NE(c.find(",1x4,\"43f00000,3f800000,c0600000,3dcccccd\",\"7e,38,c6,1d\",7f,,\"amax 480 in E4M3"),
+            std::string::npos)
+      << c;
+  const std::string j = exported("divergence/quantize.vec", ExportFormat::json);
+  EXPECT_NE(j.find("\"expected\": {\"codes\": \"7e,38,c6,1d\", \"scales\": \"7f\", \"counts\": null}"),
+            std::string::npos)
+      << j.substr(0, 4000);
+}
+
 TEST(ExportCli, WritesTheFileAndRefusesBadArguments) {
   const fs::path dir = fs::temp_directory_path() / ("numref_export_cli_" + std::to_string(::getpid()));
   fs::create_directories(dir);

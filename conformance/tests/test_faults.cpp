@@ -234,6 +234,26 @@ TEST(Faults, OutputOverrunIsReported) {
   fs::remove_all(d);
 }
 
+// Issue 31 item 8: a plugin writing a few words past `out` (into the words after it, which the
+// runner then overwrites) is caught by the guard zone after every output buffer: a backend
+// failure of the batch (exit 3, §34.6) naming the op, the buffer and how far past its end the
+// call wrote. Isolated (the default) and in the runner's process (--no-isolate).
+TEST(Faults, FewWordsPastTheOutputAreReported) {
+  for (const bool isolate : {true, false}) {
+    const fs::path d = temp_dir(isolate ? "overrun3" : "overrun3-noiso");
+    std::vector<std::string> args = {"--jobs", "1"};
+    if (!isolate) args.push_back("--no-isolate");
+    Runner r(plugin("overrun3"), args, d);
+    const std::string what = isolate ? "isolated" : "--no-isolate";
+    EXPECT_EQ(r.wait(120s), 3) << what << "\n" << r.out();
+    EXPECT_NE(r.out().find("cast wrote past the end of its output buffer out ("), std::string::npos)
+        << what << "\n" << r.out();
+    EXPECT_NE(r.out().find(" words): 3 words past the end"), std::string::npos) << what << "\n" << r.out();
+    EXPECT_NE(r.out().find("(cast f32->bf16"), std::string::npos) << what << "\n" << r.out();
+    fs::remove_all(d);
+  }
+}
+
 // A plugin that forks a helper (holding the runner's pipe) and crashes: the crash is reported
 // with the process's own status (not as a timeout) and the helpers do not survive.
 TEST(Faults, ForkedHelperDiesWithTheCrashedPlugin) {

@@ -271,4 +271,42 @@ bool check_call(const numref_backend& b, std::string_view entry, std::int64_t go
   return true;
 }
 
+std::string overrun_text(std::string_view entry, std::string_view buffer, std::size_t past, std::size_t n,
+                         std::size_t value_size) {
+  const std::string unit = value_size == 4 ? "word" : value_size == 1 ? "byte" : "value";
+  const std::string units = unit + (n == 1 ? "" : "s");
+  return std::string(entry) + " wrote past the end of its output buffer " + std::string(buffer) + " (" +
+         std::to_string(n) + " " + units + "): " + std::to_string(past) + " " + unit + (past == 1 ? "" : "s") +
+         " past the end";
+}
+
+CaseOutputs::CaseOutputs(const Schema& s) {
+  for (const Column& c : s.columns)
+    if (c.output()) slots_.push_back(Slot{c.at, Guarded<std::uint32_t>(c.name, c.words())});
+}
+
+void CaseOutputs::reset() {
+  for (Slot& sl : slots_) {
+    sl.buf.reset();
+    sl.used = false;
+  }
+}
+
+std::uint32_t* CaseOutputs::at(int offset) {
+  for (Slot& sl : slots_)
+    if (sl.at == offset) {
+      sl.used = true;
+      return sl.buf.data();
+    }
+  throw std::logic_error("CaseOutputs: no output column at word " + std::to_string(offset));
+}
+
+bool CaseOutputs::finish(std::string_view entry, std::uint32_t* case_out, std::string& error) {
+  for (const Slot& sl : slots_)
+    if (sl.used && !sl.buf.check(entry, error)) return false;
+  for (const Slot& sl : slots_)
+    if (sl.used) std::copy(sl.buf.data(), sl.buf.data() + sl.buf.size(), case_out + sl.at);
+  return true;
+}
+
 }  // namespace numref::conform::kit

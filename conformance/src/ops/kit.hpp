@@ -2,7 +2,9 @@
 // calls. Internal to conformance/src/ops.                               spec §32, §34.1, §34.8
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <string>
@@ -158,5 +160,67 @@ bool has_entry(const numref_backend& b, std::size_t offset, Fn fn) {
 // count other than `want` sets `error` and returns false. `unit` names what was counted.
 bool check_call(const numref_backend& b, std::string_view entry, std::int64_t got, std::uint64_t want,
                 std::string_view unit, std::string& error);
+
+// ---- §34.6 output overruns ------------------------------------------------------------------
+// The runner never lets a backend call write into the case words directly: each output buffer
+// it passes is one of these, n values of T followed by a guard zone of 2n + 64 values of canary
+// bytes (0xA5), checked after the call. A call that changed the guard zone wrote past the end:
+// a failure of the backend (§34.6) naming the entry, the buffer and how many values past the end
+// it wrote (up to the furthest changed value). An overrun past the guard zone is not caught.
+inline constexpr unsigned char kCanaryByte = 0xA5;
+std::string overrun_text(std::string_view entry, std::string_view buffer, std::size_t past, std::size_t n,
+                         std::size_t value_size);
+
+template <typename T>
+class Guarded {
+ public:
+  Guarded(std::string name, std::size_t n) : name_(std::move(name)), n_(n), v_(3 * n + 64) { reset(); }
+  // The n values zero, the guard zone canaries (before each call).
+  void reset() {
+    std::fill(v_.begin(), v_.begin() + static_cast<std::ptrdiff_t>(n_), T{});
+    std::memset(static_cast<void*>(v_.data() + n_), kCanaryByte, (v_.size() - n_) * sizeof(T));
+  }
+  T* data() { return v_.data(); }
+  const T* data() const { return v_.data(); }
+  std::size_t size() const { return n_; }
+  const T& operator[](std::size_t i) const { return v_[i]; }
+  // How many values past the end the call wrote (0: none).
+  std::size_t overrun() const {
+    const auto* b = reinterpret_cast<const unsigned char*>(v_.data());
+    for (std::size_t k = v_.size() * sizeof(T); k-- > n_ * sizeof(T);)
+      if (b[k] != kCanaryByte) return k / sizeof(T) - n_ + 1;
+    return 0;
+  }
+  // False with `error` set when the call wrote past the end.
+  bool check(std::string_view entry, std::string& error) const {
+    const std::size_t past = overrun();
+    if (past) error = overrun_text(entry, name_, past, n_, sizeof(T));
+    return past == 0;
+  }
+
+ private:
+  std::string name_;
+  std::size_t n_;
+  std::vector<T> v_;
+};
+
+// The word outputs of one case of a tensor-shaped family, each output column of the schema a
+// Guarded buffer: at(offset) is the buffer of the column at that word offset of the case
+// (Layout), finish() checks every buffer handed out and copies them into the case's words.
+class CaseOutputs {
+ public:
+  explicit CaseOutputs(const Schema& s);
+  void reset();  // before each call
+  std::uint32_t* at(int offset);
+  bool finish(std::string_view entry, std::uint32_t* case_out, std::string& error);
+
+ private:
+  struct Slot {
+    int at;
+    Guarded<std::uint32_t> buf;
+    bool used = false;
+  };
+  std::vector<Slot> slots_;
+};
 
 }  // namespace numref::conform::kit

@@ -209,10 +209,15 @@ bool CastParams::plugin_call(const numref_backend& b, std::size_t n, const std::
     error = "the backend has no cast entry point";
     return false;
   }
-  std::vector<std::uint8_t> fl(optional ? n : 0);
-  const std::int64_t got = b.cast(b.ctx, c_format(*from_), c_format(*to_), &cpol_, n, in, sr_ ? in + n : nullptr, out,
-                                  optional ? fl.data() : nullptr);
+  // §34.6 the backend writes into guarded buffers, never into the case words: an overrun of
+  // `out` would land in the flags words, which the runner then overwrites
+  kit::Guarded<std::uint32_t> res("out", n);
+  kit::Guarded<std::uint8_t> fl("flags", optional ? n : 0);
+  const std::int64_t got = b.cast(b.ctx, c_format(*from_), c_format(*to_), &cpol_, n, in, sr_ ? in + n : nullptr,
+                                  res.data(), optional ? fl.data() : nullptr);
+  if (!res.check("cast", error) || !fl.check("cast", error)) return false;
   if (!kit::check_call(b, "cast", got, n, "", error)) return false;
+  std::copy(res.data(), res.data() + n, out);
   std::uint32_t* of = out + n;
   for (std::size_t i = 0; i < n; ++i) of[i] = optional ? fl[i] : kNotReported;
   return true;

@@ -221,6 +221,7 @@ bool GausswsParams::plugin_call(const numref_backend& b, std::size_t n, const st
   }
   std::vector<unsigned char> wbuf, gbuf;
   std::vector<std::uint16_t> u(s_.noise == Noise::bits ? L_.n : 0);
+  kit::CaseOutputs o(schema());  // §34.6 guarded output buffers
   for (std::size_t i = 0; i < n; ++i) {
     const std::uint32_t* ci = in + i * static_cast<std::size_t>(L_.in);
     std::uint32_t* co = out + i * static_cast<std::size_t>(L_.out);
@@ -235,9 +236,11 @@ bool GausswsParams::plugin_call(const numref_backend& b, std::size_t n, const st
       key[1] = k.layer;
       key[2] = k.step;
     }
+    o.reset();
     const std::int64_t got = b.gaussws(
         b.ctx, &cop_, wbuf.data(), ci + L_.bt, s_.noise == Noise::bits ? u.data() : nullptr,
-        s_.noise == Noise::key ? key : nullptr, gbuf.data(), co + L_.r, co + L_.scale, co + L_.y, co + L_.grad);
+        s_.noise == Noise::key ? key : nullptr, gbuf.data(), o.at(L_.r), o.at(L_.scale), o.at(L_.y), o.at(L_.grad));
+    if (!o.finish("gaussws", co, error)) return false;
     if (!kit::check_call(b, "gaussws", got, L_.n, "elements (one matrix)", error)) return false;
   }
   return true;

@@ -289,29 +289,38 @@ bool MorParams::plugin_call(const numref_backend& b, std::size_t n, const std::u
   }
   std::vector<unsigned char> xbuf;
   const std::size_t nb = L_.nb;
-  std::vector<std::uint8_t> type(nb), eq3(nb), eq4(nb);
-  std::vector<numref_error_sum> s4(nb), s5(nb);
+  // §34.6 every output buffer is guarded (kit::Guarded): the backend never writes the case words
+  const std::size_t nsub = tensor ? 0 : nb;
+  kit::Guarded<numref_mor_result> res("result", tensor ? 1 : 0);
+  kit::Guarded<std::uint8_t> type("type", nsub), eq3("eq3", nsub), eq4("eq4", nsub);
+  kit::Guarded<numref_error_sum> s4("sum4", nsub), s5("sum5", nsub);
+  kit::CaseOutputs o(schema());
+  const char* entry = tensor ? "mor" : "mor_sub";
   for (std::size_t i = 0; i < n; ++i) {
     const std::uint32_t* ci = in + i * static_cast<std::size_t>(L_.in);
     std::uint32_t* co = out + i * static_cast<std::size_t>(L_.out);
     kit::pack(*s_.src, ci + L_.x, L_.n, xbuf);
     std::int64_t got;
+    o.reset();
     if (tensor) {
-      numref_mor_result r{};
-      got = b.mor(b.ctx, &cop_, xbuf.data(), &r, co + L_.scales);
+      res.reset();
+      got = b.mor(b.ctx, &cop_, xbuf.data(), res.data(), o.at(L_.scales));
+      if (!res.check(entry, error) || !o.finish(entry, co, error)) return false;
+      const numref_mor_result& r = res[0];
       co[L_.decision] = r.decision;
       co[L_.reason] = r.reason;
       co[L_.mean] = r.mean;
       co[L_.gm] = r.group_mantissa;
       put_sum(r.error, co + L_.sum);
     } else {
-      std::fill(type.begin(), type.end(), 0);
-      std::fill(eq3.begin(), eq3.end(), 0);
-      std::fill(eq4.begin(), eq4.end(), 0);
-      std::fill(s4.begin(), s4.end(), numref_error_sum{});
-      std::fill(s5.begin(), s5.end(), numref_error_sum{});
+      for (auto* g : {&type, &eq3, &eq4}) g->reset();
+      s4.reset();
+      s5.reset();
       got = b.mor_sub(b.ctx, &cop_, xbuf.data(), type.data(), eq3.data(), eq4.data(), s4.data(), s5.data(),
-                      co + L_.scales4, co + L_.scales5, co + L_.gm2, co + L_.y);
+                      o.at(L_.scales4), o.at(L_.scales5), o.at(L_.gm2), o.at(L_.y));
+      if (!type.check(entry, error) || !eq3.check(entry, error) || !eq4.check(entry, error) ||
+          !s4.check(entry, error) || !s5.check(entry, error) || !o.finish(entry, co, error))
+        return false;
       for (std::size_t k = 0; k < nb; ++k) {
         co[static_cast<std::size_t>(L_.type) + k] = type[k];
         co[static_cast<std::size_t>(L_.eq3) + k] = eq3[k];
@@ -320,7 +329,7 @@ bool MorParams::plugin_call(const numref_backend& b, std::size_t n, const std::u
         put_sum(s5[k], co + L_.sum5 + k * kSumWords);
       }
     }
-    if (!kit::check_call(b, tensor ? "mor" : "mor_sub", got, L_.n, "elements (one tensor)", error)) return false;
+    if (!kit::check_call(b, entry, got, L_.n, "elements (one tensor)", error)) return false;
   }
   return true;
 }

@@ -504,8 +504,11 @@ bool TensorParams::plugin_call(const numref_backend& b, std::size_t n, const std
   }
   const Layout& L = layout_;
   std::vector<unsigned char> xbuf;
-  std::vector<std::uint8_t> codes(L.n);
-  std::uint64_t counts[4];
+  // §34.6 every output buffer is guarded (kit::Guarded): the backend never writes the case words
+  std::vector<std::uint8_t> codes_in(L.codes_in >= 0 ? L.n : 0);
+  kit::Guarded<std::uint8_t> codes("codes", s_.kind == Kind::quantize ? L.n : 0);
+  kit::Guarded<std::uint64_t> counts("counts", 4);
+  kit::CaseOutputs o(schema());
   for (std::size_t i = 0; i < n; ++i) {
     const std::uint32_t* ci = in + i * static_cast<std::size_t>(L.in);
     std::uint32_t* co = out + i * static_cast<std::size_t>(L.out);
@@ -513,34 +516,37 @@ bool TensorParams::plugin_call(const numref_backend& b, std::size_t n, const std
     const char* entry = "";
     if (L.x >= 0) kit::pack(*s_.src, ci + L.x, L.n, xbuf);
     const std::uint32_t* r = L.r >= 0 ? ci + L.r : nullptr;
-    std::uint64_t* cnt = optional ? counts : nullptr;
-    std::fill(std::begin(counts), std::end(counts), 0);
-    std::fill(codes.begin(), codes.end(), 0);
+    std::uint64_t* cnt = optional ? counts.data() : nullptr;
+    counts.reset();
+    codes.reset();
+    o.reset();
     switch (s_.kind) {
       case Kind::scale:
         entry = "scale";
-        got = b.scale(b.ctx, &cop_, xbuf.data(), co + L.amax, co + L.scales, L.gm >= 0 ? co + L.gm : nullptr,
-                      L.tamax >= 0 ? co + L.tamax : nullptr);
+        got = b.scale(b.ctx, &cop_, xbuf.data(), o.at(L.amax), o.at(L.scales), L.gm >= 0 ? o.at(L.gm) : nullptr,
+                      L.tamax >= 0 ? o.at(L.tamax) : nullptr);
         break;
       case Kind::quantize:
         entry = "quantize";
-        got = b.quantize(b.ctx, &cop_, xbuf.data(), r, codes.data(), co + L.scales, L.gm >= 0 ? co + L.gm : nullptr,
-                         L.tamax >= 0 ? co + L.tamax : nullptr, cnt);
-        for (std::size_t k = 0; k < L.n; ++k) co[static_cast<std::size_t>(L.codes) + k] = codes[k];
+        got = b.quantize(b.ctx, &cop_, xbuf.data(), r, codes.data(), o.at(L.scales), L.gm >= 0 ? o.at(L.gm) : nullptr,
+                         L.tamax >= 0 ? o.at(L.tamax) : nullptr, cnt);
         break;
       case Kind::dequantize:
         entry = "dequantize";
         for (std::size_t k = 0; k < L.n; ++k)
-          codes[k] = static_cast<std::uint8_t>(ci[static_cast<std::size_t>(L.codes_in) + k]);
-        got = b.dequantize(b.ctx, &cop_, codes.data(), ci + L.scales_in, L.gm_in >= 0 ? ci + L.gm_in : nullptr,
-                           L.tamax_in >= 0 ? ci + L.tamax_in : nullptr, co + L.y);
+          codes_in[k] = static_cast<std::uint8_t>(ci[static_cast<std::size_t>(L.codes_in) + k]);
+        got = b.dequantize(b.ctx, &cop_, codes_in.data(), ci + L.scales_in, L.gm_in >= 0 ? ci + L.gm_in : nullptr,
+                           L.tamax_in >= 0 ? ci + L.tamax_in : nullptr, o.at(L.y));
         break;
       case Kind::fake_quant:
         entry = "fake_quant";
-        got = b.fake_quant(b.ctx, &cop_, xbuf.data(), r, co + L.y, cnt);
+        got = b.fake_quant(b.ctx, &cop_, xbuf.data(), r, o.at(L.y), cnt);
         break;
     }
+    if (!codes.check(entry, error) || !counts.check(entry, error) || !o.finish(entry, co, error)) return false;
     if (!kit::check_call(b, entry, got, L.n, "elements (one tensor)", error)) return false;
+    if (s_.kind == Kind::quantize)
+      for (std::size_t k = 0; k < L.n; ++k) co[static_cast<std::size_t>(L.codes) + k] = codes[k];
     if (L.counts >= 0)
       for (int k = 0; k < 4; ++k)
         co[L.counts + k] =
