@@ -246,8 +246,8 @@ TEST(Faults, FewWordsPastTheOutputAreReported) {
     Runner r(plugin("overrun3"), args, d);
     const std::string what = isolate ? "isolated" : "--no-isolate";
     EXPECT_EQ(r.wait(120s), 3) << what << "\n" << r.out();
-    EXPECT_NE(r.out().find("cast wrote past the end of its output buffer out ("), std::string::npos)
-        << what << "\n" << r.out();
+    EXPECT_NE(r.out().find("cast wrote past the end of its output buffer out ("), std::string::npos) << what << "\n"
+                                                                                                     << r.out();
     EXPECT_NE(r.out().find(" words): 3 words past the end"), std::string::npos) << what << "\n" << r.out();
     EXPECT_NE(r.out().find("(cast f32->bf16"), std::string::npos) << what << "\n" << r.out();
     fs::remove_all(d);
