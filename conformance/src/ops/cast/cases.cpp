@@ -12,6 +12,7 @@
 //      side of the threshold 2^k - f_k where the result flips (§5.1), plus random ones.
 // Case j depends only on (seed, params text, j): shards and workers produce any range.
 #include <algorithm>
+#include <bit>
 #include <mutex>
 #include <map>
 
@@ -206,7 +207,7 @@ RValues sr_edge_r(const CastParams& p, std::uint32_t x) {
   }
   if (sig != 0) {
     const Format& to = p.to();
-    const int e = exp + (63 - __builtin_clzll(sig));
+    const int e = exp + (static_cast<int>(std::bit_width(sig)) - 1);  // sig != 0
     int q = to.is_integer() ? 0 : e - to.man_bits;
     if (!to.is_integer() && to.has_subnormals && q < to.qmin()) q = to.qmin();
     const int shift = q - exp;
@@ -246,8 +247,12 @@ std::uint32_t random_code(const Format& f, const Format& to, const std::vector<s
   std::uint32_t field;
   if (kind < 14) {
     // An exponent in the target's range (2 binades of margin on both sides).
+    // A target whose largest finite value is zero (P3109 K2P1 extended: 0, Inf, NaN, §2.5)
+    // has no binade: its window is the one around qmin. (__builtin_clzll(0) is undefined.)
     const Decoded top = decode(to.max_finite, to);
-    const int emax_to = to.is_integer() ? 7 : top.exp + (63 - __builtin_clzll(top.sig));
+    const int emax_to = to.is_integer() ? 7
+                        : top.sig == 0  ? to.qmin()
+                                        : top.exp + (static_cast<int>(std::bit_width(top.sig)) - 1);
     const int lo = (to.is_integer() ? -2 : to.qmin() - 2) + f.bias;
     const int hi = emax_to + 2 + f.bias;
     const int a = std::clamp(lo, 0, static_cast<int>(fmax)), b = std::clamp(hi, 0, static_cast<int>(fmax));
