@@ -3,6 +3,7 @@
 #include <rapidcheck/gtest.h>
 
 #include <cstdint>
+#include <ostream>
 #include <vector>
 
 #include "numref/gam.hpp"
@@ -13,8 +14,14 @@ namespace {
 
 const Format& F32 = format(FormatId::f32);
 
+// (−1)^neg · (1 + frac/2²³) · 2^e for e in [−126, 127]; below −126 the subnormal that truncates
+// it (0 under 2⁻¹⁴⁹). The exponent field is never formed from a negative number, which would
+// wrap into the inf/NaN encodings.
 std::uint32_t f32_of(bool neg, int e, std::uint32_t frac) {
-  return (neg ? 0x80000000u : 0u) | (static_cast<std::uint32_t>(e + 127) << 23) | (frac & 0x7FFFFFu);
+  const std::uint32_t sign = neg ? 0x80000000u : 0u;
+  const std::uint32_t sig = 0x800000u | (frac & 0x7FFFFFu);
+  if (e < -126) return sign | (e < -149 ? 0u : sig >> (-126 - e));
+  return sign | (static_cast<std::uint32_t>(e + 127) << 23) | (sig & 0x7FFFFFu);
 }
 
 // Hand-worked 2 x 4 tensor, f8e4m3fn (q_max 448), blocks 1 x 2, one group (the tensor):
@@ -119,11 +126,16 @@ TEST(Gam, GroupsOfBlocks) {  // §12.4, §17.1
 }
 
 // Random tensors for the properties: values 2^(base - [0, 30]) with random fractions and
-// signs, some exact zeros.
+// signs (finite; subnormal below 2^-126), some exact zeros.
 struct RandomTensor {
   std::size_t rows, cols;
   std::vector<std::uint32_t> x;
 };
+void showValue(const RandomTensor& t, std::ostream& os) {  // RapidCheck prints counterexamples with it
+  os << t.rows << " x " << t.cols << " binary32 {" << std::hex;
+  for (const std::uint32_t v : t.x) os << " 0x" << v;
+  os << std::dec << " }";
+}
 rc::Gen<RandomTensor> random_tensor() {
   return rc::gen::exec([] {
     RandomTensor t;
