@@ -197,6 +197,8 @@ def main(argv):
         ('conversions', lambda t: conversions(numref, root, False)),
         ('abi', lambda t: abi(root)),
         ('abi-minor', lambda t: run(numref, 'abi', '--markdown').rstrip('\n')),
+        ('mma-knobs', lambda t: run(numref, 'mma', '--knobs', '--markdown').rstrip('\n')),
+        ('mma-profiles', lambda t: run(numref, 'mma', '--profiles', '--markdown').rstrip('\n')),
         # last: the contents list reads the headings of the text as generated
         ('contents', lambda t: contents(t.split('\n'))),
     ]

@@ -1,0 +1,171 @@
+// numref oracle — the mma dot product by value.              spec §37, §38
+#include "numref/oracle/rational_mma.hpp"
+
+#include <algorithm>
+#include <optional>
+#include <stdexcept>
+#include <vector>
+
+namespace numref::oracle::rat {
+
+namespace {
+
+struct Operand {
+  Value::Kind kind = Value::finite;
+  bool sign = false;
+  Rational v = 0;  // signed value
+  int e = 0;       // §38.2 alignment exponent: max(floor(log2 |v|), emin); unset for zero
+};
+
+Operand read(std::uint32_t code, FormatId id, std::uint32_t ignore) {
+  const Format& f = format(id);
+  const Value d = decode(code & ~ignore, f);
+  Operand o;
+  o.kind = d.kind;
+  o.sign = d.sign;
+  if (d.kind == Value::finite) {
+    o.v = d.v;
+    if (d.v != 0) o.e = std::max(floor_log2(d.v < 0 ? Rational(-d.v) : d.v), f.has_subnormals ? 1 - f.bias : -f.bias);
+  }
+  return o;
+}
+
+Rational trunc_div(const Rational& v, const Rational& unit) {  // trunc(v / unit) · unit
+  const Rational q = v / unit;
+  const BigInt n = boost::multiprecision::numerator(q) / boost::multiprecision::denominator(q);  // toward zero
+  return Rational(n) * unit;
+}
+
+struct Special {
+  bool nan = false, pinf = false, ninf = false;
+  void product(const Operand& x, const Operand& y) {
+    if (x.kind == Value::nan || y.kind == Value::nan)
+      nan = true;
+    else if (x.kind == Value::inf || y.kind == Value::inf) {
+      const bool zero = (x.kind == Value::finite && x.v == 0) || (y.kind == Value::finite && y.v == 0);
+      if (zero)
+        nan = true;
+      else
+        (x.sign != y.sign ? ninf : pinf) = true;
+    }
+  }
+  void add(const Operand& x) {
+    if (x.kind == Value::nan) nan = true;
+    if (x.kind == Value::inf) (x.sign ? ninf : pinf) = true;
+  }
+  std::optional<std::uint32_t> result(const Format& f, MmaNan rule) const {
+    const std::uint32_t top = 1u << (f.bits - 1);
+    if (nan || (pinf && ninf)) return rule == MmaNan::ones ? top - 1 : f.canonical_nan;
+    if (pinf || ninf) return (ninf ? top : 0u) | (((1u << f.exp_bits) - 1u) << f.man_bits);
+    return std::nullopt;
+  }
+};
+
+// The final rounding of a step (§38.5) or of the ideal sum (§37).
+std::uint32_t finish(const Rational& V, bool zero_neg, const Format& f, MmaRound mode) {
+  Policy p;
+  if (mode == MmaRound::rne) return round(V, zero_neg, f, Round::rne, Round::rne, p, 0).code;
+  // rz / rz13: truncate the magnitude to 23 / 13 fraction bits in the binary32 range, then
+  // a magnitude of 2^128 or more is Inf.
+  if (V == 0) return zero_neg ? 0x80000000u : 0u;
+  const bool neg = V < 0;
+  const Rational a = neg ? Rational(-V) : V;
+  const int bits = mode == MmaRound::rz ? 23 : 13;
+  const int q = std::max(floor_log2(a), -126) - bits;
+  const Rational t = trunc_div(a, pow2(q));
+  if (t >= pow2(128)) return (neg ? 0x80000000u : 0u) | 0x7F800000u;
+  return encode(neg ? Rational(-t) : t, neg, f);
+}
+
+}  // namespace
+
+std::uint32_t mma_dot(const MmaKnobs& k, std::size_t fused, const MmaOperands& in, std::size_t K,
+                      const std::uint32_t* a, const std::uint32_t* b, std::uint32_t c, const std::uint32_t* sa,
+                      const std::uint32_t* sb) {
+  const Format& fc = format(in.c);
+  const bool f16 = in.c == FormatId::f16;
+  const auto scale_of = [&](const std::uint32_t* s, std::size_t i) {
+    return read(s[i / in.block], in.scale, in.ignore_scale);
+  };
+  if (k.algo == MmaAlgo::ideal) {
+    Special sp;
+    Rational sum = 0;
+    bool all_neg_zero = true;
+    for (std::size_t i = 0; i < K; ++i) {
+      const Operand x = read(a[i], in.a, in.ignore_a), y = read(b[i], in.b, in.ignore_b);
+      sp.product(x, y);
+      Rational p = x.v * y.v;
+      bool neg = x.sign != y.sign;
+      if (in.block) {
+        const Operand s = scale_of(sa, i), t = scale_of(sb, i);
+        if (s.kind == Value::nan || t.kind == Value::nan) sp.nan = true;
+        p *= s.v * t.v;
+      }
+      if (p != 0 || !neg) all_neg_zero = false;
+      sum += p;
+    }
+    const Operand co = read(c, in.c, 0);
+    sp.add(co);
+    if (const auto r = sp.result(fc, MmaNan::canonical)) return *r;
+    if (co.v != 0 || !co.sign) all_neg_zero = false;
+    sum += co.v;
+    return finish(sum, sum == 0 && all_neg_zero, fc, MmaRound::rne);
+  }
+  const int e_zero = f16 ? k.e_zero_f16 : k.e_zero;
+  const MmaRound mode = f16 ? MmaRound::rne : k.round;
+  for (std::size_t k0 = 0; k0 < K; k0 += fused) {
+    const std::size_t k1 = std::min(K, k0 + fused);
+    Special sp;
+    std::vector<std::pair<Rational, int>> terms;  // value, alignment exponent
+    if (k.scale == MmaScale::group) {
+      for (std::size_t g0 = k0; g0 < k1; g0 += static_cast<std::size_t>(k.group)) {
+        Rational P = 0;
+        bool all_zero = true;
+        for (std::size_t i = g0; i < std::min(k1, g0 + static_cast<std::size_t>(k.group)); ++i) {
+          const Operand x = read(a[i], in.a, in.ignore_a), y = read(b[i], in.b, in.ignore_b);
+          sp.product(x, y);
+          if (x.kind != Value::finite || y.kind != Value::finite) continue;
+          if (x.v != 0 && y.v != 0) all_zero = false;
+          P += x.v * y.v;
+        }
+        const Operand s = scale_of(sa, g0), t = scale_of(sb, g0);
+        if (s.kind == Value::nan || t.kind == Value::nan) sp.nan = true;
+        const bool zero = all_zero || s.v == 0 || t.v == 0;
+        terms.emplace_back(zero ? Rational(0) : P * s.v * t.v, zero ? e_zero : s.e + t.e);
+      }
+    } else {
+      for (std::size_t i = k0; i < k1; ++i) {
+        const Operand x = read(a[i], in.a, in.ignore_a), y = read(b[i], in.b, in.ignore_b);
+        sp.product(x, y);
+        Rational p = x.v * y.v;
+        int e = x.e + y.e;
+        if (k.scale == MmaScale::product) {
+          const Operand s = scale_of(sa, i), t = scale_of(sb, i);
+          if (s.kind == Value::nan || t.kind == Value::nan) sp.nan = true;
+          p *= s.v * t.v;
+          e += s.e + t.e;
+        }
+        terms.emplace_back(p, p == 0 ? e_zero : e);
+      }
+    }
+    const Operand co = read(c, in.c, 0);
+    sp.add(co);
+    if (const auto r = sp.result(fc, k.nan)) {
+      c = *r;
+      continue;  // a NaN or Inf C stays special in every later step (NaN stays NaN; Inf as §38.5)
+    }
+    terms.emplace_back(co.v, co.v == 0 ? e_zero : co.e);
+    int emax = terms[0].second;
+    for (const auto& t : terms) emax = std::max(emax, t.second);
+    const Rational unit = pow2(emax - k.align);
+    Rational T = 0;
+    for (const auto& t : terms) T += trunc_div(t.first, unit);
+    if (k.zero != MmaZero::plus)
+      throw std::invalid_argument("rational oracle: fdpa steps with zero=ieee are not modelled");
+    c = finish(T, false, fc, mode);
+    if ((c & ((1u << (fc.bits - 1)) - 1u)) == 0) c = 0;  // zero=plus
+  }
+  return c;
+}
+
+}  // namespace numref::oracle::rat

@@ -1,0 +1,521 @@
+// numref — the dot product inside an MMA instruction.     spec §36 – §39
+//
+// §38 in integers. A finite non-zero operand is sig · 2^exp (value.hpp, §3.1) and its
+// alignment exponent is e = exp + man_bits (= E(v) for a normal, emin for a subnormal). A
+// product term is (sig_a·sig_b, exp_a + exp_b) with e = e_a + e_b; a step aligns every term to
+// u = E_max − F and keeps trunc(sig · 2^(exp − u)) — an integer of at most F + 8 bits — so the
+// step's sum is exact in 64 bits and the one rounding at the end is the core's (§4).
+#include "numref/mma.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "numref/bignum.hpp"
+#include "numref/exact.hpp"
+#include "numref/round.hpp"
+#include "numref/value.hpp"
+
+namespace numref {
+
+// ---- §36.2 operand types ----------------------------------------------------------------------
+namespace {
+// clang-format off
+constexpr MmaTypeInfo kTypes[] = {
+    {MmaType::f32, "f32", FormatId::f32, 0},
+    {MmaType::tf32, "tf32", FormatId::f32, 0x1FFFu},
+    {MmaType::f16, "f16", FormatId::f16, 0},
+    {MmaType::bf16, "bf16", FormatId::bf16, 0},
+    {MmaType::f8e4m3fn, "f8e4m3fn", FormatId::f8e4m3fn, 0},
+    {MmaType::f8e5m2, "f8e5m2", FormatId::f8e5m2, 0},
+    {MmaType::f6e3m2fn, "f6e3m2fn", FormatId::f6e3m2fn, 0},
+    {MmaType::f6e2m3fn, "f6e2m3fn", FormatId::f6e2m3fn, 0},
+    {MmaType::f4e2m1fn, "f4e2m1fn", FormatId::f4e2m1fn, 0},
+    {MmaType::f8e8m0fnu, "f8e8m0fnu", FormatId::f8e8m0fnu, 0},
+    {MmaType::ue4m3, "ue4m3", FormatId::f8e4m3fn, 0x80u},
+};
+// clang-format on
+}  // namespace
+
+std::span<const MmaTypeInfo> mma_types() { return kTypes; }
+const MmaTypeInfo& mma_type(MmaType t) {
+  for (const MmaTypeInfo& i : kTypes)
+    if (i.id == t) return i;
+  throw std::logic_error("mma_type: unknown type");
+}
+std::optional<MmaType> find_mma_type(std::string_view name) {
+  for (const MmaTypeInfo& i : kTypes)
+    if (i.name == name) return i.id;
+  return std::nullopt;
+}
+
+bool mma_list_has(std::string_view list, std::string_view word) {
+  while (!list.empty()) {
+    const std::size_t sp = list.find(' ');
+    if (list.substr(0, sp) == word) return true;
+    if (sp == std::string_view::npos) break;
+    list.remove_prefix(sp + 1);
+  }
+  return false;
+}
+
+std::string describe(const MmaKnobs& k) {
+  std::string s;
+  for_each_knob_row(kMmaKnobs, [&](const auto& row) {
+    if (!s.empty()) s += ' ';
+    s += std::string(row.key) + '=';
+    const auto v = k.*row.member;
+    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(v)>, int>)
+      s += std::to_string(v);
+    else
+      s += std::string(row.words[static_cast<std::size_t>(v)]);
+  });
+  return s;
+}
+
+// ---- §39 instruction profiles -------------------------------------------------------------------
+namespace {
+constexpr std::string_view kAll = "f32 tf32 f16 bf16 f8e4m3fn f8e5m2 f6e3m2fn f6e2m3fn f4e2m1fn";
+constexpr std::string_view kF16 = "f16 bf16";
+constexpr std::string_view kF8 = "f8e4m3fn f8e5m2";
+constexpr std::string_view kF8F6F4 = "f8e4m3fn f8e5m2 f6e3m2fn f6e2m3fn f4e2m1fn";
+constexpr std::string_view kMmaSim =
+    "MMA-Sim (Xie et al., 2025, arXiv 2511.10909), mmasim 2.1.1, validated bitwise against the GPUs it names";
+
+// The T-FDPA knobs of an architecture generation: align F, fused bytes, e_zero for f32 / f16.
+constexpr MmaKnobs fdpa(int align, int fused_bytes, int e_zero, int e_zero_f16, MmaRound r = MmaRound::rz,
+                        MmaScale scale = MmaScale::none, int group = 0) {
+  MmaKnobs k;
+  k.algo = MmaAlgo::fdpa;
+  k.align = align;
+  k.fused_bytes = fused_bytes;
+  k.e_zero = e_zero;
+  k.e_zero_f16 = e_zero_f16;
+  k.round = r;
+  k.scale = scale;
+  k.group = group;
+  k.nan = MmaNan::ones;
+  k.zero = MmaZero::plus;
+  return k;
+}
+constexpr MmaKnobs kVolta = fdpa(23, 8, -131, -19);
+constexpr MmaKnobs kAmpere = fdpa(24, 16, -132, -20);
+constexpr MmaKnobs kAdaF8 = fdpa(13, 16, -132, -20, MmaRound::rz13);
+constexpr MmaKnobs kHopper = fdpa(25, 32, -133, -21);
+constexpr MmaKnobs kHopperF8 = fdpa(13, 32, -133, -21, MmaRound::rz13);
+constexpr MmaKnobs kMxF8 = fdpa(25, 32, -133, -21, MmaRound::rz, MmaScale::product);
+constexpr MmaKnobs kMxF4 = fdpa(35, 32, -139, -21, MmaRound::rz, MmaScale::group, 16);
+
+constexpr MmaKnobs ideal_knobs() { return MmaKnobs{}; }
+
+// clang-format off
+constexpr MmaProfile kProfiles[] = {
+    {"ideal", "any: the exact A·B + C rounded once (§37)", kAll, "f32 f16", "f8e8m0fnu ue4m3", "16 32", ideal_knobs(),
+     "§37: no hardware; the default"},
+    {"sm70_mma_f16", "mma.sync.aligned.m8n8k4 f16 (sm_70; also m8n8k4 on sm_75)", "f16", "f32 f16", "", "", kVolta, kMmaSim},
+    {"sm75_mma_f16", "mma.sync.aligned.m16n8k8 f16 (sm_75)", "f16", "f32 f16", "", "", kAmpere, kMmaSim},
+    {"sm80_mma_f16", "mma.sync.aligned m16n8k8 / m16n8k16 f16, bf16 (sm_80, sm_86, sm_89)", kF16, "f32 f16", "", "",
+     kAmpere, kMmaSim},
+    {"sm80_mma_tf32", "mma.sync.aligned m16n8k4 / m16n8k8 tf32 (sm_80, sm_86, sm_89)", "tf32", "f32", "", "", kAmpere,
+     kMmaSim},
+    {"sm89_mma_f8", "mma.sync.aligned m16n8k16 / m16n8k32 e4m3, e5m2 (sm_89)", kF8, "f32 f16", "", "", kAdaF8, kMmaSim},
+    {"sm90_mma_f16", "mma.sync.aligned m16n8k8 / m16n8k16 f16, bf16 (sm_90)", kF16, "f32 f16", "", "", kHopper, kMmaSim},
+    {"sm90_mma_tf32", "mma.sync.aligned m16n8k4 / m16n8k8 tf32 (sm_90)", "tf32", "f32", "", "", kHopper, kMmaSim},
+    {"sm90_wgmma_f16", "wgmma.mma_async m64nNk16 f16, bf16 (sm_90a)", kF16, "f32 f16", "", "", kHopper, kMmaSim},
+    {"sm90_wgmma_tf32", "wgmma.mma_async m64nNk8 tf32 (sm_90a)", "tf32", "f32", "", "", kHopper, kMmaSim},
+    {"sm90_wgmma_f8", "wgmma.mma_async m64nNk32 e4m3, e5m2 (sm_90a)", kF8, "f32 f16", "", "", kHopperF8, kMmaSim},
+    {"sm100_mma_f16", "mma.sync.aligned m16n8k8 / m16n8k16 f16, bf16 (sm_100)", kF16, "f32 f16", "", "", kHopper, kMmaSim},
+    {"sm100_mma_tf32", "mma.sync.aligned m16n8k4 / m16n8k8 tf32 (sm_100)", "tf32", "f32", "", "", kHopper, kMmaSim},
+    {"sm100_tcgen05_f16", "tcgen05.mma kind::f16 (sm_100a)", kF16, "f32 f16", "", "", kHopper, kMmaSim},
+    {"sm100_tcgen05_tf32", "tcgen05.mma kind::tf32 (sm_100a)", "tf32", "f32", "", "", kHopper, kMmaSim},
+    {"sm100_tcgen05_f8f6f4", "tcgen05.mma kind::f8f6f4 (sm_100a)", kF8F6F4, "f32 f16", "", "", kHopper, kMmaSim},
+    {"sm100_tcgen05_mxf8f6f4", "tcgen05.mma.block_scale kind::mxf8f6f4 block32 ue8m0 (sm_100a)", kF8F6F4, "f32",
+     "f8e8m0fnu", "32", kMxF8, kMmaSim},
+    {"sm100_tcgen05_mxf4", "tcgen05.mma.block_scale kind::mxf4 block32 ue8m0 (sm_100a)", "f4e2m1fn", "f32", "f8e8m0fnu",
+     "32", kMxF4, kMmaSim},
+    {"sm100_tcgen05_mxf4nvf4", "tcgen05.mma.block_scale kind::mxf4nvf4 block16 ue8m0 / ue4m3, block32 ue8m0 (sm_100a)",
+     "f4e2m1fn", "f32", "f8e8m0fnu ue4m3", "16 32", kMxF4, kMmaSim},
+    {"sm120_mma_f16", "mma.sync.aligned m16n8k8 / m16n8k16 f16, bf16 (sm_120)", kF16, "f32 f16", "", "", kHopper, kMmaSim},
+    {"sm120_mma_tf32", "mma.sync.aligned m16n8k4 / m16n8k8 tf32 (sm_120)", "tf32", "f32", "", "", kHopper, kMmaSim},
+    {"sm120_mma_f8", "mma.sync.aligned m16n8k16 / m16n8k32 e4m3, e5m2 (sm_120)", kF8, "f32 f16", "", "", kHopper, kMmaSim},
+    {"sm120_mma_f8f6f4", "mma.sync.aligned m16n8k32 kind::f8f6f4 (sm_120a)", kF8F6F4, "f32 f16", "", "", kHopper, kMmaSim},
+    {"sm120_mma_mxf8f6f4", "mma.sync.aligned.block_scale m16n8k32 kind::mxf8f6f4 block32 ue8m0 (sm_120a)", kF8F6F4,
+     "f32", "f8e8m0fnu", "32", kMxF8, kMmaSim},
+    {"sm120_mma_mxf4", "mma.sync.aligned.block_scale m16n8k64 kind::mxf4 block32 ue8m0 (sm_120a)", "f4e2m1fn", "f32",
+     "f8e8m0fnu", "32", kMxF4, kMmaSim},
+    {"sm120_mma_mxf4nvf4",
+     "mma.sync.aligned.block_scale m16n8k64 kind::mxf4nvf4 block16 ue8m0 / ue4m3, block32 ue8m0 (sm_120a)", "f4e2m1fn",
+     "f32", "f8e8m0fnu ue4m3", "16 32", kMxF4, kMmaSim},
+};
+// clang-format on
+}  // namespace
+
+std::span<const MmaProfile> mma_profiles() { return kProfiles; }
+const MmaProfile* find_mma_profile(std::string_view name) {
+  for (const MmaProfile& p : kProfiles)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+// ---- §36.3 validation ---------------------------------------------------------------------------
+namespace {
+bool is_narrow(MmaType t) {  // an 8-bit-or-narrower element type (A and B may differ, §36.3)
+  return format(mma_type(t).format).bits <= 8;
+}
+// Half-bytes one element occupies in the instruction's operand (§38.1).
+int nibbles(const MmaSpec& s) {
+  const int bits = format(mma_type(s.a).format).bits;
+  if (s.a == MmaType::tf32) return 8;
+  if (bits > 8) return bits / 4;
+  return s.model().scale == MmaScale::group ? 1 : 2;  // fp4 packed two per byte in mxf4 / mxf4nvf4
+}
+}  // namespace
+
+std::size_t mma_fused(const MmaSpec& s) {
+  const MmaKnobs& k = s.model();
+  if (k.algo == MmaAlgo::ideal) return 0;
+  return static_cast<std::size_t>(k.fused_bytes * 2 / nibbles(s));
+}
+
+void validate(const MmaSpec& s, std::size_t K) {
+  if (s.profile == nullptr) throw std::invalid_argument("mma: no profile");
+  const MmaProfile& p = *s.profile;
+  const std::string pn(p.name);
+  const auto name = [](MmaType t) { return std::string(mma_type(t).name); };
+  for (const MmaType t : {s.a, s.b})
+    if (!mma_list_has(p.types, mma_type(t).name))
+      throw std::invalid_argument("mma: profile " + pn + " does not take operand type " + name(t) + " (it takes " +
+                                  std::string(p.types) + ")");
+  if (s.a != s.b && !(is_narrow(s.a) && is_narrow(s.b)))
+    throw std::invalid_argument("mma: A is " + name(s.a) + " and B is " + name(s.b) +
+                                ": only 8-bit and narrower operand types may differ");
+  if (!mma_list_has(p.accumulators, mma_type(s.c).name))
+    throw std::invalid_argument("mma: profile " + pn + " does not accumulate in " + name(s.c) + " (it takes " +
+                                std::string(p.accumulators) + ")");
+  if (s.c == MmaType::f16 && (s.a == MmaType::bf16 || s.a == MmaType::tf32 || s.a == MmaType::f32))
+    throw std::invalid_argument("mma: a binary16 accumulator takes f16 or 8-bit and narrower operands, not " +
+                                name(s.a));
+  if (K == 0) throw std::invalid_argument("mma: K must be at least 1");
+  const MmaKnobs& k = s.model();
+  const bool scaled = k.scale != MmaScale::none;
+  if (s.block == 0) {
+    if (scaled) throw std::invalid_argument("mma: profile " + pn + " needs block scales (--block)");
+    return;
+  }
+  if (!mma_list_has(p.blocks, std::to_string(s.block)))
+    throw std::invalid_argument(
+        "mma: profile " + pn + " takes no block size " + std::to_string(s.block) +
+        (p.blocks.empty() ? " (it has no block scales)" : " (it takes " + std::string(p.blocks) + ")"));
+  if (!mma_list_has(p.scale_types, mma_type(s.scale).name))
+    throw std::invalid_argument("mma: profile " + pn + " takes no scale type " + name(s.scale) + " (it takes " +
+                                std::string(p.scale_types) + ")");
+  if (s.scale == MmaType::ue4m3 && s.block != 16)
+    throw std::invalid_argument("mma: ue4m3 scales come with block 16, not " + std::to_string(s.block));
+  if (K % static_cast<std::size_t>(s.block) != 0)
+    throw std::invalid_argument("mma: K = " + std::to_string(K) + " is not a multiple of the block " +
+                                std::to_string(s.block));
+  if (k.scale == MmaScale::group && (k.group <= 0 || s.block % k.group != 0))
+    throw std::invalid_argument("mma: the group of " + std::to_string(k.group) +
+                                " products does not divide the block " + std::to_string(s.block));
+}
+
+// ---- §37 / §38 evaluation -----------------------------------------------------------------------
+namespace {
+
+// §38.2 An operand: class, sign, sig · 2^exp, and its alignment exponent e.
+struct Operand {
+  bool nan = false, inf = false, neg = false;
+  std::uint64_t sig = 0;
+  int exp = 0, e = 0;
+};
+Operand operand(std::uint32_t code, MmaType t) {
+  const MmaTypeInfo& ti = mma_type(t);
+  const Format& f = format(ti.format);
+  const Decoded d = decode(code & ~ti.ignore_mask, f);
+  Operand o;
+  o.neg = d.sign;
+  switch (d.cls) {
+    case Class::nan: o.nan = true; break;
+    case Class::inf: o.inf = true; break;
+    case Class::zero: break;
+    case Class::subnormal:
+    case Class::normal:
+      o.sig = d.sig;
+      o.exp = d.exp;
+      o.e = d.exp + f.man_bits;
+      break;
+  }
+  return o;
+}
+
+// The special outcome of a set of addends (§38.5 / §37): NaN operands, Inf × 0, +Inf and −Inf.
+struct Specials {
+  bool nan = false, invalid = false, pos_inf = false, neg_inf = false;
+  void product(const Operand& x, const Operand& y) {
+    if (x.nan || y.nan) {
+      nan = true;
+      return;
+    }
+    if (x.inf || y.inf) {
+      if ((!x.inf && x.sig == 0) || (!y.inf && y.sig == 0)) {
+        invalid = true;
+        return;
+      }
+      (x.neg != y.neg ? neg_inf : pos_inf) = true;
+    }
+  }
+  void addend(const Operand& x) {
+    if (x.nan) nan = true;
+    if (x.inf) (x.neg ? neg_inf : pos_inf) = true;
+  }
+  bool any() const { return nan || invalid || pos_inf || neg_inf; }
+};
+
+const Format& acc_format(MmaType c) { return format(mma_type(c).format); }
+
+MmaResult special_result(const Specials& sp, MmaType c, MmaNan nan_rule) {
+  const Format& f = acc_format(c);
+  if (sp.nan || sp.invalid || (sp.pos_inf && sp.neg_inf)) {
+    const std::uint32_t code = nan_rule == MmaNan::ones ? f.mag_mask() : f.canonical_nan;
+    const bool inv = sp.invalid || (!sp.nan && sp.pos_inf && sp.neg_inf);
+    return {code, static_cast<std::uint8_t>(inv ? kInvalid : 0)};
+  }
+  return {encode_inf(sp.neg_inf, f), 0};
+}
+
+// A term of a step: value ±sig · 2^exp, alignment exponent e.
+struct Term {
+  bool neg;
+  std::uint64_t sig;
+  int exp, e;
+};
+
+// §38.5 The step's result T · 2^u rounded once into the accumulator type.
+MmaResult round_step(bool neg, std::uint64_t T, int u, bool inexact, bool all_neg_zero, MmaType c, const MmaKnobs& k) {
+  const Format& f = acc_format(c);
+  const bool f16 = c == MmaType::f16;
+  std::uint8_t flags = inexact ? kInexact : 0;
+  const bool plus = k.zero == MmaZero::plus;
+  if (T == 0) return {plus || !all_neg_zero ? 0u : encode_zero(true, f), flags};  // §38.5
+  const MmaRound mode = f16 ? MmaRound::rne : k.round;
+  Policy p;  // IEEE 754: overflow to ±Inf, gradual underflow
+  p.round = mode == MmaRound::rne ? Round::rne : Round::rtz;
+  const Result r = round_finite(Exact{neg, T, u, false}, f, p);
+  std::uint32_t bits = r.bits;
+  flags |= r.flags;
+  if (mode != MmaRound::rne && (r.flags & kOverflow)) bits = encode_inf(neg, f);  // §38.5 rz overflow
+  if (mode == MmaRound::rz13 && (bits & 0x7F800000u) != 0x7F800000u) {
+    if (bits & 0x3FFu) flags |= kInexact;
+    bits &= ~0x3FFu;  // truncation composes: RZ to 23 then to 13 fraction bits is RZ to 13
+    if ((bits & 0x7F800000u) == 0 && (flags & kInexact)) flags |= kUnderflow;
+  }
+  if (plus && (bits & f.mag_mask()) == 0) bits = 0;  // zero=plus: a result that rounds to zero is +0 too
+  return {bits, flags};
+}
+
+// §38.2 One step: the terms aligned to u = max e − F, truncated, summed exactly, rounded once.
+MmaResult fdpa_step(std::span<const Term> terms, MmaType c, const MmaKnobs& k) {
+  int emax = terms[0].e;
+  for (const Term& t : terms) emax = std::max(emax, t.e);
+  const int u = emax - k.align;
+  __int128 sum = 0;
+  bool inexact = false, all_neg_zero = true;
+  for (const Term& t : terms) {
+    if (t.sig != 0 || !t.neg) all_neg_zero = false;
+    if (t.sig == 0) continue;
+    const int sh = t.exp - u;
+    std::uint64_t v;
+    if (sh >= 0) {
+      if (sh > 62 || (t.sig >> (63 - sh)) != 0) throw std::logic_error("mma: aligned term exceeds 63 bits");
+      v = t.sig << sh;
+    } else if (-sh >= 64) {
+      v = 0;
+      inexact = true;
+    } else {
+      v = t.sig >> -sh;
+      if ((v << -sh) != t.sig) inexact = true;
+    }
+    sum += t.neg ? -static_cast<__int128>(v) : static_cast<__int128>(v);
+  }
+  const bool neg = sum < 0;
+  const unsigned __int128 mag = neg ? static_cast<unsigned __int128>(-sum) : static_cast<unsigned __int128>(sum);
+  if (mag >> 64) throw std::logic_error("mma: step sum exceeds 64 bits");
+  return round_step(neg, static_cast<std::uint64_t>(mag), u, inexact, all_neg_zero, c, k);
+}
+
+struct Inputs {
+  const MmaSpec& s;
+  const std::uint32_t *a, *b, *sa, *sb;
+  std::size_t as, bs, sas, sbs;
+  Operand A(std::size_t i) const { return operand(a[i * as], s.a); }
+  Operand B(std::size_t i) const { return operand(b[i * bs], s.b); }
+  Operand SA(std::size_t i) const { return operand(sa[(i / static_cast<std::size_t>(s.block)) * sas], s.scale); }
+  Operand SB(std::size_t i) const { return operand(sb[(i / static_cast<std::size_t>(s.block)) * sbs], s.scale); }
+  bool scaled() const { return s.block > 0; }
+};
+
+Term c_term(const Operand& c, int e_zero) { return Term{c.neg, c.sig, c.exp, c.sig == 0 ? e_zero : c.e}; }
+
+// §38.1 – §38.3 a step over products [k0, k1) with scale=none or scale=product.
+MmaResult step_products(const Inputs& in, std::size_t k0, std::size_t k1, std::uint32_t c, const MmaKnobs& k,
+                        std::vector<Term>& terms) {
+  const bool f16 = in.s.c == MmaType::f16;
+  const int e_zero = f16 ? k.e_zero_f16 : k.e_zero;
+  Specials sp;
+  terms.clear();
+  for (std::size_t i = k0; i < k1; ++i) {
+    const Operand x = in.A(i), y = in.B(i);
+    sp.product(x, y);
+    Term t{x.neg != y.neg, x.sig * y.sig, x.exp + y.exp, x.e + y.e};
+    if (k.scale == MmaScale::product) {
+      const Operand p = in.SA(i), q = in.SB(i);
+      if (p.nan || q.nan) sp.nan = true;
+      t.sig *= p.sig * q.sig;
+      t.exp += p.exp + q.exp;
+      t.e += p.e + q.e;
+    }
+    if (t.sig == 0) t.e = e_zero;
+    terms.push_back(t);
+  }
+  const Operand co = operand(c, in.s.c);
+  sp.addend(co);
+  if (sp.any()) return special_result(sp, in.s.c, k.nan);
+  terms.push_back(c_term(co, e_zero));
+  return fdpa_step(terms, in.s.c, k);
+}
+
+// §38.4 a step with scale=group: products summed exactly per group of G, then scaled.
+MmaResult step_groups(const Inputs& in, std::size_t k0, std::size_t k1, std::uint32_t c, const MmaKnobs& k,
+                      std::vector<Term>& terms) {
+  const Format& fa = format(mma_type(in.s.a).format);
+  const Format& fb = format(mma_type(in.s.b).format);
+  const int u0 = fa.qmin() + fb.qmin();  // every product is an integer multiple of 2^u0
+  const std::size_t G = static_cast<std::size_t>(k.group);
+  Specials sp;
+  terms.clear();
+  for (std::size_t g0 = k0; g0 < k1; g0 += G) {
+    std::int64_t P = 0;
+    bool all_zero = true;
+    for (std::size_t i = g0; i < std::min(g0 + G, k1); ++i) {
+      const Operand x = in.A(i), y = in.B(i);
+      sp.product(x, y);
+      if (x.nan || y.nan || x.inf || y.inf) continue;
+      const std::uint64_t n = x.sig * y.sig;
+      if (n == 0) continue;
+      all_zero = false;
+      const std::int64_t v = static_cast<std::int64_t>(n << (x.exp + y.exp - u0));
+      P += (x.neg != y.neg) ? -v : v;
+    }
+    const Operand p = in.SA(g0), q = in.SB(g0);
+    if (p.nan || q.nan) sp.nan = true;
+    const std::uint64_t ss = p.sig * q.sig;
+    const std::uint64_t mag = static_cast<std::uint64_t>(P < 0 ? -P : P);
+    Term t{P < 0, mag * ss, u0 + p.exp + q.exp, p.e + q.e};
+    if (all_zero || ss == 0) {
+      t.sig = 0;
+      t.e = k.e_zero;
+    }
+    terms.push_back(t);
+  }
+  const Operand co = operand(c, in.s.c);
+  sp.addend(co);
+  if (sp.any()) return special_result(sp, in.s.c, k.nan);
+  terms.push_back(c_term(co, k.e_zero));
+  return fdpa_step(terms, in.s.c, k);
+}
+
+// §37 The ideal result: the exact c + Σ products (with scales), rounded once (rne).
+MmaResult ideal(const Inputs& in, std::size_t K, std::uint32_t c) {
+  Specials sp;
+  struct Addend {
+    bool neg;
+    std::uint64_t sig;
+    int exp;
+  };
+  std::vector<Addend> add;
+  add.reserve(K + 1);
+  bool all_neg_zero = true;
+  for (std::size_t i = 0; i < K; ++i) {
+    const Operand x = in.A(i), y = in.B(i);
+    sp.product(x, y);
+    Addend t{x.neg != y.neg, x.sig * y.sig, x.exp + y.exp};
+    if (in.scaled()) {
+      const Operand p = in.SA(i), q = in.SB(i);
+      if (p.nan || q.nan) sp.nan = true;
+      t.neg = t.neg != (p.neg != q.neg);
+      t.sig *= p.sig * q.sig;
+      t.exp += p.exp + q.exp;
+    }
+    if (t.sig != 0 || !t.neg) all_neg_zero = false;
+    add.push_back(t);
+  }
+  const Operand co = operand(c, in.s.c);
+  sp.addend(co);
+  if (sp.any()) return special_result(sp, in.s.c, MmaNan::canonical);
+  if (co.sig != 0 || !co.neg) all_neg_zero = false;
+  add.push_back(Addend{co.neg, co.sig, co.exp});
+  int xmin = 0;
+  bool any = false;
+  for (const Addend& t : add)
+    if (t.sig != 0) {
+      xmin = any ? std::min(xmin, t.exp) : t.exp;
+      any = true;
+    }
+  const Format& f = acc_format(in.s.c);
+  if (!any) return {all_neg_zero ? encode_zero(true, f) : 0u, 0};
+  BigUInt pos, neg;
+  for (const Addend& t : add)
+    if (t.sig != 0) (t.neg ? neg : pos) += BigUInt(t.sig) << (t.exp - xmin);
+  const bool negative = pos < neg;
+  const BigUInt mag = negative ? neg - pos : pos - neg;
+  if (mag.is_zero()) return {0u, 0};  // an exact zero sum of non-zero addends is +0 under rne
+  const Result r = round_finite(ratio_exact(negative, mag, xmin, BigUInt(1)), f, Policy{});
+  return {r.bits, r.flags};
+}
+
+}  // namespace
+
+MmaResult mma_dot(const MmaSpec& s, std::size_t K, const std::uint32_t* a, std::size_t as, const std::uint32_t* b,
+                  std::size_t bs, std::uint32_t c, const std::uint32_t* sa, std::size_t sas, const std::uint32_t* sb,
+                  std::size_t sbs) {
+  const Inputs in{s, a, b, sa, sb, as, bs, sas, sbs};
+  const MmaKnobs& k = s.model();
+  if (k.algo == MmaAlgo::ideal) return ideal(in, K, c);
+  const std::size_t L = mma_fused(s);
+  if (L == 0) throw std::invalid_argument("mma: the model fuses no products (fused_bytes)");
+  std::vector<Term> terms;
+  terms.reserve(L + 1);
+  std::uint8_t flags = 0;
+  for (std::size_t k0 = 0; k0 < K; k0 += L) {
+    const std::size_t k1 = std::min(K, k0 + L);
+    const MmaResult r =
+        k.scale == MmaScale::group ? step_groups(in, k0, k1, c, k, terms) : step_products(in, k0, k1, c, k, terms);
+    c = r.bits;
+    flags |= r.flags;
+  }
+  return {c, flags};
+}
+
+void mma(const MmaSpec& s, std::size_t M, std::size_t N, std::size_t K, std::span<const std::uint32_t> A,
+         std::span<const std::uint32_t> B, std::span<const std::uint32_t> C, std::span<std::uint32_t> D,
+         std::span<const std::uint32_t> scale_a, std::span<const std::uint32_t> scale_b,
+         std::span<std::uint8_t> flags) {
+  validate(s, K);
+  if (A.size() != M * K || B.size() != K * N || C.size() != M * N || D.size() != M * N)
+    throw std::invalid_argument("mma: the shapes of A, B, C and D do not match M, N, K");
+  const std::size_t nb = s.block ? K / static_cast<std::size_t>(s.block) : 0;
+  if (s.block && (scale_a.size() != M * nb || scale_b.size() != nb * N))
+    throw std::invalid_argument("mma: the block scales do not have M × K/block and K/block × N elements");
+  if (!flags.empty() && flags.size() != M * N) throw std::invalid_argument("mma: flags must have M × N elements");
+  for (std::size_t i = 0; i < M; ++i)
+    for (std::size_t j = 0; j < N; ++j) {
+      const MmaResult r =
+          mma_dot(s, K, A.data() + i * K, 1, B.data() + j, N, C[i * N + j], s.block ? scale_a.data() + i * nb : nullptr,
+                  1, s.block ? scale_b.data() + j : nullptr, N);
+      D[i * N + j] = r.bits;
+      if (!flags.empty()) flags[i * N + j] = r.flags;
+    }
+}
+
+}  // namespace numref

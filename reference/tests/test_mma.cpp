@@ -1,0 +1,371 @@
+// numref tests — the mma dot product: hand-worked cases, the rational oracle, validation.
+//   spec §36 – §39
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "numref/mma.hpp"
+#include "numref/oracle/rational_mma.hpp"
+#include "numref/splitmix64.hpp"
+
+namespace numref {
+namespace {
+
+MmaSpec spec(std::string_view profile, MmaType a, MmaType b, MmaType c, int block = 0,
+             MmaType scale = MmaType::f8e8m0fnu) {
+  MmaSpec s;
+  s.profile = find_mma_profile(profile);
+  EXPECT_NE(s.profile, nullptr) << profile;
+  s.a = a;
+  s.b = b;
+  s.c = c;
+  s.block = block;
+  s.scale = scale;
+  return s;
+}
+
+MmaResult dot(const MmaSpec& s, const std::vector<std::uint32_t>& a, const std::vector<std::uint32_t>& b,
+              std::uint32_t c, const std::vector<std::uint32_t>& sa = {}, const std::vector<std::uint32_t>& sb = {}) {
+  validate(s, a.size());
+  return mma_dot(s, a.size(), a.data(), 1, b.data(), 1, c, sa.empty() ? nullptr : sa.data(), 1,
+                 sb.empty() ? nullptr : sb.data(), 1);
+}
+
+constexpr auto E4 = MmaType::f8e4m3fn;
+constexpr auto F32 = MmaType::f32;
+
+// §38.2 F = 13 drops a product 14 binades below the largest (§36.4: the step is inexact): a = [1, 2^-7], b = [1, 2^-7] in
+// e4m3 (2^-7 = subnormal 4·2^-9 = 0x04, alignment exponent emin = -6): products 1 (e 0) and
+// 2^-14 (e -12). u = 0 - 13: trunc(2^-14 / 2^-13) = 0, so D = 1.0 = 3F800000 under
+// sm90_wgmma_f8. With F = 25 (sm100_tcgen05_f8f6f4) 2^-14 / 2^-25 = 2^11 is kept:
+// D = 1 + 2^-14 = 3F800000 + 2^(23-14) = 3F800200, which is also the ideal result.
+TEST(Mma, AlignmentWidthDropsASmallProduct) {
+  const std::vector<std::uint32_t> a = {0x38, 0x04}, b = {0x38, 0x04};
+  const MmaResult h = dot(spec("sm90_wgmma_f8", E4, E4, F32), a, b, 0);
+  EXPECT_EQ(h.bits, 0x3F800000u);
+  EXPECT_EQ(h.flags, kInexact);
+  EXPECT_EQ(dot(spec("sm100_tcgen05_f8f6f4", E4, E4, F32), a, b, 0).bits, 0x3F800200u);
+  EXPECT_EQ(dot(spec("ideal", E4, E4, F32), a, b, 0).bits, 0x3F800200u);
+  EXPECT_EQ(dot(spec("ideal", E4, E4, F32), a, b, 0).flags, 0);
+}
+
+// §38.5 rz13: products 1.875, 1.875 (e4m3 0x3F × 0x38) and 2^-13 (0x04 × 0x08: 2^-7 · 2^-6,
+// e = -12). F = 13 keeps all three (u = -13): V = 3.75 + 2^-13 = 2^1 · (1.875 + 2^-14). Rounded
+// toward zero to 13 fraction bits at exponent 1 the 2^-13 goes: D = 3.75 = 40700000. Rounded to
+// binary32 (round=rz) it stays: 40700000 + 2^(23-1-13) = 40700200.
+TEST(Mma, Rz13TruncatesTheSumTo13FractionBits) {
+  const std::vector<std::uint32_t> a = {0x3F, 0x3F, 0x04}, b = {0x38, 0x38, 0x08};
+  MmaSpec s = spec("sm90_wgmma_f8", E4, E4, F32);
+  EXPECT_EQ(dot(s, a, b, 0).bits, 0x40700000u);
+  MmaKnobs k = s.profile->knobs;
+  k.round = MmaRound::rz;
+  s.knobs = k;
+  EXPECT_EQ(dot(s, a, b, 0).bits, 0x40700200u);
+}
+
+// §38.2 e_zero decides the alignment when C is zero. sm90_mma_f16, f16 operands and
+// accumulator (F = 25, e_zero_f16 = -21): a = [2^-12, 2^-24], b = [2^-13, 2^-24]. Products
+// 2^-25 (e = -12 - 13 = -25) and 2^-48 (subnormals: e = -14 - 14 = -28); C = +0 gets e = -21,
+// the largest, so u = -21 - 25 = -46 and 2^-48 truncates to 0. V = 2^-25, a tie between 0 and
+// the smallest binary16 subnormal 2^-24: rne gives the even 0, +0. The ideal sum 2^-25 + 2^-48 is
+// above the tie: 2^-24 = 0001.
+TEST(Mma, EZeroOfAZeroAccumulatorSetsTheAlignment) {
+  // f16 codes: 2^-12 = (15-12)<<10 = 0C00, 2^-13 = 0800, 2^-24 = 0001.
+  const std::vector<std::uint32_t> a = {0x0C00, 0x0001}, b = {0x0800, 0x0001};
+  const auto F16 = MmaType::f16;
+  EXPECT_EQ(dot(spec("sm90_mma_f16", F16, F16, F16), a, b, 0).bits, 0x0000u);
+  EXPECT_EQ(dot(spec("ideal", F16, F16, F16), a, b, 0).bits, 0x0001u);
+  // With e_zero_f16 = -30 the largest exponent is the product's (-25), u = -50, and 2^-48 is kept.
+  MmaSpec s = spec("sm90_mma_f16", F16, F16, F16);
+  MmaKnobs k = s.profile->knobs;
+  k.e_zero_f16 = -30;
+  s.knobs = k;
+  EXPECT_EQ(dot(s, a, b, 0).bits, 0x0001u);
+}
+
+// §38.5 rz overflow is Inf, not max finite: C = max binary32 (2 - 2^-23)·2^127, one bf16 product
+// 2^60 · 2^60 = 2^120. u = 127 - 25: V = max + 2^120 >= 2^128 → +Inf, flags overflow, inexact.
+TEST(Mma, RzOverflowIsInf) {
+  // bf16 2^60 = (60+127)<<7 = 0x5D80.
+  const MmaResult r = dot(spec("sm90_mma_f16", MmaType::bf16, MmaType::bf16, F32), {0x5D80}, {0x5D80}, 0x7F7FFFFFu);
+  EXPECT_EQ(r.bits, 0x7F800000u);
+  EXPECT_EQ(r.flags, kOverflow | kInexact);
+}
+
+// §38.5 / §36.4 specials: a NaN operand or C, Inf × 0, +Inf + −Inf give the NaN 7FFFFFFF (nan=ones);
+// Inf × finite gives Inf; zero results are +0 (zero=plus). §37: the ideal gives the canonical
+// NaN 7FC00000 and −0 only when every addend is −0.
+TEST(Mma, Specials) {
+  const auto E5 = MmaType::f8e5m2;
+  const MmaSpec s = spec("sm90_wgmma_f8", E5, E5, F32);
+  const MmaSpec ideal = spec("ideal", E5, E5, F32);
+  // e5m2: +Inf 7C, -Inf FC, NaN 7E, 1.0 3C, -1.0 BC, 0 00, -0 80.
+  EXPECT_EQ(dot(s, {0x7C, 0x3C}, {0x00, 0x3C}, 0).bits, 0x7FFFFFFFu);  // Inf × 0
+  EXPECT_EQ(dot(s, {0x7C, 0x3C}, {0x00, 0x3C}, 0).flags, kInvalid);
+  EXPECT_EQ(dot(s, {0x7C, 0xFC}, {0x3C, 0x3C}, 0).bits, 0x7FFFFFFFu);  // +Inf + -Inf
+  EXPECT_EQ(dot(s, {0x7C, 0x3C}, {0xBC, 0x3C}, 0).bits, 0xFF800000u);  // -Inf
+  EXPECT_EQ(dot(s, {0x3C}, {0x3C}, 0xFF800000u).bits, 0xFF800000u);    // C = -Inf
+  EXPECT_EQ(dot(s, {0x7E}, {0x3C}, 0).bits, 0x7FFFFFFFu);              // NaN operand
+  EXPECT_EQ(dot(s, {0x7E}, {0x3C}, 0).flags, 0);                       // a NaN in is not invalid
+  EXPECT_EQ(dot(s, {0x3C}, {0x3C}, 0xFFC00001u).bits, 0x7FFFFFFFu);    // NaN C
+  EXPECT_EQ(dot(ideal, {0x7E}, {0x3C}, 0).bits, 0x7FC00000u);
+  EXPECT_EQ(dot(ideal, {0x7C, 0xFC}, {0x3C, 0x3C}, 0).flags, kInvalid);
+  // -0 · 1 + (-0): every addend -0. fdpa: +0; ideal: -0. 1·1 + (-1): exact zero sum, +0 both.
+  EXPECT_EQ(dot(s, {0x80}, {0x3C}, 0x80000000u).bits, 0u);
+  EXPECT_EQ(dot(ideal, {0x80}, {0x3C}, 0x80000000u).bits, 0x80000000u);
+  EXPECT_EQ(dot(s, {0x3C}, {0x3C}, 0xBF800000u).bits, 0u);
+  EXPECT_EQ(dot(ideal, {0x3C}, {0x3C}, 0xBF800000u).bits, 0u);
+}
+
+// §38.1 a step fuses fused_bytes / element bytes products; K is split into steps chained
+// through C. sm89_mma_f8: 16 bytes = 16 e4m3 products per step; sm90_wgmma_f8: 32.
+// K = 32, b = 1 (38); a = 16 × 2^-6 (08), then 2^8 (78), then 15 × 2^-6.
+// sm89, step 1: 16 · 2^-6 = 0.25 exactly (every term at e = -6). Step 2: 2^8 sets u = 8 - 13 = -5;
+// the 2^-6 products truncate to 0, C = 0.25 is kept: D = 256.25 = 2^8 · (1 + 2^-10) = 43802000.
+// sm90_wgmma_f8, one step: u = -5 drops all 31 products 2^-6: D = 256 = 43800000.
+// ideal: 256 + 31 · 2^-6 = 2^8 · (1 + 31 · 2^-14), exact in binary32: 43800000 + 31 · 2^9.
+TEST(Mma, StepsAreChainedThroughC) {
+  std::vector<std::uint32_t> a(32, 0x08), b(32, 0x38);
+  a[16] = 0x78;
+  MmaSpec ada = spec("sm89_mma_f8", E4, E4, F32), hop = spec("sm90_wgmma_f8", E4, E4, F32);
+  EXPECT_EQ(mma_fused(ada), 16u);
+  EXPECT_EQ(mma_fused(hop), 32u);
+  EXPECT_EQ(dot(ada, a, b, 0).bits, 0x43802000u);
+  EXPECT_EQ(dot(hop, a, b, 0).bits, 0x43800000u);
+  // 256 + 31 · 2^-6 = 256.484375 exactly; rne binary32 keeps it: 2^8 · (1 + 31·2^-14) = 43800000 + 31·2^9.
+  EXPECT_EQ(dot(spec("ideal", E4, E4, F32), a, b, 0).bits, 0x43800000u + 31u * 512u);
+}
+
+// §38.4 scale=group (sm100_tcgen05_mxf4nvf4, block 16 ue8m0, K = 64 in one step of 64):
+// group 0: 1 · 1 (e2m1 2 × 2), scales 2^0 (7F) → +1, e = 0; group 1: -1 · 1 (A × 2) → -1,
+// e = 0; group 2: 6 · 6 = 36 (7 × 7), scales 2^-20 each (6B) → 36 · 2^-40, e = -40; group 3: zero
+// products → e_zero. u = 0 - 35: the terms are 2^35, -2^35 and trunc(36 · 2^-5) = 1: D = 2^-35 =
+// 2E000000. The ideal keeps 36 · 2^-40 = 1.125 · 2^-35 = 2E100000.
+TEST(Mma, GroupScaleSumsGroupsThenAligns) {
+  const auto F4 = MmaType::f4e2m1fn;
+  std::vector<std::uint32_t> a(64, 0), b(64, 0);
+  a[0] = 0x2, b[0] = 0x2;
+  a[16] = 0xA, b[16] = 0x2;
+  a[32] = 0x7, b[32] = 0x7;
+  const std::vector<std::uint32_t> sa = {0x7F, 0x7F, 0x6B, 0x7F}, sb = sa;
+  EXPECT_EQ(dot(spec("sm100_tcgen05_mxf4nvf4", F4, F4, F32, 16), a, b, 0, sa, sb).bits, 0x2E000000u);
+  EXPECT_EQ(dot(spec("ideal", F4, F4, F32, 16), a, b, 0, sa, sb).bits, 0x2E100000u);
+  // An E8M0 NaN scale (FF) makes the result NaN.
+  std::vector<std::uint32_t> nan_scale = sa;
+  nan_scale[3] = 0xFF;
+  EXPECT_EQ(dot(spec("sm100_tcgen05_mxf4nvf4", F4, F4, F32, 16), a, b, 0, nan_scale, sb).bits, 0x7FFFFFFFu);
+}
+
+// §38.3 scale=product (mxf8f6f4): each product carries its block's scale exponents. a = [1],
+// b = [1] (e4m3 38) over K = 32 with A's block scale 2^3 (82) and B's 2^-1 (7E): D = 4.
+TEST(Mma, ProductScale) {
+  std::vector<std::uint32_t> a(32, 0), b(32, 0);
+  a[5] = 0x38, b[5] = 0x38;
+  EXPECT_EQ(dot(spec("sm100_tcgen05_mxf8f6f4", E4, E4, F32, 32), a, b, 0, {0x82}, {0x7E}).bits, 0x40800000u);
+}
+
+// §36.1 D = A·B + C is the matrix of independent dot products: mma() equals mma_dot() of row i
+// and column j for every element, and permuting A's rows permutes D's rows.
+TEST(Mma, MatrixIsTheDotProductOfEachRowAndColumn) {
+  const std::size_t M = 3, N = 2, K = 5;
+  // e4m3 codes: 1 (38), 2 (40), -0.5 (B0), 0.125 (20), 448 (7E), 2^-9 (01), 0
+  const std::vector<std::uint32_t> A = {0x38, 0x40, 0xB0, 0x20, 0x7E, 0x01, 0x00, 0x38,
+                                        0x38, 0xB0, 0x7E, 0x7E, 0x01, 0x20, 0x40};
+  const std::vector<std::uint32_t> B = {0x38, 0x20, 0x40, 0xB0, 0x01, 0x7E, 0x38, 0x38, 0x20, 0x01};
+  const std::vector<std::uint32_t> C = {0x3F800000u, 0, 0xC0000000u, 0x00000001u, 0, 0x7F7FFFFFu};
+  for (const char* prof : {"ideal", "sm89_mma_f8", "sm90_wgmma_f8", "sm120_mma_f8"}) {
+    const MmaSpec s = spec(prof, E4, E4, F32);
+    std::vector<std::uint32_t> D(M * N);
+    mma(s, M, N, K, A, B, C, D);
+    for (std::size_t i = 0; i < M; ++i)
+      for (std::size_t j = 0; j < N; ++j)
+        EXPECT_EQ(D[i * N + j], mma_dot(s, K, A.data() + i * K, 1, B.data() + j, N, C[i * N + j]).bits) << prof;
+    std::vector<std::uint32_t> Ar(M * K), Cr(M * N), Dr(M * N);
+    for (std::size_t i = 0; i < M; ++i) {  // rows in reverse order
+      std::copy_n(A.begin() + static_cast<std::ptrdiff_t>((M - 1 - i) * K), K,
+                  Ar.begin() + static_cast<std::ptrdiff_t>(i * K));
+      std::copy_n(C.begin() + static_cast<std::ptrdiff_t>((M - 1 - i) * N), N,
+                  Cr.begin() + static_cast<std::ptrdiff_t>(i * N));
+    }
+    mma(s, M, N, K, Ar, B, Cr, Dr);
+    for (std::size_t i = 0; i < M; ++i)
+      for (std::size_t j = 0; j < N; ++j) EXPECT_EQ(Dr[i * N + j], D[(M - 1 - i) * N + j]) << prof;
+  }
+}
+
+// §36.3 every rule of a valid operation, each refused with a message naming it.
+TEST(Mma, ValidationNamesTheProblem) {
+  const auto expect_error = [](const MmaSpec& s, std::size_t K, const std::string& part) {
+    try {
+      validate(s, K);
+      ADD_FAILURE() << "no error; expected " << part;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+    }
+  };
+  expect_error(spec("sm90_wgmma_f8", MmaType::f16, MmaType::f16, F32), 32, "does not take operand type f16");
+  expect_error(spec("sm90_wgmma_f16", MmaType::f16, MmaType::bf16, F32), 16, "only 8-bit and narrower");
+  expect_error(spec("sm90_wgmma_f16", MmaType::bf16, MmaType::bf16, MmaType::f16), 16, "binary16 accumulator");
+  expect_error(spec("sm90_wgmma_tf32", MmaType::tf32, MmaType::tf32, MmaType::f16), 8, "does not accumulate in f16");
+  expect_error(spec("sm100_tcgen05_mxf8f6f4", E4, E4, F32), 32, "needs block scales");
+  expect_error(spec("sm100_tcgen05_mxf8f6f4", E4, E4, F32, 32), 48, "not a multiple of the block");
+  expect_error(spec("sm100_tcgen05_mxf8f6f4", E4, E4, F32, 16), 32, "takes no block size 16");
+  expect_error(spec("sm100_tcgen05_mxf4nvf4", MmaType::f4e2m1fn, MmaType::f4e2m1fn, F32, 32, MmaType::ue4m3), 64,
+               "ue4m3 scales come with block 16");
+  expect_error(spec("sm100_tcgen05_mxf4", MmaType::f4e2m1fn, MmaType::f4e2m1fn, F32, 32, MmaType::ue4m3), 64,
+               "takes no scale type ue4m3");
+  expect_error(spec("sm90_wgmma_f8", E4, E4, F32, 32), 32, "takes no block size 32");
+  expect_error(spec("sm90_wgmma_f8", E4, E4, F32), 0, "K must be at least 1");
+}
+
+// §39.1 Every profile name is unique and every row's types and accumulators are operand types;
+// §39.2 every name is <target>_<instruction>_<kind> (or ideal).
+TEST(Mma, ProfileTableIsWellFormed) {
+  const std::regex name(
+      R"(ideal|sm(70|75|80|89|90|100|120)_(mma|wgmma|tcgen05)_(f16|tf32|f8|f8f6f4|mxf8f6f4|mxf4|mxf4nvf4))");
+  for (const MmaProfile& p : mma_profiles()) EXPECT_TRUE(std::regex_match(std::string(p.name), name)) << p.name;
+  std::vector<std::string_view> names;
+  for (const MmaProfile& p : mma_profiles()) {
+    for (const std::string_view n : names) EXPECT_NE(n, p.name);
+    names.push_back(p.name);
+    for (const std::string_view list : {p.types, p.accumulators, p.scale_types}) {
+      std::string_view l = list;
+      while (!l.empty()) {
+        const std::size_t sp = l.find(' ');
+        EXPECT_TRUE(find_mma_type(l.substr(0, sp))) << p.name << ": " << l.substr(0, sp);
+        if (sp == std::string_view::npos) break;
+        l.remove_prefix(sp + 1);
+      }
+    }
+    if (p.knobs.algo != MmaAlgo::ideal) {
+      EXPECT_EQ(p.knobs.scale != MmaScale::none, !p.blocks.empty()) << p.name;
+    }
+  }
+  EXPECT_EQ(names.front(), "ideal");
+}
+
+// ---- against the rational oracle ------------------------------------------------------------
+// Random operand codes: mostly finite values near one binade (so that cancellation and
+// alignment happen), some anywhere in the format, some zeros and specials.
+std::uint32_t random_code(SplitMix64& g, MmaType t, std::uint32_t centre) {
+  const Format& f = format(mma_type(t).format);
+  const std::uint64_t w = g.next();
+  const std::uint32_t any = static_cast<std::uint32_t>(w >> 32) & f.mask();
+  switch (w % 16) {
+    case 0: return 0;
+    case 1: return any;           // anywhere, specials included
+    case 2: return f.sign_bit();  // -0 (0 for unsigned)
+    default: {
+      // near `centre`: the centre code's exponent field ± a few binades, random fraction and sign
+      const std::uint32_t span = static_cast<std::uint32_t>((w >> 8) % (3u << f.man_bits));
+      std::uint32_t mag = (centre & f.mag_mask()) + span - (span > (centre & f.mag_mask()) ? 0 : span / 2);
+      mag &= f.mag_mask();
+      if ((w >> 4) & 1) mag |= f.sign_bit();
+      return mag;
+    }
+  }
+}
+
+void check_against_oracle(const MmaProfile& p, MmaType a_t, MmaType b_t, MmaType c_t, int block, MmaType scale_t,
+                          int cases, std::uint64_t seed) {
+  MmaSpec s;
+  s.profile = &p;
+  s.a = a_t;
+  s.b = b_t;
+  s.c = c_t;
+  s.block = block;
+  s.scale = scale_t;
+  const std::size_t L = p.knobs.algo == MmaAlgo::ideal ? 32 : mma_fused(s);
+  oracle::rat::MmaOperands in{
+      mma_type(a_t).format,      mma_type(b_t).format,      mma_type(c_t).format,          mma_type(scale_t).format,
+      mma_type(a_t).ignore_mask, mma_type(b_t).ignore_mask, mma_type(scale_t).ignore_mask, block};
+  SplitMix64 g(seed);
+  int mismatches = 0;
+  for (int n = 0; n < cases; ++n) {
+    const std::size_t unit = block ? static_cast<std::size_t>(block) : 1;
+    std::size_t K = 1 + g.next() % (2 * L + 1);
+    K = (K + unit - 1) / unit * unit;
+    std::vector<std::uint32_t> a(K), b(K), sa(block ? K / unit : 0), sb(block ? K / unit : 0);
+    const Format& fa = format(mma_type(a_t).format);
+    const std::uint32_t centre_a = (fa.max_finite >> 1) + static_cast<std::uint32_t>(g.next() % 3);
+    const std::uint32_t centre_b = (format(mma_type(b_t).format).max_finite >> 1);
+    for (std::size_t i = 0; i < K; ++i) {
+      a[i] = random_code(g, a_t, centre_a);
+      b[i] = random_code(g, b_t, centre_b);
+    }
+    for (std::size_t i = 0; i < sa.size(); ++i) {
+      const Format& fs = format(mma_type(scale_t).format);
+      sa[i] = static_cast<std::uint32_t>(g.next() % 8 == 0 ? g.next() : (fs.max_finite >> 1) + g.next() % 24 - 12) &
+              fs.mask();
+      sb[i] = static_cast<std::uint32_t>(g.next() % 8 == 0 ? g.next() : (fs.max_finite >> 1) + g.next() % 24 - 12) &
+              fs.mask();
+    }
+    const Format& fc = format(mma_type(c_t).format);
+    std::uint32_t c = random_code(g, c_t, fc.max_finite >> 1);
+    if (g.next() % 4 == 0) c = 0;
+    const MmaResult r =
+        mma_dot(s, K, a.data(), 1, b.data(), 1, c, block ? sa.data() : nullptr, 1, block ? sb.data() : nullptr, 1);
+    const std::uint32_t o = oracle::rat::mma_dot(p.knobs, L, in, K, a.data(), b.data(), c, block ? sa.data() : nullptr,
+                                                 block ? sb.data() : nullptr);
+    if (r.bits != o && ++mismatches <= 5) {
+      std::ostringstream codes;
+      codes << std::hex;
+      for (std::size_t i = 0; i < K; ++i) codes << ' ' << a[i] << '*' << b[i];
+      ADD_FAILURE() << p.name << " " << mma_type(a_t).name << "x" << mma_type(b_t).name << "->" << mma_type(c_t).name
+                    << " K=" << K << " c=" << std::hex << c << " reference " << r.bits << " oracle " << o << std::dec
+                    << " |" << codes.str();
+    }
+  }
+  EXPECT_EQ(mismatches, 0) << p.name;
+}
+
+// §37 / §38 every profile, every operand type pair it takes, every accumulator, against the
+// oracle on random dot products of random K (1 to 2·fused + 1, multiples of the block).
+TEST(Mma, EveryProfileMatchesTheRationalOracle) {
+  std::uint64_t seed = 0x4D4D41;
+  for (const MmaProfile& p : mma_profiles()) {
+    std::vector<MmaType> types, accs, scales;
+    for (const MmaTypeInfo& t : mma_types()) {
+      if (mma_list_has(p.types, t.name)) types.push_back(t.id);
+      if (mma_list_has(p.accumulators, t.name)) accs.push_back(t.id);
+      if (mma_list_has(p.scale_types, t.name)) scales.push_back(t.id);
+    }
+    for (const MmaType a : types)
+      for (const MmaType b : types)
+        for (const MmaType c : accs) {
+          MmaSpec s;
+          s.profile = &p;
+          s.a = a;
+          s.b = b;
+          s.c = c;
+          if (p.knobs.scale == MmaScale::none) {
+            try {
+              validate(s, 1);
+            } catch (const std::invalid_argument&) {
+              continue;  // a combination the instruction does not take
+            }
+            check_against_oracle(p, a, b, c, 0, MmaType::f8e8m0fnu, 40, ++seed);
+            continue;
+          }
+          for (const MmaType st : scales)
+            for (const int block : {16, 32}) {
+              s.block = block;
+              s.scale = st;
+              try {
+                validate(s, 64);
+              } catch (const std::invalid_argument&) {
+                continue;
+              }
+              check_against_oracle(p, a, b, c, block, st, 40, ++seed);
+            }
+        }
+  }
+}
+
+}  // namespace
+}  // namespace numref

@@ -1,0 +1,281 @@
+// numref mma — D = A·B + C under an instruction profile (spec §36 – §39): .npy in and out,
+// the §9 flags per element; --profiles prints the profile table.
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+#include "cli_common.hpp"
+#include "numref/conform/output.hpp"
+#include "numref/mma.hpp"
+#include "numref/npy.hpp"
+#include "numref/tensor.hpp"
+
+namespace numref::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: numref mma --profile P --a A.npy --b B.npy [--c C.npy] --out D.npy [--flags F.npy]\n"
+    "                  [--a-type T] [--b-type T] [--c-type f32|f16]\n"
+    "                  [--block 16|32 --scale-type f8e8m0fnu|ue4m3 --scale-a SA.npy --scale-b SB.npy]\n"
+    "                  [--model \"key=value ...\"]\n"
+    "       numref mma --profiles [--markdown]\n"
+    "       numref mma --knobs [--markdown]";
+
+// Appends a word to a space-separated list.
+void append_word(std::string& s, std::string_view w) {
+  if (!s.empty()) s += ' ';
+  s.append(w);
+}
+
+std::string type_names() {
+  std::string s;
+  for (const MmaTypeInfo& t : mma_types()) append_word(s, t.name);
+  return s;
+}
+
+MmaType type_arg(const std::string& v, const char* option) {
+  const auto t = find_mma_type(v);
+  if (!t) throw UsageError(std::string(option) + ": unknown operand type '" + v + "' (one of: " + type_names() + ")");
+  return *t;
+}
+
+// An operand .npy: 2-D; <f4 / <u4 hold f32 or tf32 codes, <f2 f16, <u2 / V2 16-bit codes (bf16),
+// |u1 / V1 8-bit and narrower codes. The type comes from --x-type or, for <f4 / <f2, the dtype.
+struct Operand {
+  std::vector<std::uint32_t> codes;
+  std::size_t rows = 0, cols = 0;
+  MmaType type = MmaType::f32;
+};
+Operand read_operand(const std::string& path, const char* option, std::optional<MmaType> named) {
+  std::vector<std::uint8_t> bytes;
+  const npy::Array arr = read_npy(path, bytes);
+  Operand o;
+  std::size_t item = npy::itemsize(arr.dtype);
+  switch (arr.dtype) {
+    case npy::Dtype::f4: o.type = named.value_or(MmaType::f32); break;
+    case npy::Dtype::f2: o.type = named.value_or(MmaType::f16); break;
+    case npy::Dtype::u4:
+    case npy::Dtype::u2:
+    case npy::Dtype::v2:
+    case npy::Dtype::u1:
+    case npy::Dtype::v1:
+    case npy::Dtype::f1:
+      if (!named)
+        throw UsageError(path + ": dtype '" + std::string(npy::descr_of(arr.dtype)) +
+                         "' holds codes; name their type with " + option + "-type");
+      o.type = *named;
+      break;
+    default: throw UsageError(path + ": dtype '" + std::string(npy::descr_of(arr.dtype)) + "' is not an operand dtype");
+  }
+  const Format& f = format(mma_type(o.type).format);
+  if (storage_bytes(f) != item)
+    throw UsageError(path + ": " + std::string(mma_type(o.type).name) + " codes take " +
+                     std::to_string(storage_bytes(f)) + " bytes but the file's items have " + std::to_string(item));
+  if ((arr.dtype == npy::Dtype::f2 && o.type != MmaType::f16) ||
+      (arr.dtype == npy::Dtype::f4 && o.type != MmaType::f32 && o.type != MmaType::tf32))
+    throw UsageError(path + ": " + option + "-type " + std::string(mma_type(o.type).name) +
+                     " does not match the file's dtype '" + std::string(npy::descr_of(arr.dtype)) + "'");
+  if (arr.shape.size() != 2)
+    throw UsageError(path + ": " + option + " must be a 2-D array, the file has " + std::to_string(arr.shape.size()) +
+                     " dimensions");
+  o.rows = arr.shape[0];
+  o.cols = arr.shape[1];
+  o.codes.resize(o.rows * o.cols);
+  const std::uint8_t* p = bytes.data() + arr.data_offset;
+  for (std::size_t i = 0; i < o.codes.size(); ++i) {
+    std::uint32_t v = 0;
+    std::memcpy(&v, p + i * item, item);
+    if ((v & ~f.mask()) != 0)
+      throw UsageError(path + ": element " + std::to_string(i) + " = 0x" + hex_code(v, format(FormatId::f32)) +
+                       " has bits above the " + std::to_string(f.bits) + "-bit " + std::string(mma_type(o.type).name) +
+                       " code");
+    o.codes[i] = v;
+  }
+  return o;
+}
+
+// --model "key=value ..." on top of the profile's knobs (§38.6); a repeated key is an error.
+MmaKnobs parse_model(const std::string& text, MmaKnobs k) {
+  std::vector<std::string> seen;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && (text[i] == ' ' || text[i] == ',')) ++i;
+    if (i >= text.size()) break;
+    std::size_t j = i;
+    while (j < text.size() && text[j] != ' ' && text[j] != ',') ++j;
+    const std::string item = text.substr(i, j - i);
+    i = j;
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+      throw UsageError("--model: '" + item + "' is not key=value");
+    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    for (const std::string& s : seen)
+      if (s == key) throw UsageError("--model: knob '" + key + "' is given twice");
+    seen.push_back(key);
+    bool found = false;
+    for_each_knob_row(kMmaKnobs, [&](const auto& row) {
+      if (row.key != key) return;
+      found = true;
+      using T = std::remove_cvref_t<decltype(k.*row.member)>;
+      if constexpr (std::is_same_v<T, int>) {
+        k.*row.member = static_cast<int>(parse_int(value, -100000, 100000, "--model " + key));
+      } else {
+        const auto v = row.parse_word(value);
+        if (!v) throw UsageError("--model: " + key + "=" + value + " is not one of " + row.words_text());
+        k.*row.member = *v;
+      }
+    });
+    if (!found) {
+      std::string keys;
+      for_each_knob_row(kMmaKnobs, [&](const auto& row) { append_word(keys, row.key); });
+      throw UsageError("--model: unknown knob '" + key + "' (one of: " + keys + ")");
+    }
+  }
+  if (k.algo == MmaAlgo::fdpa && (k.align < 0 || k.align > 48))
+    throw UsageError("--model: align must be in [0, 48], not " + std::to_string(k.align));
+  if (k.algo == MmaAlgo::fdpa && (k.fused_bytes < 1 || k.fused_bytes > 4096))
+    throw UsageError("--model: fused_bytes must be in [1, 4096], not " + std::to_string(k.fused_bytes));
+  if (k.scale == MmaScale::group && (k.group < 1 || k.group > 64))
+    throw UsageError("--model: group must be in [1, 64], not " + std::to_string(k.group));
+  return k;
+}
+
+int print_profiles(bool md) {
+  std::vector<std::vector<std::string>> rows;
+  for (const MmaProfile& p : mma_profiles())
+    rows.push_back({std::string(p.name), std::string(p.types), std::string(p.accumulators),
+                    p.blocks.empty() ? "-" : std::string(p.scale_types) + " / " + std::string(p.blocks),
+                    describe(p.knobs)});
+  print_table({"profile", "A, B types", "C, D", "scales / blocks", "knobs (§38.6)"}, rows, md);
+  conform::check_stdout();
+  return 0;
+}
+
+int print_knobs(bool md) {
+  std::vector<std::vector<std::string>> rows;
+  for_each_knob_row(kMmaKnobs, [&](const auto& row) {
+    rows.push_back({std::string(row.key), row.words.empty() ? "integer" : row.words_text(), std::string(row.clause)});
+  });
+  print_table({"knob", "values", "clause"}, rows, md);
+  conform::check_stdout();
+  return 0;
+}
+
+int run(Args& a) {
+  if (a.flag("help")) {
+    std::printf(
+        "%s\n\n"
+        "D = A·B + C, each element the dot product of spec §36 under an instruction profile (§39):\n"
+        "'ideal' rounds the exact sum once (§37); the others follow the fused truncated\n"
+        "dot-product-add steps of §38 with their knobs. A is M x K, B is K x N, C and D are M x N\n"
+        "(C defaults to +0). Scaled kinds take --block, --scale-type and the scales: SA is\n"
+        "M x K/block, SB is K/block x N. Operand types: %s (tf32: binary32 codes whose 13 low\n"
+        "fraction bits are ignored; ue4m3: f8e4m3fn codes whose sign bit is ignored). D is <f4\n"
+        "(f32) or <f2 (f16); --flags writes the §9 flags of each element (|u1).\n",
+        kUsage, type_names().c_str());
+    return 0;
+  }
+  if (a.flag("profiles")) {
+    const bool md = a.flag("markdown");
+    a.finish();
+    return print_profiles(md);
+  }
+  if (a.flag("knobs")) {
+    const bool md = a.flag("markdown");
+    a.finish();
+    return print_knobs(md);
+  }
+  const auto profile_name = a.opt("profile");
+  const auto pa = a.opt("a"), pb = a.opt("b"), pc = a.opt("c"), out = a.opt("out"), flags_out = a.opt("flags");
+  const auto at = a.opt("a-type"), bt = a.opt("b-type"), ct = a.opt("c-type");
+  const auto block = a.opt("block"), st = a.opt("scale-type"), psa = a.opt("scale-a"), psb = a.opt("scale-b");
+  const auto model = a.opt("model");
+  a.finish();
+  if (!profile_name) throw UsageError("--profile is required\n" + std::string(kUsage));
+  if (!pa || !pb || !out) throw UsageError("--a, --b and --out are required\n" + std::string(kUsage));
+  const MmaProfile* prof = find_mma_profile(*profile_name);
+  if (!prof) {
+    std::string names;
+    for (const MmaProfile& p : mma_profiles()) append_word(names, p.name);
+    throw UsageError("--profile: unknown mma profile '" + *profile_name + "' (one of: " + names + ")");
+  }
+  MmaSpec s;
+  s.profile = prof;
+  if (model) s.knobs = parse_model(*model, prof->knobs);
+  const Operand A = read_operand(*pa, "--a", at ? std::optional(type_arg(*at, "--a-type")) : std::nullopt);
+  const Operand B = read_operand(*pb, "--b", bt ? std::optional(type_arg(*bt, "--b-type")) : std::nullopt);
+  const std::size_t M = A.rows, K = A.cols, N = B.cols;
+  if (B.rows != K)
+    throw UsageError("--b: B must be K x N with K = " + std::to_string(K) + " (A's columns), the file has " +
+                     std::to_string(B.rows) + " rows");
+  s.a = A.type;
+  s.b = B.type;
+  s.c = ct ? type_arg(*ct, "--c-type") : MmaType::f32;
+  std::vector<std::uint32_t> C(M * N, 0);
+  if (pc) {
+    const Operand Co = read_operand(*pc, "--c", ct ? std::optional(s.c) : std::nullopt);
+    if (Co.rows != M || Co.cols != N)
+      throw UsageError("--c: C must be M x N = " + std::to_string(M) + " x " + std::to_string(N) + ", the file is " +
+                       std::to_string(Co.rows) + " x " + std::to_string(Co.cols));
+    s.c = Co.type;
+    C = Co.codes;
+  }
+  if (s.c != MmaType::f32 && s.c != MmaType::f16)
+    throw UsageError("--c-type: the accumulator is f32 or f16, not " + std::string(mma_type(s.c).name));
+  if (block || st || psa || psb) {
+    if (!block || !psa || !psb) throw UsageError("block scales need --block, --scale-a and --scale-b together");
+    s.block = static_cast<int>(parse_int(*block, 1, 1 << 20, "--block"));
+    s.scale = st ? type_arg(*st, "--scale-type") : MmaType::f8e8m0fnu;
+  }
+  try {
+    validate(s, K);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string(e.what()).substr(5));  // drop the "mma: " prefix; main() names the verb
+  }
+  std::vector<std::uint32_t> SA, SB;
+  if (s.block) {
+    const Operand Sa = read_operand(*psa, "--scale-a", s.scale), Sb = read_operand(*psb, "--scale-b", s.scale);
+    const std::size_t nb = K / static_cast<std::size_t>(s.block);
+    if (Sa.rows != M || Sa.cols != nb || Sb.rows != nb || Sb.cols != N)
+      throw UsageError("block scales: SA must be M x K/block = " + std::to_string(M) + " x " + std::to_string(nb) +
+                       " and SB K/block x N = " + std::to_string(nb) + " x " + std::to_string(N));
+    SA = Sa.codes;
+    SB = Sb.codes;
+  }
+  std::vector<std::string> inputs = {*pa, *pb};
+  for (const auto& p : {pc, psa, psb})
+    if (p) inputs.push_back(*p);
+  Outputs outs(inputs);
+  conform::OutputFile& d_file = outs.add("--out", *out);
+  conform::OutputFile* f_file = flags_out ? &outs.add("--flags", *flags_out) : nullptr;
+  if (f_file && conform::same_file(*out, *flags_out)) throw UsageError("--flags " + *flags_out + " is also --out");
+
+  std::vector<std::uint32_t> D(M * N);
+  std::vector<std::uint8_t> F(M * N);
+  mma(s, M, N, K, A.codes, B.codes, C, D, SA, SB, F);
+
+  const std::vector<std::size_t> shape{M, N};
+  if (s.c == MmaType::f32) {
+    write_npy(d_file, npy::Dtype::f4, shape, D.data(), D.size() * 4);
+  } else {
+    std::vector<std::uint16_t> h(D.begin(), D.end());
+    write_npy(d_file, npy::Dtype::f2, shape, h.data(), h.size() * 2);
+  }
+  if (f_file) write_npy(*f_file, npy::Dtype::u1, shape, F.data(), F.size());
+  outs.commit_all();
+  std::size_t raised = 0;
+  for (const std::uint8_t f : F) raised += f != 0;
+  std::printf("mma: %s, %s x %s + %s, M x N x K = %zu x %zu x %zu: %zu elements, %zu with flags\n", prof->name.data(),
+              mma_type(s.a).name.data(), mma_type(s.b).name.data(), mma_type(s.c).name.data(), M, N, K, D.size(),
+              raised);
+  conform::check_stdout();
+  return 0;
+}
+
+NUMREF_VERB("mma", "D = A·B + C under an MMA instruction profile (spec §36 – §39)", run);
+
+}  // namespace
+}  // namespace numref::cli

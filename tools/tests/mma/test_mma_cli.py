@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""numref mma (spec §36 – §39): hand-worked results through .npy files, flags, the profile and
+knob tables, --model, and usage errors (exit 2, one line naming the problem, nothing written).
+
+Expected values are hand computations (comments), never the command's own output."""
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+NUMREF = sys.argv[1]
+FAILS = []
+
+
+def run(*args):
+    p = subprocess.run([NUMREF, "mma", *args], capture_output=True, text=True, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+def check(cond, what):
+    if not cond:
+        FAILS.append(what)
+        print("FAIL:", what)
+
+
+def d_bits(path):
+    d = np.load(path)
+    return d.view(np.uint32 if d.dtype == np.float32 else np.uint16)
+
+
+with tempfile.TemporaryDirectory() as t:
+    P = lambda n: os.path.join(t, n)  # noqa: E731
+    # §38.2 A 2 x 2 e4m3 A (rows [1, 2^-7], [3.75 as 1.875·2, 0]) times B = [[1, 1], [2^-7, 0]]:
+    # e4m3 1 = 38, 2^-7 = 04 (subnormal), 1.875 = 3F, 2 = 40.
+    #  D[0,0] = 1·1 + 2^-7·2^-7 = 1 + 2^-14: sm90_wgmma_f8 (F = 13) drops 2^-14 -> 3F800000,
+    #          sm100_tcgen05_f8f6f4 (F = 25) and ideal keep it -> 3F800200 (2^-14 = 2^9 ulps of 1).
+    #  D[0,1] = 1·1 + 2^-7·0 = 1 -> 3F800000 everywhere.
+    #  D[1,0] = 1.875·1 + 0·2^-7 = 1.875 -> 3FF00000;  D[1,1] = 1.875 + C
+    A = np.array([[0x38, 0x04], [0x3F, 0x00]], dtype=np.uint8)
+    B = np.array([[0x38, 0x38], [0x04, 0x00]], dtype=np.uint8)
+    C = np.array([[0.0, 0.0], [0.0, 0.125]], dtype=np.float32)  # D[1,1] = 1.875 + 0.125 = 2 = 40000000
+    np.save(P("a.npy"), A)
+    np.save(P("b.npy"), B)
+    np.save(P("c.npy"), C)
+    base = ["--a", P("a.npy"), "--a-type", "f8e4m3fn", "--b", P("b.npy"), "--b-type", "f8e4m3fn", "--c", P("c.npy")]
+    rc, out, err = run("--profile", "sm90_wgmma_f8", *base, "--out", P("d1.npy"), "--flags", P("f1.npy"))
+    check(rc == 0, f"wgmma exit 0 ({err})")
+    if rc == 0:
+        check(list(d_bits(P("d1.npy")).reshape(-1)) == [0x3F800000, 0x3F800000, 0x3FF00000, 0x40000000],
+              f"wgmma D {[hex(v) for v in d_bits(P('d1.npy')).reshape(-1)]}")
+        # §9 D[0,0] lost 2^-14: inexact (01); the others are exact
+        check(list(np.load(P("f1.npy")).reshape(-1)) == [1, 0, 0, 0], "wgmma flags")
+        check("sm90_wgmma_f8, f8e4m3fn x f8e4m3fn + f32, M x N x K = 2 x 2 x 2: 4 elements, 1 with flags" in out,
+              "summary line: " + out)
+    for prof in ("sm100_tcgen05_f8f6f4", "ideal"):
+        rc, out, err = run("--profile", prof, *base, "--out", P(prof + ".npy"))
+        check(rc == 0 and d_bits(P(prof + ".npy"))[0, 0] == 0x3F800200, f"{prof} D[0,0] = 3F800200 ({err})")
+    # --model: sm90_wgmma_f8 with align=25 round=rz is the tcgen05 arithmetic for this input; align=25
+    # alone still rounds to 13 fraction bits (rz13) and drops the 2^-14 again
+    rc, out, err = run("--profile", "sm90_wgmma_f8", "--model", "align=25 round=rz", *base, "--out", P("m.npy"))
+    check(rc == 0 and d_bits(P("m.npy"))[0, 0] == 0x3F800200, f"--model align=25 round=rz ({err})")
+    rc, out, err = run("--profile", "sm90_wgmma_f8", "--model", "align=25", *base, "--out", P("m2.npy"))
+    check(rc == 0 and d_bits(P("m2.npy"))[0, 0] == 0x3F800000, f"--model align=25 ({err})")
+    # f16 accumulator: C as <f2; D is <f2. 1 + 2^-14 in binary16 (rne, 10 bits) is 1.0 = 3C00.
+    np.save(P("c16.npy"), np.zeros((2, 2), dtype=np.float16))
+    rc, out, err = run("--profile", "ideal", *base[:-2], "--c", P("c16.npy"), "--out", P("d16.npy"))
+    check(rc == 0 and np.load(P("d16.npy")).dtype == np.float16 and d_bits(P("d16.npy"))[0, 0] == 0x3C00,
+          f"f16 accumulator ({err})")
+    # §38.3 block scales (sm100_tcgen05_mxf8f6f4, K = 32): one product 1·1 scaled by 2^3 (82) and 2^-1 (7E) = 4.
+    A32 = np.zeros((1, 32), dtype=np.uint8)
+    B32 = np.zeros((32, 1), dtype=np.uint8)
+    A32[0, 5] = 0x38
+    B32[5, 0] = 0x38
+    np.save(P("a32.npy"), A32)
+    np.save(P("b32.npy"), B32)
+    np.save(P("sa.npy"), np.array([[0x82]], dtype=np.uint8))
+    np.save(P("sb.npy"), np.array([[0x7E]], dtype=np.uint8))
+    scaled = ["--profile", "sm100_tcgen05_mxf8f6f4", "--a", P("a32.npy"), "--a-type", "f8e4m3fn", "--b", P("b32.npy"),
+              "--b-type", "f8e4m3fn", "--block", "32", "--scale-type", "f8e8m0fnu", "--scale-a", P("sa.npy"),
+              "--scale-b", P("sb.npy")]
+    rc, out, err = run(*scaled, "--out", P("ds.npy"))
+    check(rc == 0 and d_bits(P("ds.npy"))[0, 0] == 0x40800000, f"block-scaled D = 4 ({err})")
+
+    # ---- usage errors: exit 2, one line naming the problem, no output file ----
+    def refused(args, part, what):
+        out_path = P("never.npy")
+        rc, out, err = run(*args, "--out", out_path)
+        check(rc == 2, f"{what}: exit 2, got {rc} ({err.strip()})")
+        check(part in err, f"{what}: message names '{part}': {err.strip()}")
+        check(err.count("\n") == 1, f"{what}: one line: {err!r}")
+        check(not os.path.exists(out_path), f"{what}: nothing written")
+
+    refused(["--profile", "sm90_wgmma_f8", *base[:2], "--a-type", "f16", *base[4:]], "codes take 2 bytes",
+            "a u1 file read as f16")
+    np.save(P("a16.npy"), np.zeros((2, 2), dtype=np.float16))
+    refused(["--profile", "sm90_wgmma_f8", "--a", P("a16.npy"), *base[4:]], "does not take operand type f16",
+            "a type the instruction does not take")
+    refused(["--profile", "sm90_wgmma_f8", *base[:4], "--b", P("a32.npy"), "--b-type", "f8e4m3fn"],
+            "B must be K x N with K = 2", "shapes that do not match")
+    refused(["--profile", "nope", *base], "unknown mma profile 'nope'", "unknown profile")
+    refused(["--profile", "sm100_tcgen05_mxf8f6f4", *base], "needs block scales", "a scaled kind without scales")
+    refused(scaled[:-8] + ["--block", "16", "--scale-type", "f8e8m0fnu", "--scale-a", P("sa.npy"), "--scale-b",
+                           P("sb.npy")], "takes no block size 16", "a block the instruction does not take")
+    refused([*scaled[:-8], "--block", "32", "--scale-type", "f8e4m3fn", "--scale-a", P("sa.npy"), "--scale-b",
+             P("sb.npy")], "takes no scale type f8e4m3fn", "scales of the wrong format")
+    A48 = np.zeros((1, 48), dtype=np.uint8)
+    np.save(P("a48.npy"), A48)
+    np.save(P("b48.npy"), np.zeros((48, 1), dtype=np.uint8))
+    refused(["--profile", "sm100_tcgen05_mxf8f6f4", "--a", P("a48.npy"), "--a-type", "f8e4m3fn", "--b", P("b48.npy"),
+             "--b-type", "f8e4m3fn", "--block", "32", "--scale-a", P("sa.npy"), "--scale-b", P("sb.npy")],
+            "not a multiple of the block", "K not a multiple of the block")
+    # §38.6 a model names each key at most once
+    refused(["--profile", "sm90_wgmma_f8", "--model", "align=13,align=14", *base], "knob 'align' is given twice",
+            "a repeated --model knob")
+    refused(["--profile", "sm90_wgmma_f8", "--model", "round=up", *base], "round=up is not one of rne|rz|rz13",
+            "a bad --model word")
+    A_bad = np.array([[0x1F, 0x00], [0x00, 0x00]], dtype=np.uint8)  # 1F has bits above a 4-bit code
+    np.save(P("abad.npy"), A_bad)
+    refused(["--profile", "sm100_tcgen05_f8f6f4", "--a", P("abad.npy"), "--a-type", "f4e2m1fn", *base[4:]],
+            "has bits above the 4-bit f4e2m1fn code", "sub-byte codes with high bits")
+    rc, out, err = run("--profile", "ideal", *base, "--out", P("a.npy"))
+    check(rc == 2 and "also an input" in err, f"an output that is an input is refused ({err.strip()})")
+    check(np.array_equal(np.load(P("a.npy")), A), "the input is untouched")
+
+# --profiles / --knobs print one row per profile / knob
+rc, out, err = run("--profiles")
+check(rc == 0 and "sm90_wgmma_f8" in out and "align=13 fused_bytes=32" in out, "--profiles")
+rc, out, err = run("--knobs")
+check(rc == 0 and "rne|rz|rz13" in out, "--knobs")
+rc, out, err = run("--help")
+check(rc == 0 and "usage: numref mma" in out, "--help")
+
+print(f"{len(FAILS)} failures")
+sys.exit(1 if FAILS else 0)
