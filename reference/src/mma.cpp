@@ -344,14 +344,15 @@ MmaResult fdpa_step(std::span<const Term> terms, MmaType c, const MmaKnobs& k) {
   return round_step(neg, static_cast<std::uint64_t>(mag), u, inexact, all_neg_zero, c, k);
 }
 
+// The operands of one dot product, decoded once: a[k], b[k] for k < K, and the scales of
+// block k / block (sa, sb; empty without scales).
 struct Inputs {
   const MmaSpec& s;
-  const std::uint32_t *a, *b, *sa, *sb;
-  std::size_t as, bs, sas, sbs;
-  Operand A(std::size_t i) const { return operand(a[i * as], s.a); }
-  Operand B(std::size_t i) const { return operand(b[i * bs], s.b); }
-  Operand SA(std::size_t i) const { return operand(sa[(i / static_cast<std::size_t>(s.block)) * sas], s.scale); }
-  Operand SB(std::size_t i) const { return operand(sb[(i / static_cast<std::size_t>(s.block)) * sbs], s.scale); }
+  const Operand *a, *b, *sa, *sb;
+  const Operand& A(std::size_t i) const { return a[i]; }
+  const Operand& B(std::size_t i) const { return b[i]; }
+  const Operand& SA(std::size_t i) const { return sa[i / static_cast<std::size_t>(s.block)]; }
+  const Operand& SB(std::size_t i) const { return sb[i / static_cast<std::size_t>(s.block)]; }
   bool scaled() const { return s.block > 0; }
 };
 
@@ -365,11 +366,11 @@ MmaResult step_products(const Inputs& in, std::size_t k0, std::size_t k1, std::u
   Specials sp;
   terms.clear();
   for (std::size_t i = k0; i < k1; ++i) {
-    const Operand x = in.A(i), y = in.B(i);
+    const Operand &x = in.A(i), &y = in.B(i);
     sp.product(x, y);
     Term t{x.neg != y.neg, x.sig * y.sig, x.exp + y.exp, x.e + y.e};
     if (k.scale == MmaScale::product) {
-      const Operand p = in.SA(i), q = in.SB(i);
+      const Operand &p = in.SA(i), &q = in.SB(i);
       if (p.nan || q.nan) sp.nan = true;
       t.sig *= p.sig * q.sig;
       t.exp += p.exp + q.exp;
@@ -398,7 +399,7 @@ MmaResult step_groups(const Inputs& in, std::size_t k0, std::size_t k1, std::uin
     std::int64_t P = 0;
     bool all_zero = true;
     for (std::size_t i = g0; i < std::min(g0 + G, k1); ++i) {
-      const Operand x = in.A(i), y = in.B(i);
+      const Operand &x = in.A(i), &y = in.B(i);
       sp.product(x, y);
       if (x.nan || y.nan || x.inf || y.inf) continue;
       const std::uint64_t n = x.sig * y.sig;
@@ -407,7 +408,7 @@ MmaResult step_groups(const Inputs& in, std::size_t k0, std::size_t k1, std::uin
       const std::int64_t v = static_cast<std::int64_t>(n << (x.exp + y.exp - u0));
       P += (x.neg != y.neg) ? -v : v;
     }
-    const Operand p = in.SA(g0), q = in.SB(g0);
+    const Operand &p = in.SA(g0), &q = in.SB(g0);
     if (p.nan || q.nan) sp.nan = true;
     const std::uint64_t ss = p.sig * q.sig;
     const std::uint64_t mag = static_cast<std::uint64_t>(P < 0 ? -P : P);
@@ -437,11 +438,11 @@ MmaResult ideal(const Inputs& in, std::size_t K, std::uint32_t c) {
   add.reserve(K + 1);
   bool all_neg_zero = true;
   for (std::size_t i = 0; i < K; ++i) {
-    const Operand x = in.A(i), y = in.B(i);
+    const Operand &x = in.A(i), &y = in.B(i);
     sp.product(x, y);
     Addend t{x.neg != y.neg, x.sig * y.sig, x.exp + y.exp};
     if (in.scaled()) {
-      const Operand p = in.SA(i), q = in.SB(i);
+      const Operand &p = in.SA(i), &q = in.SB(i);
       if (p.nan || q.nan) sp.nan = true;
       t.neg = t.neg != (p.neg != q.neg);
       t.sig *= p.sig * q.sig;
@@ -464,6 +465,30 @@ MmaResult ideal(const Inputs& in, std::size_t K, std::uint32_t c) {
     }
   const Format& f = acc_format(in.s.c);
   if (!any) return {all_neg_zero ? encode_zero(true, f) : 0u, 0};
+  // The exact sum in 128 bits when every addend fits below bit 120 after alignment (the usual
+  // case: products of 8- and 16-bit operands and a nearby c), else in a BigUInt: the same value.
+  int xmax = xmin;
+  for (const Addend& t : add)
+    if (t.sig != 0) xmax = std::max(xmax, t.exp + detail::bit_length(t.sig));
+  if (xmax - xmin + detail::bit_length(add.size()) < 126) {
+    __int128 acc = 0;
+    for (const Addend& t : add)
+      if (t.sig != 0) {
+        const __int128 v = static_cast<__int128>(static_cast<unsigned __int128>(t.sig) << (t.exp - xmin));
+        acc += t.neg ? -v : v;
+      }
+    if (acc == 0) return {0u, 0};
+    const bool negative = acc < 0;
+    unsigned __int128 m = negative ? static_cast<unsigned __int128>(-acc) : static_cast<unsigned __int128>(acc);
+    // to 64 significant bits and a sticky bit for the rounding core (§4.4)
+    int shift = 0;
+    while ((m >> 64) != 0) {
+      m = (m >> 1) | (m & 1);  // keep a dropped 1 as the sticky lowest bit
+      ++shift;
+    }
+    const Result r = round_finite(Exact{negative, static_cast<std::uint64_t>(m), xmin + shift, false}, f, Policy{});
+    return {r.bits, r.flags};
+  }
   BigUInt pos, neg;
   for (const Addend& t : add)
     if (t.sig != 0) (t.neg ? neg : pos) += BigUInt(t.sig) << (t.exp - xmin);
@@ -476,16 +501,14 @@ MmaResult ideal(const Inputs& in, std::size_t K, std::uint32_t c) {
 
 }  // namespace
 
-MmaResult mma_dot(const MmaSpec& s, std::size_t K, const std::uint32_t* a, std::size_t as, const std::uint32_t* b,
-                  std::size_t bs, std::uint32_t c, const std::uint32_t* sa, std::size_t sas, const std::uint32_t* sb,
-                  std::size_t sbs) {
-  const Inputs in{s, a, b, sa, sb, as, bs, sas, sbs};
+namespace {
+// One dot product from decoded operands (§38.1 steps, or §37).
+MmaResult dot(const Inputs& in, std::size_t K, std::uint32_t c, std::vector<Term>& terms) {
+  const MmaSpec& s = in.s;
   const MmaKnobs& k = s.model();
   if (k.algo == MmaAlgo::ideal) return ideal(in, K, c);
   const std::size_t L = mma_fused(s);
   if (L == 0) throw std::invalid_argument("mma: the model fuses no products (fused_bytes)");
-  std::vector<Term> terms;
-  terms.reserve(L + 1);
   std::uint8_t flags = 0;
   for (std::size_t k0 = 0; k0 < K; k0 += L) {
     const std::size_t k1 = std::min(K, k0 + L);
@@ -497,10 +520,27 @@ MmaResult mma_dot(const MmaSpec& s, std::size_t K, const std::uint32_t* a, std::
   return {c, flags};
 }
 
+std::vector<Operand> decode_all(const std::uint32_t* p, std::size_t n, std::size_t stride, MmaType t) {
+  std::vector<Operand> out(n);
+  for (std::size_t i = 0; i < n; ++i) out[i] = operand(p[i * stride], t);
+  return out;
+}
+}  // namespace
+
+MmaResult mma_dot(const MmaSpec& s, std::size_t K, const std::uint32_t* a, std::size_t as, const std::uint32_t* b,
+                  std::size_t bs, std::uint32_t c, const std::uint32_t* sa, std::size_t sas, const std::uint32_t* sb,
+                  std::size_t sbs) {
+  const std::vector<Operand> A = decode_all(a, K, as, s.a), B = decode_all(b, K, bs, s.b);
+  const std::size_t nb = s.block ? (K + static_cast<std::size_t>(s.block) - 1) / static_cast<std::size_t>(s.block) : 0;
+  const std::vector<Operand> SA = nb ? decode_all(sa, nb, sas, s.scale) : std::vector<Operand>{};
+  const std::vector<Operand> SB = nb ? decode_all(sb, nb, sbs, s.scale) : std::vector<Operand>{};
+  std::vector<Term> terms;
+  return dot(Inputs{s, A.data(), B.data(), SA.data(), SB.data()}, K, c, terms);
+}
+
 void mma(const MmaSpec& s, std::size_t M, std::size_t N, std::size_t K, std::span<const std::uint32_t> A,
          std::span<const std::uint32_t> B, std::span<const std::uint32_t> C, std::span<std::uint32_t> D,
-         std::span<const std::uint32_t> scale_a, std::span<const std::uint32_t> scale_b,
-         std::span<std::uint8_t> flags) {
+         std::span<const std::uint32_t> scale_a, std::span<const std::uint32_t> scale_b, std::span<std::uint8_t> flags) {
   validate(s, K);
   if (A.size() != M * K || B.size() != K * N || C.size() != M * N || D.size() != M * N)
     throw std::invalid_argument("mma: the shapes of A, B, C and D do not match M, N, K");
@@ -508,11 +548,21 @@ void mma(const MmaSpec& s, std::size_t M, std::size_t N, std::size_t K, std::spa
   if (s.block && (scale_a.size() != M * nb || scale_b.size() != nb * N))
     throw std::invalid_argument("mma: the block scales do not have M × K/block and K/block × N elements");
   if (!flags.empty() && flags.size() != M * N) throw std::invalid_argument("mma: flags must have M × N elements");
+  // A's rows and B's columns decoded once, each contiguous along K
+  const std::vector<Operand> Ad = decode_all(A.data(), M * K, 1, s.a);
+  std::vector<Operand> Bt(N * K), SBt(N * nb);
+  for (std::size_t j = 0; j < N; ++j) {
+    for (std::size_t k = 0; k < K; ++k) Bt[j * K + k] = operand(B[k * N + j], s.b);
+    for (std::size_t k = 0; k < nb; ++k) SBt[j * nb + k] = operand(scale_b[k * N + j], s.scale);
+  }
+  const std::vector<Operand> SAd = nb ? decode_all(scale_a.data(), M * nb, 1, s.scale) : std::vector<Operand>{};
+  std::vector<Term> terms;
+  terms.reserve(mma_fused(s) + 1);
   for (std::size_t i = 0; i < M; ++i)
     for (std::size_t j = 0; j < N; ++j) {
-      const MmaResult r =
-          mma_dot(s, K, A.data() + i * K, 1, B.data() + j, N, C[i * N + j], s.block ? scale_a.data() + i * nb : nullptr,
-                  1, s.block ? scale_b.data() + j : nullptr, N);
+      const Inputs in{s, Ad.data() + i * K, Bt.data() + j * K, nb ? SAd.data() + i * nb : nullptr,
+                      nb ? SBt.data() + j * nb : nullptr};
+      const MmaResult r = dot(in, K, C[i * N + j], terms);
       D[i * N + j] = r.bits;
       if (!flags.empty()) flags[i * N + j] = r.flags;
     }

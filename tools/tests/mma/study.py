@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+"""How far each FP8 instruction profile is from the ideal result (docs/mma.md, spec §37 / §38).
+
+usage: study.py NUMREF
+
+A 64 x 4096 by 4096 x 64 e4m3 GEMM with C = +0, values from a standard normal distribution
+("gaussian") and the same with 1 % of the values multiplied by 64 ("outliers"), quantized to
+e4m3 by ml_dtypes (rne). For each profile: the median and largest relative difference from the
+`ideal` profile's D (the exact sum rounded once to binary32), and the share of elements equal to it.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+import ml_dtypes
+import numpy as np
+
+PROFILES = ("ideal", "sm89_mma_f8", "sm90_wgmma_f8", "sm100_tcgen05_f8f6f4", "sm120_mma_f8")
+
+
+def main(numref):
+    rng = np.random.default_rng(7)
+    M, N, K = 64, 64, 4096
+    with tempfile.TemporaryDirectory() as t:
+        for name, gen in (("gaussian", lambda s: rng.standard_normal(s)),
+                          ("outliers", lambda s: rng.standard_normal(s) * np.where(rng.random(s) < 0.01, 64, 1))):
+            A = gen((M, K)).astype(np.float32).astype(ml_dtypes.float8_e4m3fn)
+            B = gen((K, N)).astype(np.float32).astype(ml_dtypes.float8_e4m3fn)
+            np.save(os.path.join(t, "a.npy"), A.view(np.uint8))
+            np.save(os.path.join(t, "b.npy"), B.view(np.uint8))
+            outs = {}
+            for prof in PROFILES:
+                out = os.path.join(t, prof + ".npy")
+                subprocess.run([numref, "mma", "--profile", prof, "--a", os.path.join(t, "a.npy"), "--a-type",
+                                "f8e4m3fn", "--b", os.path.join(t, "b.npy"), "--b-type", "f8e4m3fn", "--out", out],
+                               check=True, capture_output=True)
+                outs[prof] = np.load(out).astype(np.float64)
+            ideal = outs["ideal"]
+            for prof in PROFILES[1:]:
+                rel = np.abs(outs[prof] - ideal) / np.abs(ideal)
+                print(f"{name:9s} {prof:22s} relative difference from ideal: median {np.median(rel):.2e}, "
+                      f"max {rel.max():.2e}; equal to ideal {np.mean(outs[prof] == ideal) * 100:5.1f} %")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
