@@ -540,7 +540,8 @@ MmaResult mma_dot(const MmaSpec& s, std::size_t K, const std::uint32_t* a, std::
 
 void mma(const MmaSpec& s, std::size_t M, std::size_t N, std::size_t K, std::span<const std::uint32_t> A,
          std::span<const std::uint32_t> B, std::span<const std::uint32_t> C, std::span<std::uint32_t> D,
-         std::span<const std::uint32_t> scale_a, std::span<const std::uint32_t> scale_b, std::span<std::uint8_t> flags) {
+         std::span<const std::uint32_t> scale_a, std::span<const std::uint32_t> scale_b,
+         std::span<std::uint8_t> flags) {
   validate(s, K);
   if (A.size() != M * K || B.size() != K * N || C.size() != M * N || D.size() != M * N)
     throw std::invalid_argument("mma: the shapes of A, B, C and D do not match M, N, K");
@@ -565,6 +566,104 @@ void mma(const MmaSpec& s, std::size_t M, std::size_t N, std::size_t K, std::spa
       const MmaResult r = dot(in, K, C[i * N + j], terms);
       D[i * N + j] = r.bits;
       if (!flags.empty()) flags[i * N + j] = r.flags;
+    }
+}
+
+// ---- §40 the GEMM level ------------------------------------------------------------------------
+
+void validate(const MmaSpec& s, const GemmOptions& g, std::size_t K) {
+  validate(s, K);
+  const std::size_t blk = s.block ? static_cast<std::size_t>(s.block) : 1;
+  if (g.split_k == 0) throw std::invalid_argument("mma: split_k must be at least 1");
+  if (g.split_k > 1) {
+    if (K % g.split_k != 0 || (K / g.split_k) % blk != 0)
+      throw std::invalid_argument("mma: split_k = " + std::to_string(g.split_k) +
+                                  " does not cut K = " + std::to_string(K) + " into equal slices of whole blocks");
+  }
+  if (g.promote != 0) {
+    const std::size_t step = std::max<std::size_t>(mma_fused(s), 1);
+    if (s.c != MmaType::f32) throw std::invalid_argument("mma: promotion accumulates in binary32: C must be f32");
+    if (g.promote % step != 0 || g.promote % blk != 0)
+      throw std::invalid_argument("mma: promote = " + std::to_string(g.promote) +
+                                  " is not a multiple of the model's step (" + std::to_string(step) +
+                                  " products) and of the block");
+  }
+}
+
+namespace {
+// §40.1 / §40.2 the binary32 (or binary16) sum RN(x + y) of two accumulator codes.
+MmaResult add_acc(std::uint32_t x, std::uint32_t y, MmaType c) {
+  const Format& f = acc_format(c);
+  const Operand a = operand(x, c), b = operand(y, c);
+  Specials sp;
+  sp.addend(a);
+  sp.addend(b);
+  if (sp.any()) return special_result(sp, c, MmaNan::canonical);
+  if (a.sig == 0 && b.sig == 0) return {(a.neg && b.neg) ? encode_zero(true, f) : 0u, 0};
+  const int xmin = std::min(a.sig ? a.exp : b.exp, b.sig ? b.exp : a.exp);
+  BigUInt pos, neg;
+  for (const Operand* o : {&a, &b})
+    if (o->sig) (o->neg ? neg : pos) += BigUInt(o->sig) << (o->exp - xmin);
+  if (pos == neg) return {0u, 0};  // an exact zero sum of non-zero addends is +0 (rne)
+  const bool negative = pos < neg;
+  const BigUInt mag = negative ? neg - pos : pos - neg;
+  const Result r = round_finite(ratio_exact(negative, mag, xmin, BigUInt(1)), f, Policy{});
+  return {r.bits, r.flags};
+}
+}  // namespace
+
+void gemm(const MmaSpec& s, const GemmOptions& g, std::size_t M, std::size_t N, std::size_t K,
+          std::span<const std::uint32_t> A, std::span<const std::uint32_t> B, std::span<const std::uint32_t> C,
+          std::span<std::uint32_t> D, std::span<const std::uint32_t> scale_a, std::span<const std::uint32_t> scale_b,
+          std::span<std::uint8_t> flags) {
+  validate(s, g, K);
+  if (A.size() != M * K || B.size() != K * N || C.size() != M * N || D.size() != M * N)
+    throw std::invalid_argument("mma: the shapes of A, B, C and D do not match M, N, K");
+  const std::size_t nb = s.block ? K / static_cast<std::size_t>(s.block) : 0;
+  if (s.block && (scale_a.size() != M * nb || scale_b.size() != nb * N))
+    throw std::invalid_argument("mma: the block scales do not have M × K/block and K/block × N elements");
+  if (!flags.empty() && flags.size() != M * N) throw std::invalid_argument("mma: flags must have M × N elements");
+  if (g.split_k == 1 && g.promote == 0) {  // neither: the instruction chain of §38.1 over all of K
+    mma(s, M, N, K, A, B, C, D, scale_a, scale_b, flags);
+    return;
+  }
+  const std::size_t blk = s.block ? static_cast<std::size_t>(s.block) : 1;
+  const std::size_t slice = K / g.split_k;
+  const std::size_t chunk = g.promote ? g.promote : slice;
+  const std::vector<Operand> Ad = decode_all(A.data(), M * K, 1, s.a);
+  std::vector<Operand> Bt(N * K), SBt(N * nb);
+  for (std::size_t j = 0; j < N; ++j) {
+    for (std::size_t k = 0; k < K; ++k) Bt[j * K + k] = operand(B[k * N + j], s.b);
+    for (std::size_t k = 0; k < nb; ++k) SBt[j * nb + k] = operand(scale_b[k * N + j], s.scale);
+  }
+  const std::vector<Operand> SAd = nb ? decode_all(scale_a.data(), M * nb, 1, s.scale) : std::vector<Operand>{};
+  std::vector<Term> terms;
+  for (std::size_t i = 0; i < M; ++i)
+    for (std::size_t j = 0; j < N; ++j) {
+      std::uint8_t fl = 0;
+      std::uint32_t total = C[i * N + j];
+      for (std::size_t s0 = 0; s0 < K; s0 += slice) {
+        // §40.2 a slice's partial sum P, computed from +0: by the model over the whole slice, or
+        // (§40.1) as the binary32 sum of its promoted chunks, each computed by the model from +0
+        std::uint32_t part = 0;
+        for (std::size_t k0 = s0; k0 < s0 + slice; k0 += chunk) {
+          const std::size_t len = std::min(chunk, s0 + slice - k0);
+          const Inputs in{s, Ad.data() + i * K + k0, Bt.data() + j * K + k0,
+                          nb ? SAd.data() + i * nb + k0 / blk : nullptr, nb ? SBt.data() + j * nb + k0 / blk : nullptr};
+          MmaResult r = dot(in, len, 0u, terms);
+          fl |= r.flags;
+          if (g.promote) {
+            r = add_acc(part, r.bits, s.c);
+            fl |= r.flags;
+          }
+          part = r.bits;
+        }
+        const MmaResult r = add_acc(total, part, s.c);  // §40.2 in slice order, starting from c
+        fl |= r.flags;
+        total = r.bits;
+      }
+      D[i * N + j] = total;
+      if (!flags.empty()) flags[i * N + j] = fl;
     }
 }
 

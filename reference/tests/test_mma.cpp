@@ -29,6 +29,8 @@ MmaSpec spec(std::string_view profile, MmaType a, MmaType b, MmaType c, int bloc
   return s;
 }
 
+std::uint32_t random_code(SplitMix64& g, MmaType t, std::uint32_t centre);
+
 MmaResult dot(const MmaSpec& s, const std::vector<std::uint32_t>& a, const std::vector<std::uint32_t>& b,
               std::uint32_t c, const std::vector<std::uint32_t>& sa = {}, const std::vector<std::uint32_t>& sb = {}) {
   validate(s, a.size());
@@ -247,6 +249,94 @@ TEST(Mma, ProfileTableIsWellFormed) {
     }
   }
   EXPECT_EQ(names.front(), "ideal");
+}
+
+// §40.1 promotion: sm90_wgmma_f8, K = 64, b = 1 (38). a[0] = 2^8 (78), a[32..63] = 2^-6 (08).
+// Plain (§38.1, steps of 32 chained through C): the second step aligns to C = 256 (u = 8 - 13),
+// every 2^-6 truncates to 0: D = 256 = 43800000. promote = 32: the chunks are computed from +0,
+// q0 = 256 and q1 = 32 · 2^-6 = 0.5 exactly, then RN32(RN32(0 + 256) + 0.5) = 256.5 = 43804000
+// (2^8 · (1 + 2^-9): 43800000 + 2^14), the ideal result.
+TEST(Gemm, PromotionRecoversTheTruncatedBits) {
+  const std::size_t K = 64;
+  std::vector<std::uint32_t> a(K, 0), b(K, 0x38);
+  a[0] = 0x78;
+  for (std::size_t k = 32; k < K; ++k) a[k] = 0x08;
+  const MmaSpec s = spec("sm90_wgmma_f8", E4, E4, F32);
+  std::vector<std::uint32_t> d(1);
+  const std::vector<std::uint32_t> c = {0};
+  gemm(s, GemmOptions{}, 1, 1, K, a, b, c, d);
+  EXPECT_EQ(d[0], 0x43800000u);
+  gemm(s, GemmOptions{.promote = 32}, 1, 1, K, a, b, c, d);
+  EXPECT_EQ(d[0], 0x43804000u);
+  gemm(spec("ideal", E4, E4, F32), GemmOptions{}, 1, 1, K, a, b, c, d);
+  EXPECT_EQ(d[0], 0x43804000u);
+}
+
+// §40.2 split-K adds the slices' partial sums to c in slice order, each addition rounded:
+// c = 2^24 (4B800000), a[0] = a[32] = 1, b = 1, K = 64, split_k = 2: P0 = P1 = 1;
+// RN32(2^24 + 1) = 2^24 (a tie: the even 2^24), twice: D = 4B800000. The ideal 2^24 + 2 is
+// representable: 4B800001 (another order, c + (P0 + P1), would give it too).
+TEST(Gemm, SplitKReducesInDeclaredOrder) {
+  const std::size_t K = 64;
+  std::vector<std::uint32_t> a(K, 0), b(K, 0x38);
+  a[0] = a[32] = 0x38;
+  const std::vector<std::uint32_t> c = {0x4B800000u};
+  std::vector<std::uint32_t> d(1);
+  gemm(spec("sm100_tcgen05_f8f6f4", E4, E4, F32), GemmOptions{.split_k = 2}, 1, 1, K, a, b, c, d);
+  EXPECT_EQ(d[0], 0x4B800000u);
+  gemm(spec("ideal", E4, E4, F32), GemmOptions{}, 1, 1, K, a, b, c, d);
+  EXPECT_EQ(d[0], 0x4B800001u);
+}
+
+// §40.3 the GEMM options' rules.
+TEST(Gemm, OptionsAreValidated) {
+  const MmaSpec s = spec("sm90_wgmma_f8", E4, E4, F32);
+  EXPECT_THROW(validate(s, GemmOptions{.split_k = 3}, 64), std::invalid_argument);  // 64 / 3
+  EXPECT_THROW(validate(s, GemmOptions{.split_k = 0}, 64), std::invalid_argument);
+  EXPECT_THROW(validate(s, GemmOptions{.promote = 48}, 128), std::invalid_argument);  // not a multiple of 32
+  EXPECT_THROW(validate(spec("sm90_wgmma_f8", E4, E4, MmaType::f16), GemmOptions{.promote = 32}, 64),
+               std::invalid_argument);  // promotion is binary32
+  EXPECT_THROW(validate(spec("sm100_tcgen05_mxf8f6f4", E4, E4, F32, 32), GemmOptions{.split_k = 4}, 64),
+               std::invalid_argument);  // slices of 16: not whole blocks of 32
+  EXPECT_NO_THROW(validate(s, GemmOptions{.promote = 128, .split_k = 2}, 512));
+}
+
+// §40 against the oracle: promotion and split-K composed from the oracle's §38 dot product and
+// its binary32 rounding (rational_round), on random e4m3 / e5m2 GEMMs.
+TEST(Gemm, MatchesTheOracleComposition) {
+  SplitMix64 g(0x47454D4D);
+  for (const char* prof : {"sm90_wgmma_f8", "sm89_mma_f8", "sm100_tcgen05_f8f6f4", "ideal"}) {
+    const MmaSpec s = spec(prof, E4, MmaType::f8e5m2, F32);
+    for (const GemmOptions opt :
+         {GemmOptions{.promote = 32}, GemmOptions{.split_k = 4}, GemmOptions{.promote = 64, .split_k = 2}}) {
+      const std::size_t M = 3, N = 3, K = 256;
+      std::vector<std::uint32_t> A(M * K), B(K * N), C(M * N), D(M * N);
+      for (auto& v : A) v = random_code(g, E4, 0x3C);
+      for (auto& v : B) v = random_code(g, MmaType::f8e5m2, 0x3C);
+      for (auto& v : C) v = random_code(g, F32, 0x3F800000u);
+      gemm(s, opt, M, N, K, A, B, C, D);
+      const std::size_t L = s.profile->knobs.algo == MmaAlgo::ideal ? 1 : mma_fused(s);
+      const oracle::rat::MmaOperands in{FormatId::f8e4m3fn, FormatId::f8e5m2, FormatId::f32, FormatId::f8e8m0fnu};
+      for (std::size_t i = 0; i < M; ++i)
+        for (std::size_t j = 0; j < N; ++j) {
+          std::vector<std::uint32_t> col(K);
+          for (std::size_t k = 0; k < K; ++k) col[k] = B[k * N + j];
+          const std::size_t slice = K / opt.split_k, chunk = opt.promote ? opt.promote : slice;
+          std::uint32_t t = C[i * N + j];
+          for (std::size_t s0 = 0; s0 < K; s0 += slice) {
+            std::uint32_t part = 0;
+            for (std::size_t k0 = s0; k0 < s0 + slice; k0 += chunk) {
+              const std::uint32_t q = oracle::rat::mma_dot(s.profile->knobs, L, in, chunk, A.data() + i * K + k0,
+                                                           col.data() + k0, 0, nullptr, nullptr);
+              part = opt.promote ? oracle::rat::add_rn(part, q, format(FormatId::f32)) : q;
+            }
+            t = oracle::rat::add_rn(t, part, format(FormatId::f32));
+          }
+          EXPECT_EQ(D[i * N + j], t) << prof << " promote " << opt.promote << " split " << opt.split_k << " at " << i
+                                     << "," << j;
+        }
+    }
+  }
 }
 
 // ---- against the rational oracle ------------------------------------------------------------

@@ -9,6 +9,8 @@
 #include "cli.hpp"
 #include "cli_common.hpp"
 #include "numref/conform/output.hpp"
+#include "numref/convert.hpp"
+#include "numref/profiles.hpp"
 #include "numref/mma.hpp"
 #include "numref/npy.hpp"
 #include "numref/tensor.hpp"
@@ -20,7 +22,8 @@ constexpr const char* kUsage =
     "usage: numref mma --profile P --a A.npy --b B.npy [--c C.npy] --out D.npy [--flags F.npy]\n"
     "                  [--a-type T] [--b-type T] [--c-type f32|f16]\n"
     "                  [--block 16|32 --scale-type f8e8m0fnu|ue4m3 --scale-a SA.npy --scale-b SB.npy]\n"
-    "                  [--model \"key=value ...\"]\n"
+    "                  [--model \"key=value ...\"] [--promote N] [--split-k S]\n"
+    "                  [--epilogue FORMAT [--epilogue-profile P]]\n"
     "       numref mma --profiles [--markdown]\n"
     "       numref mma --knobs [--markdown]";
 
@@ -174,7 +177,11 @@ int run(Args& a) {
         "(C defaults to +0). Scaled kinds take --block, --scale-type and the scales: SA is\n"
         "M x K/block, SB is K/block x N. Operand types: %s (tf32: binary32 codes whose 13 low\n"
         "fraction bits are ignored; ue4m3: f8e4m3fn codes whose sign bit is ignored). D is <f4\n"
-        "(f32) or <f2 (f16); --flags writes the §9 flags of each element (|u1).\n",
+        "(f32) or <f2 (f16); --flags writes the §9 flags of each element (|u1).\n"
+        "GEMM level (§40): --promote N adds the model's results over chunks of N elements of K\n"
+        "into a binary32 accumulator; --split-k S adds S slices of K to C in order; --epilogue F\n"
+        "converts D to format F under --epilogue-profile (a conversion profile, default ocp):\n"
+        "D is then F's codes (|u1, <u2, <f2 or <f4).\n",
         kUsage, type_names().c_str());
     return 0;
   }
@@ -193,6 +200,8 @@ int run(Args& a) {
   const auto at = a.opt("a-type"), bt = a.opt("b-type"), ct = a.opt("c-type");
   const auto block = a.opt("block"), st = a.opt("scale-type"), psa = a.opt("scale-a"), psb = a.opt("scale-b");
   const auto model = a.opt("model");
+  const auto promote = a.opt("promote"), split = a.opt("split-k"), epi = a.opt("epilogue"),
+             epi_prof = a.opt("epilogue-profile");
   a.finish();
   if (!profile_name) throw UsageError("--profile is required\n" + std::string(kUsage));
   if (!pa || !pb || !out) throw UsageError("--a, --b and --out are required\n" + std::string(kUsage));
@@ -230,10 +239,26 @@ int run(Args& a) {
     s.block = static_cast<int>(parse_int(*block, 1, 1 << 20, "--block"));
     s.scale = st ? type_arg(*st, "--scale-type") : MmaType::f8e8m0fnu;
   }
+  GemmOptions g;
+  if (promote) g.promote = static_cast<std::size_t>(parse_int(*promote, 1, 1LL << 40, "--promote"));
+  if (split) g.split_k = static_cast<std::size_t>(parse_int(*split, 1, 1LL << 40, "--split-k"));
   try {
-    validate(s, K);
+    validate(s, g, K);
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string(e.what()).substr(5));  // drop the "mma: " prefix; main() names the verb
+  }
+  // §40.4 the epilogue: D converted to a format under a conversion profile (§10, §11)
+  const Format* epi_fmt = epi ? &format_arg(*epi, "--epilogue") : nullptr;
+  if (epi_prof && !epi) throw UsageError("--epilogue-profile needs --epilogue");
+  const Format& acc = format(mma_type(s.c).format);
+  std::optional<Converter> epilogue;
+  if (epi_fmt) {
+    const auto pid = find_profile(epi_prof.value_or("ocp"));
+    if (!pid)
+      throw UsageError("--epilogue-profile: unknown profile '" + *epi_prof + "' (one of: " + profile_names() + ")");
+    if (profile(*pid).recipe)
+      throw UsageError("--epilogue-profile: " + *epi_prof + " is a quantization recipe, not a conversion profile");
+    epilogue.emplace(acc, *epi_fmt, profile(*pid).for_cast(acc, *epi_fmt));
   }
   std::vector<std::uint32_t> SA, SB;
   if (s.block) {
@@ -255,10 +280,26 @@ int run(Args& a) {
 
   std::vector<std::uint32_t> D(M * N);
   std::vector<std::uint8_t> F(M * N);
-  mma(s, M, N, K, A.codes, B.codes, C, D, SA, SB, F);
+  gemm(s, g, M, N, K, A.codes, B.codes, C, D, SA, SB, F);
 
   const std::vector<std::size_t> shape{M, N};
-  if (s.c == MmaType::f32) {
+  if (epilogue) {
+    for (std::size_t i = 0; i < D.size(); ++i) {
+      const Result r = (*epilogue)(D[i]);
+      D[i] = r.bits;
+      F[i] |= r.flags;
+    }
+    const Format& ef = *epi_fmt;
+    if (ef.id == FormatId::f32) {
+      write_npy(d_file, npy::Dtype::f4, shape, D.data(), D.size() * 4);
+    } else if (storage_bytes(ef) == 2) {
+      std::vector<std::uint16_t> h(D.begin(), D.end());
+      write_npy(d_file, ef.id == FormatId::f16 ? npy::Dtype::f2 : npy::Dtype::u2, shape, h.data(), h.size() * 2);
+    } else {
+      std::vector<std::uint8_t> b(D.begin(), D.end());
+      write_npy(d_file, npy::Dtype::u1, shape, b.data(), b.size());
+    }
+  } else if (s.c == MmaType::f32) {
     write_npy(d_file, npy::Dtype::f4, shape, D.data(), D.size() * 4);
   } else {
     std::vector<std::uint16_t> h(D.begin(), D.end());
@@ -268,9 +309,13 @@ int run(Args& a) {
   outs.commit_all();
   std::size_t raised = 0;
   for (const std::uint8_t f : F) raised += f != 0;
-  std::printf("mma: %s, %s x %s + %s, M x N x K = %zu x %zu x %zu: %zu elements, %zu with flags\n", prof->name.data(),
-              mma_type(s.a).name.data(), mma_type(s.b).name.data(), mma_type(s.c).name.data(), M, N, K, D.size(),
-              raised);
+  std::string how;
+  if (g.promote) how += ", promoted every " + std::to_string(g.promote);
+  if (g.split_k > 1) how += ", split-K " + std::to_string(g.split_k);
+  if (epi_fmt) how += ", epilogue " + std::string(epi_fmt->name) + " (" + epi_prof.value_or("ocp") + ")";
+  std::printf("mma: %s, %s x %s + %s, M x N x K = %zu x %zu x %zu%s: %zu elements, %zu with flags\n", prof->name.data(),
+              mma_type(s.a).name.data(), mma_type(s.b).name.data(), mma_type(s.c).name.data(), M, N, K, how.c_str(),
+              D.size(), raised);
   conform::check_stdout();
   return 0;
 }

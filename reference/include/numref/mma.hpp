@@ -168,4 +168,21 @@ void mma(const MmaSpec& s, std::size_t M, std::size_t N, std::size_t K, std::spa
          std::span<const std::uint32_t> scale_a = {}, std::span<const std::uint32_t> scale_b = {},
          std::span<std::uint8_t> flags = {});
 
+// ---- §40 the GEMM level ------------------------------------------------------------------------
+// How a kernel accumulates a long K around the instruction: promotion of partial sums into a
+// binary32 accumulator (§40.1), split-K with a sequential reduction (§40.2).
+struct GemmOptions {
+  std::size_t promote = 0;  // §40.1 elements of K per promoted chunk (0 = none)
+  std::size_t split_k = 1;  // §40.2 slices of K reduced in order (1 = none)
+};
+
+// §40.3 Checks the options against the spec for a K; throws std::invalid_argument naming the problem.
+void validate(const MmaSpec& s, const GemmOptions& g, std::size_t K);
+
+// §40 D = A·B + C as mma() with the GEMM options (shapes and scales as mma()).
+void gemm(const MmaSpec& s, const GemmOptions& g, std::size_t M, std::size_t N, std::size_t K,
+          std::span<const std::uint32_t> A, std::span<const std::uint32_t> B, std::span<const std::uint32_t> C,
+          std::span<std::uint32_t> D, std::span<const std::uint32_t> scale_a = {},
+          std::span<const std::uint32_t> scale_b = {}, std::span<std::uint8_t> flags = {});
+
 }  // namespace numref

@@ -168,4 +168,17 @@ std::uint32_t mma_dot(const MmaKnobs& k, std::size_t fused, const MmaOperands& i
   return c;
 }
 
+std::uint32_t add_rn(std::uint32_t x, std::uint32_t y, const Format& f) {
+  const Value a = decode(x, f), b = decode(y, f);
+  const std::uint32_t top = 1u << (f.bits - 1), inf = ((1u << f.exp_bits) - 1u) << f.man_bits;
+  if (a.kind == Value::nan || b.kind == Value::nan) return f.canonical_nan;
+  if (a.kind == Value::inf && b.kind == Value::inf && a.sign != b.sign) return f.canonical_nan;
+  if (a.kind == Value::inf) return (a.sign ? top : 0u) | inf;
+  if (b.kind == Value::inf) return (b.sign ? top : 0u) | inf;
+  const Rational v = a.v + b.v;
+  const bool neg_zero = v == 0 && a.sign && b.sign;
+  Policy p;
+  return round(v, neg_zero, f, Round::rne, Round::rne, p, 0).code;
+}
+
 }  // namespace numref::oracle::rat

@@ -83,6 +83,35 @@ with tempfile.TemporaryDirectory() as t:
     rc, out, err = run(*scaled, "--out", P("ds.npy"))
     check(rc == 0 and d_bits(P("ds.npy"))[0, 0] == 0x40800000, f"block-scaled D = 4 ({err})")
 
+    # §40.1 promotion (sm90_wgmma_f8, K = 64): a = [2^8, 31 x 0, 32 x 2^-6], b = 1. Plain: the second
+    # step aligns to C = 256 and drops every 2^-6: 256 = 43800000. --promote 32: 256 + 0.5 = 256.5 =
+    # 43804000. §40.4 epilogue: 256.5 -> bf16 (ocp, rne: bf16's neighbours at 2^8 are 256 and 258, and
+    # 256.5 is below their midpoint 257) = 4380; with C = 1000: 1256.5 -> f8e4m3fn above 448:
+    # cuda_satfinite 7E, ocp (non-saturating) NaN 7F, flags overflow + inexact (0x05).
+    a64 = np.zeros((1, 64), dtype=np.uint8)
+    a64[0, 0] = 0x78
+    a64[0, 32:] = 0x08
+    np.save(P("a64.npy"), a64)
+    np.save(P("b64.npy"), np.full((64, 1), 0x38, dtype=np.uint8))
+    np.save(P("c1000.npy"), np.array([[1000.0]], dtype=np.float32))
+    g = ["--profile", "sm90_wgmma_f8", "--a", P("a64.npy"), "--a-type", "f8e4m3fn", "--b", P("b64.npy"), "--b-type",
+         "f8e4m3fn"]
+    for extra, want, what in ((["--out", P("g0.npy")], 0x43800000, "plain"),
+                              (["--promote", "32", "--out", P("g1.npy")], 0x43804000, "--promote 32"),
+                              (["--split-k", "2", "--out", P("g2.npy")], 0x43804000, "--split-k 2"),
+                              (["--promote", "32", "--epilogue", "bf16", "--out", P("g3.npy")], 0x4380,
+                               "--epilogue bf16"),
+                              (["--c", P("c1000.npy"), "--promote", "32", "--epilogue", "f8e4m3fn", "--epilogue-profile",
+                                "cuda_satfinite", "--out", P("g4.npy")], 0x7E, "--epilogue f8e4m3fn cuda_satfinite"),
+                              (["--c", P("c1000.npy"), "--promote", "32", "--epilogue", "f8e4m3fn", "--out", P("g5.npy"),
+                                "--flags", P("g5f.npy")], 0x7F, "--epilogue f8e4m3fn ocp")):
+        rc, out, err = run(*g, *extra)
+        path = extra[extra.index("--out") + 1]
+        got = int(d_bits(path).reshape(-1)[0]) if rc == 0 and np.load(path).dtype != np.uint8 else \
+            (int(np.load(path).reshape(-1)[0]) if rc == 0 else None)
+        check(got == want, f"{what}: D = {hex(want)}, got {got if got is None else hex(got)} ({err.strip()})")
+    check(int(np.load(P("g5f.npy"))[0, 0]) == 0x05, "epilogue overflow flags (overflow | inexact)")
+
     # ---- usage errors: exit 2, one line naming the problem, no output file ----
     def refused(args, part, what):
         out_path = P("never.npy")
@@ -116,6 +145,12 @@ with tempfile.TemporaryDirectory() as t:
             "a repeated --model knob")
     refused(["--profile", "sm90_wgmma_f8", "--model", "round=up", *base], "round=up is not one of rne|rz|rz13",
             "a bad --model word")
+    refused(["--profile", "sm90_wgmma_f8", *base, "--promote", "48"], "not a multiple of the model's step",
+            "§40.3 promote not a multiple of the step")
+    refused(["--profile", "sm90_wgmma_f8", *base, "--epilogue", "bf16", "--epilogue-profile", "deepgemm"],
+            "is a quantization recipe", "an epilogue under a recipe profile")
+    refused(["--profile", "sm90_wgmma_f8", *base, "--epilogue-profile", "ocp"], "--epilogue-profile needs --epilogue",
+            "an epilogue profile alone")
     A_bad = np.array([[0x1F, 0x00], [0x00, 0x00]], dtype=np.uint8)  # 1F has bits above a 4-bit code
     np.save(P("abad.npy"), A_bad)
     refused(["--profile", "sm100_tcgen05_f8f6f4", "--a", P("abad.npy"), "--a-type", "f4e2m1fn", *base[4:]],

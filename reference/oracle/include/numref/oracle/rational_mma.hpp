@@ -28,4 +28,8 @@ std::uint32_t mma_dot(const MmaKnobs& knobs, std::size_t fused, const MmaOperand
                       const std::uint32_t* a, const std::uint32_t* b, std::uint32_t c, const std::uint32_t* sa,
                       const std::uint32_t* sb);
 
+// §40 RN(x + y) of two accumulator codes of f (binary32 or binary16): IEEE 754 addition, rne,
+// NaN operands and Inf - Inf give the canonical NaN; an exact zero sum is +0 unless both are -0.
+std::uint32_t add_rn(std::uint32_t x, std::uint32_t y, const Format& f);
+
 }  // namespace numref::oracle::rat
