@@ -647,3 +647,71 @@ def gaussws(w, bt=None, *, bi=None, b_init=6.0, b_target=4.0, seed=None, layer: 
 __all__ += ["gaussws", "GaussWSResult"]
 
 from . import conform  # noqa: E402  (uses the names above)
+
+
+def mma_profiles() -> list[dict]:
+    """The MMA instruction profiles (spec §39.1): name, instruction, operand types, accumulators,
+    scale types, blocks, the model's knobs (§38.6) and the evidence."""
+    return _core.mma_profiles()
+
+
+def _mma_operand(x, typ, what):
+    """(type name, uint32 codes) of a matmul operand: float32 / float16 / ml_dtypes arrays name their
+    type (float32 read as tf32 when typ="tf32"), unsigned codes need typ."""
+    x = _np.asarray(x)
+    if x.ndim != 2:
+        raise ValueError(f"{what}: expected a 2-D array, got {x.ndim} dimensions")
+    if x.dtype.kind == "u":
+        if typ is None:
+            raise TypeError(f"{what}: unsigned codes need their type ({what}_type=)")
+        return typ, _np.ascontiguousarray(x).astype(_np.uint32)
+    fmt = format_of(x.dtype)
+    if typ is not None and typ != fmt and not (typ == "tf32" and fmt == "f32"):
+        raise TypeError(f"{what}_type={typ} does not match the array's dtype {x.dtype}")
+    return typ or fmt, _np.ascontiguousarray(x).view(_code_dtype(fmt)).astype(_np.uint32)
+
+
+def matmul(a, b, c=None, *, profile: str = "ideal", a_type: str | None = None, b_type: str | None = None,
+           acc: str = "f32", scales=None, block: int = 0, scale_type: str = "f8e8m0fnu", model: str = "",
+           promote: int = 0, split_k: int = 1, flags: bool = False, raw: bool = False):
+    """D = a @ b + c under an MMA instruction profile, bit for bit as ``numref mma`` (spec §36 – §40;
+    docs/mma.md).
+
+    a, b      2-D arrays (M x K, K x N) of float16, bfloat16, float8_e4m3fn, float8_e5m2,
+              float6_e3m2fn, float6_e2m3fn, float4_e2m1fn or float32 (a_type="tf32" reads float32 as
+              tf32), or unsigned codes with a_type= / b_type=.
+    c         M x N float32 or float16 (default +0 of ``acc``).
+    profile   "ideal" (the exact sum rounded once, §37) or an instruction profile (§39), e.g.
+              "sm90_wgmma_f8"; ``numref.mma_profiles()`` lists them.
+    scales    (sa, sb) block scales: sa M x K/block, sb K/block x N, as float8_e8m0fnu arrays or uint8
+              codes (scale_type="ue4m3" for NVFP4's unsigned E4M3); with block= 16 or 32.
+    model     "key=value ..." overriding the profile's knobs (§38.6).
+    promote   promote partial sums into binary32 every ``promote`` elements of K (§40.1).
+    split_k   slices of K added to c in order (§40.2).
+    flags     also return the §9 flags per element (uint8).
+    raw       return D's codes (uint32 / uint16) instead of float32 / float16.
+    The computation releases the GIL.
+    """
+    at, A = _mma_operand(a, a_type, "a")
+    bt, B = _mma_operand(b, b_type, "b")
+    M, K = A.shape
+    if B.shape[0] != K:
+        raise ValueError(f"b: expected K = {K} rows (a's columns), got {B.shape[0]}")
+    N = B.shape[1]
+    if c is None:
+        C = _np.zeros((M, N), dtype=_np.uint32)
+    else:
+        acc, C = _mma_operand(c, None if _np.asarray(c).dtype.kind != "u" else acc, "c")
+        if C.shape != (M, N):
+            raise ValueError(f"c: expected shape {(M, N)}, got {C.shape}")
+    sa = sb = None
+    if scales is not None:
+        if not block:
+            raise ValueError("scales: give block= (16 or 32) with the scales")
+        sa, sb = (_np.ascontiguousarray(_np.asarray(s)).view(_np.uint8).astype(_np.uint32) for s in scales)
+    d, f = _core.matmul(A, B, C, M, N, K, at, bt, acc, profile, block, scale_type, sa, sb, model, promote, split_k)
+    if raw:
+        out = d if acc == "f32" else d.astype(_np.uint16)
+    else:
+        out = d.view(_np.float32) if acc == "f32" else d.astype(_np.uint16).view(_np.float16)
+    return (out, f) if flags else out

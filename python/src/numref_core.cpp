@@ -42,6 +42,7 @@
 #include "numref/format.hpp"
 #include "numref/gaussws.hpp"
 #include "numref/metrics.hpp"
+#include "numref/mma.hpp"
 #include "numref/mor.hpp"
 #include "numref/partition.hpp"
 #include "numref/policy.hpp"
@@ -762,6 +763,82 @@ std::vector<std::uint32_t> words_of(const InArray& a, const Format& f, std::size
   return c;
 }
 
+// §36 – §40 D = A·B + C as `numref mma`: codes as uint32 arrays (A M x K, B K x N, C M x N,
+// scales M x K/block and K/block x N), the types by name, the profile, a model text, the GEMM
+// options. Returns (D codes as uint32, flags as uint8), both M x N. The GIL is released.
+nb::tuple matmul(InArray a, InArray b, InArray c, std::size_t M, std::size_t N, std::size_t K,
+                 const std::string& a_type, const std::string& b_type, const std::string& c_type,
+                 const std::string& profile, int block, const std::string& scale_type, std::optional<InArray> sa,
+                 std::optional<InArray> sb, const std::string& model, std::size_t promote, std::size_t split_k) {
+  const auto type = [](const std::string& n, const char* what) {
+    const auto t = numref::find_mma_type(n);
+    if (!t) fail(std::string(what) + ": unknown operand type '" + n + "'");
+    return *t;
+  };
+  numref::MmaSpec s;
+  s.profile = numref::find_mma_profile(profile);
+  if (!s.profile) {
+    std::string names;
+    for (const auto& p : numref::mma_profiles()) names += (names.empty() ? "" : ", ") + std::string(p.name);
+    fail("profile: unknown mma profile '" + profile + "' (known: " + names + ")");
+  }
+  s.a = type(a_type, "a_type");
+  s.b = type(b_type, "b_type");
+  s.c = type(c_type, "acc");
+  s.block = block;
+  s.scale = type(scale_type, "scale_type");
+  if (!model.empty()) {
+    numref::MmaKnobs k = s.profile->knobs;
+    const std::string err = numref::apply_model_text(k, model);
+    if (!err.empty()) fail("model: " + err);
+    s.knobs = k;
+  }
+  const numref::GemmOptions g{promote, split_k};
+  numref::validate(s, g, K);
+  const auto u32 = [](const InArray& x, std::size_t n, const char* what) {
+    if (width_of(x) != 32) fail(std::string("internal: ") + what + " must be uint32 codes");
+    if (x.size() != n)
+      fail(std::string(what) + ": expected " + std::to_string(n) + " elements, got " + std::to_string(x.size()));
+    return std::span<const std::uint32_t>(static_cast<const std::uint32_t*>(x.data()), n);
+  };
+  const std::size_t nb = block ? K / static_cast<std::size_t>(block) : 0;
+  const auto A = u32(a, M * K, "a"), B = u32(b, K * N, "b"), C = u32(c, M * N, "c");
+  std::span<const std::uint32_t> SA, SB;
+  if (block) {
+    if (!sa || !sb) fail("scales: a profile with block scales needs scales=(sa, sb)");
+    SA = u32(*sa, M * nb, "scales[0]");
+    SB = u32(*sb, nb * N, "scales[1]");
+  }
+  auto* d = new std::uint32_t[M * N];
+  auto* f = new std::uint8_t[M * N];
+  nb::capsule dc(d, [](void* p) noexcept { delete[] static_cast<std::uint32_t*>(p); });
+  nb::capsule fc(f, [](void* p) noexcept { delete[] static_cast<std::uint8_t*>(p); });
+  {
+    nb::gil_scoped_release release;
+    numref::gemm(s, g, M, N, K, A, B, C, std::span<std::uint32_t>(d, M * N), SA, SB, std::span<std::uint8_t>(f, M * N));
+  }
+  const std::size_t shape[2] = {M, N};
+  return nb::make_tuple(nb::ndarray<nb::numpy, std::uint32_t>(d, 2, shape, dc),
+                        nb::ndarray<nb::numpy, std::uint8_t>(f, 2, shape, fc));
+}
+
+nb::list mma_profiles() {
+  nb::list out;
+  for (const auto& p : numref::mma_profiles()) {
+    nb::dict d;
+    d["name"] = std::string(p.name);
+    d["instruction"] = std::string(p.instruction);
+    d["types"] = std::string(p.types);
+    d["accumulators"] = std::string(p.accumulators);
+    d["scale_types"] = std::string(p.scale_types);
+    d["blocks"] = std::string(p.blocks);
+    d["model"] = numref::describe(p.knobs);
+    d["evidence"] = std::string(p.evidence);
+    out.append(d);
+  }
+  return out;
+}
+
 // §30.8 b_t = RN32(b_target + b_i (b_init - b_target)) per block (binary32 codes).
 std::vector<std::uint32_t> gaussws_bitwidth(InArray bi, std::uint32_t b_init, std::uint32_t b_target) {
   const std::vector<std::uint32_t> b = words_of(bi, format(FormatId::f32), bi.size(), "bi");
@@ -962,6 +1039,10 @@ NB_MODULE(_core, m) {
   using namespace numref::py;
   m.doc() = "numref._core: the C++ side of the numref Python package (use the numref package)";
   m.attr("__version__") = NUMREF_VERSION;
+  m.def("matmul", &matmul, "a"_a, "b"_a, "c"_a, "M"_a, "N"_a, "K"_a, "a_type"_a, "b_type"_a, "c_type"_a, "profile"_a,
+        "block"_a, "scale_type"_a, "sa"_a.none(), "sb"_a.none(), "model"_a, "promote"_a, "split_k"_a,
+        "D = A·B + C under an MMA profile (spec §36 – §40): (D codes, flags).");
+  m.def("mma_profiles", &mma_profiles, "The MMA instruction profiles (spec §39.1) as a list of dicts.");
   m.def("formats", &formats, "The format table (format.hpp kFormats) as a list of dicts, spec §2.1.");
   m.def("profiles", &profiles, "The profiles (§10) with their narrow and wide policies in the §10.3 text form.");
   m.def("knobs", &knobs, "The policy knob table (policy.hpp kPolicyKnobs), spec §10.3.");

@@ -74,6 +74,72 @@ std::string describe(const MmaKnobs& k) {
   return s;
 }
 
+std::string apply_model_text(MmaKnobs& out, std::string_view text) {
+  MmaKnobs k = out;
+  std::vector<std::string> seen;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && (text[i] == ' ' || text[i] == ',')) ++i;
+    if (i >= text.size()) break;
+    std::size_t j = i;
+    while (j < text.size() && text[j] != ' ' && text[j] != ',') ++j;
+    const std::string item(text.substr(i, j - i));
+    i = j;
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) return "'" + item + "' is not key=value";
+    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    for (const std::string& s : seen)
+      if (s == key) return "knob '" + key + "' is given twice";
+    seen.push_back(key);
+    std::string err;
+    bool found = false;
+    for_each_knob_row(kMmaKnobs, [&](const auto& row) {
+      if (row.key != key) return;
+      found = true;
+      using T = std::remove_cvref_t<decltype(k.*row.member)>;
+      if constexpr (std::is_same_v<T, int>) {
+        long long v = 0;
+        std::size_t n = 0;
+        const bool neg = !value.empty() && value[0] == '-';
+        for (std::size_t c = neg ? 1 : 0; c < value.size(); ++c, ++n) {
+          if (value[c] < '0' || value[c] > '9' || v > 1000000) {
+            n = 0;
+            break;
+          }
+          v = v * 10 + (value[c] - '0');
+        }
+        if (n == 0)
+          err = key + "=" + value + " is not a decimal integer";
+        else
+          k.*row.member = static_cast<int>(neg ? -v : v);
+      } else {
+        const auto v = row.parse_word(value);
+        if (!v)
+          err = key + "=" + value + " is not one of " + row.words_text();
+        else
+          k.*row.member = *v;
+      }
+    });
+    if (!err.empty()) return err;
+    if (!found) {
+      std::string keys;
+      for_each_knob_row(kMmaKnobs, [&](const auto& row) {
+        if (!keys.empty()) keys += ' ';
+        keys.append(row.key);
+      });
+      return "unknown knob '" + key + "' (one of: " + keys + ")";
+    }
+  }
+  if (k.algo == MmaAlgo::fdpa && (k.align < 0 || k.align > 48))
+    return "align must be in [0, 48], not " + std::to_string(k.align);
+  if (k.algo == MmaAlgo::fdpa && (k.fused_bytes < 1 || k.fused_bytes > 4096))
+    return "fused_bytes must be in [1, 4096], not " + std::to_string(k.fused_bytes);
+  if (k.scale == MmaScale::group && (k.group < 1 || k.group > 64))
+    return "group must be in [1, 64], not " + std::to_string(k.group);
+  out = k;
+  return "";
+}
+
 // ---- §39 instruction profiles -------------------------------------------------------------------
 namespace {
 constexpr std::string_view kAll = "f32 tf32 f16 bf16 f8e4m3fn f8e5m2 f6e3m2fn f6e2m3fn f4e2m1fn";

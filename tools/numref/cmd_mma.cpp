@@ -100,49 +100,10 @@ Operand read_operand(const std::string& path, const char* option, std::optional<
   return o;
 }
 
-// --model "key=value ..." on top of the profile's knobs (§38.6); a repeated key is an error.
+// --model "key=value ..." on top of the profile's knobs (§38.6).
 MmaKnobs parse_model(const std::string& text, MmaKnobs k) {
-  std::vector<std::string> seen;
-  std::size_t i = 0;
-  while (i < text.size()) {
-    while (i < text.size() && (text[i] == ' ' || text[i] == ',')) ++i;
-    if (i >= text.size()) break;
-    std::size_t j = i;
-    while (j < text.size() && text[j] != ' ' && text[j] != ',') ++j;
-    const std::string item = text.substr(i, j - i);
-    i = j;
-    const std::size_t eq = item.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
-      throw UsageError("--model: '" + item + "' is not key=value");
-    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
-    for (const std::string& s : seen)
-      if (s == key) throw UsageError("--model: knob '" + key + "' is given twice");
-    seen.push_back(key);
-    bool found = false;
-    for_each_knob_row(kMmaKnobs, [&](const auto& row) {
-      if (row.key != key) return;
-      found = true;
-      using T = std::remove_cvref_t<decltype(k.*row.member)>;
-      if constexpr (std::is_same_v<T, int>) {
-        k.*row.member = static_cast<int>(parse_int(value, -100000, 100000, "--model " + key));
-      } else {
-        const auto v = row.parse_word(value);
-        if (!v) throw UsageError("--model: " + key + "=" + value + " is not one of " + row.words_text());
-        k.*row.member = *v;
-      }
-    });
-    if (!found) {
-      std::string keys;
-      for_each_knob_row(kMmaKnobs, [&](const auto& row) { append_word(keys, row.key); });
-      throw UsageError("--model: unknown knob '" + key + "' (one of: " + keys + ")");
-    }
-  }
-  if (k.algo == MmaAlgo::fdpa && (k.align < 0 || k.align > 48))
-    throw UsageError("--model: align must be in [0, 48], not " + std::to_string(k.align));
-  if (k.algo == MmaAlgo::fdpa && (k.fused_bytes < 1 || k.fused_bytes > 4096))
-    throw UsageError("--model: fused_bytes must be in [1, 4096], not " + std::to_string(k.fused_bytes));
-  if (k.scale == MmaScale::group && (k.group < 1 || k.group > 64))
-    throw UsageError("--model: group must be in [1, 64], not " + std::to_string(k.group));
+  const std::string err = apply_model_text(k, text);
+  if (!err.empty()) throw UsageError("--model: " + err);
   return k;
 }
 

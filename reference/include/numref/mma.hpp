@@ -117,6 +117,10 @@ inline constexpr auto kMmaKnobs = std::make_tuple(
 
 // "algo=fdpa align=13 ..." (every knob, table order).
 std::string describe(const MmaKnobs& k);
+// §38.6 Applies "key=value ..." (separated by spaces or commas) to k. Returns "" on success, else
+// the message naming the problem (unknown knob, a value not among its words or out of range, a
+// key given twice); k is then unchanged.
+std::string apply_model_text(MmaKnobs& k, std::string_view text);
 
 // ---- §39 instruction profiles -----------------------------------------------------------------
 struct MmaProfile {

@@ -1,0 +1,117 @@
+"""numref.matmul (spec §36 – §40): hand-worked results, equality with `numref mma`, usage errors."""
+import os
+import subprocess
+import tempfile
+import threading
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import numref
+
+E4 = ml_dtypes.float8_e4m3fn
+
+
+def e4(codes):
+    return np.array(codes, dtype=np.uint8).view(E4)
+
+
+def bits(x):
+    return x.view(np.uint32 if x.dtype == np.float32 else np.uint16)
+
+
+def test_hand_worked_alignment():
+    # §38.2: a = [1, 2^-7] (38, 04), b = [1, 2^-7]: 1 + 2^-14. sm90_wgmma_f8 (align 13) drops the
+    # 2^-14: 1.0 = 3F800000, flag inexact; sm100_tcgen05_f8f6f4 and ideal keep it: 3F800200.
+    a = e4([[0x38, 0x04]])
+    b = e4([[0x38], [0x04]])
+    d, f = numref.matmul(a, b, profile="sm90_wgmma_f8", flags=True)
+    assert d.dtype == np.float32 and d.shape == (1, 1)
+    assert bits(d)[0, 0] == 0x3F800000 and f[0, 0] == 0x01
+    assert bits(numref.matmul(a, b, profile="sm100_tcgen05_f8f6f4"))[0, 0] == 0x3F800200
+    assert bits(numref.matmul(a, b))[0, 0] == 0x3F800200  # ideal is the default
+    # §38.6 a model override, §40.1 promotion
+    assert bits(numref.matmul(a, b, profile="sm90_wgmma_f8", model="align=25 round=rz"))[0, 0] == 0x3F800200
+
+
+def test_promotion_and_f16_accumulator():
+    # §40.1 (as tests/test_mma.cpp Gemm.PromotionRecoversTheTruncatedBits): 256 + 32 x 2^-6.
+    a = np.zeros((1, 64), dtype=np.uint8)
+    a[0, 0] = 0x78
+    a[0, 32:] = 0x08
+    b = np.full((64, 1), 0x38, dtype=np.uint8)
+    kw = dict(profile="sm90_wgmma_f8", a_type="f8e4m3fn", b_type="f8e4m3fn")
+    assert bits(numref.matmul(a, b, **kw))[0, 0] == 0x43800000
+    assert bits(numref.matmul(a, b, promote=32, **kw))[0, 0] == 0x43804000
+    # binary16 accumulator: 256 + 0.5 in the ideal f16 sum: 256.5 rounds (f16 ulp at 256 is 0.25) to 256.5 = 5C02
+    d = numref.matmul(a, b, np.zeros((1, 1), dtype=np.float16), a_type="f8e4m3fn", b_type="f8e4m3fn")
+    assert d.dtype == np.float16 and bits(d)[0, 0] == 0x5C02
+
+
+def test_block_scales():
+    # §38.3: one product 1·1 scaled by 2^3 (82) and 2^-1 (7E) = 4 under sm100_tcgen05_mxf8f6f4.
+    a = np.zeros((1, 32), dtype=np.uint8)
+    b = np.zeros((32, 1), dtype=np.uint8)
+    a[0, 5] = b[5, 0] = 0x38
+    sa = np.array([[0x82]], dtype=np.uint8).view(ml_dtypes.float8_e8m0fnu)
+    sb = np.array([[0x7E]], dtype=np.uint8)
+    d = numref.matmul(a.view(E4), b.view(E4), profile="sm100_tcgen05_mxf8f6f4", scales=(sa, sb), block=32)
+    assert bits(d)[0, 0] == 0x40800000
+
+
+def test_equals_the_cli():
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((5, 64)).astype(np.float32).astype(E4)
+    b = rng.standard_normal((64, 3)).astype(np.float32).astype(ml_dtypes.float8_e5m2)
+    c = rng.standard_normal((5, 3)).astype(np.float32)
+    cli = os.environ.get("NUMREF_CLI")
+    if not cli:
+        pytest.skip("NUMREF_CLI is not set")
+    with tempfile.TemporaryDirectory() as t:
+        np.save(os.path.join(t, "a.npy"), a.view(np.uint8))
+        np.save(os.path.join(t, "b.npy"), b.view(np.uint8))
+        np.save(os.path.join(t, "c.npy"), c)
+        for prof in ("ideal", "sm89_mma_f8", "sm90_wgmma_f8", "sm120_mma_f8"):
+            out = os.path.join(t, prof + ".npy")
+            subprocess.run([cli, "mma", "--profile", prof, "--a", os.path.join(t, "a.npy"), "--a-type", "f8e4m3fn",
+                            "--b", os.path.join(t, "b.npy"), "--b-type", "f8e5m2", "--c", os.path.join(t, "c.npy"),
+                            "--out", out], check=True, capture_output=True)
+            assert np.array_equal(bits(np.load(out)), bits(numref.matmul(a, b, c, profile=prof))), prof
+
+
+def test_threads_give_the_same_result():
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((32, 256)).astype(np.float32).astype(E4)
+    b = rng.standard_normal((256, 32)).astype(np.float32).astype(E4)
+    want = bits(numref.matmul(a, b, profile="sm90_wgmma_f8")).copy()
+    got = []
+    ts = [threading.Thread(target=lambda: got.append(bits(numref.matmul(a, b, profile="sm90_wgmma_f8")).copy()))
+          for _ in range(3)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert len(got) == 3 and all(np.array_equal(g, want) for g in got)
+
+
+def test_errors_name_the_problem():
+    a = e4([[0x38, 0x38]])
+    b = e4([[0x38], [0x38]])
+    with pytest.raises(ValueError, match="unknown mma profile 'nope'"):
+        numref.matmul(a, b, profile="nope")
+    with pytest.raises(ValueError, match="does not take operand type f16"):
+        numref.matmul(np.ones((1, 2), np.float16), np.ones((2, 1), np.float16), profile="sm90_wgmma_f8")
+    with pytest.raises(ValueError, match="expected K = 2 rows"):
+        numref.matmul(a, e4([[0x38]]))
+    with pytest.raises(ValueError, match="knob 'align' is given twice"):
+        numref.matmul(a, b, profile="sm90_wgmma_f8", model="align=1 align=2")
+    with pytest.raises(ValueError, match="needs block scales"):
+        numref.matmul(a, b, profile="sm100_tcgen05_mxf8f6f4")
+    with pytest.raises(TypeError, match="need their type"):
+        numref.matmul(np.zeros((1, 2), np.uint8), b)
+
+
+def test_profiles_listed():
+    names = [p["name"] for p in numref.mma_profiles()]
+    assert names[0] == "ideal" and "sm90_wgmma_f8" in names and len(names) == len(set(names))
