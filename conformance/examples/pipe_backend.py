@@ -9,7 +9,9 @@ It implements casts between f32, bf16, f16, f8e4m3fn and f8e5m2 (every pair exce
 f32 -> f32), with round=rne or rtz, both overflow modes, every NaN policy, and
 inf_sat=max|keep; and one tensor operation: `quantize` with the per-tensor FP32 amax
 scale (rule=amax, partition=tensor, spec §14.1, §19.2) from f32 / bf16 / f16 into
-f8e4m3fn / f8e5m2. Everything else it answers "no" to, and the runner counts those suites
+f8e4m3fn / f8e5m2; and one matrix multiply: `mma` under the profile `ideal` (spec §37: the
+exact A·B + C rounded once to binary32) with A and B in any of those five formats and C in
+f32, without block scales. Everything else it answers "no" to, and the runner counts those suites
 as skipped. It reports no exception flags (flags=no) and no quantize counts, so the
 runner compares result codes (and scales) only and says so.
 
@@ -26,6 +28,9 @@ The protocol, in short (docs/conformance.md has the full text):
     runner:  run quantize <n> src=f32 elem=f8e4m3fn shape=RxC partition=tensor ... (key=value)
     runner:  n lines: <x0,x1,...>  (the source codes, row-major)
     backend: n lines: <code0,code1,...> <scale0,...>, then: end
+    runner:  run mma <n> profile=ideal a=f8e4m3fn b=f8e4m3fn c=f32 shape=MxN k=K
+    runner:  n lines: <a codes> <b codes> <c codes>  (row-major, values separated by ',')
+    backend: n lines: <d codes>, then: end
 A backend may answer "error <message>" instead of a reply.
 """
 import sys
@@ -217,14 +222,77 @@ def parse(words):
     return Fmt(words[0]), Fmt(words[1]), pol
 
 
+def parse_mma(words):
+    """words = [key=value ...] of an mma suite (spec §34.12) -> (a, b, m, n, k) or None: only the
+    profile `ideal` with a binary32 C and no block scales."""
+    kv = dict(w.split("=", 1) for w in words if "=" in w)
+    if kv.get("profile") != "ideal" or kv.get("c") != "f32" or "block" in kv:
+        return None
+    if kv.get("a") not in FORMATS or kv.get("b") not in FORMATS:
+        return None
+    m, n = (int(v) for v in kv["shape"].split("x"))
+    return Fmt(kv["a"]), Fmt(kv["b"]), m, n, int(kv["k"])
+
+
+def mma_ideal(a, b, c, fa, fb, m, n, k):
+    """spec §37: each d_ij = RN32(c_ij + sum_k a_ik b_kj), the exact sum rounded once; a NaN
+    operand, Inf x 0 or +Inf and -Inf give 7fc00000; -0 only when every addend is -0."""
+    f32 = Fmt("f32")
+    out = []
+    for i in range(m):
+        for j in range(n):
+            terms = [(a[i * k + t], fa, b[t * n + j], fb) for t in range(k)]
+            nan = pinf = ninf = False
+            total = Fraction(0)
+            all_neg_zero = True
+            for x, fx, y, fy in terms:
+                kx, sx = fx.decode(x)[:2]
+                ky, sy = fy.decode(y)[:2]
+                if kx == "nan" or ky == "nan":
+                    nan = True
+                elif kx == "inf" or ky == "inf":
+                    zero = (kx != "inf" and value_of(x, fx) == 0) or (ky != "inf" and value_of(y, fy) == 0)
+                    if zero:
+                        nan = True
+                    elif sx != sy:
+                        ninf = True
+                    else:
+                        pinf = True
+                else:
+                    p = value_of(x, fx) * value_of(y, fy)
+                    if p != 0 or sx == sy:
+                        all_neg_zero = False
+                    total += p
+            cc = c[i * n + j]
+            kc, sc = f32.decode(cc)[:2]
+            if kc == "nan":
+                nan = True
+            elif kc == "inf":
+                ninf, pinf = ninf or sc, pinf or not sc
+            else:
+                if value_of(cc, f32) != 0 or not sc:
+                    all_neg_zero = False
+                total += value_of(cc, f32)
+            if nan or (pinf and ninf):
+                out.append(0x7FC00000)
+            elif pinf or ninf:
+                out.append(0xFF800000 if ninf else 0x7F800000)
+            elif total == 0:
+                out.append(0x80000000 if all_neg_zero else 0)
+            else:
+                out.append(rn32(total))
+    return out
+
+
 def main():
     out = sys.stdout
     line = sys.stdin.readline()
     if not line.startswith("numref-pipe 1"):
         out.write("error expected 'numref-pipe 1'\n")
         return
-    # abi=1.8: the C ABI version whose knob values this backend was written for (spec §33.2)
-    out.write("numref-pipe 1 name=python-example version=1 ops=cast,quantize profiles=ocp flags=no counts=no abi=1.8\n")
+    # abi=1.9: the C ABI version whose knob values and families this backend was written for (spec §33.2)
+    out.write("numref-pipe 1 name=python-example version=1 ops=cast,quantize,mma profiles=ocp flags=no counts=no "
+              "abi=1.9\n")
     out.write("ready\n")
     out.flush()
     for line in sys.stdin:
@@ -236,9 +304,23 @@ def main():
         if words[0] == "supports":
             if words[1] == "quantize":
                 ok = parse_quantize(words[2:]) is not None
+            elif words[1] == "mma":
+                ok = parse_mma(words[2:]) is not None
             else:
                 ok = words[1] == "cast" and parse(words[2:]) is not None
             out.write("yes\n" if ok else "no\n")
+        elif words[0] == "run" and words[1] == "mma":  # spec §33.9
+            cases = [sys.stdin.readline() for _ in range(int(words[2]))]
+            spec = parse_mma(words[3:])
+            if spec is None:
+                out.write("error unsupported request\n")
+            else:
+                fa, fb, m, n, k = spec
+                for line_ in cases:
+                    cols = [[int(h, 16) for h in col.replace("/", ",").split(",")] for col in line_.split()]
+                    d = mma_ideal(cols[0], cols[1], cols[2], fa, fb, m, n, k)
+                    out.write(",".join("%08x" % v for v in d) + "\n")
+                out.write("end\n")
         elif words[0] == "run" and words[1] == "quantize":
             n = int(words[2])
             cases = [sys.stdin.readline() for _ in range(n)]

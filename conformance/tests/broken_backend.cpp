@@ -23,6 +23,11 @@
 //                                                                         -> "mor/error-sum"
 //   ?v11       a backend built against ABI 1.1 (struct_size ends before mor_supported): the
 //              MoR families are skipped-unsupported
+// and for the mma family (§36 – §38):
+//   ?mmaalign  every fdpa model aligned with 25 fraction bits and rounded toward zero to binary32
+//              (Blackwell's arithmetic for Hopper's FP8 instructions)          -> "value"
+//   ?v18       a backend built against ABI 1.8 (struct_size ends before mma_supported): the mma
+//              family is skipped, never offered (§32.2)
 // Built a second time with NUMREF_TEST_ABI=99 to test the ABI-version refusal.
 //
 // The class derives from the reference backend (reference/reference_backend.hpp): what it does
@@ -62,7 +67,8 @@ class BrokenBackend : public ReferenceBackend {
   explicit BrokenBackend(std::string_view args) : mode_(args) {
     static constexpr std::string_view kModes[] = {"",       "tie464", "nansign", "noinexact", "count",     "crash",
                                                   "hang",   "error",  "mxfloor", "nanblock",  "double448", "recip",
-                                                  "counts", "v10",    "morle",   "morsum",    "v11"};
+                                                  "counts", "v10",    "morle",   "morsum",    "v11",
+                                                  "mmaalign", "v18"};
     if (std::find(std::begin(kModes), std::end(kModes), mode_) == std::end(kModes))
       throw std::invalid_argument("unknown mode '" + mode_ + "'");
   }
@@ -71,6 +77,10 @@ class BrokenBackend : public ReferenceBackend {
   // the badabi build also says ABI 99 in the struct.
   void adjust_table(numref_backend& b) const {
     b.abi_version = NUMREF_TEST_ABI;
+    if (mode_ == "v18") {  // ABI 1.8: the table ends before mma_supported and says so
+      b.struct_size = static_cast<std::uint32_t>(offsetof(numref_backend, mma_supported));
+      b.abi_minor = 8;
+    }
     if (mode_ == "v11") b.struct_size = static_cast<std::uint32_t>(offsetof(numref_backend, mor_supported));  // ABI 1.1
     if (mode_ == "v10")
       b.struct_size = static_cast<std::uint32_t>(offsetof(numref_backend, tensor_supported));  // ABI 1.0
@@ -94,6 +104,17 @@ class BrokenBackend : public ReferenceBackend {
     }
     if (mode_ == "count" && n > 1) return got - 1;
     return got;
+  }
+
+  // ---- mma (§38): a model with other knobs ---------------------------------------------------
+  std::int64_t mma(const numref_mma_op* op, const std::uint32_t* a, const std::uint32_t* b, const std::uint32_t* c,
+                   const std::uint32_t* sa, const std::uint32_t* sb, std::uint32_t* d, std::uint8_t* flags) const {
+    numref_mma_op o = *op;
+    if (mode_ == "mmaalign" && o.algo == NUMREF_MMA_ALGO_FDPA) {
+      o.align = 25;
+      o.round = NUMREF_MMA_ROUND_RZ;
+    }
+    return ReferenceBackend::mma(&o, a, b, c, sa, sb, d, flags);
   }
 
   // ---- tensor families: the reference on a damaged spec ---------------------------------------

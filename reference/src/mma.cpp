@@ -229,19 +229,20 @@ namespace {
 bool is_narrow(MmaType t) {  // an 8-bit-or-narrower element type (A and B may differ, §36.3)
   return format(mma_type(t).format).bits <= 8;
 }
+}  // namespace
+
 // Half-bytes one element occupies in the instruction's operand (§38.1).
-int nibbles(const MmaSpec& s) {
+int mma_nibbles(const MmaSpec& s) {
   const int bits = format(mma_type(s.a).format).bits;
   if (s.a == MmaType::tf32) return 8;
   if (bits > 8) return bits / 4;
   return s.model().scale == MmaScale::group ? 1 : 2;  // fp4 packed two per byte in mxf4 / mxf4nvf4
 }
-}  // namespace
 
 std::size_t mma_fused(const MmaSpec& s) {
   const MmaKnobs& k = s.model();
   if (k.algo == MmaAlgo::ideal) return 0;
-  return static_cast<std::size_t>(k.fused_bytes * 2 / nibbles(s));
+  return static_cast<std::size_t>(k.fused_bytes * 2 / mma_nibbles(s));
 }
 
 void validate(const MmaSpec& s, std::size_t K) {

@@ -22,6 +22,7 @@
 #include "numref/conform/abi.hpp"
 #include "numref/convert.hpp"
 #include "numref/gaussws.hpp"
+#include "numref/mma.hpp"
 #include "numref/mor.hpp"
 #include "numref/quantize.hpp"
 
@@ -314,6 +315,28 @@ class ReferenceBackend {
     return c;
   }
 
+  // ---- mma (§36 – §38, §32.9): the reference's mma() on the C description --------------------
+
+  static bool mma_supported(const numref_mma_op* op) {
+    if (!op) return false;
+    validate(mma_spec_from_c(*op), op->k);  // throws (answered 0) for what the reference rejects
+    return true;
+  }
+
+  static std::int64_t mma(const numref_mma_op* op, const std::uint32_t* a, const std::uint32_t* b,
+                          const std::uint32_t* c, const std::uint32_t* sa, const std::uint32_t* sb, std::uint32_t* d,
+                          std::uint8_t* flags) {
+    if (!op) throw std::invalid_argument("no operation");
+    const MmaSpec s = mma_spec_from_c(*op);
+    const std::size_t M = op->m, N = op->n, K = op->k, nb = s.block ? K / static_cast<std::size_t>(s.block) : 0;
+    if (s.block && (!sa || !sb)) throw std::invalid_argument("block scales without sa / sb");
+    numref::mma(s, M, N, K, {a, M * K}, {b, K * N}, {c, M * N}, {d, M * N},
+                nb ? std::span<const std::uint32_t>(sa, M * nb) : std::span<const std::uint32_t>{},
+                nb ? std::span<const std::uint32_t>(sb, nb * N) : std::span<const std::uint32_t>{},
+                flags ? std::span<std::uint8_t>(flags, M * N) : std::span<std::uint8_t>{});
+    return static_cast<std::int64_t>(M * N);
+  }
+
  private:
   static std::int64_t elements(const TensorOpSpec& t) { return static_cast<std::int64_t>(t.rows * t.cols); }
 
@@ -331,6 +354,7 @@ class ReferenceBackend {
     counts[2] = s.nan;
     counts[3] = s.inf;
   }
+
 };
 
 }  // namespace numref::conform

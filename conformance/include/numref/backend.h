@@ -53,7 +53,7 @@ extern "C" {
 /* The ABI is tables of numbers and their comments, laid out by hand in columns. */
 /* clang-format off */
 #define NUMREF_BACKEND_ABI_VERSION 1u
-#define NUMREF_BACKEND_ABI_MINOR 8u
+#define NUMREF_BACKEND_ABI_MINOR 9u
 
 #if defined(_WIN32)
 #define NUMREF_BACKEND_EXPORT __declspec(dllexport)
@@ -495,6 +495,50 @@ typedef struct numref_gaussws_op {
   const char* text;      /* the canonical parameter text (the pipe protocol's <params>) */
 } numref_gaussws_op;
 
+/* ---- MMA (1.9; spec §36 – §38, §32.9) ---------------------------------------------- */
+/* The model's knobs (§38.6), by value: a backend that implements the fused truncated
+ * dot-product-add model generically reads them; one that implements a fixed instruction
+ * compares `profile` (the §39 name) and answers 0 from mma_supported for any other. */
+#define NUMREF_MMA_ALGO_IDEAL 0u     /* §37 algo=ideal: the exact sum rounded once */
+#define NUMREF_MMA_ALGO_FDPA 1u      /* §38 algo=fdpa: fused truncated dot-product-add steps */
+#define NUMREF_MMA_ROUND_RNE 0u      /* §38.5 round=rne */
+#define NUMREF_MMA_ROUND_RZ 1u       /* §38.5 round=rz: toward zero, binary32, overflow to Inf */
+#define NUMREF_MMA_ROUND_RZ13 2u     /* §38.5 round=rz13: toward zero to 13 fraction bits */
+#define NUMREF_MMA_SCALE_NONE 0u     /* §38.3 scale=none */
+#define NUMREF_MMA_SCALE_PRODUCT 1u  /* §38.3 scale=product: scale exponents added per product */
+#define NUMREF_MMA_SCALE_GROUP 2u    /* §38.4 scale=group: groups of `group` products, then scaled */
+#define NUMREF_MMA_NAN_ONES 0u       /* §38.5 nan=ones: 7FFFFFFF / 7FFF */
+#define NUMREF_MMA_NAN_CANONICAL 1u  /* §38.5 nan=canonical */
+#define NUMREF_MMA_ZERO_PLUS 0u      /* §38.5 zero=plus: zero results are +0 */
+#define NUMREF_MMA_ZERO_IEEE 1u      /* §37, §38.5 zero=ieee */
+
+/* One D = A·B + C (§36.1): A m x k, B k x n, C and D m x n, row-major; every element one dot
+ * product of §37 or §38. */
+typedef struct numref_mma_op {
+  uint32_t struct_size;   /* sizeof(numref_mma_op) as the runner was built */
+  uint32_t a_format;      /* NUMREF_FMT_*: A's codes (tf32: NUMREF_FMT_F32 with a_ignore 0x1FFF) */
+  uint32_t b_format;      /* NUMREF_FMT_*: B's codes */
+  uint32_t c_format;      /* NUMREF_FMT_F32 or NUMREF_FMT_F16: C's and D's codes */
+  uint32_t a_ignore;      /* bits of every A code read as zero (§36.2 tf32: 0x1FFF) */
+  uint32_t b_ignore;      /* the same for B */
+  uint32_t m, n, k;       /* the shapes */
+  uint32_t block;         /* block scales along K: 16 or 32 elements; 0 = no scales */
+  uint32_t scale_format;  /* NUMREF_FMT_F8E8M0FNU or NUMREF_FMT_F8E4M3FN (ue4m3: scale_ignore 0x80) */
+  uint32_t scale_ignore;  /* bits of every scale code read as zero */
+  uint32_t algo;          /* NUMREF_MMA_ALGO_* */
+  int32_t align;          /* F: fraction bits kept after alignment (§38.2) */
+  uint32_t fused;         /* L: products per step (§38.1; 0 for algo ideal) */
+  int32_t e_zero;         /* the exponent of a zero term for this accumulator (§38.2) */
+  uint32_t round;         /* NUMREF_MMA_ROUND_* for a binary32 accumulator (binary16: rne) */
+  uint32_t scale;         /* NUMREF_MMA_SCALE_* */
+  uint32_t group;         /* G for NUMREF_MMA_SCALE_GROUP, else 0 */
+  uint32_t nan;           /* NUMREF_MMA_NAN_* */
+  uint32_t zero;          /* NUMREF_MMA_ZERO_* */
+  uint32_t reserved;      /* zero */
+  const char* profile;    /* the §39 profile name, e.g. "sm90_wgmma_f8" */
+  const char* text;       /* the canonical parameter text (the pipe protocol's <params>) */
+} numref_mma_op;
+
 typedef struct numref_backend numref_backend;
 struct numref_backend {
   uint32_t abi_version; /* NUMREF_BACKEND_ABI_VERSION the backend was built with */
@@ -606,6 +650,16 @@ struct numref_backend {
    * version its layout and capabilities prove (1.3 for a table with gaussws, 1.4 with
    * NUMREF_CAP_RECIPE, ...). */
   uint32_t abi_minor;
+
+  /* ---- op family "mma" (1.9; spec §36 – §38) ----------------------------------------- */
+  /* 1 when the backend implements this operation, else 0. */
+  int (*mma_supported)(void* ctx, const numref_mma_op* op);
+  /* One D = A·B + C. Inputs (codes, one per uint32_t, row-major): a[m * k], b[k * n], c[m * n],
+   * and with op->block > 0 the scales sa[m * (k / block)] and sb[(k / block) * n] (else NULL).
+   * Outputs: d[m * n] codes of op->c_format; flags[m * n] the §36.4 flags, NULL unless the
+   * backend declared NUMREF_CAP_FLAGS. Returns m * n, or a negative value with last_error set. */
+  int64_t (*mma)(void* ctx, const numref_mma_op* op, const uint32_t* a, const uint32_t* b, const uint32_t* c,
+                 const uint32_t* sa, const uint32_t* sb, uint32_t* d, uint8_t* flags);
 
   /* Entry points of later op families follow here. */
 };

@@ -152,8 +152,10 @@ struct MmaSpec {
 // std::invalid_argument naming the problem.
 void validate(const MmaSpec& s, std::size_t K);
 
-// §38.1 Products fused per step for the spec's A type.
+// §38.1 Products fused per step for the spec's A type: 2 · fused_bytes / mma_nibbles(s).
 std::size_t mma_fused(const MmaSpec& s);
+// §38.1 h: half-bytes one A element occupies (8 tf32, 4 f16 / bf16, 2 narrower, 1 packed f4).
+int mma_nibbles(const MmaSpec& s);
 
 // One output element: d = c + Σ_{k<K} a[k·as]·b[k·bs] (scales sa / sb: one per `block`
 // elements, strides sas / sbs), by the spec's profile. Returns D's code and the §9 flags.

@@ -15,6 +15,7 @@
 #include "numref/backend.h"
 #include "numref/format.hpp"
 #include "numref/metrics.hpp"
+#include "numref/mma.hpp"
 #include "numref/mor.hpp"
 #include "numref/policy.hpp"
 #include "numref/quantize.hpp"
@@ -453,6 +454,101 @@ inline std::uint32_t abi_minor(ScaleRule rule, const RecipeKnobs& r) {
   std::uint32_t m = std::max<std::uint32_t>(rule_info(rule).abi_minor, abi_minor(r));
   if (rule == ScaleRule::mx_floor && r.scale_exp == ScaleExp::log2f) m = std::max(m, kMxFloorLog2fMinor);
   return m;
+}
+
+// ---- §32.9 MMA (1.9) ---------------------------------------------------------------------------
+// The knob constants are the enums' values in table order (mma.hpp kMmaKnobs).
+static_assert(NUMREF_MMA_ALGO_IDEAL == static_cast<unsigned>(MmaAlgo::ideal) &&
+              NUMREF_MMA_ALGO_FDPA == static_cast<unsigned>(MmaAlgo::fdpa));
+static_assert(NUMREF_MMA_ROUND_RNE == static_cast<unsigned>(MmaRound::rne) &&
+              NUMREF_MMA_ROUND_RZ == static_cast<unsigned>(MmaRound::rz) &&
+              NUMREF_MMA_ROUND_RZ13 == static_cast<unsigned>(MmaRound::rz13));
+static_assert(NUMREF_MMA_SCALE_NONE == static_cast<unsigned>(MmaScale::none) &&
+              NUMREF_MMA_SCALE_PRODUCT == static_cast<unsigned>(MmaScale::product) &&
+              NUMREF_MMA_SCALE_GROUP == static_cast<unsigned>(MmaScale::group));
+static_assert(NUMREF_MMA_NAN_ONES == static_cast<unsigned>(MmaNan::ones) &&
+              NUMREF_MMA_NAN_CANONICAL == static_cast<unsigned>(MmaNan::canonical));
+static_assert(NUMREF_MMA_ZERO_PLUS == static_cast<unsigned>(MmaZero::plus) &&
+              NUMREF_MMA_ZERO_IEEE == static_cast<unsigned>(MmaZero::ieee));
+inline constexpr std::uint32_t kMmaMinor = 9;  // the C ABI minor version of the mma family (Annex C.1)
+
+// An operand type as (format, ignored bits) and back (§36.2).
+inline std::optional<MmaType> mma_type_from_c(std::uint32_t fmt, std::uint32_t ignore) {
+  for (const MmaTypeInfo& t : mma_types())
+    if (c_format(format(t.format)) == fmt && t.ignore_mask == ignore) return t.id;
+  return std::nullopt;
+}
+
+// §32.9 The C description of an operation: the spec (profile, types, block, model) and the shape.
+inline numref_mma_op to_c_mma(const MmaSpec& s, std::size_t m, std::size_t n, std::size_t k, const char* text) {
+  numref_mma_op c{};
+  c.struct_size = sizeof(numref_mma_op);
+  const MmaTypeInfo &a = mma_type(s.a), &b = mma_type(s.b), &cc = mma_type(s.c), &sc = mma_type(s.scale);
+  c.a_format = c_format(format(a.format));
+  c.b_format = c_format(format(b.format));
+  c.c_format = c_format(format(cc.format));
+  c.a_ignore = a.ignore_mask;
+  c.b_ignore = b.ignore_mask;
+  c.m = static_cast<std::uint32_t>(m);
+  c.n = static_cast<std::uint32_t>(n);
+  c.k = static_cast<std::uint32_t>(k);
+  c.block = static_cast<std::uint32_t>(s.block);
+  c.scale_format = s.block ? c_format(format(sc.format)) : 0u;
+  c.scale_ignore = s.block ? sc.ignore_mask : 0u;
+  const MmaKnobs& kn = s.model();
+  c.algo = static_cast<std::uint32_t>(kn.algo);
+  c.align = kn.align;
+  c.fused = static_cast<std::uint32_t>(mma_fused(s));
+  c.e_zero = s.c == MmaType::f16 ? kn.e_zero_f16 : kn.e_zero;
+  c.round = static_cast<std::uint32_t>(kn.round);
+  c.scale = static_cast<std::uint32_t>(kn.scale);
+  c.group = static_cast<std::uint32_t>(kn.group);
+  c.nan = static_cast<std::uint32_t>(kn.nan);
+  c.zero = static_cast<std::uint32_t>(kn.zero);
+  c.profile = s.profile->name.data();
+  c.text = text;
+  return c;
+}
+
+// The reference's spec of a C description; throws std::invalid_argument naming what it cannot read.
+inline MmaSpec mma_spec_from_c(const numref_mma_op& c) {
+  if (c.struct_size < sizeof(numref_mma_op)) throw std::invalid_argument("numref_mma_op: struct_size too small");
+  MmaSpec s;
+  s.profile = c.profile ? find_mma_profile(c.profile) : nullptr;
+  if (!s.profile) throw std::invalid_argument("numref_mma_op: unknown profile");
+  const auto a = mma_type_from_c(c.a_format, c.a_ignore), b = mma_type_from_c(c.b_format, c.b_ignore),
+             cc = mma_type_from_c(c.c_format, 0);
+  if (!a || !b || !cc) throw std::invalid_argument("numref_mma_op: an operand type numref does not have");
+  s.a = *a;
+  s.b = *b;
+  s.c = *cc;
+  s.block = static_cast<int>(c.block);
+  if (c.block) {
+    const auto st = mma_type_from_c(c.scale_format, c.scale_ignore);
+    if (!st) throw std::invalid_argument("numref_mma_op: a scale type numref does not have");
+    s.scale = *st;
+  }
+  if (c.algo > 1 || c.round > 2 || c.scale > 2 || c.nan > 1 || c.zero > 1)
+    throw std::invalid_argument("numref_mma_op: a knob value outside its table");
+  MmaKnobs k;
+  k.algo = static_cast<MmaAlgo>(c.algo);
+  k.align = c.align;
+  k.e_zero = k.e_zero_f16 = c.e_zero;
+  k.round = static_cast<MmaRound>(c.round);
+  k.scale = static_cast<MmaScale>(c.scale);
+  k.group = static_cast<int>(c.group);
+  k.nan = static_cast<MmaNan>(c.nan);
+  k.zero = static_cast<MmaZero>(c.zero);
+  s.knobs = k;
+  if (k.algo == MmaAlgo::fdpa) {  // §38.1 L = 2 · fused_bytes / h: fused_bytes from L
+    s.knobs = k;
+    const std::size_t bytes2 = static_cast<std::size_t>(c.fused) * static_cast<std::size_t>(mma_nibbles(s));
+    if (c.fused == 0 || bytes2 % 2 != 0)
+      throw std::invalid_argument("numref_mma_op: fused is no whole number of bytes");
+    k.fused_bytes = static_cast<int>(bytes2 / 2);
+    s.knobs = k;
+  }
+  return s;
 }
 
 }  // namespace numref::conform

@@ -19,9 +19,9 @@
 // Families. Every entry point of numref_backend is a member function OF THE SAME NAME taking
 // the entry's C arguments without `ctx` (it may be static or const): cast_supported / cast,
 // tensor_supported / scale / quantize / dequantize / fake_quant, mor_supported / mor /
-// mor_sub, gaussws_supported / gaussws (1.3). The header detects them (C++20
+// mor_sub, gaussws_supported / gaussws (1.3), mma_supported / mma (1.9). The header detects them (C++20
 // requires-expressions): the `ops` string lists the families present, in the order of backend.h
-// ("cast scale quantize dequantize fake-quant mor mor-sub gaussws"), and the entries of absent
+// ("cast scale quantize dequantize fake-quant mor mor-sub gaussws mma"), and the entries of absent
 // families stay NULL (the runner reports their cases skipped-unsupported, §32.2). A member with an entry's name but not its arguments, or a family
 // without its *_supported query, is a compile-time error.
 //
@@ -99,13 +99,15 @@ NUMREF_PLUGIN_ENTRY(mor, "mor", mor_supported)
 NUMREF_PLUGIN_ENTRY(mor_sub, "mor-sub", mor_supported)
 NUMREF_PLUGIN_ENTRY(gaussws_supported, nullptr, gaussws_supported)
 NUMREF_PLUGIN_ENTRY(gaussws, "gaussws", gaussws_supported)
+NUMREF_PLUGIN_ENTRY(mma_supported, nullptr, mma_supported)
+NUMREF_PLUGIN_ENTRY(mma, "mma", mma_supported)
 #undef NUMREF_PLUGIN_ENTRY
 
 template <class... M>
 struct List {};
 // Every entry point after close, in the order of the struct (the order of the ops string).
 using Entries = List<cast_supported, cast, tensor_supported, scale, quantize, dequantize, fake_quant, mor_supported,
-                     mor, mor_sub, gaussws_supported, gaussws>;
+                     mor, mor_sub, gaussws_supported, gaussws, mma_supported, mma>;
 
 template <class T>
 struct Instance {
