@@ -7,6 +7,7 @@
 //   Mma/sm100_tcgen05_f8f6f4  §38: steps of 32 products, align 25, rz
 //   Mma/sm89_mma_f8           §38: steps of 16 products
 //   Mma/sm100_tcgen05_mxf8f6f4  §38.3 with E8M0 scales per 32
+//   CpuFast/<profile>         the same through cpu-fast's model (arith/include/numref_arith/mma.cuh)
 // Items/s = multiply-adds/s (M · N · K per iteration), one core.
 #include <benchmark/benchmark.h>
 
@@ -15,6 +16,9 @@
 #include <vector>
 
 #include "numref/mma.hpp"
+#if NUMREF_BENCH_CPU_FAST
+#include "fast_mma.hpp"
+#endif
 #include "numref/splitmix64.hpp"
 
 namespace {
@@ -33,7 +37,8 @@ std::vector<std::uint32_t> e4m3_codes(std::size_t n, std::uint64_t seed) {
   return v;
 }
 
-void Mma(benchmark::State& state, const char* profile) {
+template <bool kFast>
+void Run(benchmark::State& state, const char* profile) {
   static const std::vector<std::uint32_t> A = e4m3_codes(kM * kK, 1), B = e4m3_codes(kK * kN, 2);
   const std::vector<std::uint32_t> C(kM * kN, 0);
   std::vector<std::uint32_t> D(kM * kN);
@@ -48,17 +53,32 @@ void Mma(benchmark::State& state, const char* profile) {
     SB.assign(kK / 32 * kN, 0x80);
   }
   for (auto _ : state) {
-    numref::mma(s, kM, kN, kK, A, B, C, D, SA, SB);
+#if NUMREF_BENCH_CPU_FAST
+    if constexpr (kFast)
+      numref::cpu_fast::mma(s, kM, kN, kK, A.data(), B.data(), C.data(), SA.data(), SB.data(), D.data(), nullptr);
+    else
+#endif
+      numref::mma(s, kM, kN, kK, A, B, C, D, SA, SB);
     benchmark::DoNotOptimize(D.data());
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * kM * kN * kK));
 }
+
+void Mma(benchmark::State& state, const char* profile) { Run<false>(state, profile); }
+[[maybe_unused]] void CpuFast(benchmark::State& state, const char* profile) { Run<true>(state, profile); }
 
 BENCHMARK_CAPTURE(Mma, ideal, "ideal")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(Mma, sm90_wgmma_f8, "sm90_wgmma_f8")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(Mma, sm100_tcgen05_f8f6f4, "sm100_tcgen05_f8f6f4")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(Mma, sm89_mma_f8, "sm89_mma_f8")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(Mma, sm100_tcgen05_mxf8f6f4, "sm100_tcgen05_mxf8f6f4")->Unit(benchmark::kMillisecond);
+
+#if NUMREF_BENCH_CPU_FAST
+BENCHMARK_CAPTURE(CpuFast, sm90_wgmma_f8, "sm90_wgmma_f8")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(CpuFast, sm100_tcgen05_f8f6f4, "sm100_tcgen05_f8f6f4")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(CpuFast, sm89_mma_f8, "sm89_mma_f8")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(CpuFast, sm100_tcgen05_mxf8f6f4, "sm100_tcgen05_mxf8f6f4")->Unit(benchmark::kMillisecond);
+#endif
 
 }  // namespace
 

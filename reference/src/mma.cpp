@@ -373,9 +373,11 @@ MmaResult round_step(bool neg, std::uint64_t T, int u, bool inexact, bool all_ne
   flags |= r.flags;
   if (mode != MmaRound::rne && (r.flags & kOverflow)) bits = encode_inf(neg, f);  // §38.5 rz overflow
   if (mode == MmaRound::rz13 && (bits & 0x7F800000u) != 0x7F800000u) {
-    if (bits & 0x3FFu) flags |= kInexact;
+    // §36.4 the final rounding's own flags: inexact when it drops a bit, underflow when it is
+    // also tiny (below 2^-126: toward zero never rounds up to it)
+    const bool round_inexact = (r.flags & kInexact) != 0 || (bits & 0x3FFu) != 0;
     bits &= ~0x3FFu;  // truncation composes: RZ to 23 then to 13 fraction bits is RZ to 13
-    if ((bits & 0x7F800000u) == 0 && (flags & kInexact)) flags |= kUnderflow;
+    if (round_inexact) flags |= kInexact | ((bits & 0x7F800000u) == 0 ? kUnderflow : 0);
   }
   if (plus && (bits & f.mag_mask()) == 0) bits = 0;  // zero=plus: a result that rounds to zero is +0 too
   return {bits, flags};

@@ -7,6 +7,7 @@
 
 #include "fast_cast.hpp"
 #include "fast_gaussws.hpp"
+#include "fast_mma.hpp"
 #include "fast_quant.hpp"
 #include "numref/backend.h"
 #include "numref/conform/abi.hpp"
@@ -227,6 +228,25 @@ class CpuFast {
     if (g_op.key) g_op.seed = key[0], g_op.layer = key[1], g_op.step = key[2];
     numref::cpu_fast::gaussws(g_op, w, bt, u, g, r_packed, scale, w_hat, grad);
     return static_cast<std::int64_t>(sh.size());
+  }
+
+  // ---- MMA (§36 – §38): the fdpa models; the ideal is the reference's -----------------------------
+  static bool mma_supported(const numref_mma_op* op) {
+    if (!op) return false;
+    const numref::MmaSpec s = numref::conform::mma_spec_from_c(*op);
+    numref::validate(s, op->k);  // throws (answered 0) for what the reference rejects
+    return numref::cpu_fast::mma_supported(s);
+  }
+
+  static std::int64_t mma(const numref_mma_op* op, const std::uint32_t* a, const std::uint32_t* b,
+                          const std::uint32_t* c, const std::uint32_t* sa, const std::uint32_t* sb, std::uint32_t* d,
+                          std::uint8_t* flags) {
+    if (!op || !a || !b || !c || !d) throw std::invalid_argument("null argument");
+    const numref::MmaSpec s = numref::conform::mma_spec_from_c(*op);
+    numref::validate(s, op->k);
+    if (s.block && (!sa || !sb)) throw std::invalid_argument("block scales without sa / sb");
+    numref::cpu_fast::mma(s, op->m, op->n, op->k, a, b, c, sa, sb, d, flags);
+    return static_cast<std::int64_t>(std::size_t{op->m} * op->n);
   }
 
  private:
