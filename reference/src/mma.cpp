@@ -649,6 +649,13 @@ void validate(const MmaSpec& s, const GemmOptions& g, std::size_t K) {
       throw std::invalid_argument("mma: split_k = " + std::to_string(g.split_k) +
                                   " does not cut K = " + std::to_string(K) + " into equal slices of whole blocks");
   }
+  if (!g.promote_sa.empty() || !g.promote_sb.empty()) {
+    if (g.promote == 0) throw std::invalid_argument("mma: promotion scales need promote");
+    if (g.split_k != 1) throw std::invalid_argument("mma: promotion scales take no split_k");
+    if (K % g.promote != 0)
+      throw std::invalid_argument("mma: with promotion scales K = " + std::to_string(K) +
+                                  " must be a multiple of promote = " + std::to_string(g.promote));
+  }
   if (g.promote != 0) {
     const std::size_t step = std::max<std::size_t>(mma_fused(s), 1);
     if (s.c != MmaType::f32) throw std::invalid_argument("mma: promotion accumulates in binary32: C must be f32");
@@ -679,6 +686,50 @@ MmaResult add_acc(std::uint32_t x, std::uint32_t y, MmaType c) {
   const Result r = round_finite(ratio_exact(negative, mag, xmin, BigUInt(1)), f, Policy{});
   return {r.bits, r.flags};
 }
+
+// §40.5 RN32(r + RN32(a · b) · q) for binary32 codes: the scale product rounded, then one fused
+// multiply-add (IEEE 754 fusedMultiplyAdd: the product exact, the sum rounded once).
+MmaResult scaled_add(std::uint32_t r, std::uint32_t a, std::uint32_t b, std::uint32_t q) {
+  const Format& f = format(FormatId::f32);
+  const Operand oa = operand(a, MmaType::f32), ob = operand(b, MmaType::f32);
+  Specials s1;
+  s1.product(oa, ob);
+  std::uint32_t scale;
+  std::uint8_t flags = 0;
+  if (s1.any()) {
+    const MmaResult sr = special_result(s1, MmaType::f32, MmaNan::canonical);
+    scale = sr.bits;
+    flags |= sr.flags;
+  } else if (oa.sig == 0 || ob.sig == 0) {
+    scale = (oa.neg != ob.neg) ? 0x80000000u : 0u;
+  } else {
+    const Result p = round_finite(Exact{oa.neg != ob.neg, oa.sig * ob.sig, oa.exp + ob.exp, false}, f, Policy{});
+    scale = p.bits;
+    flags |= p.flags;
+  }
+  const Operand os = operand(scale, MmaType::f32), oq = operand(q, MmaType::f32), orr = operand(r, MmaType::f32);
+  Specials sp;
+  sp.product(os, oq);
+  sp.addend(orr);
+  if (sp.any()) {
+    const MmaResult sr = special_result(sp, MmaType::f32, MmaNan::canonical);
+    return {sr.bits, static_cast<std::uint8_t>(flags | sr.flags)};
+  }
+  const bool pneg = os.neg != oq.neg;
+  const std::uint64_t psig = os.sig * oq.sig;  // 24 x 24 bits
+  if (psig == 0 && orr.sig == 0)               // IEEE 754 §6.3: −0 only when both addends are −0
+    return {(pneg && orr.neg) ? 0x80000000u : 0u, flags};
+  const int pexp = os.exp + oq.exp;
+  const int xmin = psig == 0 ? orr.exp : (orr.sig == 0 ? pexp : std::min(pexp, orr.exp));
+  BigUInt pos, neg;
+  if (psig) (pneg ? neg : pos) += BigUInt(psig) << (pexp - xmin);
+  if (orr.sig) (orr.neg ? neg : pos) += BigUInt(orr.sig) << (orr.exp - xmin);
+  if (pos == neg) return {0u, flags};  // an exact zero sum of non-zero addends is +0 (rne)
+  const bool negative = pos < neg;
+  const Result res =
+      round_finite(ratio_exact(negative, negative ? neg - pos : pos - neg, xmin, BigUInt(1)), f, Policy{});
+  return {res.bits, static_cast<std::uint8_t>(flags | res.flags)};
+}
 }  // namespace
 
 void gemm(const MmaSpec& s, const GemmOptions& g, std::size_t M, std::size_t N, std::size_t K,
@@ -699,6 +750,10 @@ void gemm(const MmaSpec& s, const GemmOptions& g, std::size_t M, std::size_t N, 
   const std::size_t blk = s.block ? static_cast<std::size_t>(s.block) : 1;
   const std::size_t slice = K / g.split_k;
   const std::size_t chunk = g.promote ? g.promote : slice;
+  const bool scaled = !g.promote_sa.empty();
+  const std::size_t nc = g.promote ? K / g.promote : 0;
+  if (scaled && (g.promote_sa.size() != M * nc || g.promote_sb.size() != nc * N))
+    throw std::invalid_argument("mma: the promotion scales do not have M × K/promote and K/promote × N elements");
   const std::vector<Operand> Ad = decode_all(A.data(), M * K, 1, s.a);
   std::vector<Operand> Bt(N * K), SBt(N * nb);
   for (std::size_t j = 0; j < N; ++j) {
@@ -721,7 +776,11 @@ void gemm(const MmaSpec& s, const GemmOptions& g, std::size_t M, std::size_t N, 
                           nb ? SAd.data() + i * nb + k0 / blk : nullptr, nb ? SBt.data() + j * nb + k0 / blk : nullptr};
           MmaResult r = dot(in, len, 0u, terms);
           fl |= r.flags;
-          if (g.promote) {
+          if (scaled) {  // §40.5
+            const std::size_t t = k0 / g.promote;
+            r = scaled_add(part, g.promote_sa[i * nc + t], g.promote_sb[t * N + j], r.bits);
+            fl |= r.flags;
+          } else if (g.promote) {
             r = add_acc(part, r.bits, s.c);
             fl |= r.flags;
           }

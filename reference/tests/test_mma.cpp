@@ -300,6 +300,82 @@ TEST(Gemm, SplitKReducesInDeclaredOrder) {
   EXPECT_EQ(d[0], 0x4B800001u);
 }
 
+// §40.5 promotion with scales (DeepGEMM's `final_accum += (scale_a * scale_b) * accum`):
+// sm90_wgmma_f8, K = 256, promote = 128. Chunk 0: a[0] = -1.125 (B9), b = 1: q0 = -1.125, scale
+// RN32(1 · 1) = 1: r = -1.125. Chunk 1: a[128] = 1.125 (39): q1 = 1.125, scale
+// RN32((1 + 2^-23)^2) = RN32(1 + 2^-22 + 2^-46) = 1 + 2^-22 (3F800002). Fused: r = -1.125 + 1.125 ·
+// (1 + 2^-22) = 1.125 · 2^-22 exactly = 34900000. (Multiplying first would round 1.125 + 2.25 ·
+// 2^-23 to 1.125 + 2 · 2^-23 and give 2^-22 = 34800000.)
+TEST(Gemm, PromotionScalesAreOneFusedMultiplyAdd) {
+  const std::size_t K = 256;
+  std::vector<std::uint32_t> a(K, 0), b(K, 0x38);
+  a[0] = 0xB9;
+  a[128] = 0x39;
+  const std::vector<std::uint32_t> c = {0}, sa = {0x3F800000u, 0x3F800001u}, sb = {0x3F800000u, 0x3F800001u};
+  std::vector<std::uint32_t> d(1);
+  GemmOptions g;
+  g.promote = 128;
+  g.promote_sa = sa;
+  g.promote_sb = sb;
+  gemm(spec("sm90_wgmma_f8", E4, E4, F32), g, 1, 1, K, a, b, c, d);
+  EXPECT_EQ(d[0], 0x34900000u);
+  // scales 2 · 4 and 0.5 · 8 on chunks 1 and 1.5: 8 + 6 = 14 = 41600000
+  std::vector<std::uint32_t> a2(K, 0);
+  a2[0] = 0x38;
+  a2[128] = 0x3C;
+  const std::vector<std::uint32_t> sa2 = {0x40000000u, 0x3F000000u}, sb2 = {0x40800000u, 0x41000000u};
+  g.promote_sa = sa2;
+  g.promote_sb = sb2;
+  gemm(spec("sm90_wgmma_f8", E4, E4, F32), g, 1, 1, K, a2, b, c, d);
+  EXPECT_EQ(d[0], 0x41600000u);
+  GemmOptions bad = g;
+  bad.promote = 0;
+  EXPECT_THROW(validate(spec("sm90_wgmma_f8", E4, E4, F32), bad, K), std::invalid_argument);
+}
+
+// §40.5 against the oracle: random promotion scales (binary32 values near 1, some far) on random
+// e4m3 GEMMs under the FP8 profiles, composed from the oracle's §38 dot product and its
+// scaled_add_rn32.
+TEST(Gemm, PromotionScalesMatchTheOracle) {
+  SplitMix64 g(0x5343414C);
+  for (const char* prof : {"sm90_wgmma_f8", "sm89_mma_f8", "sm100_tcgen05_f8f6f4"}) {
+    const MmaSpec s = spec(prof, E4, E4, F32);
+    const std::size_t M = 3, N = 2, K = 256, P = 128, nc = K / P;
+    std::vector<std::uint32_t> A(M * K), B(K * N), C(M * N), D(M * N), SA(M * nc), SB(nc * N);
+    for (int rep = 0; rep < 20; ++rep) {
+      for (auto& v : A) v = random_code(g, E4, 0x3C);
+      for (auto& v : B) v = random_code(g, E4, 0x3C);
+      for (auto& v : C) v = random_code(g, F32, 0x3F800000u);
+      for (auto& v : SA)
+        v = g.next() % 8 == 0 ? static_cast<std::uint32_t>(g.next())
+                              : 0x3F800000u + static_cast<std::uint32_t>(g.next() % 64);
+      for (auto& v : SB)
+        v = g.next() % 8 == 0 ? static_cast<std::uint32_t>(g.next())
+                              : 0x3F7FFFC0u + static_cast<std::uint32_t>(g.next() % 64);
+      GemmOptions opt;
+      opt.promote = P;
+      opt.promote_sa = SA;
+      opt.promote_sb = SB;
+      gemm(s, opt, M, N, K, A, B, C, D);
+      const oracle::rat::MmaOperands in{FormatId::f8e4m3fn, FormatId::f8e4m3fn, FormatId::f32, FormatId::f8e8m0fnu};
+      for (std::size_t i = 0; i < M; ++i)
+        for (std::size_t j = 0; j < N; ++j) {
+          std::vector<std::uint32_t> col(K);
+          for (std::size_t k = 0; k < K; ++k) col[k] = B[k * N + j];
+          std::uint32_t part = 0;
+          for (std::size_t t = 0; t < nc; ++t) {
+            const std::uint32_t q =
+                oracle::rat::mma_dot(s.profile->knobs, mma_fused(s), in, P, A.data() + i * K + t * P,
+                                     col.data() + t * P, 0, nullptr, nullptr);
+            part = oracle::rat::scaled_add_rn32(part, SA[i * nc + t], SB[t * N + j], q);
+          }
+          const std::uint32_t want = oracle::rat::add_rn(C[i * N + j], part, format(FormatId::f32));
+          EXPECT_EQ(D[i * N + j], want) << prof << " rep " << rep << " at " << i << "," << j;
+        }
+    }
+  }
+}
+
 // §40.3 the GEMM options' rules.
 TEST(Gemm, OptionsAreValidated) {
   const MmaSpec s = spec("sm90_wgmma_f8", E4, E4, F32);

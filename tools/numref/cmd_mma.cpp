@@ -22,7 +22,8 @@ constexpr const char* kUsage =
     "usage: numref mma --profile P --a A.npy --b B.npy [--c C.npy] --out D.npy [--flags F.npy]\n"
     "                  [--a-type T] [--b-type T] [--c-type f32|f16]\n"
     "                  [--block 16|32 --scale-type f8e8m0fnu|ue4m3 --scale-a SA.npy --scale-b SB.npy]\n"
-    "                  [--model \"key=value ...\"] [--promote N] [--split-k S]\n"
+    "                  [--model \"key=value ...\"] [--promote N [--promote-scale-a PA.npy --promote-scale-b PB.npy]]\n"
+    "                  [--split-k S]\n"
     "                  [--epilogue FORMAT [--epilogue-profile P]]\n"
     "       numref mma --profiles [--markdown]\n"
     "       numref mma --knobs [--markdown]";
@@ -140,7 +141,8 @@ int run(Args& a) {
         "fraction bits are ignored; ue4m3: f8e4m3fn codes whose sign bit is ignored). D is <f4\n"
         "(f32) or <f2 (f16); --flags writes the §9 flags of each element (|u1).\n"
         "GEMM level (§40): --promote N adds the model's results over chunks of N elements of K\n"
-        "into a binary32 accumulator; --split-k S adds S slices of K to C in order; --epilogue F\n"
+        "into a binary32 accumulator (--promote-scale-a / -b: each chunk scaled by RN32(pa · pb) in one\n"
+        "fused multiply-add, §40.5); --split-k S adds S slices of K to C in order; --epilogue F\n"
         "converts D to format F under --epilogue-profile (a conversion profile, default ocp):\n"
         "D is then F's codes (|u1, <u2, <f2 or <f4).\n",
         kUsage, type_names().c_str());
@@ -162,7 +164,7 @@ int run(Args& a) {
   const auto block = a.opt("block"), st = a.opt("scale-type"), psa = a.opt("scale-a"), psb = a.opt("scale-b");
   const auto model = a.opt("model");
   const auto promote = a.opt("promote"), split = a.opt("split-k"), epi = a.opt("epilogue"),
-             epi_prof = a.opt("epilogue-profile");
+             epi_prof = a.opt("epilogue-profile"), ppa = a.opt("promote-scale-a"), ppb = a.opt("promote-scale-b");
   a.finish();
   if (!profile_name) throw UsageError("--profile is required\n" + std::string(kUsage));
   if (!pa || !pb || !out) throw UsageError("--a, --b and --out are required\n" + std::string(kUsage));
@@ -203,6 +205,23 @@ int run(Args& a) {
   GemmOptions g;
   if (promote) g.promote = static_cast<std::size_t>(parse_int(*promote, 1, 1LL << 40, "--promote"));
   if (split) g.split_k = static_cast<std::size_t>(parse_int(*split, 1, 1LL << 40, "--split-k"));
+  // §40.5 promotion scales: binary32 (<f4), M x K/promote and K/promote x N
+  std::vector<std::uint32_t> PA, PB;
+  if (ppa || ppb) {
+    if (!ppa || !ppb) throw UsageError("promotion scales need --promote-scale-a and --promote-scale-b together");
+    if (!promote) throw UsageError("--promote-scale-a / --promote-scale-b need --promote");
+    const Operand Pa = read_operand(*ppa, "--promote-scale-a", MmaType::f32);
+    const Operand Pb = read_operand(*ppb, "--promote-scale-b", MmaType::f32);
+    const std::size_t nc = g.promote ? K / g.promote : 0;
+    if (K % g.promote != 0 || Pa.rows != M || Pa.cols != nc || Pb.rows != nc || Pb.cols != N)
+      throw UsageError("promotion scales: K must be a multiple of --promote, PA M x K/promote = " + std::to_string(M) +
+                       " x " + std::to_string(nc) + " and PB K/promote x N = " + std::to_string(nc) + " x " +
+                       std::to_string(N));
+    PA = Pa.codes;
+    PB = Pb.codes;
+    g.promote_sa = PA;
+    g.promote_sb = PB;
+  }
   try {
     validate(s, g, K);
   } catch (const std::invalid_argument& e) {
@@ -232,7 +251,7 @@ int run(Args& a) {
     SB = Sb.codes;
   }
   std::vector<std::string> inputs = {*pa, *pb};
-  for (const auto& p : {pc, psa, psb})
+  for (const auto& p : {pc, psa, psb, ppa, ppb})
     if (p) inputs.push_back(*p);
   Outputs outs(inputs);
   conform::OutputFile& d_file = outs.add("--out", *out);
@@ -271,7 +290,7 @@ int run(Args& a) {
   std::size_t raised = 0;
   for (const std::uint8_t f : F) raised += f != 0;
   std::string how;
-  if (g.promote) how += ", promoted every " + std::to_string(g.promote);
+  if (g.promote) how += ", promoted every " + std::to_string(g.promote) + (PA.empty() ? "" : " with scales");
   if (g.split_k > 1) how += ", split-K " + std::to_string(g.split_k);
   if (epi_fmt) how += ", epilogue " + std::string(epi_fmt->name) + " (" + epi_prof.value_or("ocp") + ")";
   std::printf("mma: %s, %s x %s + %s, M x N x K = %zu x %zu x %zu%s: %zu elements, %zu with flags\n", prof->name.data(),

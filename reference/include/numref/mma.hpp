@@ -180,6 +180,9 @@ void mma(const MmaSpec& s, std::size_t M, std::size_t N, std::size_t K, std::spa
 struct GemmOptions {
   std::size_t promote = 0;  // §40.1 elements of K per promoted chunk (0 = none)
   std::size_t split_k = 1;  // §40.2 slices of K reduced in order (1 = none)
+  // §40.5 promotion scales (binary32 codes): chunk t of row i is scaled by RN32(sa[i][t] · sb[t][j]),
+  // sa M x K/promote, sb K/promote x N, row-major; empty: no promotion scales
+  std::span<const std::uint32_t> promote_sa = {}, promote_sb = {};
 };
 
 // §40.3 Checks the options against the spec for a K; throws std::invalid_argument naming the problem.

@@ -181,4 +181,40 @@ std::uint32_t add_rn(std::uint32_t x, std::uint32_t y, const Format& f) {
   return round(v, neg_zero, f, Round::rne, Round::rne, p, 0).code;
 }
 
+std::uint32_t scaled_add_rn32(std::uint32_t r, std::uint32_t a, std::uint32_t b, std::uint32_t q) {
+  const Format& f = format(FormatId::f32);
+  // a product of two codes, exact (kind, sign, value)
+  struct P {
+    Value::Kind kind;
+    bool sign;
+    Rational v;
+  };
+  const auto mul = [&](std::uint32_t x, std::uint32_t y) {
+    const Value u = decode(x, f), w = decode(y, f);
+    const bool sign = u.sign != w.sign;
+    if (u.kind == Value::nan || w.kind == Value::nan) return P{Value::nan, false, 0};
+    if (u.kind == Value::inf || w.kind == Value::inf) {
+      const bool zero = (u.kind == Value::finite && u.v == 0) || (w.kind == Value::finite && w.v == 0);
+      return zero ? P{Value::nan, false, 0} : P{Value::inf, sign, 0};
+    }
+    return P{Value::finite, sign, u.v * w.v};
+  };
+  const P s = mul(a, b);
+  std::uint32_t scale;
+  if (s.kind == Value::nan)
+    scale = f.canonical_nan;
+  else if (s.kind == Value::inf)
+    scale = (s.sign ? 0x80000000u : 0u) | 0x7F800000u;
+  else
+    scale = rn32(s.v, s.sign);
+  const P p = mul(scale, q);
+  const Value rv = decode(r, f);
+  if (p.kind == Value::nan || rv.kind == Value::nan) return f.canonical_nan;
+  if (p.kind == Value::inf && rv.kind == Value::inf && p.sign != rv.sign) return f.canonical_nan;
+  if (p.kind == Value::inf) return (p.sign ? 0x80000000u : 0u) | 0x7F800000u;
+  if (rv.kind == Value::inf) return (rv.sign ? 0x80000000u : 0u) | 0x7F800000u;
+  const Rational v = rv.v + p.v;
+  return rn32(v, v == 0 && p.sign && rv.sign);
+}
+
 }  // namespace numref::oracle::rat

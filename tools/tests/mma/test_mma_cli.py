@@ -112,6 +112,21 @@ with tempfile.TemporaryDirectory() as t:
         check(got == want, f"{what}: D = {hex(want)}, got {got if got is None else hex(got)} ({err.strip()})")
     check(int(np.load(P("g5f.npy"))[0, 0]) == 0x05, "epilogue overflow flags (overflow | inexact)")
 
+    # §40.5 promotion scales (as reference/tests/test_mma.cpp Gemm.PromotionScalesAreOneFusedMultiplyAdd):
+    # chunks -1.125 and 1.125 scaled by 1 and RN32((1 + 2^-23)^2) = 1 + 2^-22, fused: 1.125 · 2^-22 = 34900000
+    a256 = np.zeros((1, 256), dtype=np.uint8)
+    a256[0, 0] = 0xB9
+    a256[0, 128] = 0x39
+    np.save(P("a256.npy"), a256)
+    np.save(P("b256.npy"), np.full((256, 1), 0x38, dtype=np.uint8))
+    np.save(P("pa.npy"), np.array([[0x3F800000, 0x3F800001]], dtype=np.uint32).view(np.float32))
+    np.save(P("pb.npy"), np.array([[0x3F800000], [0x3F800001]], dtype=np.uint32).view(np.float32))
+    rc, out, err = run("--profile", "sm90_wgmma_f8", "--a", P("a256.npy"), "--a-type", "f8e4m3fn", "--b", P("b256.npy"),
+                       "--b-type", "f8e4m3fn", "--promote", "128", "--promote-scale-a", P("pa.npy"),
+                       "--promote-scale-b", P("pb.npy"), "--out", P("ps.npy"))
+    check(rc == 0 and int(d_bits(P("ps.npy"))[0, 0]) == 0x34900000, f"promotion scales: 34900000 ({err.strip()})")
+    check("promoted every 128 with scales" in out, "summary names the promotion scales: " + out)
+
     # ---- usage errors: exit 2, one line naming the problem, no output file ----
     def refused(args, part, what):
         out_path = P("never.npy")
@@ -151,6 +166,8 @@ with tempfile.TemporaryDirectory() as t:
             "is a quantization recipe", "an epilogue under a recipe profile")
     refused(["--profile", "sm90_wgmma_f8", *base, "--epilogue-profile", "ocp"], "--epilogue-profile needs --epilogue",
             "an epilogue profile alone")
+    refused(["--profile", "sm90_wgmma_f8", *base, "--promote-scale-a", P("pa.npy"), "--promote-scale-b", P("pb.npy")],
+            "need --promote", "promotion scales without --promote")
     A_bad = np.array([[0x1F, 0x00], [0x00, 0x00]], dtype=np.uint8)  # 1F has bits above a 4-bit code
     np.save(P("abad.npy"), A_bad)
     refused(["--profile", "sm100_tcgen05_f8f6f4", "--a", P("abad.npy"), "--a-type", "f4e2m1fn", *base[4:]],

@@ -32,4 +32,8 @@ std::uint32_t mma_dot(const MmaKnobs& knobs, std::size_t fused, const MmaOperand
 // NaN operands and Inf - Inf give the canonical NaN; an exact zero sum is +0 unless both are -0.
 std::uint32_t add_rn(std::uint32_t x, std::uint32_t y, const Format& f);
 
+// §40.5 RN32(r + RN32(a · b) · q) of binary32 codes, the second product exact (a fused
+// multiply-add); NaN operands, Inf · 0 and Inf − Inf give the canonical NaN.
+std::uint32_t scaled_add_rn32(std::uint32_t r, std::uint32_t a, std::uint32_t b, std::uint32_t q);
+
 }  // namespace numref::oracle::rat
