@@ -65,10 +65,9 @@ class BrokenBackend : public ReferenceBackend {
   static constexpr std::uint32_t caps = NUMREF_CAP_FLAGS | NUMREF_CAP_COUNTS;
 
   explicit BrokenBackend(std::string_view args) : mode_(args) {
-    static constexpr std::string_view kModes[] = {"",       "tie464", "nansign", "noinexact", "count",     "crash",
-                                                  "hang",   "error",  "mxfloor", "nanblock",  "double448", "recip",
-                                                  "counts", "v10",    "morle",   "morsum",    "v11",
-                                                  "mmaalign", "v18"};
+    static constexpr std::string_view kModes[] = {
+        "",          "tie464", "nansign", "noinexact", "count", "crash",  "hang", "error",    "mxfloor", "nanblock",
+        "double448", "recip",  "counts",  "v10",       "morle", "morsum", "v11",  "mmaalign", "v18"};
     if (std::find(std::begin(kModes), std::end(kModes), mode_) == std::end(kModes))
       throw std::invalid_argument("unknown mode '" + mode_ + "'");
   }

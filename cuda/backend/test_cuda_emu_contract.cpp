@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -171,8 +172,19 @@ TEST(CudaEmuContract, SameDecisionsAndMessagesOverEveryPlannedSuite) {
   }
   cuda->close(cuda->ctx);
   EXPECT_GT(suites, 100u);
+  // The op families the kernels do not implement yet: both plugins lack their entry points, so
+  // both refuse every suite (checked above). mma: the dot-product model (§38) runs in cpu-fast
+  // from arith/include/numref_arith/mma.cuh; its CUDA kernels and their walk in cuda-emu are
+  // issue 29's next part. The list must shrink when a family gets kernels.
+  static const std::set<std::string> kWithoutKernels = {"mma"};
+  const std::string ops = " " + std::string(cuda->ops) + " ";
   for (const auto& [fam, n] : per_family) {
     std::printf("%-12s %5d supported %5d refused\n", fam.c_str(), n.first, n.second);
+    if (kWithoutKernels.count(fam)) {
+      EXPECT_EQ(n.first, 0) << fam << ": the kernels accept it now: remove it from kWithoutKernels";
+      EXPECT_EQ(ops.find(" " + fam + " "), std::string::npos) << fam << " is in the cuda backend's ops";
+      continue;
+    }
     EXPECT_GT(n.first, 0) << fam << ": the kernels accept no suite of the family";
   }
 }

@@ -201,10 +201,14 @@ def test_abi():
     rows = {tuple(c.strip() for c in l.strip("|").split("|")[:2]): l.strip("|").split("|")[-1].strip() for l in out[2:]}
     for key, since in [(("policy knob", "nan=raw_plus"), "1.7"), (("policy knob", "inf_nan=nan"), "1.5"),
                        (("policy knob", "round=rne"), "1.0"), (("scale rule", "pow2-recip"), "1.5"),
-                       (("recipe knob", "nan_block=first_nan"), "1.6"), (("op family", "gaussws"), "1.3"),
+                       (("recipe knob", "nan_block=first_nan"), "1.6"), (("op family", "gaussws"), "1.3"), (("op family", "mma"), "1.9"),
                        (("profile", "xla"), "1.2")]:
         check("abi " + key[1], rows.get(key) == since, (key, rows.get(key)))
-    check("abi help version", "1.8" in expect_ok("abi --help", ["abi", "--help"]))
+    # the minor version the runner speaks is backend.h's NUMREF_BACKEND_ABI_MINOR
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    header = open(os.path.join(repo, "conformance", "include", "numref", "backend.h")).read()
+    minor = re.search(r"#define NUMREF_BACKEND_ABI_MINOR (\d+)u", header).group(1)
+    check("abi help version", f"This runner speaks 1.{minor}." in expect_ok("abi --help", ["abi", "--help"]))
     expect_error("abi --bogus", ["abi", "--bogus"], contains=["--bogus"])
 
 

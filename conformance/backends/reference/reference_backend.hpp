@@ -354,7 +354,6 @@ class ReferenceBackend {
     counts[2] = s.nan;
     counts[3] = s.inf;
   }
-
 };
 
 }  // namespace numref::conform
