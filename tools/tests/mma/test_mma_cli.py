@@ -127,6 +127,37 @@ with tempfile.TemporaryDirectory() as t:
     check(rc == 0 and int(d_bits(P("ps.npy"))[0, 0]) == 0x34900000, f"promotion scales: 34900000 ({err.strip()})")
     check("promoted every 128 with scales" in out, "summary names the promotion scales: " + out)
 
+    # §40.5 --recipe deepgemm is the composition of its parts: `numref quantize --profile deepgemm`
+    # of A (partition 1 x 128) and B (128 x 128), the E8M0 scales as binary32 promotion scales
+    # (2^(e - 127) = e << 23), and `numref mma --promote 128` with them; bf16 epilogue.
+    rng = np.random.default_rng(11)
+    A32 = (rng.standard_normal((3, 256)) * np.exp2(rng.integers(-4, 5, (3, 256)))).astype(np.float32)
+    B32 = (rng.standard_normal((256, 130)) * np.exp2(rng.integers(-4, 5, (256, 130)))).astype(np.float32)
+    np.save(P("a32r.npy"), A32)
+    np.save(P("b32r.npy"), B32)
+    rc, out, err = run("--profile", "sm90_wgmma_f8", "--a", P("a32r.npy"), "--b", P("b32r.npy"), "--recipe", "deepgemm",
+                       "--epilogue", "bf16", "--out", P("dr.npy"))
+    check(rc == 0 and "recipe deepgemm, promoted every 128 with scales" in out, f"--recipe deepgemm runs ({err.strip()})")
+    q = lambda *a: subprocess.run([NUMREF, "quantize", *a], capture_output=True, text=True, timeout=120)  # noqa: E731
+    qa = q("--input", P("a32r.npy"), "--format", "f8e4m3fn", "--profile", "deepgemm", "--partition", "block:1x128",
+           "--out", P("qa"))
+    qb = q("--input", P("b32r.npy"), "--format", "f8e4m3fn", "--profile", "deepgemm", "--partition", "block:128x128",
+           "--out", P("qb"))
+    check(qa.returncode == 0 and qb.returncode == 0, f"numref quantize deepgemm ({qa.stderr} {qb.stderr})")
+    if qa.returncode == 0 and qb.returncode == 0 and rc == 0:
+        sa = np.load(P("qa.scales.npy")).astype(np.uint32).reshape(3, 2)
+        sb = np.load(P("qb.scales.npy")).astype(np.uint32).reshape(2, 2)
+        np.save(P("pa_r.npy"), (sa << 23).view(np.float32))
+        np.save(P("pb_r.npy"), (np.repeat(sb, 128, axis=1)[:, :130] << 23).view(np.float32))
+        np.save(P("a8.npy"), np.load(P("qa.codes.npy")).reshape(3, 256))
+        np.save(P("b8.npy"), np.load(P("qb.codes.npy")).reshape(256, 130))
+        rc2, out2, err2 = run("--profile", "sm90_wgmma_f8", "--a", P("a8.npy"), "--a-type", "f8e4m3fn", "--b",
+                              P("b8.npy"), "--b-type", "f8e4m3fn", "--promote", "128", "--promote-scale-a", P("pa_r.npy"),
+                              "--promote-scale-b", P("pb_r.npy"), "--epilogue", "bf16", "--out", P("dm.npy"))
+        check(rc2 == 0 and np.array_equal(np.load(P("dr.npy")), np.load(P("dm.npy"))),
+              f"--recipe deepgemm equals quantize + promotion scales ({err2.strip()})")
+        check(np.load(P("dr.npy")).dtype == np.uint16 and np.load(P("dr.npy")).shape == (3, 130), "bf16 D 3 x 130")
+
     # ---- usage errors: exit 2, one line naming the problem, no output file ----
     def refused(args, part, what):
         out_path = P("never.npy")
@@ -168,6 +199,10 @@ with tempfile.TemporaryDirectory() as t:
             "an epilogue profile alone")
     refused(["--profile", "sm90_wgmma_f8", *base, "--promote-scale-a", P("pa.npy"), "--promote-scale-b", P("pb.npy")],
             "need --promote", "promotion scales without --promote")
+    refused(["--profile", "sm90_wgmma_f8", *base, "--recipe", "torchao_float8"], "is not supported; deepgemm is",
+            "a recipe other than deepgemm")
+    refused(["--profile", "sm90_wgmma_f8", *base, "--recipe", "deepgemm"], "quantizes binary32 or bf16 values",
+            "--recipe on FP8 codes")
     A_bad = np.array([[0x1F, 0x00], [0x00, 0x00]], dtype=np.uint8)  # 1F has bits above a 4-bit code
     np.save(P("abad.npy"), A_bad)
     refused(["--profile", "sm100_tcgen05_f8f6f4", "--a", P("abad.npy"), "--a-type", "f4e2m1fn", *base[4:]],
