@@ -135,6 +135,20 @@ inline GausswsPlan gaussws_call_plan(const numref_gaussws_op* op, const void* w,
   return gp;
 }
 
+// ---- MMA (§36 – §38) ---------------------------------------------------------------------------
+
+// §A.12 The kernels compute every fdpa model (§38) the reference accepts; the ideal result (§37)
+// is the reference's. Throws std::invalid_argument with the refusal.
+inline numref::MmaSpec mma_plan(const numref_mma_op* op) {
+  if (!op) throw std::invalid_argument("no operation");
+  const numref::MmaSpec s = numref::conform::mma_spec_from_c(*op);
+  numref::validate(s, op->k);
+  if (s.model().algo != numref::MmaAlgo::fdpa)
+    throw std::invalid_argument(
+        "mma: the kernels compute the fdpa models (§38); the ideal result (§37) is the reference's");
+  return s;
+}
+
 // The refusal of a case as text ("" when the kernels implement it).
 template <class F>
 std::string refusal(F&& plan) {
@@ -157,6 +171,9 @@ inline std::string mor_refusal(std::uint32_t family, const numref_mor_op* op) {
 inline std::string gaussws_refusal(const numref_gaussws_op* op) {
   return refusal([&] { return gaussws_plan(op); });
 }
+inline std::string mma_refusal(const numref_mma_op* op) {
+  return refusal([&] { return mma_plan(op); });
+}
 
 // The *_supported entries of both plugins (numref/conform/plugin.hpp).
 struct KernelContract {
@@ -172,6 +189,7 @@ struct KernelContract {
   }
   static bool mor_supported(std::uint32_t family, const numref_mor_op* op) { return mor_refusal(family, op).empty(); }
   static bool gaussws_supported(const numref_gaussws_op* op) { return gaussws_refusal(op).empty(); }
+  static bool mma_supported(const numref_mma_op* op) { return mma_refusal(op).empty(); }
 };
 
 // ---- shared marshalling ----------------------------------------------------------------------------

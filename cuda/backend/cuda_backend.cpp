@@ -312,6 +312,30 @@ class CudaBackend : public numref_cuda::contract::KernelContract {
     d2h(grad, dgr.p, nb * 4);
     return static_cast<std::int64_t>(n);
   }
+
+  // ---- MMA (§36 – §38): the model's kernels (mma.cu) ------------------------------------------
+  static std::int64_t mma(const numref_mma_op* op, const std::uint32_t* a, const std::uint32_t* b,
+                          const std::uint32_t* c, const std::uint32_t* sa, const std::uint32_t* sb, std::uint32_t* d,
+                          std::uint8_t* flags) {
+    const numref::MmaSpec s = numref_cuda::contract::mma_plan(op);
+    if (!a || !b || !c || !d || (s.block && (!sa || !sb))) throw std::invalid_argument("null argument");
+    const std::size_t m = op->m, n = op->n, k = op->k, nb = s.block ? k / static_cast<std::size_t>(s.block) : 0;
+    Dev da(m * k * 4), db(k * n * 4), dc(m * n * 4), dsa(m * nb * 4), dsb(nb * n * 4), dd(m * n * 4), df(m * n);
+    h2d(da.p, a, m * k * 4);
+    h2d(db.p, b, k * n * 4);
+    h2d(dc.p, c, m * n * 4);
+    if (nb) {
+      h2d(dsa.p, sa, m * nb * 4);
+      h2d(dsb.p, sb, nb * n * 4);
+    }
+    check(numref_cuda::try_mma(s, m, n, k, da.as<std::uint32_t>(), db.as<std::uint32_t>(), dc.as<std::uint32_t>(),
+                               nb ? dsa.as<std::uint32_t>() : nullptr, nb ? dsb.as<std::uint32_t>() : nullptr,
+                               dd.as<std::uint32_t>(), flags ? df.as<std::uint8_t>() : nullptr),
+          "mma kernel");
+    d2h(d, dd.p, m * n * 4);
+    if (flags) d2h(flags, df.p, m * n);
+    return static_cast<std::int64_t>(m * n);
+  }
 };
 
 }  // namespace

@@ -204,6 +204,14 @@ class CudaEmuBackend : public ct::KernelContract {
 
   // ---- GaussWS (§30, §A.13) -----------------------------------------------------------------
 
+  std::int64_t mma(const numref_mma_op* op, const std::uint32_t* a, const std::uint32_t* b, const std::uint32_t* c,
+                   const std::uint32_t* sa, const std::uint32_t* sb, std::uint32_t* d, std::uint8_t* flags) const {
+    const numref::MmaSpec s = ct::mma_plan(op);
+    if (!a || !b || !c || !d || (s.block && (!sa || !sb))) throw std::invalid_argument("null argument");
+    numref_cuda::host::mma(s, op->m, op->n, op->k, a, b, c, sa, sb, d, flags, walk_);
+    return static_cast<std::int64_t>(std::size_t{op->m} * op->n);
+  }
+
   std::int64_t gaussws(const numref_gaussws_op* op, const void* w, const std::uint32_t* bt, const std::uint16_t* u,
                        const std::uint64_t* key, const void* g, std::uint32_t* r_packed, std::uint32_t* scale,
                        std::uint32_t* w_hat, std::uint32_t* grad) const {

@@ -54,6 +54,11 @@ struct CudaDecisions : ct::KernelContract {
     EXPECT_EQ(ct::KernelContract::gaussws_supported(op), g_refusal.empty());
     return g_refusal.empty();
   }
+  static bool mma_supported(const numref_mma_op* op) {
+    g_refusal = ct::mma_refusal(op);
+    EXPECT_EQ(ct::KernelContract::mma_supported(op), g_refusal.empty());
+    return g_refusal.empty();
+  }
   [[noreturn]] static void never() { throw std::logic_error("not run"); }
   static std::int64_t cast(std::uint32_t, std::uint32_t, const numref_policy*, std::size_t, const std::uint32_t*,
                            const std::uint32_t*, std::uint32_t*, std::uint8_t*) {
@@ -84,6 +89,10 @@ struct CudaDecisions : ct::KernelContract {
   static std::int64_t gaussws(const numref_gaussws_op*, const void*, const std::uint32_t*, const std::uint16_t*,
                               const std::uint64_t*, const void*, std::uint32_t*, std::uint32_t*, std::uint32_t*,
                               std::uint32_t*) {
+    never();
+  }
+  static std::int64_t mma(const numref_mma_op*, const std::uint32_t*, const std::uint32_t*, const std::uint32_t*,
+                          const std::uint32_t*, const std::uint32_t*, std::uint32_t*, std::uint8_t*) {
     never();
   }
 };
@@ -173,10 +182,8 @@ TEST(CudaEmuContract, SameDecisionsAndMessagesOverEveryPlannedSuite) {
   cuda->close(cuda->ctx);
   EXPECT_GT(suites, 100u);
   // The op families the kernels do not implement yet: both plugins lack their entry points, so
-  // both refuse every suite (checked above). mma: the dot-product model (§38) runs in cpu-fast
-  // from arith/include/numref_arith/mma.cuh; its CUDA kernels and their walk in cuda-emu are
-  // issue 29's next part. The list must shrink when a family gets kernels.
-  static const std::set<std::string> kWithoutKernels = {"mma"};
+  // both refuse every suite (checked above). The list must shrink when a family gets kernels.
+  static const std::set<std::string> kWithoutKernels = {};
   const std::string ops = " " + std::string(cuda->ops) + " ";
   for (const auto& [fam, n] : per_family) {
     std::printf("%-12s %5d supported %5d refused\n", fam.c_str(), n.first, n.second);

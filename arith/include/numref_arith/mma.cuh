@@ -16,6 +16,7 @@
 
 #include <cstdint>
 
+#include "numref/mma.hpp"  // the knob enums (MmaRound, MmaScale)
 #include "numref/policy.hpp"
 #include "numref_arith/cast.cuh"
 #include "numref_arith/config.cuh"

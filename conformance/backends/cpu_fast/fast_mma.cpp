@@ -5,30 +5,11 @@
 #include <vector>
 
 #include "numref_arith/mma.cuh"
+#include "numref_arith/mma_plan.hpp"
 
 namespace numref::cpu_fast {
 
-namespace {
-
 namespace am = numref_cuda::mma;
-
-am::DecFmt dec_fmt(MmaType t) {
-  const MmaTypeInfo& ti = mma_type(t);
-  const Format& f = format(ti.format);
-  am::DecFmt d;
-  d.bits = f.bits;
-  d.man = f.man_bits;
-  d.bias = f.bias;
-  d.emin = f.emin();
-  d.is_signed = f.is_signed;
-  d.ieee = f.specials == Specials::ieee;
-  d.fn = f.specials == Specials::fn;
-  d.e8m0 = f.id == FormatId::f8e8m0fnu;
-  d.ignore = ti.ignore_mask;
-  return d;
-}
-
-}  // namespace
 
 bool mma_supported(const MmaSpec& s) { return s.model().algo == MmaAlgo::fdpa; }
 
@@ -36,21 +17,11 @@ void mma(const MmaSpec& s, std::size_t m, std::size_t n, std::size_t k, const st
          const std::uint32_t* c, const std::uint32_t* sa, const std::uint32_t* sb, std::uint32_t* d,
          std::uint8_t* flags) {
   if (!mma_supported(s)) throw std::invalid_argument("cpu-fast: the ideal model is the reference's");
-  const MmaKnobs& kn = s.model();
-  const std::size_t L = mma_fused(s);
+  const am::Plan pl = am::plan(s);
+  const std::size_t L = pl.fused;
   const std::size_t nb = s.block ? k / static_cast<std::size_t>(s.block) : 0;
-  const am::DecFmt fa = dec_fmt(s.a), fb = dec_fmt(s.b), fc = dec_fmt(s.c), fs = dec_fmt(s.scale);
-  am::Knobs K;
-  K.f16 = s.c == MmaType::f16;
-  K.align = kn.align;
-  K.e_zero = K.f16 ? kn.e_zero_f16 : kn.e_zero;
-  K.round = kn.round;
-  K.scale = kn.scale;
-  K.group = kn.group;
-  K.block = s.block;
-  K.u0 = format(mma_type(s.a).format).qmin() + format(mma_type(s.b).format).qmin();
-  K.nan_ones = kn.nan == MmaNan::ones;
-  K.zero_plus = kn.zero == MmaZero::plus;
+  const am::DecFmt &fa = pl.a, &fb = pl.b, &fc = pl.c, &fs = pl.s;
+  const am::Knobs& K = pl.k;
   // decoded once: A's rows, B's columns (transposed), the scales per row / column
   std::vector<am::Dec> A(m * k), Bt(n * k), SA(m * nb), SBt(n * nb);
   for (std::size_t i = 0; i < m * k; ++i) A[i] = am::decode(a[i], fa);

@@ -33,6 +33,7 @@
 #include "numref_arith/philox.cuh"
 #include "numref_cuda/quantize_plan.hpp"
 #include "numref_cuda/support.hpp"
+#include "numref/mma.hpp"
 #include "numref/mor.hpp"
 
 namespace numref_cuda {
@@ -181,5 +182,15 @@ cudaError_t try_gaussws_forward(const gaussws::Problem& p, numref::FormatId wf, 
 cudaError_t try_gaussws_backward(const gaussws::Problem& p, const std::uint32_t* scale, const std::uint16_t* u,
                                  numref::FormatId gf, const void* g, std::uint32_t* grad, cudaStream_t stream = nullptr,
                                  std::uint32_t* device_status = nullptr) noexcept;
+
+// §36 – §38 D = A·B + C by a fused truncated dot-product-add model (algo=fdpa), over dense
+// row-major device arrays of codes, one per 32-bit word: a (m x k), b (k x n), c (m x n), and with
+// s.block the scales sa (m x k/block) and sb (k/block x n) (else nullptr); d (m x n) and, when not
+// nullptr, flags (m x n, the §36.4 flags). The operands are decoded once into device buffers, then
+// one thread per element of D runs its steps (numref_arith/mma.cuh). The ideal model (§37) is
+// refused (cudaErrorInvalidValue, why()).
+cudaError_t try_mma(const numref::MmaSpec& s, std::size_t m, std::size_t n, std::size_t k, const std::uint32_t* a,
+                    const std::uint32_t* b, const std::uint32_t* c, const std::uint32_t* sa, const std::uint32_t* sb,
+                    std::uint32_t* d, std::uint8_t* flags, cudaStream_t stream = nullptr) noexcept;
 
 }  // namespace numref_cuda

@@ -16,6 +16,7 @@
 
 #include "numref/mor.hpp"
 #include "numref/format.hpp"
+#include "numref/mma.hpp"
 #include "numref_arith/cast.cuh"
 #include "numref_arith/gaussws.cuh"
 #include "numref_cuda/quantize_plan.hpp"
@@ -115,5 +116,13 @@ struct GausswsOut {
 };
 GausswsOut gaussws(const gaussws::Problem& p, numref::FormatId wf, const void* w, const std::uint32_t* bt,
                    const std::uint16_t* u, numref::FormatId gf, const void* g, const Walk& walk = {});
+
+// §36 – §38, §A.4 try_mma's kernels on the CPU: the operands decoded, then one simulated thread
+// per element of D in the walk's order (the grid-stride loop over the m · n elements), each running
+// its steps with mma.cuh's step(). Arguments as try_mma (host arrays). Throws std::invalid_argument
+// for the ideal model.
+void mma(const numref::MmaSpec& s, std::size_t m, std::size_t n, std::size_t k, const std::uint32_t* a,
+         const std::uint32_t* b, const std::uint32_t* c, const std::uint32_t* sa, const std::uint32_t* sb,
+         std::uint32_t* d, std::uint8_t* flags, const Walk& walk = {});
 
 }  // namespace numref_cuda::host
