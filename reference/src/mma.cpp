@@ -34,6 +34,8 @@ constexpr MmaTypeInfo kTypes[] = {
     {MmaType::f4e2m1fn, "f4e2m1fn", FormatId::f4e2m1fn, 0},
     {MmaType::f8e8m0fnu, "f8e8m0fnu", FormatId::f8e8m0fnu, 0},
     {MmaType::ue4m3, "ue4m3", FormatId::f8e4m3fn, 0x80u},
+    {MmaType::f8e4m3fnuz, "f8e4m3fnuz", FormatId::f8e4m3fnuz, 0},
+    {MmaType::f8e5m2fnuz, "f8e5m2fnuz", FormatId::f8e5m2fnuz, 0},
 };
 // clang-format on
 }  // namespace
@@ -130,9 +132,9 @@ std::string apply_model_text(MmaKnobs& out, std::string_view text) {
       return "unknown knob '" + key + "' (one of: " + keys + ")";
     }
   }
-  if (k.algo == MmaAlgo::fdpa && (k.align < 0 || k.align > 48))
-    return "align must be in [0, 48], not " + std::to_string(k.align);
-  if (k.algo == MmaAlgo::fdpa && (k.fused_bytes < 1 || k.fused_bytes > 4096))
+  if (k.algo != MmaAlgo::ideal && (k.align < 0 || k.align > 48 || k.align2 < 0 || k.align2 > 48))
+    return "align and align2 must be in [0, 48], not " + std::to_string(k.align) + " and " + std::to_string(k.align2);
+  if (k.algo != MmaAlgo::ideal && (k.fused_bytes < 1 || k.fused_bytes > 4096))
     return "fused_bytes must be in [1, 4096], not " + std::to_string(k.fused_bytes);
   if (k.scale == MmaScale::group && (k.group < 1 || k.group > 64))
     return "group must be in [1, 64], not " + std::to_string(k.group);
@@ -174,6 +176,16 @@ constexpr MmaKnobs kMxF8 = fdpa(25, 32, -133, -21, MmaRound::rz, MmaScale::produ
 constexpr MmaKnobs kMxF4 = fdpa(35, 32, -139, -21, MmaRound::rz, MmaScale::group, 16);
 
 constexpr MmaKnobs ideal_knobs() { return MmaKnobs{}; }
+// AMD CDNA3 (MMA-Sim's TR-FDPA / GTR-FDPA): F = 24, F2 = 31, 16 bytes per step, rne.
+constexpr MmaKnobs two_level(MmaAlgo algo) {
+  MmaKnobs k = fdpa(24, 16, 0, 0, MmaRound::rne);
+  k.algo = algo;
+  k.align2 = 31;
+  k.zero = MmaZero::rounded;
+  return k;
+}
+constexpr MmaKnobs kCdna3 = two_level(MmaAlgo::tr_fdpa);
+constexpr MmaKnobs kCdna3F8 = two_level(MmaAlgo::gtr_fdpa);
 
 // clang-format off
 constexpr MmaProfile kProfiles[] = {
@@ -213,6 +225,10 @@ constexpr MmaProfile kProfiles[] = {
     {"sm120_mma_mxf4nvf4",
      "mma.sync.aligned.block_scale m16n8k64 kind::mxf4nvf4 block16 ue8m0 / ue4m3, block32 ue8m0 (sm_120a)", "f4e2m1fn",
      "f32", "f8e8m0fnu ue4m3", "16 32", kMxF4, kMmaSim},
+    {"cdna3_mfma_f16", "v_mfma_f32_*_f16, v_mfma_f32_*_bf16 (CDNA3, gfx942)", kF16, "f32", "", "", kCdna3, kMmaSim},
+    {"cdna3_mfma_xf32", "v_mfma_f32_*_xf32 (CDNA3, gfx942)", "tf32", "f32", "", "", kCdna3, kMmaSim},
+    {"cdna3_mfma_f8", "v_mfma_f32_*_fp8_fp8 / _bf8 (CDNA3, gfx942)", "f8e4m3fnuz f8e5m2fnuz", "f32", "", "", kCdna3F8,
+     kMmaSim},
 };
 // clang-format on
 }  // namespace
@@ -495,6 +511,134 @@ MmaResult step_groups(const Inputs& in, std::size_t k0, std::size_t k1, std::uin
   return fdpa_step(terms, in.s.c, k);
 }
 
+// floor(v / 2^s) for s >= 0 (toward −∞: an arithmetic shift), v · 2^-s for s < 0; `dropped` is set
+// when a non-zero bit is discarded.
+__int128 floor_shift(__int128 v, int s, bool& dropped) {
+  if (s <= 0) {
+    if (-s > 60) throw std::logic_error("mma: two-level shift exceeds 60 bits");
+    return v * (static_cast<__int128>(1) << -s);
+  }
+  if (s >= 120) {
+    if (v != 0) dropped = true;
+    return v < 0 ? -1 : 0;
+  }
+  const __int128 q = v >> s;  // arithmetic: toward −∞
+  if ((q << s) != v) dropped = true;
+  return q;
+}
+
+// §38.7 / §38.8 One step of the two-level models (MMA-Sim's TR-FDPA and GTR-FDPA).
+MmaResult step_two_level(const Inputs& in, std::size_t k0, std::size_t k1, std::uint32_t c, const MmaKnobs& k,
+                         bool gtr) {
+  const int F = k.align, F2 = k.align2;
+  Specials sp;
+  struct Level1 {  // the truncated sum of a set of products: T · 2^(E − F)
+    bool any = false;
+    int E = 0;
+    __int128 T = 0;
+  };
+  bool dropped = false;
+  // a set of products (all, or the even / odd positions of the step): E = max e, terms truncated
+  const auto level1 = [&](int parity) {
+    Level1 r;
+    for (std::size_t i = k0; i < k1; ++i) {
+      if (parity >= 0 && static_cast<int>((i - k0) % 2) != parity) continue;
+      const Operand &x = in.A(i), &y = in.B(i);
+      if (x.nan || y.nan || x.inf || y.inf || x.sig == 0 || y.sig == 0) continue;
+      const int e = x.e + y.e;
+      r.E = r.any ? std::max(r.E, e) : e;
+      r.any = true;
+    }
+    if (!r.any) return r;
+    for (std::size_t i = k0; i < k1; ++i) {
+      if (parity >= 0 && static_cast<int>((i - k0) % 2) != parity) continue;
+      const Operand &x = in.A(i), &y = in.B(i);
+      if (x.nan || y.nan || x.inf || y.inf || x.sig == 0 || y.sig == 0) continue;
+      const std::uint64_t n = x.sig * y.sig;
+      const int sh = (x.exp + y.exp) - (r.E - F);
+      std::uint64_t v;
+      if (sh >= 0) {
+        v = n << sh;
+      } else if (-sh >= 64) {
+        v = 0;
+        dropped = true;
+      } else {
+        v = n >> -sh;
+        if ((v << -sh) != n) dropped = true;
+      }
+      r.T += (x.neg != y.neg) ? -static_cast<__int128>(v) : static_cast<__int128>(v);
+    }
+    return r;
+  };
+  // specials (§38.5 as §37), and §38.7's overflow: a product whose significand product s and
+  // exponent e give (|s| >= 2 ? e + 1 : e) >= 128 is an infinity of its sign
+  for (std::size_t i = k0; i < k1; ++i) {
+    const Operand &x = in.A(i), &y = in.B(i);
+    sp.product(x, y);
+    if (x.nan || y.nan || x.inf || y.inf || x.sig == 0 || y.sig == 0 || gtr) continue;
+    const std::uint64_t n = x.sig * y.sig;
+    const int e = x.e + y.e, xs = x.exp + y.exp;
+    const int two = e - xs + 1;  // |s| >= 2  <=>  n >= 2^two
+    const bool ge2 = two <= 0 || (two < 64 && n >= (std::uint64_t{1} << two));
+    if ((ge2 ? e + 1 : e) >= 128) (x.neg != y.neg ? sp.neg_inf : sp.pos_inf) = true;
+  }
+  Operand co = operand(c, in.s.c);
+  if (gtr && (co.nan || co.inf)) {
+    // §38.8 a NaN or infinite C has the alignment exponent −1; like any C it is dropped when it
+    // lies more than F + 1 binades below the products (e_max > F): the step then sums the products
+    const bool saved = dropped;
+    const Level1 all = level1(-1);
+    dropped = saved;  // the look-ahead discards nothing
+    if (all.any && all.E > F) co = Operand{};
+  }
+  sp.addend(co);
+  if (sp.any()) return special_result(sp, in.s.c, k.nan);
+
+  Level1 d;
+  if (!gtr) {
+    d = level1(-1);
+  } else {  // §38.8 two halves, each floored to F bits below their larger exponent
+    const Level1 ev = level1(0), od = level1(1);
+    if (ev.any || od.any) {
+      d.any = true;
+      d.E = !ev.any ? od.E : !od.any ? ev.E : std::max(ev.E, od.E);
+      d.T =
+          (ev.any ? floor_shift(ev.T, d.E - ev.E, dropped) : 0) + (od.any ? floor_shift(od.T, d.E - od.E, dropped) : 0);
+    }
+  }
+  const Format& f = acc_format(in.s.c);
+  const int e_c = co.sig ? co.e : f.emin();  // a zero C takes part with the binary32 emin
+  const int e_max = d.any ? std::max(d.E, e_c) : e_c;
+  const int unit = e_max - F2 - 1;  // the sum's unit 2^(e_max − F2 − 1)
+  const __int128 Sd = d.any ? floor_shift(d.T, unit - (d.E - F), dropped) : 0;
+  __int128 Sc = 0;
+  if (co.sig != 0 && !(gtr && e_c < e_max - F - 1)) {
+    const __int128 cs = co.neg ? -static_cast<__int128>(co.sig) : static_cast<__int128>(co.sig);
+    Sc = floor_shift(cs, (e_max - F) - co.exp, dropped) * (static_cast<__int128>(1) << (F2 + 1 - F));
+  } else if (co.sig != 0) {
+    dropped = true;  // §38.8 a C far below the products is dropped
+  }
+  const __int128 W = Sd + Sc;
+  std::uint8_t flags = dropped ? kInexact : 0;
+  if (W == 0) return {0u, flags};  // an exact zero sum is +0 (zero=rounded, zero=plus)
+  // normalised with the binary32 emin, floored to F2 fraction bits, then rounded to nearest
+  const bool neg = W < 0;
+  const unsigned __int128 mag = neg ? static_cast<unsigned __int128>(-W) : static_cast<unsigned __int128>(W);
+  int bl = 0;
+  for (unsigned __int128 t = mag; t; t >>= 1) ++bl;
+  const int EV = std::max(unit + bl - 1, f.emin());
+  const __int128 W2 = floor_shift(W, (EV - F2) - unit, dropped);
+  flags = dropped ? kInexact : 0;
+  if (W2 == 0) return {0u, flags};
+  const bool neg2 = W2 < 0;
+  const unsigned __int128 m2 = neg2 ? static_cast<unsigned __int128>(-W2) : static_cast<unsigned __int128>(W2);
+  if (m2 >> 63) throw std::logic_error("mma: two-level sum exceeds 63 bits");
+  const Result r = round_finite(Exact{neg2, static_cast<std::uint64_t>(m2), EV - F2, false}, f, Policy{});
+  std::uint32_t bits = r.bits;
+  if ((bits & f.mag_mask()) == 0 && k.zero == MmaZero::plus) bits = 0;  // zero=rounded keeps the sign
+  return {bits, static_cast<std::uint8_t>(flags | r.flags)};
+}
+
 // §37 The ideal result: the exact c + Σ products (with scales), rounded once (rne).
 MmaResult ideal(const Inputs& in, std::size_t K, std::uint32_t c) {
   Specials sp;
@@ -581,8 +725,10 @@ MmaResult dot(const Inputs& in, std::size_t K, std::uint32_t c, std::vector<Term
   std::uint8_t flags = 0;
   for (std::size_t k0 = 0; k0 < K; k0 += L) {
     const std::size_t k1 = std::min(K, k0 + L);
-    const MmaResult r =
-        k.scale == MmaScale::group ? step_groups(in, k0, k1, c, k, terms) : step_products(in, k0, k1, c, k, terms);
+    const MmaResult r = k.algo == MmaAlgo::tr_fdpa || k.algo == MmaAlgo::gtr_fdpa
+                            ? step_two_level(in, k0, k1, c, k, k.algo == MmaAlgo::gtr_fdpa)
+                        : k.scale == MmaScale::group ? step_groups(in, k0, k1, c, k, terms)
+                                                     : step_products(in, k0, k1, c, k, terms);
     c = r.bits;
     flags |= r.flags;
   }

@@ -170,6 +170,25 @@ TEST(Mma, ProductScale) {
   EXPECT_EQ(dot(spec("sm100_tcgen05_mxf8f6f4", E4, E4, F32, 32), a, b, 0, {0x82}, {0x7E}).bits, 0x40800000u);
 }
 
+// §38.7 the second level floors: cdna3_mfma_f16, a = b = 1 (f16 3C00), C = -2^-30 (B0800000).
+// Level 1: T = 1 at E = 0. e_max = 0; the product in units 2^-32 is 2^32; C floored to a multiple
+// of 2^(0 - 24): floor(-2^-6) = -1, i.e. -2^-24. V = 1 - 2^-24, exact in binary32: 3F7FFFFF. The
+// ideal 1 - 2^-30 rounds to 1.0 (3F800000).
+TEST(Mma, TwoLevelFloorsTheAccumulator) {
+  const auto F16 = MmaType::f16;
+  EXPECT_EQ(dot(spec("cdna3_mfma_f16", F16, F16, F32), {0x3C00}, {0x3C00}, 0xB0800000u).bits, 0x3F7FFFFFu);
+  EXPECT_EQ(dot(spec("ideal", F16, F16, F32), {0x3C00}, {0x3C00}, 0xB0800000u).bits, 0x3F800000u);
+}
+
+// §38.8 a NaN C (alignment exponent -1) is dropped when the products lie more than F + 1 = 25
+// binades above it: cdna3_mfma_f8, e5m2fnuz a = b = 2^13 (74; bias 16): e = 26 > 24, D = 2^26 =
+// 4C800000. With a = b = 2^12 (70): e = 24, the NaN stays: 7FFFFFFF (nan=ones).
+TEST(Mma, GtrDropsANaNAccumulatorFarBelowTheProducts) {
+  const auto E5 = MmaType::f8e5m2fnuz;
+  EXPECT_EQ(dot(spec("cdna3_mfma_f8", E5, E5, F32), {0x74}, {0x74}, 0x7FC00000u).bits, 0x4C800000u);
+  EXPECT_EQ(dot(spec("cdna3_mfma_f8", E5, E5, F32), {0x70}, {0x70}, 0x7FC00000u).bits, 0x7FFFFFFFu);
+}
+
 // §36.1 D = A·B + C is the matrix of independent dot products: mma() equals mma_dot() of row i
 // and column j for every element, and permuting A's rows permutes D's rows.
 TEST(Mma, MatrixIsTheDotProductOfEachRowAndColumn) {
@@ -234,9 +253,9 @@ TEST(Mma, ProfileTableIsWellFormed) {
     const std::size_t u1 = n.find('_'), u2 = n.find('_', u1 + 1);
     if (u1 == std::string_view::npos || u2 == std::string_view::npos) return false;
     const std::string_view t = n.substr(0, u1), i = n.substr(u1 + 1, u2 - u1 - 1), k = n.substr(u2 + 1);
-    const std::string_view targets[] = {"sm70", "sm75", "sm80", "sm89", "sm90", "sm100", "sm120"};
-    const std::string_view instrs[] = {"mma", "wgmma", "tcgen05"};
-    const std::string_view kinds[] = {"f16", "tf32", "f8", "f8f6f4", "mxf8f6f4", "mxf4", "mxf4nvf4"};
+    const std::string_view targets[] = {"sm70", "sm75", "sm80", "sm89", "sm90", "sm100", "sm120", "cdna3"};
+    const std::string_view instrs[] = {"mma", "wgmma", "tcgen05", "mfma"};
+    const std::string_view kinds[] = {"f16", "tf32", "xf32", "f8", "f8f6f4", "mxf8f6f4", "mxf4", "mxf4nvf4"};
     return std::find(std::begin(targets), std::end(targets), t) != std::end(targets) &&
            std::find(std::begin(instrs), std::end(instrs), i) != std::end(instrs) &&
            std::find(std::begin(kinds), std::end(kinds), k) != std::end(kinds);

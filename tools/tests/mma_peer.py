@@ -8,7 +8,8 @@ usage: mma_peer.py NUMREF [--products N] [--only SUBSTR] [--shard I/N] [--seed S
 
 Every instruction MMA-Sim models on NVIDIA GPUs (mma.sync of sm_70 .. sm_120, wgmma of sm_90a,
 tcgen05.mma of sm_100a, and the block-scaled kinds; f64 excluded: it is an FMA chain, not a
-dot product numref models) is mapped to the numref profile named after it (PROFILE_OF below)
+dot product numref models) and AMD's CDNA3 (v_mfma f16 / bf16 / xf32 / fp8 / bf8; the f32 and f64
+FMA chains and CDNA1 / CDNA2 excluded: other algorithms numref does not model yet) is mapped to the numref profile named after it (PROFILE_OF below)
 and run on the same inputs by both: at least N products per instruction (default 1 048 576)
 in batches of eight input kinds — random codes of the whole format (specials included),
 normally distributed values, cancelling pairs, subnormals only, exponents spread past the
@@ -36,9 +37,10 @@ GEN = {"Volta": "sm70", "Turing": "sm75", "Ampere": "sm80", "Ada Lovelace": "sm8
        "Blackwell": "sm100", "RTX Blackwell": "sm120"}
 # PTX operand type -> numref operand type (§36.2)
 NTYPE = {"f32": "f32", "tf32": "tf32", "f16": "f16", "bf16": "bf16", "e4m3": "f8e4m3fn", "e5m2": "f8e5m2",
-         "e3m2": "f6e3m2fn", "e2m3": "f6e2m3fn", "e2m1": "f4e2m1fn", "ue8m0": "f8e8m0fnu", "ue4m3": "ue4m3"}
+         "e3m2": "f6e3m2fn", "e2m3": "f6e2m3fn", "e2m1": "f4e2m1fn", "ue8m0": "f8e8m0fnu", "ue4m3": "ue4m3",
+         "fp8": "f8e4m3fnuz", "bf8": "f8e5m2fnuz", "xf32": "tf32"}  # the last three: AMD's names
 BITS = {"f32": 32, "tf32": 32, "f16": 16, "bf16": 16, "f8e4m3fn": 8, "f8e5m2": 8, "f6e3m2fn": 6, "f6e2m3fn": 6,
-        "f4e2m1fn": 4, "f8e8m0fnu": 8, "ue4m3": 8}
+        "f4e2m1fn": 4, "f8e8m0fnu": 8, "ue4m3": 8, "f8e4m3fnuz": 8, "f8e5m2fnuz": 8}
 
 
 def kind_of(a_type, kind):
@@ -103,6 +105,14 @@ def instructions():
             kind = kind.removeprefix("kind::")
             out.append(("tcgen05", arch, s, f"sm100_tcgen05_{kind_of(a, None) if kind == 'f16' else kind}", a, b, d,
                         0, None))
+    from mmasim.amd import isa_mfma
+    for suffix in isa_mfma.arch_mfma_suffix["CDNA3"]:
+        q = suffix.split("_")
+        a, b = (q[2], q[3]) if q[-1] in ("fp8", "bf8") else (q[-1], q[-1])
+        if a in ("f32", "f64"):
+            continue
+        kind = "f8" if a in ("fp8", "bf8") else "xf32" if a == "xf32" else "f16"
+        out.append(("mfma", "CDNA3", suffix, f"cdna3_mfma_{kind}", a, b, "f32", 0, None))
     for arch, lst in isa_tcgen05mma.tcgen05mma_block_scale_shape_and_type.items():
         for s in lst:
             if not s.startswith("m128n8k"):
@@ -114,6 +124,8 @@ def instructions():
 
 
 def instruction_k(instr):
+    if "_" in instr and "." not in instr:  # AMD: f32_MxNxK_...
+        return int(instr.split("_")[1].split("x")[2])
     shape = instr.split(".")[0]
     return int(shape.split("k")[1])
 
@@ -128,7 +140,7 @@ def mask_of(t):
 
 def field_widths(t):
     return {"f32": (8, 23), "tf32": (8, 23), "f16": (5, 10), "bf16": (8, 7), "f8e4m3fn": (4, 3), "f8e5m2": (5, 2),
-            "f6e3m2fn": (3, 2), "f6e2m3fn": (2, 3), "f4e2m1fn": (2, 1)}[t]
+            "f6e3m2fn": (3, 2), "f6e2m3fn": (2, 3), "f4e2m1fn": (2, 1), "f8e4m3fnuz": (4, 3), "f8e5m2fnuz": (5, 2)}[t]
 
 
 def finite_codes(rng, t, n, exp_lo=None, exp_hi=None):
@@ -147,6 +159,8 @@ def finite_codes(rng, t, n, exp_lo=None, exp_hi=None):
         code[bad] = (s[bad] << (e + m)) | ((ones - 1) << m) | mf[bad]
     elif t == "f8e4m3fn":
         code[mag == 0x7F] = (s[mag == 0x7F] << 7) | 0x7E
+    elif t in ("f8e4m3fnuz", "f8e5m2fnuz"):
+        code[code == 0x80] = 0  # the fnuz NaN
     return code
 
 
@@ -161,6 +175,8 @@ def specials(t):
         return [0x7C, 0xFC, 0x7E, 0xFF]
     if t == "f8e4m3fn":
         return [0x7F, 0xFF]
+    if t in ("f8e4m3fnuz", "f8e5m2fnuz"):
+        return [0x80]
     return []
 
 
@@ -173,6 +189,8 @@ def operand(rng, t, shape, kind, k_axis, block):
         x = normal_codes(rng, t, n)
     elif kind == "subnormal":
         x = (rng.integers(0, 2, n, dtype=np.int64) << (e + m)) | rng.integers(0, 1 << m, n, dtype=np.int64)
+        if t in ("f8e4m3fnuz", "f8e5m2fnuz"):
+            x[x == 0x80] = 0
     elif kind == "spread":
         x = finite_codes(rng, t, n)
     else:
@@ -203,7 +221,8 @@ def normal_codes(rng, t, n):
     import ml_dtypes
     dt = {"f32": np.float32, "tf32": np.float32, "f16": np.float16, "bf16": ml_dtypes.bfloat16,
           "f8e4m3fn": ml_dtypes.float8_e4m3fn, "f8e5m2": ml_dtypes.float8_e5m2, "f6e3m2fn": ml_dtypes.float6_e3m2fn,
-          "f6e2m3fn": ml_dtypes.float6_e2m3fn, "f4e2m1fn": ml_dtypes.float4_e2m1fn}[t]
+          "f6e2m3fn": ml_dtypes.float6_e2m3fn, "f4e2m1fn": ml_dtypes.float4_e2m1fn,
+          "f8e4m3fnuz": ml_dtypes.float8_e4m3fnuz, "f8e5m2fnuz": ml_dtypes.float8_e5m2fnuz}[t]
     v = (rng.standard_normal(n) * np.exp2(rng.integers(-3, 4, n))).astype(np.float32)
     with np.errstate(all="ignore"):
         y = v.astype(dt)
@@ -263,7 +282,8 @@ def run_mmasim(ins, A, B, C, SA, SB):
     from mmasim.nv_ptx import sim
     api, arch, instr, prof, a, b, d, block, st = ins
     tdt = {"f32": torch.float32, "tf32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16,
-           "e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2}
+           "e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2, "fp8": torch.float8_e4m3fnuz,
+           "bf8": torch.float8_e5m2fnuz, "xf32": torch.float32}
 
     def tens(codes, t, packed=False, k_axis=1):
         if t in ("e3m2", "e2m3", "e2m1"):
@@ -275,12 +295,16 @@ def run_mmasim(ins, A, B, C, SA, SB):
             elif t == "e2m1":
                 x = x << 2  # MMA-Sim holds f4 in bits 5:2 of a byte (f6 in bits 5:0)
             return torch.from_numpy(x.astype(np.uint8))
-        bits = {"f32": np.int32, "tf32": np.int32, "f16": np.int16, "bf16": np.int16}.get(t, np.uint8)
+        bits = {"f32": np.int32, "tf32": np.int32, "xf32": np.int32, "f16": np.int16, "bf16": np.int16}.get(t, np.uint8)
         raw = torch.from_numpy(codes.astype({np.int32: np.uint32, np.int16: np.uint16}.get(bits, bits))
                                .view(bits).copy())
         return raw.view(tdt[t])
 
-    if api in ("mma", "wgmma", "tcgen05"):
+    if api == "mfma":
+        from mmasim.amd import sim as amd_sim
+        op = amd_sim.MFMA(arch, instr)
+        D = op(tens(A, a), tens(B, b, k_axis=0), tens(C, d))
+    elif api in ("mma", "wgmma", "tcgen05"):
         cls = {"mma": sim.MMA, "wgmma": sim.WGMMA, "tcgen05": sim.TCGen05MMA}[api]
         op = cls(arch, instr)
         D = op(tens(A, a), tens(B, b, k_axis=0), tens(C, d))

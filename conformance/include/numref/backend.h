@@ -501,6 +501,8 @@ typedef struct numref_gaussws_op {
  * compares `profile` (the §39 name) and answers 0 from mma_supported for any other. */
 #define NUMREF_MMA_ALGO_IDEAL 0u     /* §37 algo=ideal: the exact sum rounded once */
 #define NUMREF_MMA_ALGO_FDPA 1u      /* §38 algo=fdpa: fused truncated dot-product-add steps */
+#define NUMREF_MMA_ALGO_TR_FDPA 2u   /* §38.7 algo=tr_fdpa: two-level steps */
+#define NUMREF_MMA_ALGO_GTR_FDPA 3u  /* §38.8 algo=gtr_fdpa: two-level steps, products in two halves */
 #define NUMREF_MMA_ROUND_RNE 0u      /* §38.5 round=rne */
 #define NUMREF_MMA_ROUND_RZ 1u       /* §38.5 round=rz: toward zero, binary32, overflow to Inf */
 #define NUMREF_MMA_ROUND_RZ13 2u     /* §38.5 round=rz13: toward zero to 13 fraction bits */
@@ -511,6 +513,7 @@ typedef struct numref_gaussws_op {
 #define NUMREF_MMA_NAN_CANONICAL 1u  /* §38.5 nan=canonical */
 #define NUMREF_MMA_ZERO_PLUS 0u      /* §38.5 zero=plus: zero results are +0 */
 #define NUMREF_MMA_ZERO_IEEE 1u      /* §37, §38.5 zero=ieee */
+#define NUMREF_MMA_ZERO_ROUNDED 2u   /* §38.5 zero=rounded: exact zero +0, a rounded-away value keeps its sign */
 
 /* One D = A·B + C (§36.1): A m x k, B k x n, C and D m x n, row-major; every element one dot
  * product of §37 or §38. */
@@ -534,7 +537,7 @@ typedef struct numref_mma_op {
   uint32_t group;         /* G for NUMREF_MMA_SCALE_GROUP, else 0 */
   uint32_t nan;           /* NUMREF_MMA_NAN_* */
   uint32_t zero;          /* NUMREF_MMA_ZERO_* */
-  uint32_t reserved;      /* zero */
+  int32_t align2;         /* F2: fraction bits of the second level (§38.7; 0 for ideal and fdpa) */
   const char* profile;    /* the §39 profile name, e.g. "sm90_wgmma_f8" */
   const char* text;       /* the canonical parameter text (the pipe protocol's <params>) */
 } numref_mma_op;

@@ -39,7 +39,9 @@ enum class MmaType : std::uint8_t {
   f6e2m3fn,
   f4e2m1fn,
   f8e8m0fnu,
-  ue4m3
+  ue4m3,
+  f8e4m3fnuz,
+  f8e5m2fnuz
 };
 struct MmaTypeInfo {
   MmaType id;
@@ -53,8 +55,10 @@ std::optional<MmaType> find_mma_type(std::string_view name);
 
 // ---- §38 model knobs --------------------------------------------------------------------------
 enum class MmaAlgo : std::uint8_t {
-  ideal,  // §37 the exact sum rounded once
-  fdpa,   // §38 fused truncated dot-product-add steps
+  ideal,     // §37 the exact sum rounded once
+  fdpa,      // §38 fused truncated dot-product-add steps
+  tr_fdpa,   // §38.7 two-level steps: products truncated, then floored with C
+  gtr_fdpa,  // §38.8 the same with the products in two interleaved halves
 };
 enum class MmaRound : std::uint8_t {
   rne,   // round to nearest, ties to even (IEEE 754), overflow to ±Inf
@@ -71,13 +75,15 @@ enum class MmaNan : std::uint8_t {
   canonical,  // the format's canonical quiet NaN: 7FC00000, 7E00
 };
 enum class MmaZero : std::uint8_t {
-  plus,  // a zero result is +0
-  ieee,  // IEEE 754 §6.3: −0 only when every addend is −0 (rne; rz alike)
+  plus,     // a zero result is +0
+  ieee,     // IEEE 754 §6.3: −0 only when every addend is −0 (rne; rz alike)
+  rounded,  // an exact zero sum is +0; a non-zero sum that rounds to zero keeps its sign
 };
 
 struct MmaKnobs {
   MmaAlgo algo = MmaAlgo::ideal;
   int align = 0;                   // F: fraction bits kept after aligning to the step's largest exponent
+  int align2 = 0;                  // F2: fraction bits of the second level (tr_fdpa, gtr_fdpa)
   int fused_bytes = 0;             // bytes of A's row per step: the step fuses fused_bytes / element bytes products
   int e_zero = 0;                  // exponent given to a zero term, binary32 accumulator
   int e_zero_f16 = 0;              // exponent given to a zero term, binary16 accumulator
@@ -90,11 +96,11 @@ struct MmaKnobs {
 };
 
 namespace mma_words {
-inline constexpr std::string_view algo[] = {"ideal", "fdpa"};
+inline constexpr std::string_view algo[] = {"ideal", "fdpa", "tr_fdpa", "gtr_fdpa"};
 inline constexpr std::string_view round[] = {"rne", "rz", "rz13"};
 inline constexpr std::string_view scale[] = {"none", "product", "group"};
 inline constexpr std::string_view nan[] = {"ones", "canonical"};
-inline constexpr std::string_view zero[] = {"plus", "ieee"};
+inline constexpr std::string_view zero[] = {"plus", "ieee", "rounded"};
 }  // namespace mma_words
 
 template <class T>
@@ -103,8 +109,9 @@ using MmaKnob = KnobRow<MmaKnobs, T>;
 // spec's generated table and the parser of --model read it.
 // clang-format off
 inline constexpr auto kMmaKnobs = std::make_tuple(
-    MmaKnob<MmaAlgo>{.key = "algo", .member = &MmaKnobs::algo, .words = mma_words::algo, .clause = "§37, §38"},
+    MmaKnob<MmaAlgo>{.key = "algo", .member = &MmaKnobs::algo, .words = mma_words::algo, .clause = "§37, §38, §38.7, §38.8"},
     MmaKnob<int>{.key = "align", .member = &MmaKnobs::align, .clause = "§38.2"},
+    MmaKnob<int>{.key = "align2", .member = &MmaKnobs::align2, .clause = "§38.7"},
     MmaKnob<int>{.key = "fused_bytes", .member = &MmaKnobs::fused_bytes, .clause = "§38.1"},
     MmaKnob<int>{.key = "e_zero", .member = &MmaKnobs::e_zero, .clause = "§38.2"},
     MmaKnob<int>{.key = "e_zero_f16", .member = &MmaKnobs::e_zero_f16, .clause = "§38.2"},

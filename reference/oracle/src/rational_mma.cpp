@@ -77,6 +77,90 @@ std::uint32_t finish(const Rational& V, bool zero_neg, const Format& f, MmaRound
   return encode(neg ? Rational(-t) : t, neg, f);
 }
 
+Rational floor_div(const Rational& v, const Rational& unit) {  // floor(v / unit) · unit
+  const Rational q = v / unit;
+  BigInt n = boost::multiprecision::numerator(q) / boost::multiprecision::denominator(q);  // toward zero
+  if (Rational(n) > q) n -= 1;                                                             // toward −∞
+  return Rational(n) * unit;
+}
+
+// §38.7 / §38.8 one two-level step by value.
+std::uint32_t two_level_step(const MmaKnobs& k, const MmaOperands& in, std::size_t k0, std::size_t k1,
+                             const std::uint32_t* a, const std::uint32_t* b, std::uint32_t c, bool gtr) {
+  const Format& fc = format(in.c);
+  const int F = k.align, F2 = k.align2;
+  Special sp;
+  struct Prod {
+    Rational v;
+    int e;
+    bool parity;
+  };
+  std::vector<Prod> ps;
+  for (std::size_t i = k0; i < k1; ++i) {
+    const Operand x = read(a[i], in.a, in.ignore_a), y = read(b[i], in.b, in.ignore_b);
+    sp.product(x, y);
+    if (x.kind != Value::finite || y.kind != Value::finite || x.v == 0 || y.v == 0) continue;
+    const Rational p = x.v * y.v;
+    const int e = x.e + y.e;
+    const Rational s = (p < 0 ? Rational(-p) : p) / pow2(e);
+    if (!gtr && (s >= 2 ? e + 1 : e) >= 128) {  // §38.7 a product beyond binary32 is an infinity
+      (p < 0 ? sp.ninf : sp.pinf) = true;
+      continue;
+    }
+    ps.push_back({p, e, ((i - k0) % 2) == 1});
+  }
+  Operand co = read(c, in.c, 0);
+  const auto level1 = [&](int parity, bool& any, int& E) {
+    any = false;
+    for (const Prod& q : ps)
+      if (parity < 0 || static_cast<int>(q.parity) == parity) {
+        E = any ? std::max(E, q.e) : q.e;
+        any = true;
+      }
+    Rational T = 0;
+    if (any)
+      for (const Prod& q : ps)
+        if (parity < 0 || static_cast<int>(q.parity) == parity) T += trunc_div(q.v, pow2(E - F));
+    return T;
+  };
+  if (gtr && co.kind != Value::finite) {  // §38.8 a NaN / Inf C (alignment exponent −1) below the products
+    bool any = false;
+    int E = 0;
+    (void)level1(-1, any, E);
+    if (any && E > F) co = Operand{};
+  }
+  sp.add(co);
+  if (const auto r = sp.result(fc, k.nan)) return *r;
+  bool any = false;
+  int Ed = 0;
+  Rational Vd = 0;
+  if (!gtr) {
+    Vd = level1(-1, any, Ed);
+  } else {
+    bool ae = false, ao = false;
+    int Ee = 0, Eo = 0;
+    const Rational Te = level1(0, ae, Ee), To = level1(1, ao, Eo);
+    any = ae || ao;
+    if (any) {
+      Ed = !ae ? Eo : !ao ? Ee : std::max(Ee, Eo);
+      Vd = floor_div(Te, pow2(Ed - F)) + floor_div(To, pow2(Ed - F));
+    }
+  }
+  const int emin = fc.has_subnormals ? 1 - fc.bias : -fc.bias;
+  const int ec = co.v != 0 ? co.e : emin;
+  const int emax = any ? std::max(Ed, ec) : ec;
+  Rational V = any ? floor_div(Vd, pow2(emax - F2 - 1)) : Rational(0);
+  if (co.v != 0 && !(gtr && ec < emax - F - 1)) V += floor_div(co.v, pow2(emax - F));
+  if (V == 0) return 0u;
+  const Rational mag = V < 0 ? Rational(-V) : V;
+  const int EV = std::max(floor_log2(mag), emin);
+  const Rational V2 = floor_div(V, pow2(EV - F2));
+  if (V2 == 0) return 0u;
+  Policy p;
+  const std::uint32_t code = round(V2, V2 < 0, fc, Round::rne, Round::rne, p, 0).code;
+  return k.zero == MmaZero::plus && (code & ((1u << (fc.bits - 1)) - 1u)) == 0 ? 0u : code;
+}
+
 }  // namespace
 
 std::uint32_t mma_dot(const MmaKnobs& k, std::size_t fused, const MmaOperands& in, std::size_t K,
@@ -110,6 +194,11 @@ std::uint32_t mma_dot(const MmaKnobs& k, std::size_t fused, const MmaOperands& i
     if (co.v != 0 || !co.sign) all_neg_zero = false;
     sum += co.v;
     return finish(sum, sum == 0 && all_neg_zero, fc, MmaRound::rne);
+  }
+  if (k.algo == MmaAlgo::tr_fdpa || k.algo == MmaAlgo::gtr_fdpa) {
+    for (std::size_t k0 = 0; k0 < K; k0 += fused)
+      c = two_level_step(k, in, k0, std::min(K, k0 + fused), a, b, c, k.algo == MmaAlgo::gtr_fdpa);
+    return c;
   }
   const int e_zero = f16 ? k.e_zero_f16 : k.e_zero;
   const MmaRound mode = f16 ? MmaRound::rne : k.round;

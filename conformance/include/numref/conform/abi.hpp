@@ -459,7 +459,9 @@ inline std::uint32_t abi_minor(ScaleRule rule, const RecipeKnobs& r) {
 // ---- §32.9 MMA (1.9) ---------------------------------------------------------------------------
 // The knob constants are the enums' values in table order (mma.hpp kMmaKnobs).
 static_assert(NUMREF_MMA_ALGO_IDEAL == static_cast<unsigned>(MmaAlgo::ideal) &&
-              NUMREF_MMA_ALGO_FDPA == static_cast<unsigned>(MmaAlgo::fdpa));
+              NUMREF_MMA_ALGO_FDPA == static_cast<unsigned>(MmaAlgo::fdpa) &&
+              NUMREF_MMA_ALGO_TR_FDPA == static_cast<unsigned>(MmaAlgo::tr_fdpa) &&
+              NUMREF_MMA_ALGO_GTR_FDPA == static_cast<unsigned>(MmaAlgo::gtr_fdpa));
 static_assert(NUMREF_MMA_ROUND_RNE == static_cast<unsigned>(MmaRound::rne) &&
               NUMREF_MMA_ROUND_RZ == static_cast<unsigned>(MmaRound::rz) &&
               NUMREF_MMA_ROUND_RZ13 == static_cast<unsigned>(MmaRound::rz13));
@@ -469,7 +471,8 @@ static_assert(NUMREF_MMA_SCALE_NONE == static_cast<unsigned>(MmaScale::none) &&
 static_assert(NUMREF_MMA_NAN_ONES == static_cast<unsigned>(MmaNan::ones) &&
               NUMREF_MMA_NAN_CANONICAL == static_cast<unsigned>(MmaNan::canonical));
 static_assert(NUMREF_MMA_ZERO_PLUS == static_cast<unsigned>(MmaZero::plus) &&
-              NUMREF_MMA_ZERO_IEEE == static_cast<unsigned>(MmaZero::ieee));
+              NUMREF_MMA_ZERO_IEEE == static_cast<unsigned>(MmaZero::ieee) &&
+              NUMREF_MMA_ZERO_ROUNDED == static_cast<unsigned>(MmaZero::rounded));
 inline constexpr std::uint32_t kMmaMinor = 9;  // the C ABI minor version of the mma family (Annex C.1)
 
 // An operand type as (format, ignored bits) and back (§36.2).
@@ -505,6 +508,7 @@ inline numref_mma_op to_c_mma(const MmaSpec& s, std::size_t m, std::size_t n, st
   c.group = static_cast<std::uint32_t>(kn.group);
   c.nan = static_cast<std::uint32_t>(kn.nan);
   c.zero = static_cast<std::uint32_t>(kn.zero);
+  c.align2 = kn.align2;
   c.profile = s.profile->name.data();
   c.text = text;
   return c;
@@ -528,11 +532,12 @@ inline MmaSpec mma_spec_from_c(const numref_mma_op& c) {
     if (!st) throw std::invalid_argument("numref_mma_op: a scale type numref does not have");
     s.scale = *st;
   }
-  if (c.algo > 1 || c.round > 2 || c.scale > 2 || c.nan > 1 || c.zero > 1)
+  if (c.algo > 3 || c.round > 2 || c.scale > 2 || c.nan > 1 || c.zero > 2)
     throw std::invalid_argument("numref_mma_op: a knob value outside its table");
   MmaKnobs k;
   k.algo = static_cast<MmaAlgo>(c.algo);
   k.align = c.align;
+  k.align2 = c.align2;
   k.e_zero = k.e_zero_f16 = c.e_zero;
   k.round = static_cast<MmaRound>(c.round);
   k.scale = static_cast<MmaScale>(c.scale);
@@ -540,7 +545,7 @@ inline MmaSpec mma_spec_from_c(const numref_mma_op& c) {
   k.nan = static_cast<MmaNan>(c.nan);
   k.zero = static_cast<MmaZero>(c.zero);
   s.knobs = k;
-  if (k.algo == MmaAlgo::fdpa) {  // §38.1 L = 2 · fused_bytes / h: fused_bytes from L
+  if (k.algo != MmaAlgo::ideal) {  // §38.1 L = 2 · fused_bytes / h: fused_bytes from L
     s.knobs = k;
     const std::size_t bytes2 = static_cast<std::size_t>(c.fused) * static_cast<std::size_t>(mma_nibbles(s));
     if (c.fused == 0 || bytes2 % 2 != 0)
