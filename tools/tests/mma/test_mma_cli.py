@@ -213,7 +213,7 @@ with tempfile.TemporaryDirectory() as t:
 
 # --profiles / --knobs print one row per profile / knob
 rc, out, err = run("--profiles")
-check(rc == 0 and "sm90_wgmma_f8" in out and "align=13 fused_bytes=32" in out, "--profiles")
+check(rc == 0 and "sm90_wgmma_f8" in out and "align=13 align2=0 fused_bytes=32" in out, "--profiles")
 rc, out, err = run("--knobs")
 check(rc == 0 and "rne|rz|rz13" in out, "--knobs")
 rc, out, err = run("--help")
