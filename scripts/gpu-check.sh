@@ -6,7 +6,8 @@
 # 1. configures and builds DIR (default build-gpu) in Release for the present GPU's
 #    architecture only (its compute capability from nvidia-smi), with the CUDA benchmarks;
 # 2. ctest -L cuda-device          the kernels on the GPU against the reference;
-# 3. numref conform --backend cuda --level 1;
+# 3. numref conform --backend cuda --level 1 (every family, the mma model kernels of
+#    cuda/src/mma.cu included: every fdpa profile against the reference, spec §A.12 item 10);
 # 4. numref conform --backend cuda --level exhaustive --ops cast --shard I/N (default 0/16:
 #    one shard of every <=16-bit input and every f32 input of the unary casts; the other
 #    shards are the same command with another I, e.g. as a job array);
