@@ -792,6 +792,19 @@ def test_input_hygiene():
     check("plural", "problems" not in out, out)
 
 
+def test_vectors_doc_count():
+    """docs/vectors.md states no file count of vectors/ that `numref vectors verify` contradicts
+    (it said "about 2 900 files" of 3 197; a count typed by hand goes stale)."""
+    rc, out, err = run(["vectors", "verify", os.path.join(REPO, "vectors")])
+    m = re.search(r": ([0-9]+) files, ([0-9]+) cases", out)
+    check("vectors verify count", rc == 0 and m is not None, f"exit {rc}: {out!r} {err!r}")
+    with open(os.path.join(REPO, "docs", "vectors.md"), encoding="utf-8") as f:
+        doc = f.read()
+    for n in re.findall(r"([0-9][0-9 ,]*[0-9]) (?:vector )?files", doc):
+        check("docs/vectors.md file count", m is not None and int(re.sub("[ ,]", "", n)) == int(m.group(1)),
+              f"docs/vectors.md says {n} files; numref vectors verify counts {m.group(1) if m else '?'}")
+
+
 def test_messages():
     tmp = tempfile.mkdtemp(prefix="numref-cli-msg-")
     x = os.path.join(tmp, "x.npy")
@@ -1070,7 +1083,7 @@ def main():
     NUMREF = os.path.abspath(sys.argv[1]) if os.sep in sys.argv[1] else sys.argv[1]  # tests chdir
     for t in [test_formats, test_profiles, test_profiles_policies_rules, test_conversions, test_quantize_rules, test_abi, test_explain, test_table, test_cast_values, test_cast_e8m0_and_overrides, test_cast_sr,
               test_cast_input_rules, test_cast_options, test_cast_streaming, test_outputs_not_inputs,
-              test_vectors_generate, test_stdout_errors, test_input_hygiene, test_messages, test_cast_values_decimal, test_cast_npy, test_npy_ml_dtypes,
+              test_vectors_generate, test_stdout_errors, test_input_hygiene, test_vectors_doc_count, test_messages, test_cast_values_decimal, test_cast_npy, test_npy_ml_dtypes,
               test_version, test_cli_md_knob_table, test_spec_normative_references]:
         t()
     if FAILURES:
