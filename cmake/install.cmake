@@ -39,5 +39,23 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/numrefConfigVersion.cmake
 install(FILES ${PROJECT_BINARY_DIR}/numrefConfig.cmake ${PROJECT_BINARY_DIR}/numrefConfigVersion.cmake
   DESTINATION ${_numref_cmake_dir})
 
+# numref.pc is relocatable: the prefix is found from the .pc file's own directory (${pcfiledir},
+# pkg-config and pkgconf), so `cmake --install build --prefix P` (the prefix chosen at install time,
+# not CMAKE_INSTALL_PREFIX at configure time) and a moved prefix both work. An absolute
+# CMAKE_INSTALL_LIBDIR / INCLUDEDIR is written as it is.
+if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
+  set(NUMREF_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
+  set(NUMREF_PC_LIBDIR "${CMAKE_INSTALL_LIBDIR}")
+else()
+  file(RELATIVE_PATH _numref_pc_up "/numref-prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/numref-prefix")
+  string(REGEX REPLACE "/$" "" _numref_pc_up "${_numref_pc_up}")
+  set(NUMREF_PC_PREFIX "\${pcfiledir}/${_numref_pc_up}")
+  set(NUMREF_PC_LIBDIR "\${prefix}/${CMAKE_INSTALL_LIBDIR}")
+endif()
+if(IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
+  set(NUMREF_PC_INCLUDEDIR "${CMAKE_INSTALL_INCLUDEDIR}")
+else()
+  set(NUMREF_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
+endif()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/numref.pc.in ${PROJECT_BINARY_DIR}/numref.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/numref.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

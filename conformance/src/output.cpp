@@ -144,11 +144,24 @@ void OutputSet::commit_all() {
   for (auto& f : files_) f->rename_into_place();
 }
 
+namespace {
+int g_stdout_errno = 0;          // note_stdout_error()
+bool g_stdout_reported = false;  // check_stdout() threw once
+}  // namespace
+
+void note_stdout_error(int e) {
+  if (g_stdout_errno == 0) g_stdout_errno = e;
+}
+
 void check_stdout() {
   errno = 0;
-  if (std::fflush(stdout) != 0 || std::ferror(stdout))
-    throw OutputError(std::string("standard output: write failed") +
-                      (errno ? ": " + errno_text(errno) : std::string()));
+  const bool flush_failed = std::fflush(stdout) != 0;
+  const int e = flush_failed ? errno : 0;
+  if (!flush_failed && !std::ferror(stdout)) return;
+  if (g_stdout_reported) return;
+  g_stdout_reported = true;
+  const int why = e ? e : g_stdout_errno;
+  throw OutputError(std::string("standard output: write failed") + (why ? ": " + errno_text(why) : std::string()));
 }
 
 }  // namespace numref::conform

@@ -110,3 +110,22 @@ def test_golden_vector_directory_errors(tmp_path, monkeypatch):
     f.write_text(f.read_text().replace("begin\n", "begin\n# edited\n", 1))
     with pytest.raises(ValueError, match="cast/ocp/f32-f8e4m3fn.vec: sha256 differs"):
         numref.conform.check(ok, from_="f32", to="f8e4m3fn", level="l0", vectors=d)
+
+
+def test_docs_example_output():
+    """docs/python.md shows what its first numref.conform.check example prints; the page must
+    show the real output (the golden-vector directory's path written as /path/to/numref/vectors)."""
+    import os
+    import re
+
+    doc = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "python.md")
+    with open(doc, encoding="utf-8") as f:
+        text = f.read()
+    blocks = re.findall(r"^prints .*?\n```\n(.*?)```", text, re.M | re.S)
+    assert blocks, "docs/python.md: no 'prints' block after the numref.conform.check example"
+    shown = blocks[0].splitlines()[:2]
+    r = numref.conform.check(lambda x: x.astype(ml_dtypes.float8_e4m3fn),
+                             from_="bf16", to="f8e4m3fn", profile="ml_dtypes")
+    live = str(r).splitlines()[:2]
+    live[1] = live[1].replace(str(r.vectors), "/path/to/numref/vectors")
+    assert shown == live, f"docs/python.md shows {shown}, the example prints {live}"

@@ -89,9 +89,21 @@ class HeaderParser {
     if (peek() != c) fail(std::string("malformed header: expected '") + c + "' at offset " + std::to_string(i_));
     ++i_;
   }
+  // At most 32 bytes of header text for a message: control characters and bytes above 0x7e as
+  // \xHH (the CLI's escape, docs/cli.md), so the message stays one line and names the byte.
   static std::string printable(std::string_view v) {
+    static constexpr char kHex[] = "0123456789abcdef";
     std::string o;
-    for (char c : v.substr(0, 32)) o.push_back(c >= 0x20 && c < 0x7f ? c : '?');
+    for (char ch : v.substr(0, 32)) {
+      const auto c = static_cast<unsigned char>(ch);
+      if (c >= 0x20 && c < 0x7f) {
+        o.push_back(ch);
+      } else {
+        o += "\\x";
+        o.push_back(kHex[c >> 4]);
+        o.push_back(kHex[c & 15]);
+      }
+    }
     return o;
   }
   std::string string_literal() {

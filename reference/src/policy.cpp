@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 namespace numref {
 
@@ -142,9 +143,11 @@ std::string knobs_text(const S& s, const Table& table, Keep&& keep) {
 }
 
 // Splits "key=word key=word" and calls set(key, word) for each: set returns 0 (applied),
-// 1 (unknown key) or 2 (bad word). Returns an error naming the setting, or nullopt.
+// 1 (unknown key) or 2 (bad word). Returns an error naming the setting, or nullopt. A key given
+// twice is an error naming it (§10.3), never "the last one wins".
 template <class Set>
 std::optional<std::string> for_each_setting(std::string_view settings, std::string_view what, Set&& set) {
+  std::vector<std::string_view> seen;
   std::size_t i = 0;
   while (i < settings.size()) {
     while (i < settings.size() && settings[i] == ' ') ++i;
@@ -156,6 +159,9 @@ std::optional<std::string> for_each_setting(std::string_view settings, std::stri
     const auto eq = kv.find('=');
     if (eq == std::string_view::npos) return std::string(what) + " setting '" + std::string(kv) + "' is not key=value";
     const std::string_view k = kv.substr(0, eq), v = kv.substr(eq + 1);
+    if (std::find(seen.begin(), seen.end(), k) != seen.end())
+      return std::string(what) + " key '" + std::string(k) + "' given twice; give each key once";
+    seen.push_back(k);
     const int r = set(k, v);
     if (r == 1) return "unknown " + std::string(what) + " key '" + std::string(k) + "'";
     if (r == 2) return "bad value '" + std::string(v) + "' for " + std::string(what) + " key '" + std::string(k) + "'";

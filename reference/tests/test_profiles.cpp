@@ -134,6 +134,12 @@ TEST(PolicyText, ErrorsNameTheProblem) {
   ASSERT_TRUE(err.has_value());
   err = apply_policy_settings(p, "sr_bits=x1");
   ASSERT_TRUE(err.has_value());
+  // §10.3 a key given twice is an error naming it, even with the same word (never "the last wins")
+  for (const char* twice : {"round=rne round=rtz", "round=rtz daz=1 round=rtz"}) {
+    err = apply_policy_settings(p, twice);
+    ASSERT_TRUE(err.has_value()) << twice;
+    EXPECT_NE(err->find("'round' given twice"), std::string::npos) << *err;
+  }
   EXPECT_EQ(p, before);  // a failed parse leaves the policy unchanged
 }
 

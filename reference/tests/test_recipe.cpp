@@ -506,6 +506,12 @@ TEST(Recipe, TextForm) {
   EXPECT_EQ(*apply_recipe_settings(k, "zero=one"), "unknown recipe key 'zero'");
   EXPECT_EQ(*apply_recipe_settings(k, "zero_code=two"), "bad value 'two' for recipe key 'zero_code'");
   EXPECT_EQ(*apply_recipe_settings(k, "zero_code"), "recipe setting 'zero_code' is not key=value");
+  // a key given twice is refused, naming it (not "the last one wins"); k is left unchanged
+  const RecipeKnobs before = k;
+  const auto twice = apply_recipe_settings(k, "zero_code=one inf_block=max_code zero_code=stored");
+  ASSERT_TRUE(twice.has_value());
+  EXPECT_NE(twice->find("'zero_code' given twice"), std::string::npos) << *twice;
+  EXPECT_EQ(k, before);
 }
 
 // §10.4 every recipe of the profile table is well formed and builds a quantizer for E4M3.

@@ -54,6 +54,18 @@ class Args {
 std::uint64_t parse_hex(std::string_view s, int max_bits, std::string_view what);
 // Parses a decimal integer in [lo, hi]; throws UsageError naming `what`.
 long long parse_int(std::string_view s, long long lo, long long hi, std::string_view what);
+// Parses an unsigned decimal integer in 0 .. 2^64 - 1 exactly (integer arithmetic only, every
+// value kept: 2^53 + 1 stays 2^53 + 1); throws UsageError naming `what` and that range.
+std::uint64_t parse_u64(std::string_view s, std::string_view what);
+
+// "1 problem", "2 problems": n and the noun, plural (noun + "s") unless n is 1.
+inline std::string count(unsigned long long n, std::string_view noun) {
+  std::string s = std::to_string(n);
+  s += ' ';
+  s += noun;
+  if (n != 1) s += 's';
+  return s;
+}
 
 // `s` on one line: newline, carriage return and tab as \n \r \t, other control characters
 // as \xHH. main() passes every error message through it, so that user text quoted in a

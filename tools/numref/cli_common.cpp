@@ -186,7 +186,8 @@ Magnitude numeral_magnitude(const Numeral& n) {
 }  // namespace
 
 std::string value_code(std::string_view tok, const Format& f, std::uint32_t& code, bool* inexact) {
-  const std::string shown = tok.size() > 40 ? std::string(tok.substr(0, 40)) + "..." : std::string(tok);
+  // The value as quoted in a message: escaped (a NUL must not cut the message, docs/cli.md).
+  const std::string shown = one_line(tok.substr(0, 40)) + (tok.size() > 40 ? "..." : "");
   if (tok.size() > 1000) return "value '" + shown + "' is longer than 1000 characters";
   std::size_t i = 0;
   bool neg = false;
@@ -316,7 +317,7 @@ npy::Array read_npy(const std::string& path, std::vector<std::uint8_t>& bytes) {
   }
 }
 
-NpyTensor read_npy_tensor(const std::string& path, const Format* named) {
+NpyTensor read_npy_tensor(const std::string& path, const Format* named, const Format* patterns) {
   NpyTensor in;
   const npy::Array a = read_npy(path, in.bytes);
   switch (a.dtype) {
@@ -327,6 +328,7 @@ NpyTensor read_npy_tensor(const std::string& path, const Format* named) {
     case npy::Dtype::u1:
     case npy::Dtype::v1:  // how NumPy saves ml_dtypes' 8-, 6- and 4-bit floats
     case npy::Dtype::f1:  // ml_dtypes 0.6 float8_e5m2
+      if (!named) named = patterns;
       if (!named)
         throw UsageError(path + ": dtype '" + std::string(npy::descr_of(a.dtype)) +
                          "' holds bit patterns; name their format with --input-format (e.g. " +
@@ -340,6 +342,10 @@ NpyTensor read_npy_tensor(const std::string& path, const Format* named) {
   if (named && named != in.format)
     throw UsageError(path + ": --input-format " + std::string(named->name) + " does not match the file's dtype '" +
                      std::string(npy::descr_of(a.dtype)) + "'");
+  // §19.7 <f1 is ml_dtypes' float8_e5m2, a number type of its own: not bit patterns of another format
+  if (a.dtype == npy::Dtype::f1 && in.format->id != FormatId::f8e5m2)
+    throw UsageError(path + ": dtype '<f1' (ml_dtypes float8_e5m2) does not hold " + std::string(in.format->name) +
+                     " codes (--input-format; expected |u1 or |V1)");
   if (storage_bytes(*in.format) != npy::itemsize(a.dtype))
     throw UsageError(path + ": " + std::string(in.format->name) + " codes take " +
                      std::to_string(storage_bytes(*in.format)) + " bytes but the file's items have " +

@@ -98,7 +98,9 @@ struct NpyTensor {
   std::size_t offset = 0;  // of the data in `bytes`
   std::vector<std::size_t> shape;
 };
-NpyTensor read_npy_tensor(const std::string& path, const Format* named);
+// `patterns`, when given and `named` is not, is the format of a file of bit patterns (a tensor
+// whose own format does not follow --input-format, such as gaussws' dL/dw_hat).
+NpyTensor read_npy_tensor(const std::string& path, const Format* named, const Format* patterns = nullptr);
 
 // §19.7 / §35 The .npy file of `n_bytes` bytes at `data` (dtype d, C order) written to an output
 // of a command (an OutputFile of its OutputSet; committed with the others).

@@ -49,11 +49,11 @@ const CharTables kChars;
 
 inline bool is_blank(char c) { return kChars.blank[static_cast<unsigned char>(c)]; }
 
-// A token as it can be quoted in an error message (bounded length, printable).
+// A token as it can be quoted in an error message: its first 40 bytes, control characters and
+// NUL escaped as one_line() writes them (\x1b, \x00; docs/cli.md), so the message stays one
+// line and is never cut at a NUL.
 std::string quote(const char* b, const char* e) {
-  std::string s;
-  for (const char* p = b; p < e && s.size() < 40; ++p)
-    s.push_back(static_cast<unsigned char>(*p) >= 0x20 && static_cast<unsigned char>(*p) < 0x7f ? *p : '?');
+  std::string s = one_line(std::string_view(b, static_cast<std::size_t>(std::min<std::ptrdiff_t>(e - b, 40))));
   if (e - b > 40) s += "...";
   return "'" + s + "'";
 }
@@ -226,15 +226,34 @@ class Caster {
 };
 
 // §19.7 The .npy dtypes that hold codes of `f` (the first is the one written): f32 as <f4 (or <u4
-// bit patterns), f16 as <f2 (or <u2 / V2), bf16 as <u2 (or V2), int8 as |i1 (or |u1), the other
-// formats of at most 8 bits as |u1 (or |V1 / <f1, as NumPy saves ml_dtypes' arrays of them), one
-// code in the low bits of each byte (§2.4).
+// bit patterns), f16 as <f2 (or <u2 / V2), bf16 as <u2 (or V2), int8 as |i1 only, the other
+// formats of at most 8 bits as |u1 (or |V1, as NumPy saves ml_dtypes' arrays of them; f8e5m2 also
+// <f1, ml_dtypes' float8_e5m2), one code in the low bits of each byte (§2.4). A dtype that is
+// itself a different number type is refused: |u1 is uint8, not int8 (200 would be read as -56);
+// <f1 is ml_dtypes' float8_e5m2, not another 8-bit float.
 std::vector<npy::Dtype> npy_dtypes(const Format& f) {
   if (f.id == FormatId::f32) return {npy::Dtype::f4, npy::Dtype::u4};
   if (f.id == FormatId::f16) return {npy::Dtype::f2, npy::Dtype::u2, npy::Dtype::v2};
   if (f.bits == 16) return {npy::Dtype::u2, npy::Dtype::v2};
-  if (f.id == FormatId::int8) return {npy::Dtype::i1, npy::Dtype::u1};
-  return {npy::Dtype::u1, npy::Dtype::v1, npy::Dtype::f1};
+  if (f.id == FormatId::int8) return {npy::Dtype::i1};
+  if (f.id == FormatId::f8e5m2) return {npy::Dtype::u1, npy::Dtype::v1, npy::Dtype::f1};
+  return {npy::Dtype::u1, npy::Dtype::v1};
+}
+
+// What a .npy dtype holds, for a message: "uint8", "float8_e5m2 (ml_dtypes)", ...
+std::string dtype_meaning(npy::Dtype d) {
+  switch (d) {
+    case npy::Dtype::f4: return "float32";
+    case npy::Dtype::f2: return "float16";
+    case npy::Dtype::u4: return "uint32";
+    case npy::Dtype::u2: return "uint16";
+    case npy::Dtype::u1: return "uint8";
+    case npy::Dtype::i1: return "int8";
+    case npy::Dtype::f1: return "ml_dtypes float8_e5m2";
+    case npy::Dtype::v2:
+    case npy::Dtype::v1: return "raw bytes";
+  }
+  return "?";
 }
 
 std::string dtype_list(const Format& f) {
@@ -250,8 +269,9 @@ std::vector<std::uint32_t> read_npy_codes(const std::string& path, const Format&
   const npy::Array a = read_npy(path, bytes);
   const auto ok = npy_dtypes(from);
   if (std::find(ok.begin(), ok.end(), a.dtype) == ok.end())
-    throw UsageError("--input " + path + ": dtype '" + std::string(npy::descr_of(a.dtype)) + "' does not hold " +
-                     std::string(from.name) + " codes (--from; expected " + dtype_list(from) + ")");
+    throw UsageError("--input " + path + ": dtype '" + std::string(npy::descr_of(a.dtype)) + "' (" +
+                     dtype_meaning(a.dtype) + ") does not hold " + std::string(from.name) +
+                     " codes (--from; expected " + dtype_list(from) + ")");
   const std::size_t isz = npy::itemsize(a.dtype);
   std::vector<std::uint32_t> codes(a.count());
   const std::uint8_t* d = bytes.data() + a.data_offset;
@@ -296,7 +316,8 @@ constexpr const char* kUsage =
     "  --output G.npy       write the result codes as a .npy file (the input's shape; 1-D for\n"
     "                       stdin) and a summary of the flags to stdout, instead of result lines\n"
     "                       dtypes: f32 <f4, f16 <f2, bf16 <u2, int8 |i1, others |u1 (read: also\n"
-    "                       |V1 / <f1, as NumPy saves ml_dtypes float8 / float6 / float4 arrays)\n"
+    "                       |V1, as NumPy saves ml_dtypes float8 / float6 / float4 arrays, and <f1\n"
+    "                       for f8e5m2; a |u1 file is not int8, a <f1 file no other format)\n"
     "\n"
     "policy options (applied in this order: profile, --policy, single knobs):\n";
 
@@ -343,8 +364,8 @@ int run_cast(Args& a) {
   write_npy_codes(*out_file, to, shape, results);
   outputs.commit_all();
   std::printf(
-      "wrote %s: %zu %s codes; flags: %llu invalid, %llu overflow, %llu underflow, %llu inexact\n",
-      out_file->path().c_str(), results.size(), std::string(to.name).c_str(),
+      "wrote %s: %s; flags: %llu invalid, %llu overflow, %llu underflow, %llu inexact\n", out_file->path().c_str(),
+      count(results.size(), std::string(to.name) + " code").c_str(),
       static_cast<unsigned long long>(caster.flag_count(4)), static_cast<unsigned long long>(caster.flag_count(2)),
       static_cast<unsigned long long>(caster.flag_count(1)), static_cast<unsigned long long>(caster.flag_count(0)));
   return 0;

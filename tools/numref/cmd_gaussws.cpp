@@ -26,6 +26,24 @@ constexpr const char* kUsage =
     "                      [--sum exact|f32] [--out W_HAT.npy] [--out-r R.npy] [--exact-out V.txt]\n"
     "                      [--grad G.npy --out-grad DBT.npy]";
 
+constexpr const char* kOptions =
+    "Gaussian weight sampling (spec §30; docs/gaussws.md):\n"
+    "  --noise-table        print the exact distribution of R over the 2^16 words (Eq. 10)\n"
+    "  --w W.npy            the weights: <f4, or <u2 bf16 patterns with --input-format bf16; the\n"
+    "                       last axis is n, the others are flattened into m\n"
+    "  --bt X               b_t of every 32 x 32 block (a finite binary32 number)\n"
+    "  --bt-file BT.npy     b_t per block (<f4, ceil(m/32) * ceil(n/32) values)\n"
+    "  --bi-file BI.npy     b_i per block; b_t by Eq. 11 from --b-init (6) and --b-target (4)\n"
+    "  --seed S             the counter-based generator's key (§30.3): seed, --layer L, --step T,\n"
+    "                       each an unsigned 64-bit integer 0 .. 2^64 - 1 (layer, step default 0)\n"
+    "  --bits U.npy         the 16 random bits of each element instead (<u2, w's element count)\n"
+    "  --sum exact|f32      one rounding of w + R*s to bf16 (default), or binary32 then bf16\n"
+    "  --out W_HAT.npy      w_hat as <u2 bf16 patterns, shape (m, n)\n"
+    "  --out-r R.npy        R packed, 8 sign-magnitude nibbles per <u4 word (§30.9)\n"
+    "  --exact-out V.txt    the exact w + R*s per element, one C99 hex float per line\n"
+    "  --grad G.npy --out-grad DBT.npy   dL/dw_hat (<f4, or <u2 bf16 with --input-format bf16)\n"
+    "                       in, dL/db_t per block out (<f4, shape (ceil(m/32), ceil(n/32)))\n";
+
 // A .npy file of 32-bit floats (<f4) or 16-bit words (<u2) with `count` elements.
 std::vector<std::uint32_t> read_words(const std::string& path, npy::Dtype want, std::size_t count, const char* what) {
   const std::vector<std::uint8_t> bytes = npy::read_file(path);
@@ -201,9 +219,10 @@ std::vector<std::uint32_t> block_bitwidths(const Options& o, const gw::Shape& sh
 std::vector<std::int8_t> element_noise(const Options& o, const gw::Shape& shape) {
   if (o.seed) {
     gw::NoiseKey k;
-    k.seed = static_cast<std::uint64_t>(parse_int(*o.seed, 0, (1LL << 62), "--seed"));
-    if (o.layer) k.layer = static_cast<std::uint64_t>(parse_int(*o.layer, 0, (1LL << 62), "--layer"));
-    if (o.step) k.step = static_cast<std::uint64_t>(parse_int(*o.step, 0, (1LL << 62), "--step"));
+    // §30.3 seed, layer and step are unsigned 64-bit integers: every value, exactly
+    k.seed = parse_u64(*o.seed, "--seed");
+    if (o.layer) k.layer = parse_u64(*o.layer, "--layer");
+    if (o.step) k.step = parse_u64(*o.step, "--step");
     return gw::noise(shape, k);
   }
   const std::vector<std::uint32_t> u =
@@ -238,7 +257,8 @@ Result compute(const Options& o) {
   try {
     res.f = gw::forward(spec, res.shape, wc, bt, res.r, o.exact_out.has_value());
     if (o.grad) {
-      const NpyTensor g = read_npy_tensor(*o.grad, named);
+      // §30.7 g is binary32 (<f4) or bf16 (<u2 patterns) whatever w's format: --input-format names w's
+      const NpyTensor g = read_npy_tensor(*o.grad, nullptr, &format(FormatId::bf16));
       if (g.rows * g.cols != res.shape.size() || (g.format->id != FormatId::f32 && g.format->id != FormatId::bf16))
         throw UsageError(*o.grad + ": dL/dw_hat must be f32 or bf16 with w's " + std::to_string(res.shape.size()) +
                          " elements");
@@ -267,20 +287,33 @@ void write_outputs(const Options& o, const Result& res) {
     put(*o.out_r, npy::encode(npy::Dtype::u4, pshape, raw_u32(p)));
   }
   if (o.exact_out) {
+    // §30.6 a poisoned block has no exact value ("nan"); §30.5 with s = +Inf and R != 0 the value
+    // w + R * s is infinite ("inf" / "-inf", the sign of R); elsewhere v as a C99 hex float
     std::string text;
-    for (std::size_t k = 0; k < res.f.exact.size(); ++k)  // §30.6: a poisoned block has no exact value
-      text += (res.f.scale[shape.block_of(k / shape.n, k % shape.n)] == gw::kNaN32 ? std::string("nan")
-                                                                                   : res.f.exact[k].hex()) +
-              "\n";
+    for (std::size_t k = 0; k < res.f.exact.size(); ++k) {
+      const std::uint32_t s = res.f.scale[shape.block_of(k / shape.n, k % shape.n)];
+      if (s == gw::kNaN32)
+        text += "nan";
+      else if (s == kF32Inf && res.r[k] != 0)
+        text += res.r[k] < 0 ? "-inf" : "inf";
+      else
+        text += res.f.exact[k].hex();
+      text += '\n';
+    }
     set.add(*o.exact_out).write(text);
   }
   if (o.out_grad) put(*o.out_grad, npy::encode(npy::Dtype::f4, bshape, raw_u32(res.dbt)));
   set.commit_all();
-  std::printf("gaussws: %zu x %zu, %zu blocks%s%s%s%s\n", shape.m, shape.n, shape.blocks(), o.out_w ? ", w_hat" : "",
-              o.out_r ? ", packed R" : "", o.exact_out ? ", exact values" : "", o.out_grad ? ", dL/db_t" : "");
+  std::printf("gaussws: %zu x %zu, %s%s%s%s%s\n", shape.m, shape.n, count(shape.blocks(), "block").c_str(),
+              o.out_w ? ", w_hat" : "", o.out_r ? ", packed R" : "", o.exact_out ? ", exact values" : "",
+              o.out_grad ? ", dL/db_t" : "");
 }
 
 int run(Args& a) {
+  if (a.flag("help")) {
+    std::printf("%s\n\n%s", kUsage, kOptions);
+    return 0;
+  }
   if (a.flag("noise-table")) {
     a.finish();
     const int rc = noise_table();

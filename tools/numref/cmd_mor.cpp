@@ -644,8 +644,8 @@ void print_several_text(const Options& o, const std::vector<TensorOutcome>& outs
                     bin ? hist.bin_label(*bin) : "-"});
   }
   print_table({"input", "shape", "decision", "reason", "mean", "value", "bin"}, rows, false);
-  std::printf("\nfallback   %llu of %llu tensors (%s %%)\n\n", static_cast<unsigned long long>(fb),
-              static_cast<unsigned long long>(total), percent_string(fb, total).c_str());
+  std::printf("\nfallback   %llu of %s (%s %%)\n\n", static_cast<unsigned long long>(fb),
+              count(total, "tensor").c_str(), percent_string(fb, total).c_str());
   std::vector<std::string> header = {"tensor", "obs"};
   for (std::size_t b = 0; b <= hist.spec().bins; ++b) header.push_back(hist.bin_label(b));
   header.push_back("n/a");

@@ -457,7 +457,7 @@ void print_text(const Summary& s) {
   if (s.o.recipe_profile || !(spec.recipe == RecipeKnobs{}))
     std::printf("recipe     %s\n", describe(spec.recipe).c_str());
   std::printf("policy     %s\n", describe(spec.policy).c_str());
-  std::printf("counts     %zu elements: %llu saturated, %llu flushed, %llu NaN, %llu Inf\n", s.x.size(),
+  std::printf("counts     %s: %llu saturated, %llu flushed, %llu NaN, %llu Inf\n", count(s.x.size(), "element").c_str(),
               static_cast<unsigned long long>(r.total.saturated), static_cast<unsigned long long>(r.total.flushed),
               static_cast<unsigned long long>(r.total.nan), static_cast<unsigned long long>(r.total.inf));
   if (has_group_mantissa(spec.rule))

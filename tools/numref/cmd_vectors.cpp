@@ -64,11 +64,11 @@ int run(Args& a) {
     const auto res = conform::verify_directory(dir, gen);
     for (const auto& p : res.problems) std::printf("%s\n", p.c_str());
     if (!res.problems.empty()) {
-      std::printf("%s: %zu problems\n", dir.c_str(), res.problems.size());
+      std::printf("%s: %s\n", dir.c_str(), count(res.problems.size(), "problem").c_str());
       return 1;
     }
-    std::printf("%s: %zu files, %llu cases, MANIFEST verified%s\n", dir.c_str(), res.files,
-                static_cast<unsigned long long>(res.cases), gen ? ", identical to the generator's output" : "");
+    std::printf("%s: %s, %s, MANIFEST verified%s\n", dir.c_str(), count(res.files, "file").c_str(),
+                count(res.cases, "case").c_str(), gen ? ", identical to the generator's output" : "");
     return 0;
   }
   throw UsageError("unknown action '" + what + "' (expected generate or verify)");

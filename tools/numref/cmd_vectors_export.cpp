@@ -70,8 +70,9 @@ int run_vectors_export(Args& a) {
     if (file) {
       file->write(text);
       file->commit();
-      std::fprintf(stderr, "numref vectors export: %zu records from %zu files written to %s (%s)\n", set.records.size(),
-                   set.sources.size(), out->c_str(), std::string(conform::to_string(*format)).c_str());
+      std::fprintf(stderr, "numref vectors export: %s from %s written to %s (%s)\n",
+                   count(set.records.size(), "record").c_str(), count(set.sources.size(), "file").c_str(), out->c_str(),
+                   std::string(conform::to_string(*format)).c_str());
     } else {
       std::fwrite(text.data(), 1, text.size(), stdout);
       conform::check_stdout();

@@ -1,4 +1,7 @@
 // numref — command-line entry point: dispatches to the registered verbs (cli.hpp).
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -31,12 +34,22 @@ Args::Args(std::string verb, std::vector<std::string> argv) : verb_(std::move(ve
   }
 }
 
+namespace {
+// An option given an empty value (`--out ""`, `--case=`) is refused, never read as "not given"
+// or as a path: every verb's options go through opt() or multi().
+void refuse_empty(std::string_view name, const std::string& value) {
+  if (value.empty())
+    throw UsageError("option --" + std::string(name) + " has an empty value; give a value or leave the option out");
+}
+}  // namespace
+
 std::optional<std::string> Args::opt(std::string_view name) {
   std::optional<std::string> v;
   for (auto& it : items_) {
     if (it.key != name) continue;
     it.used = true;
     if (!it.value) throw UsageError("option --" + std::string(name) + " needs a value");
+    refuse_empty(name, *it.value);
     if (v)
       throw UsageError("option --" + std::string(name) + " given twice ('" + *v + "' and '" + *it.value +
                        "'); give it once");
@@ -56,10 +69,14 @@ std::vector<std::string> Args::multi(std::string_view name) {
   for (auto& it : items_) {
     if (it.key == name) {
       it.used = true;
-      if (it.value) out.push_back(*it.value);
+      if (it.value) {
+        refuse_empty(name, *it.value);
+        out.push_back(*it.value);
+      }
       after = true;
     } else if (after && it.key.empty() && !it.used) {
       it.used = true;
+      refuse_empty(name, *it.value);
       out.push_back(*it.value);
     } else {
       after = false;
@@ -151,6 +168,20 @@ long long parse_int(std::string_view s, long long lo, long long hi, std::string_
   return v;
 }
 
+std::uint64_t parse_u64(std::string_view s, std::string_view what) {
+  constexpr std::uint64_t kMax = ~std::uint64_t{0};
+  const std::string range = " (an unsigned 64-bit integer: 0 .. 18446744073709551615 = 2^64 - 1)";
+  if (s.empty()) throw UsageError(std::string(what) + ": empty number" + range);
+  std::uint64_t v = 0;
+  for (const char c : s) {
+    if (c < '0' || c > '9') throw UsageError(std::string(what) + ": malformed number '" + std::string(s) + "'" + range);
+    const auto d = static_cast<std::uint64_t>(c - '0');
+    if (v > (kMax - d) / 10) throw UsageError(std::string(what) + ": " + std::string(s) + " is outside" + range);
+    v = v * 10 + d;
+  }
+  return v;
+}
+
 std::string one_line(std::string_view s) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string o;
@@ -186,6 +217,34 @@ Registrar::Registrar(std::string name, std::string summary, VerbFn fn) {
 }  // namespace numref::cli
 
 namespace {
+// §35.2 Standard output goes through a glibc cookie stream (fopencookie) over file descriptor 1
+// that records the errno of a failed write (conform::note_stdout_error): stdio keeps only an
+// error flag, and a write that fails inside printf long before the final flush would otherwise
+// be reported without its reason ("No space left on device").
+ssize_t stdout_write(void*, const char* buf, std::size_t n) {
+  std::size_t done = 0;
+  while (done < n) {
+    const ssize_t w = ::write(STDOUT_FILENO, buf + done, n - done);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      numref::conform::note_stdout_error(errno);
+      return -1;
+    }
+    done += static_cast<std::size_t>(w);
+  }
+  return static_cast<ssize_t>(n);
+}
+
+void record_stdout_errors() {
+  static constexpr cookie_io_functions_t kIo{nullptr, stdout_write, nullptr, nullptr};
+  std::FILE* f = ::fopencookie(nullptr, "w", kIo);
+  if (!f) return;  // keep the plain stdout (its failures are still reported, maybe without a reason)
+  // the buffering stdio would choose for descriptor 1: by line on a terminal, else in blocks
+  std::setvbuf(f, nullptr, ::isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF, BUFSIZ);
+  std::fflush(stdout);
+  stdout = f;  // glibc: stdout is an ordinary variable that a program may set
+}
+
 void usage(std::FILE* out) {
   std::fprintf(out, "usage: numref <verb> [options]\n\nverbs:\n");
   for (const auto& [name, v] : numref::cli::registry())
@@ -199,6 +258,7 @@ void usage(std::FILE* out) {
 int main(int argc, char** argv) {
   using numref::cli::one_line;
   std::ios::sync_with_stdio(false);
+  record_stdout_errors();
   if (argc < 2) {
     usage(stderr);
     return 2;

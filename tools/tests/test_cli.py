@@ -686,10 +686,127 @@ def test_stdout_errors():
     verbs = [["explain", "f8e4m3fn", "7e"], ["table", "f4e2m1fn"], ["formats"], ["cast", "--from", "f8e4m3fn",
                                                                                   "--to", "f32"],
              ["quantize", "--input", x, "--format", "f8e4m3fn"], ["mor", "--input", x], ["--help"],
-             ["vectors", "verify", os.path.join(REPO, "vectors")]]
+             ["vectors", "verify", os.path.join(REPO, "vectors")], ["conversions"], ["abi"], ["profiles"],
+             ["gaussws", "--noise-table"],
+             ["conform", "--backend", "reference", "--level", "0", "--ops", "cast:f8e5m2:f32", "--vectors", "none"],
+             ["conform", "--backend", "reference", "--level", "0", "--ops", "cast:f8e5m2:f32", "--vectors", "none",
+              "--report", "json"],
+             ["vectors", "export", "--to", "csv", os.path.join(REPO, "vectors", "cast", "ocp", "f32-f8e4m3fn.vec")]]
+    # once (one line: expect_error), with the reason: the strerror of ENOSPC, whether the write
+    # failed in the last flush or long before it (a big output)
     with open("/dev/full", "w") as full:
         for args in verbs:
-            expect_error(f"{args[0]} > /dev/full", args, stdin="7e\n", to=full, contains=["standard output: write failed"])
+            expect_error(f"{args[0]} > /dev/full", args, stdin="7e\n", to=full,
+                         contains=["standard output: write failed: " + os.strerror(28)])
+
+
+def npy_bytes(descr, shape, data):
+    """A .npy file (version 1.0, C order) of dtype `descr` and the raw little-endian `data`."""
+    dims = "(%s)" % ("".join("%d," % d for d in shape) if len(shape) == 1 else ", ".join("%d" % d for d in shape))
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (descr, dims)
+    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + data
+
+
+def test_input_hygiene():
+    """Issue 31 item 10: empty option values, repeated policy / recipe keys, control bytes and NUL in
+    quoted input, write failures reported once with their reason, a .npy dtype that is another
+    number type than --from."""
+    tmp = tempfile.mkdtemp(prefix="numref-cli-hygiene-")
+    P = lambda n: os.path.join(tmp, n)
+    x = P("x.npy")
+    write(x, npy_f32([[1.0, 2.0, 3.0, 4.0]]))
+    # -- an empty option value is refused, naming the option, for every verb and both spellings;
+    #    nothing is written (quantize --out "" used to write ./.codes.npy)
+    cast = ["cast", "--from", "f32", "--to", "f8e4m3fn"]
+    quant = ["quantize", "--input", x, "--format", "f8e4m3fn"]
+    empties = [
+        (["conform", "--backend", "reference", "--case", ""], "--case"),
+        (["conform", "--backend", "reference", "--vectors", ""], "--vectors"),
+        (["conform", "--backend", "reference", "--out", ""], "--out"),
+        (["conform", "--backend", "reference", "--profile", ""], "--profile"),
+        (["conform", "--backend", "reference", "--ops", ""], "--ops"),
+        (["conform", "--backend", ""], "--backend"),
+        (quant + ["--out", ""], "--out"),
+        (quant + ["--out="], "--out"),
+        (quant + ["--partition", ""], "--partition"),
+        (["quantize", "--input", "", "--format", "f8e4m3fn"], "--input"),
+        (cast + ["--profile", ""], "--profile"),
+        (cast + ["--policy", ""], "--policy"),
+        (cast + ["--round="], "--round"),
+        (cast + ["--output", ""], "--output"),
+        (["cast", "--from", "", "--to", "f32"], "--from"),
+        (["mor", "--input", ""], "--input"),
+        (["mor", "--input", x, ""], "--input"),
+        (["mor", "--input", x, "--threshold", ""], "--threshold"),
+        (["gaussws", "--w", x, "--bt", "4", "--seed", "", "--out", P("g.npy")], "--seed"),
+        (["gaussws", "--w", x, "--bt", "4", "--seed", "1", "--out", ""], "--out"),
+        (["vectors", "export", "--to", "", os.path.join(REPO, "vectors", "cast", "ocp", "f32-f8e4m3fn.vec")], "--to"),
+        (["conversions", "--profile", ""], "--profile"),
+        (["report", "merge", "--out", "", x], "--out"),
+    ]
+    cwd = os.getcwd()
+    os.chdir(tmp)
+    try:
+        for args, opt in empties:
+            _, err = expect_error("empty value " + " ".join(args), args, contains=[opt, "empty value"], timeout=60)
+    finally:
+        os.chdir(cwd)
+    left = sorted(n for n in os.listdir(tmp) if n != "x.npy")
+    check("empty values write nothing", left == [], f"files written: {left}")
+    # a repeated option that is not a documented multi-value option stays an error
+    expect_error("repeated --case", ["conform", "--backend", "reference", "--case", "a", "--case", "b"],
+                 contains=["--case", "given twice"])
+    # -- §10.3 / §19.8 a key given twice in --policy / --recipe text is refused, naming it
+    expect_error("policy key twice", cast + ["--policy", "round=rne round=rtz"], contains=["--policy", "'round'", "twice"])
+    expect_error("policy key twice, same word", cast + ["--policy", "daz=1 round=rtz daz=1"], contains=["'daz'", "twice"])
+    expect_error("recipe key twice", quant + ["--recipe", "zero_code=one zero_code=stored", "--out", P("r")],
+                 contains=["--recipe", "'zero_code'", "twice"])
+    # -- user text in a message: ESC as \x1b (docs/cli.md), a NUL as \x00 and the text after it kept
+    expect_error("ESC in a hex code", ["cast", "--from", "f8e4m3fn", "--to", "f32"], stdin=b"7\x1bz\n",
+                 contains=["line 1", "'7\\x1bz'"])
+    expect_error("NUL in a value", ["cast", "--from", "f32", "--to", "bf16"], stdin=b"1.5\x00tail\n",
+                 contains=["line 1", "'1.5\\x00tail'"])
+    expect_error("ESC in a value", ["cast", "--from", "f32", "--to", "bf16"], stdin=b"+1\x1b[31m\n",
+                 contains=["'+1\\x1b[31m'"])
+    # -- a write failure to an output file: one line with the reason (strerror of ENOSPC), exit 2
+    # (standard output: test_stdout_errors)
+    for args in (cast + ["--output", "/dev/full"], ["gaussws", "--w", x, "--bt", "4", "--seed", "1", "--out", "/dev/full"]):
+        out, err = expect_error("--output /dev/full " + args[0], args, stdin="3f800000\n",
+                                contains=["/dev/full", os.strerror(28)])
+        check("--output /dev/full once " + args[0], err.count("/dev/full") == 1, err)
+    # -- §19.7 a dtype that is itself another number type: |u1 (uint8) is not int8 codes
+    write(P("u8.npy"), npy_bytes("|u1", (3,), bytes([1, 200, 127])))
+    expect_error("int8 from |u1", ["cast", "--from", "int8", "--to", "f32", "--input", P("u8.npy")],
+                 contains=[P("u8.npy"), "'|u1'", "uint8", "int8 codes", "|i1"])
+    write(P("i8.npy"), npy_bytes("|i1", (3,), bytes([1, 200, 127])))
+    expect_ok("int8 from |i1", ["cast", "--from", "int8", "--to", "f32", "--input", P("i8.npy")],
+              stdout="3f800000 ----\nc2600000 ----\n42fe0000 ----\n")  # 1, 200 - 256 = -56, 127
+    expect_error("f8 from |i1", ["cast", "--from", "f8e4m3fn", "--to", "f32", "--input", P("i8.npy")],
+                 contains=["'|i1'", "int8", "f8e4m3fn codes"])
+    # -- counts in summaries: "1 problem", "1 bf16 code", "1 block" (never "1 problems")
+    os.makedirs(P("vec"))
+    write(P("vec/MANIFEST"), b"0" * 64 + b"  cast/x.vec\n")  # one listed file that is missing
+    rc, out, _ = run(["vectors", "verify", P("vec")])
+    check("vectors verify 1 problem", rc == 1 and out.endswith(P("vec") + ": 1 problem\n"), f"exit {rc}: {out!r}")
+    expect_ok("cast 1 code", cast[:4] + ["bf16", "--output", P("one.npy")], stdin="3f800000\n",
+              contains=[": 1 bf16 code;"])
+    expect_ok("gaussws 1 block", ["gaussws", "--w", x, "--bt", "4", "--seed", "1", "--out", P("gw.npy")],
+              stdout="gaussws: 1 x 4, 1 block, w_hat\n")
+    check("plural", "problems" not in out, out)
+
+
+def test_vectors_doc_count():
+    """docs/vectors.md states no file count of vectors/ that `numref vectors verify` contradicts
+    (it said "about 2 900 files" of 3 197; a count typed by hand goes stale)."""
+    rc, out, err = run(["vectors", "verify", os.path.join(REPO, "vectors")])
+    m = re.search(r": ([0-9]+) files, ([0-9]+) cases", out)
+    check("vectors verify count", rc == 0 and m is not None, f"exit {rc}: {out!r} {err!r}")
+    with open(os.path.join(REPO, "docs", "vectors.md"), encoding="utf-8") as f:
+        doc = f.read()
+    for n in re.findall(r"([0-9][0-9 ,]*[0-9]) (?:vector )?files", doc):
+        check("docs/vectors.md file count", m is not None and int(re.sub("[ ,]", "", n)) == int(m.group(1)),
+              f"docs/vectors.md says {n} files; numref vectors verify counts {m.group(1) if m else '?'}")
 
 
 def test_messages():
@@ -817,7 +934,7 @@ def test_cast_npy():
                                              "--output", P("x.npy")], contains=["--output", "is also an input"])
     check("cast npy output = input", read(P("x.npy")) == npy_f32([[1.0, 3.0], [500.0, -0.0]]), "x.npy changed")
     expect_error("cast npy dtype", ["cast", "--from", "f16", "--to", "f32", "--input", P("x.npy")],
-                 contains=[P("x.npy"), "'<f4' does not hold f16 codes"])
+                 contains=[P("x.npy"), "'<f4' (float32) does not hold f16 codes"])
     expect_error("cast npy sr", ["cast", "--from", "f32", "--to", "bf16", "--round", "sr", "--sr-bits", "8",
                                  "--input", P("x.npy")], contains=["--input", "stochastic rounding"])
 
@@ -850,7 +967,15 @@ def test_npy_ml_dtypes():
         check(name, got == ("<f4", (2, 2), struct.pack("<4f", *flat)), got)
         # the file's items are 1 byte: a 16-bit source does not match
         expect_error(name + " --from bf16", ["cast", "--from", "bf16", "--to", "f32", "--input", P(fmt + ".npy")],
-                     contains=[P(fmt + ".npy"), f"'{'<f1' if 'f' in descr else '|V1'}' does not hold bf16 codes"])
+                     contains=[P(fmt + ".npy"), f"'{'<f1' if 'f' in descr else '|V1'}' (", "does not hold bf16 codes"])
+        # §19.7 '<f1' is ml_dtypes' float8_e5m2 itself: not the codes of another 8-bit format
+        if "f" in descr:
+            for other in ("f8e4m3fn", "f4e2m1fn"):
+                expect_error(name + " as " + other, ["cast", "--from", other, "--to", "f32", "--input", P(fmt + ".npy")],
+                             contains=[P(fmt + ".npy"), "'<f1'", "float8_e5m2", f"does not hold {other} codes"])
+                expect_error(name + " quantize as " + other, ["quantize", "--input", P(fmt + ".npy"), "--input-format",
+                                                              other, "--format", "f8e4m3fn"],
+                             contains=[P(fmt + ".npy"), "'<f1'", "float8_e5m2", other])
     # codes of 4-bit f4e2m1fn with bits above the width (0x1F): an error naming the element (§2.4)
     np.save(P("f4bad.npy"), np.array([0x02, 0x1F], dtype=np.uint8).view(ml_dtypes.float4_e2m1fn))
     expect_error("npy f4 high bits", ["cast", "--from", "f4e2m1fn", "--to", "f32", "--input", P("f4bad.npy")],
@@ -959,10 +1084,10 @@ def main():
     global NUMREF
     if len(sys.argv) != 2:
         raise SystemExit(__doc__)
-    NUMREF = sys.argv[1]
+    NUMREF = os.path.abspath(sys.argv[1]) if os.sep in sys.argv[1] else sys.argv[1]  # tests chdir
     for t in [test_formats, test_profiles, test_profiles_policies_rules, test_conversions, test_quantize_rules, test_abi, test_explain, test_table, test_cast_values, test_cast_e8m0_and_overrides, test_cast_sr,
               test_cast_input_rules, test_cast_options, test_cast_streaming, test_outputs_not_inputs,
-              test_vectors_generate, test_stdout_errors, test_messages, test_cast_values_decimal, test_cast_npy, test_npy_ml_dtypes,
+              test_vectors_generate, test_stdout_errors, test_input_hygiene, test_vectors_doc_count, test_messages, test_cast_values_decimal, test_cast_npy, test_npy_ml_dtypes,
               test_version, test_cli_md_knob_table, test_spec_normative_references]:
         t()
     if FAILURES:

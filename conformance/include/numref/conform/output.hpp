@@ -74,8 +74,14 @@ class OutputSet {
   std::vector<Key> keys_;
 };
 
-// Flushes stdout and throws OutputError("standard output: <reason>") when any write to it
-// failed (a full disk, /dev/full, a closed pipe): a command must not exit 0 then.
+// Flushes stdout and throws OutputError("standard output: write failed: <reason>") when any write
+// to it failed (a full disk, /dev/full, a closed pipe): a command must not exit 0 then. The
+// failure is reported once: after the first throw, later calls return quietly (the command has
+// failed already and said why). The reason is the errno of the failed write: of this flush, or
+// the one note_stdout_error() recorded when an earlier write failed.
 void check_stdout();
+// Records the errno of a failed write to standard output (the first one is kept); numref's main()
+// writes stdout through a stream that calls it, so that the reason survives until check_stdout().
+void note_stdout_error(int e);
 
 }  // namespace numref::conform
