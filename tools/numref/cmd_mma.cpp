@@ -374,9 +374,9 @@ int run(Args& a) {
   if (g.promote) how += ", promoted every " + std::to_string(g.promote) + (g.promote_sa.empty() ? "" : " with scales");
   if (g.split_k > 1) how += ", split-K " + std::to_string(g.split_k);
   if (epi_fmt) how += ", epilogue " + std::string(epi_fmt->name) + " (" + epi_prof.value_or("ocp") + ")";
-  std::printf("mma: %s, %s x %s + %s, M x N x K = %zu x %zu x %zu%s: %zu elements, %zu with flags\n", prof->name.data(),
-              mma_type(s.a).name.data(), mma_type(s.b).name.data(), mma_type(s.c).name.data(), M, N, K, how.c_str(),
-              D.size(), raised);
+  std::printf("mma: %s, %s x %s + %s, M x N x K = %zu x %zu x %zu%s: %zu element%s, %zu with flags\n",
+              prof->name.data(), mma_type(s.a).name.data(), mma_type(s.b).name.data(), mma_type(s.c).name.data(), M, N,
+              K, how.c_str(), D.size(), D.size() == 1 ? "" : "s", raised);
   conform::check_stdout();
   return 0;
 }
