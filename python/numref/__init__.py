@@ -708,7 +708,13 @@ def matmul(a, b, c=None, *, profile: str = "ideal", a_type: str | None = None, b
     if scales is not None:
         if not block:
             raise ValueError("scales: give block= (16 or 32) with the scales")
-        sa, sb = (_np.ascontiguousarray(_np.asarray(s)).view(_np.uint8).astype(_np.uint32) for s in scales)
+        def scale_codes(v):  # float8_e8m0fnu / float8_e4m3fn arrays, or unsigned codes of any width
+            v = _np.ascontiguousarray(_np.asarray(v))
+            if v.dtype.kind != "u" and v.dtype.itemsize != 1:
+                raise TypeError(f"scales: expected 1-byte scale values or unsigned codes, got dtype {v.dtype}")
+            return (v if v.dtype.kind == "u" else v.view(_np.uint8)).astype(_np.uint32)
+
+        sa, sb = (scale_codes(v) for v in scales)
     d, f = _core.matmul(A, B, C, M, N, K, at, bt, acc, profile, block, scale_type, sa, sb, model, promote, split_k)
     if raw:
         out = d if acc == "f32" else d.astype(_np.uint16)

@@ -115,3 +115,32 @@ def test_errors_name_the_problem():
 def test_profiles_listed():
     names = [p["name"] for p in numref.mma_profiles()]
     assert names[0] == "ideal" and "sm90_wgmma_f8" in names and len(names) == len(set(names))
+
+
+def test_check_matmul_passes_the_reference_and_reads_the_vectors():
+    # §34.12 / §31.10 numref.matmul as the kernel: every generated case and the suite's golden vectors pass
+    r = numref.conform.check_matmul(lambda a, b, c: numref.matmul(a, b, c, profile="sm90_wgmma_f8"),
+                                    profile="sm90_wgmma_f8", a_type="f8e4m3fn")
+    assert r.ok and r.cases > 600 and r.vector_files == 1 and r.vector_cases > 0, r.report()
+
+
+def test_check_matmul_catches_a_kernel_with_another_alignment():
+    # Blackwell's arithmetic (align 25, rz) for Hopper's wgmma (align 13, rz13): caught, element named
+    r = numref.conform.check_matmul(lambda a, b, c: numref.matmul(a, b, c, profile="sm100_tcgen05_f8f6f4"),
+                                    profile="sm90_wgmma_f8", a_type="f8e4m3fn", vectors=False, max_mismatches=3)
+    assert not r.ok and r.mismatches > 0 and set(r.classes) == {"mma/value"}
+    assert len(r.first) == 3 and "| element (" in r.first[0].text and "sm90_wgmma_f8" in r.first[0].text
+    with pytest.raises(numref.conform.ConformanceError):
+        numref.conform.check_matmul(lambda a, b, c: numref.matmul(a, b, c, profile="sm100_tcgen05_f8f6f4"),
+                                    profile="sm90_wgmma_f8", a_type="f8e4m3fn", vectors=False,
+                                    raise_on_mismatch=True)
+
+
+def test_check_matmul_block_scales_and_flags():
+    r = numref.conform.check_matmul(
+        lambda a, b, c, sa, sb: numref.matmul(a, b, c, profile="sm100_tcgen05_mxf8f6f4", scales=(sa, sb), block=32,
+                                              flags=True),
+        profile="sm100_tcgen05_mxf8f6f4", a_type="f8e4m3fn", block=32, flags=True)
+    assert r.ok and r.vector_files == 1, r.report()
+    with pytest.raises(ValueError, match="unknown mma profile"):
+        numref.conform.check_matmul(lambda a, b, c: c, profile="sm90", a_type="f8e4m3fn")
