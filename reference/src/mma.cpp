@@ -639,50 +639,27 @@ MmaResult step_two_level(const Inputs& in, std::size_t k0, std::size_t k1, std::
   return {bits, static_cast<std::uint8_t>(flags | r.flags)};
 }
 
-// §37 The ideal result: the exact c + Σ products (with scales), rounded once (rne).
-MmaResult ideal(const Inputs& in, std::size_t K, std::uint32_t c) {
-  Specials sp;
-  struct Addend {
-    bool neg;
-    std::uint64_t sig;
-    int exp;
-  };
-  std::vector<Addend> add;
-  add.reserve(K + 1);
-  bool all_neg_zero = true;
-  for (std::size_t i = 0; i < K; ++i) {
-    const Operand &x = in.A(i), &y = in.B(i);
-    sp.product(x, y);
-    Addend t{x.neg != y.neg, x.sig * y.sig, x.exp + y.exp};
-    if (in.scaled()) {
-      const Operand &p = in.SA(i), &q = in.SB(i);
-      if (p.nan || q.nan) sp.nan = true;
-      t.neg = t.neg != (p.neg != q.neg);
-      t.sig *= p.sig * q.sig;
-      t.exp += p.exp + q.exp;
-    }
-    if (t.sig != 0 || !t.neg) all_neg_zero = false;
-    add.push_back(t);
-  }
-  const Operand co = operand(c, in.s.c);
-  sp.addend(co);
-  if (sp.any()) return special_result(sp, in.s.c, MmaNan::canonical);
-  if (co.sig != 0 || !co.neg) all_neg_zero = false;
-  add.push_back(Addend{co.neg, co.sig, co.exp});
-  int xmin = 0;
+// A signed dyadic addend ±sig · 2^exp.
+struct Addend {
+  bool neg;
+  std::uint64_t sig;
+  int exp;
+};
+
+// §37, §40 The exact sum of the addends rounded once into f by §4.2 (rne, overflow to ±Inf). An
+// exact zero sum is +0 (the callers decide the signed zeros of all-zero addends before).
+MmaResult rne_sum(std::span<const Addend> add, const Format& f) {
+  int xmin = 0, xmax = 0;
   bool any = false;
   for (const Addend& t : add)
     if (t.sig != 0) {
       xmin = any ? std::min(xmin, t.exp) : t.exp;
+      xmax = any ? std::max(xmax, t.exp + detail::bit_length(t.sig)) : t.exp + detail::bit_length(t.sig);
       any = true;
     }
-  const Format& f = acc_format(in.s.c);
-  if (!any) return {all_neg_zero ? encode_zero(true, f) : 0u, 0};
-  // The exact sum in 128 bits when every addend fits below bit 120 after alignment (the usual
-  // case: products of 8- and 16-bit operands and a nearby c), else in a BigUInt: the same value.
-  int xmax = xmin;
-  for (const Addend& t : add)
-    if (t.sig != 0) xmax = std::max(xmax, t.exp + detail::bit_length(t.sig));
+  if (!any) return {0u, 0};
+  // In 128 bits when every addend fits below bit 120 after alignment (the usual case: products of
+  // 8- and 16-bit operands and a nearby c), else in BigUInts: the same value.
   if (xmax - xmin + detail::bit_length(add.size()) < 126) {
     __int128 acc = 0;
     for (const Addend& t : add)
@@ -705,11 +682,39 @@ MmaResult ideal(const Inputs& in, std::size_t K, std::uint32_t c) {
   BigUInt pos, neg;
   for (const Addend& t : add)
     if (t.sig != 0) (t.neg ? neg : pos) += BigUInt(t.sig) << (t.exp - xmin);
+  if (pos == neg) return {0u, 0};
   const bool negative = pos < neg;
-  const BigUInt mag = negative ? neg - pos : pos - neg;
-  if (mag.is_zero()) return {0u, 0};  // an exact zero sum of non-zero addends is +0 under rne
-  const Result r = round_finite(ratio_exact(negative, mag, xmin, BigUInt(1)), f, Policy{});
+  const Result r = round_finite(ratio_exact(negative, negative ? neg - pos : pos - neg, xmin, BigUInt(1)), f, Policy{});
   return {r.bits, r.flags};
+}
+
+// §37 The ideal result: the exact c + Σ products (with scales), rounded once (rne).
+MmaResult ideal(const Inputs& in, std::size_t K, std::uint32_t c) {
+  Specials sp;
+  std::vector<Addend> add;
+  add.reserve(K + 1);
+  bool all_neg_zero = true;
+  for (std::size_t i = 0; i < K; ++i) {
+    const Operand &x = in.A(i), &y = in.B(i);
+    sp.product(x, y);
+    Addend t{x.neg != y.neg, x.sig * y.sig, x.exp + y.exp};
+    if (in.scaled()) {
+      const Operand &p = in.SA(i), &q = in.SB(i);
+      if (p.nan || q.nan) sp.nan = true;
+      t.neg = t.neg != (p.neg != q.neg);
+      t.sig *= p.sig * q.sig;
+      t.exp += p.exp + q.exp;
+    }
+    if (t.sig != 0 || !t.neg) all_neg_zero = false;
+    add.push_back(t);
+  }
+  const Operand co = operand(c, in.s.c);
+  sp.addend(co);
+  if (sp.any()) return special_result(sp, in.s.c, MmaNan::canonical);
+  if (co.sig != 0 || !co.neg) all_neg_zero = false;
+  add.push_back(Addend{co.neg, co.sig, co.exp});
+  if (all_neg_zero) return {encode_zero(true, acc_format(in.s.c)), 0};
+  return rne_sum(add, acc_format(in.s.c));  // an exact zero sum of non-zero addends is +0 under rne
 }
 
 }  // namespace
@@ -753,32 +758,52 @@ MmaResult mma_dot(const MmaSpec& s, std::size_t K, const std::uint32_t* a, std::
   return dot(Inputs{s, A.data(), B.data(), SA.data(), SB.data()}, K, c, terms);
 }
 
+namespace {
+// §36.1 / §36.3 The shapes checked and the operands decoded once: A's rows and B's columns, each
+// contiguous along K, with their scales; at(i, j) is the dot product of row i and column j.
+struct MatrixOperands {
+  const MmaSpec& s;
+  std::size_t K = 0, nb = 0;
+  std::vector<Operand> A, Bt, SA, SBt;
+  MatrixOperands(const MmaSpec& spec, std::size_t M, std::size_t N, std::size_t K_, std::span<const std::uint32_t> a,
+                 std::span<const std::uint32_t> b, std::span<const std::uint32_t> c, std::span<const std::uint32_t> d,
+                 std::span<const std::uint32_t> scale_a, std::span<const std::uint32_t> scale_b,
+                 std::span<const std::uint8_t> flags)
+      : s(spec), K(K_), nb(spec.block ? K_ / static_cast<std::size_t>(spec.block) : 0) {
+    if (a.size() != M * K || b.size() != K * N || c.size() != M * N || d.size() != M * N)
+      throw std::invalid_argument("mma: the shapes of A, B, C and D do not match M, N, K");
+    if (s.block && (scale_a.size() != M * nb || scale_b.size() != nb * N))
+      throw std::invalid_argument("mma: the block scales do not have M × K/block and K/block × N elements");
+    if (!flags.empty() && flags.size() != M * N) throw std::invalid_argument("mma: flags must have M × N elements");
+    A = decode_all(a.data(), M * K, 1, s.a);
+    SA = nb ? decode_all(scale_a.data(), M * nb, 1, s.scale) : std::vector<Operand>{};
+    Bt.resize(N * K);
+    SBt.resize(N * nb);
+    for (std::size_t j = 0; j < N; ++j) {
+      for (std::size_t k = 0; k < K; ++k) Bt[j * K + k] = operand(b[k * N + j], s.b);
+      for (std::size_t k = 0; k < nb; ++k) SBt[j * nb + k] = operand(scale_b[k * N + j], s.scale);
+    }
+  }
+  // The inputs of element (i, j) from element k0 of K on (k0 a multiple of the block).
+  Inputs at(std::size_t i, std::size_t j, std::size_t k0 = 0) const {
+    const std::size_t kb = s.block ? k0 / static_cast<std::size_t>(s.block) : 0;
+    return Inputs{s, A.data() + i * K + k0, Bt.data() + j * K + k0, nb ? SA.data() + i * nb + kb : nullptr,
+                  nb ? SBt.data() + j * nb + kb : nullptr};
+  }
+};
+}  // namespace
+
 void mma(const MmaSpec& s, std::size_t M, std::size_t N, std::size_t K, std::span<const std::uint32_t> A,
          std::span<const std::uint32_t> B, std::span<const std::uint32_t> C, std::span<std::uint32_t> D,
          std::span<const std::uint32_t> scale_a, std::span<const std::uint32_t> scale_b,
          std::span<std::uint8_t> flags) {
   validate(s, K);
-  if (A.size() != M * K || B.size() != K * N || C.size() != M * N || D.size() != M * N)
-    throw std::invalid_argument("mma: the shapes of A, B, C and D do not match M, N, K");
-  const std::size_t nb = s.block ? K / static_cast<std::size_t>(s.block) : 0;
-  if (s.block && (scale_a.size() != M * nb || scale_b.size() != nb * N))
-    throw std::invalid_argument("mma: the block scales do not have M × K/block and K/block × N elements");
-  if (!flags.empty() && flags.size() != M * N) throw std::invalid_argument("mma: flags must have M × N elements");
-  // A's rows and B's columns decoded once, each contiguous along K
-  const std::vector<Operand> Ad = decode_all(A.data(), M * K, 1, s.a);
-  std::vector<Operand> Bt(N * K), SBt(N * nb);
-  for (std::size_t j = 0; j < N; ++j) {
-    for (std::size_t k = 0; k < K; ++k) Bt[j * K + k] = operand(B[k * N + j], s.b);
-    for (std::size_t k = 0; k < nb; ++k) SBt[j * nb + k] = operand(scale_b[k * N + j], s.scale);
-  }
-  const std::vector<Operand> SAd = nb ? decode_all(scale_a.data(), M * nb, 1, s.scale) : std::vector<Operand>{};
+  const MatrixOperands dec(s, M, N, K, A, B, C, D, scale_a, scale_b, flags);
   std::vector<Term> terms;
   terms.reserve(mma_fused(s) + 1);
   for (std::size_t i = 0; i < M; ++i)
     for (std::size_t j = 0; j < N; ++j) {
-      const Inputs in{s, Ad.data() + i * K, Bt.data() + j * K, nb ? SAd.data() + i * nb : nullptr,
-                      nb ? SBt.data() + j * nb : nullptr};
-      const MmaResult r = dot(in, K, C[i * N + j], terms);
+      const MmaResult r = dot(dec.at(i, j), K, C[i * N + j], terms);
       D[i * N + j] = r.bits;
       if (!flags.empty()) flags[i * N + j] = r.flags;
     }
@@ -822,15 +847,8 @@ MmaResult add_acc(std::uint32_t x, std::uint32_t y, MmaType c) {
   sp.addend(b);
   if (sp.any()) return special_result(sp, c, MmaNan::canonical);
   if (a.sig == 0 && b.sig == 0) return {(a.neg && b.neg) ? encode_zero(true, f) : 0u, 0};
-  const int xmin = std::min(a.sig ? a.exp : b.exp, b.sig ? b.exp : a.exp);
-  BigUInt pos, neg;
-  for (const Operand* o : {&a, &b})
-    if (o->sig) (o->neg ? neg : pos) += BigUInt(o->sig) << (o->exp - xmin);
-  if (pos == neg) return {0u, 0};  // an exact zero sum of non-zero addends is +0 (rne)
-  const bool negative = pos < neg;
-  const BigUInt mag = negative ? neg - pos : pos - neg;
-  const Result r = round_finite(ratio_exact(negative, mag, xmin, BigUInt(1)), f, Policy{});
-  return {r.bits, r.flags};
+  const Addend add[] = {{a.neg, a.sig, a.exp}, {b.neg, b.sig, b.exp}};
+  return rne_sum(add, f);
 }
 
 // §40.5 RN32(r + RN32(a · b) · q) for binary32 codes: the scale product rounded, then one fused
@@ -865,15 +883,8 @@ MmaResult scaled_add(std::uint32_t r, std::uint32_t a, std::uint32_t b, std::uin
   const std::uint64_t psig = os.sig * oq.sig;  // 24 x 24 bits
   if (psig == 0 && orr.sig == 0)               // IEEE 754 §6.3: −0 only when both addends are −0
     return {(pneg && orr.neg) ? 0x80000000u : 0u, flags};
-  const int pexp = os.exp + oq.exp;
-  const int xmin = psig == 0 ? orr.exp : (orr.sig == 0 ? pexp : std::min(pexp, orr.exp));
-  BigUInt pos, neg;
-  if (psig) (pneg ? neg : pos) += BigUInt(psig) << (pexp - xmin);
-  if (orr.sig) (orr.neg ? neg : pos) += BigUInt(orr.sig) << (orr.exp - xmin);
-  if (pos == neg) return {0u, flags};  // an exact zero sum of non-zero addends is +0 (rne)
-  const bool negative = pos < neg;
-  const Result res =
-      round_finite(ratio_exact(negative, negative ? neg - pos : pos - neg, xmin, BigUInt(1)), f, Policy{});
+  const Addend add[] = {{pneg, psig, os.exp + oq.exp}, {orr.neg, orr.sig, orr.exp}};
+  const MmaResult res = rne_sum(add, f);
   return {res.bits, static_cast<std::uint8_t>(flags | res.flags)};
 }
 }  // namespace
@@ -883,30 +894,17 @@ void gemm(const MmaSpec& s, const GemmOptions& g, std::size_t M, std::size_t N, 
           std::span<std::uint32_t> D, std::span<const std::uint32_t> scale_a, std::span<const std::uint32_t> scale_b,
           std::span<std::uint8_t> flags) {
   validate(s, g, K);
-  if (A.size() != M * K || B.size() != K * N || C.size() != M * N || D.size() != M * N)
-    throw std::invalid_argument("mma: the shapes of A, B, C and D do not match M, N, K");
-  const std::size_t nb = s.block ? K / static_cast<std::size_t>(s.block) : 0;
-  if (s.block && (scale_a.size() != M * nb || scale_b.size() != nb * N))
-    throw std::invalid_argument("mma: the block scales do not have M × K/block and K/block × N elements");
-  if (!flags.empty() && flags.size() != M * N) throw std::invalid_argument("mma: flags must have M × N elements");
   if (g.split_k == 1 && g.promote == 0) {  // neither: the instruction chain of §38.1 over all of K
     mma(s, M, N, K, A, B, C, D, scale_a, scale_b, flags);
     return;
   }
-  const std::size_t blk = s.block ? static_cast<std::size_t>(s.block) : 1;
+  const MatrixOperands dec(s, M, N, K, A, B, C, D, scale_a, scale_b, flags);
   const std::size_t slice = K / g.split_k;
   const std::size_t chunk = g.promote ? g.promote : slice;
   const bool scaled = !g.promote_sa.empty();
   const std::size_t nc = g.promote ? K / g.promote : 0;
   if (scaled && (g.promote_sa.size() != M * nc || g.promote_sb.size() != nc * N))
     throw std::invalid_argument("mma: the promotion scales do not have M × K/promote and K/promote × N elements");
-  const std::vector<Operand> Ad = decode_all(A.data(), M * K, 1, s.a);
-  std::vector<Operand> Bt(N * K), SBt(N * nb);
-  for (std::size_t j = 0; j < N; ++j) {
-    for (std::size_t k = 0; k < K; ++k) Bt[j * K + k] = operand(B[k * N + j], s.b);
-    for (std::size_t k = 0; k < nb; ++k) SBt[j * nb + k] = operand(scale_b[k * N + j], s.scale);
-  }
-  const std::vector<Operand> SAd = nb ? decode_all(scale_a.data(), M * nb, 1, s.scale) : std::vector<Operand>{};
   std::vector<Term> terms;
   for (std::size_t i = 0; i < M; ++i)
     for (std::size_t j = 0; j < N; ++j) {
@@ -918,9 +916,7 @@ void gemm(const MmaSpec& s, const GemmOptions& g, std::size_t M, std::size_t N, 
         std::uint32_t part = 0;
         for (std::size_t k0 = s0; k0 < s0 + slice; k0 += chunk) {
           const std::size_t len = std::min(chunk, s0 + slice - k0);
-          const Inputs in{s, Ad.data() + i * K + k0, Bt.data() + j * K + k0,
-                          nb ? SAd.data() + i * nb + k0 / blk : nullptr, nb ? SBt.data() + j * nb + k0 / blk : nullptr};
-          MmaResult r = dot(in, len, 0u, terms);
+          MmaResult r = dot(dec.at(i, j, k0), len, 0u, terms);
           fl |= r.flags;
           if (scaled) {  // §40.5
             const std::size_t t = k0 / g.promote;

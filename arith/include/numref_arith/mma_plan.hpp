@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 #include "numref/format.hpp"
 #include "numref/mma.hpp"
@@ -53,6 +54,41 @@ inline Plan plan(const numref::MmaSpec& s) {
   p.k.zero_plus = kn.zero == numref::MmaZero::plus;
   p.fused = numref::mma_fused(s);
   return p;
+}
+
+// The operands of one D = A·B + C in host memory, decoded once: A's rows, B's columns (transposed)
+// and the scales of each; codes one per 32-bit word, row-major, scales sa (m x k/block) and sb
+// (k/block x n).
+struct HostOperands {
+  std::size_t k = 0, nb = 0;
+  std::vector<Dec> A, Bt, SA, SBt;
+  HostOperands(const Plan& p, std::size_t m, std::size_t n, std::size_t k_, const std::uint32_t* a,
+               const std::uint32_t* b, const std::uint32_t* sa, const std::uint32_t* sb)
+      : k(k_),
+        nb(p.k.block ? k_ / static_cast<std::size_t>(p.k.block) : 0),
+        A(m * k_),
+        Bt(n * k_),
+        SA(m * nb),
+        SBt(n * nb) {
+    for (std::size_t i = 0; i < m * k; ++i) A[i] = decode(a[i], p.a);
+    for (std::size_t i = 0; i < k * n; ++i) Bt[(i % n) * k + i / n] = decode(b[i], p.b);
+    for (std::size_t i = 0; i < m * nb; ++i) SA[i] = decode(sa[i], p.s);
+    for (std::size_t i = 0; i < nb * n; ++i) SBt[(i % n) * nb + i / n] = decode(sb[i], p.s);
+  }
+};
+
+// §38.1 Element (i, j) of D: its steps chained from the accumulator code c.
+inline Out element(const Plan& p, const HostOperands& o, std::size_t i, std::size_t j, std::uint32_t c) {
+  std::uint8_t fl = 0;
+  for (std::size_t k0 = 0; k0 < o.k; k0 += p.fused) {
+    const std::size_t k1 = k0 + p.fused < o.k ? k0 + p.fused : o.k;
+    const Out r =
+        step(o.A.data() + i * o.k, o.Bt.data() + j * o.k, o.nb ? o.SA.data() + i * o.nb : nullptr,
+             o.nb ? o.SBt.data() + j * o.nb : nullptr, static_cast<int>(k0), static_cast<int>(k1), decode(c, p.c), p.k);
+    c = r.bits;
+    fl |= r.flags;
+  }
+  return {c, fl};
 }
 
 }  // namespace numref_cuda::mma
