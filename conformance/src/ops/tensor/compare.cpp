@@ -117,6 +117,14 @@ bool is_nan_code(std::uint32_t c, const Format& f) { return (c & ~f.mask()) == 0
 
 namespace {
 
+// RN32(v · RN32(1 / S)): v multiplied by a binary32 reciprocal instead of divided (§19.3, §14);
+// none when 1 / S overflows binary32 (S below 2^-128), as no such reciprocal exists.
+std::optional<std::uint32_t> times_recip32(const Exact& v, const Exact& S) {
+  const std::uint32_t r = rn32(exact_div(exact_pow2(0), S));
+  if (!f32_is_finite(r)) return std::nullopt;
+  return rn32(exact_mul(v, exact_f32(r)));
+}
+
 // §13 an amax mismatch of block b.
 std::string classify_amax(const CaseCtx& c, std::size_t b, std::uint32_t ea, std::uint32_t ga) {
   const auto [nan, inf] = c.specials(b);
@@ -187,7 +195,7 @@ std::string classify_scale(const CaseCtx& c, std::size_t b, CaseView e, CaseView
     const Exact& q = p.q_max();
     if (gs == kF32Inf) return "scale/clamp";
     // q_max * RN32(1 / amax): a reciprocal multiplied instead of a quotient
-    if (gs == rn32(exact_mul(q, exact_f32(rn32(exact_div(exact_pow2(0), av)))))) return "scale/reciprocal";
+    if (gs == times_recip32(q, av)) return "scale/reciprocal";
     if (gs == rn32(exact_div(av, q)) || gs == rn32(exact_div(q, av))) return "scale/inverted";
     if (a.f32 < 0x00800000u) return "scale/subnormal";
   }
@@ -241,10 +249,12 @@ std::string classify_code(const CaseCtx& c, std::size_t k, std::uint32_t r, std:
   }
   if (sk == ScaleKind::fp32_dequant) {  // x * RN32(1 / D) instead of x / D
     const std::uint32_t rd = rn32(exact_div(exact_pow2(0), bs.quant.value));
-    const Exact alt_prod = exact_mul(x, exact_f32(rd));
-    const std::uint32_t alt =
-        s.apply == ScaleApply::rn32 ? to_elem(rn32(alt_prod), r).bits : Rounder(elem, s.policy)(alt_prod, r).bits;
-    if (alt == gc) return "apply/reciprocal";
+    if (f32_is_finite(rd)) {  // 1 / D overflows binary32 for a D below 2^-128: no such reciprocal
+      const Exact alt_prod = exact_mul(x, exact_f32(rd));
+      const std::uint32_t alt =
+          s.apply == ScaleApply::rn32 ? to_elem(rn32(alt_prod), r).bits : Rounder(elem, s.policy)(alt_prod, r).bits;
+      if (alt == gc) return "apply/reciprocal";
+    }
   }
   const Exact v = s.apply == ScaleApply::rn32 ? (f32_is_finite(y32) ? exact_f32(y32) : prod) : prod;
   return value_class(v, elem, s.policy, ec, gc, p.sr());
@@ -268,8 +278,7 @@ std::string classify_dequant_value(const CaseCtx& c, std::size_t b, std::uint32_
     ScaleMeta m = c.meta;
     m.dequant = DequantOp::divide;
     const Exact S = dequant_factor(m, b).value;
-    const std::uint32_t alt =
-        d.divide ? rn32(exact_mul(v, exact_f32(rn32(exact_div(exact_pow2(0), S))))) : rn32(exact_div(v, S));
+    const std::optional<std::uint32_t> alt = d.divide ? times_recip32(v, S) : rn32(exact_div(v, S));
     if (alt == gy) return d.divide ? "dequant/reciprocal" : "dequant/divide";
   }
   const std::uint32_t y = ey;
@@ -334,9 +343,8 @@ std::string TensorParams::classify(const CaseDiff& d) const {
           const Exact S = scale_kind(s_.rule) == ScaleKind::gam
                               ? gam_block_scale(c.bs[b].stored, c.qz->groups()[ggrid_.block_of(br.r0, br.c0)].m_g)
                               : exact_f32(c.bs[b].stored);
-          const std::uint32_t alt =
-              dq.divide ? rn32(exact_mul(v, exact_f32(rn32(exact_div(exact_pow2(0), S))))) : rn32(exact_div(v, S));
-          if (to_out(alt).bits == g[w]) return dq.divide ? "dequant/reciprocal" : "dequant/divide";
+          const std::optional<std::uint32_t> alt = dq.divide ? times_recip32(v, S) : rn32(exact_div(v, S));
+          if (alt && to_out(*alt).bits == g[w]) return dq.divide ? "dequant/reciprocal" : "dequant/divide";
         }
         const std::uint32_t d32 = rn32(dq.divide ? exact_div(v, dq.value) : exact_mul(v, dq.value));
         Policy tr = c.qz->spec().wide;
