@@ -1,5 +1,6 @@
 // numref conformance — a C ABI plugin loaded in this process (dlopen): --no-isolate, and the
-// child side of an isolated plugin (backend_isolated.cpp).                   spec §32
+// child side of an isolated plugin (backend_isolated.cpp); a table made in this process
+// (numref.conform.check from Python).                                        spec §32
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -32,9 +33,8 @@ std::uint32_t declared_minor(const numref_backend& b) {
 
 class PluginBackend final : public Backend {
  public:
+  // A plugin library: loaded, its ABI version checked, opened with `args`.
   PluginBackend(const std::string& path, const std::string& args) {
-    info_.kind = "plugin";
-    info_.location = path;
     h_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!h_) {
       const char* e = dlerror();
@@ -61,6 +61,30 @@ class PluginBackend final : public Backend {
         throw BackendError(Kind::unavailable, std::string(msg.substr(kUnavailablePrefix.size())));
       throw BackendError(Kind::load, path + ": numref_backend_open failed: " + (err[0] ? err : "(no message)"));
     }
+    describe(path);
+  }
+  // A table made in this process (numref.conform.check from Python): no library, the same checks.
+  PluginBackend(const numref_backend* table, const std::string& location) : b_(table) {
+    if (!b_) throw BackendError(Kind::load, location + ": no backend table");
+    describe(location);
+  }
+  ~PluginBackend() override {
+    if (b_ && b_->close) b_->close(b_->ctx);
+  }
+  const BackendInfo& info() const override { return info_; }
+  bool supported(const Params& p) override { return p.plugin_supported(*b_); }
+  void run(const Params& p, std::size_t n, const std::uint32_t* in, std::uint32_t* out) override {
+    std::string err;
+    if (!p.plugin_call(*b_, n, in, out, info_.reports(p), err))
+      throw BackendError(err.find("results for a batch") != std::string::npos ? Kind::count : Kind::error,
+                         info_.name + ": " + err + " (" + std::string(p.family().name()) + " " + p.label() + ")");
+  }
+
+ private:
+  // The table's identity, after the checks every table passes (§32.2).
+  void describe(const std::string& path) {
+    info_.kind = "plugin";
+    info_.location = path;
     if (b_->abi_version != NUMREF_BACKEND_ABI_VERSION)
       throw BackendError(Kind::abi, path + ": the backend struct says ABI version " + std::to_string(b_->abi_version));
     if (b_->struct_size < offsetof(numref_backend, cast_supported))
@@ -81,19 +105,7 @@ class PluginBackend final : public Backend {
       }
     }
   }
-  ~PluginBackend() override {
-    if (b_ && b_->close) b_->close(b_->ctx);
-  }
-  const BackendInfo& info() const override { return info_; }
-  bool supported(const Params& p) override { return p.plugin_supported(*b_); }
-  void run(const Params& p, std::size_t n, const std::uint32_t* in, std::uint32_t* out) override {
-    std::string err;
-    if (!p.plugin_call(*b_, n, in, out, info_.reports(p), err))
-      throw BackendError(err.find("results for a batch") != std::string::npos ? Kind::count : Kind::error,
-                         info_.name + ": " + err + " (" + std::string(p.family().name()) + " " + p.label() + ")");
-  }
 
- private:
   void* h_ = nullptr;  // never dlclose'd: a backend may leave threads or atexit handlers
   const numref_backend* b_ = nullptr;
   BackendInfo info_;
@@ -103,6 +115,10 @@ class PluginBackend final : public Backend {
 
 std::unique_ptr<Backend> open_plugin_in_process(const std::string& path, const std::string& args) {
   return std::make_unique<PluginBackend>(path, args);
+}
+
+std::unique_ptr<Backend> open_table_in_process(const numref_backend* table, const std::string& location) {
+  return std::make_unique<PluginBackend>(table, location);
 }
 
 }  // namespace numref::conform

@@ -41,6 +41,18 @@ extern "C" void on_signal(int) { request_stop(); }  // §34.6 (backend.hpp)
 std::optional<int> open_instances(const RunConfig& cfg, const std::string& backend_arg, BackendReport& rep,
                                   std::FILE* text, Clock::time_point t0,
                                   std::vector<std::unique_ptr<Backend>>& backends) {
+  if (cfg.table) {  // a table made in this process: one instance, no child process
+    try {
+      backends.push_back(open_table_in_process(cfg.table, "in process: " + backend_arg));
+      return std::nullopt;
+    } catch (const BackendError& e) {
+      rep.info.name = backend_arg;
+      rep.error = e.what();
+      rep.error_exit = kExitBackend;
+      std::fprintf(text, "ERROR %s\n", e.what());
+      return kExitBackend;
+    }
+  }
   BackendSpec spec;
   try {
     spec = resolve_backend(backend_arg);
@@ -178,7 +190,7 @@ void check_options(const RunConfig& cfg) {
 // The --backend arguments the run checks in turn (all: the built-in backends).
 std::vector<std::string> backend_names(const RunConfig& cfg) {
   std::vector<std::string> names;
-  if (cfg.backend == "all") {
+  if (cfg.backend == "all" && !cfg.table) {
     names = builtin_backends();
     if (names.empty())
       throw std::invalid_argument("--backend all: no built-in backends found in '" + backend_dir() + "'");

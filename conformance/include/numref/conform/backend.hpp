@@ -128,5 +128,9 @@ std::unique_ptr<Backend> open_backend(const BackendSpec& spec, const OpenOptions
 
 // The plugin loaded in this process, for the child side of isolation and for tests.
 std::unique_ptr<Backend> open_plugin_in_process(const std::string& path, const std::string& args);
+// A backend table made in this process (the Python package's check() makes one over Python
+// callables): the checks of a loaded plugin's table, then the same calls. The table must outlive
+// the Backend; its close() is called when the Backend is destroyed. `location` names it.
+std::unique_ptr<Backend> open_table_in_process(const numref_backend* table, const std::string& location);
 
 }  // namespace numref::conform

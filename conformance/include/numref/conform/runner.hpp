@@ -15,7 +15,10 @@ namespace numref::conform {
 enum class ReportFormat { text, json, junit };
 
 struct RunConfig {
-  std::string backend = "reference";  // NAME | PATH.so | pipe:CMD | all
+  std::string backend = "reference";  // NAME | PATH.so | pipe:CMD | all; with `table`: its display name
+  // A backend table made in this process (numref.conform.check from Python), run in this process
+  // by one worker instead of `backend` (open_table_in_process; the caller keeps it alive).
+  const numref_backend* table = nullptr;
   std::vector<std::string> profiles;  // empty: the profiles the backend claims
   std::vector<std::string> ops;       // empty: every family; "cast", "cast:f32:f8e4m3fn", ...
   Level level = Level::l0;
