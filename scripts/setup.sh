@@ -31,13 +31,14 @@ install_python_helpers() {
         nanobind scikit-build-core pytest
   fi
   # NUMREF_PEERS=1: the libraries of the `peers` differential tests (jax for xla, torch, torchao
-  # for the torchao_* recipe profiles, mmasim 2.1.1 for the mma profiles; several GiB). Then
+  # for the torchao_* recipe profiles, mmasim 2.1.1 for the mma profiles, triton for the Triton
+  # example of numref.conform.check run by its CPU interpreter; several GiB). Then
   # configure with -DNUMREF_PEERS=ON and
   # run `ctest --test-dir build -L peers`.
-  if [ "${NUMREF_PEERS:-0}" = 1 ] && ! python3 -c "import jax, torch, torchao, mmasim" >/dev/null 2>&1; then
-    echo "setup: NUMREF_PEERS=1: installing jax, torch (CPU), torchao 0.18 and mmasim 2.1.1 for the peers tests"
-    python3 -m pip install --quiet --disable-pip-version-check jax torch torchao==0.18.0 gfloat==0.5.2 mmasim==2.1.1 || \
-      python3 -m pip install --quiet --disable-pip-version-check --break-system-packages jax torch torchao==0.18.0 \
+  if [ "${NUMREF_PEERS:-0}" = 1 ] && ! python3 -c "import jax, torch, torchao, mmasim, triton" >/dev/null 2>&1; then
+    echo "setup: NUMREF_PEERS=1: installing jax, torch (CPU), triton, torchao 0.18 and mmasim 2.1.1 for the peers tests"
+    python3 -m pip install --quiet --disable-pip-version-check jax torch triton torchao==0.18.0 gfloat==0.5.2 mmasim==2.1.1 || \
+      python3 -m pip install --quiet --disable-pip-version-check --break-system-packages jax torch triton torchao==0.18.0 \
         gfloat==0.5.2 mmasim==2.1.1
   fi
   # NUMREF_MICROXCALING_DIR=DIR (with NUMREF_PEERS=1): microxcaling is not on PyPI; clone it there at

@@ -64,12 +64,9 @@ nb::object tensor_view(const void* x, std::uint32_t fmt, std::uint32_t rows, std
   const std::vector<std::size_t> shape{rows, cols};
   const std::vector<std::int64_t> st{rs, cs};
   switch (code_bytes(fmt)) {
-    case 1:
-      return view(static_cast<const std::uint8_t*>(x), shape, st);
-    case 2:
-      return view(static_cast<const std::uint16_t*>(x), shape, st);
-    default:
-      return view(static_cast<const std::uint32_t*>(x), shape, st);
+    case 1: return view(static_cast<const std::uint8_t*>(x), shape, st);
+    case 2: return view(static_cast<const std::uint16_t*>(x), shape, st);
+    default: return view(static_cast<const std::uint32_t*>(x), shape, st);
   }
 }
 
@@ -312,8 +309,8 @@ numref::conform::Level level_of(const std::string& s) {
 // Runs the conformance runner over the Python callables. Returns (exit status, the text report).
 nb::tuple conform_run(nb::object supported, nb::object dispatch, const std::string& name, const std::string& ops,
                       const std::vector<std::string>& select, const std::vector<std::string>& profiles,
-                      const std::string& level, std::uint64_t seed, const std::string& vectors, std::uint64_t max_errors,
-                      bool counts, bool flags, const std::string& json_out) {
+                      const std::string& level, std::uint64_t seed, const std::string& vectors,
+                      std::uint64_t max_errors, bool counts, bool flags, const std::string& json_out) {
   PyTable t;
   t.supported = std::move(supported);
   t.dispatch = std::move(dispatch);

@@ -30,6 +30,7 @@
 #include <utility>
 #include <vector>
 
+#include "conform_table.hpp"
 #include "fast_cast.hpp"
 #include "fast_lanes.hpp"
 #include "fast_quant.hpp"
@@ -1036,6 +1037,7 @@ class CastSuite {
 }  // namespace numref::py
 
 NB_MODULE(_core, m) {
+  bind_conform_table(m);
   using namespace numref::py;
   m.doc() = "numref._core: the C++ side of the numref Python package (use the numref package)";
   m.attr("__version__") = NUMREF_VERSION;

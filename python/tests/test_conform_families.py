@@ -403,3 +403,17 @@ def test_testing_assertions_carry_the_runners_text():
     with pytest.raises(AssertionError, match=r"scale of block \(0, 0\): got 79, expected 78"):
         nt.assert_quantize_equal(np.array([[0x70, 0x7C]], np.uint8), np.array([0x79], np.uint8), x, "f8e4m3fn",
                                  scale="mx-floor")
+
+
+def test_docs_python_md_quantizer_example_runs():
+    """docs/python.md's NumPy MX quantizer is run as the page shows it (it asserts r.ok itself)."""
+    import os
+    import re
+
+    doc = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "python.md")
+    with open(doc, encoding="utf-8") as f:
+        blocks = re.findall(r"^```python\n(.*?)```", f.read(), re.M | re.S)
+    code = next(b for b in blocks if "def mx_floor(x, op)" in b)
+    env = {}
+    exec(compile(code, "docs/python.md", "exec"), env)
+    assert env["r"].ok and env["r"].cases > 0
