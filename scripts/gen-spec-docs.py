@@ -199,6 +199,7 @@ def main(argv):
         ('abi-minor', lambda t: run(numref, 'abi', '--markdown').rstrip('\n')),
         ('mma-knobs', lambda t: run(numref, 'mma', '--knobs', '--markdown').rstrip('\n')),
         ('mma-profiles', lambda t: run(numref, 'mma', '--profiles', '--markdown').rstrip('\n')),
+        ('mma-recipes', lambda t: run(numref, 'mma', '--recipes', '--markdown').rstrip('\n')),
         # last: the contents list reads the headings of the text as generated
         ('contents', lambda t: contents(t.split('\n'))),
     ]

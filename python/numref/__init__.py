@@ -673,7 +673,8 @@ def _mma_operand(x, typ, what):
 
 def matmul(a, b, c=None, *, profile: str = "ideal", a_type: str | None = None, b_type: str | None = None,
            acc: str = "f32", scales=None, block: int = 0, scale_type: str = "f8e8m0fnu", model: str = "",
-           promote: int = 0, split_k: int = 1, flags: bool = False, raw: bool = False):
+           promote: int = 0, split_k: int = 1, recipe: str | None = None, recipe_format: str = "f8e4m3fn",
+           flags: bool = False, raw: bool = False):
     """D = a @ b + c under an MMA instruction profile, bit for bit as ``numref mma`` (spec §36 – §40;
     docs/mma.md).
 
@@ -688,6 +689,11 @@ def matmul(a, b, c=None, *, profile: str = "ideal", a_type: str | None = None, b
     model     "key=value ..." overriding the profile's knobs (§38.6).
     promote   promote partial sums into binary32 every ``promote`` elements of K (§40.1).
     split_k   slices of K added to c in order (§40.2).
+    recipe    a recipe profile with a GEMM (§40.6; ``numref mma --recipes``): a and b (float32,
+              bfloat16 or float16) are quantized along K by it into ``recipe_format`` (default
+              f8e4m3fn) and its scales used as its library's GEMM does — the instruction's block
+              scales (the MX recipes, e.g. "te_mxfp8" with "sm100_tcgen05_mxf8f6f4") or §40.5
+              promotion ("deepgemm" with "sm90_wgmma_f8").
     flags     also return the §9 flags per element (uint8).
     raw       return D's codes (uint32 / uint16) instead of float32 / float16.
     The computation releases the GIL.
@@ -715,7 +721,10 @@ def matmul(a, b, c=None, *, profile: str = "ideal", a_type: str | None = None, b
             return (v if v.dtype.kind == "u" else v.view(_np.uint8)).astype(_np.uint32)
 
         sa, sb = (scale_codes(v) for v in scales)
-    d, f = _core.matmul(A, B, C, M, N, K, at, bt, acc, profile, block, scale_type, sa, sb, model, promote, split_k)
+    if recipe is not None and not isinstance(recipe, str):
+        raise TypeError(f"recipe: expected a recipe profile name, got {type(recipe).__name__}")
+    d, f = _core.matmul(A, B, C, M, N, K, at, bt, acc, profile, block, scale_type, sa, sb, model, promote, split_k,
+                        recipe, recipe_format)
     if raw:
         out = d if acc == "f32" else d.astype(_np.uint16)
     else:

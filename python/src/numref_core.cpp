@@ -770,7 +770,8 @@ std::vector<std::uint32_t> words_of(const InArray& a, const Format& f, std::size
 nb::tuple matmul(InArray a, InArray b, InArray c, std::size_t M, std::size_t N, std::size_t K,
                  const std::string& a_type, const std::string& b_type, const std::string& c_type,
                  const std::string& profile, int block, const std::string& scale_type, std::optional<InArray> sa,
-                 std::optional<InArray> sb, const std::string& model, std::size_t promote, std::size_t split_k) {
+                 std::optional<InArray> sb, const std::string& model, std::size_t promote, std::size_t split_k,
+                 std::optional<std::string> recipe, const std::string& recipe_format) {
   const auto type = [](const std::string& n, const char* what) {
     const auto t = numref::find_mma_type(n);
     if (!t) fail(std::string(what) + ": unknown operand type '" + n + "'");
@@ -794,18 +795,51 @@ nb::tuple matmul(InArray a, InArray b, InArray c, std::size_t M, std::size_t N, 
     if (!err.empty()) fail("model: " + err);
     s.knobs = k;
   }
-  const numref::GemmOptions g{promote, split_k};
-  numref::validate(s, g, K);
+  numref::GemmOptions g{promote, split_k};
   const auto u32 = [](const InArray& x, std::size_t n, const char* what) {
     if (width_of(x) != 32) fail(std::string("internal: ") + what + " must be uint32 codes");
     if (x.size() != n)
       fail(std::string(what) + ": expected " + std::to_string(n) + " elements, got " + std::to_string(x.size()));
     return std::span<const std::uint32_t>(static_cast<const std::uint32_t*>(x.data()), n);
   };
-  const std::size_t nb = block ? K / static_cast<std::size_t>(block) : 0;
-  const auto A = u32(a, M * K, "a"), B = u32(b, K * N, "b"), C = u32(c, M * N, "c");
+  auto A = u32(a, M * K, "a"), B = u32(b, K * N, "b");
+  const auto C = u32(c, M * N, "c");
+  // §40.6 a recipe: A and B quantized along K by the recipe profile, its scales in the GEMM
+  numref::RecipeGemmOperands rq;
+  std::vector<std::uint16_t> ha, hb;
+  if (recipe) {
+    const numref::GemmRecipe* r = numref::find_gemm_recipe(*recipe);
+    if (!r) {
+      std::string names;
+      for (const auto& x : numref::gemm_recipes()) names += (names.empty() ? "" : ", ") + std::string(x.profile);
+      fail("recipe: '" + *recipe + "' has no GEMM (recipes with one: " + names + ")");
+    }
+    if (block || sa || sb || promote)
+      fail("recipe sets the scales and the promotion: give no scales, block or promote");
+    const auto view = [&](std::span<const std::uint32_t> x, numref::MmaType t, std::size_t rows, std::size_t cols,
+                          std::vector<std::uint16_t>& h, const char* what) {
+      const auto& info = numref::mma_type(t);
+      const Format& f = format(info.format);
+      if (info.ignore_mask || (f.id != FormatId::f32 && f.id != FormatId::bf16 && f.id != FormatId::f16))
+        fail(std::string(what) + ": a recipe quantizes float32, bfloat16 or float16 values, not " +
+             std::string(info.name));
+      if (f.bits == 32) return TensorView(f, x.data(), rows, cols);
+      h.assign(x.begin(), x.end());
+      return TensorView(f, h.data(), rows, cols);
+    };
+    const TensorView va = view(A, s.a, M, K, ha, "a"), vb = view(B, s.b, K, N, hb, "b");
+    rq = numref::quantize_for_gemm(*r, format_arg(recipe_format, "recipe_format"), va, vb);
+    numref::recipe_gemm_spec(*r, rq, K, s, g);
+    A = rq.a;
+    B = rq.b;
+  }
+  numref::validate(s, g, K);
+  const std::size_t nb = s.block ? K / static_cast<std::size_t>(s.block) : 0;
   std::span<const std::uint32_t> SA, SB;
-  if (block) {
+  if (recipe && s.block) {
+    SA = rq.sa;
+    SB = rq.sb;
+  } else if (block) {
     if (!sa || !sb) fail("scales: a profile with block scales needs scales=(sa, sb)");
     SA = u32(*sa, M * nb, "scales[0]");
     SB = u32(*sb, nb * N, "scales[1]");
@@ -1042,8 +1076,8 @@ NB_MODULE(_core, m) {
   m.doc() = "numref._core: the C++ side of the numref Python package (use the numref package)";
   m.attr("__version__") = NUMREF_VERSION;
   m.def("matmul", &matmul, "a"_a, "b"_a, "c"_a, "M"_a, "N"_a, "K"_a, "a_type"_a, "b_type"_a, "c_type"_a, "profile"_a,
-        "block"_a, "scale_type"_a, "sa"_a.none(), "sb"_a.none(), "model"_a, "promote"_a, "split_k"_a,
-        "D = A·B + C under an MMA profile (spec §36 – §40): (D codes, flags).");
+        "block"_a, "scale_type"_a, "sa"_a.none(), "sb"_a.none(), "model"_a, "promote"_a, "split_k"_a, "recipe"_a.none(),
+        "recipe_format"_a, "D = A·B + C under an MMA profile (spec §36 – §40): (D codes, flags).");
   m.def("mma_profiles", &mma_profiles, "The MMA instruction profiles (spec §39.1) as a list of dicts.");
   m.def("formats", &formats, "The format table (format.hpp kFormats) as a list of dicts, spec §2.1.");
   m.def("profiles", &profiles, "The profiles (§10) with their narrow and wide policies in the §10.3 text form.");

@@ -144,3 +144,31 @@ def test_check_matmul_block_scales_and_flags():
     assert r.ok and r.vector_files == 1, r.report()
     with pytest.raises(ValueError, match="unknown mma profile"):
         numref.conform.check_matmul(lambda a, b, c: c, profile="sm90", a_type="f8e4m3fn")
+
+
+def test_recipe_gemm_is_quantize_then_the_instruction():
+    """§40.6: recipe= quantizes a and b along K by the recipe profile and uses its scales as its
+    library's GEMM does. By hand (te_mxfp8, mx-rceil-f32): a block of ones has X = 2^-8 (code 0x77),
+    elements 256; a block of twos X = 2^-7 (0x78), elements 256; D = 32 * 1 * 2 = 64."""
+    a = np.ones((1, 32), np.float32)
+    b = np.full((32, 1), 2, np.float32)
+    assert numref.matmul(a, b, profile="sm100_tcgen05_mxf8f6f4", recipe="te_mxfp8", raw=True)[0, 0] == 0x42800000
+    # random operands: the composition of numref.quantize (1 x 32 along K for a, 32 x 1 for b) and
+    # the block-scaled instruction, for each MX recipe with a GEMM and two element formats
+    rng = np.random.default_rng(5)
+    A = (rng.standard_normal((3, 96)) * np.exp2(rng.integers(-6, 7, (3, 96)))).astype(np.float32)
+    B = (rng.standard_normal((96, 4)) * np.exp2(rng.integers(-6, 7, (96, 4)))).astype(np.float32)
+    for recipe in ("te_mxfp8", "torchao_mx_floor", "torchao_mx_rceil"):
+        for fmt in ("f8e4m3fn", "f6e2m3fn"):
+            qa = numref.quantize(A, fmt, profile=recipe, partition="block:1x32")
+            qb = numref.quantize(B, fmt, profile=recipe, partition="block:32x1")
+            want = numref.matmul(qa.raw_codes, qb.raw_codes, a_type=fmt, b_type=fmt, profile="sm100_tcgen05_mxf8f6f4",
+                                 block=32, scales=(qa.scales.reshape(3, 3), qb.scales.reshape(3, 4)), raw=True)
+            got = numref.matmul(A, B, profile="sm100_tcgen05_mxf8f6f4", recipe=recipe, recipe_format=fmt, raw=True)
+            assert np.array_equal(got, want), (recipe, fmt)
+    with pytest.raises(ValueError, match="takes no block size 32"):
+        numref.matmul(A, B, profile="sm90_wgmma_f8", recipe="te_mxfp8")
+    with pytest.raises(ValueError, match="'torchao_float8' has no GEMM"):
+        numref.matmul(A, B, profile="sm90_wgmma_f8", recipe="torchao_float8")
+    with pytest.raises(ValueError, match="give no scales, block or promote"):
+        numref.matmul(A, B, profile="sm90_wgmma_f8", recipe="deepgemm", promote=128)

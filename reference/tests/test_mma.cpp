@@ -9,6 +9,9 @@
 #include <vector>
 
 #include "numref/mma.hpp"
+#include "numref/profiles.hpp"
+#include "numref/scale.hpp"
+#include "numref/tensor.hpp"
 #include "numref/oracle/rational_mma.hpp"
 #include "numref/splitmix64.hpp"
 
@@ -350,6 +353,102 @@ TEST(Gemm, PromotionScalesAreOneFusedMultiplyAdd) {
   GemmOptions bad = g;
   bad.promote = 0;
   EXPECT_THROW(validate(spec("sm90_wgmma_f8", E4, E4, F32), bad, K), std::invalid_argument);
+}
+
+// §40.6 a recipe's GEMM, by hand. te_mxfp8 (mx-rceil-f32, §16.6): a block of 1.0 has amax 1 and
+// X = 2^ceil(log2(1 / 448)) = 2^-8 (1 / 448 = 2^-8.807), E8M0 code 127 - 8 = 0x77; each element
+// 1 · 2^8 = 256 = f8e4m3fn 0x78 (exponent field 15, fraction 0). A = 1 x 32 ones, B = 32 x 1 twos
+// (B's block: amax 2, X = 2^ceil(log2(2 / 448)) = 2^-7, code 0x78, elements 2 · 2^7 = 0x78).
+// D = Σ (256 · 2^-8)(256 · 2^-7) = 32 · 2 = 64 = 0x42800000, exact under sm100_tcgen05_mxf8f6f4.
+TEST(GemmRecipe, MxBlockScalesByHand) {
+  const GemmRecipe* r = find_gemm_recipe("te_mxfp8");
+  ASSERT_NE(r, nullptr);
+  const std::vector<std::uint32_t> ones(32, 0x3F800000u), twos(32, 0x40000000u);
+  const Format& f32 = format(FormatId::f32);
+  const RecipeGemmOperands q = quantize_for_gemm(*r, format(FormatId::f8e4m3fn), TensorView(f32, ones.data(), 1, 32),
+                                                 TensorView(f32, twos.data(), 32, 1));
+  EXPECT_EQ(q.element, MmaType::f8e4m3fn);
+  EXPECT_EQ(q.a, std::vector<std::uint32_t>(32, 0x78u));
+  EXPECT_EQ(q.b, std::vector<std::uint32_t>(32, 0x78u));
+  EXPECT_EQ(q.sa, std::vector<std::uint32_t>{0x77u});
+  EXPECT_EQ(q.sb, std::vector<std::uint32_t>{0x78u});
+  MmaSpec s = spec("sm100_tcgen05_mxf8f6f4", E4, E4, F32);
+  GemmOptions g;
+  recipe_gemm_spec(*r, q, 32, s, g);
+  EXPECT_EQ(s.block, 32);
+  EXPECT_EQ(s.scale, MmaType::f8e8m0fnu);
+  EXPECT_EQ(g.promote, 0u);
+  std::vector<std::uint32_t> d(1);
+  gemm(s, g, 1, 1, 32, q.a, q.b, std::vector<std::uint32_t>{0}, d, q.sa, q.sb);
+  EXPECT_EQ(d[0], 0x42800000u);
+  // the same recipe on an instruction without block scales is refused, naming both
+  MmaSpec h = spec("sm90_wgmma_f8", E4, E4, F32);
+  GemmOptions gh;
+  try {
+    recipe_gemm_spec(*r, q, 32, h, gh);
+    ADD_FAILURE() << "sm90_wgmma_f8 took E8M0 block scales";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("recipe te_mxfp8 with profile sm90_wgmma_f8"), std::string::npos) << e.what();
+  }
+}
+
+// §40.6 deepgemm: promotion scales 2^(c - 127) as binary32, B's per 128 x 128 block spread over
+// its columns. A = 1 x 128 of 448 (amax 448: mx-rceil-f32 X = 2^ceil(log2(448 / 448)) = 2^0,
+// code 0x7F, elements 448 = 0x7E); B = 128 x 130 of 1 except column 129 = 4 (two column blocks:
+// amax 1 -> X = 2^ceil(log2(1/448)) = 2^-8, code 0x77; amax 4 -> 2^ceil(log2(4/448)) = 2^-6, 0x79).
+TEST(GemmRecipe, DeepGemmPromotionScales) {
+  const GemmRecipe* r = find_gemm_recipe("deepgemm");
+  ASSERT_NE(r, nullptr);
+  const Format& f32 = format(FormatId::f32);
+  const std::vector<std::uint32_t> a(128, 0x43E00000u);
+  std::vector<std::uint32_t> b(128 * 130, 0x3F800000u);
+  for (std::size_t k = 0; k < 128; ++k) b[k * 130 + 129] = 0x40800000u;
+  const RecipeGemmOperands q = quantize_for_gemm(*r, format(FormatId::f8e4m3fn), TensorView(f32, a.data(), 1, 128),
+                                                 TensorView(f32, b.data(), 128, 130));
+  EXPECT_EQ(q.sa, std::vector<std::uint32_t>{0x3F800000u});  // 2^0
+  ASSERT_EQ(q.sb.size(), 130u);
+  EXPECT_EQ(q.sb[0], 0x77u << 23);  // 2^-8 for the columns of the first block
+  EXPECT_EQ(q.sb[127], 0x77u << 23);
+  EXPECT_EQ(q.sb[128], 0x79u << 23);  // 2^-6 for the second block (columns 128, 129)
+  EXPECT_EQ(q.sb[129], 0x79u << 23);
+  MmaSpec s = spec("sm90_wgmma_f8", E4, E4, F32);
+  GemmOptions g;
+  recipe_gemm_spec(*r, q, 128, s, g);
+  EXPECT_EQ(g.promote, 128u);
+  EXPECT_EQ(s.block, 0);
+  // column 0: Σ 448 · 256 = 128 · 114688 = 14680064 = 2^23 · 1.75; scaled by 2^0 · 2^-8: 57344 = 0x47600000
+  std::vector<std::uint32_t> d(130);
+  gemm(s, g, 1, 130, 128, q.a, q.b, std::vector<std::uint32_t>(130, 0), d);
+  EXPECT_EQ(d[0], 0x47600000u);
+  // column 129: B's elements 4 · 2^6 = 256 again, scale 2^-6: 4 · 57344 = 229376 = 0x48600000
+  EXPECT_EQ(d[129], 0x48600000u);
+}
+
+// §40.6 the table: every row is a recipe profile; block-scale rows have E8M0 rules and blocks
+// along K of their size in both operands (1 x B and B x 1).
+TEST(GemmRecipe, TableIsWellFormed) {
+  for (const GemmRecipe& r : gemm_recipes()) {
+    const auto pid = find_profile(r.profile);
+    ASSERT_TRUE(pid && profile(*pid).recipe) << r.profile;
+    const std::string b = std::to_string(r.block);
+    EXPECT_EQ(r.a_partition, "block:1x" + b) << r.profile;
+    if (r.scales == GemmRecipeScales::block) {
+      EXPECT_EQ(r.b_partition, "block:" + b + "x1") << r.profile;
+      const auto rule = parse_scale_rule(profile(*pid).recipe->rule);
+      ASSERT_TRUE(rule) << r.profile;
+      EXPECT_EQ(scale_format(*rule).id, FormatId::f8e8m0fnu) << r.profile;
+    }
+    EXPECT_EQ(find_gemm_recipe(r.profile), &r);
+  }
+  EXPECT_EQ(find_gemm_recipe("torchao_float8"), nullptr);
+  const std::vector<std::uint32_t> z(48, 0);
+  const Format& f32 = format(FormatId::f32);
+  EXPECT_THROW(quantize_for_gemm(*find_gemm_recipe("te_mxfp8"), format(FormatId::f8e4m3fn),
+                                 TensorView(f32, z.data(), 1, 48), TensorView(f32, z.data(), 48, 1)),
+               std::invalid_argument);  // K = 48 is not a multiple of 32
+  EXPECT_THROW(quantize_for_gemm(*find_gemm_recipe("te_mxfp8"), format(FormatId::int8),
+                                 TensorView(f32, z.data(), 1, 32), TensorView(f32, z.data(), 32, 1)),
+               std::invalid_argument);  // int8 is not an operand type
 }
 
 // §40.5 against the oracle: random promotion scales (binary32 values near 1, some far) on random

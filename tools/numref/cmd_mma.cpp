@@ -24,10 +24,11 @@ constexpr const char* kUsage =
     "                  [--a-type T] [--b-type T] [--c-type f32|f16]\n"
     "                  [--block 16|32 --scale-type f8e8m0fnu|ue4m3 --scale-a SA.npy --scale-b SB.npy]\n"
     "                  [--model \"key=value ...\"] [--promote N [--promote-scale-a PA.npy --promote-scale-b PB.npy]]\n"
-    "                  [--split-k S] [--recipe deepgemm]\n"
+    "                  [--split-k S] [--recipe R [--recipe-format FORMAT]]\n"
     "                  [--epilogue FORMAT [--epilogue-profile P]]\n"
     "       numref mma --profiles [--markdown]\n"
-    "       numref mma --knobs [--markdown]";
+    "       numref mma --knobs [--markdown]\n"
+    "       numref mma --recipes [--markdown]";
 
 // Appends a word to a space-separated list.
 void append_word(std::string& s, std::string_view w) {
@@ -109,61 +110,42 @@ MmaKnobs parse_model(const std::string& text, MmaKnobs k) {
   return k;
 }
 
-// §40.5 --recipe deepgemm: A (M x K, per-token 1 x 128 blocks) and B (K x N, 128 x 128 blocks)
-// quantized to f8e4m3fn by the recipe profile (§10.4: UE8M0 scales), the scales as binary32
-// promotion scales over chunks of 128 (B's spread over the columns of their block).
-struct RecipeOperands {
-  std::vector<std::uint32_t> a, b, pa, pb;
-};
-std::uint32_t e8m0_as_f32(std::uint32_t e) {  // 2^(e - 127) as a binary32 code; FF: NaN
-  if (e == 0xFFu) return 0x7FC00000u;
-  return e == 0 ? 0x00400000u : (e << 23);
-}
-RecipeOperands quantize_for_recipe(const std::string& recipe, const Operand& A, const Operand& B) {
-  if (recipe != "deepgemm")
-    throw UsageError("--recipe: '" + recipe +
-                     "' is not supported; deepgemm is (per-token 1 x 128 activations, "
-                     "128 x 128 weights, UE8M0 scales, promotion every 128)");
-  for (const Operand* o : {&A, &B})
-    if (o->type != MmaType::f32 && o->type != MmaType::bf16)
-      throw UsageError("--recipe deepgemm quantizes binary32 or bf16 values, not " +
-                       std::string(mma_type(o->type).name) + " codes");
-  const std::size_t M = A.rows, K = A.cols, N = B.cols;
-  if (K % 128 != 0) throw UsageError("--recipe deepgemm: K = " + std::to_string(K) + " is not a multiple of 128");
-  const Format& e4 = format(FormatId::f8e4m3fn);
-  const Profile& prof = profile(*find_profile(recipe));
-  const auto spec_of = [&](const char* partition) {
-    QuantizeOptions qo;
-    qo.profile = recipe;
-    qo.partition = partition;
-    QuantizeSpec q = quantize_spec(e4, qo, [](std::string_view key) { return std::string(key); });
-    q.policy = prof.for_target(e4);
-    q.wide = prof.wide;
-    return q;
-  };
-  const auto run = [&](const Operand& x, const QuantizeSpec& q, std::vector<std::uint32_t>& codes) {
+// §40.6 --recipe R: A and B (binary32 / bf16 / f16 values) quantized by the recipe profile along K
+// (numref::quantize_for_gemm), into --recipe-format (default f8e4m3fn).
+RecipeGemmOperands quantize_for_recipe(const GemmRecipe& r, const Format& element, const Operand& A, const Operand& B) {
+  std::vector<std::uint16_t> ha, hb;
+  const auto view = [](const Operand& x, std::vector<std::uint16_t>& h, const char* option) {
     const Format& f = format(mma_type(x.type).format);
-    std::vector<std::uint16_t> h;
-    const void* data = x.codes.data();
-    if (f.bits == 16) {
-      h.assign(x.codes.begin(), x.codes.end());
-      data = h.data();
-    }
-    std::vector<std::uint8_t> c(x.rows * x.cols);
-    const QuantizeResult r = quantize(TensorView(f, data, x.rows, x.cols), q, c);
-    codes.assign(c.begin(), c.end());
-    return r.meta.scales;
+    if (mma_type(x.type).ignore_mask != 0 || (f.id != FormatId::f32 && f.id != FormatId::bf16 && f.id != FormatId::f16))
+      throw UsageError(std::string(option) + ": --recipe quantizes binary32, bf16 or f16 values, not " +
+                       std::string(mma_type(x.type).name) + " codes");
+    if (f.bits == 32) return TensorView(f, x.codes.data(), x.rows, x.cols);
+    h.assign(x.codes.begin(), x.codes.end());
+    return TensorView(f, h.data(), x.rows, x.cols);
   };
-  RecipeOperands out;
-  const std::vector<std::uint32_t> sa = run(A, spec_of("block:1x128"), out.a);
-  const std::vector<std::uint32_t> sb = run(B, spec_of("block:128x128"), out.b);
-  const std::size_t nc = K / 128, nbc = (N + 127) / 128;
-  out.pa.resize(M * nc);
-  out.pb.resize(nc * N);
-  for (std::size_t i = 0; i < M * nc; ++i) out.pa[i] = e8m0_as_f32(sa[i]);
-  for (std::size_t t = 0; t < nc; ++t)
-    for (std::size_t j = 0; j < N; ++j) out.pb[t * N + j] = e8m0_as_f32(sb[t * nbc + j / 128]);
-  return out;
+  const TensorView va = view(A, ha, "--a"), vb = view(B, hb, "--b");
+  try {
+    return quantize_for_gemm(r, element, va, vb);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--recipe: ") + e.what());
+  }
+}
+
+std::string recipe_names() {
+  std::string s;
+  for (const GemmRecipe& r : gemm_recipes()) append_word(s, r.profile);
+  return s;
+}
+
+int print_recipes(bool md) {
+  std::vector<std::vector<std::string>> rows;
+  for (const GemmRecipe& r : gemm_recipes())
+    rows.push_back({std::string(r.profile), std::string(r.a_partition), std::string(r.b_partition),
+                    r.scales == GemmRecipeScales::block ? "the instruction's block scales" : "§40.5 promotion",
+                    std::to_string(r.block), std::string(r.source)});
+  print_table({"recipe", "A (M x K)", "B (K x N)", "scales", "block of K", "the GEMM it follows"}, rows, md);
+  conform::check_stdout();
+  return 0;
 }
 
 int print_profiles(bool md) {
@@ -200,8 +182,9 @@ int run(Args& a) {
         "(f32) or <f2 (f16); --flags writes the §9 flags of each element (|u1).\n"
         "GEMM level (§40): --promote N adds the model's results over chunks of N elements of K\n"
         "into a binary32 accumulator (--promote-scale-a / -b: each chunk scaled by RN32(pa · pb) in one\n"
-        "fused multiply-add, §40.5); --recipe deepgemm quantizes binary32 / bf16 A (1 x 128) and B\n"
-        "(128 x 128) to f8e4m3fn with the deepgemm profile and promotes with their scales;\n"
+        "fused multiply-add, §40.5); --recipe R quantizes binary32 / bf16 / f16 A and B along K with\n"
+        "the recipe profile R into --recipe-format (default f8e4m3fn) and uses its scales as R's\n"
+        "GEMM does (§40.6: the instruction's block scales, or promotion; --recipes lists them);\n"
         "--split-k S adds S slices of K to C in order; --epilogue F\n"
         "converts D to format F under --epilogue-profile (a conversion profile, default ocp):\n"
         "D is then F's codes (|u1, <u2, <f2 or <f4).\n",
@@ -218,6 +201,11 @@ int run(Args& a) {
     a.finish();
     return print_knobs(md);
   }
+  if (a.flag("recipes")) {
+    const bool md = a.flag("markdown");
+    a.finish();
+    return print_recipes(md);
+  }
   const auto profile_name = a.opt("profile");
   const auto pa = a.opt("a"), pb = a.opt("b"), pc = a.opt("c"), out = a.opt("out"), flags_out = a.opt("flags");
   const auto at = a.opt("a-type"), bt = a.opt("b-type"), ct = a.opt("c-type");
@@ -225,7 +213,7 @@ int run(Args& a) {
   const auto model = a.opt("model");
   const auto promote = a.opt("promote"), split = a.opt("split-k"), epi = a.opt("epilogue"),
              epi_prof = a.opt("epilogue-profile"), ppa = a.opt("promote-scale-a"), ppb = a.opt("promote-scale-b"),
-             recipe = a.opt("recipe");
+             recipe = a.opt("recipe"), recipe_format = a.opt("recipe-format");
   a.finish();
   if (!profile_name) throw UsageError("--profile is required\n" + std::string(kUsage));
   if (!pa || !pb || !out) throw UsageError("--a, --b and --out are required\n" + std::string(kUsage));
@@ -240,19 +228,26 @@ int run(Args& a) {
   if (model) s.knobs = parse_model(*model, prof->knobs);
   Operand A = read_operand(*pa, "--a", at ? std::optional(type_arg(*at, "--a-type")) : std::nullopt);
   Operand B = read_operand(*pb, "--b", bt ? std::optional(type_arg(*bt, "--b-type")) : std::nullopt);
-  RecipeOperands rq;
-  if (recipe) {  // §40.5 the operands quantized by the recipe, then promotion with their scales
-    if (B.rows != A.cols)
-      throw UsageError("--b: B must be K x N with K = " + std::to_string(A.cols) + " (A's columns), the file has " +
-                       std::to_string(B.rows) + " rows");
+  RecipeGemmOperands rq;
+  const GemmRecipe* grecipe = nullptr;
+  if (recipe_format && !recipe) throw UsageError("--recipe-format needs --recipe");
+  if (recipe) {  // §40.6 the operands quantized by the recipe, then its scales in the GEMM
+    grecipe = find_gemm_recipe(*recipe);
+    if (!grecipe)
+      throw UsageError("--recipe: '" + *recipe + "' has no GEMM (recipes with one: " + recipe_names() +
+                       "; `numref mma --recipes`)");
     if (ppa || ppb || block || st || psa || psb)
       throw UsageError("--recipe sets the scales; give no --promote-scale-a/-b, --block or --scale-*");
-    if (promote && parse_int(*promote, 1, 1LL << 40, "--promote") != 128)
-      throw UsageError("--recipe deepgemm promotes every 128 elements of K, not " + *promote);
-    rq = quantize_for_recipe(*recipe, A, B);
+    if (promote)
+      throw UsageError("--recipe " + *recipe + " sets the promotion (" +
+                       (grecipe->scales == GemmRecipeScales::promote ? "every " + std::to_string(grecipe->block)
+                                                                     : std::string("none: block scales")) +
+                       "); give no --promote");
+    rq = quantize_for_recipe(
+        *grecipe, recipe_format ? format_arg(*recipe_format, "--recipe-format") : format(FormatId::f8e4m3fn), A, B);
     A.codes = rq.a;
     B.codes = rq.b;
-    A.type = B.type = MmaType::f8e4m3fn;
+    A.type = B.type = rq.element;
   }
   const std::size_t M = A.rows, K = A.cols, N = B.cols;
   if (B.rows != K)
@@ -279,11 +274,6 @@ int run(Args& a) {
   }
   GemmOptions g;
   if (promote) g.promote = static_cast<std::size_t>(parse_int(*promote, 1, 1LL << 40, "--promote"));
-  if (recipe) {
-    g.promote = 128;
-    g.promote_sa = rq.pa;
-    g.promote_sb = rq.pb;
-  }
   if (split) g.split_k = static_cast<std::size_t>(parse_int(*split, 1, 1LL << 40, "--split-k"));
   // §40.5 promotion scales: binary32 (<f4), M x K/promote and K/promote x N
   std::vector<std::uint32_t> PA, PB;
@@ -301,6 +291,13 @@ int run(Args& a) {
     PB = Pb.codes;
     g.promote_sa = PA;
     g.promote_sb = PB;
+  }
+  if (grecipe) {  // §40.6 the recipe's scales: the instruction's block scales, or promotion
+    try {
+      recipe_gemm_spec(*grecipe, rq, K, s, g);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("--recipe: ") + e.what());
+    }
   }
   try {
     validate(s, g, K);
@@ -321,7 +318,10 @@ int run(Args& a) {
     epilogue.emplace(acc, *epi_fmt, profile(*pid).for_cast(acc, *epi_fmt));
   }
   std::vector<std::uint32_t> SA, SB;
-  if (s.block) {
+  if (grecipe && s.block) {
+    SA = rq.sa;
+    SB = rq.sb;
+  } else if (s.block) {
     const Operand Sa = read_operand(*psa, "--scale-a", s.scale), Sb = read_operand(*psb, "--scale-b", s.scale);
     const std::size_t nb = K / static_cast<std::size_t>(s.block);
     if (Sa.rows != M || Sa.cols != nb || Sb.rows != nb || Sb.cols != N)
@@ -370,7 +370,9 @@ int run(Args& a) {
   std::size_t raised = 0;
   for (const std::uint8_t f : F) raised += f != 0;
   std::string how;
-  if (recipe) how += ", recipe " + *recipe;
+  if (recipe)
+    how += ", recipe " + *recipe + " (" + std::string(mma_type(rq.element).name) +
+           (grecipe->scales == GemmRecipeScales::block ? ", block scales" : "") + ")";
   if (g.promote) how += ", promoted every " + std::to_string(g.promote) + (g.promote_sa.empty() ? "" : " with scales");
   if (g.split_k > 1) how += ", split-K " + std::to_string(g.split_k);
   if (epi_fmt) how += ", epilogue " + std::string(epi_fmt->name) + " (" + epi_prof.value_or("ocp") + ")";

@@ -20,6 +20,7 @@
 
 #include "numref/format.hpp"
 #include "numref/policy.hpp"
+#include "numref/tensor.hpp"
 
 namespace numref {
 
@@ -200,5 +201,42 @@ void gemm(const MmaSpec& s, const GemmOptions& g, std::size_t M, std::size_t N, 
           std::span<const std::uint32_t> A, std::span<const std::uint32_t> B, std::span<const std::uint32_t> C,
           std::span<std::uint32_t> D, std::span<const std::uint32_t> scale_a = {},
           std::span<const std::uint32_t> scale_b = {}, std::span<std::uint8_t> flags = {});
+
+// ---- §40.6 a GEMM of operands quantized by a recipe profile ----------------------------------
+// How a library's quantized GEMM uses a recipe profile's scales (§10.4): the partitions of A
+// (M x K) and B (K x N), and whether the instruction applies the scales per block of K (§38.3,
+// §38.4) or the kernel multiplies them into §40.5 promotion. One row per recipe profile that has
+// a GEMM; the CLI (`numref mma --recipe`), the Python package and the spec's table read it.
+enum class GemmRecipeScales : std::uint8_t {
+  block,    // the stored scales go to the instruction as its block scales (§36.1)
+  promote,  // §40.5: each chunk of `block` elements promoted with RN32(pa · pb), the scales as binary32
+};
+struct GemmRecipe {
+  std::string_view profile;      // the recipe profile (§10.4)
+  std::string_view a_partition;  // A's blocks along K
+  std::string_view b_partition;  // B's blocks along K
+  GemmRecipeScales scales;
+  int block;                // elements of K per scale (block) or per promoted chunk (promote)
+  std::string_view source;  // informative: the GEMM of the library this follows
+};
+std::span<const GemmRecipe> gemm_recipes();
+const GemmRecipe* find_gemm_recipe(std::string_view profile);
+
+// The quantized operands: element codes (A M x K, B K x N, row-major, of type `element`) and
+// the scales the GEMM takes — block scales (stored codes; sa M x K/block, sb K/block x N) or
+// promotion scales (binary32; same shapes, B's spread over the columns of its block).
+struct RecipeGemmOperands {
+  MmaType element = MmaType::f8e4m3fn;
+  std::vector<std::uint32_t> a, b, sa, sb;
+};
+// §40.6 Quantizes A and B by the recipe (§19 under the recipe profile, the partitions above)
+// into `element`. Throws std::invalid_argument naming the problem: an element the recipe does not
+// take or the instruction types cannot hold, K not a multiple of the block.
+RecipeGemmOperands quantize_for_gemm(const GemmRecipe& r, const Format& element, const TensorView& A,
+                                     const TensorView& B);
+// The MmaSpec and GemmOptions of the recipe's GEMM under `profile` (C binary32): block scales set
+// the spec's block and scale type, promotion sets the options' promote and scales (which view
+// `q`). Throws std::invalid_argument when the profile cannot take them (§36.3, §40.3).
+void recipe_gemm_spec(const GemmRecipe& r, const RecipeGemmOperands& q, std::size_t K, MmaSpec& s, GemmOptions& g);
 
 }  // namespace numref

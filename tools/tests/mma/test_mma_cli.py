@@ -137,7 +137,8 @@ with tempfile.TemporaryDirectory() as t:
     np.save(P("b32r.npy"), B32)
     rc, out, err = run("--profile", "sm90_wgmma_f8", "--a", P("a32r.npy"), "--b", P("b32r.npy"), "--recipe", "deepgemm",
                        "--epilogue", "bf16", "--out", P("dr.npy"))
-    check(rc == 0 and "recipe deepgemm, promoted every 128 with scales" in out, f"--recipe deepgemm runs ({err.strip()})")
+    check(rc == 0 and "recipe deepgemm (f8e4m3fn), promoted every 128 with scales" in out,
+          f"--recipe deepgemm runs ({err.strip()} {out.strip()})")
     q = lambda *a: subprocess.run([NUMREF, "quantize", *a], capture_output=True, text=True, timeout=120)  # noqa: E731
     qa = q("--input", P("a32r.npy"), "--format", "f8e4m3fn", "--profile", "deepgemm", "--partition", "block:1x128",
            "--out", P("qa"))
@@ -157,6 +158,31 @@ with tempfile.TemporaryDirectory() as t:
         check(rc2 == 0 and np.array_equal(np.load(P("dr.npy")), np.load(P("dm.npy"))),
               f"--recipe deepgemm equals quantize + promotion scales ({err2.strip()})")
         check(np.load(P("dr.npy")).dtype == np.uint16 and np.load(P("dr.npy")).shape == (3, 130), "bf16 D 3 x 130")
+
+    # §40.6 an MX recipe: its E8M0 scales are the instruction's block scales. --recipe te_mxfp8 is
+    # `numref quantize --profile te_mxfp8` of A (partition 1 x 32) and of B (32 x 1), then
+    # `numref mma --block 32` with those scales; the same for an f4e2m1fn element.
+    B32b = (rng.standard_normal((256, 5)) * np.exp2(rng.integers(-4, 5, (256, 5)))).astype(np.float32)
+    np.save(P("b32m.npy"), B32b)
+    for fmt in ("f8e4m3fn", "f4e2m1fn"):
+        rc, out, err = run("--profile", "sm100_tcgen05_mxf8f6f4", "--a", P("a32r.npy"), "--b", P("b32m.npy"), "--recipe",
+                           "te_mxfp8", "--recipe-format", fmt, "--out", P("dmx.npy"))
+        check(rc == 0 and f"recipe te_mxfp8 ({fmt}, block scales)" in out, f"--recipe te_mxfp8 {fmt} ({err.strip()})")
+        qa = q("--input", P("a32r.npy"), "--format", fmt, "--profile", "te_mxfp8", "--partition", "block:1x32",
+               "--out", P("mqa"))
+        qb = q("--input", P("b32m.npy"), "--format", fmt, "--profile", "te_mxfp8", "--partition", "block:32x1",
+               "--out", P("mqb"))
+        check(qa.returncode == 0 and qb.returncode == 0, f"numref quantize te_mxfp8 ({qa.stderr} {qb.stderr})")
+        if rc == 0 and qa.returncode == 0 and qb.returncode == 0:
+            np.save(P("ma.npy"), np.load(P("mqa.codes.npy")).reshape(3, 256))
+            np.save(P("mb.npy"), np.load(P("mqb.codes.npy")).reshape(256, 5))
+            np.save(P("msa.npy"), np.load(P("mqa.scales.npy")).reshape(3, 8))
+            np.save(P("msb.npy"), np.load(P("mqb.scales.npy")).reshape(8, 5))
+            rc2, out2, err2 = run("--profile", "sm100_tcgen05_mxf8f6f4", "--a", P("ma.npy"), "--a-type", fmt, "--b",
+                                  P("mb.npy"), "--b-type", fmt, "--block", "32", "--scale-a", P("msa.npy"), "--scale-b",
+                                  P("msb.npy"), "--out", P("dmm.npy"))
+            check(rc2 == 0 and np.array_equal(np.load(P("dmx.npy")).view(np.uint32), np.load(P("dmm.npy")).view(np.uint32)),
+                  f"--recipe te_mxfp8 {fmt} equals quantize + block scales ({err2.strip()})")
 
     # ---- usage errors: exit 2, one line naming the problem, no output file ----
     def refused(args, part, what):
@@ -199,10 +225,18 @@ with tempfile.TemporaryDirectory() as t:
             "an epilogue profile alone")
     refused(["--profile", "sm90_wgmma_f8", *base, "--promote-scale-a", P("pa.npy"), "--promote-scale-b", P("pb.npy")],
             "need --promote", "promotion scales without --promote")
-    refused(["--profile", "sm90_wgmma_f8", *base, "--recipe", "torchao_float8"], "is not supported; deepgemm is",
-            "a recipe other than deepgemm")
-    refused(["--profile", "sm90_wgmma_f8", *base, "--recipe", "deepgemm"], "quantizes binary32 or bf16 values",
+    refused(["--profile", "sm90_wgmma_f8", *base, "--recipe", "torchao_float8"], "'torchao_float8' has no GEMM",
+            "a recipe without a GEMM")
+    refused(["--profile", "sm90_wgmma_f8", *base, "--recipe", "deepgemm"], "quantizes binary32, bf16 or f16 values",
             "--recipe on FP8 codes")
+    refused(["--profile", "sm90_wgmma_f8", "--a", P("a32r.npy"), "--b", P("b32m.npy"), "--recipe", "te_mxfp8"],
+            "takes no block size 32", "an MX recipe on an instruction without block scales")
+    refused(["--profile", "sm100_tcgen05_mxf8f6f4", "--a", P("a32r.npy"), "--b", P("b32m.npy"), "--recipe", "deepgemm",
+             "--promote", "128"], "give no --promote", "--promote with a recipe")
+    refused(["--profile", "sm90_wgmma_f8", *base, "--recipe-format", "f8e5m2"], "--recipe-format needs --recipe",
+            "--recipe-format alone")
+    refused(["--profile", "sm90_wgmma_f8", "--a", P("a32r.npy"), "--b", P("b32r.npy"), "--recipe", "deepgemm",
+             "--recipe-format", "int8"], "not an operand type", "a recipe element the instruction types cannot hold")
     A_bad = np.array([[0x1F, 0x00], [0x00, 0x00]], dtype=np.uint8)  # 1F has bits above a 4-bit code
     np.save(P("abad.npy"), A_bad)
     refused(["--profile", "sm100_tcgen05_f8f6f4", "--a", P("abad.npy"), "--a-type", "f4e2m1fn", *base[4:]],
