@@ -649,6 +649,39 @@ __all__ += ["gaussws", "GaussWSResult"]
 from . import conform  # noqa: E402  (uses the names above)
 
 
+def backward_error(a, b, d) -> dict:
+    """The backward error of a computed product d of a and b (spec §29.1, [MD] Eq. 3):
+    BE_ij = RN32(|sum_k a_ik b_kj - d_ij| / sum_k |a_ik| |b_kj|), the numerator exact.
+
+    a, b   2-D arrays (M x K, K x N) of float32, bfloat16, float16 or an 8-bit float: the
+           operands before any quantization.
+    d      M x N float32: the product as computed (e.g. ``numref.matmul(a, b, recipe=...)`` or a
+           kernel's output).
+    Returns {"be": M x N float32, "max": float32, "mean": float32 (RN32 of the exact mean)}.
+    ValueError for NaN / Inf in a, b or d, mismatched shapes, or a non-zero d where every product
+    of its row and column is zero."""
+    A, B = _np.asarray(a), _np.asarray(b)
+    if A.ndim != 2 or B.ndim != 2:
+        raise ValueError(f"a, b: expected 2-D arrays, got {A.ndim} and {B.ndim} dimensions")
+    fa, fb = format_of(A.dtype), format_of(B.dtype)
+    D = _np.asarray(d)
+    if D.dtype != _np.float32:
+        raise TypeError(f"d: expected float32 values, got dtype {D.dtype}")
+    M, K = A.shape
+    if B.shape[0] != K or D.shape != (M, B.shape[1]):
+        raise ValueError(f"shapes: a {A.shape}, b {B.shape} and d {D.shape} do not form d = a @ b")
+    N = B.shape[1]
+    r = _core.backward_error(_np.ascontiguousarray(A).view(_code_dtype(fa)), fa,
+                             _np.ascontiguousarray(B).view(_code_dtype(fb)), fb, M, K, N,
+                             _np.ascontiguousarray(D).view(_np.uint32), )
+    f32 = lambda c: _np.uint32(c).view(_np.float32)  # noqa: E731
+    return {"be": _np.frombuffer(r["be"], dtype=_np.uint32).view(_np.float32).reshape(M, N).copy(),
+            "max": f32(r["max"]), "mean": f32(r["mean"])}
+
+
+__all__ += ["backward_error"]
+
+
 def mma_profiles() -> list[dict]:
     """The MMA instruction profiles (spec §39.1): name, instruction, operand types, accumulators,
     scale types, blocks, the model's knobs (§38.6) and the evidence."""

@@ -857,6 +857,30 @@ nb::tuple matmul(InArray a, InArray b, InArray c, std::size_t M, std::size_t N, 
                         nb::ndarray<nb::numpy, std::uint8_t>(f, 2, shape, fc));
 }
 
+// §29.1 the backward error of D (binary32 codes, M x N) against L (M x K) and R (K x N), codes of
+// their formats (C-contiguous, the widths of the formats). Returns {be: bytes of M x N binary32
+// codes, max, mean}.
+nb::dict backward_error(InArray l, const std::string& lf, InArray r, const std::string& rf, std::size_t M,
+                        std::size_t K, std::size_t N, InArray d) {
+  const Format& fl = format_arg(lf, "a");
+  const Format& fr = format_arg(rf, "b");
+  const auto want = [](const Format& f) { return f.bits <= 8 ? 8 : f.bits <= 16 ? 16 : 32; };
+  if (width_of(l) != want(fl) || l.size() != M * K || width_of(r) != want(fr) || r.size() != K * N ||
+      width_of(d) != 32 || d.size() != M * N)
+    fail("internal: backward_error operands of the wrong width or size");
+  BackwardError be;
+  {
+    nb::gil_scoped_release release;
+    be = numref::backward_error_of(TensorView(fl, l.data(), M, K), TensorView(fr, r.data(), K, N),
+                                   std::span<const std::uint32_t>(static_cast<const std::uint32_t*>(d.data()), M * N));
+  }
+  nb::dict out;
+  out["be"] = as_bytes(be.be.data(), be.be.size() * 4);
+  out["max"] = be.max;
+  out["mean"] = be.mean;
+  return out;
+}
+
 nb::list mma_profiles() {
   nb::list out;
   for (const auto& p : numref::mma_profiles()) {
@@ -1078,6 +1102,8 @@ NB_MODULE(_core, m) {
   m.def("matmul", &matmul, "a"_a, "b"_a, "c"_a, "M"_a, "N"_a, "K"_a, "a_type"_a, "b_type"_a, "c_type"_a, "profile"_a,
         "block"_a, "scale_type"_a, "sa"_a.none(), "sb"_a.none(), "model"_a, "promote"_a, "split_k"_a, "recipe"_a.none(),
         "recipe_format"_a, "D = A·B + C under an MMA profile (spec §36 – §40): (D codes, flags).");
+  m.def("backward_error", &backward_error, "l"_a, "lf"_a, "r"_a, "rf"_a, "M"_a, "K"_a, "N"_a, "d"_a,
+        "§29.1 the backward error of a computed product D of L and R.");
   m.def("mma_profiles", &mma_profiles, "The MMA instruction profiles (spec §39.1) as a list of dicts.");
   m.def("formats", &formats, "The format table (format.hpp kFormats) as a list of dicts, spec §2.1.");
   m.def("profiles", &profiles, "The profiles (§10) with their narrow and wide policies in the §10.3 text form.");

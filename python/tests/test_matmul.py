@@ -172,3 +172,42 @@ def test_recipe_gemm_is_quantize_then_the_instruction():
         numref.matmul(A, B, profile="sm90_wgmma_f8", recipe="torchao_float8")
     with pytest.raises(ValueError, match="give no scales, block or promote"):
         numref.matmul(A, B, profile="sm90_wgmma_f8", recipe="deepgemm", promote=128)
+
+
+def _rn32(q):
+    """RN32 of a non-negative Fraction, by exact comparison with the binary32 neighbours."""
+    from fractions import Fraction
+
+    f = np.float32(float(q))
+    cands = [np.nextafter(f, np.float32(0)), f, np.nextafter(f, np.float32(np.inf))]
+    best = min(cands, key=lambda c: (abs(Fraction(float(c)) - q), int(np.float32(c).view(np.uint32)) & 1))
+    return np.float32(best)
+
+
+def test_backward_error_of_a_computed_product():
+    """§29.1: BE_ij = RN32(|sum a b - d| / sum |a||b|). The §29 example by hand: a = [1.0625, 448],
+    b = [1, 1]^T, d = 449: 0.0625 / 449.0625 = 1/7185 -> 0x3911F089. Random operands against
+    exact fractions, d from the MXFP8 recipe GEMM (§40.6)."""
+    from fractions import Fraction
+
+    a = np.array([[1.0625, 448]], np.float32)
+    b = np.ones((2, 1), np.float32)
+    r = numref.backward_error(a, b, np.array([[449]], np.float32))
+    assert int(r["be"].view(np.uint32)[0, 0]) == 0x3911F089 and r["max"] == r["mean"] == r["be"][0, 0]
+    assert numref.backward_error(a, b, np.array([[449.0625]], np.float32))["be"][0, 0] == 0
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal((3, 64)) * np.exp2(rng.integers(-8, 9, (3, 64)))).astype(np.float32)
+    w = (rng.standard_normal((64, 2)) * np.exp2(rng.integers(-8, 9, (64, 2)))).astype(np.float32)
+    d = numref.matmul(x, w, profile="sm100_tcgen05_mxf8f6f4", recipe="te_mxfp8")
+    got = numref.backward_error(x, w, d)["be"]
+    for i in range(3):
+        for j in range(2):
+            num = sum(Fraction(float(x[i, k])) * Fraction(float(w[k, j])) for k in range(64)) - Fraction(float(d[i, j]))
+            den = sum(abs(Fraction(float(x[i, k])) * Fraction(float(w[k, j]))) for k in range(64))
+            assert got[i, j] == _rn32(abs(num) / den), (i, j)
+    with pytest.raises(ValueError, match="not finite"):
+        numref.backward_error(a, b, np.array([[np.nan]], np.float32))
+    with pytest.raises(ValueError, match="do not form d = a @ b"):
+        numref.backward_error(a, b, np.zeros((2, 2), np.float32))
+    with pytest.raises(TypeError, match="d: expected float32"):
+        numref.backward_error(a, b, np.zeros((1, 1), np.float64))

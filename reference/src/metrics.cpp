@@ -497,6 +497,48 @@ std::vector<std::uint32_t> quantized(const TensorView& t, const QuantizeSpec& sp
   return out;
 }
 
+// §29 the per-element backward errors of L · R against a computed product: `sub(i, j, pos, neg)`
+// adds that product's element (i, j), negated, to the numerator's accumulators (units 2^-298).
+template <class Sub>
+BackwardError backward_errors(const std::vector<Val>& lv, const std::vector<Val>& rv, std::size_t M, std::size_t K,
+                              std::size_t N, Sub sub) {
+  BackwardError out;
+  out.rows = M;
+  out.cols = N;
+  out.be.resize(M * N);
+  for (std::size_t i = 0; i < M; ++i)
+    for (std::size_t j = 0; j < N; ++j) {
+      ProductAcc pos, neg, den;  // numerator = pos − neg; denominator = Σ |L||R|
+      for (std::size_t k = 0; k < K; ++k) {
+        const Val& a = lv[i * K + k];
+        const Val& b = rv[k * N + j];
+        if (a.sig && b.sig) {
+          const std::uint64_t m = a.sig * b.sig;
+          (a.neg != b.neg ? neg : pos).add(m, a.pos + b.pos);
+          den.add(m, a.pos + b.pos);
+        }
+      }
+      sub(i, j, pos, neg);
+      const BigUInt P = pos.value(), Nn = neg.value(), D = den.value();
+      std::uint32_t be = 0;
+      const BigUInt num = P.compare(Nn) >= 0 ? P - Nn : Nn - P;
+      if (!D.is_zero()) {
+        be = rn32_ratio(false, num, 0, D);  // the common scale 2^-298 cancels
+      } else if (!num.is_zero()) {
+        throw std::invalid_argument("backward error: D(" + std::to_string(i) + ", " + std::to_string(j) +
+                                    ") is not zero where every product of L and R is");
+      }
+      if (!f32_is_finite(be))
+        throw std::invalid_argument("backward error: BE(" + std::to_string(i) + ", " + std::to_string(j) +
+                                    ") overflows binary32");
+      out.be[i * N + j] = be;
+      if (be > out.max) out.max = be;  // non-negative codes order like their values
+      out.sum.add(be);
+    }
+  out.mean = rn32_ratio(false, out.sum.value(), -ExactSum::kScale, BigUInt(static_cast<std::uint64_t>(M * N)));
+  return out;
+}
+
 }  // namespace
 
 BackwardError backward_error(const TensorView& L, const TensorView& R, const QuantizeSpec& lq, const QuantizeSpec& rq,
@@ -516,40 +558,38 @@ BackwardError backward_error(const TensorView& L, const TensorView& R, const Qua
     return o;
   };
   const std::vector<Val> lv = vals(l), rv = vals(r), qlv = vals(ql), qrv = vals(qr);
-  BackwardError out;
-  out.rows = M;
-  out.cols = N;
-  out.be.resize(M * N);
-  for (std::size_t i = 0; i < M; ++i)
-    for (std::size_t j = 0; j < N; ++j) {
-      ProductAcc pos, neg, den;  // numerator = pos − neg; denominator = Σ |L||R|
-      for (std::size_t k = 0; k < K; ++k) {
-        const Val& a = lv[i * K + k];
-        const Val& b = rv[k * N + j];
-        if (a.sig && b.sig) {
-          const std::uint64_t m = a.sig * b.sig;
-          (a.neg != b.neg ? neg : pos).add(m, a.pos + b.pos);
-          den.add(m, a.pos + b.pos);
-        }
-        const Val& qa = qlv[i * K + k];
-        const Val& qb = qrv[k * N + j];
-        if (qa.sig && qb.sig) (qa.neg != qb.neg ? pos : neg).add(qa.sig * qb.sig, qa.pos + qb.pos);  // − Q product
-      }
-      const BigUInt P = pos.value(), Nn = neg.value(), D = den.value();
-      std::uint32_t be = 0;
-      if (!D.is_zero()) {
-        const BigUInt num = P.compare(Nn) >= 0 ? P - Nn : Nn - P;
-        be = rn32_ratio(false, num, 0, D);  // the common scale 2^-298 cancels
-      }
-      if (!f32_is_finite(be))
-        throw std::invalid_argument("backward error: BE(" + std::to_string(i) + ", " + std::to_string(j) +
-                                    ") overflows binary32");
-      out.be[i * N + j] = be;
-      if (be > out.max) out.max = be;  // non-negative codes order like their values
-      out.sum.add(be);
+  return backward_errors(lv, rv, M, K, N, [&](std::size_t i, std::size_t j, ProductAcc& pos, ProductAcc& neg) {
+    for (std::size_t k = 0; k < K; ++k) {
+      const Val& qa = qlv[i * K + k];
+      const Val& qb = qrv[k * N + j];
+      if (qa.sig && qb.sig) (qa.neg != qb.neg ? pos : neg).add(qa.sig * qb.sig, qa.pos + qb.pos);  // − Q product
     }
-  out.mean = rn32_ratio(false, out.sum.value(), -ExactSum::kScale, BigUInt(static_cast<std::uint64_t>(M * N)));
-  return out;
+  });
+}
+
+BackwardError backward_error_of(const TensorView& L, const TensorView& R, std::span<const std::uint32_t> D) {
+  if (L.cols() != R.rows())
+    throw std::invalid_argument("backward error: L is " + std::to_string(L.rows()) + " x " + std::to_string(L.cols()) +
+                                " but R is " + std::to_string(R.rows()) + " x " + std::to_string(R.cols()));
+  const std::size_t M = L.rows(), K = L.cols(), N = R.cols();
+  if (D.size() != M * N)
+    throw std::invalid_argument("backward error: D has " + std::to_string(D.size()) + " elements, L · R has " +
+                                std::to_string(M) + " x " + std::to_string(N));
+  if (K > (std::size_t{1} << 32)) throw std::invalid_argument("backward error: more than 2^32 terms per dot product");
+  for (std::size_t e = 0; e < D.size(); ++e)
+    if (!f32_is_finite(D[e]))
+      throw std::invalid_argument("backward error: D(" + std::to_string(e / N) + ", " + std::to_string(e % N) +
+                                  ") is not finite");
+  auto vals = [](const std::vector<std::uint32_t>& v) {
+    std::vector<Val> o(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) o[i] = val_of(v[i]);
+    return o;
+  };
+  const std::vector<Val> lv = vals(widened(L, "L")), rv = vals(widened(R, "R"));
+  return backward_errors(lv, rv, M, K, N, [&](std::size_t i, std::size_t j, ProductAcc& pos, ProductAcc& neg) {
+    const Val d = val_of(D[i * N + j]);                      // d = sig 2^(pos - 149) = sig 2^((pos + 149) - 298)
+    if (d.sig) (d.neg ? pos : neg).add(d.sig, d.pos + 149);  // − D
+  });
 }
 
 }  // namespace numref

@@ -11,6 +11,7 @@
 #include <numeric>
 
 #include "numref/metrics.hpp"
+#include "numref/mma.hpp"
 #include "numref/mor.hpp"
 #include "test_mor_cases.hpp"
 
@@ -474,6 +475,64 @@ TEST(BackwardError, AgreesWithOracle) {
     ASSERT_EQ(mortest::rational_of(be.sum), sum);
     ASSERT_EQ(be.mean, rat::rn32(sum / Rational(static_cast<unsigned long long>(M * N))));
   }
+}
+
+// §29.1 the backward error of a computed D. With the §29 example's D = Q(L)·Q(R) = 449 (exact in
+// binary32): |449.0625 − 449| / 449.0625 = RN32(1/7185) = 0x3911F089, as above.
+TEST(BackwardError, OfAComputedProductHandWorked) {
+  const Tensor L(F32, 1, 2, {0x3F880000u, 0x43E00000u}), R(F32, 2, 1, {0x3F800000u, 0x3F800000u});
+  const std::vector<std::uint32_t> d = {0x43E08000u};  // 449
+  const BackwardError be = backward_error_of(L.view(), R.view(), d);
+  EXPECT_EQ(be.be, std::vector<std::uint32_t>{0x3911F089u});
+  EXPECT_EQ(be.max, 0x3911F089u);
+  EXPECT_EQ(be.mean, 0x3911F089u);
+  // D exactly L·R (449.0625 = 0x43E08800): 0; a zero row with D = -0: 0
+  EXPECT_EQ(backward_error_of(L.view(), R.view(), std::vector<std::uint32_t>{0x43E08800u}).be[0], 0u);
+  const Tensor Z(F32, 1, 2, {0u, 0x80000000u});
+  EXPECT_EQ(backward_error_of(Z.view(), R.view(), std::vector<std::uint32_t>{0x80000000u}).be[0], 0u);
+  // errors: a non-zero D where every product is zero, a NaN D, a D of the wrong size
+  EXPECT_THROW(backward_error_of(Z.view(), R.view(), std::vector<std::uint32_t>{0x3F800000u}), std::invalid_argument);
+  EXPECT_THROW(backward_error_of(L.view(), R.view(), std::vector<std::uint32_t>{kF32NaN}), std::invalid_argument);
+  EXPECT_THROW(backward_error_of(L.view(), R.view(), std::vector<std::uint32_t>{0u, 0u}), std::invalid_argument);
+}
+
+// §29.1 against the oracle: D from the recipe GEMM of §40.6 (te_mxfp8 under
+// sm100_tcgen05_mxf8f6f4, deepgemm under sm90_wgmma_f8) and D a binary32 value near the exact sum.
+TEST(BackwardError, OfAComputedProductAgreesWithOracle) {
+  SplitMix64 g(291);
+  int compared = 0;
+  for (int t = 0; t < 24; ++t) {
+    const Format& src = t % 2 ? BF16 : F32;
+    const bool deep = t % 3 == 2;
+    const std::size_t M = 1 + g.next() % 3, K = deep ? 128 : 32 * (1 + g.next() % 3), N = 1 + g.next() % 4;
+    const Tensor L = mortest::random_tensor(src, M, K, g, static_cast<int>(g.next() % 12), 100);
+    const Tensor R = mortest::random_tensor(src, K, N, g, static_cast<int>(g.next() % 12), 100);
+    const GemmRecipe& r = *find_gemm_recipe(deep ? "deepgemm" : "te_mxfp8");
+    const RecipeGemmOperands q = quantize_for_gemm(r, format(FormatId::f8e4m3fn), L.view(), R.view());
+    MmaSpec s;
+    s.profile = find_mma_profile(deep ? "sm90_wgmma_f8" : "sm100_tcgen05_mxf8f6f4");
+    s.c = MmaType::f32;
+    GemmOptions go;
+    recipe_gemm_spec(r, q, K, s, go);
+    std::vector<std::uint32_t> d(M * N);
+    gemm(s, go, M, N, K, q.a, q.b, std::vector<std::uint32_t>(M * N, 0), d,
+         s.block ? std::span(q.sa) : std::span<const std::uint32_t>{},
+         s.block ? std::span(q.sb) : std::span<const std::uint32_t>{});
+    bool finite = true;
+    for (std::uint32_t v : d) finite = finite && f32_is_finite(v);
+    if (!finite) continue;
+    for (int variant = 0; variant < 2; ++variant) {
+      if (variant) {  // a binary32 value a few units from D
+        for (std::uint32_t& v : d) v = (v & 0x7FFFFFFFu) > 4 ? v + static_cast<std::uint32_t>(g.next() % 5) - 2u : v;
+      }
+      const BackwardError be = backward_error_of(L.view(), R.view(), d);
+      const std::vector<std::uint32_t> want =
+          oracle::rm::backward_error_of(L.codes, src.id, R.codes, src.id, M, K, N, d);
+      ASSERT_EQ(be.be, want) << "case " << t << " variant " << variant;
+      ++compared;
+    }
+  }
+  EXPECT_GE(compared, 40);  // 24 cases x 2 variants, a few GEMMs may overflow to Inf
 }
 
 TEST(BackwardError, RejectsBadInput) {

@@ -12,6 +12,7 @@
 #include "numref/convert.hpp"
 #include "numref/profiles.hpp"
 #include "numref/quantize.hpp"
+#include "numref/metrics.hpp"
 #include "numref/mma.hpp"
 #include "numref/npy.hpp"
 #include "numref/tensor.hpp"
@@ -24,7 +25,7 @@ constexpr const char* kUsage =
     "                  [--a-type T] [--b-type T] [--c-type f32|f16]\n"
     "                  [--block 16|32 --scale-type f8e8m0fnu|ue4m3 --scale-a SA.npy --scale-b SB.npy]\n"
     "                  [--model \"key=value ...\"] [--promote N [--promote-scale-a PA.npy --promote-scale-b PB.npy]]\n"
-    "                  [--split-k S] [--recipe R [--recipe-format FORMAT]]\n"
+    "                  [--split-k S] [--recipe R [--recipe-format FORMAT]] [--backward-error BE.npy]\n"
     "                  [--epilogue FORMAT [--epilogue-profile P]]\n"
     "       numref mma --profiles [--markdown]\n"
     "       numref mma --knobs [--markdown]\n"
@@ -131,6 +132,20 @@ RecipeGemmOperands quantize_for_recipe(const GemmRecipe& r, const Format& elemen
   }
 }
 
+// §29.1 An operand's values as a tensor view: its codes in the storage of their format (1, 2 or 4
+// bytes), the bits the type ignores (tf32, ue4m3) cleared.
+TensorView operand_view(const Operand& x, std::vector<std::uint8_t>& storage) {
+  const MmaTypeInfo& t = mma_type(x.type);
+  const Format& f = format(t.format);
+  const std::size_t w = f.bits <= 8 ? 1 : f.bits <= 16 ? 2 : 4;
+  storage.resize(x.codes.size() * w);
+  for (std::size_t i = 0; i < x.codes.size(); ++i) {
+    const std::uint32_t c = x.codes[i] & ~t.ignore_mask;
+    std::memcpy(storage.data() + i * w, &c, w);  // little-endian: the low bytes hold the code
+  }
+  return TensorView(f, storage.data(), x.rows, x.cols);
+}
+
 std::string recipe_names() {
   std::string s;
   for (const GemmRecipe& r : gemm_recipes()) append_word(s, r.profile);
@@ -185,7 +200,8 @@ int run(Args& a) {
         "fused multiply-add, §40.5); --recipe R quantizes binary32 / bf16 / f16 A and B along K with\n"
         "the recipe profile R into --recipe-format (default f8e4m3fn) and uses its scales as R's\n"
         "GEMM does (§40.6: the instruction's block scales, or promotion; --recipes lists them);\n"
-        "--split-k S adds S slices of K to C in order; --epilogue F\n"
+        "--split-k S adds S slices of K to C in order; --backward-error BE.npy writes the §29.1 backward\n"
+        "error of D against A · B (the operands before a recipe quantizes them); --epilogue F\n"
         "converts D to format F under --epilogue-profile (a conversion profile, default ocp):\n"
         "D is then F's codes (|u1, <u2, <f2 or <f4).\n",
         kUsage, type_names().c_str());
@@ -207,7 +223,8 @@ int run(Args& a) {
     return print_recipes(md);
   }
   const auto profile_name = a.opt("profile");
-  const auto pa = a.opt("a"), pb = a.opt("b"), pc = a.opt("c"), out = a.opt("out"), flags_out = a.opt("flags");
+  const auto pa = a.opt("a"), pb = a.opt("b"), pc = a.opt("c"), out = a.opt("out"), flags_out = a.opt("flags"),
+             be_out = a.opt("backward-error");
   const auto at = a.opt("a-type"), bt = a.opt("b-type"), ct = a.opt("c-type");
   const auto block = a.opt("block"), st = a.opt("scale-type"), psa = a.opt("scale-a"), psb = a.opt("scale-b");
   const auto model = a.opt("model");
@@ -228,6 +245,7 @@ int run(Args& a) {
   if (model) s.knobs = parse_model(*model, prof->knobs);
   Operand A = read_operand(*pa, "--a", at ? std::optional(type_arg(*at, "--a-type")) : std::nullopt);
   Operand B = read_operand(*pb, "--b", bt ? std::optional(type_arg(*bt, "--b-type")) : std::nullopt);
+  const Operand A0 = A, B0 = B;  // §29.1 the operands before a recipe's quantization
   RecipeGemmOperands rq;
   const GemmRecipe* grecipe = nullptr;
   if (recipe_format && !recipe) throw UsageError("--recipe-format needs --recipe");
@@ -333,9 +351,14 @@ int run(Args& a) {
   std::vector<std::string> inputs = {*pa, *pb};
   for (const auto& p : {pc, psa, psb, ppa, ppb})
     if (p) inputs.push_back(*p);
+  if (be_out && (pc || psa || psb || ppa || ppb))
+    throw UsageError(
+        "--backward-error compares D with A · B of the operands' values: give no --c, block scales or "
+        "promotion scales (--recipe quantizes and scales the operands itself)");
   Outputs outs(inputs);
   conform::OutputFile& d_file = outs.add("--out", *out);
   conform::OutputFile* f_file = flags_out ? &outs.add("--flags", *flags_out) : nullptr;
+  conform::OutputFile* be_file = be_out ? &outs.add("--backward-error", *be_out) : nullptr;
   if (f_file && conform::same_file(*out, *flags_out)) throw UsageError("--flags " + *flags_out + " is also --out");
 
   std::vector<std::uint32_t> D(M * N);
@@ -366,6 +389,20 @@ int run(Args& a) {
     write_npy(d_file, npy::Dtype::f2, shape, h.data(), h.size() * 2);
   }
   if (f_file) write_npy(*f_file, npy::Dtype::u1, shape, F.data(), F.size());
+  std::optional<BackwardError> be;
+  if (be_file) {  // §29.1 the backward error of D as written (its values widened exactly to binary32)
+    const Format& df = epi_fmt ? *epi_fmt : format(mma_type(s.c).format);
+    const Converter widen(df, format(FormatId::f32), Policy{});
+    std::vector<std::uint32_t> d32(D.size());
+    for (std::size_t i = 0; i < D.size(); ++i) d32[i] = widen(D[i]).bits;
+    std::vector<std::uint8_t> la, lb;
+    try {
+      be = backward_error_of(operand_view(A0, la), operand_view(B0, lb), d32);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError("--backward-error: " + std::string(e.what()));
+    }
+    write_npy(*be_file, npy::Dtype::f4, shape, be->be.data(), be->be.size() * 4);
+  }
   outs.commit_all();
   std::size_t raised = 0;
   for (const std::uint8_t f : F) raised += f != 0;
@@ -379,6 +416,13 @@ int run(Args& a) {
   std::printf("mma: %s, %s x %s + %s, M x N x K = %zu x %zu x %zu%s: %zu element%s, %zu with flags\n",
               prof->name.data(), mma_type(s.a).name.data(), mma_type(s.b).name.data(), mma_type(s.c).name.data(), M, N,
               K, how.c_str(), D.size(), D.size() == 1 ? "" : "s", raised);
+  if (be)
+    std::printf(
+        "backward error (§29.1): max %s, mean %s\n",
+        (hex_code(be->max, format(FormatId::f32)) + " = " + compact_value(decode(be->max, format(FormatId::f32)), 24))
+            .c_str(),
+        (hex_code(be->mean, format(FormatId::f32)) + " = " + compact_value(decode(be->mean, format(FormatId::f32)), 24))
+            .c_str());
   conform::check_stdout();
   return 0;
 }

@@ -258,4 +258,11 @@ struct BackwardError {
 BackwardError backward_error(const TensorView& L, const TensorView& R, const QuantizeSpec& lq, const QuantizeSpec& rq,
                              const Format* q_format = nullptr);
 
+// §29.1 The backward error of a product D computed from L and R by any means (binary32 codes,
+// M x N, row-major; e.g. a GEMM under an instruction profile, §40.6):
+//   BE_ij = RN32( |Σ_k L_ik R_kj − D_ij| / Σ_k |L_ik| |R_kj| ),
+// the numerator exact, one rounding. Throws std::invalid_argument for mismatched shapes, NaN /
+// ±Inf in L, R or D, or a non-zero D_ij where every product of row i and column j is zero.
+BackwardError backward_error_of(const TensorView& L, const TensorView& R, std::span<const std::uint32_t> D);
+
 }  // namespace numref

@@ -237,4 +237,22 @@ std::vector<std::uint32_t> backward_error(const rq::Spec& lq, std::span<const st
   return out;
 }
 
+std::vector<std::uint32_t> backward_error_of(std::span<const std::uint32_t> l, FormatId lf,
+                                             std::span<const std::uint32_t> r, FormatId rf, std::size_t M,
+                                             std::size_t K, std::size_t N, std::span<const std::uint32_t> d) {
+  auto val = [](std::uint32_t c, FormatId f) { return rat::decode(c, format(f)).v; };
+  std::vector<std::uint32_t> out(M * N, 0);
+  for (std::size_t i = 0; i < M; ++i)
+    for (std::size_t j = 0; j < N; ++j) {
+      Rational num = -f32v(d[i * N + j]), den = 0;
+      for (std::size_t k = 0; k < K; ++k) {
+        const Rational x = val(l[i * K + k], lf), y = val(r[k * N + j], rf);
+        num += x * y;
+        den += abs_of(x) * abs_of(y);
+      }
+      out[i * N + j] = den == 0 ? 0u : rat::rn32(abs_of(num) / den);
+    }
+  return out;
+}
+
 }  // namespace numref::oracle::rm

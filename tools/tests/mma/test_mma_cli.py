@@ -184,6 +184,31 @@ with tempfile.TemporaryDirectory() as t:
             check(rc2 == 0 and np.array_equal(np.load(P("dmx.npy")).view(np.uint32), np.load(P("dmm.npy")).view(np.uint32)),
                   f"--recipe te_mxfp8 {fmt} equals quantize + block scales ({err2.strip()})")
 
+    # §29.1 --backward-error: D under sm90_wgmma_f8 of a = [448, 2^-9] (f8e4m3fn 7e, 01), b = [1, 1]:
+    # the alignment keeps 13 fraction bits below 2^8 (§38.2), so 2^-9 is dropped and D = 448;
+    # BE = RN32(2^-9 / (448 + 2^-9)) = RN32(1 / 229377), computed here from exact fractions.
+    from fractions import Fraction
+    np.save(P("bea.npy"), np.array([[0x7E, 0x01]], dtype=np.uint8))
+    np.save(P("beb.npy"), np.array([[0x38], [0x38]], dtype=np.uint8))
+    rc, out, err = run("--profile", "sm90_wgmma_f8", "--a", P("bea.npy"), "--a-type", "f8e4m3fn", "--b", P("beb.npy"),
+                       "--b-type", "f8e4m3fn", "--out", P("bed.npy"), "--backward-error", P("bee.npy"))
+    q32 = Fraction(1, 229377)
+    f = np.float32(float(q32))
+    want = min((np.nextafter(f, np.float32(0)), f, np.nextafter(f, np.float32(1))),
+               key=lambda c: (abs(Fraction(float(c)) - q32), int(np.float32(c).view(np.uint32)) & 1))
+    check(rc == 0 and int(d_bits(P("bed.npy"))[0, 0]) == 0x43E00000, f"--backward-error: D = 448 ({err.strip()})")
+    if rc == 0:
+        be = np.load(P("bee.npy"))
+        check(be.dtype == np.float32 and be.shape == (1, 1) and be[0, 0] == want,
+              f"--backward-error: RN32(1/229377) = {float(want)!r}, got {be}")
+        check("backward error (§29.1): max " in out, "the summary gives max and mean: " + out)
+    # the ideal profile on the §29 example's binary32 operands: D = 449.0625 exactly, BE 0
+    np.save(P("bel.npy"), np.array([[1.0625, 448]], np.float32))
+    np.save(P("ber.npy"), np.ones((2, 1), np.float32))
+    rc, out, err = run("--profile", "ideal", "--a", P("bel.npy"), "--b", P("ber.npy"), "--out", P("bed2.npy"),
+                       "--backward-error", P("bee2.npy"))
+    check(rc == 0 and np.load(P("bee2.npy"))[0, 0] == 0, f"--backward-error of an exact D is 0 ({err.strip()})")
+
     # ---- usage errors: exit 2, one line naming the problem, no output file ----
     def refused(args, part, what):
         out_path = P("never.npy")
@@ -235,6 +260,8 @@ with tempfile.TemporaryDirectory() as t:
              "--promote", "128"], "give no --promote", "--promote with a recipe")
     refused(["--profile", "sm90_wgmma_f8", *base, "--recipe-format", "f8e5m2"], "--recipe-format needs --recipe",
             "--recipe-format alone")
+    refused(["--profile", "sm90_wgmma_f8", *base, "--backward-error", P("never_be.npy")],
+            "--backward-error compares D with A · B", "--backward-error with --c")
     refused(["--profile", "sm90_wgmma_f8", "--a", P("a32r.npy"), "--b", P("b32r.npy"), "--recipe", "deepgemm",
              "--recipe-format", "int8"], "not an operand type", "a recipe element the instruction types cannot hold")
     A_bad = np.array([[0x1F, 0x00], [0x00, 0x00]], dtype=np.uint8)  # 1F has bits above a 4-bit code

@@ -84,5 +84,10 @@ std::uint32_t rn32_sqrt(const Rational& r, bool negative);
 // (Q = the dequantized binary32 values). Row-major m x n binary32 codes.
 std::vector<std::uint32_t> backward_error(const rq::Spec& lq, std::span<const std::uint32_t> l, const rq::Spec& rq_,
                                           std::span<const std::uint32_t> r);
+// §29.1 BE of a computed product D (binary32 codes, M x N) against L (M x K, codes of lf) and R
+// (K x N, codes of rf): exact rationals, one RN32 per element.
+std::vector<std::uint32_t> backward_error_of(std::span<const std::uint32_t> l, FormatId lf,
+                                             std::span<const std::uint32_t> r, FormatId rf, std::size_t M,
+                                             std::size_t K, std::size_t N, std::span<const std::uint32_t> d);
 
 }  // namespace numref::oracle::rm
