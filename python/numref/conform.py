@@ -587,7 +587,7 @@ def _store_codes(out, a, what: str):
             v = v.view(_np.dtype(f"u{a.dtype.itemsize}"))
         out.reshape(-1)[:] = v.astype(out.dtype)
         return
-    if a.dtype.itemsize > width or a.dtype.kind in "OSUV" and a.dtype.kind != "V":
+    if a.dtype.kind in "OSUM" or a.dtype.itemsize > width:  # objects, strings, datetimes; too wide
         raise TypeError(f"{what}: the kernel returned dtype {a.dtype} ({a.dtype.itemsize} bytes), "
                         f"expected codes of at most {width} bytes or their unsigned integers")
     u = _np.ascontiguousarray(a).reshape(-1).view(_np.dtype(f"u{a.dtype.itemsize}"))
