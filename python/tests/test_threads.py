@@ -202,3 +202,19 @@ def test_other_recipe_knobs_fast_equal_reference(rule, knobs, partition):
     x = _special_tensor(13)
     for fmt in ("f8e4m3fn", "f6e2m3fn"):
         assert _compare(x, fmt, partition=partition, scale=rule, recipe=knobs).path == "fast"
+
+
+@pytest.mark.parametrize("partition,rule", [("block:1x32", "mx-floor"), ("block:1x128", "mx-rceil-f32"),
+                                            ("block:2x48", "amax"), ("block:1x300", "pow2"), ("rows", "mx-even")])
+@pytest.mark.parametrize("src", ["f32", "bf16", "f16"])
+def test_wide_rows_fast_equal_reference(partition, rule, src):
+    """Rows of several 2048-element pieces, a last partial block, NaN / Inf / zero blocks among
+    whole plain ones: the per-piece block kernels of the one-pass path against the reference."""
+    x = _special_tensor(17, rows=12, cols=5000)
+    x[9, 4100] = np.nan
+    x[10, 2047:2050] = np.inf
+    xs = x if src == "f32" else numref.cast(x, src, overflow="saturate")
+    for fmt in ("f8e4m3fn", "f4e2m1fn"):
+        assert _compare(xs, fmt, partition=partition, scale=rule).path == "fast"
+        assert _compare(xs, fmt, partition=partition, scale=rule, recipe="zero_code=one elem_nan=half"
+                        if rule.startswith("mx") else None).path == "fast"

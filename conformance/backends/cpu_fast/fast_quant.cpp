@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 
+#include "fast_lanes.hpp"
 #include "parallel.hpp"
 
 namespace numref::cpu_fast {
@@ -98,6 +99,63 @@ NUMREF_QCLONES void widen_bf16(const std::uint16_t* __restrict c, std::size_t n,
   }
 }
 
+// Row blocks of bc elements, nblk of them (row-block partitions, issue 32): the maxima of |x| into
+// am[J] (max with what is there) and the products x * f[J]; one call per row piece instead of one
+// per block. The 32-element forms are the same loops with the width known.
+NUMREF_QCLONES void max_blocks32(const std::uint32_t* __restrict u, std::size_t nblk, std::uint32_t nan_mask,
+                                 std::uint32_t inf_mask, std::uint32_t* __restrict am) {
+  for (std::size_t J = 0; J < nblk; ++J) {
+    std::uint32_t m = 0;
+    for (std::size_t k = 0; k < 32; ++k) {
+      std::uint32_t a = u[J * 32 + k] & 0x7FFFFFFFu;
+      const std::uint32_t drop =
+          (static_cast<std::uint32_t>(a > kInf) & nan_mask) | (static_cast<std::uint32_t>(a == kInf) & inf_mask);
+      a &= drop - 1u;
+      m = std::max(m, a);
+    }
+    am[J] = std::max(am[J], m);
+  }
+}
+
+NUMREF_QCLONES void max_blocks(const std::uint32_t* __restrict u, std::size_t nblk, std::size_t bc,
+                               std::uint32_t nan_mask, std::uint32_t inf_mask, std::uint32_t* __restrict am) {
+  for (std::size_t J = 0; J < nblk; ++J) {
+    std::uint32_t m = 0;
+    for (std::size_t k = 0; k < bc; ++k) {
+      std::uint32_t a = u[J * bc + k] & 0x7FFFFFFFu;
+      const std::uint32_t drop =
+          (static_cast<std::uint32_t>(a > kInf) & nan_mask) | (static_cast<std::uint32_t>(a == kInf) & inf_mask);
+      a &= drop - 1u;
+      m = std::max(m, a);
+    }
+    am[J] = std::max(am[J], m);
+  }
+}
+
+NUMREF_QCLONES void mul_blocks32(const std::uint32_t* __restrict u, std::size_t nblk, const float* __restrict f,
+                                 std::uint32_t* __restrict y) {
+  for (std::size_t J = 0; J < nblk; ++J) {
+    const float fj = f[J];
+    for (std::size_t k = 0; k < 32; ++k) {
+      const std::uint32_t v = u[J * 32 + k];
+      const std::uint32_t p = as_bits(as_float(v) * fj);
+      y[J * 32 + k] = (v & 0x7FFFFFFFu) > kInf ? (v | 0x00400000u) : p;
+    }
+  }
+}
+
+NUMREF_QCLONES void mul_blocks(const std::uint32_t* __restrict u, std::size_t nblk, std::size_t bc,
+                               const float* __restrict f, std::uint32_t* __restrict y) {
+  for (std::size_t J = 0; J < nblk; ++J) {
+    const float fj = f[J];
+    for (std::size_t k = 0; k < bc; ++k) {
+      const std::uint32_t v = u[J * bc + k];
+      const std::uint32_t p = as_bits(as_float(v) * fj);
+      y[J * bc + k] = (v & 0x7FFFFFFFu) > kInf ? (v | 0x00400000u) : p;
+    }
+  }
+}
+
 // Block maximum of |x| over a row segment, NaN / Inf masked out as the policies say.
 NUMREF_QCLONES std::uint32_t seg_max(const std::uint32_t* __restrict u, std::size_t n, std::uint32_t nan_mask,
                                      std::uint32_t inf_mask) {
@@ -168,6 +226,7 @@ std::shared_ptr<const std::vector<std::uint32_t>> widen_table(const Format& src)
 }
 
 constexpr std::size_t kRowChunk = std::size_t{1} << 14;  // elements widened at a time (two-pass path)
+constexpr std::size_t kSmallBlock = 256;  // block widths up to this run max_blocks / mul_blocks per row piece
 
 }  // namespace
 
@@ -289,10 +348,17 @@ const std::uint32_t* FastQuant::rows_of(const void* x, std::size_t i0, std::size
 void FastQuant::amax_rows(const std::uint32_t* f, std::size_t i0, std::size_t i1, std::size_t I0,
                           std::uint32_t* amax) const {
   const std::uint32_t nan_mask = op_.nan_ignore ? 1u : 0u, inf_mask = op_.inf_ignore ? 1u : 0u;
+  const std::size_t full = op_.bc <= kSmallBlock ? op_.cols / op_.bc : 0;  // blocks of a row by max_blocks
   for (std::size_t i = i0; i < i1; ++i) {
     const std::uint32_t* row = f + (i - i0) * op_.cols;
     std::uint32_t* am = amax + (i / op_.br - I0) * nbc_;
-    for (std::size_t J = 0; J < nbc_; ++J) {
+    if (full) {
+      if (op_.bc == 32)
+        max_blocks32(row, full, nan_mask, inf_mask, am);
+      else
+        max_blocks(row, full, op_.bc, nan_mask, inf_mask, am);
+    }
+    for (std::size_t J = full; J < nbc_; ++J) {
       const std::size_t c0 = J * op_.bc, c1 = std::min(c0 + op_.bc, op_.cols);
       am[J] = std::max(am[J], seg_max(row + c0, c1 - c0, nan_mask, inf_mask));
     }
@@ -534,39 +600,70 @@ void FastQuant::codes_rows(const std::uint32_t* f, std::size_t i0, std::size_t i
     }
     return;
   }
-  // rn32: fill a chunk in element order, convert it with the element lanes, narrow.
-  std::size_t fill = 0, base = i0 * C;
-  auto flush = [&] {
-    to_elem_.run(y, r ? r + base : nullptr, o, nullptr, fill);
-    half_nans(y, o, fill);
-    for (std::size_t k = 0; k < fill; ++k) codes[base + k] = static_cast<std::uint8_t>(o[k]);
-    base += fill;
-    fill = 0;
+  // rn32: a row piece at a time (whole blocks of at most kChunk elements when they are narrow):
+  // the scaled binary32 values into y, converted by the element lanes (the byte lanes straight
+  // into the codes when the policy has them and r is not read), narrowed.
+  const ByteLanes* bytes = r ? nullptr : to_elem_.byte_lanes();
+  const std::size_t bc = op_.bc;
+  const std::size_t piece = bc <= kSmallBlock ? (kChunk / bc) * bc : kChunk;
+  float fv[kChunk];  // the factors of a piece's blocks
+  auto convert = [&](std::size_t base, std::size_t m) {
+    if (bytes) {
+      bytes->run(y, codes + base, nullptr, m);
+      if (half_) {
+        const std::uint32_t sign = op_.elem->sign_bit();
+        for (std::size_t k = 0; k < m; ++k)
+          if ((y[k] & 0x7FFFFFFFu) > kInf)
+            codes[base + k] = static_cast<std::uint8_t>(*half_ | ((y[k] >> 31) ? sign : 0u));
+      }
+      return;
+    }
+    to_elem_.run(y, r ? r + base : nullptr, o, nullptr, m);
+    half_nans(y, o, m);
+    for (std::size_t k = 0; k < m; ++k) codes[base + k] = static_cast<std::uint8_t>(o[k]);
   };
   for (std::size_t i = i0; i < i1; ++i) {
     const std::size_t I = i / op_.br - I0;
     const std::uint32_t* u = f + (i - i0) * C;
-    for (std::size_t J = 0; J < nbc_; ++J) {
-      const BlockFactor& F = fac[I * nbc_ + J];
-      std::size_t c0 = J * op_.bc;
-      const std::size_t c1 = std::min(c0 + op_.bc, C);
-      while (c0 < c1) {
-        const std::size_t m = std::min(c1 - c0, kChunk - fill);
-        if (F.poisoned)
-          std::fill(y + fill, y + fill + m, kNaN);  // §13.3 the canonical NaN, converted
-        else if (F.zero)
-          scale_zero(u + c0, m, y + fill);
-        else if (F.divide)
-          scale_div(u + c0, m, F.f, y + fill);
-        else
-          scale_mul(u + c0, m, F.f, y + fill);
-        fill += m;
-        c0 += m;
-        if (fill == kChunk) flush();
+    const BlockFactor* frow = fac + I * nbc_;
+    for (std::size_t c = 0; c < C; c += piece) {
+      const std::size_t e = std::min(C, c + piece);
+      // whole plain blocks (a multiplying factor): one call for the piece
+      std::size_t done = c;
+      if (bc <= kSmallBlock) {
+        const std::size_t J0 = c / bc, nfull = (e - c) / bc;  // c is a multiple of bc
+        bool plain = nfull > 0;
+        for (std::size_t J = J0; plain && J < J0 + nfull; ++J) {
+          const BlockFactor& F = frow[J];
+          plain = !F.poisoned && !F.zero && !F.divide;
+          fv[J - J0] = F.f;
+        }
+        if (plain) {
+          if (bc == 32)
+            mul_blocks32(u + c, nfull, fv, y);
+          else
+            mul_blocks(u + c, nfull, bc, fv, y);
+          done = c + nfull * bc;
+        }
       }
+      while (done < e) {  // block by block
+        const std::size_t J = done / bc;
+        const BlockFactor& F = frow[J];
+        const std::size_t m = std::min(e, (J + 1) * bc) - done;
+        std::uint32_t* yy = y + (done - c);
+        if (F.poisoned)
+          std::fill(yy, yy + m, kNaN);  // §13.3 the canonical NaN, converted
+        else if (F.zero)
+          scale_zero(u + done, m, yy);
+        else if (F.divide)
+          scale_div(u + done, m, F.f, yy);
+        else
+          scale_mul(u + done, m, F.f, yy);
+        done += m;
+      }
+      convert(i * C + c, e - c);
     }
   }
-  if (fill) flush();
 }
 
 void FastQuant::scale(const void* x, std::uint32_t* amax, std::uint32_t* scales, std::uint32_t* gm,
