@@ -13,6 +13,10 @@
 // four scale rules — MX 1 x 32 E8M0 FLOOR (§16.2) and RCEIL (§16.5), 128 x 128 blocks and one
 // per-tensor FP32 scale (rule amax, §14.1) — codes and scales, items/s = elements per
 // second; cpu-fast's FastQuant against numref::quantize on the same input.
+// BM_QuantizeLarge (issue 32): FastQuant on an 8192 x 8192 tensor (f32 or bf16, 256 / 128 MiB: far
+// beyond the caches) to f8e4m3fn, codes and scales, on 1 or 2 threads; bytes/s counts the minimal
+// traffic (the source read once, one byte written per element) for comparison with bench_stream's
+// BM_StreamCast (one core's 4-in / 1-out bound). Real time (threads).
 #include <benchmark/benchmark.h>
 
 #include <array>
@@ -277,6 +281,69 @@ void BM_Quantize_CpuFast(benchmark::State& st) {
   numref::bench::set_items(st, kQR * kQC);
 }
 BENCHMARK(BM_Quantize_CpuFast)->ArgName("cfg")->DenseRange(0, 3);
+
+// cfg as quant_spec, plus 4: MX 1 x 128 RCEIL-f32 (DeepGEMM's rule and block); src 0 f32, 1 bf16.
+void BM_QuantizeLarge(benchmark::State& st) {
+  constexpr std::size_t R = 8192, C = 8192;
+  const int cfg = static_cast<int>(st.range(0));
+  const bool bf16 = st.range(1) != 0;
+  const unsigned threads = static_cast<unsigned>(st.range(2));
+  static const std::vector<std::uint32_t> f32 = [] {
+    std::vector<std::uint32_t> v(R * C);
+    const auto& base = f32_inputs(0);
+    for (std::size_t i = 0; i < v.size(); ++i)
+      v[i] = base[(i * 7919) % base.size()] ^ (static_cast<std::uint32_t>(i) & 0xFFu);
+    return v;
+  }();
+  static const std::vector<std::uint16_t> b16 = [] {
+    std::vector<std::uint16_t> v(R * C);
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<std::uint16_t>(f32[i] >> 16);
+    return v;
+  }();
+  numref::QuantizeSpec q = quant_spec(cfg == 4 ? 1 : cfg);
+  if (cfg == 4) {
+    q.rule = numref::ScaleRule::mx_rceil_f32;
+    q.partition = numref::Partition::blocks(1, 128);
+  }
+  const numref::Quantizer ref(q, R, C);
+  numref::cpu_fast::QuantOp op;
+  op.src = &numref::format(bf16 ? FormatId::bf16 : FormatId::f32);
+  op.elem = q.element;
+  op.out = &numref::format(FormatId::f32);
+  op.rule = q.rule;
+  op.rows = R;
+  op.cols = C;
+  op.rs = static_cast<std::ptrdiff_t>(C);
+  op.cs = 1;
+  op.br = ref.grid().block_rows();
+  op.bc = ref.grid().block_cols();
+  op.gr = R;
+  op.gc = C;
+  op.policy = q.policy;
+  op.wide = q.wide;
+  op.q_max = 0x43E00000u;
+  if (const std::string why = numref::cpu_fast::FastQuant::unsupported(op); !why.empty()) {
+    st.SkipWithError(why.c_str());
+    return;
+  }
+  const numref::cpu_fast::FastQuant fq(op);
+  std::vector<std::uint8_t> codes(R * C);
+  std::vector<std::uint32_t> scales(fq.blocks());
+  const void* x = bf16 ? static_cast<const void*>(b16.data()) : static_cast<const void*>(f32.data());
+  for (auto _ : st) {
+    fq.quantize(x, nullptr, codes.data(), scales.data(), nullptr, threads);
+    benchmark::DoNotOptimize(codes.data());
+    benchmark::ClobberMemory();
+  }
+  numref::bench::set_items(st, R * C);
+  st.SetBytesProcessed(static_cast<std::int64_t>(st.iterations()) * static_cast<std::int64_t>(R * C * (bf16 ? 3 : 5)));
+  st.counters["one_pass"] = fq.one_pass() ? 1 : 0;
+}
+BENCHMARK(BM_QuantizeLarge)
+    ->ArgNames({"cfg", "bf16", "threads"})
+    ->ArgsProduct({{0, 1, 2, 3, 4}, {0, 1}, {1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace
 

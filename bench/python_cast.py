@@ -51,8 +51,8 @@ def main():
     for name, x in (("f32 -> f8e4m3fn", x32), ("bf16 -> f8e4m3fn", x16)):
         numref.cast(x[:4096], "f8e4m3fn")  # prepare (the bf16 table) outside the timing
         with np.errstate(invalid="ignore", over="ignore"):
-            t_nr = best(lambda: numref.cast(x, "f8e4m3fn"), a.repeat)
-            t_nf = best(lambda: numref.cast(x, "f8e4m3fn", flags=True), a.repeat)
+            t_nr = best(lambda: numref.cast(x, "f8e4m3fn", threads=1), a.repeat)
+            t_nf = best(lambda: numref.cast(x, "f8e4m3fn", flags=True, threads=1), a.repeat)
             t_ml = best(lambda: x.astype(ml_dtypes.float8_e4m3fn), a.repeat)
         print(f"{name:17s} numref.cast {rate(a.n, t_nr)}   with flags {rate(a.n, t_nf)}   "
               f"ml_dtypes astype {rate(a.n, t_ml)}")

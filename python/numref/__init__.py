@@ -12,6 +12,7 @@ message of the ``numref`` command, the option named by its keyword (``round=`` f
 """
 from __future__ import annotations
 
+import os as _os
 import textwrap as _textwrap
 from fractions import Fraction as _Fraction
 
@@ -236,6 +237,19 @@ def _random_values(random, n: int, k: int):
     return _np.ascontiguousarray(r.reshape(-1), dtype=_np.uint32)
 
 
+def _threads(threads) -> int:
+    """The threads= argument (issue 32): None = every core (os.cpu_count()), else a positive int."""
+    if threads is None:
+        return _os.cpu_count() or 1
+    if isinstance(threads, bool) or not isinstance(threads, (int, _np.integer)):
+        raise TypeError(f"threads: expected a positive int (1 = the calling thread only; None = every core), "
+                        f"got {type(threads).__name__}")
+    if threads < 1:
+        raise ValueError(f"threads: expected a positive int (1 = the calling thread only; None = every core), "
+                         f"got {int(threads)}")
+    return int(threads)
+
+
 def _contiguous(x):
     """x itself when C-contiguous (a read-only array stays read-only: nothing writes to it), else
     a C-contiguous copy; a 0-d array stays 0-d (np.ascontiguousarray would make it 1-d)."""
@@ -275,7 +289,7 @@ def _codes(x, src):
 
 
 def cast(x, to: str, *, src: str | None = None, profile: str = "ocp", policy=None, random=None,
-         flags: bool = False, raw: bool = False, path: str = "auto", **knobs):
+         flags: bool = False, raw: bool = False, path: str = "auto", threads: int | None = None, **knobs):
     """Convert every element of ``x`` to format ``to`` (spec §11), bit for bit as ``numref cast``.
 
     x        a NumPy array of float32, float16, int8 or an ml_dtypes type (bfloat16, float8_e4m3fn,
@@ -296,6 +310,9 @@ def cast(x, to: str, *, src: str | None = None, profile: str = "ocp", policy=Non
              ``dtype_of`` raises ValueError for them, and so does ``cast`` without raw=True).
     path     "auto" / "fast": the cpu-fast engine (proven equal to the reference by the
              conformance suite); "reference": the reference Converter.
+    threads  how many threads share a large conversion (at least 2^20 elements, by element
+             ranges): None (default) every core (``os.cpu_count()``), 1 the calling thread only.
+             The result is the same for every value.
 
     Returns an array of the target's dtype (or raw codes) of ``x``'s shape, and with
     ``flags=True`` the pair (result, flags). The conversion releases the GIL; the only array
@@ -305,6 +322,7 @@ def cast(x, to: str, *, src: str | None = None, profile: str = "ocp", policy=Non
     _profile_name(profile)
     if path not in ("auto", "fast", "reference"):
         raise ValueError(f"path: expected 'auto', 'fast' or 'reference', got {path!r}")
+    nthreads = _threads(threads)
     typed = None if raw else dtype_of(to)  # a format with no dtype (P3109) is refused before any work
     src, codes = _codes(x, src)
     pol = policy if isinstance(policy, Policy) and profile == "ocp" and not knobs and policy.to == to else None
@@ -317,7 +335,7 @@ def cast(x, to: str, *, src: str | None = None, profile: str = "ocp", policy=Non
         r = _random_values(random, codes.size, pol.sr_bits)
     elif random is not None:
         raise ValueError("random applies only to stochastic rounding (round='sr')")
-    _core.cast_codes(codes, out, fl, r, src, to, str(pol), "reference" if path == "reference" else "fast")
+    _core.cast_codes(codes, out, fl, r, src, to, str(pol), "reference" if path == "reference" else "fast", nthreads)
     res = out if raw else out.view(typed)
     return (res, fl) if flags else res
 
@@ -331,13 +349,17 @@ class Quantized:
     ``group_mantissa`` (GAM, uint32 per group), ``tensor_amax`` (NVFP4, float32), ``dequantized``
     (float32, §19.3), ``fake_quant`` (the fake_quant format's dtype, §19.6, or None) and the
     counts ``saturated``, ``flushed``, ``nan``, ``inf`` (§19.5), ``policy`` (the element policy),
-    ``path`` ("fast": cpu-fast's block quantization, "reference")."""
+    ``path`` ("fast": cpu-fast's block quantization, "reference"). On the fast path
+    ``dequantized`` and ``fake_quant`` are computed from the codes and scales when first read, and
+    the counts by the reference."""
 
     _COUNTS = ("saturated", "flushed", "nan", "inf")
+    _LAZY = ("dequantized", "fake_quant")
 
-    def __init__(self, counts=None, **kw):
+    def __init__(self, counts=None, lazy=None, **kw):
         self.__dict__.update(kw)
         self._counts = counts  # a callable giving the §19.5 counts when the fast path left them out
+        self._lazy = lazy  # a callable giving dequantized / fake_quant by name when the fast path left them out
 
     def __getattr__(self, key):
         # the counts of a cpu-fast result: computed by the reference on first use (cpu-fast's block
@@ -345,6 +367,9 @@ class Quantized:
         if key in Quantized._COUNTS and self.__dict__.get("_counts") is not None:
             self.__dict__.update(self._counts())
             self._counts = None
+            return self.__dict__[key]
+        if key in Quantized._LAZY and self.__dict__.get("_lazy") is not None:
+            self.__dict__[key] = self._lazy(key)
             return self.__dict__[key]
         raise AttributeError(key)
 
@@ -357,7 +382,7 @@ def quantize(x, fmt: str, *, partition: str | None = None, scale: str | None = N
              amax_nan: str | None = None, amax_inf: str | None = None, apply: str | None = None,
              dequant: str = "divide", profile: str | None = None, policy=None, recipe: str | None = None,
              q_max=None, random=None, fake_quant: str | None = "bf16", transpose: bool = False,
-             src: str | None = None, path: str = "auto", **knobs) -> Quantized:
+             src: str | None = None, path: str = "auto", threads: int | None = None, **knobs) -> Quantized:
     """Quantize a tensor (spec §19), as ``numref quantize``.
 
     x          1-D or 2-D (or more: the leading dimensions are the rows) array of float32, float16,
@@ -388,11 +413,17 @@ def quantize(x, fmt: str, *, partition: str | None = None, scale: str | None = N
                kind but nvfp4; not ``apply="fused"`` for float elements), else the reference;
                "reference": the reference. The result is the same; on the fast path the counts
                (saturated, flushed, nan, inf) are computed by the reference when first read
-               (``result.path`` says which path ran).
+               (``result.path`` says which path ran). On the fast path ``dequantized`` and
+               ``fake_quant`` are computed when first read.
+    threads    how many threads share the fast path's work on a large tensor (at least 2^20
+               elements; by row ranges): None (default) every core (``os.cpu_count()``), 1 the
+               calling thread only. The result is the same for every value; the reference path
+               uses one thread.
     """
     if path not in ("auto", "fast", "reference"):
         raise ValueError(f"path: expected 'auto', 'fast' or 'reference', got {path!r}")
     fmt = _canonical(fmt, "fmt")
+    nthreads = _threads(threads)
     for name, v in (("partition", partition), ("scale", scale), ("group", group), ("amax_nan", amax_nan),
                     ("amax_inf", amax_inf), ("dequant", dequant), ("recipe", recipe)):
         if v is not None and not isinstance(v, str):
@@ -428,29 +459,44 @@ def quantize(x, fmt: str, *, partition: str | None = None, scale: str | None = N
         raise ValueError("stochastic rounding (round=sr) needs random=: one r per element or an int seed (§5)")
     args = (codes2, rows, cols, src, fmt, profile or "ocp", partition, group, scale, recipe, amax_nan, amax_inf,
             q_code, apply, dequant, str(pol), str(wide), r, fake_quant)
-    d = _core.quantize(*args, "reference" if path == "reference" else "fast")
+    d = _core.quantize(*args, "reference" if path == "reference" else "fast", nthreads)
 
     def counts():
         ref = _core.quantize(*args, "reference")
         return {k: ref[k] for k in Quantized._COUNTS}
 
-    raw = _np.frombuffer(d["codes"], dtype=_np.uint8).reshape(rows, cols)
+    ff = None if fake_quant is None else _canonical(fake_quant, "fake_quant")
+
+    def fake_array(codes32):
+        """fake-quant codes (uint32 from the reference, uint16 / uint32 from the fast path) typed."""
+        return codes32.astype(_code_dtype(ff), copy=False).view(dtype_of(ff)).reshape(rows, cols)
+
+    if isinstance(d["codes"], bytes):
+        raw = _np.frombuffer(d["codes"], dtype=_np.uint8).reshape(rows, cols)
+    else:
+        raw = d["codes"]  # the fast path's array (read-only, no copy)
     sfmt = d["scale_format"]
     scales = _np.frombuffer(d["scales"], dtype=_np.uint32).astype(_code_dtype(sfmt)).view(dtype_of(sfmt))
-    fq = None
-    if d["fake_quant"] is not None:
-        ff = _canonical(fake_quant, "fake_quant")
-        fq = _np.frombuffer(d["fake_quant"], dtype=_np.uint32).astype(_code_dtype(ff)).view(dtype_of(ff))
-        fq = fq.reshape(rows, cols)
     gm = _np.frombuffer(d["group_mantissa"], dtype=_np.uint32)
     if "group_grid" in d:
         gm = gm.reshape(d["group_grid"])
+    tensors, lazy = {}, None
+    if "lazy" in d:
+        fast = d["lazy"]
+
+        def lazy(key):
+            if key == "dequantized":
+                return fast.dequantized().view(_np.float32)
+            return None if ff is None else fake_array(fast.fake_quant())
+    else:
+        tensors["dequantized"] = _np.frombuffer(d["dequantized"], dtype=_np.uint32).view(_np.float32).reshape(rows, cols)
+        tensors["fake_quant"] = None if d["fake_quant"] is None else fake_array(
+            _np.frombuffer(d["fake_quant"], dtype=_np.uint32))
     return Quantized(
         raw_codes=raw, codes=raw.view(dtype_of(fmt)), scales=scales.reshape(d["grid"]), scale_format=sfmt,
         group_mantissa=gm,
         tensor_amax=None if d["tensor_amax"] is None else _np.uint32(d["tensor_amax"]).view(_np.float32),
-        dequantized=_np.frombuffer(d["dequantized"], dtype=_np.uint32).view(_np.float32).reshape(rows, cols),
-        fake_quant=fq, policy=d["policy"], path=d["path"],
+        policy=d["policy"], path=d["path"], lazy=lazy, **tensors,
         **({k: d[k] for k in Quantized._COUNTS} if d["counts_exact"] else {"counts": counts}))
 
 

@@ -34,6 +34,7 @@
 #include "fast_cast.hpp"
 #include "fast_lanes.hpp"
 #include "fast_quant.hpp"
+#include "parallel.hpp"
 #include "numref/conform/cast.hpp"  // one cast suite: its Params and case generator
 #include "numref/conform/core.hpp"
 #include "numref/conform/runner.hpp"
@@ -64,6 +65,15 @@ namespace numref::py {
 namespace {
 
 [[noreturn]] void fail(const std::string& what) { throw std::invalid_argument(what); }
+
+// The threads= argument (issue 32): at least 1 (Python checks its type and fills the default).
+unsigned threads_arg(long long t) {
+  if (t < 1 || t > 4096)
+    fail("threads: expected a positive int (1 = the calling thread only), got " + std::to_string(t));
+  return static_cast<unsigned>(t);
+}
+// Work of at least 2 x kGrain elements is split across threads (ranges of at least kGrain).
+constexpr std::size_t kGrain = cpu_fast::FastQuant::kGrain;
 
 // §2.3 A format by name or alias; `what` names the argument in the message.
 const Format& format_arg(const std::string& name, const std::string& what) {
@@ -290,10 +300,12 @@ void check_codes(const In* in, std::size_t n, const Format& from) {
 // `codes` (uint8/16/32, C-contiguous) into `out` (uint8/16/32 of the target's storage) under
 // the policy (its describe() text), writing the flags (§9) into `flags` (uint8) when given;
 // `r` (uint32) the random values of stochastic rounding. path: "fast" (cpu-fast) or
-// "reference". Releases the GIL for the conversion.
+// "reference". Releases the GIL for the conversion, which `threads` threads share by element
+// ranges when it is large (every element's result is its own: the same for any split).
 void cast_codes(InArray codes, Array out, std::optional<Array> flags, std::optional<InArray> r,
                 const std::string& from_name, const std::string& to_name, const std::string& policy_desc,
-                const std::string& path) {
+                const std::string& path, long long threads_in) {
+  const unsigned threads = threads_arg(threads_in);
   const Format& from = format_arg(from_name, "src");
   const Format& to = format_arg(to_name, "to");
   const Policy p = policy_of(to, policy_desc);
@@ -330,10 +342,15 @@ void cast_codes(InArray codes, Array out, std::optional<Array> flags, std::optio
     using In = std::remove_cvref_t<decltype(*in)>;
     check_codes<In>(in, n, from);
     nb::gil_scoped_release release;
+    auto split = [&](auto* o) {
+      cpu_fast::parallel_ranges(n, threads, kGrain, [&](std::size_t lo, std::size_t hi) {
+        cast->run(in + lo, rp ? rp + lo : nullptr, o + lo, fp ? fp + lo : nullptr, hi - lo);
+      });
+    };
     switch (wout) {
-      case 8: cast->run(in, rp, static_cast<std::uint8_t*>(out.data()), fp, n); break;
-      case 16: cast->run(in, rp, static_cast<std::uint16_t*>(out.data()), fp, n); break;
-      default: cast->run(in, rp, static_cast<std::uint32_t*>(out.data()), fp, n); break;
+      case 8: split(static_cast<std::uint8_t*>(out.data())); break;
+      case 16: split(static_cast<std::uint16_t*>(out.data())); break;
+      default: split(static_cast<std::uint32_t*>(out.data())); break;
     }
   };
   switch (win) {
@@ -495,7 +512,7 @@ struct QuantizeCall {
 void put_quantized(nb::dict& d, const QuantizeCall& c, std::span<const std::uint8_t> out,
                    std::span<const std::uint32_t> scales, std::span<const std::uint32_t> gm) {
   const BlockGrid grid(c.x.rows(), c.x.cols(), c.spec.partition);
-  d["codes"] = as_bytes(out.data(), out.size());
+  if (!out.empty()) d["codes"] = as_bytes(out.data(), out.size());  // the fast path: an array (owned_array)
   d["scales"] = as_bytes(scales.data(), scales.size() * 4);
   d["scale_format"] = std::string(scale_format(c.spec.rule).name);
   d["grid"] = nb::make_tuple(grid.grid_rows(), grid.grid_cols());
@@ -507,12 +524,86 @@ void put_quantized(nb::dict& d, const QuantizeCall& c, std::span<const std::uint
   }
 }
 
+// A result array that owns its buffer (no copy): a read-only NumPy array of `shape`.
+template <class T>
+nb::ndarray<nb::numpy, const T> owned_array(std::shared_ptr<std::vector<T>> v,
+                                            std::initializer_list<std::size_t> shape) {
+  auto* keep = new std::shared_ptr<std::vector<T>>(std::move(v));
+  nb::capsule owner(keep, [](void* p) noexcept { delete static_cast<std::shared_ptr<std::vector<T>>*>(p); });
+  return nb::ndarray<nb::numpy, const T>((*keep)->data(), shape.size(), shape.begin(), owner);
+}
+
+// The dequantized and fake-quant tensors of a cpu-fast result, computed when Python first reads
+// them (numref.Quantized): from the codes and scales, by FastQuant::dequantize / fake_from_codes.
+class FastQuantized {
+ public:
+  FastQuantized(std::shared_ptr<const cpu_fast::FastQuant> q, std::shared_ptr<const cpu_fast::FastQuant> fq,
+                std::shared_ptr<std::vector<std::uint8_t>> codes, std::vector<std::uint32_t> scales,
+                std::vector<std::uint32_t> gm, std::vector<std::uint8_t> kept, std::size_t rows, std::size_t cols,
+                const Format* fake, unsigned threads)
+      : q_(std::move(q)),
+        fq_(std::move(fq)),
+        codes_(std::move(codes)),
+        scales_(std::move(scales)),
+        gm_(std::move(gm)),
+        kept_(std::move(kept)),
+        rows_(rows),
+        cols_(cols),
+        fake_(fake),
+        threads_(threads) {}
+  // §19.3 the dequantized tensor: binary32 codes, rows x cols.
+  nb::object dequantized() const {
+    auto out = std::make_shared<std::vector<std::uint32_t>>(rows_ * cols_);
+    bool ok;
+    {
+      nb::gil_scoped_release release;
+      std::string why;
+      ok = q_->dequantize(codes_->data(), scales_.data(), gm_.data(), out->data(), why, threads_);
+    }
+    if (!ok) return nb::none();  // GAM block code 00 (quantize never makes it)
+    return nb::cast(owned_array(std::move(out), {rows_, cols_}));
+  }
+  // §19.6 the fake-quant tensor: codes of the fake_quant format (uint16 for 16-bit formats).
+  nb::object fake_quant() const {
+    if (!fq_) return nb::none();
+    const std::size_t n = rows_ * cols_;
+    auto out = std::make_shared<std::vector<std::uint32_t>>(n);
+    std::shared_ptr<std::vector<std::uint16_t>> half;
+    {
+      nb::gil_scoped_release release;
+      std::string why;
+      (void)fq_->fake_from_codes(codes_->data(), scales_.data(), gm_.data(), kept_.empty() ? nullptr : kept_.data(),
+                                 out->data(), why, threads_);
+      if (fake_->bits == 16) {
+        half = std::make_shared<std::vector<std::uint16_t>>(n);
+        const std::uint32_t* o = out->data();
+        std::uint16_t* h = half->data();
+        cpu_fast::parallel_ranges(n, threads_, kGrain, [&](std::size_t lo, std::size_t hi) {
+          for (std::size_t i = lo; i < hi; ++i) h[i] = static_cast<std::uint16_t>(o[i]);
+        });
+      }
+    }
+    if (half) return nb::cast(owned_array(std::move(half), {rows_, cols_}));
+    return nb::cast(owned_array(std::move(out), {rows_, cols_}));
+  }
+
+ private:
+  std::shared_ptr<const cpu_fast::FastQuant> q_, fq_;
+  std::shared_ptr<std::vector<std::uint8_t>> codes_;
+  std::vector<std::uint32_t> scales_, gm_;
+  std::vector<std::uint8_t> kept_;
+  std::size_t rows_, cols_;
+  const Format* fake_;
+  unsigned threads_;
+};
+
 // cpu-fast's block quantization (conformance/backends/cpu_fast/fast_quant.hpp; the conformance
 // suite holds it to the reference) where it takes the operation: FastQuant::unsupported() decides,
-// as declined() does for casts. It gives codes, scales, group mantissas, the dequantized and
-// fake-quant tensors; the §19.5 counts are not among them (the Python side computes them with
-// the reference when they are read: counts_exact = False). nullopt: the reference path.
-std::optional<nb::dict> quantize_fast(const QuantizeCall& c) {
+// as declined() does for casts. It gives codes, scales and group mantissas now, on `threads`
+// threads; the dequantized and fake-quant tensors when first read (d["lazy"], FastQuantized); the
+// §19.5 counts are not among them (the Python side computes them with the reference when they are
+// read: counts_exact = False). nullopt: the reference path.
+std::optional<nb::dict> quantize_fast(const QuantizeCall& c, unsigned threads) {
   const QuantizeSpec& spec = c.spec;
   const std::size_t rows = c.x.rows(), cols = c.x.cols();
   const Quantizer qz(spec, rows, cols);  // validates as numref::quantize does, resolves apply, q_max, policy
@@ -536,30 +627,33 @@ std::optional<nb::dict> quantize_fast(const QuantizeCall& c) {
   op.reciprocal = spec.dequant == DequantOp::reciprocal;
   op.policy = qz.spec().policy;
   op.wide = spec.wide;
-  op.recipe = spec.recipe;  // §19.8 cpu-fast declines every knob but numref's rules
+  op.recipe = spec.recipe;  // §19.8 cpu-fast declines the knobs it does not implement, by name
   op.q_max = rn32(qz.q_max());
   cpu_fast::QuantOp fop = op;
   if (c.fake) fop.out = c.fake;
   if (!cpu_fast::FastQuant::unsupported(op).empty() || (c.fake && !cpu_fast::FastQuant::unsupported(fop).empty()))
     return std::nullopt;
-  const cpu_fast::FastQuant q(op);
+  auto q = std::make_shared<const cpu_fast::FastQuant>(op);
+  std::shared_ptr<const cpu_fast::FastQuant> fq;
+  if (c.fake) fq = std::make_shared<const cpu_fast::FastQuant>(fop);
   const std::size_t n = c.x.size();
-  std::vector<std::uint8_t> out(n);
-  std::vector<std::uint32_t> deq(n), fq(c.fake ? n : 0), scales(q.blocks()), gm(q.groups());
+  auto out = std::make_shared<std::vector<std::uint8_t>>(n);
+  std::vector<std::uint32_t> scales(q->blocks()), gm(q->groups());
+  std::vector<std::uint8_t> kept(q->has_kept() ? q->blocks() : 0);
   {
     nb::gil_scoped_release release;
-    std::string why;
     const std::uint32_t* r = c.rs.empty() ? nullptr : c.rs.data();
-    q.quantize(c.x.data(), r, out.data(), scales.data(), gm.data());
-    if (!q.dequantize(out.data(), scales.data(), gm.data(), deq.data(), why))
-      return std::nullopt;  // GAM block code 00 as dequantize input: the reference path
-    if (c.fake) cpu_fast::FastQuant(fop).fake_quant(c.x.data(), r, fq.data());
+    q->quantize(c.x.data(), r, out->data(), scales.data(), gm.data(), threads, kept.empty() ? nullptr : kept.data());
   }
+  // GAM block code 00, which cpu-fast does not dequantize: the reference path
+  if (scale_kind(spec.rule) == ScaleKind::gam && std::find(scales.begin(), scales.end(), 0u) != scales.end())
+    return std::nullopt;
   nb::dict d;
-  put_quantized(d, c, out, scales, gm);
+  put_quantized(d, c, {}, scales, gm);
+  d["codes"] = owned_array(out, {rows, cols});
   d["tensor_amax"] = nb::none();  // nvfp4: not taken by cpu-fast
-  d["dequantized"] = as_bytes(deq.data(), n * 4);
-  d["fake_quant"] = c.fake ? nb::cast(as_bytes(fq.data(), n * 4)) : nb::none();
+  d["lazy"] = nb::cast(
+      FastQuantized(q, fq, out, std::move(scales), std::move(gm), std::move(kept), rows, cols, c.fake, threads));
   d["counts_exact"] = false;
   d["policy"] = describe(spec.policy);
   d["path"] = std::string("fast");
@@ -604,7 +698,8 @@ nb::dict quantize(InArray codes, std::size_t rows, std::size_t cols, const std::
                   std::optional<std::string> amax_nan, std::optional<std::string> amax_inf,
                   std::optional<std::uint32_t> q_max, std::optional<std::string> apply, const std::string& dequant,
                   const std::string& policy, const std::string& wide, std::optional<InArray> random,
-                  std::optional<std::string> fake_quant, const std::string& path) {
+                  std::optional<std::string> fake_quant, const std::string& path, long long threads_in) {
+  const unsigned threads = threads_arg(threads_in);
   if (path != "fast" && path != "reference") fail("path: expected 'fast' or 'reference', got '" + path + "'");
   const Format& from = format_arg(src, "x");
   const Format& e = format_arg(elem, "fmt");
@@ -641,7 +736,7 @@ nb::dict quantize(InArray codes, std::size_t rows, std::size_t cols, const std::
   const TensorView x(from, codes.data(), rows, cols);
   const QuantizeCall c{x, spec, rs, fake};
   if (path == "fast")
-    if (std::optional<nb::dict> d = quantize_fast(c)) return *d;
+    if (std::optional<nb::dict> d = quantize_fast(c, threads)) return *d;
   return quantize_reference(c);
 }
 
@@ -1139,10 +1234,13 @@ NB_MODULE(_core, m) {
       .def("expected", &CastSuite::expected, "xs"_a, "rs"_a.none(), "ys"_a, "flags"_a)
       .def("vector_cases", &CastSuite::vector_cases, "dir"_a)
       .def("mismatch", &CastSuite::mismatch, "x"_a, "r"_a, "exp_y"_a, "exp_flags"_a, "got_y"_a, "got_flags"_a.none());
+  nb::class_<FastQuantized>(m, "FastQuantized", "The dequantized / fake-quant tensors of a cpu-fast result, lazily.")
+      .def("dequantized", &FastQuantized::dequantized, "§19.3 binary32 codes (rows x cols), or None.")
+      .def("fake_quant", &FastQuantized::fake_quant, "§19.6 codes of the fake_quant format, or None.");
   m.def("quantize", &quantize, "codes"_a, "rows"_a, "cols"_a, "src"_a, "elem"_a, "profile"_a, "partition"_a.none(),
         "group"_a.none(), "scale"_a.none(), "recipe"_a.none(), "amax_nan"_a.none(), "amax_inf"_a.none(),
         "q_max"_a.none(), "apply"_a.none(), "dequant"_a, "policy"_a, "wide"_a, "random"_a.none(), "fake_quant"_a.none(),
-        "path"_a = "fast",
+        "path"_a = "fast", "threads"_a = 1,
         "Quantize a 2-D tensor (spec §19): cpu-fast's block quantization where it takes the operation, else the "
         "reference (path='reference': always the reference).");
   m.def("mor", &mor, "codes"_a, "rows"_a, "cols"_a, "src"_a, "recipe"_a, "partition"_a, "threshold"_a.none(), "scale"_a,
@@ -1152,5 +1250,6 @@ NB_MODULE(_core, m) {
   m.def("gaussws", &gaussws, "w"_a, "rows"_a, "cols"_a, "w_fmt"_a, "bt"_a, "key"_a.none(), "bits"_a.none(), "sum"_a,
         "g"_a.none(), "g_fmt"_a, "Gaussian weight sampling on one matrix with the reference (spec §30).");
   m.def("cast_codes", &cast_codes, "codes"_a, "out"_a, "flags"_a.none(), "r"_a.none(), "src"_a, "to"_a, "policy"_a,
-        "path"_a, "Batched conversion of unsigned codes (spec §11); releases the GIL.");
+        "path"_a, "threads"_a = 1,
+        "Batched conversion of unsigned codes (spec §11); releases the GIL; `threads` threads for large arrays.");
 }

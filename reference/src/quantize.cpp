@@ -614,8 +614,8 @@ QuantizeStats Quantizer::fake_quantize_block(const TensorView& x, std::size_t b,
 }
 
 std::vector<QuantizeStats> Quantizer::quantize_all(const TensorView& x, std::span<const BlockScale> scales,
-                                                   std::span<std::uint8_t> codes,
-                                                   std::span<const std::uint32_t> random) const {
+                                                   std::span<std::uint8_t> codes, std::span<const std::uint32_t> random,
+                                                   std::size_t first, std::size_t last) const {
   check_input(x, random);
   if (codes.size() != x.size())
     bad("the code array has " + std::to_string(codes.size()) + " entries for " + std::to_string(x.size()) +
@@ -623,6 +623,8 @@ std::vector<QuantizeStats> Quantizer::quantize_all(const TensorView& x, std::spa
   if (scales.size() != grid_.count()) bad("quantize_all: one scale per block is needed");
   const std::size_t n = grid_.count();
   std::vector<QuantizeStats> stats(n);
+  last = std::min(last, n);
+  first = std::min(first, last);
   const Format& src = x.format();
   // The memo key of a block: its quantize factor (poisoned blocks are not memoized).
   using Key = std::tuple<bool, std::uint64_t, int, bool>;
@@ -632,7 +634,7 @@ std::vector<QuantizeStats> Quantizer::quantize_all(const TensorView& x, std::spa
   std::map<Key, std::size_t> table_of;  // key -> table index
   if (!sr_ && src.bits <= 16) {
     std::map<Key, std::size_t> uses;
-    for (std::size_t b = 0; b < n; ++b)
+    for (std::size_t b = first; b < last; ++b)
       if (!scales[b].poisoned && scales[b].action == ElemAction::scale) uses[key(scales[b])] += grid_.range(b).size();
     std::vector<std::pair<std::size_t, Key>> by_use;
     const std::size_t codes_n = std::size_t{1} << src.bits;
@@ -646,7 +648,7 @@ std::vector<QuantizeStats> Quantizer::quantize_all(const TensorView& x, std::spa
   std::vector<std::vector<std::uint16_t>> tables(table_of.size());
   ElementQuantizer q(src, *spec_.element, apply_, eng_->to_elem, eng_->elem_round, eng_->f32_round, spec_.recipe);
   const std::size_t cols = x.cols();
-  for (std::size_t b = 0; b < n; ++b) {
+  for (std::size_t b = first; b < last; ++b) {
     const BlockScale& s = scales[b];
     const auto it = s.poisoned || s.action != ElemAction::scale ? table_of.end() : table_of.find(key(s));
     if (it == table_of.end()) {

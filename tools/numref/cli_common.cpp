@@ -12,6 +12,7 @@
 #include "numref/npy.hpp"
 #include "numref/round.hpp"
 #include "numref/tensor.hpp"
+#include "parallel.hpp"  // conformance/backends/cpu_fast: the threads of --threads
 
 namespace numref::cli {
 
@@ -379,6 +380,20 @@ void write_npy(conform::OutputFile& out, npy::Dtype d, const std::vector<std::si
 conform::OutputFile& Outputs::add(std::string_view option, const std::string& path) {
   conform::refuse_output_that_is_input(option, path, inputs_);
   return set_.add(path);
+}
+
+std::optional<unsigned> threads_from_args(Args& a) {
+  const auto v = a.opt("threads");
+  if (!v) return std::nullopt;
+  bool ok = !v->empty() && v->size() <= 4;
+  for (const char c : *v) ok = ok && c >= '0' && c <= '9';
+  const long long t = ok ? std::stoll(*v) : 0;
+  if (!ok || t < 1 || t > 4096)
+    throw UsageError(
+        "--threads: expected a number of threads in 1..4096 (1: one thread; without --threads: every "
+        "core), got '" +
+        *v + "'");
+  return static_cast<unsigned>(t);
 }
 
 }  // namespace numref::cli

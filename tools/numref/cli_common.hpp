@@ -75,6 +75,10 @@ void print_table(const std::vector<std::string>& header, const std::vector<std::
 // round=sr, and any policy validate() rejects for `to` (§4.3).
 // With `from` (a cast), the profile's (source, target) rules apply too (§10.2).
 Policy policy_from_args(Args& a, const Format& to, const Format* from = nullptr);
+// --threads N (issue 32): how many threads share the work of a .npy input; nullopt when absent
+// (the verb then uses every core, cpu_fast::default_threads()). 0, a negative, empty, malformed
+// or repeated value is a UsageError.
+std::optional<unsigned> threads_from_args(Args& a);
 // The usage lines for the options policy_from_args() reads (generated from the knob table).
 std::string_view policy_options_help();
 

@@ -25,13 +25,15 @@
 #include "cli_common.hpp"
 #include "numref/convert.hpp"
 #include "numref/npy.hpp"
+#include "parallel.hpp"
 
 namespace numref::cli {
 namespace {
 
 constexpr std::size_t kInBuf = std::size_t{1} << 20;
 constexpr std::size_t kOutBuf = std::size_t{1} << 20;
-constexpr std::size_t kMaxLineOut = 16;  // 8 hex digits + ' ' + 4 flags + '\n' = 14
+constexpr std::size_t kThreadGrain = std::size_t{1} << 16;  // --threads: ranges of at least 64 Ki codes
+constexpr std::size_t kMaxLineOut = 16;                     // 8 hex digits + ' ' + 4 flags + '\n' = 14
 
 // Character classes for the hand-written scanner.
 struct CharTables {
@@ -136,6 +138,18 @@ class Caster {
                        (need_r_ ? " (expected: source code, r)" : " (expected one source code per line)"));
     }
     emit(code, r);
+  }
+
+  // The result of one source code (deterministic rounding; any thread may call it).
+  Result convert(std::uint32_t code) const { return conv_(code); }
+  // One computed result: its output line, or with collect() its code and flags.
+  void emit_result(const Result& res) {
+    if (collect_) {
+      collect_->push_back(res.bits);
+      for (int b = 0; b < 8; ++b) flag_count_[static_cast<std::size_t>(b)] += (res.flags >> b) & 1u;
+      return;
+    }
+    out_.commit(format_line(res, out_.reserve()));
   }
 
   // One case: its output line, or with collect() its result code and flags.
@@ -313,6 +327,8 @@ constexpr const char* kUsage =
     "even), then cast. A token of hex digits alone (12, 1e5) is a code.\n"
     "\n"
     "  --input F.npy        read the codes from a .npy file (C order) instead of stdin\n"
+    "  --threads N          threads sharing a .npy input's conversion (default: every core;\n"
+    "                       1: one thread); the results are the same for every N\n"
     "  --output G.npy       write the result codes as a .npy file (the input's shape; 1-D for\n"
     "                       stdin) and a summary of the flags to stdout, instead of result lines\n"
     "                       dtypes: f32 <f4, f16 <f2, bf16 <u2, int8 |i1, others |u1 (read: also\n"
@@ -338,7 +354,9 @@ int run_cast(Args& a) {
   const Policy p = policy_from_args(a, to, &from);
   const auto input = a.opt("input");
   const auto output = a.opt("output");
+  const auto threads = threads_from_args(a);
   a.finish();
+  if (threads && !input) throw UsageError("--threads applies to a .npy input (--input F.npy); stdin is read in order");
 
   // §35.1 the output is checked before any work; it is never the input
   Outputs outputs(input ? std::vector<std::string>{*input} : std::vector<std::string>{});
@@ -352,7 +370,15 @@ int run_cast(Args& a) {
   if (out_file) caster.collect(&results);
   std::vector<std::size_t> shape;
   if (input) {
-    for (const std::uint32_t c : read_npy_codes(*input, from, shape)) caster.emit(c, 0);
+    // the codes converted on --threads threads by element ranges, then emitted in order
+    const std::vector<std::uint32_t> codes = read_npy_codes(*input, from, shape);
+    std::vector<Result> res(codes.size());
+    cpu_fast::parallel_ranges(codes.size(), threads.value_or(cpu_fast::default_threads()), kThreadGrain,
+                              [&](std::size_t lo, std::size_t hi) {
+                                for (std::size_t i = lo; i < hi; ++i) res[i] = caster.convert(codes[i]);
+                              });
+    if (out_file) results.reserve(res.size());
+    for (const Result& r : res) caster.emit_result(r);
   } else {
     read_lines(caster);
     shape = {results.size()};

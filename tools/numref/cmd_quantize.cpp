@@ -20,6 +20,7 @@
 #include "numref/npy.hpp"
 #include "numref/quantize.hpp"
 #include "numref/splitmix64.hpp"
+#include "parallel.hpp"
 
 namespace numref::cli {
 namespace {
@@ -80,6 +81,8 @@ constexpr const char* kHelp =
     "                       codes back to f32 and produces the fake-quant output)\n"
     "  --random R.npy       stochastic rounding: one <u4 value per element (element order)\n"
     "  --seed S             stochastic rounding: values from splitmix64(S), low K bits, element order\n"
+    "  --threads N          threads sharing the blocks' amaxes, scales and codes (default: every\n"
+    "                       core; 1: one thread); the results are the same for every N\n"
     "output:\n"
     "  --out PREFIX         write PREFIX.codes.npy (|u1), PREFIX.scales.npy (<f4 / |u1 by rule),\n"
     "                       PREFIX.group_mantissa.npy (<u4, gam), PREFIX.tensor_amax.npy (<f4, nvfp4)\n"
@@ -117,6 +120,7 @@ struct Options {
   bool transpose = false, dequant_out = false, json = false;
   const Format* fake = nullptr;  // --fake-quant
   std::size_t max_blocks = 64;
+  unsigned threads = 1;  // --threads (default: every core)
 };
 
 int print_help() {
@@ -223,6 +227,7 @@ Options parse_options(Args& a) {
   const auto fake_name = a.opt("fake-quant");
   o.json = a.flag("json");
   o.max_blocks = static_cast<std::size_t>(parse_int(a.opt_or("max-blocks", "64"), 0, 1LL << 40, "--max-blocks"));
+  o.threads = threads_from_args(a).value_or(cpu_fast::default_threads());
   a.finish();
   if ((o.dequant_out || fake_name) && !o.out_prefix) throw UsageError("--dequant-out / --fake-quant need --out PREFIX");
   o.fake = fake_name ? &format_arg(*fake_name, "--fake-quant") : nullptr;
@@ -300,11 +305,39 @@ struct Quantized {
   QuantizeResult r;
 };
 
-Quantized quantize_input(const TensorView& x, const QuantizeSpec& spec, std::span<const std::uint32_t> random) {
+// numref::quantize() on `threads` threads: the blocks are shared by ranges (amaxes, scales, then
+// the codes by Quantizer::quantize_all over each range); the same result for every thread count.
+// A tensor of fewer than 2^20 elements, or a single block, takes one thread.
+constexpr std::size_t kThreadGrain = std::size_t{1} << 19;  // elements per range at least
+Quantized quantize_input(const TensorView& x, const QuantizeSpec& spec_in, std::span<const std::uint32_t> random,
+                         unsigned threads) {
   Quantized q;
   q.codes.resize(x.size());
   try {
-    q.r = quantize(x, spec, q.codes, random);
+    QuantizeSpec spec = spec_in;
+    if (spec.source == nullptr) spec.source = &x.format();  // §14.5, as quantize() sets it
+    Quantizer qz(spec, x.rows(), x.cols());
+    const std::size_t n = qz.grid().count();
+    const std::size_t per_block = std::max<std::size_t>(1, x.size() / n);
+    const std::size_t grain = (kThreadGrain + per_block - 1) / per_block;  // in blocks
+    QuantizeResult& res = q.r;
+    res.block_amax.resize(n);
+    cpu_fast::parallel_ranges(n, threads, grain, [&](std::size_t lo, std::size_t hi) {
+      for (std::size_t b = lo; b < hi; ++b) res.block_amax[b] = qz.amax(x, b);
+    });
+    qz.prepare(res.block_amax);
+    std::vector<BlockScale> scales(n);
+    cpu_fast::parallel_ranges(n, threads, grain, [&](std::size_t lo, std::size_t hi) {
+      for (std::size_t b = lo; b < hi; ++b) scales[b] = qz.block_scale(b, res.block_amax[b]);
+    });
+    res.block_stats.assign(n, QuantizeStats{});
+    cpu_fast::parallel_ranges(n, threads, grain, [&](std::size_t lo, std::size_t hi) {
+      const std::vector<QuantizeStats> st = qz.quantize_all(x, scales, q.codes, random, lo, hi);
+      std::copy(st.begin() + static_cast<std::ptrdiff_t>(lo), st.begin() + static_cast<std::ptrdiff_t>(hi),
+                res.block_stats.begin() + static_cast<std::ptrdiff_t>(lo));
+    });
+    for (const QuantizeStats& st : res.block_stats) res.total += st;
+    res.meta = qz.meta(scales);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
@@ -490,7 +523,7 @@ int run_quantize(Args& a) {
   const TensorView base(*in.format, in.bytes.data() + in.offset, in.rows, in.cols);
   const TensorView x = o.transpose ? base.transposed() : base;
   const std::vector<std::uint32_t> random = random_values(o, x.size());
-  const Quantized q = quantize_input(x, o.spec, random);
+  const Quantized q = quantize_input(x, o.spec, random, o.threads);
   const std::vector<std::string> files = write_files(out, o, in, x, q, random);
   const BlockGrid grid(x.rows(), x.cols(), o.spec.partition);
   const Summary s{o, in, x, q.r, files, grid, scale_format(o.spec.rule), std::min(o.max_blocks, grid.count())};

@@ -939,6 +939,48 @@ def test_cast_npy():
                                  "--input", P("x.npy")], contains=["--input", "stochastic rounding"])
 
 
+def test_threads():
+    """Issue 32: --threads N for `cast` and `quantize` on .npy inputs: the same bytes (files and
+    summary) for 1, 2 and 3 threads on an input large enough to be split (2^20 + 2^19 elements:
+    three ranges of 2^19); bad values refused with one line and exit 2."""
+    tmp = tempfile.mkdtemp(prefix="numref-cli-threads-")
+    P = lambda n: os.path.join(tmp, n)
+    rows, cols = 1536, 1024
+    n = rows * cols
+    # a deterministic spread of f32 codes: exponents 2^-20 .. 2^20, both signs, some NaN / Inf / 0
+    words = []
+    s = 0x9E3779B97F4A7C15
+    for i in range(n):
+        s = (s * 6364136223846793005 + 1442695040888963407) & 0xFFFFFFFFFFFFFFFF
+        w = ((s >> 63) << 31) | ((107 + (s >> 40) % 41) << 23) | ((s >> 10) & 0x7FFFFF)
+        words.append(w)
+    words[5], words[70000], words[900001], words[1200000] = 0x7FC00000, 0x7F800000, 0xFF800000, 0
+    write(P("x.npy"), npy_bytes("<f4", (rows, cols), struct.pack("<%dI" % n, *words)))
+    outs = {}
+    for t in ("1", "2", "3"):
+        expect_ok(f"cast --threads {t}", ["cast", "--from", "f32", "--to", "f8e4m3fn", "--input", P("x.npy"),
+                                          "--output", P(f"c{t}.npy"), "--threads", t])
+        out = expect_ok(f"quantize --threads {t}", ["quantize", "--input", P("x.npy"), "--format", "f8e4m3fn",
+                                                    "--partition", "block:1x32", "--scale", "mx-floor",
+                                                    "--out", P(f"q{t}"), "--threads", t, "--json"])
+        outs[t] = (read(P(f"c{t}.npy")), read(P(f"q{t}.codes.npy")), read(P(f"q{t}.scales.npy")),
+                   out.replace(f"q{t}", "qN"))
+    for t in ("2", "3"):
+        for i, what in enumerate(("cast codes", "quantize codes", "quantize scales", "quantize summary")):
+            check(f"--threads {t}: {what}", outs[t][i] == outs["1"][i], f"differs from --threads 1")
+    lines = expect_ok("cast --threads lines", ["cast", "--from", "f32", "--to", "f8e4m3fn", "--input", P("x.npy"),
+                                               "--threads", "3"])
+    check("cast --threads lines", lines.count("\n") == n, f"{lines.count(chr(10))} lines")
+    for bad in ("0", "-1", "", "x", "1.5"):
+        expect_error(f"--threads {bad!r}", ["cast", "--from", "f32", "--to", "f8e4m3fn", "--input", P("x.npy"),
+                                            "--threads", bad], contains=["--threads"])
+        expect_error(f"quantize --threads {bad!r}", ["quantize", "--input", P("x.npy"), "--format", "f8e4m3fn",
+                                                     "--threads", bad], contains=["--threads"])
+    expect_error("--threads twice", ["cast", "--from", "f32", "--to", "f8e4m3fn", "--input", P("x.npy"),
+                                     "--threads", "1", "--threads", "2"], contains=["--threads", "given twice"])
+    expect_error("--threads without --input", ["cast", "--from", "f32", "--to", "f8e4m3fn", "--threads", "2"],
+                 stdin="3f800000\n", contains=["--threads applies to a .npy input"])
+
 
 def test_npy_ml_dtypes():
     """§19.7 .npy files of ml_dtypes' 8-, 6- and 4-bit floats, written by NumPy + ml_dtypes here
@@ -1087,7 +1129,7 @@ def main():
     NUMREF = os.path.abspath(sys.argv[1]) if os.sep in sys.argv[1] else sys.argv[1]  # tests chdir
     for t in [test_formats, test_profiles, test_profiles_policies_rules, test_conversions, test_quantize_rules, test_abi, test_explain, test_table, test_cast_values, test_cast_e8m0_and_overrides, test_cast_sr,
               test_cast_input_rules, test_cast_options, test_cast_streaming, test_outputs_not_inputs,
-              test_vectors_generate, test_stdout_errors, test_input_hygiene, test_vectors_doc_count, test_messages, test_cast_values_decimal, test_cast_npy, test_npy_ml_dtypes,
+              test_vectors_generate, test_stdout_errors, test_input_hygiene, test_vectors_doc_count, test_messages, test_cast_values_decimal, test_cast_npy, test_npy_ml_dtypes, test_threads,
               test_version, test_cli_md_knob_table, test_spec_normative_references]:
         t()
     if FAILURES:

@@ -10,6 +10,9 @@
 #include <map>
 #include <mutex>
 
+#include "fast_lanes.hpp"
+#include "parallel.hpp"
+
 namespace numref::cpu_fast {
 
 namespace {
@@ -75,6 +78,81 @@ NUMREF_QCLONES void scale_div(const std::uint32_t* __restrict u, std::size_t n, 
     const std::uint32_t a = u[k] & 0x7FFFFFFFu;
     const std::uint32_t p = as_bits(as_float(u[k]) / f);
     y[k] = a > kInf ? (u[k] | 0x00400000u) : p;
+  }
+}
+
+// x * 0 for a block whose elements are multiplied by zero (§13.6 / §13.7): a finite x gives
+// its signed zero, ±Inf the x86 default NaN (Inf * 0, as the reference models it), a NaN keeps
+// its (quieted) payload.
+NUMREF_QCLONES void scale_zero(const std::uint32_t* __restrict u, std::size_t n, std::uint32_t* __restrict y) {
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::uint32_t a = u[k] & 0x7FFFFFFFu;
+    y[k] = a > kInf ? (u[k] | 0x00400000u) : a == kInf ? 0xFFC00000u : (u[k] & 0x80000000u);
+  }
+}
+
+// bf16 codes widened to binary32: the code shifted up; a NaN quieted (its sign and payload kept).
+NUMREF_QCLONES void widen_bf16(const std::uint16_t* __restrict c, std::size_t n, std::uint32_t* __restrict y) {
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::uint32_t w = static_cast<std::uint32_t>(c[k]) << 16;
+    y[k] = (w & 0x7FFFFFFFu) > kInf ? (w | 0x00400000u) : w;
+  }
+}
+
+// Row blocks of bc elements, nblk of them (row-block partitions, issue 32): the maxima of |x| into
+// am[J] (max with what is there) and the products x * f[J]; one call per row piece instead of one
+// per block. The 32-element forms are the same loops with the width known.
+NUMREF_QCLONES void max_blocks32(const std::uint32_t* __restrict u, std::size_t nblk, std::uint32_t nan_mask,
+                                 std::uint32_t inf_mask, std::uint32_t* __restrict am) {
+  for (std::size_t J = 0; J < nblk; ++J) {
+    std::uint32_t m = 0;
+    for (std::size_t k = 0; k < 32; ++k) {
+      std::uint32_t a = u[J * 32 + k] & 0x7FFFFFFFu;
+      const std::uint32_t drop =
+          (static_cast<std::uint32_t>(a > kInf) & nan_mask) | (static_cast<std::uint32_t>(a == kInf) & inf_mask);
+      a &= drop - 1u;
+      m = std::max(m, a);
+    }
+    am[J] = std::max(am[J], m);
+  }
+}
+
+NUMREF_QCLONES void max_blocks(const std::uint32_t* __restrict u, std::size_t nblk, std::size_t bc,
+                               std::uint32_t nan_mask, std::uint32_t inf_mask, std::uint32_t* __restrict am) {
+  for (std::size_t J = 0; J < nblk; ++J) {
+    std::uint32_t m = 0;
+    for (std::size_t k = 0; k < bc; ++k) {
+      std::uint32_t a = u[J * bc + k] & 0x7FFFFFFFu;
+      const std::uint32_t drop =
+          (static_cast<std::uint32_t>(a > kInf) & nan_mask) | (static_cast<std::uint32_t>(a == kInf) & inf_mask);
+      a &= drop - 1u;
+      m = std::max(m, a);
+    }
+    am[J] = std::max(am[J], m);
+  }
+}
+
+NUMREF_QCLONES void mul_blocks32(const std::uint32_t* __restrict u, std::size_t nblk, const float* __restrict f,
+                                 std::uint32_t* __restrict y) {
+  for (std::size_t J = 0; J < nblk; ++J) {
+    const float fj = f[J];
+    for (std::size_t k = 0; k < 32; ++k) {
+      const std::uint32_t v = u[J * 32 + k];
+      const std::uint32_t p = as_bits(as_float(v) * fj);
+      y[J * 32 + k] = (v & 0x7FFFFFFFu) > kInf ? (v | 0x00400000u) : p;
+    }
+  }
+}
+
+NUMREF_QCLONES void mul_blocks(const std::uint32_t* __restrict u, std::size_t nblk, std::size_t bc,
+                               const float* __restrict f, std::uint32_t* __restrict y) {
+  for (std::size_t J = 0; J < nblk; ++J) {
+    const float fj = f[J];
+    for (std::size_t k = 0; k < bc; ++k) {
+      const std::uint32_t v = u[J * bc + k];
+      const std::uint32_t p = as_bits(as_float(v) * fj);
+      y[J * bc + k] = (v & 0x7FFFFFFFu) > kInf ? (v | 0x00400000u) : p;
+    }
   }
 }
 
@@ -147,14 +225,32 @@ std::shared_ptr<const std::vector<std::uint32_t>> widen_table(const Format& src)
   return t;
 }
 
+constexpr std::size_t kRowChunk = std::size_t{1} << 14;  // elements widened at a time (two-pass path)
+constexpr std::size_t kSmallBlock = 256;  // block widths up to this run max_blocks / mul_blocks per row piece
+
 }  // namespace
 
 std::string FastQuant::unsupported(const QuantOp& op) {
   if (!op.src || !op.elem || !op.out) return "bad format";
-  // §19.8 the library recipes (§10.4 profiles) are the reference's: declined, by name
-  if (const std::string r = recipe_changes(RecipeKnobs{}, op.recipe); !r.empty())
-    return "cpu-fast does not implement the recipe knobs " + r + " (spec §19.8)";
-  switch (scale_kind(op.rule)) {  // the kinds of numref::kScaleRules this engine computes
+  const ScaleKind kind = scale_kind(op.rule);
+  // §19.8 the recipe knobs this engine implements (fast_quant.hpp); the others are declined by name
+  {
+    const RecipeKnobs& k = op.recipe;
+    RecipeKnobs d;  // the declined knobs, numref's rule elsewhere
+    if (k.amax_floor == AmaxFloor::eps_1e12) d.amax_floor = k.amax_floor;
+    d.scale_exp = k.scale_exp;
+    if ((k.inf_block == InfBlock::zero_scale && kind == ScaleKind::fp32_dequant) ||
+        (k.inf_block == InfBlock::exponent && rule_info(op.rule).mx == MxExponent::rceil_f32))
+      d.inf_block = k.inf_block;
+    if (k.nan_block == NanBlock::first_nan || k.nan_block == NanBlock::own_nan) d.nan_block = k.nan_block;
+    d.nan_scale = k.nan_scale;
+    d.zero_sign = k.zero_sign;
+    d.scale_round = k.scale_round;
+    d.zero_divisor = k.zero_divisor;
+    if (const std::string r = recipe_changes(RecipeKnobs{}, d); !r.empty())
+      return "cpu-fast does not implement the recipe knobs " + r + " (spec §19.8)";
+  }
+  switch (kind) {  // the kinds of numref::kScaleRules this engine computes
     case ScaleKind::fp32_quotient:
     case ScaleKind::fp32_recip:
     case ScaleKind::fp32_dequant:
@@ -186,7 +282,9 @@ FastQuant::FastQuant(const QuantOp& op)
   ngr_ = (op.rows + op.gr - 1) / op.gr;
   ngc_ = (op.cols + op.gc - 1) / op.gc;
   const Format& f32 = format(FormatId::f32);
-  if (op.src->bits <= 16) widen_lut_ = widen_table(*op.src);
+  dense_f32_ = op.src->bits == 32 && op.rs == static_cast<std::ptrdiff_t>(op.cols) && op.cs == 1;
+  if (op.src->bits <= 16 && op.src->id != FormatId::bf16) widen_lut_ = widen_table(*op.src);
+  one_pass_ = scale_kind(op.rule) != ScaleKind::gam && std::min(op.br, op.rows) * op.cols <= kOnePassElems;
   const FastCast e(*op.elem, f32, op.wide);
   std::vector<std::uint32_t> codes(std::size_t{1} << op.elem->bits);
   for (std::uint32_t c = 0; c < codes.size(); ++c) codes[c] = c;
@@ -195,43 +293,218 @@ FastQuant::FastQuant(const QuantOp& op)
   if (op.out->bits > 8) to_out_.emplace(f32, *op.out, op.wide);
   normalise(op.q_max, emax_, qsig_);
   inv_qmax_ = 1.0f / qmax_;
+  if (op.recipe.amax_floor == AmaxFloor::eps_1e4)
+    floor_ = as_bits(1e-4f);  // RN32(1e-4): the literal, correctly rounded
+  if (op.recipe.elem_nan == ElemNan::half && !op.elem->has_nan() && !op.elem->is_integer()) {
+    const FastCast h(f32, *op.elem, Policy{});
+    const std::uint32_t one_half = 0x3FC00000u;
+    std::uint32_t c = 0;
+    h.run(&one_half, nullptr, &c, nullptr, 1);
+    half_ = c;
+  }
+  to_elem_.run(&kNaN, nullptr, &nan_code_, nullptr, 1);
+  if (half_) nan_code_ = *half_;
 }
 
-// The tensor as binary32 codes in element order (dense f32 input is used in place).
-const std::uint32_t* FastQuant::widen(const void* x, std::vector<std::uint32_t>& buf) const {
-  const std::size_t R = op_.rows, C = op_.cols;
-  const bool dense = op_.rs == static_cast<std::ptrdiff_t>(C) && op_.cs == 1;
-  if (op_.src->bits == 32 && dense) return static_cast<const std::uint32_t*>(x);
-  buf.resize(R * C);
+// §19.2 rows [i0, i1) widened to binary32 with sign and payload (dense f32 input is used in place).
+const std::uint32_t* FastQuant::rows_of(const void* x, std::size_t i0, std::size_t i1,
+                                        std::vector<std::uint32_t>& buf) const {
+  const std::size_t C = op_.cols;
+  if (dense_f32_) return static_cast<const std::uint32_t*>(x) + i0 * C;
+  buf.resize((i1 - i0) * C);
   const std::size_t bytes = op_.src->bits <= 8 ? 1 : (op_.src->bits <= 16 ? 2 : 4);
   const auto* p = static_cast<const unsigned char*>(x);
   const std::uint32_t mask = op_.src->bits >= 32 ? 0xFFFFFFFFu : (1u << op_.src->bits) - 1u;
-  for (std::size_t i = 0; i < R; ++i)
+  const bool bf16 = op_.src->id == FormatId::bf16;
+  for (std::size_t i = i0; i < i1; ++i) {
+    std::uint32_t* y = buf.data() + (i - i0) * C;
+    const std::ptrdiff_t row = static_cast<std::ptrdiff_t>(i) * op_.rs;
+    if (bf16 && op_.cs == 1) {
+      std::uint16_t tmp[kChunk];
+      for (std::size_t j0 = 0; j0 < C; j0 += kChunk) {
+        const std::size_t m = std::min(kChunk, C - j0);
+        std::memcpy(tmp, p + (row + static_cast<std::ptrdiff_t>(j0)) * 2, m * 2);
+        widen_bf16(tmp, m, y + j0);
+      }
+      continue;
+    }
     for (std::size_t j = 0; j < C; ++j) {
-      const std::ptrdiff_t off = static_cast<std::ptrdiff_t>(i) * op_.rs + static_cast<std::ptrdiff_t>(j) * op_.cs;
+      const std::ptrdiff_t off = row + static_cast<std::ptrdiff_t>(j) * op_.cs;
       std::uint32_t c = 0;
       std::memcpy(&c, p + off * static_cast<std::ptrdiff_t>(bytes), bytes);
-      buf[i * C + j] = widen_lut_ ? (*widen_lut_)[c & mask] : c;
+      if (bf16) {
+        const std::uint32_t w = (c & 0xFFFFu) << 16;
+        y[j] = (w & 0x7FFFFFFFu) > kInf ? (w | 0x00400000u) : w;
+      } else {
+        y[j] = widen_lut_ ? (*widen_lut_)[c & mask] : c;
+      }
     }
+  }
   return buf.data();
 }
 
-// §13 the amax of every block: an integer maximum of the magnitude bits, which orders NaN
-// above +Inf above every finite value; a NaN maximum is reported as the canonical NaN.
-void FastQuant::amaxes(const std::uint32_t* f, std::uint32_t* amax) const {
+// §13 max of the magnitude bits (NaN above +Inf above every finite value) into the amaxes of
+// the blocks of rows [i0, i1).
+void FastQuant::amax_rows(const std::uint32_t* f, std::size_t i0, std::size_t i1, std::size_t I0,
+                          std::uint32_t* amax) const {
   const std::uint32_t nan_mask = op_.nan_ignore ? 1u : 0u, inf_mask = op_.inf_ignore ? 1u : 0u;
-  std::fill(amax, amax + blocks(), 0u);
-  for (std::size_t i = 0; i < op_.rows; ++i) {
-    const std::size_t I = i / op_.br;
-    const std::uint32_t* row = f + i * op_.cols;
-    for (std::size_t J = 0; J < nbc_; ++J) {
+  const std::size_t full = op_.bc <= kSmallBlock ? op_.cols / op_.bc : 0;  // blocks of a row by max_blocks
+  for (std::size_t i = i0; i < i1; ++i) {
+    const std::uint32_t* row = f + (i - i0) * op_.cols;
+    std::uint32_t* am = amax + (i / op_.br - I0) * nbc_;
+    if (full) {
+      if (op_.bc == 32)
+        max_blocks32(row, full, nan_mask, inf_mask, am);
+      else
+        max_blocks(row, full, op_.bc, nan_mask, inf_mask, am);
+    }
+    for (std::size_t J = full; J < nbc_; ++J) {
       const std::size_t c0 = J * op_.bc, c1 = std::min(c0 + op_.bc, op_.cols);
-      std::uint32_t& m = amax[I * nbc_ + J];
-      m = std::max(m, seg_max(row + c0, c1 - c0, nan_mask, inf_mask));
+      am[J] = std::max(am[J], seg_max(row + c0, c1 - c0, nan_mask, inf_mask));
     }
   }
-  for (std::size_t b = 0; b < blocks(); ++b)
+}
+
+// §13 the amax of every block (a NaN maximum reported as the canonical NaN): by block rows, or
+// by row ranges with per-range partial amaxes max-reduced when there are too few block rows.
+void FastQuant::amaxes(const void* x, std::uint32_t* amax, unsigned threads) const {
+  const std::size_t R = op_.rows, C = op_.cols, nb = blocks();
+  std::fill(amax, amax + nb, 0u);
+  const std::size_t rows_per_chunk = std::max<std::size_t>(1, kRowChunk / C);
+  auto pass = [&](std::size_t i0, std::size_t i1, std::uint32_t* am) {
+    std::vector<std::uint32_t> buf;
+    for (std::size_t i = i0; i < i1; i += rows_per_chunk) {
+      const std::size_t e = std::min(i1, i + rows_per_chunk);
+      amax_rows(rows_of(x, i, e, buf), i, e, 0, am);
+    }
+  };
+  const std::size_t br_elems = std::min(op_.br, R) * C;
+  const std::size_t by_block_rows = parts(nbr_, threads, (kGrain + br_elems - 1) / br_elems);
+  if (by_block_rows > 1) {  // each range owns whole block rows: no two write one amax
+    run_parts(by_block_rows, nbr_,
+              [&](std::size_t, std::size_t I0, std::size_t I1) { pass(I0 * op_.br, std::min(I1 * op_.br, R), amax); });
+  } else {
+    const std::size_t p = parts(R, threads, (kGrain + C - 1) / C);
+    if (p <= 1) {
+      pass(0, R, amax);
+    } else {
+      std::vector<std::vector<std::uint32_t>> part(p, std::vector<std::uint32_t>(nb, 0u));
+      run_parts(p, R, [&](std::size_t k, std::size_t i0, std::size_t i1) { pass(i0, i1, part[k].data()); });
+      for (const auto& v : part)
+        for (std::size_t b = 0; b < nb; ++b) amax[b] = std::max(amax[b], v[b]);
+    }
+  }
+  for (std::size_t b = 0; b < nb; ++b)
     if (amax[b] > kInf) amax[b] = kNaN;
+}
+
+// §14–§16, §13.5–§13.7, §16.9–§16.10 the stored scale and the quantize factor of one block of a
+// kind other than gam; `a` is the block's amax (a NaN amax canonical).
+FastQuant::BlockFactor FastQuant::block_scale(std::uint32_t a, std::uint32_t& stored) const {
+  const ScaleKind kind = scale_kind(op_.rule);
+  const RecipeKnobs& rk = op_.recipe;
+  BlockFactor F;
+  // §16 the quantize factor of an E8M0 code: 2^(127 - code); §16.9 code 00 by zero_code
+  auto mx_factor = [&](std::uint32_t code) {
+    if (code == 0x00u && rk.zero_code == ZeroCode::min_normal) return pow2f(126);
+    if (code == 0x00u && rk.zero_code == ZeroCode::one) return 1.0f;
+    return pow2f(127 - static_cast<int>(code));
+  };
+  // §13.6 inf_block=one_scale: a +Inf amax takes the scale of amax 0 (elements times 1.0)
+  if (a == kInf && rk.inf_block == InfBlock::one_scale) a = 0;
+  // §13.7 nan_block=inf_divisor: code FF, elements x / +Inf (dequantize reads FF as NaN)
+  if (a > kInf && rk.nan_block == NanBlock::inf_divisor) {
+    stored = 0xFFu;
+    F.zero = F.kept = true;
+    return F;
+  }
+  // §13.6 a +Inf amax (or, nan_block=max_code, a NaN amax) that the recipe does not poison
+  if ((a == kInf && rk.inf_block != InfBlock::poison) || (a > kInf && rk.nan_block == NanBlock::max_code)) {
+    if (rk.inf_block == InfBlock::zero_scale || rk.inf_block == InfBlock::max_code_zero) {
+      stored = rk.inf_block == InfBlock::zero_scale ? 0u : 0xFEu;  // S = q_max / Inf = +0, or E8M0 FE
+      F.zero = true;
+      F.kept = rk.inf_block == InfBlock::zero_scale;
+      return F;
+    }
+    std::uint32_t code = 0xFEu;
+    if (rk.inf_block != InfBlock::max_code && a == kInf) {  // exponent: the amax read as 2^128 (§13.6)
+      const int e = std::min(128 - emax_, 127);  // 2^128 is a power of two: every exponent rule gives E - emax
+      code = static_cast<std::uint32_t>(e + 127);
+    }
+    stored = code;
+    F.f = mx_factor(code);
+    return F;
+  }
+  if (a >= kInf) {  // §13.2 a NaN / Inf block: the NaN of the scale format (§19.4)
+    stored = scale_format(op_.rule).id == FormatId::f32 ? kNaN : 0xFFu;
+    F.poisoned = true;
+    return F;
+  }
+  // §13.5 the amax floor (a binary32 value): a finite amax below it, zero included, is raised to it
+  const bool floored = floor_ != 0 && a < floor_;
+  const std::uint32_t av = floored ? floor_ : a;
+  switch (kind) {
+    case ScaleKind::fp32_quotient:
+    case ScaleKind::fp32_recip:
+    case ScaleKind::pow2:
+    case ScaleKind::pow2_recip: {
+      std::uint32_t s = amax_scale(av, qmax_);
+      const bool p2 = kind == ScaleKind::pow2 || kind == ScaleKind::pow2_recip;
+      if (p2) s = s >= 0x00800000u ? (s & 0xFF800000u) : (s ? 1u << (31 - __builtin_clz(s)) : 0u);
+      F.f = as_float(s);
+      stored = kind == ScaleKind::pow2 || kind == ScaleKind::fp32_quotient ? s : as_bits(1.0f / F.f);
+      break;
+    }
+    case ScaleKind::fp32_dequant: {
+      stored = dequant_scale(a, qmax_);
+      F.f = as_float(stored);
+      F.divide = true;
+      break;
+    }
+    case ScaleKind::gam:
+    case ScaleKind::nvfp4: break;  // gam: scales_of; nvfp4 refused
+    case ScaleKind::mx: {          // §16 MX: an E8M0 exponent from the bits of amax
+      if (av == 0) {
+        stored = 0x00u;
+        F.f = mx_factor(0);
+        break;
+      }
+      int E;
+      std::uint32_t sig;
+      normalise(av, E, sig);
+      int e = 0;
+      switch (rule_info(op_.rule).mx) {
+        case MxExponent::floor: e = E - emax_; break;
+        case MxExponent::ceil: e = E + (sig != 0x800000u ? 1 : 0) - emax_; break;
+        case MxExponent::even: {
+          const int p = op_.elem->precision();
+          const std::uint32_t thr = p >= 24 ? 0xFFFFFFFFu : (1u << 24) - (1u << (23 - p));
+          e = E + (sig >= thr ? 1 : 0) - emax_;
+          break;
+        }
+        case MxExponent::rceil: e = E - emax_ + (sig > qsig_ ? 1 : 0); break;
+        case MxExponent::rceil_f32: {  // E8M0 round-up of RN32(amax * RN32(1 / q_max)), §16.10 RN32(amax / q_max)
+          const std::uint32_t d =
+              rk.mx_descale == MxDescale::divide ? as_bits(as_float(av) / qmax_) : as_bits(as_float(av) * inv_qmax_);
+          if (d == 0) {
+            e = -127;
+            break;
+          }
+          int Ed;
+          std::uint32_t sd;
+          normalise(d, Ed, sd);
+          e = Ed + (sd != 0x800000u ? 1 : 0);
+          break;
+        }
+        case MxExponent::none: break;  // not a row of kind mx (kScaleRules is checked)
+      }
+      e = std::clamp(e, -127, 127);
+      stored = static_cast<std::uint32_t>(e + 127);
+      F.f = mx_factor(stored);  // x / 2^e = x * 2^-e exactly
+      break;
+    }
+  }
+  return F;
 }
 
 // §14–§17, §20.1 the stored scale and the quantize factor of every block.
@@ -239,137 +512,70 @@ void FastQuant::scales_of(const std::uint32_t* amax, std::uint32_t* scales, std:
                           std::vector<BlockFactor>& fac) const {
   const std::size_t nb = blocks();
   fac.assign(nb, BlockFactor{});
-  const ScaleKind kind = scale_kind(op_.rule);
+  if (scale_kind(op_.rule) != ScaleKind::gam) {
+    for (std::size_t b = 0; b < nb; ++b) fac[b] = block_scale(amax[b], scales[b]);
+    return;
+  }
   // GAM: the group mantissas first (§17.1)
-  std::vector<std::uint32_t> gmant, gamax;
-  if (kind == ScaleKind::gam) {
-    gamax.assign(groups(), 0u);
-    for (std::size_t I = 0; I < nbr_; ++I)
-      for (std::size_t J = 0; J < nbc_; ++J) {
-        const std::size_t g = (I * op_.br / op_.gr) * ngc_ + (J * op_.bc / op_.gc);
-        gamax[g] = std::max(gamax[g], amax[I * nbc_ + J]);
-      }
-    gmant.resize(groups());
-    for (std::size_t g = 0; g < groups(); ++g) {
-      gmant[g] = gamax[g] >= kInf ? 0u : (amax_scale(gamax[g], qmax_) & 0x7FFFFFu);
-      if (gm) gm[g] = gmant[g];
+  std::vector<std::uint32_t> gmant(groups()), gamax(groups(), 0u);
+  for (std::size_t I = 0; I < nbr_; ++I)
+    for (std::size_t J = 0; J < nbc_; ++J) {
+      const std::size_t g = (I * op_.br / op_.gr) * ngc_ + (J * op_.bc / op_.gc);
+      gamax[g] = std::max(gamax[g], amax[I * nbc_ + J]);
     }
+  for (std::size_t g = 0; g < groups(); ++g) {
+    gmant[g] = gamax[g] >= kInf ? 0u : (amax_scale(gamax[g], qmax_) & 0x7FFFFFu);
+    if (gm) gm[g] = gmant[g];
   }
-  for (std::size_t b = 0; b < nb; ++b) {
-    const std::uint32_t a = amax[b];
-    BlockFactor& F = fac[b];
-    if (a >= kInf && kind != ScaleKind::gam) {  // §13.2 a NaN / Inf block: the NaN of the scale format (§19.4)
-      scales[b] = scale_format(op_.rule).id == FormatId::f32 ? kNaN : 0xFFu;
-      F.poisoned = true;
-      continue;
+  for (std::size_t I = 0; I < nbr_; ++I)
+    for (std::size_t J = 0; J < nbc_; ++J) {
+      const std::size_t b = I * nbc_ + J;
+      const std::size_t g = (I * op_.br / op_.gr) * ngc_ + (J * op_.bc / op_.gc);
+      BlockFactor& F = fac[b];
+      if (gamax[g] >= kInf || amax[b] >= kInf) {  // §17.1 a poisoned group
+        scales[b] = 0xFFu;
+        F.poisoned = true;
+        continue;
+      }
+      const std::uint32_t sb = amax_scale(amax[b], qmax_);  // §17.2
+      const int Eb = static_cast<int>(sb >> 23) - 127;      // s_b is normal (§17.3)
+      const int e = std::clamp(gmant[g] <= (sb & 0x7FFFFFu) ? Eb : Eb - 1, -127, 127);
+      scales[b] = static_cast<std::uint32_t>(e + 127);
+      F.f = as_float((scales[b] << 23) | gmant[g]);  // G_b = (1.m_g) 2^e_b, a normal binary32
     }
-    switch (kind) {
-      case ScaleKind::fp32_quotient:
-      case ScaleKind::fp32_recip:
-      case ScaleKind::pow2:
-      case ScaleKind::pow2_recip: {
-        std::uint32_t s = amax_scale(a, qmax_);
-        const bool p2 = kind == ScaleKind::pow2 || kind == ScaleKind::pow2_recip;
-        if (p2) s = s >= 0x00800000u ? (s & 0xFF800000u) : (s ? 1u << (31 - __builtin_clz(s)) : 0u);
-        F.f = as_float(s);
-        scales[b] = kind == ScaleKind::pow2 || kind == ScaleKind::fp32_quotient ? s : as_bits(1.0f / F.f);
-        break;
-      }
-      case ScaleKind::fp32_dequant: {
-        scales[b] = dequant_scale(a, qmax_);
-        F.f = as_float(scales[b]);
-        F.divide = true;
-        break;
-      }
-      case ScaleKind::gam:
-      case ScaleKind::nvfp4: break;  // gam below, once the group mantissas are known; nvfp4 refused
-      case ScaleKind::mx: {          // §16 MX: an E8M0 exponent from the bits of amax
-        if (a == 0) {
-          scales[b] = 0x00u;
-          F.f = pow2f(127);
-          break;
-        }
-        int E;
-        std::uint32_t sig;
-        normalise(a, E, sig);
-        int e = 0;
-        switch (rule_info(op_.rule).mx) {
-          case MxExponent::floor: e = E - emax_; break;
-          case MxExponent::ceil: e = E + (sig != 0x800000u ? 1 : 0) - emax_; break;
-          case MxExponent::even: {
-            const int p = op_.elem->precision();
-            const std::uint32_t thr = p >= 24 ? 0xFFFFFFFFu : (1u << 24) - (1u << (23 - p));
-            e = E + (sig >= thr ? 1 : 0) - emax_;
-            break;
-          }
-          case MxExponent::rceil: e = E - emax_ + (sig > qsig_ ? 1 : 0); break;
-          case MxExponent::rceil_f32: {  // E8M0 round-up of RN32(amax * RN32(1 / q_max))
-            const std::uint32_t d = as_bits(as_float(a) * inv_qmax_);
-            if (d == 0) {
-              e = -127;
-              break;
-            }
-            int Ed;
-            std::uint32_t sd;
-            normalise(d, Ed, sd);
-            e = Ed + (sd != 0x800000u ? 1 : 0);
-            break;
-          }
-          case MxExponent::none: break;  // not a row of kind mx (kScaleRules is checked)
-        }
-        e = std::clamp(e, -127, 127);
-        scales[b] = static_cast<std::uint32_t>(e + 127);
-        F.f = pow2f(-e);  // x / 2^e = x * 2^-e exactly
-        break;
-      }
-    }
-  }
-  if (kind == ScaleKind::gam) {
-    for (std::size_t I = 0; I < nbr_; ++I)
-      for (std::size_t J = 0; J < nbc_; ++J) {
-        const std::size_t b = I * nbc_ + J;
-        const std::size_t g = (I * op_.br / op_.gr) * ngc_ + (J * op_.bc / op_.gc);
-        BlockFactor& F = fac[b];
-        if (gamax[g] >= kInf || amax[b] >= kInf) {  // §17.1 a poisoned group
-          scales[b] = 0xFFu;
-          F.poisoned = true;
-          continue;
-        }
-        const std::uint32_t sb = amax_scale(amax[b], qmax_);  // §17.2
-        const int Eb = static_cast<int>(sb >> 23) - 127;      // s_b is normal (§17.3)
-        const int e = std::clamp(gmant[g] <= (sb & 0x7FFFFFu) ? Eb : Eb - 1, -127, 127);
-        scales[b] = static_cast<std::uint32_t>(e + 127);
-        F.f = as_float((scales[b] << 23) | gmant[g]);  // G_b = (1.m_g) 2^e_b, a normal binary32
-      }
-  }
 }
 
-// §19.2 the element codes: RN32(x op f) converted by the policy (rn32), or the exact
-// product / quotient rounded once to an integer (fused, integer elements).
-void FastQuant::codes_of(const std::uint32_t* f, const std::uint32_t* r, const std::vector<BlockFactor>& fac,
-                         std::uint8_t* codes) const {
+void FastQuant::half_nans(const std::uint32_t* y, std::uint32_t* o, std::size_t n) const {
+  if (!half_) return;
+  const std::uint32_t sign = op_.elem->sign_bit();
+  for (std::size_t k = 0; k < n; ++k)
+    if ((y[k] & 0x7FFFFFFFu) > kInf) o[k] = *half_ | ((y[k] & 0x80000000u) ? sign : 0u);
+}
+
+// §19.2 the element codes of rows [i0, i1): RN32(x op f) converted by the policy (rn32), or the
+// exact product / quotient rounded once to an integer (fused, integer elements).
+void FastQuant::codes_rows(const std::uint32_t* f, std::size_t i0, std::size_t i1, const std::uint32_t* r,
+                           const BlockFactor* fac, std::size_t I0, std::uint8_t* codes) const {
   const std::size_t C = op_.cols;
   std::uint32_t y[kChunk], o[kChunk];
-  std::uint32_t nan_code;
-  to_elem_.run(&kNaN, nullptr, &nan_code, nullptr, 1);
   if (op_.fused) {
     const Round mode = effective_round(*op_.elem, op_.policy);
     const IntRoundFn rnd = int_round_fn(mode);
     const bool sym = op_.policy.int_range == IntRange::symmetric;
     const double lo = sym ? -127.0 : -128.0, hi = 127.0;
     double q[kChunk];
-    for (std::size_t i = 0; i < op_.rows; ++i) {
-      const std::size_t I = i / op_.br;
+    for (std::size_t i = i0; i < i1; ++i) {
+      const std::size_t I = i / op_.br - I0;
+      const std::uint32_t* u = f + (i - i0) * C;
+      std::uint8_t* out = codes + i * C;
       for (std::size_t J = 0; J < nbc_; ++J) {
         const BlockFactor& F = fac[I * nbc_ + J];
         const std::size_t c0 = J * op_.bc, c1 = std::min(c0 + op_.bc, C);
-        const std::uint32_t* u = f + i * C;
-        std::uint8_t* out = codes + i * C;
         if (F.poisoned) {
-          std::fill(out + c0, out + c1, static_cast<std::uint8_t>(nan_code));
+          std::fill(out + c0, out + c1, static_cast<std::uint8_t>(nan_code_));
           continue;
         }
-        const double fd = F.f;
+        const double fd = F.zero ? 0.0 : F.f;
         for (std::size_t j0 = c0; j0 < c1; j0 += kChunk) {
           const std::size_t m = std::min(kChunk, c1 - j0);
           std::uint32_t special = 0;
@@ -383,7 +589,8 @@ void FastQuant::codes_of(const std::uint32_t* f, const std::uint32_t* r, const s
             for (std::size_t k = 0; k < m; ++k) {
               const std::uint32_t v = u[j0 + k];
               if ((v & 0x7FFFFFFFu) < kInf) continue;
-              const std::uint32_t w = (v & 0x7FFFFFFFu) > kInf ? (v | 0x00400000u) : v;
+              std::uint32_t w = (v & 0x7FFFFFFFu) > kInf ? (v | 0x00400000u) : v;
+              if (F.zero && (v & 0x7FFFFFFFu) == kInf) w = 0xFFC00000u;  // Inf * 0
               std::uint32_t c;
               to_elem_.run(&w, nullptr, &c, nullptr, 1);
               out[j0 + k] = static_cast<std::uint8_t>(c);
@@ -393,118 +600,225 @@ void FastQuant::codes_of(const std::uint32_t* f, const std::uint32_t* r, const s
     }
     return;
   }
-  // rn32: fill a chunk in element order, convert it with the element lanes, narrow.
-  std::size_t fill = 0, base = 0;
-  auto flush = [&] {
-    to_elem_.run(y, r ? r + base : nullptr, o, nullptr, fill);
-    for (std::size_t k = 0; k < fill; ++k) codes[base + k] = static_cast<std::uint8_t>(o[k]);
-    base += fill;
-    fill = 0;
-  };
-  for (std::size_t i = 0; i < op_.rows; ++i) {
-    const std::size_t I = i / op_.br;
-    const std::uint32_t* u = f + i * C;
-    for (std::size_t J = 0; J < nbc_; ++J) {
-      const BlockFactor& F = fac[I * nbc_ + J];
-      std::size_t c0 = J * op_.bc;
-      const std::size_t c1 = std::min(c0 + op_.bc, C);
-      while (c0 < c1) {
-        const std::size_t m = std::min(c1 - c0, kChunk - fill);
-        if (F.poisoned)
-          std::fill(y + fill, y + fill + m, kNaN);  // §13.3 the canonical NaN, converted
-        else if (F.divide)
-          scale_div(u + c0, m, F.f, y + fill);
-        else
-          scale_mul(u + c0, m, F.f, y + fill);
-        fill += m;
-        c0 += m;
-        if (fill == kChunk) flush();
+  // rn32: a row piece at a time (whole blocks of at most kChunk elements when they are narrow):
+  // the scaled binary32 values into y, converted by the element lanes (the byte lanes straight
+  // into the codes when the policy has them and r is not read), narrowed.
+  const ByteLanes* bytes = r ? nullptr : to_elem_.byte_lanes();
+  const std::size_t bc = op_.bc;
+  const std::size_t piece = bc <= kSmallBlock ? (kChunk / bc) * bc : kChunk;
+  float fv[kChunk];  // the factors of a piece's blocks
+  auto convert = [&](std::size_t base, std::size_t m) {
+    if (bytes) {
+      bytes->run(y, codes + base, nullptr, m);
+      if (half_) {
+        const std::uint32_t sign = op_.elem->sign_bit();
+        for (std::size_t k = 0; k < m; ++k)
+          if ((y[k] & 0x7FFFFFFFu) > kInf)
+            codes[base + k] = static_cast<std::uint8_t>(*half_ | ((y[k] >> 31) ? sign : 0u));
       }
+      return;
+    }
+    to_elem_.run(y, r ? r + base : nullptr, o, nullptr, m);
+    half_nans(y, o, m);
+    for (std::size_t k = 0; k < m; ++k) codes[base + k] = static_cast<std::uint8_t>(o[k]);
+  };
+  for (std::size_t i = i0; i < i1; ++i) {
+    const std::size_t I = i / op_.br - I0;
+    const std::uint32_t* u = f + (i - i0) * C;
+    const BlockFactor* frow = fac + I * nbc_;
+    for (std::size_t c = 0; c < C; c += piece) {
+      const std::size_t e = std::min(C, c + piece);
+      // whole plain blocks (a multiplying factor): one call for the piece
+      std::size_t done = c;
+      if (bc <= kSmallBlock) {
+        const std::size_t J0 = c / bc, nfull = (e - c) / bc;  // c is a multiple of bc
+        bool plain = nfull > 0;
+        for (std::size_t J = J0; plain && J < J0 + nfull; ++J) {
+          const BlockFactor& F = frow[J];
+          plain = !F.poisoned && !F.zero && !F.divide;
+          fv[J - J0] = F.f;
+        }
+        if (plain) {
+          if (bc == 32)
+            mul_blocks32(u + c, nfull, fv, y);
+          else
+            mul_blocks(u + c, nfull, bc, fv, y);
+          done = c + nfull * bc;
+        }
+      }
+      while (done < e) {  // block by block
+        const std::size_t J = done / bc;
+        const BlockFactor& F = frow[J];
+        const std::size_t m = std::min(e, (J + 1) * bc) - done;
+        std::uint32_t* yy = y + (done - c);
+        if (F.poisoned)
+          std::fill(yy, yy + m, kNaN);  // §13.3 the canonical NaN, converted
+        else if (F.zero)
+          scale_zero(u + done, m, yy);
+        else if (F.divide)
+          scale_div(u + done, m, F.f, yy);
+        else
+          scale_mul(u + done, m, F.f, yy);
+        done += m;
+      }
+      convert(i * C + c, e - c);
     }
   }
-  if (fill) flush();
 }
 
-void FastQuant::scale(const void* x, std::uint32_t* amax, std::uint32_t* scales, std::uint32_t* gm) const {
-  std::vector<std::uint32_t> buf;
-  const std::uint32_t* f = widen(x, buf);
-  amaxes(f, amax);
+void FastQuant::scale(const void* x, std::uint32_t* amax, std::uint32_t* scales, std::uint32_t* gm,
+                      unsigned threads) const {
+  amaxes(x, amax, threads);
   std::vector<BlockFactor> fac;
   scales_of(amax, scales, gm, fac);
 }
 
 void FastQuant::quantize(const void* x, const std::uint32_t* r, std::uint8_t* codes, std::uint32_t* scales,
-                         std::uint32_t* gm) const {
-  std::vector<std::uint32_t> buf, amax(blocks());
-  const std::uint32_t* f = widen(x, buf);
-  amaxes(f, amax.data());
+                         std::uint32_t* gm, unsigned threads, std::uint8_t* kept) const {
+  const std::size_t R = op_.rows, C = op_.cols;
+  if (one_pass_) {  // block row by block row: amax, scales and codes while the rows are in cache
+    const std::size_t br = std::min(op_.br, R);
+    const std::size_t p = parts(nbr_, threads, (kGrain + br * C - 1) / (br * C));
+    run_parts(p, nbr_, [&](std::size_t, std::size_t I0, std::size_t I1) {
+      std::vector<std::uint32_t> buf, am(nbc_);
+      std::vector<BlockFactor> fac(nbc_);
+      for (std::size_t I = I0; I < I1; ++I) {
+        const std::size_t i0 = I * op_.br, i1 = std::min(i0 + op_.br, R);
+        const std::uint32_t* f = rows_of(x, i0, i1, buf);
+        std::fill(am.begin(), am.end(), 0u);
+        amax_rows(f, i0, i1, I, am.data());
+        for (std::size_t J = 0; J < nbc_; ++J) {
+          fac[J] = block_scale(am[J] > kInf ? kNaN : am[J], scales[I * nbc_ + J]);
+          if (kept) kept[I * nbc_ + J] = fac[J].kept ? 1 : 0;
+        }
+        codes_rows(f, i0, i1, r, fac.data(), I, codes);
+      }
+    });
+    return;
+  }
+  std::vector<std::uint32_t> amax(blocks());
+  amaxes(x, amax.data(), threads);
   std::vector<BlockFactor> fac;
-  std::vector<std::uint32_t> gmb(groups());
+  std::vector<std::uint32_t> gmb(gm ? 0 : groups());
   scales_of(amax.data(), scales, gm ? gm : gmb.data(), fac);
-  codes_of(f, r, fac, codes);
+  if (kept)
+    for (std::size_t b = 0; b < blocks(); ++b) kept[b] = fac[b].kept ? 1 : 0;
+  const std::size_t rows_per_chunk = std::max<std::size_t>(1, kRowChunk / C);
+  parallel_ranges(R, threads, (kGrain + C - 1) / C, [&](std::size_t i0, std::size_t i1) {
+    std::vector<std::uint32_t> buf;
+    for (std::size_t i = i0; i < i1; i += rows_per_chunk) {
+      const std::size_t e = std::min(i1, i + rows_per_chunk);
+      codes_rows(rows_of(x, i, e, buf), i, e, r, fac.data(), 0, codes);
+    }
+  });
+}
+
+// §19.3 the dequantized values of rows [i0, i1), each block's factor from its stored metadata alone.
+void FastQuant::dequant_rows(const std::uint8_t* codes, const std::uint32_t* scales, const std::uint32_t* gm,
+                             const std::uint8_t* kept, std::size_t i0, std::size_t i1, std::uint32_t* out) const {
+  const std::size_t C = op_.cols;
+  const ScaleKind kind = scale_kind(op_.rule);
+  const bool zero_poisons = kind == ScaleKind::fp32_quotient || kind == ScaleKind::pow2;  // §13.6 S = 0
+  const std::uint32_t* lut = elem_f32_.data();
+  const std::uint32_t mask = static_cast<std::uint32_t>(elem_f32_.size() - 1);
+  struct Fac {
+    float f;
+    bool divide, poisoned;
+  };
+  std::vector<Fac> fac(nbc_);
+  std::size_t have = static_cast<std::size_t>(-1);
+  for (std::size_t i = i0; i < i1; ++i) {
+    const std::size_t I = i / op_.br;
+    if (I != have) {  // the factors of block row I
+      have = I;
+      for (std::size_t J = 0; J < nbc_; ++J) {
+        const std::uint32_t s = scales[I * nbc_ + J];
+        // the scale's value, by which a multiplying scale (the row's dequant_multiplier) divides
+        bool poisoned, divide = dequant_is_multiplier(op_.rule);
+        float fv = 1.0f;
+        if (kind == ScaleKind::mx || kind == ScaleKind::gam) {
+          poisoned = s == 0xFFu;
+          if (!poisoned && kind == ScaleKind::gam) {
+            const std::size_t g = (I * op_.br / op_.gr) * ngc_ + (J * op_.bc / op_.gc);
+            fv = as_float((s << 23) | (gm[g] & 0x7FFFFFu));
+          } else if (!poisoned) {
+            fv = pow2f(static_cast<int>(s) - 127);
+          }
+        } else {
+          poisoned = (s & 0x7FFFFFFFu) >= kInf || (zero_poisons && (s & 0x7FFFFFFFu) == 0);
+          fv = as_float(s);
+        }
+        if (divide && op_.reciprocal) {  // v * RN32(1 / S)
+          fv = 1.0f / fv;
+          divide = false;
+        }
+        fac[J] = kept && kept[I * nbc_ + J] ? Fac{1.0f, false, false} : Fac{fv, divide, poisoned};
+      }
+    }
+    std::uint32_t* y = out + i * C;
+    const std::uint8_t* cd = codes + i * C;
+    for (std::size_t J = 0; J < nbc_; ++J) {
+      const Fac& F = fac[J];
+      const std::size_t c0 = J * op_.bc, c1 = std::min(c0 + op_.bc, C);
+      if (F.poisoned) {
+        std::fill(y + c0, y + c1, kNaN);
+        continue;
+      }
+      for (std::size_t j = c0; j < c1; ++j) {
+        const std::uint32_t v = lut[cd[j] & mask];
+        const std::uint32_t p = F.divide ? as_bits(as_float(v) / F.f) : as_bits(as_float(v) * F.f);
+        y[j] = (v & 0x7FFFFFFFu) > kInf ? v : p;
+      }
+    }
+  }
 }
 
 bool FastQuant::dequantize(const std::uint8_t* codes, const std::uint32_t* scales, const std::uint32_t* gm,
-                           std::uint32_t* out, std::string& err) const {
-  const std::size_t C = op_.cols;
-  const ScaleKind kind = scale_kind(op_.rule);
-  for (std::size_t I = 0; I < nbr_; ++I)
-    for (std::size_t J = 0; J < nbc_; ++J) {
-      const std::size_t b = I * nbc_ + J;
-      const std::uint32_t s = scales[b];
-      // §19.3 the dequantize factor from the stored metadata alone: the scale's value, by which
-      // a multiplying scale (the row's dequant_multiplier) divides
-      bool poisoned, divide = dequant_is_multiplier(op_.rule);
-      float fv = 1.0f;
-      if (kind == ScaleKind::mx || kind == ScaleKind::gam) {
-        poisoned = s == 0xFFu;
-        if (!poisoned && kind == ScaleKind::gam) {
-          if (s == 0) {
-            err = "GAM block code 00 is not a binary32 block scale (§17.3)";
-            return false;
-          }
-          const std::size_t g = (I * op_.br / op_.gr) * ngc_ + (J * op_.bc / op_.gc);
-          fv = as_float((s << 23) | (gm[g] & 0x7FFFFFu));
-        } else if (!poisoned) {
-          fv = pow2f(static_cast<int>(s) - 127);
-        }
-      } else {
-        poisoned = (s & 0x7FFFFFFFu) >= kInf;
-        fv = as_float(s);
+                           std::uint32_t* out, std::string& err, unsigned threads) const {
+  if (scale_kind(op_.rule) == ScaleKind::gam)
+    for (std::size_t b = 0; b < blocks(); ++b)
+      if (scales[b] == 0) {
+        err = "GAM block code 00 is not a binary32 block scale (§17.3)";
+        return false;
       }
-      if (divide && op_.reciprocal) {  // v * RN32(1 / S)
-        fv = 1.0f / fv;
-        divide = false;
-      }
-      const std::size_t r0 = I * op_.br, r1 = std::min(r0 + op_.br, op_.rows);
-      const std::size_t c0 = J * op_.bc, c1 = std::min(c0 + op_.bc, C);
-      for (std::size_t i = r0; i < r1; ++i) {
-        std::uint32_t* y = out + i * C;
-        const std::uint8_t* cd = codes + i * C;
-        if (poisoned) {
-          std::fill(y + c0, y + c1, kNaN);
-          continue;
-        }
-        const std::uint32_t* lut = elem_f32_.data();
-        const std::uint32_t mask = static_cast<std::uint32_t>(elem_f32_.size() - 1);
-        for (std::size_t j = c0; j < c1; ++j) {
-          const std::uint32_t v = lut[cd[j] & mask];
-          const std::uint32_t p = divide ? as_bits(as_float(v) / fv) : as_bits(as_float(v) * fv);
-          y[j] = (v & 0x7FFFFFFFu) > kInf ? v : p;
-        }
-      }
-    }
+  parallel_ranges(op_.rows, threads, (kGrain + op_.cols - 1) / op_.cols,
+                  [&](std::size_t i0, std::size_t i1) { dequant_rows(codes, scales, gm, nullptr, i0, i1, out); });
   return true;
 }
 
-void FastQuant::fake_quant(const void* x, const std::uint32_t* r, std::uint32_t* out) const {
+bool FastQuant::fake_from_codes(const std::uint8_t* codes, const std::uint32_t* scales, const std::uint32_t* gm,
+                                const std::uint8_t* kept, std::uint32_t* out, std::string& err,
+                                unsigned threads) const {
+  if (scale_kind(op_.rule) == ScaleKind::gam)
+    for (std::size_t b = 0; b < blocks(); ++b)
+      if (scales[b] == 0) {
+        err = "GAM block code 00 is not a binary32 block scale (§17.3)";
+        return false;
+      }
+  // §19.6 the block's own dequantize factor (kept blocks: 1), as fake-quant applies it
+  parallel_ranges(op_.rows, threads, (kGrain + op_.cols - 1) / op_.cols,
+                  [&](std::size_t i0, std::size_t i1) { dequant_rows(codes, scales, gm, kept, i0, i1, out); });
+  // §19.6 the dequantized binary32 values converted to op.out by the wide policy, in place
+  parallel_ranges(op_.rows * op_.cols, threads, kGrain, [&](std::size_t lo, std::size_t hi) {
+    std::uint32_t d[kChunk];
+    for (std::size_t b = lo; b < hi; b += kChunk) {
+      const std::size_t m = std::min(kChunk, hi - b);
+      std::memcpy(d, out + b, m * 4);
+      to_out_->run(d, nullptr, out + b, nullptr, m);
+    }
+  });
+  return true;
+}
+
+void FastQuant::fake_quant(const void* x, const std::uint32_t* r, std::uint32_t* out, unsigned threads) const {
   const std::size_t n = op_.rows * op_.cols;
   std::vector<std::uint8_t> codes(n);
-  std::vector<std::uint32_t> scales(blocks()), gm(groups()), d(n);
-  quantize(x, r, codes.data(), scales.data(), gm.data());
+  std::vector<std::uint32_t> scales(blocks()), gm(groups());
+  std::vector<std::uint8_t> kept(has_kept() ? blocks() : 0);
+  std::uint8_t* k = kept.empty() ? nullptr : kept.data();
+  quantize(x, r, codes.data(), scales.data(), gm.data(), threads, k);
   std::string err;
-  (void)dequantize(codes.data(), scales.data(), gm.data(), d.data(), err);  // quantize never makes GAM code 00
-  to_out_->run(d.data(), nullptr, out, nullptr, n);
+  (void)fake_from_codes(codes.data(), scales.data(), gm.data(), k, out, err, threads);  // quantize never makes GAM 00
 }
 
 }  // namespace numref::cpu_fast

@@ -15,8 +15,24 @@
 // below 2^-44), so rounding the binary64 value to an integer is the exact rounding.
 // The rule is read through numref::kScaleRules: the engine computes by the row's kind (and MX
 // exponent rule), so any rule of a kind it implements works; it implements every kind but
-// nvfp4. Not supported (answered "no"): kind nvfp4, `fused` for floating-point elements and
-// `fused` with stochastic rounding; GAM block code 00 as dequantize input.
+// nvfp4. The §19.8 recipe knobs it implements: amax_floor=1e-4 (a binary32 floor), zero_code
+// (every value), inf_block poison / exponent / max_code / max_code_zero / one_scale /
+// zero_scale (binary32 quotient and pow2 rules), nan_block poison / inf_divisor / max_code,
+// elem_nan (both), mx_descale (both) — the knobs of the torchao_mx_floor / _ceil / _even,
+// te_mxfp8, deepgemm, te_float8_current and te_float8_block profiles. Not supported (answered
+// "no"): kind nvfp4, `fused` for floating-point elements and `fused` with stochastic
+// rounding; GAM block code 00 as dequantize input; the recipe knobs amax_floor=1e-12,
+// scale_exp=log2f, nan_block first_nan / own_nan, nan_scale, zero_sign, scale_round,
+// zero_divisor, inf_block=zero_scale with amax-dequant and inf_block=exponent with mx-rceil-f32.
+//
+// Threads (issue 32): every entry point takes `threads` (1: the calling thread only; the
+// conformance plugin always passes 1, its runner already runs `jobs` workers). Large tensors are
+// cut into row ranges (parallel.hpp): per-range partial block amaxes are max-reduced, the scales
+// computed once, the codes / dequantized values written by row ranges (stochastic rounding's r
+// is read by element index, so a range reads its own slice). The result is the same for every
+// thread count.
+// Row blocks (a block row of at most kOnePassElems elements that is not GAM) are quantized in
+// one pass: a block row's amaxes, scales and codes while it is in cache.
 #pragma once
 
 #include <cstddef>
@@ -45,25 +61,43 @@ struct QuantOp {
   bool reciprocal = false;
   Policy policy, wide;
   std::uint32_t q_max = 0;  // binary32 code
-  RecipeKnobs recipe;       // §19.8 (unsupported() declines every knob other than numref's rule)
+  RecipeKnobs recipe;       // §19.8 (unsupported() names the knobs it declines)
 };
 
 class FastQuant {
  public:
+  // A block row of at most this many elements is quantized in one pass (amax, scale, codes).
+  static constexpr std::size_t kOnePassElems = std::size_t{1} << 15;
+  // Work is split only into ranges of at least this many elements (so from 2 x kGrain up).
+  static constexpr std::size_t kGrain = std::size_t{1} << 19;
+
   // "" when the operation is supported, else the reason.
   static std::string unsupported(const QuantOp& op);
   explicit FastQuant(const QuantOp& op);  // precondition: unsupported(op) is ""
 
-  void scale(const void* x, std::uint32_t* amax, std::uint32_t* scales, std::uint32_t* gm) const;
-  void quantize(const void* x, const std::uint32_t* r, std::uint8_t* codes, std::uint32_t* scales,
-                std::uint32_t* gm) const;
+  void scale(const void* x, std::uint32_t* amax, std::uint32_t* scales, std::uint32_t* gm, unsigned threads = 1) const;
+  // kept (optional, one byte per block): 1 for a block whose stored scale dequantize() reads as
+  // NaN or zero but whose elements the recipe kept (§13.7 nan_block=inf_divisor, §13.6
+  // inf_block=zero_scale: the fake-quant output dequantizes them with the factor 1).
+  void quantize(const void* x, const std::uint32_t* r, std::uint8_t* codes, std::uint32_t* scales, std::uint32_t* gm,
+                unsigned threads = 1, std::uint8_t* kept = nullptr) const;
   // Returns false (with `err`) for metadata it does not take (GAM code 00).
   bool dequantize(const std::uint8_t* codes, const std::uint32_t* scales, const std::uint32_t* gm, std::uint32_t* out,
-                  std::string& err) const;
-  void fake_quant(const void* x, const std::uint32_t* r, std::uint32_t* out) const;
+                  std::string& err, unsigned threads = 1) const;
+  void fake_quant(const void* x, const std::uint32_t* r, std::uint32_t* out, unsigned threads = 1) const;
+  // The fake-quant output (codes of op.out) of quantized codes: dequantized, then converted by
+  // the wide policy (§19.6) — fake_quant() without the quantize step.
+  // `kept`: quantize()'s, or null when has_kept() is false.
+  bool fake_from_codes(const std::uint8_t* codes, const std::uint32_t* scales, const std::uint32_t* gm,
+                       const std::uint8_t* kept, std::uint32_t* out, std::string& err, unsigned threads = 1) const;
+  // Whether quantize() can mark blocks in `kept` (the recipe's nan_block / inf_block).
+  bool has_kept() const {
+    return op_.recipe.nan_block == NanBlock::inf_divisor || op_.recipe.inf_block == InfBlock::zero_scale;
+  }
 
   std::size_t blocks() const { return nbr_ * nbc_; }
   std::size_t groups() const { return ngr_ * ngc_; }
+  bool one_pass() const { return one_pass_; }
 
  private:
   // Per block: the binary32 factor and how it is applied.
@@ -71,24 +105,40 @@ class FastQuant {
     float f = 1.0f;
     bool divide = false;
     bool poisoned = false;
+    bool zero = false;  // §13.6 / §13.7 the elements are multiplied by 0 (x / Inf)
+    bool kept = false;  // see quantize(): fake-quant dequantizes the block with the factor 1
   };
-  const std::uint32_t* widen(const void* x, std::vector<std::uint32_t>& buf) const;
-  void amaxes(const std::uint32_t* f, std::uint32_t* amax) const;
+  // Rows [i0, i1) as dense binary32 codes (dense f32 input in place, else widened into buf).
+  const std::uint32_t* rows_of(const void* x, std::size_t i0, std::size_t i1, std::vector<std::uint32_t>& buf) const;
+  // max into amax[(i / br - I0) * nbc + J] over rows [i0, i1) of f (row i0 first).
+  void amax_rows(const std::uint32_t* f, std::size_t i0, std::size_t i1, std::size_t I0, std::uint32_t* amax) const;
+  void amaxes(const void* x, std::uint32_t* amax, unsigned threads) const;
+  // The stored scale and factor of one block of a kind other than gam (amax: NaN canonical).
+  BlockFactor block_scale(std::uint32_t a, std::uint32_t& stored) const;
   void scales_of(const std::uint32_t* amax, std::uint32_t* scales, std::uint32_t* gm,
                  std::vector<BlockFactor>& fac) const;
-  void codes_of(const std::uint32_t* f, const std::uint32_t* r, const std::vector<BlockFactor>& fac,
-                std::uint8_t* codes) const;
+  // Codes of rows [i0, i1): f holds them (row i0 first), fac the factors of block rows I0...
+  void codes_rows(const std::uint32_t* f, std::size_t i0, std::size_t i1, const std::uint32_t* r,
+                  const BlockFactor* fac, std::size_t I0, std::uint8_t* codes) const;
+  void dequant_rows(const std::uint8_t* codes, const std::uint32_t* scales, const std::uint32_t* gm,
+                    const std::uint8_t* kept, std::size_t i0, std::size_t i1, std::uint32_t* out) const;
+  // §19.9 elem_nan=half: the codes of lanes whose binary32 value y is NaN become ±1.5.
+  void half_nans(const std::uint32_t* y, std::uint32_t* o, std::size_t n) const;
 
   QuantOp op_;
   std::size_t nbr_, nbc_, ngr_, ngc_;
+  bool dense_f32_ = false, one_pass_ = false;
   FastCast to_elem_;                                             // binary32 -> element, the element policy
   std::shared_ptr<const std::vector<std::uint32_t>> widen_lut_;  // source code -> binary32 (<= 16-bit sources)
   std::vector<std::uint32_t> elem_f32_;                          // element code -> binary32, the wide policy (§19.3)
   std::optional<FastCast> to_out_;                               // binary32 -> fake-quant output, the wide policy
   float qmax_;
-  int emax_ = 0;            // E(q_max)
-  std::uint32_t qsig_ = 0;  // q_max's 24-bit significand
-  float inv_qmax_ = 0;      // RN32(1 / q_max) (mx-rceil-f32)
+  int emax_ = 0;                       // E(q_max)
+  std::uint32_t qsig_ = 0;             // q_max's 24-bit significand
+  float inv_qmax_ = 0;                 // RN32(1 / q_max) (mx-rceil-f32)
+  std::uint32_t floor_ = 0;            // §13.5 amax_floor=1e-4: RN32(1e-4) as a binary32 code (0: no floor)
+  std::optional<std::uint32_t> half_;  // §19.9 elem_nan=half: the code of +1.5
+  std::uint32_t nan_code_ = 0;         // the element code of the canonical NaN
 };
 
 }  // namespace numref::cpu_fast

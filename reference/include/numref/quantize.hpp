@@ -203,8 +203,11 @@ class Quantizer {
   // source code and the block's quantize factor, so the factors shared by at least 2^bits
   // elements (the 16 most frequent) get a table of that function over every source code,
   // built by the same per-element code. Identical results (tests compare); O(1) extra memory.
+  // Only blocks [first, last) are quantized (their stats set, the others' left zero), so that
+  // callers may share the blocks among threads (`numref quantize --threads`).
   std::vector<QuantizeStats> quantize_all(const TensorView& x, std::span<const BlockScale> scales,
-                                          std::span<std::uint8_t> codes, std::span<const std::uint32_t> random) const;
+                                          std::span<std::uint8_t> codes, std::span<const std::uint32_t> random,
+                                          std::size_t first = 0, std::size_t last = SIZE_MAX) const;
 
  private:
   void check_input(const TensorView& x, std::span<const std::uint32_t> random) const;
