@@ -158,14 +158,14 @@ def test_recipe_gemm_is_quantize_then_the_instruction():
     rng = np.random.default_rng(5)
     A = (rng.standard_normal((3, 96)) * np.exp2(rng.integers(-6, 7, (3, 96)))).astype(np.float32)
     B = (rng.standard_normal((96, 4)) * np.exp2(rng.integers(-6, 7, (96, 4)))).astype(np.float32)
-    for recipe in ("te_mxfp8", "torchao_mx_floor", "torchao_mx_rceil"):
-        for fmt in ("f8e4m3fn", "f6e2m3fn"):
-            qa = numref.quantize(A, fmt, profile=recipe, partition="block:1x32")
-            qb = numref.quantize(B, fmt, profile=recipe, partition="block:32x1")
-            want = numref.matmul(qa.raw_codes, qb.raw_codes, a_type=fmt, b_type=fmt, profile="sm100_tcgen05_mxf8f6f4",
-                                 block=32, scales=(qa.scales.reshape(3, 3), qb.scales.reshape(3, 4)), raw=True)
-            got = numref.matmul(A, B, profile="sm100_tcgen05_mxf8f6f4", recipe=recipe, recipe_format=fmt, raw=True)
-            assert np.array_equal(got, want), (recipe, fmt)
+    for recipe, fmt in (("te_mxfp8", "f8e4m3fn"), ("te_mxfp8", "f8e5m2"), ("torchao_mx_floor", "f6e2m3fn"),
+                        ("torchao_mx_rceil", "f8e4m3fn"), ("torchao_mx_rceil", "f4e2m1fn")):
+        qa = numref.quantize(A, fmt, profile=recipe, partition="block:1x32")
+        qb = numref.quantize(B, fmt, profile=recipe, partition="block:32x1")
+        want = numref.matmul(qa.raw_codes, qb.raw_codes, a_type=fmt, b_type=fmt, profile="sm100_tcgen05_mxf8f6f4",
+                             block=32, scales=(qa.scales.reshape(3, 3), qb.scales.reshape(3, 4)), raw=True)
+        got = numref.matmul(A, B, profile="sm100_tcgen05_mxf8f6f4", recipe=recipe, recipe_format=fmt, raw=True)
+        assert np.array_equal(got, want), (recipe, fmt)
     with pytest.raises(ValueError, match="takes no block size 32"):
         numref.matmul(A, B, profile="sm90_wgmma_f8", recipe="te_mxfp8")
     with pytest.raises(ValueError, match="'torchao_float8' has no GEMM"):

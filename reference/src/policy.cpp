@@ -34,7 +34,7 @@ bool names_format(std::string_view list, const Format& f) {
 
 }  // namespace
 
-bool Recipe::takes(const Format& element) const { return elements.empty() || names_format(elements, element); }
+bool Recipe::takes(const Format& element) const { return names_format(elements, element); }  // §10.4
 
 bool ProfileRule::matches(const Format& f, const Format& t) const {
   return names_format(from, f) && names_format(to, t);

@@ -448,7 +448,7 @@ TEST(GemmRecipe, TableIsWellFormed) {
                std::invalid_argument);  // K = 48 is not a multiple of 32
   EXPECT_THROW(quantize_for_gemm(*find_gemm_recipe("te_mxfp8"), format(FormatId::int8),
                                  TensorView(f32, z.data(), 1, 32), TensorView(f32, z.data(), 32, 1)),
-               std::invalid_argument);  // int8 is not an operand type
+               std::invalid_argument);  // int8: not an element te_mxfp8 reproduces (§10.4)
 }
 
 // §40.5 against the oracle: random promotion scales (binary32 values near 1, some far) on random

@@ -532,5 +532,52 @@ TEST(Recipe, ProfileTableRecipesAreWellFormed) {
   EXPECT_GE(n, 12);
 }
 
+// §10.4 every recipe lists the element formats it reproduces (names of the format table, E4M3
+// among them); every other format of the table is refused with one error naming both. DeepGEMM's
+// per_token_cast_to_fp8 casts to torch.float8_e4m3fn only; its FP4 path (per_token_cast_to_fp4)
+// counts the thresholds 0.25, 0.75, ... that |x| exceeds, so the tie 0.25 gives code 0 (RNE: 0.5,
+// code 1) and -0.1 gives +0 (code 0, the sign kept only for a non-zero code): not the deepgemm
+// recipe's arithmetic, so f4e2m1fn is refused.
+TEST(Recipe, RecipesRefuseElementFormatsTheyDoNotReproduce) {
+  for (int i = 0; i < kProfileCount; ++i) {
+    const Profile& p = all_profiles()[i];
+    if (!p.recipe) continue;
+    const std::string_view list = p.recipe->elements;
+    ASSERT_FALSE(list.empty()) << p.name;
+    int listed = 0;
+    for (std::size_t at = 0; at < list.size();) {
+      const std::size_t end = std::min(list.find(' ', at), list.size());
+      const auto id = find_format(list.substr(at, end - at));
+      EXPECT_TRUE(id.has_value()) << p.name << ": " << list.substr(at, end - at);
+      if (id) {
+        EXPECT_TRUE(p.recipe->takes(format(*id))) << p.name;
+      }
+      ++listed;
+      at = end + 1;
+    }
+    int taken = 0;
+    for (int f = 0; f < kFormatCount; ++f) {
+      const Format& fmt = format(static_cast<FormatId>(f));
+      if (p.recipe->takes(fmt)) {
+        ++taken;
+        EXPECT_NO_THROW(recipe_spec(p, fmt)) << p.name << " " << fmt.name;
+        continue;
+      }
+      try {
+        recipe_spec(p, fmt);
+        ADD_FAILURE() << p.name << " accepts " << fmt.name;
+      } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("profile " + std::string(p.name) + " quantizes to " + std::string(list) +
+                                             ", not " + std::string(fmt.name)),
+                  std::string::npos)
+            << e.what();
+      }
+    }
+    EXPECT_EQ(taken, listed) << p.name;
+  }
+  EXPECT_EQ(profile(ProfileId::deepgemm).recipe->elements, "f8e4m3fn");
+  EXPECT_THROW(prof(ProfileId::deepgemm, format(FormatId::f4e2m1fn)), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace numref

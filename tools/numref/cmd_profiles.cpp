@@ -100,7 +100,7 @@ int run_profiles(Args& a) {
       const Recipe& r = *p.recipe;
       rows.push_back({id, std::string(p.name), std::string(r.rule), std::string(r.partition),
                       r.knobs.empty() ? none : std::string(r.knobs), r.amax_nan_ignore ? "ignore" : "propagate",
-                      r.elements.empty() ? "every" : std::string(r.elements), std::string(r.source)});
+                      std::string(r.elements), std::string(r.source)});
     } else {
       rows.push_back({id, std::string(p.name),
                       p.recipe ? std::string(p.recipe->rule) + " " + std::string(p.recipe->partition) : none,

@@ -1,7 +1,7 @@
 """Differential test: numref's IEEE P3109 rows (spec §2.5) against gfloat (Graphcore's reference).
 
 usage: p3109_diff.py NUMREF [--f32 N] [--only NAMES] [--sources LIST] [--f32-per-k N] [--modes LIST]
-                       [--sr-bits K ...] [--sr-sample N] [--vectors DIR]
+                       [--sr-bits K ...] [--sr-modes LIST] [--sr-sample N] [--vectors DIR]
 
 For every P3109 row of `numref formats` (p3109_k<K>p<P><s|u><e|f>; the rows are read from that
 table, never listed here) the script builds gfloat's format_info_p3109(K, P, signedness, domain)
@@ -13,7 +13,9 @@ and compares, code for code (NaN bits included):
     numref models — TiesToEven / TowardZero / TowardPositive / TowardNegative / TiesToAway as
     --round rne / rtz / rup / rdn / rna, and StochasticFastest(k, r) as --round sr --sr-bits k with
     random value r (variant `fraction`, §5.1; with --sr-sample N on N evenly strided codes of each
-    source) — each with gfloat's sat=False (--overflow nonsat) and
+    source); with --sr-modes also StochasticFast / Stochastic / StochasticOdd through the §5.5
+    settings (gfloat_diff.sr_setting: sr_bits k + 1 or 32 and the r' of §5.5) — each with gfloat's
+    sat=False (--overflow nonsat) and
     sat=True (--overflow saturate; inf_sat=max): gfloat's round_ndarray + encode_ndarray;
   * out of the member: every code into f32, bf16 and f16 (gfloat decode_ndarray, then the exact
     value rounded and encoded by gfloat into binary32 / bfloat16 / binary16; the decoded NaN as
@@ -39,6 +41,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from numref_testlib import numref_cast  # noqa: E402  (tools/tests/numref_testlib.py)
 from numref_testlib import f32_inputs  # noqa: E402  (the structured + random binary32 set)
+from gfloat_diff import SR_MODES, sr_setting  # noqa: E402  (spec §5.5: gfloat's SR modes as §5.1 settings)
 
 MEMBER = re.compile(r"^p3109_k(\d+)p(\d+)([su])([ef])$")
 MODES = ("rne", "rtz", "rup", "rdn", "rna")
@@ -85,6 +88,9 @@ def main():
     ap.add_argument("--f32-per-k", type=int, default=0,
                     help="f32 sources for at most this many members of each width K (0: every member)")
     ap.add_argument("--sr-bits", default="2,7", help="comma-separated k of the StochasticFastest runs")
+    ap.add_argument("--sr-modes", default="StochasticFastest",
+                    help="comma-separated gfloat SR modes of the sr runs (StochasticFastest, StochasticFast, "
+                         "Stochastic, StochasticOdd; §5.5) or all")
     ap.add_argument("--sr-sample", type=int, default=0,
                     help="StochasticFastest runs on at most this many evenly strided codes of each "
                          "source (0: every code)")
@@ -132,6 +138,10 @@ def main():
         print(f"FAIL: --modes: unknown {', '.join(sorted(wanted - set(MODES) - {'sr'}))}", file=sys.stderr)
         return 1
     modes = [m for m in MODES if m in wanted]
+    sr_modes = SR_MODES if args.sr_modes == "all" else list(filter(None, args.sr_modes.split(",")))
+    if set(sr_modes) - set(SR_MODES) or not sr_modes:
+        print(f"FAIL: --sr-modes: unknown or empty {args.sr_modes!r} ({', '.join(SR_MODES)} or all)", file=sys.stderr)
+        return 1
     if "sr" in wanted:
         modes += [f"sr{k}" for k in map(int, filter(None, args.sr_bits.split(",")))]
     gf_mode = {"rne": RoundMode.TiesToEven, "rtz": RoundMode.TowardZero, "rup": RoundMode.TowardPositive,
@@ -181,11 +191,14 @@ def main():
                         kk = int(mode[2:])
                         step = max(1, -(-len(codes) // args.sr_sample)) if args.sr_sample > 0 else 1
                         sc, sv = codes[::step], vals[::step]
-                        r = rng.integers(0, 1 << kk, size=len(sc), dtype=np.int64)
-                        want = encode_ndarray(fi, round_ndarray(fi, sv, RoundMode.StochasticFastest, sat, r, kk))
-                        got = numref_cast(args.numref, src, dst, sc, ["--round", "sr", "--sr-bits", str(kk)] + policy, r)
-                        n_dst += compare(src, dst, sc, np.asarray(want, dtype=np.int64), got,
-                                         f"{mode} {'sat' if sat else 'nonsat'}")
+                        for srm in sr_modes:  # §5.5 each gfloat mode as sr_bits and r'
+                            r = rng.integers(0, 1 << kk, size=len(sc), dtype=np.int64)
+                            want = encode_ndarray(fi, round_ndarray(fi, sv, getattr(RoundMode, srm), sat, r, kk))
+                            bits, rp = sr_setting(srm, kk, r)
+                            got = numref_cast(args.numref, src, dst, sc,
+                                              ["--round", "sr", "--sr-bits", str(bits)] + policy, rp)
+                            n_dst += compare(src, dst, sc, np.asarray(want, dtype=np.int64), got,
+                                             f"{srm}({kk}) {'sat' if sat else 'nonsat'}")
                         continue
                     else:
                         want = encode_ndarray(fi, round_ndarray(fi, vals, gf_mode[mode], sat))

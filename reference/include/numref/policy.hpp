@@ -334,8 +334,9 @@ struct Recipe {
   std::string_view knobs;
   std::string_view source;
   bool amax_nan_ignore = false;  // §13.2 amax_nan=ignore (TransformerEngine: fmaxf drops NaN)
-  // §10.4 the element formats the library quantizes to (space-separated names); empty: every one.
-  // Another element format is an error (recipe_spec), and the conformance plan leaves it out.
+  // §10.4 the element formats the recipe reproduces its library for (space-separated names; every
+  // recipe lists them, checked in profiles.hpp). Another element format is an error (recipe_spec),
+  // and the conformance plan leaves it out.
   std::string_view elements = {};
   bool takes(const Format& element) const;
 };

@@ -276,30 +276,39 @@ constexpr Policy torchao_narrow() {
 inline constexpr std::string_view kTorchaoMxKnobs =
     "zero_code=min_normal inf_block=exponent nan_block=inf_divisor elem_nan=half";
 inline constexpr Recipe kTorchaoMxFloor{.rule = "mx-floor", .partition = "block:1x32", .knobs = kTorchaoMxKnobs,
-                                 .source = "torchao 0.18 prototype.mx_formats.mx_tensor.to_mx(scaling_mode=FLOOR)"};
+                                 .source = "torchao 0.18 prototype.mx_formats.mx_tensor.to_mx(scaling_mode=FLOOR)",
+                                 .elements = "f8e4m3fn f8e5m2 f6e3m2fn f6e2m3fn f4e2m1fn"};
 inline constexpr Recipe kTorchaoMxCeil{.rule = "mx-ceil", .partition = "block:1x32", .knobs = kTorchaoMxKnobs,
-                                .source = "torchao 0.18 prototype.mx_formats.mx_tensor.to_mx(scaling_mode=CEIL)"};
+                                .source = "torchao 0.18 prototype.mx_formats.mx_tensor.to_mx(scaling_mode=CEIL)",
+                                .elements = "f8e4m3fn f8e5m2 f6e3m2fn f6e2m3fn f4e2m1fn"};
 inline constexpr Recipe kTorchaoMxEven{.rule = "mx-even", .partition = "block:1x32", .knobs = kTorchaoMxKnobs,
-                                .source = "torchao 0.18 prototype.mx_formats.mx_tensor.to_mx(scaling_mode=EVEN)"};
+                                .source = "torchao 0.18 prototype.mx_formats.mx_tensor.to_mx(scaling_mode=EVEN)",
+                                .elements = "f8e4m3fn f8e5m2 f6e3m2fn f6e2m3fn f4e2m1fn"};
 inline constexpr Recipe kTorchaoMxRceil{.rule = "mx-rceil", .partition = "block:1x32",
                                  .knobs = "scale_exp=log2f zero_code=one inf_block=max_code elem_nan=half",
-                                 .source = "torchao 0.18 prototype.mx_formats.mx_tensor._to_mx_rceil (eager fallback)"};
+                                 .source = "torchao 0.18 prototype.mx_formats.mx_tensor._to_mx_rceil (eager fallback)",
+                                 .elements = "f8e4m3fn f8e5m2 f6e3m2fn f6e2m3fn f4e2m1fn"};
 inline constexpr Recipe kTorchaoFloat8{.rule = "amax", .partition = "tensor",
                                 .knobs = "amax_floor=1e-12 inf_block=zero_scale nan_scale=all_ones_tensor",
-                                .source = "torchao 0.18 float8.float8_utils.amax_to_scale + to_fp8_saturated"};
+                                .source = "torchao 0.18 float8.float8_utils.amax_to_scale + to_fp8_saturated",
+                                .elements = "f8e4m3fn f8e5m2"};
 inline constexpr Recipe kTorchaoFloat8Pow2{
     .rule = "pow2", .partition = "tensor",
     .knobs = "amax_floor=1e-12 scale_exp=log2f inf_block=zero_scale nan_scale=all_ones_tensor",
-    .source = "torchao 0.18 float8.float8_utils.amax_to_scale(round_scales_to_power_of_2=True)"};
+    .source = "torchao 0.18 float8.float8_utils.amax_to_scale(round_scales_to_power_of_2=True)",
+    .elements = "f8e4m3fn f8e5m2"};
 
 // §10.4 DeepGEMM (deep_gemm/utils/math.py per_token_cast_to_fp8 / per_block_cast_to_fp8 with
 // use_ue8m0=True): amax.clamp(1e-4); sf = ceil_to_ue8m0(amax / 448.0) — the exponent field of
 // the binary32 quotient plus one when its fraction is non-zero, clamped to [1, 254];
 // (x * (1.0 / sf)).to(torch.float8_e4m3fn) with torch's saturating cast. Per token: 1 x 128.
+// Elements: f8e4m3fn only; per_token_cast_to_fp4 is other arithmetic (amax / 6, codes by counting
+// the thresholds |x| exceeds: ties toward zero, a code-0 negative is +0), not this recipe.
 inline constexpr Recipe kDeepGemm{
     .rule = "mx-rceil-f32", .partition = "block:1x128",
     .knobs = "amax_floor=1e-4 mx_descale=divide inf_block=max_code nan_block=max_code",
-    .source = "DeepGEMM deep_gemm/utils/math.py per_token_cast_to_fp8(use_ue8m0=True) (source-cited)"};
+    .source = "DeepGEMM deep_gemm/utils/math.py per_token_cast_to_fp8(use_ue8m0=True) (source-cited)",
+    .elements = "f8e4m3fn"};
 
 // §10.4 TransformerEngine MXFP8 (transformer_engine/common/util/ptx.cuh float_to_e8m0 and
 // exp2f_rcp, cast kernels; commit 1ae1d228 utils.cuh L937 / L971): amax by fmaxf (NaN ignored),
@@ -307,7 +316,8 @@ inline constexpr Recipe kDeepGemm{
 // multiplied by exp2f_rcp(code) (1 for code 00, 0.0 for FE) and cast with __NV_SATFINITE.
 inline constexpr Recipe kTeMxfp8{.rule = "mx-rceil-f32", .partition = "block:1x32", .knobs = "zero_code=one inf_block=max_code_zero",
                           .source = "TransformerEngine MXFP8 float_to_e8m0 / exp2f_rcp (source-cited)",
-                          .amax_nan_ignore = true};
+                          .amax_nan_ignore = true,
+                          .elements = "f8e4m3fn f8e5m2"};
 
 // §10.4 TransformerEngine Float8CurrentScaling (common/recipe/current_scaling.cu amax_kernel and
 // compute_scale_from_amax_kernel, recipe/recipe_common.cuh compute_scale_from_amax; read at commit
@@ -318,7 +328,8 @@ inline constexpr Recipe kTeMxfp8{.rule = "mx-rceil-f32", .partition = "block:1x3
 // default (the pow2 variant masks the mantissa: numref's pow2 rule, not a profile here).
 inline constexpr Recipe kTeFloat8Current{
     .rule = "amax-recip", .partition = "tensor", .knobs = "inf_block=one_scale",
-    .source = "TransformerEngine Float8CurrentScaling compute_scale_from_amax (source-cited)", .amax_nan_ignore = true};
+    .source = "TransformerEngine Float8CurrentScaling compute_scale_from_amax (source-cited)", .amax_nan_ignore = true,
+    .elements = "f8e4m3fn f8e5m2"};
 
 // §10.4 TransformerEngine Float8BlockScaling (common/transpose/quantize_transpose_vector_blockwise.cu
 // for 1 x 128 tiles, quantize_transpose_square_blockwise.cu for 128 x 128; compute_scale.cuh
@@ -332,7 +343,8 @@ inline constexpr Recipe kTeFloat8Current{
 inline constexpr Recipe kTeFloat8Block{
     .rule = "pow2-recip", .partition = "block:1x128", .knobs = "inf_block=one_scale",
     .source = "TransformerEngine Float8BlockScaling quantize_transpose_*_blockwise (source-cited)",
-    .amax_nan_ignore = true};
+    .amax_nan_ignore = true,
+    .elements = "f8e4m3fn f8e5m2"};
 
 // §10.4 microxcaling (Microsoft's MX reference, mx/mx_ops.py _quantize_mx and mx/elemwise_ops.py
 // _quantize_elemwise_core, CPU path, round="nearest"; read at commit 3b429a84): shared exponent
@@ -467,12 +479,13 @@ constexpr bool profiles_well_formed() {
     if (static_cast<int>(p.id) != i) return false;   // enum order
     if (p.name != kProfileIdNames[i]) return false;  // the name is the enumerator's
     if (p.summary.empty()) return false;
+    if (p.recipe != nullptr && p.recipe->elements.empty()) return false;  // §10.4 every recipe lists its elements
   }  // (so the names are unique: the enumerators are)
   return true;
 }
 static_assert(profiles_well_formed(),
               "kProfiles: one row per ProfileId in enum order, named as its enumerator "
-              "(so the names are unique), with a summary");
+              "(so the names are unique), with a summary, and every recipe with its element formats");
 
 }  // namespace profile_table
 

@@ -161,18 +161,18 @@ with tempfile.TemporaryDirectory() as t:
 
     # §40.6 an MX recipe: its E8M0 scales are the instruction's block scales. --recipe te_mxfp8 is
     # `numref quantize --profile te_mxfp8` of A (partition 1 x 32) and of B (32 x 1), then
-    # `numref mma --block 32` with those scales; the same for an f4e2m1fn element.
+    # `numref mma --block 32` with those scales; the same for torchao_mx_floor with f4e2m1fn.
     B32b = (rng.standard_normal((256, 5)) * np.exp2(rng.integers(-4, 5, (256, 5)))).astype(np.float32)
     np.save(P("b32m.npy"), B32b)
-    for fmt in ("f8e4m3fn", "f4e2m1fn"):
+    for recipe, fmt in (("te_mxfp8", "f8e4m3fn"), ("torchao_mx_floor", "f4e2m1fn")):
         rc, out, err = run("--profile", "sm100_tcgen05_mxf8f6f4", "--a", P("a32r.npy"), "--b", P("b32m.npy"), "--recipe",
-                           "te_mxfp8", "--recipe-format", fmt, "--out", P("dmx.npy"))
-        check(rc == 0 and f"recipe te_mxfp8 ({fmt}, block scales)" in out, f"--recipe te_mxfp8 {fmt} ({err.strip()})")
-        qa = q("--input", P("a32r.npy"), "--format", fmt, "--profile", "te_mxfp8", "--partition", "block:1x32",
+                           recipe, "--recipe-format", fmt, "--out", P("dmx.npy"))
+        check(rc == 0 and f"recipe {recipe} ({fmt}, block scales)" in out, f"--recipe {recipe} {fmt} ({err.strip()})")
+        qa = q("--input", P("a32r.npy"), "--format", fmt, "--profile", recipe, "--partition", "block:1x32",
                "--out", P("mqa"))
-        qb = q("--input", P("b32m.npy"), "--format", fmt, "--profile", "te_mxfp8", "--partition", "block:32x1",
+        qb = q("--input", P("b32m.npy"), "--format", fmt, "--profile", recipe, "--partition", "block:32x1",
                "--out", P("mqb"))
-        check(qa.returncode == 0 and qb.returncode == 0, f"numref quantize te_mxfp8 ({qa.stderr} {qb.stderr})")
+        check(qa.returncode == 0 and qb.returncode == 0, f"numref quantize {recipe} ({qa.stderr} {qb.stderr})")
         if rc == 0 and qa.returncode == 0 and qb.returncode == 0:
             np.save(P("ma.npy"), np.load(P("mqa.codes.npy")).reshape(3, 256))
             np.save(P("mb.npy"), np.load(P("mqb.codes.npy")).reshape(256, 5))
@@ -182,7 +182,7 @@ with tempfile.TemporaryDirectory() as t:
                                   P("mb.npy"), "--b-type", fmt, "--block", "32", "--scale-a", P("msa.npy"), "--scale-b",
                                   P("msb.npy"), "--out", P("dmm.npy"))
             check(rc2 == 0 and np.array_equal(np.load(P("dmx.npy")).view(np.uint32), np.load(P("dmm.npy")).view(np.uint32)),
-                  f"--recipe te_mxfp8 {fmt} equals quantize + block scales ({err2.strip()})")
+                  f"--recipe {recipe} {fmt} equals quantize + block scales ({err2.strip()})")
 
     # §29.1 --backward-error: D under sm90_wgmma_f8 of a = [448, 2^-9] (f8e4m3fn 7e, 01), b = [1, 1]:
     # the alignment keeps 13 fraction bits below 2^8 (§38.2), so 2^-9 is dropped and D = 448;
@@ -263,7 +263,8 @@ with tempfile.TemporaryDirectory() as t:
     refused(["--profile", "sm90_wgmma_f8", *base, "--backward-error", P("never_be.npy")],
             "--backward-error compares D with A · B", "--backward-error with --c")
     refused(["--profile", "sm90_wgmma_f8", "--a", P("a32r.npy"), "--b", P("b32r.npy"), "--recipe", "deepgemm",
-             "--recipe-format", "int8"], "not an operand type", "a recipe element the instruction types cannot hold")
+             "--recipe-format", "f4e2m1fn"], "recipe deepgemm does not quantize to f4e2m1fn",
+            "an element format the recipe does not reproduce (§10.4)")
     A_bad = np.array([[0x1F, 0x00], [0x00, 0x00]], dtype=np.uint8)  # 1F has bits above a 4-bit code
     np.save(P("abad.npy"), A_bad)
     refused(["--profile", "sm100_tcgen05_f8f6f4", "--a", P("abad.npy"), "--a-type", "f4e2m1fn", *base[4:]],

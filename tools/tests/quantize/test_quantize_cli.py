@@ -223,6 +223,10 @@ def main():
     p = run("--input", P("mx.npy"), "--format", "int8", "--profile", "microxcaling", "--out", P("mx8"), expect=2)
     check("profile microxcaling quantizes to f8e4m3fn f8e5m2 f6e3m2fn f6e2m3fn f4e2m1fn, not int8" in p.stderr,
           f"microxcaling int8 refused: {p.stderr}")
+    # §10.4 deepgemm reproduces per_token_cast_to_fp8 (float8_e4m3fn) only: FP4 is refused, one line, exit 2
+    p = run("--input", P("mx.npy"), "--format", "f4e2m1fn", "--profile", "deepgemm", "--out", P("dg4"), expect=2)
+    check("profile deepgemm quantizes to f8e4m3fn, not f4e2m1fn" in p.stderr and len(p.stderr.strip().splitlines()) == 1
+          and not os.path.exists(P("dg4.codes.npy")), f"deepgemm f4e2m1fn refused: {p.stderr}")
     # te_mxfp8 ignores NaN in the amax (fmaxf): [NaN, 448] -> code 0x7F (test_recipe.cpp TeMxfp8);
     # an explicit --amax-nan that differs from the recipe is refused
     np.save(P("te.npy"), np.array([np.nan, 448], dtype=np.float32))
