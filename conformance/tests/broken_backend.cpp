@@ -28,6 +28,8 @@
 //              (Blackwell's arithmetic for Hopper's FP8 instructions)          -> "value"
 //   ?v18       a backend built against ABI 1.8 (struct_size ends before mma_supported): the mma
 //              family is skipped, never offered (§32.2)
+//   ?v19       a backend built against ABI 1.9 (abi_minor 9): the mma suites of algo=fma (1.10)
+//              are skipped, never offered (Annex C.1)
 // Built a second time with NUMREF_TEST_ABI=99 to test the ABI-version refusal.
 //
 // The class derives from the reference backend (reference/reference_backend.hpp): what it does
@@ -67,7 +69,7 @@ class BrokenBackend : public ReferenceBackend {
   explicit BrokenBackend(std::string_view args) : mode_(args) {
     static constexpr std::string_view kModes[] = {
         "",          "tie464", "nansign", "noinexact", "count", "crash",  "hang", "error",    "mxfloor", "nanblock",
-        "double448", "recip",  "counts",  "v10",       "morle", "morsum", "v11",  "mmaalign", "v18"};
+        "double448", "recip",  "counts",  "v10",       "morle", "morsum", "v11",  "mmaalign", "v18",     "v19"};
     if (std::find(std::begin(kModes), std::end(kModes), mode_) == std::end(kModes))
       throw std::invalid_argument("unknown mode '" + mode_ + "'");
   }
@@ -80,6 +82,7 @@ class BrokenBackend : public ReferenceBackend {
       b.struct_size = static_cast<std::uint32_t>(offsetof(numref_backend, mma_supported));
       b.abi_minor = 8;
     }
+    if (mode_ == "v19") b.abi_minor = 9;  // ABI 1.9: the whole table, without algo=fma
     if (mode_ == "v11") b.struct_size = static_cast<std::uint32_t>(offsetof(numref_backend, mor_supported));  // ABI 1.1
     if (mode_ == "v10")
       b.struct_size = static_cast<std::uint32_t>(offsetof(numref_backend, tensor_supported));  // ABI 1.0

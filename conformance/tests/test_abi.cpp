@@ -332,5 +332,30 @@ TEST(Abi, MinorVersionOfWhatASuitePasses) {
   EXPECT_LE(abi_minor(p), NUMREF_BACKEND_ABI_MINOR);
 }
 
+// Annex C.1: the mma family and every knob value of 1.9's models are 1.9; algo=fma is 1.10
+// (NUMREF_MMA_ALGO_FMA 4), so the profiles of the FMA chain need 1.10 and the others 1.9.
+TEST(Abi, MmaMinorVersionOfAModel) {
+  EXPECT_EQ(NUMREF_MMA_ALGO_FMA, 4u);
+  EXPECT_EQ(abi_minor(MmaKnobs{}), 9u);  // ideal
+  for (const std::string_view n : {"sm90_wgmma_f8", "cdna3_mfma_f16", "cdna3_mfma_f8", "sm100_tcgen05_mxf4"})
+    EXPECT_EQ(abi_minor(find_mma_profile(n)->knobs), 9u) << n;
+  for (const std::string_view n : {"cdna1_mfma_f32", "cdna2_mfma_f32", "cdna3_mfma_f32"})
+    EXPECT_EQ(abi_minor(find_mma_profile(n)->knobs), 10u) << n;
+  EXPECT_LE(abi_minor(find_mma_profile("cdna3_mfma_f32")->knobs), NUMREF_BACKEND_ABI_MINOR);
+  // the C description round-trips algo=fma with one product per step (§38.9)
+  MmaSpec s;
+  s.profile = find_mma_profile("cdna2_mfma_f32");
+  s.a = s.b = s.c = MmaType::f32;
+  const numref_mma_op c = to_c_mma(s, 2, 3, 5, "t");
+  EXPECT_EQ(c.algo, NUMREF_MMA_ALGO_FMA);
+  EXPECT_EQ(c.fused, 1u);
+  const MmaSpec back = mma_spec_from_c(c);
+  EXPECT_EQ(back.model().algo, MmaAlgo::fma);
+  EXPECT_EQ(mma_fused(back), 1u);
+  numref_mma_op bad = c;
+  bad.algo = 5;
+  EXPECT_THROW(mma_spec_from_c(bad), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace numref::conform

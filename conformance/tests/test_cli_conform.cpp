@@ -536,8 +536,26 @@ TEST(ConformCli, DetectsMmaAlignment) {
 TEST(ConformCli, Abi18BackendIsNotOfferedMma) {
   const CliRun r = run_numref(conform(broken("v18")) + " --level 0 --ops mma,cast:f32:f8e4m3fn");
   EXPECT_EQ(r.status, 0) << r.out;
-  EXPECT_TRUE(contains(r.out, "skipped: {p} need C ABI 1.9 values, the backend declares 1.8 (mma {p})")) << r.out;
+  // (the suites of algo=fma need 1.10: one more reason, listed first)
+  EXPECT_TRUE(contains(r.out,
+                       "skipped: {p} need C ABI 1.10 values, the backend declares 1.8 (mma {p}); "
+                       "{p} need C ABI 1.9 values, the backend declares 1.8 (mma {p})"))
+      << r.out;
   EXPECT_EQ(r.out.find("FAIL"), std::string::npos) << r.out;
+}
+
+// Annex C.1 the FMA chain (algo=fma, ABI 1.10) is never offered to a backend of ABI 1.9; its
+// other mma suites are.
+TEST(ConformCli, Abi19BackendIsNotOfferedTheFmaChain) {
+  const CliRun r = run_numref(conform(broken("v19")) + " --level 0 --ops mma:cdna3_mfma_f32,mma:cdna3_mfma_f16");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "skipped: {p} need C ABI 1.10 values, the backend declares 1.9 (mma {p})")) << r.out;
+  EXPECT_EQ(r.out.find("FAIL"), std::string::npos) << r.out;
+  EXPECT_GT(passed_of(r.out), 0u) << r.out;  // cdna3_mfma_f16 (1.9) is offered and passes
+  // the reference backend (1.10) passes the FMA chain
+  const CliRun ok = run_numref(conform("reference") + " --level 0 --ops mma:cdna1_mfma_f32,mma:cdna3_mfma_f32");
+  EXPECT_EQ(ok.status, 0) << ok.out;
+  EXPECT_NE(ok.out.find(" 0 failed, 0 skipped\n"), std::string::npos) << ok.out;
 }
 
 // §32.2 the MoR families (ABI 1.2) on a backend of ABI 1.1.

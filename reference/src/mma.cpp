@@ -136,6 +136,8 @@ std::string apply_model_text(MmaKnobs& out, std::string_view text) {
     return "align and align2 must be in [0, 48], not " + std::to_string(k.align) + " and " + std::to_string(k.align2);
   if (k.algo != MmaAlgo::ideal && (k.fused_bytes < 1 || k.fused_bytes > 4096))
     return "fused_bytes must be in [1, 4096], not " + std::to_string(k.fused_bytes);
+  if (k.algo == MmaAlgo::fma && k.scale == MmaScale::group)
+    return "algo=fma takes scale=none or scale=product, not scale=group (§38.9)";
   if (k.scale == MmaScale::group && (k.group < 1 || k.group > 64))
     return "group must be in [1, 64], not " + std::to_string(k.group);
   out = k;
@@ -185,6 +187,18 @@ constexpr MmaKnobs two_level(MmaAlgo algo) {
   return k;
 }
 constexpr MmaKnobs kCdna3 = two_level(MmaAlgo::tr_fdpa);
+// AMD CDNA1 / CDNA2 / CDNA3 f32 (MMA-Sim's FMA chain, §38.9): IEEE fusedMultiplyAdd per product,
+// rne, IEEE signed zeros, the canonical NaN (MMA-Sim's NaN bits are its host CPU's, §39.1 note).
+constexpr MmaKnobs fma_chain() {
+  MmaKnobs k;
+  k.algo = MmaAlgo::fma;
+  k.fused_bytes = 4;  // one binary32 product per step (§38.1: L = 2 · 4 / 8)
+  k.round = MmaRound::rne;
+  k.nan = MmaNan::canonical;
+  k.zero = MmaZero::ieee;
+  return k;
+}
+constexpr MmaKnobs kFmaChain = fma_chain();
 constexpr MmaKnobs kCdna3F8 = two_level(MmaAlgo::gtr_fdpa);
 
 // clang-format off
@@ -225,6 +239,12 @@ constexpr MmaProfile kProfiles[] = {
     {"sm120_mma_mxf4nvf4",
      "mma.sync.aligned.block_scale m16n8k64 kind::mxf4nvf4 block16 ue8m0 / ue4m3, block32 ue8m0 (sm_120a)", "f4e2m1fn",
      "f32", "f8e8m0fnu ue4m3", "16 32", kMxF4, kMmaSim},
+    {"cdna1_mfma_f32", "v_mfma_f32_32x32x1f32, _32x32x2f32, _16x16x1f32, _16x16x4f32, _4x4x1f32 (CDNA1, gfx908)", "f32",
+     "f32", "", "", kFmaChain, kMmaSim},
+    {"cdna2_mfma_f32", "v_mfma_f32_32x32x1f32, _32x32x2f32, _16x16x1f32, _16x16x4f32, _4x4x1f32 (CDNA2, gfx90a)", "f32",
+     "f32", "", "", kFmaChain, kMmaSim},
+    {"cdna3_mfma_f32", "v_mfma_f32_32x32x1_2b_f32, _16x16x1_4b_f32, _4x4x1_16b_f32, _32x32x2_f32, _16x16x4_f32 (CDNA3, gfx942)",
+     "f32", "f32", "", "", kFmaChain, kMmaSim},
     {"cdna3_mfma_f16", "v_mfma_f32_*_f16, v_mfma_f32_*_bf16 (CDNA3, gfx942)", kF16, "f32", "", "", kCdna3, kMmaSim},
     {"cdna3_mfma_xf32", "v_mfma_f32_*_xf32 (CDNA3, gfx942)", "tf32", "f32", "", "", kCdna3, kMmaSim},
     {"cdna3_mfma_f8", "v_mfma_f32_*_fp8_fp8 / _bf8 (CDNA3, gfx942)", "f8e4m3fnuz f8e5m2fnuz", "f32", "", "", kCdna3F8,
@@ -258,6 +278,7 @@ int mma_nibbles(const MmaSpec& s) {
 std::size_t mma_fused(const MmaSpec& s) {
   const MmaKnobs& k = s.model();
   if (k.algo == MmaAlgo::ideal) return 0;
+  if (k.algo == MmaAlgo::fma) return 1;  // §38.9 one product per step
   return static_cast<std::size_t>(k.fused_bytes * 2 / mma_nibbles(s));
 }
 
@@ -717,6 +738,46 @@ MmaResult ideal(const Inputs& in, std::size_t K, std::uint32_t c) {
   return rne_sum(add, acc_format(in.s.c));  // an exact zero sum of non-zero addends is +0 under rne
 }
 
+// §38.9 The FMA chain: d = c; for each k in order d = RN(a_k · b_k + d) (IEEE 754
+// fusedMultiplyAdd into C's format: the product exact, with its block scales under scale=product,
+// the sum rounded once by §4.2); specials as IEEE 754 with the NaN of the knob `nan`, signed zeros
+// by the knob `zero` applied to each step.
+MmaResult fma_chain(const Inputs& in, std::size_t K, std::uint32_t c, const MmaKnobs& k) {
+  const Format& f = acc_format(in.s.c);
+  std::uint8_t flags = 0;
+  for (std::size_t i = 0; i < K; ++i) {
+    const Operand &x = in.A(i), &y = in.B(i);
+    const Operand co = operand(c, in.s.c);
+    Specials sp;
+    sp.product(x, y);
+    Addend p{x.neg != y.neg, x.sig * y.sig, x.exp + y.exp};
+    if (k.scale == MmaScale::product && in.scaled()) {
+      const Operand &sa = in.SA(i), &sb = in.SB(i);
+      if (sa.nan || sb.nan) sp.nan = true;
+      p.neg = p.neg != (sa.neg != sb.neg);
+      p.sig *= sa.sig * sb.sig;
+      p.exp += sa.exp + sb.exp;
+    }
+    sp.addend(co);
+    if (sp.any()) {
+      const MmaResult r = special_result(sp, in.s.c, k.nan);
+      c = r.bits;
+      flags |= r.flags;
+      continue;
+    }
+    if (p.sig == 0 && co.sig == 0) {  // IEEE 754 §6.3: −0 only when both addends are −0
+      c = (k.zero == MmaZero::ieee && p.neg && co.neg) ? encode_zero(true, f) : 0u;
+      continue;
+    }
+    const Addend add[] = {p, {co.neg, co.sig, co.exp}};
+    const MmaResult r = rne_sum(add, f);  // an exact zero sum of non-zero addends is +0 (rne)
+    c = r.bits;
+    if (k.zero == MmaZero::plus && (c & f.mag_mask()) == 0) c = 0;  // zero=plus
+    flags |= r.flags;
+  }
+  return {c, flags};
+}
+
 }  // namespace
 
 namespace {
@@ -725,6 +786,7 @@ MmaResult dot(const Inputs& in, std::size_t K, std::uint32_t c, std::vector<Term
   const MmaSpec& s = in.s;
   const MmaKnobs& k = s.model();
   if (k.algo == MmaAlgo::ideal) return ideal(in, K, c);
+  if (k.algo == MmaAlgo::fma) return fma_chain(in, K, c, k);
   const std::size_t L = mma_fused(s);
   if (L == 0) throw std::invalid_argument("mma: the model fuses no products (fused_bytes)");
   std::uint8_t flags = 0;

@@ -194,6 +194,70 @@ TEST(Mma, GtrDropsANaNAccumulatorFarBelowTheProducts) {
 
 // §36.1 D = A·B + C is the matrix of independent dot products: mma() equals mma_dot() of row i
 // and column j for every element, and permuting A's rows permutes D's rows.
+// §38.9 the FMA chain rounds after every product. c = 1 (3F800000), a = [1, 1], b = [2^-24,
+// 2^-24] (33800000): step 1: 1 + 2^-24 is the tie between 1 and 1 + 2^-23, to even: 1 (inexact);
+// step 2 the same: D = 1 = 3F800000. The ideal sum 1 + 2^-23 = 3F800001 is representable.
+TEST(Mma, FmaChainRoundsEveryStep) {
+  const std::vector<std::uint32_t> a = {0x3F800000, 0x3F800000}, b = {0x33800000, 0x33800000};
+  for (const std::string_view p : {"cdna1_mfma_f32", "cdna2_mfma_f32", "cdna3_mfma_f32"}) {
+    const MmaResult r = dot(spec(p, F32, F32, F32), a, b, 0x3F800000);
+    EXPECT_EQ(r.bits, 0x3F800000u) << p;
+    EXPECT_EQ(r.flags, kInexact) << p;
+  }
+  EXPECT_EQ(dot(spec("ideal", F32, F32, F32), a, b, 0x3F800000).bits, 0x3F800001u);
+  // The order is K's: c = 2^24 (4B800000), products 1 then -2^24 (a = [1, 1], b = [1, -2^24
+  // = CB800000]): 2^24 + 1 ties to even 2^24, minus 2^24 is an exact zero: +0 (rne).
+  const MmaResult z =
+      dot(spec("cdna3_mfma_f32", F32, F32, F32), {0x3F800000, 0x3F800000}, {0x3F800000, 0xCB800000}, 0x4B800000);
+  EXPECT_EQ(z.bits, 0u);
+  EXPECT_EQ(z.flags, kInexact);
+}
+
+// §38.9 the product is not rounded before the addition: a = b = 1 + 2^-12 (3F800800), c = -1
+// (BF800000). a·b = 1 + 2^-11 + 2^-24 exactly; + c = 2^-11 + 2^-24 = 2^-11 · (1 + 2^-13), exact
+// in binary32: exponent field 127 - 11 = 116 (3A000000), fraction 2^-13 · 2^23 = 0x400:
+// 3A000400, no flag. (Rounding the product first would give 1 + 2^-11, the tie to even, and
+// D = 2^-11 = 3A000000.)
+TEST(Mma, FmaChainFusesTheProduct) {
+  const MmaResult r = dot(spec("cdna1_mfma_f32", F32, F32, F32), {0x3F800800}, {0x3F800800}, 0xBF800000);
+  EXPECT_EQ(r.bits, 0x3A000400u);
+  EXPECT_EQ(r.flags, 0);
+}
+
+// §38.9 specials and zeros per step (IEEE 754): Inf × 0 is the canonical NaN 7FC00000 and invalid;
+// a NaN C stays NaN through later finite steps; +Inf then −Inf is invalid; −0 · 1 + −0 = −0
+// (80000000) and −0 · 1 + +0 = +0; 1 · −1 + 1 = +0 exactly; max · 2 (7F7FFFFF · 40000000)
+// overflows to +Inf (7F800000, overflow and inexact); 2^-126 · 0.5 = 2^-127 exactly, the
+// subnormal 00400000 (gradual underflow).
+TEST(Mma, FmaChainSpecialsAndZeros) {
+  const MmaSpec s = spec("cdna2_mfma_f32", F32, F32, F32);
+  const MmaResult nan = dot(s, {0x7F800000, 0x3F800000}, {0x00000000, 0x3F800000}, 0x3F800000);
+  EXPECT_EQ(nan.bits, 0x7FC00000u);
+  EXPECT_EQ(nan.flags & kInvalid, kInvalid);
+  EXPECT_EQ(dot(s, {0x3F800000, 0x3F800000}, {0x3F800000, 0x3F800000}, 0xFFC00001).bits, 0x7FC00000u);
+  const MmaResult ii = dot(s, {0x7F800000, 0xFF800000}, {0x3F800000, 0x3F800000}, 0);
+  EXPECT_EQ(ii.bits, 0x7FC00000u);
+  EXPECT_EQ(ii.flags & kInvalid, kInvalid);
+  EXPECT_EQ(dot(s, {0x7F800000}, {0x3F800000}, 0x3F800000).bits, 0x7F800000u);
+  EXPECT_EQ(dot(s, {0x80000000}, {0x3F800000}, 0x80000000).bits, 0x80000000u);
+  EXPECT_EQ(dot(s, {0x80000000}, {0x3F800000}, 0x00000000).bits, 0x00000000u);
+  EXPECT_EQ(dot(s, {0x3F800000}, {0xBF800000}, 0x3F800000).bits, 0x00000000u);
+  const MmaResult ov = dot(s, {0x7F7FFFFF}, {0x40000000}, 0);
+  EXPECT_EQ(ov.bits, 0x7F800000u);
+  EXPECT_EQ(ov.flags, kOverflow | kInexact);
+  EXPECT_EQ(dot(s, {0x00800000}, {0x3F000000}, 0).bits, 0x00400000u);
+  // the knobs nan and zero as §38.5 says: nan=ones gives 7FFFFFFF, zero=plus makes −0 +0
+  MmaSpec w = s;
+  MmaKnobs k = s.profile->knobs;
+  ASSERT_EQ(apply_model_text(k, "nan=ones zero=plus"), "");
+  w.knobs = k;
+  EXPECT_EQ(dot(w, {0x7F800000}, {0x00000000}, 0).bits, 0x7FFFFFFFu);
+  EXPECT_EQ(dot(w, {0x80000000}, {0x3F800000}, 0x80000000).bits, 0x00000000u);
+  // algo=fma takes no scale=group (§38.9)
+  MmaKnobs g = s.profile->knobs;
+  EXPECT_NE(apply_model_text(g, "scale=group group=16"), "");
+}
+
 TEST(Mma, MatrixIsTheDotProductOfEachRowAndColumn) {
   const std::size_t M = 3, N = 2, K = 5;
   // e4m3 codes: 1 (38), 2 (40), -0.5 (B0), 0.125 (20), 448 (7E), 2^-9 (01), 0
@@ -256,9 +320,10 @@ TEST(Mma, ProfileTableIsWellFormed) {
     const std::size_t u1 = n.find('_'), u2 = n.find('_', u1 + 1);
     if (u1 == std::string_view::npos || u2 == std::string_view::npos) return false;
     const std::string_view t = n.substr(0, u1), i = n.substr(u1 + 1, u2 - u1 - 1), k = n.substr(u2 + 1);
-    const std::string_view targets[] = {"sm70", "sm75", "sm80", "sm89", "sm90", "sm100", "sm120", "cdna3"};
+    const std::string_view targets[] = {"sm70",  "sm75",  "sm80",  "sm89",  "sm90",
+                                        "sm100", "sm120", "cdna1", "cdna2", "cdna3"};
     const std::string_view instrs[] = {"mma", "wgmma", "tcgen05", "mfma"};
-    const std::string_view kinds[] = {"f16", "tf32", "xf32", "f8", "f8f6f4", "mxf8f6f4", "mxf4", "mxf4nvf4"};
+    const std::string_view kinds[] = {"f16", "tf32", "xf32", "f32", "f8", "f8f6f4", "mxf8f6f4", "mxf4", "mxf4nvf4"};
     return std::find(std::begin(targets), std::end(targets), t) != std::end(targets) &&
            std::find(std::begin(instrs), std::end(instrs), i) != std::end(instrs) &&
            std::find(std::begin(kinds), std::end(kinds), k) != std::end(kinds);
@@ -660,6 +725,63 @@ TEST(Mma, EveryProfileMatchesTheRationalOracle) {
               check_against_oracle(p, a, b, c, block, st, 40, ++seed);
             }
         }
+  }
+}
+
+// §38.9 the FMA chain against the oracle over longer K (1 to 64): its three profiles, and what-if
+// models of it (§38.6) with other zero / nan knobs, a binary16 accumulator, bf16 and e4m3
+// operands, and E8M0 block scales under scale=product.
+TEST(Mma, FmaChainMatchesTheRationalOracle) {
+  struct Case {
+    std::string_view profile, model;
+    MmaType a, c;
+    int block;
+  };
+  const Case cases[] = {
+      {"cdna1_mfma_f32", "", F32, F32, 0},
+      {"cdna2_mfma_f32", "", F32, F32, 0},
+      {"cdna3_mfma_f32", "", F32, F32, 0},
+      {"cdna3_mfma_f32", "zero=plus nan=ones", F32, F32, 0},
+      {"cdna3_mfma_f32", "zero=rounded", F32, F32, 0},
+      {"ideal", "algo=fma fused_bytes=4", MmaType::f16, MmaType::f16, 0},
+      {"ideal", "algo=fma fused_bytes=4", MmaType::bf16, F32, 0},
+      {"ideal", "algo=fma fused_bytes=4 scale=product", E4, F32, 32},
+  };
+  SplitMix64 g(0xF3A);
+  for (const Case& cs : cases) {
+    MmaSpec s = spec(cs.profile, cs.a, cs.a, cs.c, cs.block);
+    MmaKnobs k = s.profile->knobs;
+    ASSERT_EQ(apply_model_text(k, cs.model), "") << cs.model;
+    s.knobs = k;
+    ASSERT_EQ(mma_fused(s), 1u);
+    const oracle::rat::MmaOperands in{
+        mma_type(cs.a).format, mma_type(cs.a).format, mma_type(cs.c).format, FormatId::f8e8m0fnu, 0, 0, 0, cs.block};
+    const Format& fa = format(mma_type(cs.a).format);
+    const Format& fc = format(mma_type(cs.c).format);
+    int mismatches = 0;
+    for (int n = 0; n < 120; ++n) {
+      const std::size_t unit = cs.block ? static_cast<std::size_t>(cs.block) : 1;
+      const std::size_t K = (1 + g.next() % 64 + unit - 1) / unit * unit;
+      std::vector<std::uint32_t> a(K), b(K), sa(K / unit), sb(K / unit);
+      for (std::size_t i = 0; i < K; ++i) {
+        a[i] = random_code(g, cs.a, fa.max_finite >> 1);
+        b[i] = random_code(g, cs.a, (fa.max_finite >> 1) + static_cast<std::uint32_t>(g.next() % 5));
+      }
+      for (std::size_t i = 0; i < sa.size(); ++i) {
+        sa[i] = static_cast<std::uint32_t>(g.next() % 8 == 0 ? g.next() % 256 : 127 + g.next() % 24 - 12);
+        sb[i] = static_cast<std::uint32_t>(g.next() % 8 == 0 ? g.next() % 256 : 127 + g.next() % 24 - 12);
+      }
+      std::uint32_t c = random_code(g, cs.c, fc.max_finite >> 1);
+      if (g.next() % 4 == 0) c = g.next() % 2 ? fc.sign_bit() : 0;
+      const std::uint32_t* psa = cs.block ? sa.data() : nullptr;
+      const std::uint32_t* psb = cs.block ? sb.data() : nullptr;
+      const MmaResult r = mma_dot(s, K, a.data(), 1, b.data(), 1, c, psa, 1, psb, 1);
+      const std::uint32_t o = oracle::rat::mma_dot(k, 1, in, K, a.data(), b.data(), c, psa, psb);
+      if (r.bits != o && ++mismatches <= 5)
+        ADD_FAILURE() << cs.profile << " " << cs.model << " K=" << K << " c=" << std::hex << c << " reference "
+                      << r.bits << " oracle " << o;
+    }
+    EXPECT_EQ(mismatches, 0) << cs.profile << " " << cs.model;
   }
 }
 

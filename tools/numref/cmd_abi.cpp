@@ -45,6 +45,7 @@ int run_abi(Args& a) {
     rows.push_back({"op family", std::string(f->name()), md ? "—" : "-", "1." + std::to_string(f->abi_minor())});
   knob_rows(kPolicyKnobs, "policy knob", true, rows);
   knob_rows(kRecipeKnobs, "recipe knob", false, rows);
+  knob_rows(kMmaKnobs, "mma knob", false, rows);  // §32.9 NUMREF_MMA_* values
   for (const ScaleRuleInfo& r : kScaleRules)
     rows.push_back({"scale rule", std::string(r.name), std::to_string(r.abi_id), "1." + std::to_string(r.abi_minor)});
   rows.push_back({"scale rule", "mx-floor with scale_exp=log2f", md ? "—" : "-",

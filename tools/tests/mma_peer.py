@@ -8,14 +8,21 @@ usage: mma_peer.py NUMREF [--products N] [--only SUBSTR] [--shard I/N] [--seed S
 
 Every instruction MMA-Sim models on NVIDIA GPUs (mma.sync of sm_70 .. sm_120, wgmma of sm_90a,
 tcgen05.mma of sm_100a, and the block-scaled kinds; f64 excluded: it is an FMA chain, not a
-dot product numref models) and AMD's CDNA3 (v_mfma f16 / bf16 / xf32 / fp8 / bf8; the f32 and f64
-FMA chains and CDNA1 / CDNA2 excluded: other algorithms numref does not model yet) is mapped to the numref profile named after it (PROFILE_OF below)
+dot product numref models) and AMD's CDNA3 (v_mfma f16 / bf16 / xf32 / fp8 / bf8 / f32) and CDNA1 /
+CDNA2 (v_mfma f32: the FMA chain, §38.9; their f16 / bf16 and every f64 instruction excluded:
+algorithms numref does not model yet) is mapped to the numref profile named after it (PROFILE_OF below)
 and run on the same inputs by both: at least N products per instruction (default 1 048 576)
 in batches of eight input kinds — random codes of the whole format (specials included),
 normally distributed values, cancelling pairs, subnormals only, exponents spread past the
 alignment window, sparse NaN / Inf, zero blocks, and extreme block scales (E8M0 00 / FE / FF,
 ue4m3 zero, subnormal, NaN) — with C drawn the same way (Inf, NaN and values near the binary32
-maximum included). Every D must be equal, NaN bits included.
+maximum included). Every D must be equal, NaN bits included — except under the FMA-chain
+profiles (NAN_ANY below), where MMA-Sim's NaN bits are its host CPU's fma's: a NaN there equals
+any NaN (the declared departure of spec §39.2's note).
+
+--record F.npz --base G.npz writes F as G with the selected instructions' slices recorded anew
+(added, or replacing G's of the same instruction): a new instruction joins the fixture without
+re-recording the others.
 
 --record F.npz keeps a small slice of every instruction (its inputs and MMA-Sim's D, each input
 kind represented) in a new file; --replay F.npz compares numref with such a recording without
@@ -27,6 +34,7 @@ import argparse
 import datetime
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -107,10 +115,9 @@ def instructions():
                         0, None))
     from mmasim.amd import isa_mfma
     for suffix in isa_mfma.arch_mfma_suffix["CDNA3"]:
-        q = suffix.split("_")
-        a, b = (q[2], q[3]) if q[-1] in ("fp8", "bf8") else (q[-1], q[-1])
+        _, a, b = mfma_parts(suffix)
         if a in ("f32", "f64"):
-            continue
+            continue  # the FMA chains: at the end (the earlier instructions keep their seeds)
         kind = "f8" if a in ("fp8", "bf8") else "xf32" if a == "xf32" else "f16"
         out.append(("mfma", "CDNA3", suffix, f"cdna3_mfma_{kind}", a, b, "f32", 0, None))
     for arch, lst in isa_tcgen05mma.tcgen05mma_block_scale_shape_and_type.items():
@@ -120,12 +127,33 @@ def instructions():
             _, kind, block, d, a, b, st = s.split(".")
             kind = kind.removeprefix("kind::")
             out.append(("tcgen05_bs", arch, s, f"sm100_tcgen05_{kind}", a, b, d, int(block[5:]), st))
+    for arch in ("CDNA1", "CDNA2", "CDNA3"):  # the f32 FMA chains (§38.9); f64 and CDNA1 / CDNA2 f16 / bf16 not yet
+        for suffix in isa_mfma.arch_mfma_suffix[arch]:
+            _, a, b = mfma_parts(suffix)
+            if a == "f32":
+                out.append(("mfma", arch, suffix, f"{arch.lower()}_mfma_f32", a, b, "f32", 0, None))
     return out
 
 
+# The profiles of the FMA chain (§38.9): a NaN result equals any NaN (MMA-Sim's are its CPU's).
+NAN_ANY = {"cdna1_mfma_f32", "cdna2_mfma_f32", "cdna3_mfma_f32"}
+
+
+def mfma_parts(suffix):
+    """(K, a, b) of an AMD v_mfma suffix: f32_32x32x2f32, f32_32x32x8bf16_1k (CDNA1 / CDNA2),
+    f32_32x32x2_f32, f32_32x32x1_2b_f32, f32_16x16x32_fp8_bf8 (CDNA3)."""
+    q = suffix.split("_")
+    m = re.fullmatch(r"(\d+)x(\d+)x(\d+)([a-z]\w*)?", q[1])
+    if m.group(4):
+        return int(m.group(3)), m.group(4), m.group(4)
+    if q[-1] in ("fp8", "bf8") and len(q) == 4:
+        return int(m.group(3)), q[2], q[3]
+    return int(m.group(3)), q[-1], q[-1]
+
+
 def instruction_k(instr):
-    if "_" in instr and "." not in instr:  # AMD: f32_MxNxK_...
-        return int(instr.split("_")[1].split("x")[2])
+    if "_" in instr and "." not in instr:  # AMD: f32_MxNxK...
+        return mfma_parts(instr)[0]
     shape = instr.split(".")[0]
     return int(shape.split("k")[1])
 
@@ -354,8 +382,15 @@ def run_numref(numref, tmp, ins, A, B, C, SA, SB):
     return D.view(np.uint32 if D.dtype == np.float32 else np.uint16).astype(np.int64)
 
 
-def compare(name, D_peer, D_numref, A, B, C, shown):
-    diff = np.argwhere(D_peer != D_numref)
+def is_nan32(x):
+    return ((x & 0x7F800000) == 0x7F800000) & ((x & 0x7FFFFF) != 0)
+
+
+def compare(name, D_peer, D_numref, A, B, C, shown, nan_any=False):
+    differ = D_peer != D_numref
+    if nan_any:  # the FMA-chain profiles (binary32 D): a NaN equals any NaN
+        differ &= ~(is_nan32(D_peer) & is_nan32(D_numref))
+    diff = np.argwhere(differ)
     for i, j in diff[:max(0, 3 - shown)]:
         print(f"  DIFF {name} at ({i},{j}): mmasim {int(D_peer[i, j]):x} numref {int(D_numref[i, j]):x} | "
               f"a {' '.join(f'{int(v):x}' for v in A[i])} | b {' '.join(f'{int(v):x}' for v in B[:, j])} | "
@@ -373,7 +408,11 @@ def main():
     g = ap.add_mutually_exclusive_group()
     g.add_argument("--record")
     g.add_argument("--replay")
+    ap.add_argument("--base", help="with --record: a recording to keep the other instructions of")
     args = ap.parse_args()
+    if args.base and not args.record:
+        print("mma_peer.py: --base needs --record", file=sys.stderr)
+        return 2
     try:
         si, sn = (int(v) for v in args.shard.split("/"))
         assert 0 <= si < sn
@@ -402,7 +441,7 @@ def main():
                 SA = get(f"{n}_SA") if ins[7] else None
                 SB = get(f"{n}_SB") if ins[7] else None
                 Dn = run_numref(args.numref, tmp, ins, A, B, C, SA, SB)
-                k = compare(f"{ins[1]} {ins[2]} / {ins[3]} [{kind}]", Dp, Dn, A, B, C, bad)
+                k = compare(f"{ins[1]} {ins[2]} / {ins[3]} [{kind}]", Dp, Dn, A, B, C, bad, ins[3] in NAN_ANY)
                 bad += k
                 total += Dp.size * A.shape[1]
                 checked += 1
@@ -434,7 +473,8 @@ def main():
                 A, B, C, SA, SB = make_inputs(rng, ins, per_kind, N, K, kind)
                 Dp = run_mmasim(ins, A, B, C, SA, SB)
                 Dn = run_numref(args.numref, tmp, ins, A, B, C, SA, SB)
-                n_diff += compare(f"{ins[1]} {ins[2]} / {ins[3]} [{kind}]", Dp, Dn, A, B, C, bad + n_diff)
+                n_diff += compare(f"{ins[1]} {ins[2]} / {ins[3]} [{kind}]", Dp, Dn, A, B, C, bad + n_diff,
+                                  ins[3] in NAN_ANY)
                 total += Dp.size * K
                 if args.record:  # two rows and four columns of every kind: 8 dot products
                     n = len(meta["items"])
@@ -448,6 +488,30 @@ def main():
             checked += 1
             if args.record:
                 meta["instructions"].append(list(ins))
+        if args.record and args.base:  # G's slices of the other instructions first, renumbered
+            base = np.load(args.base, allow_pickle=False)
+            bmeta = json.loads(str(base["meta"]))
+            bflat = {w: base[f"u{w}"].astype(np.int64) for w in (8, 16, 32)}
+            new_ins = [list(i) for i in meta["instructions"]]
+            kept, kept_arrays = [], {}
+            for n, item in enumerate(bmeta["items"]):
+                if item[:-1] in new_ins:
+                    continue
+                m = len(kept)
+                kept.append(item)
+                for x in ("A", "B", "C", "D", "SA", "SB"):
+                    if f"{n}_{x}" in bmeta["arrays"]:
+                        w, off, shape = bmeta["arrays"][f"{n}_{x}"]
+                        kept_arrays[f"{m}_{x}"] = bflat[w][off:off + int(np.prod(shape))].reshape(shape)
+            for n, item in enumerate(meta["items"]):
+                m = len(kept)
+                kept.append(item)
+                for x in ("A", "B", "C", "D", "SA", "SB"):
+                    if f"{n}_{x}" in arrays:
+                        kept_arrays[f"{m}_{x}"] = arrays[f"{n}_{x}"]
+            meta["items"], arrays = kept, kept_arrays
+            meta["instructions"] = [i for i in bmeta["instructions"] if i not in new_ins] + new_ins
+            meta["peer"] = bmeta["peer"]
         if args.record:  # one flat array per element width, the meta JSON names each slice
             meta["arrays"] = {}
             flat = {8: [], 16: [], 32: []}

@@ -195,6 +195,33 @@ std::uint32_t mma_dot(const MmaKnobs& k, std::size_t fused, const MmaOperands& i
     sum += co.v;
     return finish(sum, sum == 0 && all_neg_zero, fc, MmaRound::rne);
   }
+  if (k.algo == MmaAlgo::fma) {  // §38.9 one exact product plus the accumulator, rounded once, per k
+    for (std::size_t i = 0; i < K; ++i) {
+      const Operand x = read(a[i], in.a, in.ignore_a), y = read(b[i], in.b, in.ignore_b);
+      const Operand co = read(c, in.c, 0);
+      Special sp;
+      sp.product(x, y);
+      Rational p = x.v * y.v;
+      bool pneg = x.sign != y.sign;
+      if (in.block && k.scale == MmaScale::product) {
+        const Operand s = scale_of(sa, i), t = scale_of(sb, i);
+        if (s.kind == Value::nan || t.kind == Value::nan) sp.nan = true;
+        p *= s.v * t.v;
+        pneg = pneg != (s.sign != t.sign);
+      }
+      sp.add(co);
+      if (const auto r = sp.result(fc, k.nan)) {
+        c = *r;
+        continue;
+      }
+      const Rational V = p + co.v;
+      // IEEE 754 §6.3: an exact zero is −0 only when both addends are zeros of negative sign
+      const bool zero_neg = k.zero == MmaZero::ieee && V == 0 && p == 0 && co.v == 0 && pneg && co.sign;
+      c = finish(V, zero_neg, fc, MmaRound::rne);
+      if (k.zero == MmaZero::plus && (c & ((1u << (fc.bits - 1)) - 1u)) == 0) c = 0;
+    }
+    return c;
+  }
   if (k.algo == MmaAlgo::tr_fdpa || k.algo == MmaAlgo::gtr_fdpa) {
     for (std::size_t k0 = 0; k0 < K; k0 += fused)
       c = two_level_step(k, in, k0, std::min(K, k0 + fused), a, b, c, k.algo == MmaAlgo::gtr_fdpa);

@@ -461,7 +461,8 @@ inline std::uint32_t abi_minor(ScaleRule rule, const RecipeKnobs& r) {
 static_assert(NUMREF_MMA_ALGO_IDEAL == static_cast<unsigned>(MmaAlgo::ideal) &&
               NUMREF_MMA_ALGO_FDPA == static_cast<unsigned>(MmaAlgo::fdpa) &&
               NUMREF_MMA_ALGO_TR_FDPA == static_cast<unsigned>(MmaAlgo::tr_fdpa) &&
-              NUMREF_MMA_ALGO_GTR_FDPA == static_cast<unsigned>(MmaAlgo::gtr_fdpa));
+              NUMREF_MMA_ALGO_GTR_FDPA == static_cast<unsigned>(MmaAlgo::gtr_fdpa) &&
+              NUMREF_MMA_ALGO_FMA == static_cast<unsigned>(MmaAlgo::fma));
 static_assert(NUMREF_MMA_ROUND_RNE == static_cast<unsigned>(MmaRound::rne) &&
               NUMREF_MMA_ROUND_RZ == static_cast<unsigned>(MmaRound::rz) &&
               NUMREF_MMA_ROUND_RZ13 == static_cast<unsigned>(MmaRound::rz13));
@@ -474,6 +475,15 @@ static_assert(NUMREF_MMA_ZERO_PLUS == static_cast<unsigned>(MmaZero::plus) &&
               NUMREF_MMA_ZERO_IEEE == static_cast<unsigned>(MmaZero::ieee) &&
               NUMREF_MMA_ZERO_ROUNDED == static_cast<unsigned>(MmaZero::rounded));
 inline constexpr std::uint32_t kMmaMinor = 9;  // the C ABI minor version of the mma family (Annex C.1)
+static_assert(since_columns_cover(kMmaKnobs), "an mma knob's since column names the minor version of each word");
+// The earliest C ABI minor version that knows every knob value of an mma model (1.10: algo=fma).
+inline std::uint32_t abi_minor(const MmaKnobs& k) {
+  std::uint32_t m = kMmaMinor;
+  for_each_knob_row(kMmaKnobs, [&](const auto& row) {
+    if (!row.words.empty()) m = std::max<std::uint32_t>(m, row.since_minor(static_cast<std::size_t>(k.*row.member)));
+  });
+  return m;
+}
 
 // An operand type as (format, ignored bits) and back (§36.2).
 inline std::optional<MmaType> mma_type_from_c(std::uint32_t fmt, std::uint32_t ignore) {
@@ -532,7 +542,7 @@ inline MmaSpec mma_spec_from_c(const numref_mma_op& c) {
     if (!st) throw std::invalid_argument("numref_mma_op: a scale type numref does not have");
     s.scale = *st;
   }
-  if (c.algo > 3 || c.round > 2 || c.scale > 2 || c.nan > 1 || c.zero > 2)
+  if (c.algo > NUMREF_MMA_ALGO_FMA || c.round > 2 || c.scale > 2 || c.nan > 1 || c.zero > 2)
     throw std::invalid_argument("numref_mma_op: a knob value outside its table");
   MmaKnobs k;
   k.algo = static_cast<MmaAlgo>(c.algo);

@@ -41,6 +41,8 @@ class MmaParams final : public Params {
 
   void expected(std::size_t n, const std::uint32_t* in, std::uint32_t* out) const override;
   std::string case_note(const std::uint32_t* in, const std::uint32_t* out) const override;
+  // §32.2 / §34.3 the family's 1.9, or the minor version of a newer knob value (1.10: algo=fma)
+  std::uint32_t abi_minor() const override;
   bool plugin_supported(const numref_backend& b) const override;
   bool plugin_call(const numref_backend& b, std::size_t n, const std::uint32_t* in, std::uint32_t* out, bool optional,
                    std::string& error) const override;

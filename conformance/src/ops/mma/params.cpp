@@ -151,6 +151,8 @@ std::string MmaParams::case_note(const std::uint32_t*, const std::uint32_t* out)
 
 // ---- C ABI (§32.9) ----------------------------------------------------------------------------
 
+std::uint32_t MmaParams::abi_minor() const { return std::max(family().abi_minor(), conform::abi_minor(ms_.model())); }
+
 bool MmaParams::plugin_supported(const numref_backend& b) const {
   return NUMREF_HAS_ENTRY(b, mma_supported) && NUMREF_HAS_ENTRY(b, mma) && b.mma_supported(b.ctx, &cop_) == 1;
 }
