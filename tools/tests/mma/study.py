@@ -19,15 +19,23 @@ import tempfile
 import ml_dtypes
 import numpy as np
 
+SHAPE = (64, 64, 4096)  # M, N, K
+
+
+def distributions(seed=7):
+    """The study's two value distributions, drawing in turn from one generator seeded with `seed`."""
+    rng = np.random.default_rng(seed)
+    return (("gaussian", lambda s: rng.standard_normal(s)),
+            ("outliers", lambda s: rng.standard_normal(s) * np.where(rng.random(s) < 0.01, 64, 1)))
+
+
 PROFILES = ("ideal", "sm89_mma_f8", "sm90_wgmma_f8", "sm100_tcgen05_f8f6f4", "sm120_mma_f8")
 
 
 def main(numref):
-    rng = np.random.default_rng(7)
-    M, N, K = 64, 64, 4096
+    M, N, K = SHAPE
     with tempfile.TemporaryDirectory() as t:
-        for name, gen in (("gaussian", lambda s: rng.standard_normal(s)),
-                          ("outliers", lambda s: rng.standard_normal(s) * np.where(rng.random(s) < 0.01, 64, 1))):
+        for name, gen in distributions():
             A = gen((M, K)).astype(np.float32).astype(ml_dtypes.float8_e4m3fn)
             B = gen((K, N)).astype(np.float32).astype(ml_dtypes.float8_e4m3fn)
             np.save(os.path.join(t, "a.npy"), A.view(np.uint8))
@@ -51,11 +59,9 @@ RECIPE_RUNS = (("te_mxfp8", "sm100_tcgen05_mxf8f6f4"), ("torchao_mx_floor", "sm1
 
 
 def backward_errors(numref):
-    rng = np.random.default_rng(7)
-    M, N, K = 64, 64, 4096
+    M, N, K = SHAPE
     with tempfile.TemporaryDirectory() as t:
-        for name, gen in (("gaussian", lambda s: rng.standard_normal(s)),
-                          ("outliers", lambda s: rng.standard_normal(s) * np.where(rng.random(s) < 0.01, 64, 1))):
+        for name, gen in distributions():
             np.save(os.path.join(t, "x.npy"), gen((M, K)).astype(np.float32))
             np.save(os.path.join(t, "w.npy"), gen((K, N)).astype(np.float32))
             for recipe, prof in RECIPE_RUNS:
