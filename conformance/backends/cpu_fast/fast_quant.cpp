@@ -323,7 +323,9 @@ FastQuant::FastQuant(const QuantOp& op)
   const Format& f32 = format(FormatId::f32);
   dense_f32_ = op.src->bits == 32 && op.rs == static_cast<std::ptrdiff_t>(op.cols) && op.cs == 1;
   if (op.src->bits <= 16 && op.src->id != FormatId::bf16) widen_lut_ = widen_table(*op.src);
-  one_pass_ = scale_kind(op.rule) != ScaleKind::gam && std::min(op.br, op.rows) * op.cols <= kOnePassElems;
+  // one pass: a block row that fits, or a long row of narrow 1-row blocks cut into pieces of whole blocks
+  one_pass_ = scale_kind(op.rule) != ScaleKind::gam &&
+              (std::min(op.br, op.rows) * op.cols <= kOnePassElems || (op.br == 1 && op.bc <= kSmallBlock));
   const FastCast e(*op.elem, f32, op.wide);
   std::vector<std::uint32_t> codes(std::size_t{1} << op.elem->bits);
   for (std::uint32_t c = 0; c < codes.size(); ++c) codes[c] = c;
@@ -410,7 +412,16 @@ const std::uint32_t* FastQuant::cols_of(const void* x, std::size_t i, std::size_
 
 void FastQuant::amax_cols(const std::uint32_t* u, std::size_t cb, std::size_t ce, std::uint32_t* am) const {
   const std::uint32_t nan_mask = op_.nan_ignore ? 1u : 0u, inf_mask = op_.inf_ignore ? 1u : 0u;
-  for (std::size_t J = cb / op_.bc; J * op_.bc < ce; ++J) {
+  std::size_t J0 = cb / op_.bc;
+  if (op_.bc <= kSmallBlock && cb % op_.bc == 0) {  // whole narrow blocks: one vectorised call
+    const std::size_t full = (ce - cb) / op_.bc;
+    if (op_.bc == 32)
+      max_blocks32(u, full, nan_mask, inf_mask, am + J0);
+    else
+      max_blocks(u, full, op_.bc, nan_mask, inf_mask, am + J0);
+    J0 += full;
+  }
+  for (std::size_t J = J0; J * op_.bc < ce; ++J) {
     const std::size_t c0 = std::max(J * op_.bc, cb), c1 = std::min((J + 1) * op_.bc, ce);
     am[J] = std::max(am[J], seg_max(u + (c0 - cb), c1 - c0, nan_mask, inf_mask));
   }
@@ -796,6 +807,27 @@ void FastQuant::quantize(const void* x, const std::uint32_t* r, std::uint8_t* co
   const std::size_t R = op_.rows, C = op_.cols;
   if (one_pass_) {  // block row by block row: amax, scales and codes while the rows are in cache
     const std::size_t br = std::min(op_.br, R);
+    if (br * C > kOnePassElems) {  // 1-row blocks of a long row: pieces of W columns (whole blocks), in order
+      const std::size_t W = col_unit() * 8, npc = (C + W - 1) / W, units = nbr_ * npc;
+      const std::size_t p = parts(units, threads, (kGrain + W - 1) / W);
+      run_parts(p, units, [&](std::size_t, std::size_t u0, std::size_t u1) {
+        std::vector<std::uint32_t> buf, am(nbc_);
+        std::vector<BlockFactor> fac(nbc_);
+        for (std::size_t u = u0; u < u1; ++u) {
+          const std::size_t i = u / npc, cb = (u % npc) * W, ce = std::min(C, cb + W);
+          const std::uint32_t* f = cols_of(x, i, cb, ce, buf);
+          const std::size_t J0 = cb / op_.bc, J1 = (ce + op_.bc - 1) / op_.bc;
+          std::fill(am.begin() + static_cast<std::ptrdiff_t>(J0), am.begin() + static_cast<std::ptrdiff_t>(J1), 0u);
+          amax_cols(f, cb, ce, am.data());
+          for (std::size_t J = J0; J < J1; ++J) {
+            fac[J] = block_scale(am[J] > kInf ? kNaN : am[J], scales[i * nbc_ + J]);
+            if (kept) kept[i * nbc_ + J] = fac[J].kept ? 1 : 0;
+          }
+          codes_rows(f, i, i + 1, r, fac.data(), i, codes, cb, ce);
+        }
+      });
+      return;
+    }
     const std::size_t p = parts(nbr_, threads, (kGrain + br * C - 1) / (br * C));
     run_parts(p, nbr_, [&](std::size_t, std::size_t I0, std::size_t I1) {
       std::vector<std::uint32_t> buf, am(nbc_);

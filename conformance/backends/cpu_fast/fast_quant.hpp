@@ -33,8 +33,10 @@
 // computed once, the codes / dequantized values written by row ranges (stochastic rounding's r
 // is read by element index, so a range reads its own slice). The result is the same for every
 // thread count.
-// Row blocks (a block row of at most kOnePassElems elements that is not GAM) are quantized in
-// one pass: a block row's amaxes, scales and codes while it is in cache.
+// Row blocks (a block row of at most kOnePassElems elements that is not GAM, or 1-row blocks of at
+// most 256 columns in a longer row, taken in pieces of whole blocks) are quantized in one pass: a
+// block row's (piece's) amaxes, scales and codes while it is in cache. Tensors of too few rows
+// to share by rows (a 1-D array is one row) are shared by column ranges.
 #pragma once
 
 #include <cstddef>
