@@ -628,6 +628,7 @@ std::optional<nb::dict> quantize_fast(const QuantizeCall& c, unsigned threads) {
   op.policy = qz.spec().policy;
   op.wide = spec.wide;
   op.recipe = spec.recipe;  // §19.8 cpu-fast declines the knobs it does not implement, by name
+  op.tensor_partition = spec.partition == Partition::tensor();
   op.q_max = rn32(qz.q_max());
   cpu_fast::QuantOp fop = op;
   if (c.fake) fop.out = c.fake;

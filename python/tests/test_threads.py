@@ -127,7 +127,7 @@ def _special_tensor(seed, rows=40, cols=256):
 
 
 FAST_RECIPES = ["torchao_mx_floor", "torchao_mx_ceil", "torchao_mx_even", "te_mxfp8", "deepgemm",
-                "te_float8_current", "te_float8_block"]
+                "te_float8_current", "te_float8_block", "torchao_float8"]
 ELEMENTS = ["f8e4m3fn", "f8e5m2", "f6e3m2fn", "f6e2m3fn", "f4e2m1fn"]
 
 
@@ -160,8 +160,7 @@ def test_recipe_profiles_fast_equal_reference(profile, fmt, src):
 
 def test_profiles_cpu_fast_declines_stay_on_the_reference():
     x = _special_tensor(1)
-    for profile in ("torchao_mx_rceil", "microxcaling", "torchao_float8", "torchao_float8_pow2",
-                    "torchao_float8_inference"):
+    for profile in ("torchao_mx_rceil", "microxcaling", "torchao_float8_pow2", "torchao_float8_inference"):
         assert numref.quantize(x, "f8e4m3fn", profile=profile).path == "reference", profile
 
 
@@ -196,12 +195,19 @@ def test_mx_recipe_knobs_fast_equal_reference(knobs, rule):
     ("amax-recip", "inf_block=one_scale"), ("pow2-recip", "inf_block=one_scale"), ("amax", "amax_floor=1e-4"),
     ("pow2", "amax_floor=1e-4"), ("mx-rceil-f32", "mx_descale=divide"),
     ("mx-rceil-f32", "amax_floor=1e-4 mx_descale=divide inf_block=max_code nan_block=max_code"),
+    ("amax", "amax_floor=1e-12"), ("pow2", "amax_floor=1e-12"), ("pow2-recip", "amax_floor=1e-12"),
+    ("amax", "nan_scale=all_ones_tensor"), ("amax-recip", "nan_scale=all_ones_tensor"),
+    ("amax", "amax_floor=1e-12 inf_block=zero_scale nan_scale=all_ones_tensor"),
 ])
 @pytest.mark.parametrize("partition", ["tensor", "rows", "block:1x32"])
 def test_other_recipe_knobs_fast_equal_reference(rule, knobs, partition):
     x = _special_tensor(13)
-    for fmt in ("f8e4m3fn", "f6e2m3fn"):
-        assert _compare(x, fmt, partition=partition, scale=rule, recipe=knobs).path == "fast"
+    tiny = np.float32([[0.0, 1e-13, -3e-13], [2e-45, 0.0, -0.0]])  # every amax below the 1e-12 / 1e-4 floors
+    for fmt in ("f8e4m3fn", "f6e2m3fn", "int8"):
+        for t in (x, tiny, x[:4, :64], x[8:9, :]):  # a NaN tensor, a tiny one, NaN / Inf rows, a NaN only
+            assert _compare(t, fmt, partition=partition, scale=rule, recipe=knobs).path == "fast"
+            if fmt == "int8":  # the exact one-rounding application (§19.2 fused)
+                assert _compare(t, fmt, partition=partition, scale=rule, recipe=knobs, apply="fused").path == "fast"
 
 
 @pytest.mark.parametrize("partition,rule", [("block:1x32", "mx-floor"), ("block:1x128", "mx-rceil-f32"),
@@ -218,3 +224,30 @@ def test_wide_rows_fast_equal_reference(partition, rule, src):
         assert _compare(xs, fmt, partition=partition, scale=rule).path == "fast"
         assert _compare(xs, fmt, partition=partition, scale=rule, recipe="zero_code=one elem_nan=half"
                         if rule.startswith("mx") else None).path == "fast"
+
+
+@pytest.mark.parametrize("shape", [(ROWS * COLS,), (3, ROWS * COLS // 3)])
+@pytest.mark.parametrize("src,kw", [
+    ("f32", dict(partition="tensor")),
+    ("bf16", dict(partition="block:1x32", scale="mx-floor")),
+    ("f32", dict(partition="block:1x100", scale="amax", round="sr", sr_bits=6, random=5)),
+    ("f16", dict(partition="block:1x5000", scale="pow2")),
+    ("f32", dict(profile="torchao_float8")),
+])
+def test_few_rows_split_by_columns(shape, src, kw):
+    """A 1-D tensor (one row) or three rows of 2^19 elements: the work is split by column ranges
+    (per-range partial amaxes, codes and dequantized values by columns; 1-row blocks of at most
+    256 columns in one pass, by pieces of whole blocks); the same bits for 1, 2 and 3 threads and
+    the reference's."""
+    x = _tensor(4).reshape(shape)
+    xs = x if src == "f32" else numref.cast(x, src, overflow="saturate")
+    one = numref.quantize(xs, "f8e4m3fn", threads=1, **kw)
+    assert one.path == "fast"
+    keys = ("raw_codes", "scales", "dequantized", "fake_quant")
+    for t in (2, 3):
+        got = numref.quantize(xs, "f8e4m3fn", threads=t, **kw)
+        for k in keys:
+            _same(getattr(got, k), getattr(one, k), f"{k}, threads={t}")
+    ref = numref.quantize(xs, "f8e4m3fn", path="reference", **kw)
+    for k in keys:
+        _same(getattr(ref, k), getattr(one, k), f"{k}: fast against the reference")

@@ -99,6 +99,8 @@ std::optional<QuantOp> quant_op(std::uint32_t family, const numref_tensor_op* t,
   q.policy = *pol;
   q.wide = *wide;
   q.q_max = t->q_max;
+  // §13.8 the runner sends nan_scale=all_ones_tensor with the tensor partition only (one block)
+  q.tensor_partition = t->n_blocks == 1;
   why = FastQuant::unsupported(q);
   if (!why.empty()) return std::nullopt;
   return q;

@@ -49,6 +49,44 @@ inline std::uint32_t dequant_scale(std::uint32_t a, float q) {
   return d == 0 ? 1u : d;
 }
 
+// RN32(q / f) of a positive normal binary32 q and a positive normal binary64 f, saturated to
+// FLT_MAX (§13.5 a binary64 amax floor): exact long division of the significands, 26 quotient
+// bits and a sticky bit, rounded to nearest even. The quotient must be a normal binary32 or
+// overflow (q >= 4 and f <= 1 here).
+std::uint32_t rn32_quotient(std::uint32_t q, double f) {
+  int qe = 0;
+  std::uint32_t qs = 0;
+  normalise(q, qe, qs);  // q = qs 2^(qe - 23)
+  int fe = 0;
+  const double m = std::frexp(f, &fe);                            // f = m 2^fe, m in [0.5, 1)
+  const auto fs = static_cast<std::uint64_t>(std::ldexp(m, 53));  // f = fs 2^(fe - 53), exact
+  int e = (qe - 23) - (fe - 53);                                  // q / f = (qs / fs) 2^e
+  std::uint64_t r = qs;
+  while (r < fs) {  // 1 <= r / fs < 2
+    r <<= 1;
+    --e;
+  }
+  std::uint64_t bits = 0;
+  for (int i = 0; i < 26; ++i) {
+    bits <<= 1;
+    if (r >= fs) {
+      bits |= 1;
+      r -= fs;
+    }
+    r <<= 1;
+  }
+  // bits: 26 quotient bits, the leading one at bit 25; the value is bits 2^(e - 25) (+ the remainder)
+  std::uint32_t mant = static_cast<std::uint32_t>(bits >> 2);
+  const bool guard = (bits >> 1) & 1u, sticky = (bits & 1u) != 0 || r != 0;
+  if (guard && (sticky || (mant & 1u))) ++mant;
+  if (mant == (1u << 24)) {
+    mant >>= 1;
+    ++e;
+  }
+  if (e + 127 >= 255) return 0x7F7FFFFFu;  // §14.1 clamped to FLT_MAX
+  return (static_cast<std::uint32_t>(e + 127) << 23) | (mant & 0x7FFFFFu);
+}
+
 // 2^k as a binary32 (k in [-149, 127]).
 inline float pow2f(int k) {
   if (k >= -126) return as_float(static_cast<std::uint32_t>(k + 127) << 23);
@@ -237,13 +275,14 @@ std::string FastQuant::unsupported(const QuantOp& op) {
   {
     const RecipeKnobs& k = op.recipe;
     RecipeKnobs d;  // the declined knobs, numref's rule elsewhere
-    if (k.amax_floor == AmaxFloor::eps_1e12) d.amax_floor = k.amax_floor;
+    if (k.amax_floor == AmaxFloor::eps_1e12 && kind != ScaleKind::fp32_quotient && kind != ScaleKind::pow2 &&
+        kind != ScaleKind::pow2_recip)
+      d.amax_floor = k.amax_floor;
     d.scale_exp = k.scale_exp;
     if ((k.inf_block == InfBlock::zero_scale && kind == ScaleKind::fp32_dequant) ||
         (k.inf_block == InfBlock::exponent && rule_info(op.rule).mx == MxExponent::rceil_f32))
       d.inf_block = k.inf_block;
     if (k.nan_block == NanBlock::first_nan || k.nan_block == NanBlock::own_nan) d.nan_block = k.nan_block;
-    d.nan_scale = k.nan_scale;
     d.zero_sign = k.zero_sign;
     d.scale_round = k.scale_round;
     d.zero_divisor = k.zero_divisor;
@@ -284,7 +323,9 @@ FastQuant::FastQuant(const QuantOp& op)
   const Format& f32 = format(FormatId::f32);
   dense_f32_ = op.src->bits == 32 && op.rs == static_cast<std::ptrdiff_t>(op.cols) && op.cs == 1;
   if (op.src->bits <= 16 && op.src->id != FormatId::bf16) widen_lut_ = widen_table(*op.src);
-  one_pass_ = scale_kind(op.rule) != ScaleKind::gam && std::min(op.br, op.rows) * op.cols <= kOnePassElems;
+  // one pass: a block row that fits, or a long row of narrow 1-row blocks cut into pieces of whole blocks
+  one_pass_ = scale_kind(op.rule) != ScaleKind::gam &&
+              (std::min(op.br, op.rows) * op.cols <= kOnePassElems || (op.br == 1 && op.bc <= kSmallBlock));
   const FastCast e(*op.elem, f32, op.wide);
   std::vector<std::uint32_t> codes(std::size_t{1} << op.elem->bits);
   for (std::uint32_t c = 0; c < codes.size(); ++c) codes[c] = c;
@@ -295,6 +336,10 @@ FastQuant::FastQuant(const QuantOp& op)
   inv_qmax_ = 1.0f / qmax_;
   if (op.recipe.amax_floor == AmaxFloor::eps_1e4)
     floor_ = as_bits(1e-4f);  // RN32(1e-4): the literal, correctly rounded
+  if (op.recipe.amax_floor == AmaxFloor::eps_1e12) {
+    floor64_ = 1e-12;  // RN64(1e-12): the literal, correctly rounded
+    floor_s_ = rn32_quotient(op.q_max, floor64_);
+  }
   if (op.recipe.elem_nan == ElemNan::half && !op.elem->has_nan() && !op.elem->is_integer()) {
     const FastCast h(f32, *op.elem, Policy{});
     const std::uint32_t one_half = 0x3FC00000u;
@@ -343,6 +388,66 @@ const std::uint32_t* FastQuant::rows_of(const void* x, std::size_t i0, std::size
   return buf.data();
 }
 
+const std::uint32_t* FastQuant::cols_of(const void* x, std::size_t i, std::size_t cb, std::size_t ce,
+                                        std::vector<std::uint32_t>& buf) const {
+  if (dense_f32_) return static_cast<const std::uint32_t*>(x) + i * op_.cols + cb;
+  buf.resize(ce - cb);
+  const std::size_t bytes = op_.src->bits <= 8 ? 1 : (op_.src->bits <= 16 ? 2 : 4);
+  const auto* p = static_cast<const unsigned char*>(x);
+  const std::uint32_t mask = op_.src->bits >= 32 ? 0xFFFFFFFFu : (1u << op_.src->bits) - 1u;
+  const bool bf16 = op_.src->id == FormatId::bf16;
+  for (std::size_t j = cb; j < ce; ++j) {
+    const std::ptrdiff_t off = static_cast<std::ptrdiff_t>(i) * op_.rs + static_cast<std::ptrdiff_t>(j) * op_.cs;
+    std::uint32_t c = 0;
+    std::memcpy(&c, p + off * static_cast<std::ptrdiff_t>(bytes), bytes);
+    if (bf16) {
+      const std::uint32_t w = (c & 0xFFFFu) << 16;
+      buf[j - cb] = (w & 0x7FFFFFFFu) > kInf ? (w | 0x00400000u) : w;
+    } else {
+      buf[j - cb] = widen_lut_ ? (*widen_lut_)[c & mask] : c;
+    }
+  }
+  return buf.data();
+}
+
+void FastQuant::amax_cols(const std::uint32_t* u, std::size_t cb, std::size_t ce, std::uint32_t* am) const {
+  const std::uint32_t nan_mask = op_.nan_ignore ? 1u : 0u, inf_mask = op_.inf_ignore ? 1u : 0u;
+  std::size_t J0 = cb / op_.bc;
+  if (op_.bc <= kSmallBlock && cb % op_.bc == 0) {  // whole narrow blocks: one vectorised call
+    const std::size_t full = (ce - cb) / op_.bc;
+    if (op_.bc == 32)
+      max_blocks32(u, full, nan_mask, inf_mask, am + J0);
+    else
+      max_blocks(u, full, op_.bc, nan_mask, inf_mask, am + J0);
+    J0 += full;
+  }
+  for (std::size_t J = J0; J * op_.bc < ce; ++J) {
+    const std::size_t c0 = std::max(J * op_.bc, cb), c1 = std::min((J + 1) * op_.bc, ce);
+    am[J] = std::max(am[J], seg_max(u + (c0 - cb), c1 - c0, nan_mask, inf_mask));
+  }
+}
+
+std::size_t FastQuant::col_unit() const { return op_.bc <= kSmallBlock ? (kChunk / op_.bc) * op_.bc : kChunk; }
+
+std::size_t FastQuant::col_parts(unsigned threads) const {
+  const std::size_t U = col_unit(), nu = (op_.cols + U - 1) / U;
+  const std::size_t per_unit = U * op_.rows;
+  return parts(nu, threads, (kGrain + per_unit - 1) / per_unit);
+}
+
+template <class F>
+void FastQuant::by_rows_or_cols(unsigned threads, F&& fn) const {
+  const std::size_t R = op_.rows, C = op_.cols;
+  const std::size_t pr = parts(R, threads, (kGrain + C - 1) / C);
+  const std::size_t pc = pr > 1 ? 1 : col_parts(threads);
+  if (pc > 1) {
+    const std::size_t U = col_unit(), nu = (C + U - 1) / U;
+    run_parts(pc, nu, [&](std::size_t, std::size_t u0, std::size_t u1) { fn(0, R, u0 * U, std::min(u1 * U, C)); });
+    return;
+  }
+  run_parts(pr, R, [&](std::size_t, std::size_t i0, std::size_t i1) { fn(i0, i1, std::size_t{0}, C); });
+}
+
 // §13 max of the magnitude bits (NaN above +Inf above every finite value) into the amaxes of
 // the blocks of rows [i0, i1).
 void FastQuant::amax_rows(const std::uint32_t* f, std::size_t i0, std::size_t i1, std::size_t I0,
@@ -385,7 +490,19 @@ void FastQuant::amaxes(const void* x, std::uint32_t* amax, unsigned threads) con
               [&](std::size_t, std::size_t I0, std::size_t I1) { pass(I0 * op_.br, std::min(I1 * op_.br, R), amax); });
   } else {
     const std::size_t p = parts(R, threads, (kGrain + C - 1) / C);
-    if (p <= 1) {
+    const std::size_t pc = p > 1 ? 1 : col_parts(threads);
+    if (pc > 1) {  // few rows: column ranges, per-range partial amaxes
+      const std::size_t U = col_unit(), nu = (C + U - 1) / U;
+      std::vector<std::vector<std::uint32_t>> part(pc, std::vector<std::uint32_t>(nb, 0u));
+      run_parts(pc, nu, [&](std::size_t k, std::size_t u0, std::size_t u1) {
+        const std::size_t cb = u0 * U, ce = std::min(u1 * U, C);
+        std::vector<std::uint32_t> buf;
+        for (std::size_t i = 0; i < R; ++i)
+          amax_cols(cols_of(x, i, cb, ce, buf), cb, ce, part[k].data() + (i / op_.br) * nbc_);
+      });
+      for (const auto& v : part)
+        for (std::size_t b = 0; b < nb; ++b) amax[b] = std::max(amax[b], v[b]);
+    } else if (p <= 1) {
       pass(0, R, amax);
     } else {
       std::vector<std::vector<std::uint32_t>> part(p, std::vector<std::uint32_t>(nb, 0u));
@@ -437,18 +554,25 @@ FastQuant::BlockFactor FastQuant::block_scale(std::uint32_t a, std::uint32_t& st
   }
   if (a >= kInf) {  // §13.2 a NaN / Inf block: the NaN of the scale format (§19.4)
     stored = scale_format(op_.rule).id == FormatId::f32 ? kNaN : 0xFFu;
+    // §13.8 nan_scale=all_ones_tensor: the tensor partition's NaN is 0xFFFFFFFF, and the elements
+    // of a poisoned block convert the stored NaN under either value of the knob
+    if (rk.nan_scale == NanScale::all_ones_tensor && a > kInf && stored == kNaN && op_.tensor_partition)
+      stored = 0xFFFFFFFFu;
+    if (rk.nan_scale != NanScale::canonical && stored != 0xFFu) F.nan = stored;
     F.poisoned = true;
     return F;
   }
-  // §13.5 the amax floor (a binary32 value): a finite amax below it, zero included, is raised to it
-  const bool floored = floor_ != 0 && a < floor_;
-  const std::uint32_t av = floored ? floor_ : a;
+  // §13.5 the amax floor: a finite amax below it, zero included, is raised to it (1e-4: a binary32
+  // value; 1e-12: a binary64 value, whose quotient scale floor_s_ is computed once)
+  const bool floored =
+      floor64_ != 0 ? (a == 0 || static_cast<double>(as_float(a)) < floor64_) : (floor_ != 0 && a < floor_);
+  const std::uint32_t av = floored && floor64_ == 0 ? floor_ : a;
   switch (kind) {
     case ScaleKind::fp32_quotient:
     case ScaleKind::fp32_recip:
     case ScaleKind::pow2:
     case ScaleKind::pow2_recip: {
-      std::uint32_t s = amax_scale(av, qmax_);
+      std::uint32_t s = floored && floor64_ != 0 ? floor_s_ : amax_scale(av, qmax_);
       const bool p2 = kind == ScaleKind::pow2 || kind == ScaleKind::pow2_recip;
       if (p2) s = s >= 0x00800000u ? (s & 0xFF800000u) : (s ? 1u << (31 - __builtin_clz(s)) : 0u);
       F.f = as_float(s);
@@ -555,8 +679,11 @@ void FastQuant::half_nans(const std::uint32_t* y, std::uint32_t* o, std::size_t 
 // §19.2 the element codes of rows [i0, i1): RN32(x op f) converted by the policy (rn32), or the
 // exact product / quotient rounded once to an integer (fused, integer elements).
 void FastQuant::codes_rows(const std::uint32_t* f, std::size_t i0, std::size_t i1, const std::uint32_t* r,
-                           const BlockFactor* fac, std::size_t I0, std::uint8_t* codes) const {
+                           const BlockFactor* fac, std::size_t I0, std::uint8_t* codes, std::size_t cb,
+                           std::size_t ce) const {
   const std::size_t C = op_.cols;
+  ce = std::min(ce, C);
+  const std::size_t ld = ce - cb;  // f's row stride
   std::uint32_t y[kChunk], o[kChunk];
   if (op_.fused) {
     const Round mode = effective_round(*op_.elem, op_.policy);
@@ -566,13 +693,15 @@ void FastQuant::codes_rows(const std::uint32_t* f, std::size_t i0, std::size_t i
     double q[kChunk];
     for (std::size_t i = i0; i < i1; ++i) {
       const std::size_t I = i / op_.br - I0;
-      const std::uint32_t* u = f + (i - i0) * C;
+      const std::uint32_t* u = f + (i - i0) * ld;  // u[j - cb]: column j (j in [cb, ce))
       std::uint8_t* out = codes + i * C;
-      for (std::size_t J = 0; J < nbc_; ++J) {
+      for (std::size_t J = cb / op_.bc; J * op_.bc < ce; ++J) {
         const BlockFactor& F = fac[I * nbc_ + J];
-        const std::size_t c0 = J * op_.bc, c1 = std::min(c0 + op_.bc, C);
+        const std::size_t c0 = std::max(J * op_.bc, cb), c1 = std::min((J + 1) * op_.bc, ce);
         if (F.poisoned) {
-          std::fill(out + c0, out + c1, static_cast<std::uint8_t>(nan_code_));
+          std::uint32_t c = nan_code_;
+          if (F.nan != kNaN) to_elem_.run(&F.nan, nullptr, &c, nullptr, 1);  // §13.8 the stored NaN
+          std::fill(out + c0, out + c1, static_cast<std::uint8_t>(c));
           continue;
         }
         const double fd = F.zero ? 0.0 : F.f;
@@ -580,14 +709,14 @@ void FastQuant::codes_rows(const std::uint32_t* f, std::size_t i0, std::size_t i
           const std::size_t m = std::min(kChunk, c1 - j0);
           std::uint32_t special = 0;
           for (std::size_t k = 0; k < m; ++k) {
-            const double xv = as_float(u[j0 + k]);
+            const double xv = as_float(u[j0 - cb + k]);
             q[k] = F.divide ? xv / fd : xv * fd;
-            special |= static_cast<std::uint32_t>((u[j0 + k] & 0x7FFFFFFFu) >= kInf);
+            special |= static_cast<std::uint32_t>((u[j0 - cb + k] & 0x7FFFFFFFu) >= kInf);
           }
           rnd(q, m, lo, hi, out + j0);
           if (special)  // NaN / Inf elements: converted as themselves by the policy (§19.2)
             for (std::size_t k = 0; k < m; ++k) {
-              const std::uint32_t v = u[j0 + k];
+              const std::uint32_t v = u[j0 - cb + k];
               if ((v & 0x7FFFFFFFu) < kInf) continue;
               std::uint32_t w = (v & 0x7FFFFFFFu) > kInf ? (v | 0x00400000u) : v;
               if (F.zero && (v & 0x7FFFFFFFu) == kInf) w = 0xFFC00000u;  // Inf * 0
@@ -624,10 +753,10 @@ void FastQuant::codes_rows(const std::uint32_t* f, std::size_t i0, std::size_t i
   };
   for (std::size_t i = i0; i < i1; ++i) {
     const std::size_t I = i / op_.br - I0;
-    const std::uint32_t* u = f + (i - i0) * C;
+    const std::uint32_t* u = f + (i - i0) * ld;  // u[j - cb]: column j (j in [cb, ce))
     const BlockFactor* frow = fac + I * nbc_;
-    for (std::size_t c = 0; c < C; c += piece) {
-      const std::size_t e = std::min(C, c + piece);
+    for (std::size_t c = cb; c < ce; c += piece) {
+      const std::size_t e = std::min(ce, c + piece);
       // whole plain blocks (a multiplying factor): one call for the piece
       std::size_t done = c;
       if (bc <= kSmallBlock) {
@@ -640,9 +769,9 @@ void FastQuant::codes_rows(const std::uint32_t* f, std::size_t i0, std::size_t i
         }
         if (plain) {
           if (bc == 32)
-            mul_blocks32(u + c, nfull, fv, y);
+            mul_blocks32(u + (c - cb), nfull, fv, y);
           else
-            mul_blocks(u + c, nfull, bc, fv, y);
+            mul_blocks(u + (c - cb), nfull, bc, fv, y);
           done = c + nfull * bc;
         }
       }
@@ -652,13 +781,13 @@ void FastQuant::codes_rows(const std::uint32_t* f, std::size_t i0, std::size_t i
         const std::size_t m = std::min(e, (J + 1) * bc) - done;
         std::uint32_t* yy = y + (done - c);
         if (F.poisoned)
-          std::fill(yy, yy + m, kNaN);  // §13.3 the canonical NaN, converted
+          std::fill(yy, yy + m, F.nan);  // §13.3 the canonical NaN (§13.8 the stored one), converted
         else if (F.zero)
-          scale_zero(u + done, m, yy);
+          scale_zero(u + (done - cb), m, yy);
         else if (F.divide)
-          scale_div(u + done, m, F.f, yy);
+          scale_div(u + (done - cb), m, F.f, yy);
         else
-          scale_mul(u + done, m, F.f, yy);
+          scale_mul(u + (done - cb), m, F.f, yy);
         done += m;
       }
       convert(i * C + c, e - c);
@@ -678,6 +807,27 @@ void FastQuant::quantize(const void* x, const std::uint32_t* r, std::uint8_t* co
   const std::size_t R = op_.rows, C = op_.cols;
   if (one_pass_) {  // block row by block row: amax, scales and codes while the rows are in cache
     const std::size_t br = std::min(op_.br, R);
+    if (br * C > kOnePassElems) {  // 1-row blocks of a long row: pieces of W columns (whole blocks), in order
+      const std::size_t W = col_unit() * 8, npc = (C + W - 1) / W, units = nbr_ * npc;
+      const std::size_t p = parts(units, threads, (kGrain + W - 1) / W);
+      run_parts(p, units, [&](std::size_t, std::size_t u0, std::size_t u1) {
+        std::vector<std::uint32_t> buf, am(nbc_);
+        std::vector<BlockFactor> fac(nbc_);
+        for (std::size_t u = u0; u < u1; ++u) {
+          const std::size_t i = u / npc, cb = (u % npc) * W, ce = std::min(C, cb + W);
+          const std::uint32_t* f = cols_of(x, i, cb, ce, buf);
+          const std::size_t J0 = cb / op_.bc, J1 = (ce + op_.bc - 1) / op_.bc;
+          std::fill(am.begin() + static_cast<std::ptrdiff_t>(J0), am.begin() + static_cast<std::ptrdiff_t>(J1), 0u);
+          amax_cols(f, cb, ce, am.data());
+          for (std::size_t J = J0; J < J1; ++J) {
+            fac[J] = block_scale(am[J] > kInf ? kNaN : am[J], scales[i * nbc_ + J]);
+            if (kept) kept[i * nbc_ + J] = fac[J].kept ? 1 : 0;
+          }
+          codes_rows(f, i, i + 1, r, fac.data(), i, codes, cb, ce);
+        }
+      });
+      return;
+    }
     const std::size_t p = parts(nbr_, threads, (kGrain + br * C - 1) / (br * C));
     run_parts(p, nbr_, [&](std::size_t, std::size_t I0, std::size_t I1) {
       std::vector<std::uint32_t> buf, am(nbc_);
@@ -704,8 +854,13 @@ void FastQuant::quantize(const void* x, const std::uint32_t* r, std::uint8_t* co
   if (kept)
     for (std::size_t b = 0; b < blocks(); ++b) kept[b] = fac[b].kept ? 1 : 0;
   const std::size_t rows_per_chunk = std::max<std::size_t>(1, kRowChunk / C);
-  parallel_ranges(R, threads, (kGrain + C - 1) / C, [&](std::size_t i0, std::size_t i1) {
+  by_rows_or_cols(threads, [&](std::size_t i0, std::size_t i1, std::size_t cb, std::size_t ce) {
     std::vector<std::uint32_t> buf;
+    if (cb != 0 || ce != C) {  // a column range of every row
+      for (std::size_t i = i0; i < i1; ++i)
+        codes_rows(cols_of(x, i, cb, ce, buf), i, i + 1, r, fac.data(), 0, codes, cb, ce);
+      return;
+    }
     for (std::size_t i = i0; i < i1; i += rows_per_chunk) {
       const std::size_t e = std::min(i1, i + rows_per_chunk);
       codes_rows(rows_of(x, i, e, buf), i, e, r, fac.data(), 0, codes);
@@ -715,8 +870,10 @@ void FastQuant::quantize(const void* x, const std::uint32_t* r, std::uint8_t* co
 
 // §19.3 the dequantized values of rows [i0, i1), each block's factor from its stored metadata alone.
 void FastQuant::dequant_rows(const std::uint8_t* codes, const std::uint32_t* scales, const std::uint32_t* gm,
-                             const std::uint8_t* kept, std::size_t i0, std::size_t i1, std::uint32_t* out) const {
+                             const std::uint8_t* kept, std::size_t i0, std::size_t i1, std::uint32_t* out,
+                             std::size_t cb, std::size_t ce) const {
   const std::size_t C = op_.cols;
+  ce = std::min(ce, C);
   const ScaleKind kind = scale_kind(op_.rule);
   const bool zero_poisons = kind == ScaleKind::fp32_quotient || kind == ScaleKind::pow2;  // §13.6 S = 0
   const std::uint32_t* lut = elem_f32_.data();
@@ -757,9 +914,9 @@ void FastQuant::dequant_rows(const std::uint8_t* codes, const std::uint32_t* sca
     }
     std::uint32_t* y = out + i * C;
     const std::uint8_t* cd = codes + i * C;
-    for (std::size_t J = 0; J < nbc_; ++J) {
+    for (std::size_t J = cb / op_.bc; J * op_.bc < ce; ++J) {
       const Fac& F = fac[J];
-      const std::size_t c0 = J * op_.bc, c1 = std::min(c0 + op_.bc, C);
+      const std::size_t c0 = std::max(J * op_.bc, cb), c1 = std::min((J + 1) * op_.bc, ce);
       if (F.poisoned) {
         std::fill(y + c0, y + c1, kNaN);
         continue;
@@ -781,8 +938,9 @@ bool FastQuant::dequantize(const std::uint8_t* codes, const std::uint32_t* scale
         err = "GAM block code 00 is not a binary32 block scale (§17.3)";
         return false;
       }
-  parallel_ranges(op_.rows, threads, (kGrain + op_.cols - 1) / op_.cols,
-                  [&](std::size_t i0, std::size_t i1) { dequant_rows(codes, scales, gm, nullptr, i0, i1, out); });
+  by_rows_or_cols(threads, [&](std::size_t i0, std::size_t i1, std::size_t cb, std::size_t ce) {
+    dequant_rows(codes, scales, gm, nullptr, i0, i1, out, cb, ce);
+  });
   return true;
 }
 
@@ -796,8 +954,9 @@ bool FastQuant::fake_from_codes(const std::uint8_t* codes, const std::uint32_t* 
         return false;
       }
   // §19.6 the block's own dequantize factor (kept blocks: 1), as fake-quant applies it
-  parallel_ranges(op_.rows, threads, (kGrain + op_.cols - 1) / op_.cols,
-                  [&](std::size_t i0, std::size_t i1) { dequant_rows(codes, scales, gm, kept, i0, i1, out); });
+  by_rows_or_cols(threads, [&](std::size_t i0, std::size_t i1, std::size_t cb, std::size_t ce) {
+    dequant_rows(codes, scales, gm, kept, i0, i1, out, cb, ce);
+  });
   // §19.6 the dequantized binary32 values converted to op.out by the wide policy, in place
   parallel_ranges(op_.rows * op_.cols, threads, kGrain, [&](std::size_t lo, std::size_t hi) {
     std::uint32_t d[kChunk];

@@ -18,12 +18,14 @@
 // nvfp4. The §19.8 recipe knobs it implements: amax_floor=1e-4 (a binary32 floor), zero_code
 // (every value), inf_block poison / exponent / max_code / max_code_zero / one_scale /
 // zero_scale (binary32 quotient and pow2 rules), nan_block poison / inf_divisor / max_code,
-// elem_nan (both), mx_descale (both) — the knobs of the torchao_mx_floor / _ceil / _even,
-// te_mxfp8, deepgemm, te_float8_current and te_float8_block profiles. Not supported (answered
-// "no"): kind nvfp4, `fused` for floating-point elements and `fused` with stochastic
-// rounding; GAM block code 00 as dequantize input; the recipe knobs amax_floor=1e-12,
-// scale_exp=log2f, nan_block first_nan / own_nan, nan_scale, zero_sign, scale_round,
-// zero_divisor, inf_block=zero_scale with amax-dequant and inf_block=exponent with mx-rceil-f32.
+// elem_nan (both), mx_descale (both), amax_floor=1e-12 (binary64; the binary32 quotient and pow2
+// rules: RN32(q_max / RN64(1e-12)) by exact long division, once), nan_scale (both) — the knobs
+// of the torchao_mx_floor / _ceil / _even, te_mxfp8, deepgemm, te_float8_current,
+// te_float8_block and torchao_float8 profiles. Not supported (answered "no"): kind nvfp4,
+// `fused` for floating-point elements and `fused` with stochastic rounding; GAM block code 00
+// as dequantize input; the recipe knobs scale_exp=log2f, nan_block first_nan / own_nan,
+// zero_sign, scale_round, zero_divisor, amax_floor=1e-12 with the MX rules, inf_block=zero_scale
+// with amax-dequant and inf_block=exponent with mx-rceil-f32.
 //
 // Threads (issue 32): every entry point takes `threads` (1: the calling thread only; the
 // conformance plugin always passes 1, its runner already runs `jobs` workers). Large tensors are
@@ -31,8 +33,10 @@
 // computed once, the codes / dequantized values written by row ranges (stochastic rounding's r
 // is read by element index, so a range reads its own slice). The result is the same for every
 // thread count.
-// Row blocks (a block row of at most kOnePassElems elements that is not GAM) are quantized in
-// one pass: a block row's amaxes, scales and codes while it is in cache.
+// Row blocks (a block row of at most kOnePassElems elements that is not GAM, or 1-row blocks of at
+// most 256 columns in a longer row, taken in pieces of whole blocks) are quantized in one pass: a
+// block row's (piece's) amaxes, scales and codes while it is in cache. Tensors of too few rows
+// to share by rows (a 1-D array is one row) are shared by column ranges.
 #pragma once
 
 #include <cstddef>
@@ -60,8 +64,9 @@ struct QuantOp {
   bool fused = false;
   bool reciprocal = false;
   Policy policy, wide;
-  std::uint32_t q_max = 0;  // binary32 code
-  RecipeKnobs recipe;       // §19.8 (unsupported() names the knobs it declines)
+  std::uint32_t q_max = 0;        // binary32 code
+  RecipeKnobs recipe;             // §19.8 (unsupported() names the knobs it declines)
+  bool tensor_partition = false;  // §12.2 the partition is `tensor` (§13.8 nan_scale=all_ones_tensor)
 };
 
 class FastQuant {
@@ -105,23 +110,40 @@ class FastQuant {
     float f = 1.0f;
     bool divide = false;
     bool poisoned = false;
-    bool zero = false;  // §13.6 / §13.7 the elements are multiplied by 0 (x / Inf)
-    bool kept = false;  // see quantize(): fake-quant dequantizes the block with the factor 1
+    bool zero = false;                // §13.6 / §13.7 the elements are multiplied by 0 (x / Inf)
+    bool kept = false;                // see quantize(): fake-quant dequantizes the block with the factor 1
+    std::uint32_t nan = 0x7FC00000u;  // the binary32 NaN a poisoned block's elements convert (§13.8)
   };
   // Rows [i0, i1) as dense binary32 codes (dense f32 input in place, else widened into buf).
   const std::uint32_t* rows_of(const void* x, std::size_t i0, std::size_t i1, std::vector<std::uint32_t>& buf) const;
+  // Columns [cb, ce) of row i as binary32 codes (u[0] is column cb).
+  const std::uint32_t* cols_of(const void* x, std::size_t i, std::size_t cb, std::size_t ce,
+                               std::vector<std::uint32_t>& buf) const;
   // max into amax[(i / br - I0) * nbc + J] over rows [i0, i1) of f (row i0 first).
   void amax_rows(const std::uint32_t* f, std::size_t i0, std::size_t i1, std::size_t I0, std::uint32_t* amax) const;
+  // max into am[J] (the amaxes of row i's block row) over columns [cb, ce) of row i (u[0]: column cb).
+  void amax_cols(const std::uint32_t* u, std::size_t cb, std::size_t ce, std::uint32_t* am) const;
+  // A column split of large work on few rows: P ranges of whole column units (col_unit(), a
+  // multiple of the block width for narrow blocks), fn(k, cb, ce); P = 1 when not worth it.
+  std::size_t col_unit() const;
+  std::size_t col_parts(unsigned threads) const;
   void amaxes(const void* x, std::uint32_t* amax, unsigned threads) const;
   // The stored scale and factor of one block of a kind other than gam (amax: NaN canonical).
   BlockFactor block_scale(std::uint32_t a, std::uint32_t& stored) const;
   void scales_of(const std::uint32_t* amax, std::uint32_t* scales, std::uint32_t* gm,
                  std::vector<BlockFactor>& fac) const;
-  // Codes of rows [i0, i1): f holds them (row i0 first), fac the factors of block rows I0...
+  // Codes of rows [i0, i1), columns [cb, ce) (cb a multiple of col_unit()): f holds them (row i0,
+  // column cb first; rows ce - cb apart), fac the factors of block rows I0...
   void codes_rows(const std::uint32_t* f, std::size_t i0, std::size_t i1, const std::uint32_t* r,
-                  const BlockFactor* fac, std::size_t I0, std::uint8_t* codes) const;
+                  const BlockFactor* fac, std::size_t I0, std::uint8_t* codes, std::size_t cb = 0,
+                  std::size_t ce = static_cast<std::size_t>(-1)) const;
   void dequant_rows(const std::uint8_t* codes, const std::uint32_t* scales, const std::uint32_t* gm,
-                    const std::uint8_t* kept, std::size_t i0, std::size_t i1, std::uint32_t* out) const;
+                    const std::uint8_t* kept, std::size_t i0, std::size_t i1, std::uint32_t* out, std::size_t cb = 0,
+                    std::size_t ce = static_cast<std::size_t>(-1)) const;
+  // fn(i0, i1, cb, ce) over the tensor on `threads` threads: by row ranges, or by column ranges
+  // (every row) when there are too few rows; one call for small work.
+  template <class F>
+  void by_rows_or_cols(unsigned threads, F&& fn) const;
   // §19.9 elem_nan=half: the codes of lanes whose binary32 value y is NaN become ±1.5.
   void half_nans(const std::uint32_t* y, std::uint32_t* o, std::size_t n) const;
 
@@ -137,6 +159,8 @@ class FastQuant {
   std::uint32_t qsig_ = 0;             // q_max's 24-bit significand
   float inv_qmax_ = 0;                 // RN32(1 / q_max) (mx-rceil-f32)
   std::uint32_t floor_ = 0;            // §13.5 amax_floor=1e-4: RN32(1e-4) as a binary32 code (0: no floor)
+  double floor64_ = 0;                 // §13.5 amax_floor=1e-12: RN64(1e-12) (0: no floor)
+  std::uint32_t floor_s_ = 0;          // RN32(q_max / RN64(1e-12)) saturated: the quotient scale of a floored block
   std::optional<std::uint32_t> half_;  // §19.9 elem_nan=half: the code of +1.5
   std::uint32_t nan_code_ = 0;         // the element code of the canonical NaN
 };

@@ -248,8 +248,9 @@ def main():
 
     # a recipe profile runs in the conformance runner's tensor family with its recipe knobs
     # (spec §32.5, ABI 1.4): the reference backend passes every case it plans (a level-0 plan has
-    # 33; more than 0 is what matters: a run that compared nothing exits 2), and cpu-fast, which
-    # implements no recipe knob, compares nothing and says so with exit 2
+    # 33; more than 0 is what matters: a run that compared nothing exits 2); cpu-fast implements
+    # torchao_mx_floor's knobs (issue 32) and passes its cases too, while a profile whose knobs it
+    # declines (torchao_mx_rceil: scale_exp=log2f) compares nothing and says so with exit 2
     c = subprocess.run([NUMREF, "conform", "--no-progress", "--backend", "reference", "--ops", "quantize",
                         "--profile", "torchao_mx_floor", "--level", "0"], capture_output=True, text=True)
     m = re.search(r"reference: (\d+) passed, 0 failed", c.stdout)
@@ -257,8 +258,13 @@ def main():
           f"conform --backend reference --profile torchao_mx_floor --ops quantize: exit {c.returncode} {c.stdout[-300:]}")
     c = subprocess.run([NUMREF, "conform", "--no-progress", "--backend", "cpu-fast", "--ops", "quantize",
                         "--profile", "torchao_mx_floor", "--level", "0"], capture_output=True, text=True)
-    check(c.returncode == 2 and "NOTHING COMPARED" in c.stdout,
+    m = re.search(r"cpu-fast: (\d+) passed, 0 failed", c.stdout)
+    check(c.returncode == 0 and m is not None and int(m.group(1)) > 0,
           f"conform --backend cpu-fast --profile torchao_mx_floor --ops quantize: exit {c.returncode} {c.stdout[-300:]}")
+    c = subprocess.run([NUMREF, "conform", "--no-progress", "--backend", "cpu-fast", "--ops", "quantize",
+                        "--profile", "torchao_mx_rceil", "--level", "0"], capture_output=True, text=True)
+    check(c.returncode == 2 and "NOTHING COMPARED" in c.stdout,
+          f"conform --backend cpu-fast --profile torchao_mx_rceil --ops quantize: exit {c.returncode} {c.stdout[-300:]}")
 
     return CHECKS.finish()
 
