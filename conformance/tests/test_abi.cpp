@@ -243,6 +243,9 @@ TEST(Abi, ProfilesMapToTheirIds) {  // §10.1, §32.3 c_profile: the first profi
       // microxcaling rounds ties away (rna) on both widths: no other profile does
       {ProfileId::microxcaling, NUMREF_PROFILE_MICROXCALING, NUMREF_PROFILE_MICROXCALING},
       {ProfileId::torchao_float8_inference, NUMREF_PROFILE_TORCHAO_MX_FLOOR, NUMREF_PROFILE_OCP},
+      // microxcaling_even: narrow rne with microxcaling's symmetric int8 range, no earlier profile's;
+      // its wide policy (rne, overflow to Inf, payload kept) is ocp's
+      {ProfileId::microxcaling_even, NUMREF_PROFILE_MICROXCALING_EVEN, NUMREF_PROFILE_OCP},
   };
   for (const auto& w : want) {
     const Profile& pr = profile(w.id);

@@ -418,6 +418,29 @@ TEST(Recipe, Microxcaling) {
   EXPECT_NO_THROW(prof(ProfileId::microxcaling, format(FormatId::f6e2m3fn)));
 }
 
+// §10.4 microxcaling_even (_round_mantissa with round="even": floor(|q| + 0.5) minus 1 where
+// (|q| - 0.5) % 2 == 0): the microxcaling recipe with elements rounded half to even. The block of
+// the rna case above: amax 1 -> code 0x77; 1.0625 (the tie of 1 and 1.125, scaled |q| = 8.5:
+// floor(9) - 1 = 8) -> 0x38, its negative 0xB8; 5 * 2^-10 (the subnormal tie of 2 and 3 * 2^-9,
+// scaled |q| = 2.5: floor(3) - 1 = 2) -> 0x02. 1.1875 = 9.5 / 8 (|q| = 9.5, (9.5 - 0.5) % 2 = 1:
+// floor(10) - 0 = 10) -> 1.25 = 0x3A, as rna. Everything else as microxcaling: the log2f exponent
+// of amax 0x72FFFFFF (0xDE), +0 for a zero quotient, the first NaN of a NaN block.
+TEST(Recipe, MicroxcalingEven) {
+  const QuantizeSpec ev = prof(ProfileId::microxcaling_even);
+  EXPECT_EQ(ev.rule, ScaleRule::mx_floor);
+  EXPECT_EQ(ev.policy.round, Round::rne);
+  const Out t = run(ev, {kF32One, 0x3B880000u, 0xBB880000u, 0x37A00000u, 0x3B980000u});
+  EXPECT_EQ(t.scales[0], 0x77u);
+  EXPECT_EQ(t.codes, (std::vector<std::uint8_t>{0x78, 0x38, 0xB8, 0x02, 0x3A}));
+  EXPECT_EQ(run(prof(ProfileId::microxcaling), {kF32One, 0x3B880000u}).codes[1], 0x39u);  // nearest: away
+  const Out o = run(ev, {0x72FFFFFFu, 0xA0000000u, 0x80000000u});
+  EXPECT_EQ(o.scales[0], 0xDEu);
+  EXPECT_EQ(o.codes, (std::vector<std::uint8_t>{0x78, 0x00, 0x00}));
+  EXPECT_EQ(fq(ev, {kF32One, 0xFFBB5C5Du, 0x7FC00002u}),
+            (std::vector<std::uint32_t>{0x7FFB5C5Du, 0x7FFB5C5Du, 0x7FC00002u}));
+  EXPECT_THROW(prof(ProfileId::microxcaling_even, format(FormatId::int8)), std::invalid_argument);
+}
+
 // Quantizes a 1 x n bf16 row (16-bit patterns) with `spec`.
 Out run_bf16(const QuantizeSpec& spec, const std::vector<std::uint16_t>& x) {
   return run_row(spec, format(FormatId::bf16), x);

@@ -28,8 +28,9 @@ binary32 blocks and on bf16 blocks made of their top halves; run it with
 ATEN_CPU_CAPABILITY=default (torch's vectorised f32 -> bf16 conversion turns the NaN scale of a bf16
 row into 0xFFFF, docs/profiles.md).
 
-Profile microxcaling (not in the default --profiles): microxcaling's mx/mx_ops.py _quantize_mx
-(CPU path, scale_bits 8, block 32 along the last axis, round "nearest") from a checkout named by
+Profiles microxcaling and microxcaling_even (not in the default --profiles): microxcaling's
+mx/mx_ops.py _quantize_mx (CPU path, scale_bits 8, block 32 along the last axis, round "nearest" /
+"even") from a checkout named by
 --microxcaling DIR (it is not on PyPI), against `numref quantize --profile microxcaling
 --fake-quant f32`: microxcaling returns fake-quantized binary32 values, so those are compared,
 NaN bits included. Run it with ATEN_CPU_CAPABILITY=default (torch's scalar kernels: the profile's
@@ -62,6 +63,8 @@ F8_PROFILES = {"torchao_float8": False, "torchao_float8_pow2": True}
 MX_REF_FORMATS = {"f8e4m3fn": "fp8_e4m3", "f8e5m2": "fp8_e5m2", "f6e2m3fn": "fp6_e2m3", "f6e3m2fn": "fp6_e3m2",
                   "f4e2m1fn": "fp4_e2m1", "int8": "int8"}
 BLOCK = 32
+# the microxcaling profiles and the round argument of _quantize_mx each reproduces
+MICROXCALING = {"microxcaling": "nearest", "microxcaling_even": "even"}
 
 
 def make_blocks(n, seed, nan_payloads=""):
@@ -191,13 +194,13 @@ def torchao_inference(x_bits, fmt, rowwise):
     return scale.view(torch.int32).numpy().reshape(-1).astype(np.uint32), torch_codes(data, fmt).reshape(-1)
 
 
-def microxcaling_mx(x_bits, fmt):
+def microxcaling_mx(x_bits, fmt, rnd="nearest"):
     """microxcaling's _quantize_mx (CPU path, scale_bits 8, block 32 along the last axis, round
-    "nearest"): no scales (it returns values), the fake-quantized binary32 bits."""
+    rnd): no scales (it returns values), the fake-quantized binary32 bits."""
     import torch
     from mx.mx_ops import _quantize_mx
     x = torch.from_numpy(x_bits.view(np.float32).copy())
-    y = _quantize_mx(x, 8, MX_REF_FORMATS[fmt], axes=[-1], block_size=BLOCK, round="nearest")
+    y = _quantize_mx(x, 8, MX_REF_FORMATS[fmt], axes=[-1], block_size=BLOCK, round=rnd)
     return np.zeros(0, dtype=np.uint32), y.numpy().view(np.uint32).reshape(-1).copy()
 
 
@@ -212,7 +215,7 @@ def numref_run(numref, x_bits, fmt, prof, extra, tmp):
     for suffix in (".codes.npy", ".scales.npy"):
         if os.path.exists(prefix + suffix):
             os.remove(prefix + suffix)
-    fq = prof == "microxcaling"  # compared on the fake-quantized values
+    fq = prof in MICROXCALING  # compared on the fake-quantized values
     if fq and os.path.exists(prefix + ".fakequant.npy"):
         os.remove(prefix + ".fakequant.npy")
     cmd = [numref, "quantize", "--input", inp, "--format", fmt, "--profile", prof, "--out", prefix,
@@ -291,8 +294,8 @@ def torchao_checks(x, xb, profiles, formats):
                         xt = xs[t * 16:(t + 1) * 16]
                         out.append((f"{prof} {fmt} {name} tensorwise {t}", xt, (prof, fmt),
                                     torchao_inference(xt, fmt, False)))
-            elif prof == "microxcaling":
-                out.append((f"{prof} {fmt}", x, (prof, fmt), microxcaling_mx(x, fmt)))
+            elif prof in MICROXCALING:
+                out.append((f"{prof} {fmt}", x, (prof, fmt), microxcaling_mx(x, fmt, MICROXCALING[prof])))
             else:
                 sys.exit(f"recipe_diff: unknown profile {prof}")
     return out
@@ -341,11 +344,11 @@ def main():
     else:
         try:
             import torch
-            if any(p != "microxcaling" for p in profiles):
+            if any(p not in MICROXCALING for p in profiles):
                 import torchao
         except ImportError as e:
             sys.exit(f"recipe_diff: {e}: install torch and torchao 0.18 (NUMREF_PEERS=1 scripts/setup.sh)")
-        if "microxcaling" in profiles:
+        if set(MICROXCALING) & set(profiles):
             # not on PyPI: a checkout (github.com/microsoft/microxcaling) named by --microxcaling
             if not a.microxcaling or not os.path.isfile(os.path.join(a.microxcaling, "mx", "mx_ops.py")):
                 print("recipe_diff: profile microxcaling needs --microxcaling DIR, a directory with "
@@ -371,7 +374,7 @@ def main():
         meta = {"seed": a.seed, "blocks": a.blocks, "x_sha256": hashlib.sha256(x.tobytes()).hexdigest(),
                 "torch": torch.__version__, "date": time.strftime("%Y-%m-%d"), "checks": [],
                 "nan_payloads": a.nan_payloads, "aten_cpu_capability": torch.backends.cpu.get_cpu_capability()}
-        if any(p != "microxcaling" for p in profiles):
+        if any(p not in MICROXCALING for p in profiles):
             meta["torchao"] = version("torchao")
         if a.library:
             meta["library"] = f"{a.library} (torch {torch.__version__})"

@@ -40,7 +40,8 @@ namespace numref {
   /* element profiles added later (numbers of §32.3 kept) */                                    \
   X(gfloat) X(gfloat_sat)                                                                       \
   /* recipe profiles added later */                                                             \
-  X(te_float8_current) X(te_float8_block) X(microxcaling) X(torchao_float8_inference)
+  X(te_float8_current) X(te_float8_block) X(microxcaling) X(torchao_float8_inference)          \
+  X(microxcaling_even)
 // clang-format on
 #define NUMREF_PROFILE_ENUMERATOR(name) name,
 enum class ProfileId : std::uint8_t { NUMREF_PROFILE_IDS(NUMREF_PROFILE_ENUMERATOR) };
@@ -356,16 +357,16 @@ inline constexpr Recipe kTeFloat8Block{
 // scalar CPU kernels (ATEN_CPU_CAPABILITY=default) the first NaN of the block (torch.max keeps
 // it; x / 2^NaN keeps x's own NaN), quieted and positive (torch.abs in the rounding), or the
 // canonical NaN for a +-Inf block (shared_exp set to float("NaN")).
-constexpr Policy microxcaling_narrow() {
+constexpr Policy microxcaling_narrow(Round r = Round::rna) {
   Policy p;
-  p.round = Round::rna;             // floor(|q| + 0.5)
+  p.round = r;                      // nearest: floor(|q| + 0.5); even: minus 1 at the ties 0.5, 2.5, ...
   p.overflow = Overflow::saturate;  // torch.clamp(out, -max_norm, max_norm)
   p.int_range = IntRange::symmetric;     // int8: +-127 (max_norm = 127 / 64)
   return p;
 }
-constexpr Policy microxcaling_wide() {
+constexpr Policy microxcaling_wide(Round r = Round::rna) {
   Policy p;
-  p.round = Round::rna;  // _quantize_elemwise_core, saturate_normals=False: > max_norm -> Inf
+  p.round = r;  // _quantize_elemwise_core, saturate_normals=False: > max_norm -> Inf
   return p;
 }
 // Its int8 element (sign-magnitude k * 2^-6 with -0, factor down to 2^-133) is not numref's int8
@@ -374,6 +375,16 @@ inline constexpr Recipe kMicroxcaling{
     .rule = "mx-floor", .partition = "block:1x32", .knobs = "scale_exp=log2f nan_block=first_nan zero_sign=plus",
     .source = "microxcaling mx/mx_ops.py _quantize_mx (CPU path, round=nearest; commit 3b429a84)",
     .elements = "f8e4m3fn f8e5m2 f6e3m2fn f6e2m3fn f4e2m1fn"};
+// §10.4 microxcaling with round="even" (_round_mantissa: sign(q) * (floor(|q| + 0.5) - m) with m = 1
+// where (|q| - 0.5) % 2 == 0, i.e. at the ties 0.5, 2.5, 4.5, ...: round half to even; |q| is a small
+// integer plus a fraction, so |q| - 0.5 is exact). The rest as kMicroxcaling: only the elements'
+// rounding differs. (round="floor" is not a profile: its private exponent floor(log2f(|q|)) is one
+// too large just below a power of two, where log2f rounds up: docs/profiles.md.)
+inline constexpr Recipe kMicroxcalingEven{
+    .rule = "mx-floor", .partition = "block:1x32", .knobs = "scale_exp=log2f nan_block=first_nan zero_sign=plus",
+    .source = "microxcaling mx/mx_ops.py _quantize_mx (CPU path, round=even; commit 7bc4195)",
+    .elements = "f8e4m3fn f8e5m2 f6e3m2fn f6e2m3fn f4e2m1fn"};
+
 
 // §10.4 torchao 0.18 float8 inference (quantization/quantize_/workflows/float8/float8_tensor.py
 // Float8Tensor.from_hp with the torch kernel -> quant_primitives.py _choose_scale_float8 and
@@ -464,6 +475,10 @@ inline constexpr Profile kProfiles[] = {
      .summary = "torchao 0.18 float8 inference (Float8Tensor: per tensor; per row with --partition rows; scale in the "
                 "input dtype)",
      .narrow = torchao_narrow(), .wide = torch_wide(), .rules = kTorchRules, .recipe = &kTorchaoFloat8Inference, .abi_minor = 6},
+    {.id = ProfileId::microxcaling_even, .name = "microxcaling_even",
+     .summary = "microxcaling _quantize_mx with round='even': as microxcaling, elements rounded half to even",
+     .narrow = microxcaling_narrow(Round::rne), .wide = microxcaling_wide(Round::rne), .recipe = &kMicroxcalingEven,
+     .abi_minor = 10},
 };
 
 // clang-format on
