@@ -30,6 +30,8 @@
 //              family is skipped, never offered (§32.2)
 //   ?v19       a backend built against ABI 1.9 (abi_minor 9): the mma suites of algo=fma (1.10)
 //              are skipped, never offered (Annex C.1)
+//   ?v110      a backend built against ABI 1.10 (abi_minor 10): the mma suites of algo=efdpa and
+//              algo=ftz (1.11) are skipped, never offered (Annex C.1)
 // Built a second time with NUMREF_TEST_ABI=99 to test the ABI-version refusal.
 //
 // The class derives from the reference backend (reference/reference_backend.hpp): what it does
@@ -67,9 +69,10 @@ class BrokenBackend : public ReferenceBackend {
   static constexpr std::uint32_t caps = NUMREF_CAP_FLAGS | NUMREF_CAP_COUNTS;
 
   explicit BrokenBackend(std::string_view args) : mode_(args) {
-    static constexpr std::string_view kModes[] = {
-        "",          "tie464", "nansign", "noinexact", "count", "crash",  "hang", "error",    "mxfloor", "nanblock",
-        "double448", "recip",  "counts",  "v10",       "morle", "morsum", "v11",  "mmaalign", "v18",     "v19"};
+    static constexpr std::string_view kModes[] = {"",       "tie464", "nansign", "noinexact", "count",     "crash",
+                                                  "hang",   "error",  "mxfloor", "nanblock",  "double448", "recip",
+                                                  "counts", "v10",    "morle",   "morsum",    "v11",       "mmaalign",
+                                                  "v18",    "v19",    "v110"};
     if (std::find(std::begin(kModes), std::end(kModes), mode_) == std::end(kModes))
       throw std::invalid_argument("unknown mode '" + mode_ + "'");
   }
@@ -82,7 +85,8 @@ class BrokenBackend : public ReferenceBackend {
       b.struct_size = static_cast<std::uint32_t>(offsetof(numref_backend, mma_supported));
       b.abi_minor = 8;
     }
-    if (mode_ == "v19") b.abi_minor = 9;  // ABI 1.9: the whole table, without algo=fma
+    if (mode_ == "v19") b.abi_minor = 9;    // ABI 1.9: the whole table, without algo=fma
+    if (mode_ == "v110") b.abi_minor = 10;  // ABI 1.10: without algo=efdpa and algo=ftz
     if (mode_ == "v11") b.struct_size = static_cast<std::uint32_t>(offsetof(numref_backend, mor_supported));  // ABI 1.1
     if (mode_ == "v10")
       b.struct_size = static_cast<std::uint32_t>(offsetof(numref_backend, tensor_supported));  // ABI 1.0

@@ -356,8 +356,40 @@ TEST(Abi, MmaMinorVersionOfAModel) {
   EXPECT_EQ(back.model().algo, MmaAlgo::fma);
   EXPECT_EQ(mma_fused(back), 1u);
   numref_mma_op bad = c;
-  bad.algo = 5;
+  bad.algo = 7;  // one past algo=ftz (§38.11, 1.11)
   EXPECT_THROW(mma_spec_from_c(bad), std::invalid_argument);
+}
+
+// Annex C.1: algo=efdpa (NUMREF_MMA_ALGO_EFDPA 5) and algo=ftz (NUMREF_MMA_ALGO_FTZ 6) are 1.11, so
+// the CDNA1 / CDNA2 f16 and bf16 profiles need 1.11; their C descriptions carry the fused products
+// of §38.1 (f16: 2 · 8 / 4 = 4, CDNA1 bf16: 2 · 4 / 4 = 2) and round-trip.
+TEST(Abi, MmaMinorVersionOfTheExactAndFlushingSteps) {
+  EXPECT_EQ(NUMREF_MMA_ALGO_EFDPA, 5u);
+  EXPECT_EQ(NUMREF_MMA_ALGO_FTZ, 6u);
+  const struct {
+    std::string_view profile;
+    MmaType a;
+    unsigned algo, fused;
+  } want[] = {{"cdna1_mfma_f16", MmaType::f16, NUMREF_MMA_ALGO_EFDPA, 4},
+              {"cdna1_mfma_bf16", MmaType::bf16, NUMREF_MMA_ALGO_EFDPA, 2},
+              {"cdna2_mfma_f16", MmaType::bf16, NUMREF_MMA_ALGO_FTZ, 4},
+              {"cdna2_mfma_bf16", MmaType::bf16, NUMREF_MMA_ALGO_FTZ, 2}};
+  for (const auto& w : want) {
+    const MmaProfile* p = find_mma_profile(w.profile);
+    ASSERT_NE(p, nullptr) << w.profile;
+    EXPECT_EQ(abi_minor(p->knobs), 11u) << w.profile;
+    MmaSpec s;
+    s.profile = p;
+    s.a = s.b = w.a;
+    s.c = MmaType::f32;
+    const numref_mma_op c = to_c_mma(s, 2, 3, 8, "t");
+    EXPECT_EQ(c.algo, w.algo) << w.profile;
+    EXPECT_EQ(c.fused, w.fused) << w.profile;
+    const MmaSpec back = mma_spec_from_c(c);
+    EXPECT_EQ(back.model(), p->knobs) << w.profile;
+    EXPECT_EQ(mma_fused(back), w.fused) << w.profile;
+  }
+  EXPECT_LE(11u, NUMREF_BACKEND_ABI_MINOR);
 }
 
 }  // namespace

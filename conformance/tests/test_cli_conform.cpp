@@ -536,9 +536,11 @@ TEST(ConformCli, DetectsMmaAlignment) {
 TEST(ConformCli, Abi18BackendIsNotOfferedMma) {
   const CliRun r = run_numref(conform(broken("v18")) + " --level 0 --ops mma,cast:f32:f8e4m3fn");
   EXPECT_EQ(r.status, 0) << r.out;
-  // (the suites of algo=fma need 1.10: one more reason, listed first)
+  // (the suites of algo=fma need 1.10, those of algo=efdpa and algo=ftz 1.11: more reasons, in
+  // the order of their text)
   EXPECT_TRUE(contains(r.out,
                        "skipped: {p} need C ABI 1.10 values, the backend declares 1.8 (mma {p}); "
+                       "{p} need C ABI 1.11 values, the backend declares 1.8 (mma {p}); "
                        "{p} need C ABI 1.9 values, the backend declares 1.8 (mma {p})"))
       << r.out;
   EXPECT_EQ(r.out.find("FAIL"), std::string::npos) << r.out;
@@ -554,6 +556,23 @@ TEST(ConformCli, Abi19BackendIsNotOfferedTheFmaChain) {
   EXPECT_GT(passed_of(r.out), 0u) << r.out;  // cdna3_mfma_f16 (1.9) is offered and passes
   // the reference backend (1.10) passes the FMA chain
   const CliRun ok = run_numref(conform("reference") + " --level 0 --ops mma:cdna1_mfma_f32,mma:cdna3_mfma_f32");
+  EXPECT_EQ(ok.status, 0) << ok.out;
+  EXPECT_NE(ok.out.find(" 0 failed, 0 skipped\n"), std::string::npos) << ok.out;
+}
+
+// Annex C.1 the exact steps and the flush-to-zero steps (algo=efdpa, algo=ftz, ABI 1.11) are never
+// offered to a backend of ABI 1.10; its FMA chain is.
+TEST(ConformCli, Abi110BackendIsNotOfferedTheExactOrFlushingSteps) {
+  const CliRun r = run_numref(conform(broken("v110")) +
+                              " --level 0 --ops mma:cdna1_mfma_f16,mma:cdna2_mfma_bf16,mma:cdna3_mfma_f32");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "skipped: {p} need C ABI 1.11 values, the backend declares 1.10 (mma {p})")) << r.out;
+  EXPECT_EQ(r.out.find("FAIL"), std::string::npos) << r.out;
+  EXPECT_GT(passed_of(r.out), 0u) << r.out;  // cdna3_mfma_f32 (1.10) is offered and passes
+  // the reference backend (1.11) passes the CDNA1 / CDNA2 f16 and bf16 profiles
+  const CliRun ok = run_numref(conform("reference") +
+                               " --level 0 --ops mma:cdna1_mfma_f16,mma:cdna1_mfma_bf16,mma:cdna2_mfma_f16,"
+                               "mma:cdna2_mfma_bf16");
   EXPECT_EQ(ok.status, 0) << ok.out;
   EXPECT_NE(ok.out.find(" 0 failed, 0 skipped\n"), std::string::npos) << ok.out;
 }

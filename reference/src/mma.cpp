@@ -136,8 +136,10 @@ std::string apply_model_text(MmaKnobs& out, std::string_view text) {
     return "align and align2 must be in [0, 48], not " + std::to_string(k.align) + " and " + std::to_string(k.align2);
   if (k.algo != MmaAlgo::ideal && (k.fused_bytes < 1 || k.fused_bytes > 4096))
     return "fused_bytes must be in [1, 4096], not " + std::to_string(k.fused_bytes);
-  if (k.algo == MmaAlgo::fma && k.scale == MmaScale::group)
-    return "algo=fma takes scale=none or scale=product, not scale=group (§38.9)";
+  if ((k.algo == MmaAlgo::fma || k.algo == MmaAlgo::efdpa) && k.scale == MmaScale::group)
+    return "algo=" + std::string(mma_words::algo[static_cast<int>(k.algo)]) +
+           " takes scale=none or scale=product, not scale=group (§38.9, §38.10)";
+  if (k.algo == MmaAlgo::ftz && k.scale != MmaScale::none) return "algo=ftz takes scale=none only (§38.11)";
   if (k.scale == MmaScale::group && (k.group < 1 || k.group > 64))
     return "group must be in [1, 64], not " + std::to_string(k.group);
   out = k;
@@ -199,6 +201,29 @@ constexpr MmaKnobs fma_chain() {
   return k;
 }
 constexpr MmaKnobs kFmaChain = fma_chain();
+// AMD CDNA1 f16 / bf16 (MMA-Sim's E-FDPA, §38.10): L products and the accumulator summed exactly
+// per step, rounded once (rne); an exact zero is +0, the canonical NaN (its NaN bits are the host
+// CPU's in MMA-Sim, §39.2 note). L = 2 · fused_bytes / 4: 4 for f16, 2 for bf16.
+constexpr MmaKnobs exact_fdpa(int fused_bytes) {
+  MmaKnobs k;
+  k.algo = MmaAlgo::efdpa;
+  k.fused_bytes = fused_bytes;
+  k.round = MmaRound::rne;
+  k.nan = MmaNan::canonical;
+  k.zero = MmaZero::rounded;
+  return k;
+}
+// AMD CDNA2 f16 / bf16 (MMA-Sim's FTZ multiply-add, §38.11): P = 2 · fused_bytes / 4 products per
+// step, binary32 arithmetic with subnormals flushed, IEEE signed zeros, the canonical NaN.
+constexpr MmaKnobs ftz_mul_add(int fused_bytes) {
+  MmaKnobs k;
+  k.algo = MmaAlgo::ftz;
+  k.fused_bytes = fused_bytes;
+  k.round = MmaRound::rne;
+  k.nan = MmaNan::canonical;
+  k.zero = MmaZero::ieee;
+  return k;
+}
 constexpr MmaKnobs kCdna3F8 = two_level(MmaAlgo::gtr_fdpa);
 
 // clang-format off
@@ -245,6 +270,15 @@ constexpr MmaProfile kProfiles[] = {
      "f32", "", "", kFmaChain, kMmaSim},
     {"cdna3_mfma_f32", "v_mfma_f32_32x32x1_2b_f32, _16x16x1_4b_f32, _4x4x1_16b_f32, _32x32x2_f32, _16x16x4_f32 (CDNA3, gfx942)",
      "f32", "f32", "", "", kFmaChain, kMmaSim},
+    {"cdna1_mfma_f16", "v_mfma_f32_32x32x8f16, _32x32x4f16, _16x16x16f16, _16x16x4f16, _4x4x4f16 (CDNA1, gfx908)",
+     "f16", "f32", "", "", exact_fdpa(8), kMmaSim},
+    {"cdna1_mfma_bf16", "v_mfma_f32_32x32x4bf16, _32x32x2bf16, _16x16x8bf16, _16x16x2bf16, _4x4x2bf16 (CDNA1, gfx908)",
+     "bf16", "f32", "", "", exact_fdpa(4), kMmaSim},
+    {"cdna2_mfma_f16",
+     "v_mfma_f32_32x32x8f16, _32x32x4f16, _16x16x16f16, _16x16x4f16, _4x4x4f16; v_mfma_f32_*bf16_1k (CDNA2, gfx90a)",
+     kF16, "f32", "", "", ftz_mul_add(8), kMmaSim},
+    {"cdna2_mfma_bf16", "v_mfma_f32_32x32x4bf16, _32x32x2bf16, _16x16x8bf16, _16x16x2bf16, _4x4x2bf16 (CDNA2, gfx90a)",
+     "bf16", "f32", "", "", ftz_mul_add(4), kMmaSim},
     {"cdna3_mfma_f16", "v_mfma_f32_*_f16, v_mfma_f32_*_bf16 (CDNA3, gfx942)", kF16, "f32", "", "", kCdna3, kMmaSim},
     {"cdna3_mfma_xf32", "v_mfma_f32_*_xf32 (CDNA3, gfx942)", "tf32", "f32", "", "", kCdna3, kMmaSim},
     {"cdna3_mfma_f8", "v_mfma_f32_*_fp8_fp8 / _bf8 (CDNA3, gfx942)", "f8e4m3fnuz f8e5m2fnuz", "f32", "", "", kCdna3F8,
@@ -302,6 +336,8 @@ void validate(const MmaSpec& s, std::size_t K) {
                                 name(s.a));
   if (K == 0) throw std::invalid_argument("mma: K must be at least 1");
   const MmaKnobs& k = s.model();
+  if (k.algo == MmaAlgo::ftz && s.c != MmaType::f32)
+    throw std::invalid_argument("mma: algo=ftz accumulates in f32 only, not " + name(s.c) + " (§38.11)");
   const bool scaled = k.scale != MmaScale::none;
   if (s.block == 0) {
     if (scaled) throw std::invalid_argument("mma: profile " + pn + " needs block scales (--block)");
@@ -330,6 +366,7 @@ namespace {
 // §38.2 An operand: class, sign, sig · 2^exp, and its alignment exponent e.
 struct Operand {
   bool nan = false, inf = false, neg = false;
+  bool sub = false;  // a subnormal of its format (§38.11 flushes it)
   std::uint64_t sig = 0;
   int exp = 0, e = 0;
 };
@@ -343,7 +380,7 @@ Operand operand(std::uint32_t code, MmaType t) {
     case Class::nan: o.nan = true; break;
     case Class::inf: o.inf = true; break;
     case Class::zero: break;
-    case Class::subnormal:
+    case Class::subnormal: o.sub = true; [[fallthrough]];
     case Class::normal:
       o.sig = d.sig;
       o.exp = d.exp;
@@ -738,25 +775,34 @@ MmaResult ideal(const Inputs& in, std::size_t K, std::uint32_t c) {
   return rne_sum(add, acc_format(in.s.c));  // an exact zero sum of non-zero addends is +0 under rne
 }
 
-// §38.9 The FMA chain: d = c; for each k in order d = RN(a_k · b_k + d) (IEEE 754
-// fusedMultiplyAdd into C's format: the product exact, with its block scales under scale=product,
-// the sum rounded once by §4.2); specials as IEEE 754 with the NaN of the knob `nan`, signed zeros
-// by the knob `zero` applied to each step.
-MmaResult fma_chain(const Inputs& in, std::size_t K, std::uint32_t c, const MmaKnobs& k) {
+// §38.9 / §38.10 Exact steps: d = c; for each step of L products in order d = RN(Σ products + d)
+// (the products exact, with their block scales under scale=product, the sum rounded once by
+// §4.2 into C's format). L = 1 is the FMA chain (§38.9). Specials per step as IEEE 754 with the
+// NaN of the knob `nan`, signed zeros by the knob `zero` applied to each step.
+MmaResult exact_steps(const Inputs& in, std::size_t K, std::uint32_t c, const MmaKnobs& k, std::size_t L) {
   const Format& f = acc_format(in.s.c);
   std::uint8_t flags = 0;
-  for (std::size_t i = 0; i < K; ++i) {
-    const Operand &x = in.A(i), &y = in.B(i);
+  std::vector<Addend> add;
+  for (std::size_t k0 = 0; k0 < K; k0 += L) {
+    const std::size_t k1 = std::min(K, k0 + L);
     const Operand co = operand(c, in.s.c);
     Specials sp;
-    sp.product(x, y);
-    Addend p{x.neg != y.neg, x.sig * y.sig, x.exp + y.exp};
-    if (k.scale == MmaScale::product && in.scaled()) {
-      const Operand &sa = in.SA(i), &sb = in.SB(i);
-      if (sa.nan || sb.nan) sp.nan = true;
-      p.neg = p.neg != (sa.neg != sb.neg);
-      p.sig *= sa.sig * sb.sig;
-      p.exp += sa.exp + sb.exp;
+    add.clear();
+    bool all_zero = co.sig == 0, all_neg = co.neg;
+    for (std::size_t i = k0; i < k1; ++i) {
+      const Operand &x = in.A(i), &y = in.B(i);
+      sp.product(x, y);
+      Addend p{x.neg != y.neg, x.sig * y.sig, x.exp + y.exp};
+      if (k.scale == MmaScale::product && in.scaled()) {
+        const Operand &sa = in.SA(i), &sb = in.SB(i);
+        if (sa.nan || sb.nan) sp.nan = true;
+        p.neg = p.neg != (sa.neg != sb.neg);
+        p.sig *= sa.sig * sb.sig;
+        p.exp += sa.exp + sb.exp;
+      }
+      all_zero = all_zero && p.sig == 0;
+      all_neg = all_neg && p.neg;
+      add.push_back(p);
     }
     sp.addend(co);
     if (sp.any()) {
@@ -765,15 +811,80 @@ MmaResult fma_chain(const Inputs& in, std::size_t K, std::uint32_t c, const MmaK
       flags |= r.flags;
       continue;
     }
-    if (p.sig == 0 && co.sig == 0) {  // IEEE 754 §6.3: −0 only when both addends are −0
-      c = (k.zero == MmaZero::ieee && p.neg && co.neg) ? encode_zero(true, f) : 0u;
+    if (all_zero) {  // IEEE 754 §6.3 (zero=ieee): −0 only when every addend is −0
+      c = (k.zero == MmaZero::ieee && all_neg) ? encode_zero(true, f) : 0u;
       continue;
     }
-    const Addend add[] = {p, {co.neg, co.sig, co.exp}};
+    add.push_back(Addend{co.neg, co.sig, co.exp});
     const MmaResult r = rne_sum(add, f);  // an exact zero sum of non-zero addends is +0 (rne)
     c = r.bits;
     if (k.zero == MmaZero::plus && (c & f.mag_mask()) == 0) c = 0;  // zero=plus
     flags |= r.flags;
+  }
+  return {c, flags};
+}
+
+// §38.11 flush: a binary32 code of magnitude below 2^-126 becomes the zero of its sign.
+std::uint32_t flush32(std::uint32_t x) { return (x & 0x7F800000u) == 0 ? (x & 0x80000000u) : x; }
+
+// §38.11 an operand of magnitude below its format's smallest normal (a zero or a subnormal) is +0.
+Operand flushed_operand(const Operand& x) { return (!x.nan && !x.inf && (x.sig == 0 || x.sub)) ? Operand{} : x; }
+
+// §38.11 IEEE 754 binary32 addition (rne, overflow to ±Inf) of two binary32 codes, the NaN by the
+// knob `nan`, the result flushed.
+std::uint32_t ftz_add(std::uint32_t x, std::uint32_t y, MmaNan nan, std::uint8_t& flags) {
+  const Operand a = operand(x, MmaType::f32), b = operand(y, MmaType::f32);
+  Specials sp;
+  sp.addend(a);
+  sp.addend(b);
+  if (sp.any()) {
+    const MmaResult r = special_result(sp, MmaType::f32, nan);
+    flags |= r.flags;
+    return r.bits;
+  }
+  if (a.sig == 0 && b.sig == 0) return a.neg && b.neg ? 0x80000000u : 0u;  // −0 + −0 = −0, else +0
+  const Addend add[] = {{a.neg, a.sig, a.exp}, {b.neg, b.sig, b.exp}};
+  const MmaResult r = rne_sum(add, acc_format(MmaType::f32));  // an exact zero sum is +0
+  flags |= r.flags;
+  return flush32(r.bits);
+}
+
+// §38.11 The flush-to-zero multiply-add: per step, the binary32 products of the flushed operands,
+// flushed, added in a balanced tree of binary32 additions, then added to the accumulator.
+MmaResult ftz_steps(const Inputs& in, std::size_t K, std::uint32_t c, const MmaKnobs& k, std::size_t L) {
+  std::uint8_t flags = 0;
+  if ((c & 0x7F800000u) == 0) c = 0u;  // C below 2^-126 (a zero or a subnormal) is +0
+  std::vector<std::uint32_t> level;
+  for (std::size_t k0 = 0; k0 < K; k0 += L) {
+    const std::size_t k1 = std::min(K, k0 + L);
+    level.clear();
+    for (std::size_t i = k0; i < k1; ++i) {
+      const Operand x = flushed_operand(in.A(i)), y = flushed_operand(in.B(i));
+      Specials sp;
+      sp.product(x, y);
+      if (sp.any()) {
+        const MmaResult r = special_result(sp, MmaType::f32, k.nan);
+        flags |= r.flags;
+        level.push_back(r.bits);
+        continue;
+      }
+      const bool neg = x.neg != y.neg;
+      if (x.sig == 0 || y.sig == 0) {
+        level.push_back(neg ? 0x80000000u : 0u);  // a zero product has the sign of the exclusive or
+        continue;
+      }
+      const Addend p[] = {{neg, x.sig * y.sig, x.exp + y.exp}};
+      const MmaResult r = rne_sum(p, acc_format(MmaType::f32));
+      flags |= r.flags;
+      level.push_back(flush32(r.bits));
+    }
+    while (level.size() > 1) {  // adjacent pairs, an unpaired last one carried to the next round
+      std::size_t n = 0;
+      for (std::size_t j = 0; j < level.size(); j += 2)
+        level[n++] = j + 1 < level.size() ? ftz_add(level[j], level[j + 1], k.nan, flags) : level[j];
+      level.resize(n);
+    }
+    c = ftz_add(c, level[0], k.nan, flags);
   }
   return {c, flags};
 }
@@ -786,9 +897,10 @@ MmaResult dot(const Inputs& in, std::size_t K, std::uint32_t c, std::vector<Term
   const MmaSpec& s = in.s;
   const MmaKnobs& k = s.model();
   if (k.algo == MmaAlgo::ideal) return ideal(in, K, c);
-  if (k.algo == MmaAlgo::fma) return fma_chain(in, K, c, k);
   const std::size_t L = mma_fused(s);
   if (L == 0) throw std::invalid_argument("mma: the model fuses no products (fused_bytes)");
+  if (k.algo == MmaAlgo::fma || k.algo == MmaAlgo::efdpa) return exact_steps(in, K, c, k, L);
+  if (k.algo == MmaAlgo::ftz) return ftz_steps(in, K, c, k, L);
   std::uint8_t flags = 0;
   for (std::size_t k0 = 0; k0 < K; k0 += L) {
     const std::size_t k1 = std::min(K, k0 + L);

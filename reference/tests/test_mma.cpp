@@ -258,6 +258,88 @@ TEST(Mma, FmaChainSpecialsAndZeros) {
   EXPECT_NE(apply_model_text(g, "scale=group group=16"), "");
 }
 
+// §38.10 exact steps round once per step of L products. c = 1 (3F800000), four products of
+// 2^-25 (a = 1, b = 2^-25). cdna1_mfma_f16 (L = 2 · 8 / 4 = 4; f16 codes: 2^-12 = 0C00, 2^-13 =
+// 0800, their product 2^-25): one step, 1 + 4 · 2^-25 = 1 + 2^-23 exactly = 3F800001.
+// cdna1_mfma_bf16 (L = 2 · 4 / 4 = 2; bf16 1 = 3F80, 2^-25 = 3300): step 1 is 1 + 2^-24, the tie
+// between 1 and 1 + 2^-23, to even: 1; step 2 the same: D = 3F800000 (inexact). The ideal result
+// of both is 3F800001.
+TEST(Mma, ExactStepsRoundOncePerStep) {
+  const MmaResult h = dot(spec("cdna1_mfma_f16", MmaType::f16, MmaType::f16, F32), {0x0C00, 0x0C00, 0x0C00, 0x0C00},
+                          {0x0800, 0x0800, 0x0800, 0x0800}, 0x3F800000);
+  EXPECT_EQ(h.bits, 0x3F800001u);
+  EXPECT_EQ(h.flags, 0);
+  const std::vector<std::uint32_t> one = {0x3F80, 0x3F80, 0x3F80, 0x3F80}, tiny = {0x3300, 0x3300, 0x3300, 0x3300};
+  const MmaResult b = dot(spec("cdna1_mfma_bf16", MmaType::bf16, MmaType::bf16, F32), one, tiny, 0x3F800000);
+  EXPECT_EQ(b.bits, 0x3F800000u);
+  EXPECT_EQ(b.flags, kInexact);
+  EXPECT_EQ(dot(spec("ideal", MmaType::bf16, MmaType::bf16, F32), one, tiny, 0x3F800000).bits, 0x3F800001u);
+}
+
+// §38.10 zeros and specials of the exact steps (zero=rounded): products −0 · 1 twice and c = −0
+// give +0 (the ideal result, zero=ieee, gives −0 = 80000000); −2^-80 · 2^-80 (bf16 9780, 1780) =
+// −2^-160 rounds to −0 (below half of 2^-149): 80000000, underflow and inexact; +Inf and −Inf
+// products give the canonical NaN 7FC00000 (invalid); a NaN operand 7FC00000 too.
+TEST(Mma, ExactStepsZerosAndSpecials) {
+  const MmaSpec s = spec("cdna1_mfma_bf16", MmaType::bf16, MmaType::bf16, F32);
+  EXPECT_EQ(dot(s, {0x8000, 0x8000}, {0x3F80, 0x3F80}, 0x80000000).bits, 0u);
+  EXPECT_EQ(dot(spec("ideal", MmaType::bf16, MmaType::bf16, F32), {0x8000, 0x8000}, {0x3F80, 0x3F80}, 0x80000000).bits,
+            0x80000000u);
+  const MmaResult u = dot(s, {0x9780}, {0x1780}, 0);
+  EXPECT_EQ(u.bits, 0x80000000u);
+  EXPECT_EQ(u.flags, kUnderflow | kInexact);
+  const MmaResult ii = dot(s, {0x7F80, 0xFF80}, {0x3F80, 0x3F80}, 0);
+  EXPECT_EQ(ii.bits, 0x7FC00000u);
+  EXPECT_EQ(ii.flags & kInvalid, kInvalid);
+  EXPECT_EQ(dot(s, {0xFFC1, 0x3F80}, {0x3F80, 0x3F80}, 0x3F800000).bits, 0x7FC00000u);
+}
+
+// §38.11 the flush-to-zero steps add a step's products in a tree. cdna2_mfma_f16 (L = 4), f16 codes
+// 2^12 = 6C00, −2^12 = EC00, 1 = 3C00: products [2^24, 1, 1, −2^24]; (2^24 + 1) is the tie between
+// 2^24 and 2^24 + 2, to even: 2^24; (1 − 2^24) = −16777215 exactly; their sum 1; c = +0 + 1:
+// D = 3F800000 (inexact). The ideal result is 2 (40000000); a chain left to right would give +0.
+TEST(Mma, FlushToZeroStepsAddInATree) {
+  const std::vector<std::uint32_t> a = {0x6C00, 0x3C00, 0x3C00, 0x6C00}, b = {0x6C00, 0x3C00, 0x3C00, 0xEC00};
+  const MmaResult r = dot(spec("cdna2_mfma_f16", MmaType::f16, MmaType::f16, F32), a, b, 0);
+  EXPECT_EQ(r.bits, 0x3F800000u);
+  EXPECT_EQ(r.flags, kInexact);
+  EXPECT_EQ(dot(spec("ideal", MmaType::f16, MmaType::f16, F32), a, b, 0).bits, 0x40000000u);
+}
+
+// §38.11 what is flushed. A subnormal operand is +0: f16 2^-24 (0001) · −1 (BC00) is +0 · −1 = −0,
+// and c = −0 is flushed to +0: +0 + −0 = +0 (the ideal result is −2^-24 = B3800000). A subnormal C
+// (00000001) with zero products: +0. A sum below 2^-126 keeps its sign: bf16 1.5 · 2^-63 (2040) ·
+// 2^-63 (2000) = 1.5 · 2^-126 (normal), + 0 · 1; c = −2^-125 (81000000): −2^-127, flushed to −0
+// (80000000; the ideal result is 80400000). A subnormal product is flushed with its sign:
+// 2^-70 (1C80) · −2^-60 (A180) = −2^-130 → −0; with c = 1: 1 + −0 = 1 (3F800000).
+TEST(Mma, FlushToZeroStepsFlushOperandsSumsAndProducts) {
+  const MmaSpec h = spec("cdna2_mfma_f16", MmaType::f16, MmaType::f16, F32);
+  EXPECT_EQ(dot(h, {0x0001}, {0xBC00}, 0x80000000).bits, 0u);
+  EXPECT_EQ(dot(spec("ideal", MmaType::f16, MmaType::f16, F32), {0x0001}, {0xBC00}, 0x80000000).bits, 0xB3800000u);
+  EXPECT_EQ(dot(h, {0x0000}, {0x3C00}, 0x00000001).bits, 0u);
+  const MmaSpec b = spec("cdna2_mfma_bf16", MmaType::bf16, MmaType::bf16, F32);
+  EXPECT_EQ(dot(b, {0x2040, 0x0000}, {0x2000, 0x3F80}, 0x81000000).bits, 0x80000000u);
+  EXPECT_EQ(dot(spec("ideal", MmaType::bf16, MmaType::bf16, F32), {0x2040, 0x0000}, {0x2000, 0x3F80}, 0x81000000).bits,
+            0x80400000u);
+  EXPECT_EQ(dot(b, {0x1C80, 0x0000}, {0xA180, 0x0000}, 0x3F800000).bits, 0x3F800000u);
+  // specials: +Inf + −Inf in the tree is the canonical NaN (invalid); a product beyond binary32
+  // (bf16 2^127 = 7F00, squared) is +Inf (overflow)
+  const MmaResult ii = dot(b, {0x7F80, 0xFF80}, {0x3F80, 0x3F80}, 0);
+  EXPECT_EQ(ii.bits, 0x7FC00000u);
+  EXPECT_EQ(ii.flags & kInvalid, kInvalid);
+  const MmaResult ov = dot(b, {0x7F00, 0x0000}, {0x7F00, 0x0000}, 0);
+  EXPECT_EQ(ov.bits, 0x7F800000u);
+  EXPECT_EQ(ov.flags & kOverflow, kOverflow);
+  // algo=ftz accumulates in binary32 only and takes no block scales (§38.11)
+  MmaSpec w = spec("ideal", MmaType::f16, MmaType::f16, MmaType::f16);
+  MmaKnobs k = w.profile->knobs;
+  ASSERT_EQ(apply_model_text(k, "algo=ftz fused_bytes=8"), "");
+  w.knobs = k;
+  EXPECT_THROW(validate(w, 4), std::invalid_argument);
+  MmaKnobs g = h.profile->knobs;
+  EXPECT_NE(apply_model_text(g, "scale=product"), "");
+}
+
 TEST(Mma, MatrixIsTheDotProductOfEachRowAndColumn) {
   const std::size_t M = 3, N = 2, K = 5;
   // e4m3 codes: 1 (38), 2 (40), -0.5 (B0), 0.125 (20), 448 (7E), 2^-9 (01), 0
@@ -323,7 +405,8 @@ TEST(Mma, ProfileTableIsWellFormed) {
     const std::string_view targets[] = {"sm70",  "sm75",  "sm80",  "sm89",  "sm90",
                                         "sm100", "sm120", "cdna1", "cdna2", "cdna3"};
     const std::string_view instrs[] = {"mma", "wgmma", "tcgen05", "mfma"};
-    const std::string_view kinds[] = {"f16", "tf32", "xf32", "f32", "f8", "f8f6f4", "mxf8f6f4", "mxf4", "mxf4nvf4"};
+    const std::string_view kinds[] = {"f16", "bf16",   "tf32",     "xf32", "f32",
+                                      "f8",  "f8f6f4", "mxf8f6f4", "mxf4", "mxf4nvf4"};
     return std::find(std::begin(targets), std::end(targets), t) != std::end(targets) &&
            std::find(std::begin(instrs), std::end(instrs), i) != std::end(instrs) &&
            std::find(std::begin(kinds), std::end(kinds), k) != std::end(kinds);
@@ -777,6 +860,73 @@ TEST(Mma, FmaChainMatchesTheRationalOracle) {
       const std::uint32_t* psb = cs.block ? sb.data() : nullptr;
       const MmaResult r = mma_dot(s, K, a.data(), 1, b.data(), 1, c, psa, 1, psb, 1);
       const std::uint32_t o = oracle::rat::mma_dot(k, 1, in, K, a.data(), b.data(), c, psa, psb);
+      if (r.bits != o && ++mismatches <= 5)
+        ADD_FAILURE() << cs.profile << " " << cs.model << " K=" << K << " c=" << std::hex << c << " reference "
+                      << r.bits << " oracle " << o;
+    }
+    EXPECT_EQ(mismatches, 0) << cs.profile << " " << cs.model;
+  }
+}
+
+// §38.10 / §38.11 the exact steps and the flush-to-zero steps against the oracle over K from 1 to
+// 64: the four CDNA1 / CDNA2 f16 / bf16 profiles, and what-if models (§38.6): exact steps with
+// zero=ieee / plus, a binary16 accumulator, e4m3 operands with E8M0 scales; flush-to-zero steps of
+// 3 products (an unpaired product in the tree) and 8, nan=ones, f32 operands (inexact products).
+TEST(Mma, ExactAndFlushToZeroStepsMatchTheRationalOracle) {
+  struct Case {
+    std::string_view profile, model;
+    MmaType a, c;
+    int block;
+  };
+  constexpr auto F16 = MmaType::f16, BF16 = MmaType::bf16;
+  const Case cases[] = {
+      {"cdna1_mfma_f16", "", F16, F32, 0},
+      {"cdna1_mfma_bf16", "", BF16, F32, 0},
+      {"cdna2_mfma_f16", "", F16, F32, 0},
+      {"cdna2_mfma_f16", "", BF16, F32, 0},
+      {"cdna2_mfma_bf16", "", BF16, F32, 0},
+      {"cdna1_mfma_f16", "zero=ieee", F16, F32, 0},
+      {"cdna1_mfma_f16", "zero=plus nan=ones", F16, F32, 0},
+      {"ideal", "algo=efdpa fused_bytes=8", F16, F16, 0},
+      {"ideal", "algo=efdpa fused_bytes=16 scale=product", E4, F32, 32},
+      {"cdna2_mfma_bf16", "fused_bytes=6", BF16, F32, 0},
+      {"cdna2_mfma_bf16", "fused_bytes=16 nan=ones", BF16, F32, 0},
+      {"ideal", "algo=ftz fused_bytes=8", F32, F32, 0},
+  };
+  SplitMix64 g(0xEFD);
+  for (const Case& cs : cases) {
+    MmaSpec s = spec(cs.profile, cs.a, cs.a, cs.c, cs.block);
+    MmaKnobs k = s.profile->knobs;
+    ASSERT_EQ(apply_model_text(k, cs.model), "") << cs.model;
+    s.knobs = k;
+    const std::size_t L = mma_fused(s);
+    ASSERT_GE(L, 1u);
+    const oracle::rat::MmaOperands in{
+        mma_type(cs.a).format, mma_type(cs.a).format, mma_type(cs.c).format, FormatId::f8e8m0fnu, 0, 0, 0, cs.block};
+    const Format& fa = format(mma_type(cs.a).format);
+    const Format& fc = format(mma_type(cs.c).format);
+    int mismatches = 0;
+    for (int n = 0; n < 150; ++n) {
+      const std::size_t unit = cs.block ? static_cast<std::size_t>(cs.block) : 1;
+      const std::size_t K = (1 + g.next() % 64 + unit - 1) / unit * unit;
+      std::vector<std::uint32_t> a(K), b(K), sa(K / unit), sb(K / unit);
+      // centred on 1 half the time, else near the format's subnormals (flushing, tiny sums)
+      const bool low = g.next() % 2 == 0;
+      for (std::size_t i = 0; i < K; ++i) {
+        a[i] = random_code(g, cs.a, low ? fa.max_finite >> 3 : fa.max_finite >> 1);
+        b[i] = random_code(g, cs.a,
+                           (low ? fa.max_finite >> 3 : fa.max_finite >> 1) + static_cast<std::uint32_t>(g.next() % 5));
+      }
+      for (std::size_t i = 0; i < sa.size(); ++i) {
+        sa[i] = static_cast<std::uint32_t>(g.next() % 8 == 0 ? g.next() % 256 : 127 + g.next() % 24 - 12);
+        sb[i] = static_cast<std::uint32_t>(g.next() % 8 == 0 ? g.next() % 256 : 127 + g.next() % 24 - 12);
+      }
+      std::uint32_t c = random_code(g, cs.c, fc.max_finite >> (low ? 3 : 1));
+      if (g.next() % 4 == 0) c = g.next() % 2 ? fc.sign_bit() : 0;
+      const std::uint32_t* psa = cs.block ? sa.data() : nullptr;
+      const std::uint32_t* psb = cs.block ? sb.data() : nullptr;
+      const MmaResult r = mma_dot(s, K, a.data(), 1, b.data(), 1, c, psa, 1, psb, 1);
+      const std::uint32_t o = oracle::rat::mma_dot(k, L, in, K, a.data(), b.data(), c, psa, psb);
       if (r.bits != o && ++mismatches <= 5)
         ADD_FAILURE() << cs.profile << " " << cs.model << " K=" << K << " c=" << std::hex << c << " reference "
                       << r.bits << " oracle " << o;

@@ -9,16 +9,18 @@ usage: mma_peer.py NUMREF [--products N] [--only SUBSTR] [--shard I/N] [--seed S
 Every instruction MMA-Sim models on NVIDIA GPUs (mma.sync of sm_70 .. sm_120, wgmma of sm_90a,
 tcgen05.mma of sm_100a, and the block-scaled kinds; f64 excluded: it is an FMA chain, not a
 dot product numref models) and AMD's CDNA3 (v_mfma f16 / bf16 / xf32 / fp8 / bf8 / f32) and CDNA1 /
-CDNA2 (v_mfma f32: the FMA chain, §38.9; their f16 / bf16 and every f64 instruction excluded:
-algorithms numref does not model yet) is mapped to the numref profile named after it (PROFILE_OF below)
+CDNA2 (v_mfma f32: the FMA chain, §38.9; f16 / bf16: CDNA1's exact steps, §38.10, CDNA2's
+flush-to-zero steps, §38.11; every f64 instruction excluded: an algorithm numref does not model
+yet) is mapped to the numref profile named after it (PROFILE_OF below)
 and run on the same inputs by both: at least N products per instruction (default 1 048 576)
 in batches of eight input kinds — random codes of the whole format (specials included),
 normally distributed values, cancelling pairs, subnormals only, exponents spread past the
 alignment window, sparse NaN / Inf, zero blocks, and extreme block scales (E8M0 00 / FE / FF,
 ue4m3 zero, subnormal, NaN) — with C drawn the same way (Inf, NaN and values near the binary32
-maximum included). Every D must be equal, NaN bits included — except under the FMA-chain
-profiles (NAN_ANY below), where MMA-Sim's NaN bits are its host CPU's fma's: a NaN there equals
-any NaN (the declared departure of spec §39.2's note).
+maximum included). Every D must be equal, NaN bits included — except under the profiles whose
+MMA-Sim model runs in the host CPU's floating point (NAN_ANY below: the FMA chains, the exact and
+the flush-to-zero steps), where MMA-Sim's NaN bits are its CPU's: a NaN there equals any NaN (the
+declared departure of spec §39.2's note).
 
 --record F.npz --base G.npz writes F as G with the selected instructions' slices recorded anew
 (added, or replacing G's of the same instruction): a new instruction joins the fixture without
@@ -127,16 +129,25 @@ def instructions():
             _, kind, block, d, a, b, st = s.split(".")
             kind = kind.removeprefix("kind::")
             out.append(("tcgen05_bs", arch, s, f"sm100_tcgen05_{kind}", a, b, d, int(block[5:]), st))
-    for arch in ("CDNA1", "CDNA2", "CDNA3"):  # the f32 FMA chains (§38.9); f64 and CDNA1 / CDNA2 f16 / bf16 not yet
+    for arch in ("CDNA1", "CDNA2", "CDNA3"):  # the f32 FMA chains (§38.9); f64 not modelled
         for suffix in isa_mfma.arch_mfma_suffix[arch]:
             _, a, b = mfma_parts(suffix)
             if a == "f32":
                 out.append(("mfma", arch, suffix, f"{arch.lower()}_mfma_f32", a, b, "f32", 0, None))
+    for arch in ("CDNA1", "CDNA2"):  # f16 / bf16: exact steps (§38.10), flush-to-zero steps (§38.11)
+        for suffix in isa_mfma.arch_mfma_suffix[arch]:
+            _, a, b = mfma_parts(suffix)
+            if a in ("f16", "bf16"):
+                # CDNA2's bf16 _1k instructions fuse as many products as its f16 ones (kind f16)
+                kind = "bf16" if a == "bf16" and not suffix.endswith("_1k") else "f16"
+                out.append(("mfma", arch, suffix, f"{arch.lower()}_mfma_{kind}", a, b, "f32", 0, None))
     return out
 
 
-# The profiles of the FMA chain (§38.9): a NaN result equals any NaN (MMA-Sim's are its CPU's).
-NAN_ANY = {"cdna1_mfma_f32", "cdna2_mfma_f32", "cdna3_mfma_f32"}
+# The profiles whose MMA-Sim model computes in the host CPU's floating point (§38.9 – §38.11): a
+# NaN result equals any NaN (MMA-Sim's NaN bits are its CPU's, the declared departure of §39.2).
+NAN_ANY = {"cdna1_mfma_f32", "cdna2_mfma_f32", "cdna3_mfma_f32", "cdna1_mfma_f16", "cdna1_mfma_bf16",
+           "cdna2_mfma_f16", "cdna2_mfma_bf16"}
 
 
 def mfma_parts(suffix):
@@ -388,7 +399,7 @@ def is_nan32(x):
 
 def compare(name, D_peer, D_numref, A, B, C, shown, nan_any=False):
     differ = D_peer != D_numref
-    if nan_any:  # the FMA-chain profiles (binary32 D): a NaN equals any NaN
+    if nan_any:  # NAN_ANY profiles (binary32 D): a NaN equals any NaN
         differ &= ~(is_nan32(D_peer) & is_nan32(D_numref))
     diff = np.argwhere(differ)
     for i, j in diff[:max(0, 3 - shown)]:

@@ -203,6 +203,7 @@ def test_abi():
                        (("policy knob", "round=rne"), "1.0"), (("scale rule", "pow2-recip"), "1.5"),
                        (("recipe knob", "nan_block=first_nan"), "1.6"), (("op family", "gaussws"), "1.3"), (("op family", "mma"), "1.9"),
                        (("mma knob", "algo=fdpa"), "1.9"), (("mma knob", "algo=fma"), "1.10"),
+                       (("mma knob", "algo=efdpa"), "1.11"), (("mma knob", "algo=ftz"), "1.11"),
                        (("profile", "xla"), "1.2")]:
         check("abi " + key[1], rows.get(key) == since, (key, rows.get(key)))
     # the minor version the runner speaks is backend.h's NUMREF_BACKEND_ABI_MINOR

@@ -53,7 +53,7 @@ extern "C" {
 /* The ABI is tables of numbers and their comments, laid out by hand in columns. */
 /* clang-format off */
 #define NUMREF_BACKEND_ABI_VERSION 1u
-#define NUMREF_BACKEND_ABI_MINOR 10u
+#define NUMREF_BACKEND_ABI_MINOR 11u
 
 #if defined(_WIN32)
 #define NUMREF_BACKEND_EXPORT __declspec(dllexport)
@@ -505,6 +505,8 @@ typedef struct numref_gaussws_op {
 #define NUMREF_MMA_ALGO_TR_FDPA 2u   /* §38.7 algo=tr_fdpa: two-level steps */
 #define NUMREF_MMA_ALGO_GTR_FDPA 3u  /* §38.8 algo=gtr_fdpa: two-level steps, products in two halves */
 #define NUMREF_MMA_ALGO_FMA 4u       /* §38.9 algo=fma (1.10): a chain of fused multiply-adds, fused 1 */
+#define NUMREF_MMA_ALGO_EFDPA 5u     /* §38.10 algo=efdpa (1.11): exact steps of fused products, rne */
+#define NUMREF_MMA_ALGO_FTZ 6u       /* §38.11 algo=ftz (1.11): binary32 tree per step, subnormals flushed */
 #define NUMREF_MMA_ROUND_RNE 0u      /* §38.5 round=rne */
 #define NUMREF_MMA_ROUND_RZ 1u       /* §38.5 round=rz: toward zero, binary32, overflow to Inf */
 #define NUMREF_MMA_ROUND_RZ13 2u     /* §38.5 round=rz13: toward zero to 13 fraction bits */

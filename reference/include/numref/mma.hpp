@@ -61,6 +61,8 @@ enum class MmaAlgo : std::uint8_t {
   tr_fdpa,   // §38.7 two-level steps: products truncated, then floored with C
   gtr_fdpa,  // §38.8 the same with the products in two interleaved halves
   fma,       // §38.9 a chain of fused multiply-adds, one product per step, each rounded (rne)
+  efdpa,     // §38.10 exact steps: L products and the accumulator summed exactly, rounded once (rne)
+  ftz,       // §38.11 binary32 additions in a tree per step, subnormals flushed to zero
 };
 enum class MmaRound : std::uint8_t {
   rne,   // round to nearest, ties to even (IEEE 754), overflow to ±Inf
@@ -98,13 +100,14 @@ struct MmaKnobs {
 };
 
 namespace mma_words {
-inline constexpr std::string_view algo[] = {"ideal", "fdpa", "tr_fdpa", "gtr_fdpa", "fma"};
+inline constexpr std::string_view algo[] = {"ideal", "fdpa", "tr_fdpa", "gtr_fdpa", "fma", "efdpa", "ftz"};
 inline constexpr std::string_view round[] = {"rne", "rz", "rz13"};
 inline constexpr std::string_view scale[] = {"none", "product", "group"};
 inline constexpr std::string_view nan[] = {"ones", "canonical"};
 inline constexpr std::string_view zero[] = {"plus", "ieee", "rounded"};
-// §32.3 the C ABI minor version that introduced each word (Annex C.1): 1.9 the mma family, 1.10 algo=fma
-inline constexpr std::uint8_t algo_since[] = {9, 9, 9, 9, 10};
+// §32.3 the C ABI minor version that introduced each word (Annex C.1): 1.9 the mma family, 1.10 algo=fma,
+// 1.11 algo=efdpa and algo=ftz
+inline constexpr std::uint8_t algo_since[] = {9, 9, 9, 9, 10, 11, 11};
 inline constexpr std::uint8_t since_1_9[] = {9, 9, 9};
 }  // namespace mma_words
 
@@ -114,7 +117,7 @@ using MmaKnob = KnobRow<MmaKnobs, T>;
 // spec's generated table and the parser of --model read it.
 // clang-format off
 inline constexpr auto kMmaKnobs = std::make_tuple(
-    MmaKnob<MmaAlgo>{.key = "algo", .member = &MmaKnobs::algo, .words = mma_words::algo, .since = mma_words::algo_since, .clause = "§37, §38, §38.7, §38.8, §38.9"},
+    MmaKnob<MmaAlgo>{.key = "algo", .member = &MmaKnobs::algo, .words = mma_words::algo, .since = mma_words::algo_since, .clause = "§37, §38, §38.7, §38.8, §38.9, §38.10, §38.11"},
     MmaKnob<int>{.key = "align", .member = &MmaKnobs::align, .clause = "§38.2"},
     MmaKnob<int>{.key = "align2", .member = &MmaKnobs::align2, .clause = "§38.7"},
     MmaKnob<int>{.key = "fused_bytes", .member = &MmaKnobs::fused_bytes, .clause = "§38.1"},
@@ -164,8 +167,8 @@ struct MmaSpec {
 // std::invalid_argument naming the problem.
 void validate(const MmaSpec& s, std::size_t K);
 
-// §38.1 Products fused per step for the spec's A type: 2 · fused_bytes / mma_nibbles(s); 1 for
-// algo=fma (§38.9), 0 for algo=ideal.
+// §38.1 Products fused per step for the spec's A type: 2 · fused_bytes / mma_nibbles(s) (also for
+// algo=efdpa and algo=ftz); 1 for algo=fma (§38.9), 0 for algo=ideal.
 std::size_t mma_fused(const MmaSpec& s);
 // §38.1 h: half-bytes one A element occupies (8 tf32, 4 f16 / bf16, 2 narrower, 1 packed f4).
 int mma_nibbles(const MmaSpec& s);

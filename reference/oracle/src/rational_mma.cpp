@@ -195,32 +195,94 @@ std::uint32_t mma_dot(const MmaKnobs& k, std::size_t fused, const MmaOperands& i
     sum += co.v;
     return finish(sum, sum == 0 && all_neg_zero, fc, MmaRound::rne);
   }
-  if (k.algo == MmaAlgo::fma) {  // §38.9 one exact product plus the accumulator, rounded once, per k
-    for (std::size_t i = 0; i < K; ++i) {
-      const Operand x = read(a[i], in.a, in.ignore_a), y = read(b[i], in.b, in.ignore_b);
+  if (k.algo == MmaAlgo::fma || k.algo == MmaAlgo::efdpa) {
+    // §38.9 / §38.10 each step's exact products plus the accumulator, rounded once (L = 1: the FMA chain)
+    const std::size_t L = k.algo == MmaAlgo::fma ? 1 : fused;
+    for (std::size_t k0 = 0; k0 < K; k0 += L) {
       const Operand co = read(c, in.c, 0);
       Special sp;
-      sp.product(x, y);
-      Rational p = x.v * y.v;
-      bool pneg = x.sign != y.sign;
-      if (in.block && k.scale == MmaScale::product) {
-        const Operand s = scale_of(sa, i), t = scale_of(sb, i);
-        if (s.kind == Value::nan || t.kind == Value::nan) sp.nan = true;
-        p *= s.v * t.v;
-        pneg = pneg != (s.sign != t.sign);
+      Rational V = co.v;
+      bool every_zero = co.v == 0, every_neg = co.sign;
+      for (std::size_t i = k0; i < std::min(K, k0 + L); ++i) {
+        const Operand x = read(a[i], in.a, in.ignore_a), y = read(b[i], in.b, in.ignore_b);
+        sp.product(x, y);
+        Rational p = x.v * y.v;
+        bool pneg = x.sign != y.sign;
+        if (in.block && k.scale == MmaScale::product) {
+          const Operand s = scale_of(sa, i), t = scale_of(sb, i);
+          if (s.kind == Value::nan || t.kind == Value::nan) sp.nan = true;
+          p *= s.v * t.v;
+          pneg = pneg != (s.sign != t.sign);
+        }
+        every_zero = every_zero && p == 0;
+        every_neg = every_neg && pneg;
+        V += p;
       }
       sp.add(co);
       if (const auto r = sp.result(fc, k.nan)) {
         c = *r;
         continue;
       }
-      const Rational V = p + co.v;
-      // IEEE 754 §6.3: an exact zero is −0 only when both addends are zeros of negative sign
-      const bool zero_neg = k.zero == MmaZero::ieee && V == 0 && p == 0 && co.v == 0 && pneg && co.sign;
+      // IEEE 754 §6.3: an exact zero is −0 only when every addend is a zero of negative sign
+      const bool zero_neg = k.zero == MmaZero::ieee && every_zero && every_neg;
       c = finish(V, zero_neg, fc, MmaRound::rne);
       if (k.zero == MmaZero::plus && (c & ((1u << (fc.bits - 1)) - 1u)) == 0) c = 0;
     }
     return c;
+  }
+  if (k.algo == MmaAlgo::ftz) {  // §38.11 binary32 arithmetic by value, every result below 2^-126 a signed zero
+    const Format& f32 = format(FormatId::f32);
+    const Rational tiny = pow2(-126);
+    const auto flush = [&](const Operand& x) {
+      Operand y = x;
+      if (x.kind == Value::finite && (x.v < 0 ? Rational(-x.v) : x.v) < tiny) y.v = 0;
+      return y;
+    };
+    const auto as_operand = [&](const Rational& V, bool zero_neg) {  // RN32(V), flushed
+      return flush(read(finish(V, zero_neg, f32, MmaRound::rne), FormatId::f32, 0));
+    };
+    const auto add = [&](const Operand& x, const Operand& y) {
+      Special sp;
+      sp.add(x);
+      sp.add(y);
+      if (const auto r = sp.result(f32, k.nan)) return read(*r, FormatId::f32, 0);
+      if (x.v == 0 && y.v == 0) return as_operand(0, x.sign && y.sign);
+      return as_operand(x.v + y.v, false);
+    };
+    const auto input = [&](std::uint32_t code, FormatId id, std::uint32_t ignore) {
+      Operand x = read(code, id, ignore);
+      const Format& fx = format(id);
+      const Rational min_normal = pow2(fx.has_subnormals ? 1 - fx.bias : -fx.bias);
+      if (x.kind == Value::finite && (x.v < 0 ? Rational(-x.v) : x.v) < min_normal) x = Operand{};  // +0
+      return x;
+    };
+    Operand acc = input(c, in.c, 0);
+    for (std::size_t k0 = 0; k0 < K; k0 += fused) {
+      std::vector<Operand> level;
+      for (std::size_t i = k0; i < std::min(K, k0 + fused); ++i) {
+        const Operand x = input(a[i], in.a, in.ignore_a), y = input(b[i], in.b, in.ignore_b);
+        Special sp;
+        sp.product(x, y);
+        if (const auto r = sp.result(f32, k.nan))
+          level.push_back(read(*r, FormatId::f32, 0));
+        else if (x.v == 0 || y.v == 0)
+          level.push_back(read(x.sign != y.sign ? 0x80000000u : 0u, FormatId::f32, 0));
+        else
+          level.push_back(as_operand(x.v * y.v, false));
+      }
+      while (level.size() > 1) {
+        std::vector<Operand> next;
+        for (std::size_t j = 0; j < level.size(); j += 2)
+          next.push_back(j + 1 < level.size() ? add(level[j], level[j + 1]) : level[j]);
+        level = next;
+      }
+      acc = add(acc, level[0]);
+    }
+    // the accumulator's code: its value re-encoded (a NaN is the knob's NaN, an Inf its sign's)
+    Special sp;
+    sp.add(acc);
+    if (const auto r = sp.result(f32, k.nan)) return *r;
+    return acc.v == 0 ? (acc.sign ? 0x80000000u : 0u) : encode(acc.v, acc.v < 0, f32);
   }
   if (k.algo == MmaAlgo::tr_fdpa || k.algo == MmaAlgo::gtr_fdpa) {
     for (std::size_t k0 = 0; k0 < K; k0 += fused)

@@ -462,7 +462,9 @@ static_assert(NUMREF_MMA_ALGO_IDEAL == static_cast<unsigned>(MmaAlgo::ideal) &&
               NUMREF_MMA_ALGO_FDPA == static_cast<unsigned>(MmaAlgo::fdpa) &&
               NUMREF_MMA_ALGO_TR_FDPA == static_cast<unsigned>(MmaAlgo::tr_fdpa) &&
               NUMREF_MMA_ALGO_GTR_FDPA == static_cast<unsigned>(MmaAlgo::gtr_fdpa) &&
-              NUMREF_MMA_ALGO_FMA == static_cast<unsigned>(MmaAlgo::fma));
+              NUMREF_MMA_ALGO_FMA == static_cast<unsigned>(MmaAlgo::fma) &&
+              NUMREF_MMA_ALGO_EFDPA == static_cast<unsigned>(MmaAlgo::efdpa) &&
+              NUMREF_MMA_ALGO_FTZ == static_cast<unsigned>(MmaAlgo::ftz));
 static_assert(NUMREF_MMA_ROUND_RNE == static_cast<unsigned>(MmaRound::rne) &&
               NUMREF_MMA_ROUND_RZ == static_cast<unsigned>(MmaRound::rz) &&
               NUMREF_MMA_ROUND_RZ13 == static_cast<unsigned>(MmaRound::rz13));
@@ -542,7 +544,7 @@ inline MmaSpec mma_spec_from_c(const numref_mma_op& c) {
     if (!st) throw std::invalid_argument("numref_mma_op: a scale type numref does not have");
     s.scale = *st;
   }
-  if (c.algo > NUMREF_MMA_ALGO_FMA || c.round > 2 || c.scale > 2 || c.nan > 1 || c.zero > 2)
+  if (c.algo > NUMREF_MMA_ALGO_FTZ || c.round > 2 || c.scale > 2 || c.nan > 1 || c.zero > 2)
     throw std::invalid_argument("numref_mma_op: a knob value outside its table");
   MmaKnobs k;
   k.algo = static_cast<MmaAlgo>(c.algo);
