@@ -12,6 +12,9 @@
 #    one shard of every <=16-bit input and every f32 input of the unary casts; the other
 #    shards are the same command with another I, e.g. as a job array);
 # 5. the CUDA benchmarks (bench_cuda_cast, bench_cuda_quant, bench_cuda_gaussws);
+# 6. te-kernels: where TransformerEngine is installed, its CUDA quantizers on the code-00, NaN
+#    and Inf blocks against the te_* profiles (tools/tests/te_device_check.py; issue 30 item 5);
+#    without it the step is recorded as not run (exit 77 of the script), not as a failure;
 # and writes FILE (default gpu-check-results.md): a dated section for docs/performance.md with
 # the device, the commit, each step's command, status and time, the conformance summaries and
 # the benchmark tables. Every step has a time limit; the whole run is sized for 20 minutes on
@@ -74,6 +77,13 @@ if (( failed == 0 )); then
   run bench-cast 180 "$build/bench_cuda_cast" --benchmark_min_time=0.2
   run bench-quant 240 "$build/bench_cuda_quant" --benchmark_min_time=0.2
   run bench-gaussws 180 "$build/bench_cuda_gaussws" --benchmark_min_time=0.2
+  # te-kernels: exit 77 (TransformerEngine not installed) is recorded as not run
+  timeout --kill-after=10 120 python3 tools/tests/te_device_check.py "$build/numref" > "$tmp/te-kernels.log" 2>&1
+  rc=$?
+  tail -n 25 "$tmp/te-kernels.log"
+  if (( rc == 77 )); then steps+="| te-kernels | \`tools/tests/te_device_check.py\` | not run: $(tail -n 1 "$tmp/te-kernels.log") | - |"$'\n'
+  elif (( rc != 0 )); then failed=1; steps+="| te-kernels | \`tools/tests/te_device_check.py\` | FAILED (exit $rc) | - |"$'\n'
+  else steps+="| te-kernels | \`tools/tests/te_device_check.py\` | passed | - |"$'\n'; fi
 fi
 
 {
@@ -84,7 +94,7 @@ fi
   echo "| step | command | verdict | time |"
   echo "|---|---|---|---|"
   printf '%s' "$steps"
-  for s in conform-level1 conform-exhaustive-cast; do
+  for s in conform-level1 conform-exhaustive-cast te-kernels; do
     if [ -f "$tmp/$s.log" ]; then
       echo; echo "\`$s\` summary:"; echo; echo '```'
       grep -E "passed, .* failed|departures|ERROR|INTERRUPTED|INCOMPLETE" "$tmp/$s.log" | tail -n 12

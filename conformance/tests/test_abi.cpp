@@ -246,6 +246,10 @@ TEST(Abi, ProfilesMapToTheirIds) {  // §10.1, §32.3 c_profile: the first profi
       // microxcaling_even: narrow rne with microxcaling's symmetric int8 range, no earlier profile's;
       // its wide policy (rne, overflow to Inf, payload kept) is ocp's
       {ProfileId::microxcaling_even, NUMREF_PROFILE_MICROXCALING_EVEN, NUMREF_PROFILE_OCP},
+      // the TransformerEngine variants: cuda_satfinite's element policies, as te_float8_current / _block
+      {ProfileId::te_float8_current_pow2, NUMREF_PROFILE_CUDA_SATFINITE, NUMREF_PROFILE_CUDA_SATFINITE},
+      {ProfileId::te_float8_block_f32, NUMREF_PROFILE_CUDA_SATFINITE, NUMREF_PROFILE_CUDA_SATFINITE},
+      {ProfileId::te_mxfp8_2_13, NUMREF_PROFILE_CUDA_SATFINITE, NUMREF_PROFILE_CUDA_SATFINITE},
   };
   for (const auto& w : want) {
     const Profile& pr = profile(w.id);

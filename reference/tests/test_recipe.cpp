@@ -353,6 +353,91 @@ TEST(Recipe, TeFloat8Block) {
   EXPECT_THROW(run(zc, {kF32One}), std::invalid_argument);
 }
 
+// §10.4 te_mxfp8_2_13 (source-cited: TransformerEngine util/ptx.cuh exp2f_rcp<float> at d0067d0,
+// changed by 71971e33d for TE 2.13; tests/cpp/test_common.h exp2f_rcp alike): the multiplier of
+// code c is 2^(127 - c) for c < FE, 2^-127 (0x00400000) for FE.
+//   The block: amax 0x00019422 (103 458 * 2^-149), d = amax * RN32(1/448) < 2^-127 -> code
+//     00, multiplier 2^127: x = 0x800011B4 = -4532 * 2^-149 -> -4532 * 2^-22 = -0.00108 -> nearest
+//     e4m3 subnormal -2^-9 (0.00108 / 2^-9 = 0.553) -> 0x81 (te_mxfp8: x * 1 -> -0 = 0x80); the
+//     amax -> 103458 * 2^-22 = 0.02467 = 1.579 * 2^-6 -> 1.625 * 2^-6 -> (1 << 3) | 5 = 0x0D
+//     (ml_dtypes float8_e4m3fn of the binary32 product agrees).
+//   [Inf, 1, -1]: code FE, multiplier 2^-127: Inf -> Inf, satfinite 448 = 0x7E (te_mxfp8: Inf * 0 =
+//     NaN, 0x7F); +-1 * 2^-127 -> +-0 (below half of 2^-9): 0x00 0x80.
+//   [NaN, 448] as te_mxfp8: code 0x7F, codes 7F 7E.
+TEST(Recipe, TeMxfp8From2_13) {
+  const QuantizeSpec te = prof(ProfileId::te_mxfp8_2_13);
+  EXPECT_EQ(te.rule, ScaleRule::mx_rceil_f32);
+  EXPECT_EQ(te.amax.nan, AmaxNan::ignore);
+  const Out z = run(te, {0x00019422u, 0x800011B4u});
+  EXPECT_EQ(z.scales[0], 0x00u);
+  EXPECT_EQ(z.codes, (std::vector<std::uint8_t>{0x0D, 0x81}));
+  EXPECT_EQ(run(prof(ProfileId::te_mxfp8), {0x00019422u, 0x800011B4u}).codes[1], 0x80u);
+  const Out i = run(te, {kF32Inf, kF32One, 0xBF800000u});
+  EXPECT_EQ(i.scales[0], 0xFEu);
+  EXPECT_EQ(i.codes, (std::vector<std::uint8_t>{0x7E, 0x00, 0x80}));
+  const Out n = run(te, {kF32NaN, 0x43E00000u});
+  EXPECT_EQ(n.scales[0], 0x7Fu);
+  EXPECT_EQ(n.codes, (std::vector<std::uint8_t>{0x7F, 0x7E}));
+  EXPECT_THROW(prof(ProfileId::te_mxfp8_2_13, format(FormatId::f4e2m1fn)), std::invalid_argument);
+}
+
+// §10.4 te_float8_current_pow2 and te_float8_block_f32 (TransformerEngine recipe_common.cuh
+// compute_scale_from_amax at d0067d0; measured against TE's test references, docs/profiles.md).
+// te_float8_current_pow2 (force_pow_2_scales, value_for_inf FLT_MAX from current_scaling.cu) is
+// te_float8_block's arithmetic on the whole tensor: [0.5, 5, -3] -> P = 64 (89.6 masked), stored
+// 0x3C800000, codes 60 7A F4 (TeFloat8Block); [2^-149] -> P = 2^127 (FLT_MAX masked), stored
+// 0x00400000; the row of 128 x 5 and 2 x 2 is one tensor: one scale, amax 5 -> 0x3C800000.
+// te_float8_block_f32 (pow_2_scaling false) is te_float8_current's per 1 x 128 tile. Values from
+// numpy's binary32 arithmetic (np.float32(448) / np.float32(5) etc.) and ml_dtypes' f8e4m3fn:
+//   [0.5, 5, -3]: S = RN32(89.6) = 0x42B33333 (89.5999985), stored RN32(1 / S) = 0x3C36DB6E;
+//     0.5 S = 44.8 -> 44 = 1.375 * 2^5 -> (12 << 3) | 3 = 0x63; 5 S = 58720255 * 2^-17 rounds to
+//     448 in binary32 (ulp 2^-15) -> 0x7E; -3 S = -268.8 -> -256 (e4m3 step 32) -> 0xF8.
+//   the 130-element row: tiles of amax 5 and 2; 448 / 2 = 224 exactly, stored RN32(1 / 224) =
+//     0x3B924925. [2^-149] -> S = FLT_MAX (TE's value_for_inf for binary32 input), stored 0x00200000.
+// Both: [Inf, NaN, 1, -3] -> scale 1.0, codes 7E 7F 38 C4 (NaN ignored, Inf satfinite); 2^-149 -> 00.
+TEST(Recipe, TeFloat8Pow2AndF32Variants) {
+  struct Want {
+    ProfileId id;
+    ScaleRule rule;
+    std::uint32_t scale;              // of [0.5, 5, -3]
+    std::vector<std::uint8_t> codes;  // of [0.5, 5, -3]
+    std::uint32_t tiny;               // the scale of [2^-149]
+    std::vector<std::uint32_t> row;   // the scales of the 130-element row
+  };
+  const Want want[] = {
+      {ProfileId::te_float8_current_pow2,
+       ScaleRule::pow2_recip,
+       0x3C800000u,
+       {0x60, 0x7A, 0xF4},
+       0x00400000u,
+       {0x3C800000u}},
+      {ProfileId::te_float8_block_f32,
+       ScaleRule::amax_recip,
+       0x3C36DB6Eu,
+       {0x63, 0x7E, 0xF8},
+       0x00200000u,
+       {0x3C36DB6Eu, 0x3B924925u}},
+  };
+  std::vector<std::uint32_t> row(130, 0x40A00000u);
+  row[128] = row[129] = 0x40000000u;
+  for (const Want& w : want) {
+    const QuantizeSpec te = prof(w.id);
+    EXPECT_EQ(te.rule, w.rule);
+    EXPECT_EQ(te.amax.nan, AmaxNan::ignore);
+    const Out f = run(te, {0x3F000000u, 0x40A00000u, 0xC0400000u});
+    EXPECT_EQ(f.scales, (std::vector<std::uint32_t>{w.scale}));
+    EXPECT_EQ(f.codes, w.codes);
+    const Out i = run(te, {kF32Inf, kF32NaN, kF32One, 0xC0400000u});
+    EXPECT_EQ(i.scales, (std::vector<std::uint32_t>{0x3F800000u}));
+    EXPECT_EQ(i.codes, (std::vector<std::uint8_t>{0x7E, 0x7F, 0x38, 0xC4}));
+    const Out t = run(te, {0x00000001u});
+    EXPECT_EQ(t.scales, (std::vector<std::uint32_t>{w.tiny}));
+    EXPECT_EQ(t.codes[0], 0x00u);
+    EXPECT_EQ(run(te, row).scales, w.row);
+    EXPECT_THROW(prof(w.id, format(FormatId::f6e2m3fn)), std::invalid_argument);
+  }
+}
+
 // Fake-quantizes a 1 x n binary32 row with `spec` into binary32 (§19.6).
 std::vector<std::uint32_t> fq(const QuantizeSpec& spec, const std::vector<std::uint32_t>& x) {
   const std::vector<std::uint8_t> bytes = bytes_of(x);

@@ -38,6 +38,16 @@ NaN rule, spec §13.7 first_nan) and --nan-payloads shared (NaNs with payloads, 
 and signalling). --nan-payloads distinct gives every NaN its own payload; where two NaNs meet in
 one operation IEEE 754 leaves open which one results, and the report counts those separately.
 
+Profiles te_float8_current, te_float8_current_pow2, te_float8_block and te_float8_block_f32 (not
+in the default --profiles): TransformerEngine's CPU test references (tests/pytorch/references:
+ref_per_tensor_cs_cast for Float8CurrentScaling with force_pow_2_scales off / on, per tensor of 4 x
+128; BlockwiseQuantizerReference.quantize for Float8BlockScaling with pow_2_scales on / off, tiles
+1 x 128 and 128 x 128) from a checkout named by --te DIR (TransformerEngine is a CUDA package; the
+references need torch only), on the blocks without NaN or Inf (there the references and the
+kernels the profiles model part: docs/profiles.md), four blocks to a row of 128, as binary32 and
+as bf16, with E4M3 and E5M2. Every scale_inv and code must be equal. Live runs also check the
+declared departure of te_float8_block_f32 (bf16 tiles of tiny amax).
+
 --record F.npz writes torchao's scales and codes of every check (and the seed, block count,
 the inputs' sha256, the torch / torchao versions) to a new file; --replay F.npz compares numref
 with such a recording without torch (the default-suite test cli_recipe_torchao_recorded replays
@@ -65,6 +75,15 @@ MX_REF_FORMATS = {"f8e4m3fn": "fp8_e4m3", "f8e5m2": "fp8_e5m2", "f6e2m3fn": "fp6
 BLOCK = 32
 # the microxcaling profiles and the round argument of _quantize_mx each reproduces
 MICROXCALING = {"microxcaling": "nearest", "microxcaling_even": "even"}
+# the TransformerEngine profiles: (per tensor or per tile, power-of-two scales) of TE's CPU test
+# references (tests/pytorch/references: ref_per_tensor_cs_cast, BlockwiseQuantizerReference)
+TE_PROFILES = {"te_float8_current": ("tensor", False), "te_float8_current_pow2": ("tensor", True),
+               "te_float8_block": ("block", True), "te_float8_block_f32": ("block", False)}
+TE_FORMATS = ("f8e4m3fn", "f8e5m2")
+TE_TILE = 128
+# the smallest bf16 amax (bits) for which q_max / amax is finite in binary32 for both E4M3 (448;
+# 0x03E1) and E5M2 (57344)
+TE_BF16_TINY = 0x0761
 
 
 def make_blocks(n, seed, nan_payloads=""):
@@ -204,6 +223,99 @@ def microxcaling_mx(x_bits, fmt, rnd="nearest"):
     return np.zeros(0, dtype=np.uint32), y.numpy().view(np.uint32).reshape(-1).copy()
 
 
+def te_inputs(x):
+    """The TransformerEngine checks' inputs: the blocks of x without NaN or Inf (TE's references
+    and its kernels part there: item 5 of issue 30, docs/profiles.md), four to a row of 128, as
+    binary32 ("te_f32") and as bf16 ("te_bf16": their top halves, less the rows whose bf16 amax is
+    non-zero and so small that q_max / amax overflows binary32, where te_float8_block_f32 departs: docs/profiles.md)."""
+    fin = x[np.all((x & 0x7F800000) != 0x7F800000, axis=1)]
+    fin = fin[:fin.shape[0] // 4 * 4].reshape(-1, TE_TILE)
+    xb = bf16_of(fin)
+    amax = (xb & 0x7FFF).max(axis=1)
+    return {"te_f32": fin, "te_bf16": xb[(amax == 0) | (amax >= TE_BF16_TINY)]}
+
+
+def te_tensor(x_bits):
+    import torch
+    if x_bits.dtype == np.uint16:
+        return torch.from_numpy(x_bits.view(np.int16).copy()).view(torch.bfloat16)
+    return torch.from_numpy(x_bits.view(np.float32).copy())
+
+
+def te_reference(x_bits, fmt, kind, pow2, tile=(1, TE_TILE)):
+    """TE's CPU test references (imported from --te DIR): per tensor ref_per_tensor_cs_cast
+    (Float8CurrentScaling, force_pow_2_scales=pow2), per tile BlockwiseQuantizerReference.quantize
+    (Float8BlockScaling, pow_2_scales=pow2, eps 0, tiles 1 x 128 or 128 x 128); scale_inv and codes."""
+    import torch
+    from transformer_engine.pytorch import DType
+    dt = {"f8e4m3fn": torch.float8_e4m3fn, "f8e5m2": torch.float8_e5m2}[fmt]
+    x = te_tensor(x_bits)
+    if kind == "tensor":
+        from references.ref_per_tensor_cs import ref_per_tensor_cs_cast
+        te_dt = {"f8e4m3fn": DType.kFloat8E4M3, "f8e5m2": DType.kFloat8E5M2}[fmt]
+        qx, sx, _, _ = ref_per_tensor_cs_cast(x, fp8_dtype=te_dt, force_pow_2_scales=pow2, amax_epsilon=0.0)
+    else:
+        from references.blockwise_quantizer_reference import BlockwiseQuantizerReference
+        r = BlockwiseQuantizerReference().quantize(x, dt, eps=0.0, pow_2_scales=pow2, quant_tile_shape=tile,
+                                                   munge_scale_shapes=False)
+        qx, sx = r.data, r.scale
+    return sx.contiguous().view(torch.int32).numpy().reshape(-1).astype(np.uint32), torch_codes(qx, fmt).reshape(-1)
+
+
+def te_import(te_dir):
+    """Makes TE's tests/pytorch/references importable without TransformerEngine's CUDA package:
+    ref_per_tensor_cs imports two names from it (DType, TE_DType_To_Torch), given here."""
+    import types
+    import torch
+    sys.path.insert(0, os.path.join(os.path.abspath(te_dir), "tests", "pytorch"))
+    dtype = types.SimpleNamespace(kFloat8E4M3="kFloat8E4M3", kFloat8E5M2="kFloat8E5M2")
+    pkg = types.ModuleType("transformer_engine")
+    pt = types.ModuleType("transformer_engine.pytorch")
+    pt.DType = dtype
+    const = types.ModuleType("transformer_engine.pytorch.constants")
+    const.TE_DType_To_Torch = {"kFloat8E4M3": torch.float8_e4m3fn, "kFloat8E5M2": torch.float8_e5m2}
+    pkg.pytorch = pt
+    pt.constants = const
+    sys.modules.update({"transformer_engine": pkg, "transformer_engine.pytorch": pt,
+                        "transformer_engine.pytorch.constants": const})
+
+
+def te_checks(tx, profiles):
+    """(name, x, numref arguments, TE's (scale_inv, codes), input name) for the TE profiles."""
+    out = []
+    for prof in profiles:
+        kind, pow2 = TE_PROFILES[prof]
+        for fmt in TE_FORMATS:
+            for inp, xs in tx.items():
+                if kind == "block":
+                    out.append((f"{prof} {fmt} {inp} 1x128", xs, (prof, fmt), te_reference(xs, fmt, kind, pow2), inp))
+                    n = xs.shape[0] // TE_TILE * TE_TILE
+                    if n:
+                        out.append((f"{prof} {fmt} {inp} 128x128", xs[:n], (prof, fmt, "--partition", "block:128x128"),
+                                    te_reference(xs[:n], fmt, kind, pow2, (TE_TILE, TE_TILE)), inp))
+                else:  # tensors of 4 rows of 128
+                    for t in range(min(24, xs.shape[0] // 4)):
+                        xt = xs[t * 4:(t + 1) * 4]
+                        out.append((f"{prof} {fmt} {inp} tensor {t}", xt, (prof, fmt),
+                                    te_reference(xt, fmt, kind, pow2), inp))
+    return out
+
+
+def te_declared(numref, tmp):
+    """The declared departure of te_float8_block_f32 (docs/profiles.md): a bf16 tile of amax 2^-133
+    (448 / amax overflows binary32): TE's value_for_inf is bf16's largest finite value, so its
+    scale_inv is RN32(1 / 0x7F7F0000) = 0x00202020; numref keeps FLT_MAX: RN32(1 / FLT_MAX) = 0x00200000.
+    Returns the number of failures (0 while both hold)."""
+    xs = np.zeros((1, TE_TILE), dtype=np.uint16)
+    xs[0, 0] = 0x0001
+    want = te_reference(xs, "f8e4m3fn", "block", False)[0][0]
+    got = numref_run(numref, xs, "f8e4m3fn", "te_float8_block_f32", [], tmp)[0][0]
+    ok = int(want) == 0x00202020 and int(got) == 0x00200000
+    print(f"te_float8_block_f32 declared departure (bf16 amax 2^-133): TE {int(want):#010x} (0x00202020 "
+          f"declared), numref {int(got):#010x} (0x00200000): {'as declared' if ok else 'CHANGED'}")
+    return 0 if ok else 1
+
+
 def numref_run(numref, x_bits, fmt, prof, extra, tmp):
     inp = os.path.join(tmp, "x.npy")
     if x_bits.dtype == np.uint16:  # bf16 patterns
@@ -312,6 +424,8 @@ def main():
     ap.add_argument("--replay", default="", help="compare with the torchao outputs recorded in this .npz (no torch)")
     ap.add_argument("--microxcaling", default="", metavar="DIR",
                     help="a microxcaling checkout (the directory holding its mx package): profile microxcaling")
+    ap.add_argument("--te", default="", metavar="DIR",
+                    help="a TransformerEngine checkout (tests/pytorch/references): the te_* profiles")
     ap.add_argument("--library", default="", help="with --record: the peer's version text to record "
                     "(default: the torch / torchao versions; required for microxcaling, e.g. its commit)")
     ap.add_argument("--nan-payloads", choices=["shared", "distinct"], default="",
@@ -337,14 +451,15 @@ def main():
         lib = meta.get("library") or f"torch {meta['torch']}, torchao {meta['torchao']}"
         print(f"replaying {lib} ({meta['date']}): {meta['blocks']} blocks, seed {meta['seed']}")
         checks = []
+        bases = {"f32": x, "bf16": bf16_of(x), **te_inputs(x)}
         for i, c in enumerate(meta["checks"]):
             rows = slice(c["rows"][0], c["rows"][1])
-            xs = bf16_of(x) if c.get("input") == "bf16" else x
-            checks.append((c["name"], xs[rows], tuple(c["args"]), (rec[f"s{i}"], rec[f"c{i}"])))
+            xs = bases[c.get("input", "f32")]
+            checks.append((c["name"], xs[rows], tuple(c["args"]), (rec[f"s{i}"], rec[f"c{i}"]), c.get("input", "f32")))
     else:
         try:
             import torch
-            if any(p not in MICROXCALING for p in profiles):
+            if any(p not in MICROXCALING and p not in TE_PROFILES for p in profiles):
                 import torchao
         except ImportError as e:
             sys.exit(f"recipe_diff: {e}: install torch and torchao 0.18 (NUMREF_PEERS=1 scripts/setup.sh)")
@@ -358,32 +473,51 @@ def main():
             if a.record and not a.library:
                 print("recipe_diff: --record with microxcaling needs --library (its commit)", file=sys.stderr)
                 return 2
+        te = [p for p in profiles if p in TE_PROFILES]
+        if te:
+            # TE's references need torch only; TE itself is a CUDA package: a checkout named by --te
+            if not a.te or not os.path.isfile(os.path.join(a.te, "tests", "pytorch", "references",
+                                                            "blockwise_quantizer_reference.py")):
+                print("recipe_diff: the te_* profiles need --te DIR, a TransformerEngine checkout with "
+                      "tests/pytorch/references", file=sys.stderr)
+                return 2
+            if a.record and not a.library:
+                print("recipe_diff: --record with TransformerEngine needs --library (its commit)", file=sys.stderr)
+                return 2
+            te_import(a.te)
         if a.record and os.path.exists(a.record):
             sys.exit(f"recipe_diff: --record {a.record} exists (not overwritten)")
         x = make_blocks(a.blocks, a.seed, a.nan_payloads)
         xb = bf16_of(x)
-        checks = torchao_checks(x, xb, profiles, a.formats.split(","))
+        checks = [c + ("bf16" if c[1].dtype == np.uint16 else "f32",)
+                  for c in torchao_checks(x, xb, [p for p in profiles if p not in TE_PROFILES], a.formats.split(","))]
+        tx = te_inputs(x)
+        checks += te_checks(tx, te)
     total = compared = 0
     with tempfile.TemporaryDirectory() as tmp:
-        for name, xs, args, want in checks:
+        for name, xs, args, want, _ in checks:
             got = numref_run(a.numref, xs, args[1], args[0], list(args[2:]), tmp)
             total += compare(name, xs, got, want)
             compared += int(want[1].size)
+        if not a.replay and "te_float8_block_f32" in profiles:
+            total += te_declared(a.numref, tmp)
     if a.record:
         from importlib.metadata import version
         meta = {"seed": a.seed, "blocks": a.blocks, "x_sha256": hashlib.sha256(x.tobytes()).hexdigest(),
                 "torch": torch.__version__, "date": time.strftime("%Y-%m-%d"), "checks": [],
                 "nan_payloads": a.nan_payloads, "aten_cpu_capability": torch.backends.cpu.get_cpu_capability()}
-        if any(p not in MICROXCALING for p in profiles):
+        if any(p not in MICROXCALING and p not in TE_PROFILES for p in profiles):
             meta["torchao"] = version("torchao")
         if a.library:
             meta["library"] = f"{a.library} (torch {torch.__version__})"
         arrays = {}
-        for i, (name, xs, args, want) in enumerate(checks):
-            base = xb if xs.dtype == np.uint16 else x
+        bases = {"f32": x, "bf16": xb, **tx}
+        for i, (name, xs, args, want, inp) in enumerate(checks):
+            base = bases[inp]
             r0 = int((xs.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // base.strides[0])
-            meta["checks"].append({"name": name, "args": list(args), "rows": [r0, r0 + xs.shape[0]],
-                                   "input": "bf16" if xs.dtype == np.uint16 else "f32"})
+            if not np.array_equal(base[r0:r0 + xs.shape[0]], xs):
+                sys.exit(f"recipe_diff: --record: check {name} is not a slice of its input")
+            meta["checks"].append({"name": name, "args": list(args), "rows": [r0, r0 + xs.shape[0]], "input": inp})
             # codes as bytes; microxcaling's fake-quantized values as binary32 bits
             arrays[f"s{i}"] = want[0].astype(np.uint32)
             arrays[f"c{i}"] = want[1].astype(np.uint32 if want[1].dtype == np.uint32 else np.uint8)

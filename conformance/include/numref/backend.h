@@ -220,10 +220,11 @@ enum { NUMREF_FMT_P3109_BEFORE_ = 14, NUMREF_P3109_FORMAT_LIST(NUMREF_P3109_FMT_
   X(DEEPGEMM, deepgemm) X(TE_MXFP8, te_mxfp8)                                                      \
   /* 16, 17: element profiles added later */                                                      \
   X(GFLOAT, gfloat) X(GFLOAT_SAT, gfloat_sat)                                                      \
-  /* 18, 19: recipe profiles added later (1.5); 20, 21 (1.6); 22 (1.10) */                        \
+  /* 18, 19: recipe profiles added later (1.5); 20, 21 (1.6); 22 (1.10); 23 - 25 (1.11) */         \
   X(TE_FLOAT8_CURRENT, te_float8_current) X(TE_FLOAT8_BLOCK, te_float8_block)                      \
   X(MICROXCALING, microxcaling) X(TORCHAO_FLOAT8_INFERENCE, torchao_float8_inference)              \
-  X(MICROXCALING_EVEN, microxcaling_even)
+  X(MICROXCALING_EVEN, microxcaling_even) X(TE_FLOAT8_CURRENT_POW2, te_float8_current_pow2)        \
+  X(TE_FLOAT8_BLOCK_F32, te_float8_block_f32) X(TE_MXFP8_2_13, te_mxfp8_2_13)
 #define NUMREF_PROFILE_ENUMERATOR_(NAME, name) NUMREF_PROFILE_##NAME,
 enum { NUMREF_PROFILE_LIST(NUMREF_PROFILE_ENUMERATOR_) NUMREF_PROFILE_END_ };
 #undef NUMREF_PROFILE_ENUMERATOR_

@@ -41,7 +41,7 @@ namespace numref {
   X(gfloat) X(gfloat_sat)                                                                       \
   /* recipe profiles added later */                                                             \
   X(te_float8_current) X(te_float8_block) X(microxcaling) X(torchao_float8_inference)          \
-  X(microxcaling_even)
+  X(microxcaling_even) X(te_float8_current_pow2) X(te_float8_block_f32) X(te_mxfp8_2_13)
 // clang-format on
 #define NUMREF_PROFILE_ENUMERATOR(name) name,
 enum class ProfileId : std::uint8_t { NUMREF_PROFILE_IDS(NUMREF_PROFILE_ENUMERATOR) };
@@ -347,6 +347,44 @@ inline constexpr Recipe kTeFloat8Block{
     .amax_nan_ignore = true,
     .elements = "f8e4m3fn f8e5m2"};
 
+// §10.4 TransformerEngine MXFP8 from 2.13 on (commit 71971e33d, "Fix exp2f_rcp to properly handle
+// nan and 0xFE cases", Feb 2026; read at d0067d0 util/ptx.cuh exp2f_rcp<float>): the quantize
+// multiplier of code c is 2^(127 - c) by bits for every c below FE — code 00 multiplies by 2^127
+// (te_mxfp8, TE 2.7 – 2.12: by 1) — and 0x00400000 = 2^-127 for FE (before: 0.0); FF gives NaN (not
+// reached: the amax ignores NaN). float_to_e8m0 and the amax as te_mxfp8. TE's C++ test reference
+// (tests/cpp/test_common.h exp2f_rcp) changed in the same commit: each version's kernel and
+// reference agree.
+inline constexpr Recipe kTeMxfp8_2_13{.rule = "mx-rceil-f32", .partition = "block:1x32", .knobs = "inf_block=max_code",
+                               .source = "TransformerEngine >= 2.13 MXFP8 float_to_e8m0 / exp2f_rcp (source-cited)",
+                               .amax_nan_ignore = true,
+                               .elements = "f8e4m3fn f8e5m2"};
+
+// §10.4 TransformerEngine Float8CurrentScaling with force_pow_2_scales (the recipe's
+// NVTE_FP8_CURRENT_SCALING_POWER_2_SCALES=1: QParams(power_2_scale=True)): compute_scale_from_amax
+// as te_float8_current with value_for_inf = FLT_MAX (current_scaling.cu
+// compute_scale_from_amax_kernel) and the scale bits masked with 0xFF800000 after the Inf
+// replacement: §15's P of the §14.1 S (FLT_MAX -> 2^127), stored scale_inv = 1 / P (exact) —
+// te_float8_block's rule on the whole tensor. TE's reference tests/pytorch/references/
+// quantize_scale_calc.py scale_from_amax_tensor(pow_2_scales=True) agrees on finite tensors.
+inline constexpr Recipe kTeFloat8CurrentPow2{
+    .rule = "pow2-recip", .partition = "tensor", .knobs = "inf_block=one_scale",
+    .source = "TransformerEngine Float8CurrentScaling force_pow_2_scales (d0067d0; measured vs its test reference)",
+    .amax_nan_ignore = true,
+    .elements = "f8e4m3fn f8e5m2"};
+
+// §10.4 TransformerEngine Float8BlockScaling with power_2_scale=False (the recipe's
+// NVTE_FP8_BLOCK_SCALING_FP32_SCALES=1): the blockwise kernels' compute_scale_from_types without
+// the mask: S = RN32(448 / amax) (1.0 for a zero / Inf / NaN amax), stored scale_inv = RN32(1 / S),
+// elements RN32(x * S) cast satfinite — te_float8_current's rule per 1 x 128 (or 128 x 128)
+// tile. An Inf quotient becomes value_for_inf = the input type's largest finite value: FLT_MAX
+// for binary32 (§14.1's clamp), but 0x7F7F0000 for bf16 (a bf16 tile of amax below q_max / FLT_MAX):
+// numref keeps FLT_MAX there, a declared departure (docs/profiles.md).
+inline constexpr Recipe kTeFloat8BlockF32{
+    .rule = "amax-recip", .partition = "block:1x128", .knobs = "inf_block=one_scale",
+    .source = "TransformerEngine Float8BlockScaling power_2_scale=False (d0067d0; measured vs test reference)",
+    .amax_nan_ignore = true,
+    .elements = "f8e4m3fn f8e5m2"};
+
 // §10.4 microxcaling (Microsoft's MX reference, mx/mx_ops.py _quantize_mx and mx/elemwise_ops.py
 // _quantize_elemwise_core, CPU path, round="nearest"; read at commit 3b429a84): shared exponent
 // floor(torch.log2(amax)) in binary32, amax 0 read as FP32_MIN_NORMAL, minus the element's emax,
@@ -479,6 +517,21 @@ inline constexpr Profile kProfiles[] = {
      .summary = "microxcaling _quantize_mx with round='even': as microxcaling, elements rounded half to even",
      .narrow = microxcaling_narrow(Round::rne), .wide = microxcaling_wide(Round::rne), .recipe = &kMicroxcalingEven,
      .abi_minor = 10},
+    {.id = ProfileId::te_float8_current_pow2, .name = "te_float8_current_pow2",
+     .summary = "TransformerEngine Float8CurrentScaling with force_pow_2_scales (per tensor: power-of-two scale, "
+                "scale_inv stored, satfinite)",
+     .narrow = cuda_narrow(Overflow::saturate), .wide = cuda_wide(), .rules = kCudaRules,
+     .recipe = &kTeFloat8CurrentPow2, .abi_minor = 11},
+    {.id = ProfileId::te_float8_block_f32, .name = "te_float8_block_f32",
+     .summary = "TransformerEngine Float8BlockScaling with power_2_scale=False (tiles 1 x 128 / 128 x 128: scale = "
+                "FP8 max / amax, scale_inv stored, satfinite)",
+     .narrow = cuda_narrow(Overflow::saturate), .wide = cuda_wide(), .rules = kCudaRules,
+     .recipe = &kTeFloat8BlockF32, .abi_minor = 11},
+    {.id = ProfileId::te_mxfp8_2_13, .name = "te_mxfp8_2_13",
+     .summary = "TransformerEngine 2.13+ MXFP8 quantization (block 1 x 32, E8M0 round-up, code 00 multiplies by "
+                "2^127, satfinite)",
+     .narrow = cuda_narrow(Overflow::saturate), .wide = cuda_wide(), .rules = kCudaRules, .recipe = &kTeMxfp8_2_13,
+     .abi_minor = 11},
 };
 
 // clang-format on
