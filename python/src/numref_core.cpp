@@ -540,8 +540,11 @@ class FastQuantized {
   FastQuantized(std::shared_ptr<const cpu_fast::FastQuant> q, std::shared_ptr<const cpu_fast::FastQuant> fq,
                 std::shared_ptr<std::vector<std::uint8_t>> codes, std::vector<std::uint32_t> scales,
                 std::vector<std::uint32_t> gm, std::vector<std::uint8_t> kept, std::size_t rows, std::size_t cols,
-                const Format* fake, unsigned threads)
-      : q_(std::move(q)),
+                const Format* fake, unsigned threads, std::uint32_t tensor_amax,
+                std::shared_ptr<std::vector<std::uint32_t>> fake_now = nullptr)
+      : fake_now_(std::move(fake_now)),
+        tensor_amax_(tensor_amax),
+        q_(std::move(q)),
         fq_(std::move(fq)),
         codes_(std::move(codes)),
         scales_(std::move(scales)),
@@ -558,7 +561,7 @@ class FastQuantized {
     {
       nb::gil_scoped_release release;
       std::string why;
-      ok = q_->dequantize(codes_->data(), scales_.data(), gm_.data(), out->data(), why, threads_);
+      ok = q_->dequantize(codes_->data(), scales_.data(), gm_.data(), out->data(), why, threads_, tensor_amax_);
     }
     if (!ok) return nb::none();  // GAM block code 00 (quantize never makes it)
     return nb::cast(owned_array(std::move(out), {rows_, cols_}));
@@ -567,13 +570,14 @@ class FastQuantized {
   nb::object fake_quant() const {
     if (!fq_) return nb::none();
     const std::size_t n = rows_ * cols_;
-    auto out = std::make_shared<std::vector<std::uint32_t>>(n);
+    auto out = fake_now_ ? fake_now_ : std::make_shared<std::vector<std::uint32_t>>(n);
     std::shared_ptr<std::vector<std::uint16_t>> half;
     {
       nb::gil_scoped_release release;
       std::string why;
-      (void)fq_->fake_from_codes(codes_->data(), scales_.data(), gm_.data(), kept_.empty() ? nullptr : kept_.data(),
-                                 out->data(), why, threads_);
+      if (!fake_now_)
+        (void)fq_->fake_from_codes(codes_->data(), scales_.data(), gm_.data(), kept_.empty() ? nullptr : kept_.data(),
+                                   out->data(), why, threads_, tensor_amax_);
       if (fake_->bits == 16) {
         half = std::make_shared<std::vector<std::uint16_t>>(n);
         const std::uint32_t* o = out->data();
@@ -588,6 +592,8 @@ class FastQuantized {
   }
 
  private:
+  std::shared_ptr<std::vector<std::uint32_t>> fake_now_;  // computed with the codes (fake_reads_input())
+  std::uint32_t tensor_amax_;                             // §18.1 (nvfp4)
   std::shared_ptr<const cpu_fast::FastQuant> q_, fq_;
   std::shared_ptr<std::vector<std::uint8_t>> codes_;
   std::vector<std::uint32_t> scales_, gm_;
@@ -641,10 +647,17 @@ std::optional<nb::dict> quantize_fast(const QuantizeCall& c, unsigned threads) {
   auto out = std::make_shared<std::vector<std::uint8_t>>(n);
   std::vector<std::uint32_t> scales(q->blocks()), gm(q->groups());
   std::vector<std::uint8_t> kept(q->has_kept() ? q->blocks() : 0);
+  std::shared_ptr<std::vector<std::uint32_t>> fake_now;  // §13.7 first_nan: the fake-quant output reads x
+  std::uint32_t tensor_amax = 0;
   {
     nb::gil_scoped_release release;
     const std::uint32_t* r = c.rs.empty() ? nullptr : c.rs.data();
-    q->quantize(c.x.data(), r, out->data(), scales.data(), gm.data(), threads, kept.empty() ? nullptr : kept.data());
+    q->quantize(c.x.data(), r, out->data(), scales.data(), gm.data(), threads, kept.empty() ? nullptr : kept.data(),
+                &tensor_amax);
+    if (fq && fq->fake_reads_input()) {
+      fake_now = std::make_shared<std::vector<std::uint32_t>>(n);
+      fq->fake_quant(c.x.data(), r, fake_now->data(), threads);
+    }
   }
   // GAM block code 00, which cpu-fast does not dequantize: the reference path
   if (scale_kind(spec.rule) == ScaleKind::gam && std::find(scales.begin(), scales.end(), 0u) != scales.end())
@@ -652,9 +665,9 @@ std::optional<nb::dict> quantize_fast(const QuantizeCall& c, unsigned threads) {
   nb::dict d;
   put_quantized(d, c, {}, scales, gm);
   d["codes"] = owned_array(out, {rows, cols});
-  d["tensor_amax"] = nb::none();  // nvfp4: not taken by cpu-fast
-  d["lazy"] = nb::cast(
-      FastQuantized(q, fq, out, std::move(scales), std::move(gm), std::move(kept), rows, cols, c.fake, threads));
+  d["tensor_amax"] = has_tensor_amax(spec.rule) ? nb::cast(tensor_amax) : nb::none();
+  d["lazy"] = nb::cast(FastQuantized(q, fq, out, std::move(scales), std::move(gm), std::move(kept), rows, cols, c.fake,
+                                     threads, tensor_amax, std::move(fake_now)));
   d["counts_exact"] = false;
   d["policy"] = describe(spec.policy);
   d["path"] = std::string("fast");
