@@ -9,6 +9,9 @@
 * every recipe profile cpu-fast now takes (spec §19.8 knobs) and every scale rule row it implements
   equals the reference for every element format, on tensors with NaN / Inf / zero blocks.
 Speed is never asserted here (docs/performance.md carries it)."""
+import re
+import subprocess
+
 import numpy as np
 import pytest
 
@@ -341,3 +344,19 @@ def test_few_rows_split_by_columns(shape, src, kw):
     ref = numref.quantize(xs, "f8e4m3fn", path="reference", **kw)
     for k in keys:
         _same(getattr(ref, k), getattr(one, k), f"{k}: fast against the reference")
+
+
+@pytest.mark.parametrize("profile", [p["name"] for p in numref.profiles() if p.get("recipe")])
+def test_cpu_fast_conform_every_recipe_profile(numref_cli, profile):
+    """The cpu-fast plugin against the reference on every recipe profile's tensor suites (one run
+    per profile: the runner checks profiles of equal policies once), comparing every quantize /
+    dequantize / fake-quant case, none skipped."""
+    r = subprocess.run([numref_cli, "conform", "--backend", "cpu-fast", "--level", "1", "--no-progress", "--profile",
+                        profile, "--ops", "quantize,dequantize,fake-quant"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    rows = {m.group(1): (int(m.group(2)), int(m.group(3)), int(m.group(4)))
+            for m in re.finditer(r"^(quantize|dequantize|fake-quant)\s+\S.*?\s(\d+)\s+(\d+)\s+(\d+)\s+\d+\s+\d+\s+\d+$",
+                                 r.stdout, re.M)}
+    assert set(rows) == {"quantize", "dequantize", "fake-quant"}, r.stdout[-2000:]
+    for op, (cases, passed, failed) in rows.items():
+        assert cases > 0 and passed == cases and failed == 0, (op, cases, passed, failed)
