@@ -779,11 +779,13 @@ nb::dict verdict(const Verdict& v) {
   return d;
 }
 
-// mor(codes, rows, cols, src, recipe, partition, threshold, scale, fake): `numref mor` on one
-// tensor with the reference (tensor_mor / subtensor_mor).
+// mor(codes, rows, cols, src, recipe, partition, threshold, scale, fake, threads): `numref mor` on
+// one tensor with the reference (tensor_mor / subtensor_mor); threads > 1: the error sums by ranges
+// of block rows on that many threads (the same result), the GIL released.
 nb::dict mor(InArray codes, std::size_t rows, std::size_t cols, const std::string& src, const std::string& recipe,
              const std::string& partition, std::optional<std::string> threshold, const std::string& scale,
-             const std::string& fake) {
+             const std::string& fake, unsigned threads) {
+  const RangeRunner run = threads > 1 ? RangeRunner(cpu_fast::range_runner(threads)) : RangeRunner{};
   const Format& from = format_arg(src, "x");
   if (recipe != "tensor" && recipe != "subtensor3" && recipe != "subtensor2")
     fail("recipe: unknown recipe '" + recipe + "' (expected tensor|subtensor3|subtensor2)");
@@ -814,7 +816,7 @@ nb::dict mor(InArray codes, std::size_t rows, std::size_t cols, const std::strin
     TensorMorResult r;
     {
       nb::gil_scoped_release release;
-      r = tensor_mor(x, spec);
+      r = tensor_mor(x, spec, run);
     }
     d["decision"] = r.quantized ? std::string("f8e4m3fn") : std::string(ff.name);
     d["quantized"] = r.quantized;
@@ -835,7 +837,7 @@ nb::dict mor(InArray codes, std::size_t rows, std::size_t cols, const std::strin
   SubtensorMorResult r;
   {
     nb::gil_scoped_release release;
-    r = subtensor_mor(x, spec);
+    r = subtensor_mor(x, spec, run);
   }
   const BlockGrid grid(rows, cols, part);
   std::vector<std::string> types;
@@ -1258,7 +1260,7 @@ NB_MODULE(_core, m) {
         "Quantize a 2-D tensor (spec §19): cpu-fast's block quantization where it takes the operation, else the "
         "reference (path='reference': always the reference).");
   m.def("mor", &mor, "codes"_a, "rows"_a, "cols"_a, "src"_a, "recipe"_a, "partition"_a, "threshold"_a.none(), "scale"_a,
-        "fake"_a, "Mixture of Representations on one tensor with the reference (spec §25–§27).");
+        "fake"_a, "threads"_a, "Mixture of Representations on one tensor with the reference (spec §25–§27).");
   m.def("gaussws_bitwidth", &gaussws_bitwidth, "bi"_a, "b_init"_a, "b_target"_a,
         "GaussWS Eq. 11 per block, rounded once (spec §30.8); binary32 codes.");
   m.def("gaussws", &gaussws, "w"_a, "rows"_a, "cols"_a, "w_fmt"_a, "bt"_a, "key"_a.none(), "bits"_a.none(), "sum"_a,

@@ -360,3 +360,22 @@ def test_cpu_fast_conform_every_recipe_profile(numref_cli, profile):
     assert set(rows) == {"quantize", "dequantize", "fake-quant"}, r.stdout[-2000:]
     for op, (cases, passed, failed) in rows.items():
         assert cases > 0 and passed == cases and failed == 0, (op, cases, passed, failed)
+
+
+@pytest.mark.parametrize("recipe,partition", [("tensor", "block:128x128"), ("tensor", "rows"), ("tensor", "block:64x64"),
+                                              ("subtensor3", "block:128x128"), ("subtensor2", "block:64x32")])
+@pytest.mark.parametrize("src", ["f32", "bf16"])
+def test_mor_same_result_for_every_thread_count(recipe, partition, src):
+    """numref.mor splits the error sums by ranges of block rows (issue 32): every field of the
+    result is the same for 1, 2 and 3 threads, on a tensor with NaN / Inf / zero blocks."""
+    x = _tensor(8)[:768, :512].copy()
+    x[700, 100], x[300, 5], x[400:464, 128:192] = np.inf, -np.inf, 0
+    xs = x if src == "f32" else numref.cast(x, "bf16")
+
+    def fields(r):
+        return {k: (v.tobytes() if isinstance(v, np.generic) or (isinstance(v, np.ndarray) and v.dtype != object)
+                    else v.tolist() if isinstance(v, np.ndarray) else v) for k, v in vars(r).items()}
+
+    one = fields(numref.mor(xs, recipe, partition=partition, threads=1))
+    for t in (2, 3):
+        assert fields(numref.mor(xs, recipe, partition=partition, threads=t)) == one, t
