@@ -8,7 +8,7 @@ torch uses every thread (torch.get_num_threads()); torchao's to_mx runs its eage
 core. Speed is never asserted; docs/performance.md carries the numbers with machine and load."""
 import argparse
 import os
-import time
+import sys
 
 import ml_dtypes
 import numpy as np
@@ -18,15 +18,8 @@ from torchao.prototype.mx_formats.mx_tensor import to_mx
 
 import numref
 
-
-def best(fn, repeat):
-    fn()  # warm-up
-    t = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        t = min(t, time.perf_counter() - t0)
-    return t
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from python_quantize import best  # noqa: E402  (the same timing: a warm-up call, then the best of `repeat`)
 
 
 def main():
