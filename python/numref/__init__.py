@@ -537,7 +537,8 @@ class MorResult:
 
 
 def mor(x, recipe: str = "tensor", *, partition: str = "block:128x128", threshold: str | None = None,
-        scale: str = "gam", fake: str = "bf16", transpose: bool = False, src: str | None = None) -> MorResult:
+        scale: str = "gam", fake: str = "bf16", transpose: bool = False, src: str | None = None,
+        threads: int | None = None) -> MorResult:
     """Mixture of Representations on one tensor, as ``numref mor`` (spec §25–§27; docs/mor.md).
 
     recipe     tensor (E4M3 or the fake format for the whole tensor, MoR Eq. 1–2) | subtensor3 |
@@ -545,6 +546,8 @@ def mor(x, recipe: str = "tensor", *, partition: str = "block:128x128", threshol
     partition  the E4M3 scaling partition (tensor recipe) or the block partition.
     threshold  tensor recipe: "0.045" (default), "4.5%", "9/200" — read exactly (§23.2).
     scale      gam (default) or another FP8 scale rule; fake  bf16 | f16 | f32.
+    threads    the error sums are evaluated by ranges of block rows on this many threads (default
+               None: every core; 1: the calling thread); the result is the same for every count.
     """
     for name, v in (("recipe", recipe), ("partition", partition), ("scale", scale), ("fake", fake)):
         if not isinstance(v, str):
@@ -559,7 +562,7 @@ def mor(x, recipe: str = "tensor", *, partition: str = "block:128x128", threshol
     if transpose:
         codes2 = _np.ascontiguousarray(codes2.T)
     rows, cols = codes2.shape
-    d = _core.mor(codes2, rows, cols, src, recipe, partition, threshold, scale, fake)
+    d = _core.mor(codes2, rows, cols, src, recipe, partition, threshold, scale, fake, _threads(threads))
     if recipe == "tensor":
         err = _sum(d["error"])
         sfmt = d["scale_format"]

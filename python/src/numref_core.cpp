@@ -540,8 +540,11 @@ class FastQuantized {
   FastQuantized(std::shared_ptr<const cpu_fast::FastQuant> q, std::shared_ptr<const cpu_fast::FastQuant> fq,
                 std::shared_ptr<std::vector<std::uint8_t>> codes, std::vector<std::uint32_t> scales,
                 std::vector<std::uint32_t> gm, std::vector<std::uint8_t> kept, std::size_t rows, std::size_t cols,
-                const Format* fake, unsigned threads)
-      : q_(std::move(q)),
+                const Format* fake, unsigned threads, std::uint32_t tensor_amax,
+                std::shared_ptr<std::vector<std::uint32_t>> fake_now = nullptr)
+      : fake_now_(std::move(fake_now)),
+        tensor_amax_(tensor_amax),
+        q_(std::move(q)),
         fq_(std::move(fq)),
         codes_(std::move(codes)),
         scales_(std::move(scales)),
@@ -558,7 +561,7 @@ class FastQuantized {
     {
       nb::gil_scoped_release release;
       std::string why;
-      ok = q_->dequantize(codes_->data(), scales_.data(), gm_.data(), out->data(), why, threads_);
+      ok = q_->dequantize(codes_->data(), scales_.data(), gm_.data(), out->data(), why, threads_, tensor_amax_);
     }
     if (!ok) return nb::none();  // GAM block code 00 (quantize never makes it)
     return nb::cast(owned_array(std::move(out), {rows_, cols_}));
@@ -567,13 +570,14 @@ class FastQuantized {
   nb::object fake_quant() const {
     if (!fq_) return nb::none();
     const std::size_t n = rows_ * cols_;
-    auto out = std::make_shared<std::vector<std::uint32_t>>(n);
+    auto out = fake_now_ ? fake_now_ : std::make_shared<std::vector<std::uint32_t>>(n);
     std::shared_ptr<std::vector<std::uint16_t>> half;
     {
       nb::gil_scoped_release release;
       std::string why;
-      (void)fq_->fake_from_codes(codes_->data(), scales_.data(), gm_.data(), kept_.empty() ? nullptr : kept_.data(),
-                                 out->data(), why, threads_);
+      if (!fake_now_)
+        (void)fq_->fake_from_codes(codes_->data(), scales_.data(), gm_.data(), kept_.empty() ? nullptr : kept_.data(),
+                                   out->data(), why, threads_, tensor_amax_);
       if (fake_->bits == 16) {
         half = std::make_shared<std::vector<std::uint16_t>>(n);
         const std::uint32_t* o = out->data();
@@ -588,6 +592,8 @@ class FastQuantized {
   }
 
  private:
+  std::shared_ptr<std::vector<std::uint32_t>> fake_now_;  // computed with the codes (fake_reads_input())
+  std::uint32_t tensor_amax_;                             // §18.1 (nvfp4)
   std::shared_ptr<const cpu_fast::FastQuant> q_, fq_;
   std::shared_ptr<std::vector<std::uint8_t>> codes_;
   std::vector<std::uint32_t> scales_, gm_;
@@ -641,10 +647,17 @@ std::optional<nb::dict> quantize_fast(const QuantizeCall& c, unsigned threads) {
   auto out = std::make_shared<std::vector<std::uint8_t>>(n);
   std::vector<std::uint32_t> scales(q->blocks()), gm(q->groups());
   std::vector<std::uint8_t> kept(q->has_kept() ? q->blocks() : 0);
+  std::shared_ptr<std::vector<std::uint32_t>> fake_now;  // §13.7 first_nan: the fake-quant output reads x
+  std::uint32_t tensor_amax = 0;
   {
     nb::gil_scoped_release release;
     const std::uint32_t* r = c.rs.empty() ? nullptr : c.rs.data();
-    q->quantize(c.x.data(), r, out->data(), scales.data(), gm.data(), threads, kept.empty() ? nullptr : kept.data());
+    q->quantize(c.x.data(), r, out->data(), scales.data(), gm.data(), threads, kept.empty() ? nullptr : kept.data(),
+                &tensor_amax);
+    if (fq && fq->fake_reads_input()) {
+      fake_now = std::make_shared<std::vector<std::uint32_t>>(n);
+      fq->fake_quant(c.x.data(), r, fake_now->data(), threads);
+    }
   }
   // GAM block code 00, which cpu-fast does not dequantize: the reference path
   if (scale_kind(spec.rule) == ScaleKind::gam && std::find(scales.begin(), scales.end(), 0u) != scales.end())
@@ -652,9 +665,9 @@ std::optional<nb::dict> quantize_fast(const QuantizeCall& c, unsigned threads) {
   nb::dict d;
   put_quantized(d, c, {}, scales, gm);
   d["codes"] = owned_array(out, {rows, cols});
-  d["tensor_amax"] = nb::none();  // nvfp4: not taken by cpu-fast
-  d["lazy"] = nb::cast(
-      FastQuantized(q, fq, out, std::move(scales), std::move(gm), std::move(kept), rows, cols, c.fake, threads));
+  d["tensor_amax"] = has_tensor_amax(spec.rule) ? nb::cast(tensor_amax) : nb::none();
+  d["lazy"] = nb::cast(FastQuantized(q, fq, out, std::move(scales), std::move(gm), std::move(kept), rows, cols, c.fake,
+                                     threads, tensor_amax, std::move(fake_now)));
   d["counts_exact"] = false;
   d["policy"] = describe(spec.policy);
   d["path"] = std::string("fast");
@@ -766,11 +779,13 @@ nb::dict verdict(const Verdict& v) {
   return d;
 }
 
-// mor(codes, rows, cols, src, recipe, partition, threshold, scale, fake): `numref mor` on one
-// tensor with the reference (tensor_mor / subtensor_mor).
+// mor(codes, rows, cols, src, recipe, partition, threshold, scale, fake, threads): `numref mor` on
+// one tensor with the reference (tensor_mor / subtensor_mor); threads > 1: the error sums by ranges
+// of block rows on that many threads (the same result), the GIL released.
 nb::dict mor(InArray codes, std::size_t rows, std::size_t cols, const std::string& src, const std::string& recipe,
              const std::string& partition, std::optional<std::string> threshold, const std::string& scale,
-             const std::string& fake) {
+             const std::string& fake, unsigned threads) {
+  const RangeRunner run = threads > 1 ? RangeRunner(cpu_fast::range_runner(threads)) : RangeRunner{};
   const Format& from = format_arg(src, "x");
   if (recipe != "tensor" && recipe != "subtensor3" && recipe != "subtensor2")
     fail("recipe: unknown recipe '" + recipe + "' (expected tensor|subtensor3|subtensor2)");
@@ -801,7 +816,7 @@ nb::dict mor(InArray codes, std::size_t rows, std::size_t cols, const std::strin
     TensorMorResult r;
     {
       nb::gil_scoped_release release;
-      r = tensor_mor(x, spec);
+      r = tensor_mor(x, spec, run);
     }
     d["decision"] = r.quantized ? std::string("f8e4m3fn") : std::string(ff.name);
     d["quantized"] = r.quantized;
@@ -822,7 +837,7 @@ nb::dict mor(InArray codes, std::size_t rows, std::size_t cols, const std::strin
   SubtensorMorResult r;
   {
     nb::gil_scoped_release release;
-    r = subtensor_mor(x, spec);
+    r = subtensor_mor(x, spec, run);
   }
   const BlockGrid grid(rows, cols, part);
   std::vector<std::string> types;
@@ -1245,7 +1260,7 @@ NB_MODULE(_core, m) {
         "Quantize a 2-D tensor (spec §19): cpu-fast's block quantization where it takes the operation, else the "
         "reference (path='reference': always the reference).");
   m.def("mor", &mor, "codes"_a, "rows"_a, "cols"_a, "src"_a, "recipe"_a, "partition"_a, "threshold"_a.none(), "scale"_a,
-        "fake"_a, "Mixture of Representations on one tensor with the reference (spec §25–§27).");
+        "fake"_a, "threads"_a, "Mixture of Representations on one tensor with the reference (spec §25–§27).");
   m.def("gaussws_bitwidth", &gaussws_bitwidth, "bi"_a, "b_init"_a, "b_target"_a,
         "GaussWS Eq. 11 per block, rounded once (spec §30.8); binary32 codes.");
   m.def("gaussws", &gaussws, "w"_a, "rows"_a, "cols"_a, "w_fmt"_a, "bt"_a, "key"_a.none(), "bits"_a.none(), "sum"_a,

@@ -80,7 +80,9 @@ def test_fast_path_equals_reference(src, fmt, partition, scale, knobs):
 
 def test_fast_path_declines_what_cpu_fast_does_not_take():
     x = np.float32([[1, 2, 3, 4] * 8])
-    assert numref.quantize(x, "f4e2m1fn", partition="block:1x16", scale="nvfp4").path == "reference"  # §A: nvfp4
+    # §13.7 nan_block=own_nan with the fused application (§19.2)
+    assert numref.quantize(x, "int8", scale="amax-dequant", recipe="nan_block=own_nan", apply="fused").path == \
+        "reference"
     assert numref.quantize(x, "f8e4m3fn", partition="block:1x32", scale="mx-floor").path == "fast"
     with pytest.raises(ValueError, match="path: expected"):
         numref.quantize(x, "f8e4m3fn", path="gpu")

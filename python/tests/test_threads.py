@@ -9,6 +9,9 @@
 * every recipe profile cpu-fast now takes (spec §19.8 knobs) and every scale rule row it implements
   equals the reference for every element format, on tensors with NaN / Inf / zero blocks.
 Speed is never asserted here (docs/performance.md carries it)."""
+import re
+import subprocess
+
 import numpy as np
 import pytest
 
@@ -126,9 +129,12 @@ def _special_tensor(seed, rows=40, cols=256):
     return x
 
 
-FAST_RECIPES = ["torchao_mx_floor", "torchao_mx_ceil", "torchao_mx_even", "te_mxfp8", "deepgemm",
-                "te_float8_current", "te_float8_block", "torchao_float8"]
+FAST_RECIPES = ["torchao_mx_floor", "torchao_mx_ceil", "torchao_mx_even", "torchao_mx_rceil", "te_mxfp8", "deepgemm",
+                "te_float8_current", "te_float8_block", "torchao_float8", "torchao_float8_pow2", "microxcaling",
+                "microxcaling_even", "torchao_float8_inference"]
 ELEMENTS = ["f8e4m3fn", "f8e5m2", "f6e3m2fn", "f6e2m3fn", "f4e2m1fn"]
+# the largest finite values (OCP OFP8 v1.0, OCP MX v1.0 §5.3)
+ELEMENT_MAX = {"f8e4m3fn": 448.0, "f8e5m2": 57344.0, "f6e3m2fn": 28.0, "f6e2m3fn": 7.5, "f4e2m1fn": 6.0}
 
 
 def _takes(profile, fmt):
@@ -158,10 +164,97 @@ def test_recipe_profiles_fast_equal_reference(profile, fmt, src):
         assert q.path == "fast", profile
 
 
-def test_profiles_cpu_fast_declines_stay_on_the_reference():
+def _log2f_edges():
+    """Blocks of 32 whose amax (first element) sits where floor / ceil of log2f_cr is not read
+    from the exponent bits alone: fraction fields within 2^8 of 0 and of 2^23 (the reference's
+    log2f_cr decides; one binary32 ulp apart across 2^k), over every binade of normals and some
+    subnormals, and their quotients by 448, 57344, 7.5, 6 (the RN32(amax / q_max) of mx-rceil's
+    log2f form at these powers of two); every other element a smaller one, ties of the element
+    grids among them (1.25 = between 1 and 1.5, 2.5, 5 for f4e2m1fn at scale 1)."""
+    bits = []
+    for e in list(range(1, 255, 3)) + [0]:
+        for frac in (0, 1, 2, 0x7F, 0xFF, 0x100, 0x101, 0x7FFEFF, 0x7FFF00, 0x7FFF80, 0x7FFFFE, 0x7FFFFF):
+            bits.append((e << 23) | frac)
+    amax = np.array(bits, dtype=np.uint32).view(np.float32)
+    amax = amax[np.isfinite(amax) & (amax != 0)]
+    with np.errstate(over="ignore"):  # products past FLT_MAX are dropped below
+        quot = np.concatenate([amax * np.float32(q) for q in (448.0, 57344.0, 7.5, 6.0)])
+    amax = np.concatenate([amax, quot[np.isfinite(quot) & (quot != 0)]]).astype(np.float32)
+    n = len(amax)
+    rng = np.random.default_rng(3)
+    x = (rng.random((n, 32), dtype=np.float32) * amax[:, None]).astype(np.float32)
+    x[:, 0] = amax * np.where(rng.random(n) < 0.5, -1, 1).astype(np.float32)
+    x[:, 1:8] = np.float32([1.25, 2.5, 5.0, -0.25, 0.75, 3.5, -1.75]) * (amax[:, None] / np.float32(6.0))
+    x[::7, 1:8] = np.float32([1.25, 2.5, 5.0, -0.25, 0.75, 3.5, -1.75])  # exact ties where amax <= 6
+    x[::11, 9:12] = np.float32([-0.0, 0.0, -1e-45])
+    return x
+
+
+@pytest.mark.parametrize("profile", ["torchao_mx_rceil", "microxcaling", "microxcaling_even", "torchao_float8_pow2",
+                                     "torchao_float8_inference"])
+@pytest.mark.parametrize("fmt", ELEMENTS)
+def test_log2f_and_nan_knobs_at_their_edges(profile, fmt):
+    """The recipes with scale_exp=log2f, nan_block first_nan / own_nan, zero_sign=plus,
+    scale_round=source and zero_divisor=keep against the reference at their edge inputs: log2f's
+    near-integer results, NaNs with payloads (signalling, negative) in blocks with and without
+    Inf, ±0 products, an amax at the element's max; the recipe's partition and others (first_nan's
+    first NaN of a block of several rows, or of a block wider than one row piece)."""
+    if not _takes(profile, fmt):
+        pytest.skip(f"{profile} does not quantize to {fmt}")
+    x = _log2f_edges()
+    nan_rows = x[:6].copy()
+    nan_rows.view(np.uint32)[0, 3] = 0x7F800001   # a signalling NaN, payload 1
+    nan_rows.view(np.uint32)[1, 7] = 0xFFA00005   # negative, payload
+    nan_rows.view(np.uint32)[1, 9] = 0x7FC00123   # a second NaN in the block
+    nan_rows[2, 4] = np.inf
+    nan_rows[3, 4], nan_rows.view(np.uint32)[3, 20] = -np.inf, 0x7F812345
+    nan_rows[4, :] = ELEMENT_MAX[fmt]  # amax at the element's max
+    nan_rows[5, :] = 0
+    x = np.concatenate([x, nan_rows])
+    for partition in (None, "rows", "tensor", "cols", "block:2x16", "block:3x300"):
+        for src in ("f32", "bf16", "f16"):
+            xs = x if src == "f32" else numref.cast(x, src, overflow="saturate")
+            for fake in ("bf16", "f32"):
+                kw = dict(profile=profile, fake_quant=fake)
+                if partition:
+                    kw["partition"] = partition
+                assert _compare(xs, fmt, **kw).path == "fast", (profile, src)
+
+
+def test_cpu_fast_declines_what_it_does_not_take():
+    """The knobs the fused application does not take: the reference path, by name."""
     x = _special_tensor(1)
-    for profile in ("torchao_mx_rceil", "microxcaling", "torchao_float8_pow2", "torchao_float8_inference"):
-        assert numref.quantize(x, "f8e4m3fn", profile=profile).path == "reference", profile
+    for knobs in ("zero_divisor=keep", "nan_block=own_nan", "nan_block=first_nan"):
+        assert numref.quantize(x, "int8", scale="amax-dequant", recipe=knobs, apply="fused").path == "reference"
+    assert numref.quantize(x, "int8", scale="mx-floor", recipe="zero_sign=plus", apply="fused").path == "reference"
+
+
+@pytest.mark.parametrize("fmt", ELEMENTS + ["int8"])
+@pytest.mark.parametrize("partition", ["block:1x16", "block:16x16", "tensor"])
+@pytest.mark.parametrize("src", ["f32", "bf16"])
+def test_nvfp4_fast_equal_reference(fmt, partition, src):
+    """§18 NVFP4 (UE4M3 block scales under the binary32 tensor scale) on the fast path, equal to
+    the reference: codes, scales, the tensor amax, dequantized and fake-quant values; tensors with
+    NaN / Inf blocks (the tensor amax poisons every block), an all-zero tensor (s_enc = 1), amaxes
+    near FLT_MAX / 448 and subnormal ones (block scales that saturate to 448 or round to 0), the log2f
+    edge blocks, and with amax ignoring NaN / Inf."""
+    # t_amax stays below FLT_MAX / 448: RN32(d_b * t_amax) of §18.4 overflows above (the
+    # reference cannot represent that +Inf factor: not compared here)
+    special = _special_tensor(19)
+    special[6, :] = np.float32(1e35) * np.sign(special[6, :] + 0.5)
+    edges = _log2f_edges()[:, :32]
+    edges = edges[np.abs(edges).max(axis=1) < 7e35]
+    finite = special.copy()
+    finite[~np.isfinite(finite)] = 1.0
+    tiny = np.float32([[1e-40, -3e-42, 0.0, 2e-45] * 8] * 4)
+    huge = np.float32([[7e35, -1e-30, 5.0, 1e-38] * 8] * 4)
+    for x in (special, finite, np.zeros((4, 32), np.float32), tiny, huge, edges, np.concatenate([huge, tiny])):
+        xs = x if src == "f32" else numref.cast(x, "bf16")  # every finite value in range; ±Inf kept
+        for knobs in ({}, dict(amax_nan="ignore", amax_inf="ignore")):
+            q = _compare(xs, fmt, partition=partition, scale="nvfp4", **knobs)
+            assert q.path == "fast"
+            ref = numref.quantize(xs, fmt, partition=partition, scale="nvfp4", path="reference", **knobs)
+            assert np.float32(q.tensor_amax).tobytes() == np.float32(ref.tensor_amax).tobytes()
 
 
 RULES = ["amax", "amax-recip", "amax-dequant", "pow2", "pow2-recip", "mx-floor", "mx-ceil", "mx-even", "mx-rceil",
@@ -251,3 +344,38 @@ def test_few_rows_split_by_columns(shape, src, kw):
     ref = numref.quantize(xs, "f8e4m3fn", path="reference", **kw)
     for k in keys:
         _same(getattr(ref, k), getattr(one, k), f"{k}: fast against the reference")
+
+
+@pytest.mark.parametrize("profile", [p["name"] for p in numref.profiles() if p.get("recipe")])
+def test_cpu_fast_conform_every_recipe_profile(numref_cli, profile):
+    """The cpu-fast plugin against the reference on every recipe profile's tensor suites (one run
+    per profile: the runner checks profiles of equal policies once), comparing every quantize /
+    dequantize / fake-quant case, none skipped."""
+    r = subprocess.run([numref_cli, "conform", "--backend", "cpu-fast", "--level", "1", "--no-progress", "--profile",
+                        profile, "--ops", "quantize,dequantize,fake-quant"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    rows = {m.group(1): (int(m.group(2)), int(m.group(3)), int(m.group(4)))
+            for m in re.finditer(r"^(quantize|dequantize|fake-quant)\s+\S.*?\s(\d+)\s+(\d+)\s+(\d+)\s+\d+\s+\d+\s+\d+$",
+                                 r.stdout, re.M)}
+    assert set(rows) == {"quantize", "dequantize", "fake-quant"}, r.stdout[-2000:]
+    for op, (cases, passed, failed) in rows.items():
+        assert cases > 0 and passed == cases and failed == 0, (op, cases, passed, failed)
+
+
+@pytest.mark.parametrize("recipe,partition", [("tensor", "block:128x128"), ("tensor", "rows"), ("tensor", "block:64x64"),
+                                              ("subtensor3", "block:128x128"), ("subtensor2", "block:64x32")])
+@pytest.mark.parametrize("src", ["f32", "bf16"])
+def test_mor_same_result_for_every_thread_count(recipe, partition, src):
+    """numref.mor splits the error sums by ranges of block rows (issue 32): every field of the
+    result is the same for 1, 2 and 3 threads, on a tensor with NaN / Inf / zero blocks."""
+    x = _tensor(8)[:768, :512].copy()
+    x[700, 100], x[300, 5], x[400:464, 128:192] = np.inf, -np.inf, 0
+    xs = x if src == "f32" else numref.cast(x, "bf16")
+
+    def fields(r):
+        return {k: (v.tobytes() if isinstance(v, np.generic) or (isinstance(v, np.ndarray) and v.dtype != object)
+                    else v.tolist() if isinstance(v, np.ndarray) else v) for k, v in vars(r).items()}
+
+    one = fields(numref.mor(xs, recipe, partition=partition, threads=1))
+    for t in (2, 3):
+        assert fields(numref.mor(xs, recipe, partition=partition, threads=t)) == one, t

@@ -264,14 +264,23 @@ ErrorEvaluator::ErrorEvaluator(const TensorView& x, const QuantizeSpec& spec, co
   q_.prepare(amax_);
   scales_.resize(nb);
   for (std::size_t b = 0; b < nb; ++b) scales_[b] = q_.block_scale(b, amax_[b]);
-  cache_.resize(nb);
+  init_work();
+}
+
+ErrorEvaluator::ErrorEvaluator(const ErrorEvaluator& proto, Fresh)
+    : x_(proto.x_), q_(proto.q_), fake_(proto.fake_), memo_(proto.memo_), amax_(proto.amax_), scales_(proto.scales_) {
+  init_work();
+}
+
+void ErrorEvaluator::init_work() {
+  cache_.assign(q_.grid().count(), std::nullopt);
   QuantizeSpec one = q_.spec();
   one.partition = Partition::tensor();
   one.group = Partition::tensor();
   chunk_q_.emplace(one, 1, kChunk);
-  chunk_bytes_.assign(kChunk * storage_bytes(x.format()), 0);
-  widen_src_.emplace(x.format(), format(FormatId::f32), Policy{});
-  widen_fake_.emplace(fake, format(FormatId::f32), Policy{});
+  chunk_bytes_.assign(kChunk * storage_bytes(x_.format()), 0);
+  widen_src_.emplace(x_.format(), format(FormatId::f32), Policy{});
+  widen_fake_.emplace(*fake_, format(FormatId::f32), Policy{});
 }
 
 ErrorEvaluator::Key ErrorEvaluator::key_of(const BlockScale& s) {
@@ -420,6 +429,17 @@ ErrorSum ErrorEvaluator::region(const BlockRange& r) {
   ErrorSum total;
   for (std::size_t b : blocks) total += *cache_[b];
   return total;
+}
+
+void ErrorEvaluator::adopt(const ErrorEvaluator& other, std::span<const std::size_t> blocks) {
+  if (other.x_.rows() != x_.rows() || other.x_.cols() != x_.cols() || other.cache_.size() != cache_.size() ||
+      other.fake_ != fake_)
+    throw std::invalid_argument(
+        "error metric: adopt() needs an evaluator of the same tensor, partition and fake format");
+  for (std::size_t b : blocks) {
+    if (b >= cache_.size()) throw std::out_of_range("error metric: block " + std::to_string(b) + " does not exist");
+    if (other.cache_[b]) cache_[b] = other.cache_[b];
+  }
 }
 
 void ErrorEvaluator::fake_block(std::size_t b, std::span<std::uint32_t> dst) {

@@ -1,6 +1,8 @@
 // numref — MoR selection framework, tensor-level and sub-tensor MoR.   spec §25 – §27
 #include "numref/mor.hpp"
 
+#include <algorithm>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 
@@ -227,13 +229,33 @@ Selection mor_select(MorContext& ctx, std::span<Metric* const> metrics, bool wan
 
 // ---- §26 tensor-level MoR --------------------------------------------------------------------
 
-TensorMorResult tensor_mor(const TensorView& x, const TensorMorSpec& spec) {
+namespace {
+// §22 every block's error sum of `ev`, evaluated by `run`'s ranges of block rows, each in an
+// evaluator of its own (ev.fresh(): the same tensor, amaxes and scales), merged into `ev`.
+void evaluate_by_ranges(ErrorEvaluator& ev, const RangeRunner& run) {
+  if (!run) return;
+  const BlockGrid& g = ev.grid();
+  std::mutex mu;
+  run(g.grid_rows(), [&](std::size_t I0, std::size_t I1) {
+    if (I0 >= I1) return;
+    const BlockRange r{I0 * g.block_rows(), std::min(I1 * g.block_rows(), g.rows()), 0, g.cols()};
+    ErrorEvaluator local = ev.fresh();
+    (void)local.region(r);
+    const std::vector<std::size_t> blocks = local.blocks_in(r);
+    const std::lock_guard<std::mutex> lock(mu);
+    ev.adopt(local, blocks);
+  });
+}
+}  // namespace
+
+TensorMorResult tensor_mor(const TensorView& x, const TensorMorSpec& spec, const RangeRunner& run) {
   QuantizeSpec q = spec.quant;
   q.partition = spec.scaling;
   MorContext ctx(
       x, Partition::tensor(),
       {Representation{std::string(q.element->name), q}, Representation{std::string(spec.fake->name), std::nullopt}},
       *spec.fake);
+  evaluate_by_ranges(*ctx.evaluator(0), run);
   MeanErrorMetric m(spec.threshold);
   Metric* ms[] = {&m};
   const Selection s = mor_select(ctx, ms, false);
@@ -250,7 +272,7 @@ TensorMorResult tensor_mor(const TensorView& x, const TensorMorSpec& spec) {
 
 // ---- §27 sub-tensor MoR ----------------------------------------------------------------------
 
-SubtensorMorResult subtensor_mor(const TensorView& x, const SubtensorMorSpec& spec) {
+SubtensorMorResult subtensor_mor(const TensorView& x, const SubtensorMorSpec& spec, const RangeRunner& run) {
   QuantizeSpec e4 = spec.e4m3, e5 = spec.e5m2;
   e4.partition = spec.blocks;
   e5.partition = spec.blocks;
@@ -261,6 +283,7 @@ SubtensorMorResult subtensor_mor(const TensorView& x, const SubtensorMorSpec& sp
   if (three) types.push_back({std::string(e5.element->name), e5});
   types.push_back({keep_name, std::nullopt});
   MorContext ctx(x, spec.blocks, std::move(types), *spec.fake);
+  for (std::size_t i = 0; i + 1 < ctx.type_count(); ++i) evaluate_by_ranges(*ctx.evaluator(i), run);
   LowerErrorMetric eq3_three(std::size_t{1}), eq3_two(e5);
   RangeMetric eq4;
   std::vector<Metric*> ms;

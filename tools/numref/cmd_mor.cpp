@@ -19,6 +19,7 @@
 #include "numref/mor.hpp"
 #include "numref/npy.hpp"
 #include "numref/stats.hpp"
+#include "parallel.hpp"
 
 namespace numref::cli {
 namespace {
@@ -46,6 +47,8 @@ constexpr const char* kHelp =
     "  --threshold T        tensor recipe: 0.045 (default), 4.5%, 9/200 — read exactly as a rational\n"
     "  --scale RULE         gam (default) | amax | pow2 | mx-floor | ... (MoR's ablations; §14 – §17)\n"
     "  --fake F             the format of Q(x): bf16 (default, MoR Figure 4) | f16 | f32\n"
+    "  --threads N          threads sharing the error sums by ranges of block rows (default: every\n"
+    "                       core; 1: one thread); the results are the same for every N\n"
     "output:\n"
     "  --json               JSON on stdout (default: text)\n"
     "  --stats              also the tensor moments: mean, variance, skewness, kurtosis (§28.4)\n"
@@ -230,6 +233,7 @@ struct Options {
   bool transpose = false, json = false, stats = false;
   std::size_t max_blocks = 64;
   std::uint64_t reset_every = 0;  // §28.2 histogram windows (0: none)
+  unsigned threads = 1;           // --threads (default: every core)
   std::vector<std::string> input_args;
   std::optional<std::string> input_format, svg, out_prefix;
 };
@@ -321,8 +325,14 @@ Options parse_options(Args& a) {
   o.svg = a.opt("svg");
   o.out_prefix = a.opt("out");
   o.max_blocks = static_cast<std::size_t>(parse_int(a.opt_or("max-blocks", "64"), 0, 1LL << 40, "--max-blocks"));
+  o.threads = threads_from_args(a).value_or(cpu_fast::default_threads());
   a.finish();
   return o;
+}
+
+// --threads N: the error sums by ranges of block rows on N threads (none for one).
+RangeRunner runner(const Options& o) {
+  return o.threads > 1 ? RangeRunner(cpu_fast::range_runner(o.threads)) : RangeRunner{};
 }
 
 // The input files (a directory's *.npy files expanded) and whether there are several.
@@ -496,7 +506,7 @@ int run_subtensor(const Options& o, const Inputs& ins, MorFiles& files) {
     const TensorView x = view_of(in, o.transpose);
     SubtensorMorResult r;
     try {
-      r = subtensor_mor(x, spec);
+      r = subtensor_mor(x, spec, runner(o));
     } catch (const std::invalid_argument& e) {
       throw UsageError(in.path + ": " + e.what());
     }
@@ -537,7 +547,7 @@ std::vector<TensorOutcome> evaluate_tensors(const Options& o, const Inputs& ins,
     t.in = read_input(f, ins.named);
     const TensorView x = view_of(t.in, o.transpose);
     try {
-      t.r = tensor_mor(x, spec);
+      t.r = tensor_mor(x, spec, runner(o));
     } catch (const std::invalid_argument& e) {
       throw UsageError(t.in.path + ": " + e.what());
     }

@@ -970,6 +970,21 @@ def test_threads():
     for t in ("2", "3"):
         for i, what in enumerate(("cast codes", "quantize codes", "quantize scales", "quantize summary")):
             check(f"--threads {t}: {what}", outs[t][i] == outs["1"][i], f"differs from --threads 1")
+    # mor: the error sums by ranges of block rows (12 block rows of 128: split 2 and 3 ways)
+    mor = {}
+    for t in ("1", "2", "3"):
+        for recipe in ("tensor", "subtensor3"):
+            mor[t, recipe] = expect_ok(f"mor --threads {t} {recipe}", [
+                "mor", "--input", P("x.npy"), "--recipe", recipe, "--json", "--threads", t, "--out" if recipe !=
+                "tensor" else "--max-blocks", P(f"mor_t{t}") if recipe != "tensor" else "64"])
+        mor[t, "files"] = (read(P(f"mor_t{t}.types.npy")), read(P(f"mor_t{t}.fakequant.npy")))
+    for t in ("2", "3"):
+        check(f"mor --threads {t}: tensor", mor[t, "tensor"] == mor["1", "tensor"], "differs from --threads 1")
+        check(f"mor --threads {t}: subtensor3",
+              mor[t, "subtensor3"].replace(f"mor_t{t}", "mor_tN") == mor["1", "subtensor3"].replace("mor_t1", "mor_tN"),
+              "differs from --threads 1")
+        check(f"mor --threads {t}: files", mor[t, "files"] == mor["1", "files"], "differ from --threads 1")
+    expect_error("mor --threads 0", ["mor", "--input", P("x.npy"), "--threads", "0"], contains=["--threads"])
     lines = expect_ok("cast --threads lines", ["cast", "--from", "f32", "--to", "f8e4m3fn", "--input", P("x.npy"),
                                                "--threads", "3"])
     check("cast --threads lines", lines.count("\n") == n, f"{lines.count(chr(10))} lines")

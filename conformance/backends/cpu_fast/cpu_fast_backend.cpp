@@ -177,24 +177,25 @@ class CpuFast {
   }
 
   std::int64_t scale(const numref_tensor_op* t, const void* x, std::uint32_t* amax, std::uint32_t* scales,
-                     std::uint32_t* group_mantissa, std::uint32_t*) {
-    engine(NUMREF_TENSOR_SCALE, t).scale(x, amax, scales, group_mantissa);
+                     std::uint32_t* group_mantissa, std::uint32_t* tensor_amax) {
+    engine(NUMREF_TENSOR_SCALE, t).scale(x, amax, scales, group_mantissa, 1, tensor_amax);
     return elements(t);
   }
 
   std::int64_t quantize(const numref_tensor_op* t, const void* x, const std::uint32_t* r, std::uint8_t* codes,
-                        std::uint32_t* scales, std::uint32_t* group_mantissa, std::uint32_t*,
+                        std::uint32_t* scales, std::uint32_t* group_mantissa, std::uint32_t* tensor_amax,
                         std::uint64_t*) {  // counts: NUMREF_CAP_COUNTS is not declared
     const FastQuant& q = engine(NUMREF_TENSOR_QUANTIZE, t);
     check_random(t, r);
-    q.quantize(x, r, codes, scales, group_mantissa);
+    q.quantize(x, r, codes, scales, group_mantissa, 1, nullptr, tensor_amax);
     return elements(t);
   }
 
   std::int64_t dequantize(const numref_tensor_op* t, const std::uint8_t* codes, const std::uint32_t* scales,
-                          const std::uint32_t* group_mantissa, const std::uint32_t*, std::uint32_t* out) {
+                          const std::uint32_t* group_mantissa, const std::uint32_t* tensor_amax, std::uint32_t* out) {
     std::string why;
-    if (!engine(NUMREF_TENSOR_DEQUANTIZE, t).dequantize(codes, scales, group_mantissa, out, why))
+    if (!engine(NUMREF_TENSOR_DEQUANTIZE, t)
+             .dequantize(codes, scales, group_mantissa, out, why, 1, tensor_amax ? *tensor_amax : 0u))
       throw std::invalid_argument(why);
     return elements(t);
   }

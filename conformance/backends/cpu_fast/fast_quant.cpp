@@ -93,6 +93,41 @@ inline float pow2f(int k) {
   return as_float(1u << (k + 149));
 }
 
+// §16.8 / §16.11 / §15.2 floor and ceil of log2f_cr(v), the correctly rounded binary32 log2 of a
+// positive finite binary32 v = 2^E (1 + f), without evaluating it where the bits decide: log2 v
+// lies in [E, E + 1), and every binary32 within 2^-17 of an integer k with |k| <= 150 is k or
+// one of its neighbours (their spacing there is at most 2^-16), so RN32(log2 v) is an integer
+// other than E (floor) only when E + 1 - log2 v < 2^-17, and rounds to E (ceil) only when
+// log2 v - E < 2^-17. For f < 1 - 2^-15 (fraction field < 0x7FFF00), E + 1 - log2 v =
+// -log2(1 - g / 2) with g = 1 - f > 2^-15 is above g / 2 > 2^-16; for f >= 2^-15 (fraction field
+// >= 0x100), log2(1 + f) >= f >= 2^-15 (log2(1 + f) >= f on [0, 1]). In the few cases left
+// (the fraction field within 2^8 of either end) the reference's own log2f_cr decides.
+constexpr std::uint32_t kLog2fNearTwo = 0x7FFF00u, kLog2fNearOne = 0x100u;
+
+long floor_log2f(std::uint32_t v) {
+  int E = 0;
+  std::uint32_t sig = 0;
+  normalise(v, E, sig);
+  if ((sig & 0x7FFFFFu) < kLog2fNearTwo) return E;
+  return numref::f32_floor(numref::log2f_cr(v));
+}
+
+long ceil_log2f(std::uint32_t v) {
+  int E = 0;
+  std::uint32_t sig = 0;
+  normalise(v, E, sig);
+  const std::uint32_t m = sig & 0x7FFFFFu;
+  if (m == 0) return E;  // a power of two: log2f_cr is exact
+  if (m >= kLog2fNearOne) return E + 1;
+  return numref::f32_ceil(numref::log2f_cr(v));
+}
+
+// §15.2 2^floor(log2f_cr(s)) of a positive finite binary32 s (numref::pow2_log2f).
+std::uint32_t pow2_log2f_of(std::uint32_t s) {
+  if (s >= 0x00800000u && (s & 0x7FFFFFu) < kLog2fNearTwo) return s & 0xFF800000u;  // 2^E(s), as floor_log2f
+  return numref::pow2_log2f(s);
+}
+
 // ---- vectorisable row-segment kernels ----------------------------------------------------------
 
 // y = RN32(x * f) or RN32(x / f); NaN lanes keep their (quieted) payload: the element is
@@ -126,6 +161,16 @@ NUMREF_QCLONES void scale_zero(const std::uint32_t* __restrict u, std::size_t n,
   for (std::size_t k = 0; k < n; ++k) {
     const std::uint32_t a = u[k] & 0x7FFFFFFFu;
     y[k] = a > kInf ? (u[k] | 0x00400000u) : a == kInf ? 0xFFC00000u : (u[k] & 0x80000000u);
+  }
+}
+
+// x / 0 for a block whose divisor is zero (§14.6 zero_divisor=keep): a non-zero x gives its signed
+// Inf (Inf / 0 = Inf), ±0 the x86 default NaN (0 / 0, as the reference models it), a NaN keeps its
+// (quieted) payload.
+NUMREF_QCLONES void scale_inf(const std::uint32_t* __restrict u, std::size_t n, std::uint32_t* __restrict y) {
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::uint32_t a = u[k] & 0x7FFFFFFFu;
+    y[k] = a > kInf ? (u[k] | 0x00400000u) : a == 0 ? 0xFFC00000u : ((u[k] & 0x80000000u) | kInf);
   }
 }
 
@@ -271,22 +316,35 @@ constexpr std::size_t kSmallBlock = 256;  // block widths up to this run max_blo
 std::string FastQuant::unsupported(const QuantOp& op) {
   if (!op.src || !op.elem || !op.out) return "bad format";
   const ScaleKind kind = scale_kind(op.rule);
-  // §19.8 the recipe knobs this engine implements (fast_quant.hpp); the others are declined by name
+  // §19.8 the recipe knobs this engine implements (fast_quant.hpp); the others are declined by name.
+  // d starts as every knob of the operation and loses the knob values implemented here, so a knob
+  // or a knob value added later is declined until this engine implements it.
   {
     const RecipeKnobs& k = op.recipe;
-    RecipeKnobs d;  // the declined knobs, numref's rule elsewhere
-    if (k.amax_floor == AmaxFloor::eps_1e12 && kind != ScaleKind::fp32_quotient && kind != ScaleKind::pow2 &&
-        kind != ScaleKind::pow2_recip)
-      d.amax_floor = k.amax_floor;
-    d.scale_exp = k.scale_exp;
-    if ((k.inf_block == InfBlock::zero_scale && kind == ScaleKind::fp32_dequant) ||
-        (k.inf_block == InfBlock::exponent && rule_info(op.rule).mx == MxExponent::rceil_f32))
-      d.inf_block = k.inf_block;
-    if (k.nan_block == NanBlock::first_nan || k.nan_block == NanBlock::own_nan) d.nan_block = k.nan_block;
-    d.zero_sign = k.zero_sign;
-    d.scale_round = k.scale_round;
-    d.zero_divisor = k.zero_divisor;
-    if (const std::string r = recipe_changes(RecipeKnobs{}, d); !r.empty())
+    RecipeKnobs d = k;  // the declined knobs, numref's rule elsewhere
+    const RecipeKnobs none;
+    const bool mx_rceil_f32 = rule_info(op.rule).mx == MxExponent::rceil_f32;
+    if (k.amax_floor == AmaxFloor::eps_1e4 ||
+        (k.amax_floor == AmaxFloor::eps_1e12 &&
+         (kind == ScaleKind::fp32_quotient || kind == ScaleKind::pow2 || kind == ScaleKind::pow2_recip)))
+      d.amax_floor = none.amax_floor;
+    if (k.scale_exp == ScaleExp::log2f) d.scale_exp = none.scale_exp;
+    if (k.zero_code == ZeroCode::min_normal || k.zero_code == ZeroCode::one) d.zero_code = none.zero_code;
+    if (k.inf_block == InfBlock::max_code || k.inf_block == InfBlock::zero_scale ||
+        k.inf_block == InfBlock::max_code_zero || k.inf_block == InfBlock::one_scale ||
+        (k.inf_block == InfBlock::exponent && !mx_rceil_f32))
+      d.inf_block = none.inf_block;
+    // §13.7 a poisoned block's own / first NaN: the rn32 application
+    if (k.nan_block == NanBlock::inf_divisor || k.nan_block == NanBlock::max_code ||
+        ((k.nan_block == NanBlock::first_nan || k.nan_block == NanBlock::own_nan) && !op.fused))
+      d.nan_block = none.nan_block;
+    if (k.elem_nan == ElemNan::half) d.elem_nan = none.elem_nan;
+    if (k.mx_descale == MxDescale::divide) d.mx_descale = none.mx_descale;
+    if (k.nan_scale == NanScale::all_ones_tensor) d.nan_scale = none.nan_scale;
+    if (k.zero_sign == ZeroSign::plus && !op.fused) d.zero_sign = none.zero_sign;  // §19.10: rn32 only
+    if (k.scale_round == ScaleRound::source) d.scale_round = none.scale_round;
+    if (k.zero_divisor == ZeroDivisor::keep && !op.fused) d.zero_divisor = none.zero_divisor;  // §14.6: rn32 only
+    if (const std::string r = recipe_changes(none, d); !r.empty())
       return "cpu-fast does not implement the recipe knobs " + r + " (spec §19.8)";
   }
   switch (kind) {  // the kinds of numref::kScaleRules this engine computes
@@ -296,9 +354,8 @@ std::string FastQuant::unsupported(const QuantOp& op) {
     case ScaleKind::pow2:
     case ScaleKind::pow2_recip:
     case ScaleKind::mx:
-    case ScaleKind::gam: break;
-    case ScaleKind::nvfp4:
-      return "cpu-fast does not implement the nvfp4 scale kind (rule " + std::string(to_string(op.rule)) + ")";
+    case ScaleKind::gam:
+    case ScaleKind::nvfp4: break;
   }
   if (op.src->bits > 32 || op.src->is_integer() || !op.src->is_signed) return "unsupported source";
   if (op.elem->bits > 8 || !op.elem->is_signed || !op.elem->has_zero) return "unsupported element";
@@ -324,7 +381,7 @@ FastQuant::FastQuant(const QuantOp& op)
   dense_f32_ = op.src->bits == 32 && op.rs == static_cast<std::ptrdiff_t>(op.cols) && op.cs == 1;
   if (op.src->bits <= 16 && op.src->id != FormatId::bf16) widen_lut_ = widen_table(*op.src);
   // one pass: a block row that fits, or a long row of narrow 1-row blocks cut into pieces of whole blocks
-  one_pass_ = scale_kind(op.rule) != ScaleKind::gam &&
+  one_pass_ = !needs_tensor_state(scale_kind(op.rule)) &&
               (std::min(op.br, op.rows) * op.cols <= kOnePassElems || (op.br == 1 && op.bc <= kSmallBlock));
   const FastCast e(*op.elem, f32, op.wide);
   std::vector<std::uint32_t> codes(std::size_t{1} << op.elem->bits);
@@ -349,6 +406,25 @@ FastQuant::FastQuant(const QuantOp& op)
   }
   to_elem_.run(&kNaN, nullptr, &nan_code_, nullptr, 1);
   if (half_) nan_code_ = *half_;
+  if (scale_kind(op.rule) == ScaleKind::nvfp4) {  // §18 the E4M3 block scales
+    const Format& e4m3 = format(FormatId::f8e4m3fn);
+    Policy sat;  // RNE, saturate finite (__NV_SATFINITE)
+    sat.overflow = Overflow::saturate;
+    to_e4m3_.emplace(f32, e4m3, sat);
+    e4m3_f32_.resize(256);
+    const FastCast d(e4m3, f32, Policy{});
+    std::vector<std::uint32_t> c(256);
+    for (std::uint32_t k = 0; k < 256; ++k) c[k] = k;
+    d.run(c.data(), nullptr, e4m3_f32_.data(), nullptr, 256);
+    e4m3_max_ = encode_max_finite(false, e4m3);
+    e4m3_nan_ = e4m3.canonical_nan;
+    // RN32(1 / RN32(448 q_max)), the reference's C once (§18.1)
+    inv_c_ = 1.0f / as_float(nvfp4_global_constant(exact_f32(op.q_max)));
+  }
+  if (op.recipe.scale_round == ScaleRound::source && op.src->bits == 16) {  // §14.5 through the source format
+    to_src_.emplace(f32, *op.src, Policy{});
+    from_src_.emplace(*op.src, f32, Policy{});
+  }
 }
 
 // §19.2 rows [i0, i1) widened to binary32 with sign and payload (dense f32 input is used in place).
@@ -515,6 +591,21 @@ void FastQuant::amaxes(const void* x, std::uint32_t* amax, unsigned threads) con
     if (amax[b] > kInf) amax[b] = kNaN;
 }
 
+// §14.3 the stored divisor D of amax-dequant with §14.5 scale_round (16-bit sources: through the
+// source format and back) and §14.6 zero_divisor (keep: D = 0); `a` finite.
+std::uint32_t FastQuant::dequant_stored(std::uint32_t a) const {
+  const RecipeKnobs& rk = op_.recipe;
+  if (rk.scale_round == ScaleRound::f32 && rk.zero_divisor == ZeroDivisor::raise) return dequant_scale(a, qmax_);
+  std::uint32_t d = a == 0 ? 0u : as_bits(as_float(a) / qmax_);
+  if (d != 0 && to_src_) {
+    std::uint32_t n = 0;
+    to_src_->run(&d, nullptr, &n, nullptr, 1);
+    from_src_->run(&n, nullptr, &d, nullptr, 1);
+  }
+  if (d == 0 && rk.zero_divisor != ZeroDivisor::keep) d = a == 0 ? kOne : 1u;
+  return d;
+}
+
 // §14–§16, §13.5–§13.7, §16.9–§16.10 the stored scale and the quantize factor of one block of a
 // kind other than gam; `a` is the block's amax (a NaN amax canonical).
 FastQuant::BlockFactor FastQuant::block_scale(std::uint32_t a, std::uint32_t& stored) const {
@@ -538,7 +629,8 @@ FastQuant::BlockFactor FastQuant::block_scale(std::uint32_t a, std::uint32_t& st
   // §13.6 a +Inf amax (or, nan_block=max_code, a NaN amax) that the recipe does not poison
   if ((a == kInf && rk.inf_block != InfBlock::poison) || (a > kInf && rk.nan_block == NanBlock::max_code)) {
     if (rk.inf_block == InfBlock::zero_scale || rk.inf_block == InfBlock::max_code_zero) {
-      stored = rk.inf_block == InfBlock::zero_scale ? 0u : 0xFEu;  // S = q_max / Inf = +0, or E8M0 FE
+      // S = q_max / Inf = +0 (amax-dequant: D = Inf / q_max = +Inf, x / Inf), or E8M0 FE
+      stored = rk.inf_block == InfBlock::zero_scale ? (kind == ScaleKind::fp32_dequant ? kInf : 0u) : 0xFEu;
       F.zero = true;
       F.kept = rk.inf_block == InfBlock::zero_scale;
       return F;
@@ -574,19 +666,26 @@ FastQuant::BlockFactor FastQuant::block_scale(std::uint32_t a, std::uint32_t& st
     case ScaleKind::pow2_recip: {
       std::uint32_t s = floored && floor64_ != 0 ? floor_s_ : amax_scale(av, qmax_);
       const bool p2 = kind == ScaleKind::pow2 || kind == ScaleKind::pow2_recip;
-      if (p2) s = s >= 0x00800000u ? (s & 0xFF800000u) : (s ? 1u << (31 - __builtin_clz(s)) : 0u);
+      if (p2 && rk.scale_exp == ScaleExp::log2f)
+        s = pow2_log2f_of(s);  // §15.2 as log2f would
+      else if (p2)
+        s = s >= 0x00800000u ? (s & 0xFF800000u) : (s ? 1u << (31 - __builtin_clz(s)) : 0u);
       F.f = as_float(s);
       stored = kind == ScaleKind::pow2 || kind == ScaleKind::fp32_quotient ? s : as_bits(1.0f / F.f);
       break;
     }
     case ScaleKind::fp32_dequant: {
-      stored = dequant_scale(a, qmax_);
+      stored = dequant_stored(a);
+      if (stored == 0) {  // §14.6 zero_divisor=keep: x / 0
+        F.inf = true;
+        break;
+      }
       F.f = as_float(stored);
       F.divide = true;
       break;
     }
     case ScaleKind::gam:
-    case ScaleKind::nvfp4: break;  // gam: scales_of; nvfp4 refused
+    case ScaleKind::nvfp4: break;  // scales_of
     case ScaleKind::mx: {          // §16 MX: an E8M0 exponent from the bits of amax
       if (av == 0) {
         stored = 0x00u;
@@ -598,7 +697,10 @@ FastQuant::BlockFactor FastQuant::block_scale(std::uint32_t a, std::uint32_t& st
       normalise(av, E, sig);
       int e = 0;
       switch (rule_info(op_.rule).mx) {
-        case MxExponent::floor: e = E - emax_; break;
+        case MxExponent::floor:  // §16.11 scale_exp=log2f: floor(log2f_cr(amax)) (av != 0 here; a zero
+          // amax, read as 2^-126 there, gives -126 - emax < -127 (q_max >= 4): code 00 as above)
+          e = (rk.scale_exp == ScaleExp::log2f ? static_cast<int>(floor_log2f(av)) : E) - emax_;
+          break;
         case MxExponent::ceil: e = E + (sig != 0x800000u ? 1 : 0) - emax_; break;
         case MxExponent::even: {
           const int p = op_.elem->precision();
@@ -606,7 +708,14 @@ FastQuant::BlockFactor FastQuant::block_scale(std::uint32_t a, std::uint32_t& st
           e = E + (sig >= thr ? 1 : 0) - emax_;
           break;
         }
-        case MxExponent::rceil: e = E - emax_ + (sig > qsig_ ? 1 : 0); break;
+        case MxExponent::rceil:
+          if (rk.scale_exp == ScaleExp::log2f) {  // §16.8 ceil(log2f_cr(RN32(amax / q_max)))
+            const std::uint32_t d = as_bits(as_float(av) / qmax_);
+            e = d == 0 ? -127 : static_cast<int>(std::clamp<long>(ceil_log2f(d), -127, 127));
+          } else {
+            e = E - emax_ + (sig > qsig_ ? 1 : 0);
+          }
+          break;
         case MxExponent::rceil_f32: {  // E8M0 round-up of RN32(amax * RN32(1 / q_max)), §16.10 RN32(amax / q_max)
           const std::uint32_t d =
               rk.mx_descale == MxDescale::divide ? as_bits(as_float(av) / qmax_) : as_bits(as_float(av) * inv_qmax_);
@@ -631,11 +740,45 @@ FastQuant::BlockFactor FastQuant::block_scale(std::uint32_t a, std::uint32_t& st
   return F;
 }
 
+// §18 NVFP4: s_enc = RN32sat(C / t_amax) by the reference's own function, once per tensor; per
+// block the E4M3 code of RN32(amax_b * RN32(s_enc * RN32(1 / q_max))) (satfinite, +Inf to the
+// largest finite) and the factor RN32sat(1 / RN32(d_b * RN32(1 / s_enc))) (FLT_MAX for a zero
+// denominator): single binary32 operations, correctly rounded (§18.2, §18.3).
+void FastQuant::nvfp4_scales(std::uint32_t t, const std::uint32_t* amax, std::uint32_t* scales,
+                             std::vector<BlockFactor>& fac) const {
+  const std::uint32_t s_enc = nvfp4_tensor_scale(Amax{t}, exact_f32(op_.q_max));
+  const bool tensor_ok = s_enc < kInf;  // a finite positive s_enc (t_amax finite)
+  const float k = tensor_ok ? as_float(s_enc) * inv_qmax_ : 0.0f;
+  const float s_dec = tensor_ok ? 1.0f / as_float(s_enc) : 0.0f;
+  for (std::size_t b = 0; b < fac.size(); ++b) {
+    BlockFactor& F = fac[b];
+    if (!tensor_ok || amax[b] >= kInf) {  // §13.3 the E4M3 NaN
+      scales[b] = e4m3_nan_;
+      F.poisoned = true;
+      continue;
+    }
+    const std::uint32_t s = as_bits(as_float(amax[b]) * k);
+    std::uint32_t code = e4m3_max_;
+    if (s < kInf) to_e4m3_->run(&s, nullptr, &code, nullptr, 1);
+    scales[b] = code;
+    const float den = as_float(e4m3_f32_[code & 0xFFu]) * s_dec;
+    const float f = den == 0.0f ? std::numeric_limits<float>::max() : 1.0f / den;
+    F.f = f > std::numeric_limits<float>::max() ? std::numeric_limits<float>::max() : f;
+  }
+}
+
 // §14–§17, §20.1 the stored scale and the quantize factor of every block.
 void FastQuant::scales_of(const std::uint32_t* amax, std::uint32_t* scales, std::uint32_t* gm,
-                          std::vector<BlockFactor>& fac) const {
+                          std::vector<BlockFactor>& fac, std::uint32_t* tensor_amax) const {
   const std::size_t nb = blocks();
   fac.assign(nb, BlockFactor{});
+  std::uint32_t t = 0;  // §13.4 the tensor amax: the integer maximum of the block amaxes
+  for (std::size_t b = 0; b < nb; ++b) t = std::max(t, amax[b]);
+  if (tensor_amax) *tensor_amax = t;
+  if (scale_kind(op_.rule) == ScaleKind::nvfp4) {
+    nvfp4_scales(t, amax, scales, fac);
+    return;
+  }
   if (scale_kind(op_.rule) != ScaleKind::gam) {
     for (std::size_t b = 0; b < nb; ++b) fac[b] = block_scale(amax[b], scales[b]);
     return;
@@ -674,6 +817,32 @@ void FastQuant::half_nans(const std::uint32_t* y, std::uint32_t* o, std::size_t 
   const std::uint32_t sign = op_.elem->sign_bit();
   for (std::size_t k = 0; k < n; ++k)
     if ((y[k] & 0x7FFFFFFFu) > kInf) o[k] = *half_ | ((y[k] & 0x80000000u) ? sign : 0u);
+}
+
+// §13.3 the binary32 values the elements of a poisoned block convert: the canonical NaN (§13.8 the
+// stored one, F.nan); §13.7 own_nan: a NaN element its own, quieted; first_nan: a NaN element its
+// own, any other F.nan (first_nan_of: the block's first NaN), quieted and positive.
+void FastQuant::poisoned_nans(const std::uint32_t* u, std::size_t n, const BlockFactor& F, std::uint32_t* y) const {
+  const NanBlock nb = op_.recipe.nan_block;
+  if (nb != NanBlock::own_nan && nb != NanBlock::first_nan) {
+    std::fill(y, y + n, F.nan);
+    return;
+  }
+  const std::uint32_t sign_mask = nb == NanBlock::first_nan ? 0x7FFFFFFFu : 0xFFFFFFFFu;
+  for (std::size_t k = 0; k < n; ++k) y[k] = (u[k] & 0x7FFFFFFFu) > kInf ? ((u[k] | 0x00400000u) & sign_mask) : F.nan;
+}
+
+// §13.7 nan_block=first_nan: the first NaN of block (I, J) in element order (row by row),
+// quieted and positive; the canonical NaN when it has none (a +-Inf block).
+std::uint32_t FastQuant::first_nan_of(const void* x, std::size_t I, std::size_t J) const {
+  std::vector<std::uint32_t> buf;
+  const std::size_t c0 = J * op_.bc, c1 = std::min(c0 + op_.bc, op_.cols);
+  for (std::size_t i = I * op_.br; i < std::min((I + 1) * op_.br, op_.rows); ++i) {
+    const std::uint32_t* u = cols_of(x, i, c0, c1, buf);
+    for (std::size_t k = 0; k < c1 - c0; ++k)
+      if ((u[k] & 0x7FFFFFFFu) > kInf) return (u[k] | 0x00400000u) & 0x7FFFFFFFu;
+  }
+  return kNaN;
 }
 
 // §19.2 the element codes of rows [i0, i1): RN32(x op f) converted by the policy (rn32), or the
@@ -736,7 +905,10 @@ void FastQuant::codes_rows(const std::uint32_t* f, std::size_t i0, std::size_t i
   const std::size_t bc = op_.bc;
   const std::size_t piece = bc <= kSmallBlock ? (kChunk / bc) * bc : kChunk;
   float fv[kChunk];  // the factors of a piece's blocks
+  const bool zero_plus = op_.recipe.zero_sign == ZeroSign::plus;
   auto convert = [&](std::size_t base, std::size_t m) {
+    if (zero_plus)  // §19.10 a scaled value that is ±0 in binary32 gives +0 (NaN lanes are not zeros)
+      for (std::size_t k = 0; k < m; ++k) y[k] = (y[k] & 0x7FFFFFFFu) == 0 ? 0u : y[k];
     if (bytes) {
       bytes->run(y, codes + base, nullptr, m);
       if (half_) {
@@ -764,7 +936,7 @@ void FastQuant::codes_rows(const std::uint32_t* f, std::size_t i0, std::size_t i
         bool plain = nfull > 0;
         for (std::size_t J = J0; plain && J < J0 + nfull; ++J) {
           const BlockFactor& F = frow[J];
-          plain = !F.poisoned && !F.zero && !F.divide;
+          plain = !F.poisoned && !F.zero && !F.inf && !F.divide;
           fv[J - J0] = F.f;
         }
         if (plain) {
@@ -781,9 +953,11 @@ void FastQuant::codes_rows(const std::uint32_t* f, std::size_t i0, std::size_t i
         const std::size_t m = std::min(e, (J + 1) * bc) - done;
         std::uint32_t* yy = y + (done - c);
         if (F.poisoned)
-          std::fill(yy, yy + m, F.nan);  // §13.3 the canonical NaN (§13.8 the stored one), converted
+          poisoned_nans(u + (done - cb), m, F, yy);  // §13.3 / §13.7 / §13.8
         else if (F.zero)
           scale_zero(u + (done - cb), m, yy);
+        else if (F.inf)
+          scale_inf(u + (done - cb), m, yy);
         else if (F.divide)
           scale_div(u + (done - cb), m, F.f, yy);
         else
@@ -795,15 +969,15 @@ void FastQuant::codes_rows(const std::uint32_t* f, std::size_t i0, std::size_t i
   }
 }
 
-void FastQuant::scale(const void* x, std::uint32_t* amax, std::uint32_t* scales, std::uint32_t* gm,
-                      unsigned threads) const {
+void FastQuant::scale(const void* x, std::uint32_t* amax, std::uint32_t* scales, std::uint32_t* gm, unsigned threads,
+                      std::uint32_t* tensor_amax) const {
   amaxes(x, amax, threads);
   std::vector<BlockFactor> fac;
-  scales_of(amax, scales, gm, fac);
+  scales_of(amax, scales, gm, fac, tensor_amax);
 }
 
 void FastQuant::quantize(const void* x, const std::uint32_t* r, std::uint8_t* codes, std::uint32_t* scales,
-                         std::uint32_t* gm, unsigned threads, std::uint8_t* kept) const {
+                         std::uint32_t* gm, unsigned threads, std::uint8_t* kept, std::uint32_t* tensor_amax) const {
   const std::size_t R = op_.rows, C = op_.cols;
   if (one_pass_) {  // block row by block row: amax, scales and codes while the rows are in cache
     const std::size_t br = std::min(op_.br, R);
@@ -821,7 +995,8 @@ void FastQuant::quantize(const void* x, const std::uint32_t* r, std::uint8_t* co
           amax_cols(f, cb, ce, am.data());
           for (std::size_t J = J0; J < J1; ++J) {
             fac[J] = block_scale(am[J] > kInf ? kNaN : am[J], scales[i * nbc_ + J]);
-            if (kept) kept[i * nbc_ + J] = fac[J].kept ? 1 : 0;
+            if (fac[J].poisoned && fake_reads_input()) fac[J].nan = first_nan_of(x, i, J);
+            if (kept) kept[i * nbc_ + J] = marks(fac[J]);
           }
           codes_rows(f, i, i + 1, r, fac.data(), i, codes, cb, ce);
         }
@@ -839,7 +1014,8 @@ void FastQuant::quantize(const void* x, const std::uint32_t* r, std::uint8_t* co
         amax_rows(f, i0, i1, I, am.data());
         for (std::size_t J = 0; J < nbc_; ++J) {
           fac[J] = block_scale(am[J] > kInf ? kNaN : am[J], scales[I * nbc_ + J]);
-          if (kept) kept[I * nbc_ + J] = fac[J].kept ? 1 : 0;
+          if (fac[J].poisoned && fake_reads_input()) fac[J].nan = first_nan_of(x, I, J);
+          if (kept) kept[I * nbc_ + J] = marks(fac[J]);
         }
         codes_rows(f, i0, i1, r, fac.data(), I, codes);
       }
@@ -850,9 +1026,12 @@ void FastQuant::quantize(const void* x, const std::uint32_t* r, std::uint8_t* co
   amaxes(x, amax.data(), threads);
   std::vector<BlockFactor> fac;
   std::vector<std::uint32_t> gmb(gm ? 0 : groups());
-  scales_of(amax.data(), scales, gm ? gm : gmb.data(), fac);
+  scales_of(amax.data(), scales, gm ? gm : gmb.data(), fac, tensor_amax);
+  if (fake_reads_input())
+    for (std::size_t b = 0; b < blocks(); ++b)
+      if (fac[b].poisoned) fac[b].nan = first_nan_of(x, b / nbc_, b % nbc_);
   if (kept)
-    for (std::size_t b = 0; b < blocks(); ++b) kept[b] = fac[b].kept ? 1 : 0;
+    for (std::size_t b = 0; b < blocks(); ++b) kept[b] = marks(fac[b]);
   const std::size_t rows_per_chunk = std::max<std::size_t>(1, kRowChunk / C);
   by_rows_or_cols(threads, [&](std::size_t i0, std::size_t i1, std::size_t cb, std::size_t ce) {
     std::vector<std::uint32_t> buf;
@@ -871,7 +1050,7 @@ void FastQuant::quantize(const void* x, const std::uint32_t* r, std::uint8_t* co
 // §19.3 the dequantized values of rows [i0, i1), each block's factor from its stored metadata alone.
 void FastQuant::dequant_rows(const std::uint8_t* codes, const std::uint32_t* scales, const std::uint32_t* gm,
                              const std::uint8_t* kept, std::size_t i0, std::size_t i1, std::uint32_t* out,
-                             std::size_t cb, std::size_t ce) const {
+                             std::size_t cb, std::size_t ce, std::uint32_t tensor_amax) const {
   const std::size_t C = op_.cols;
   ce = std::min(ce, C);
   const ScaleKind kind = scale_kind(op_.rule);
@@ -893,7 +1072,11 @@ void FastQuant::dequant_rows(const std::uint8_t* codes, const std::uint32_t* sca
         // the scale's value, by which a multiplying scale (the row's dequant_multiplier) divides
         bool poisoned, divide = dequant_is_multiplier(op_.rule);
         float fv = 1.0f;
-        if (kind == ScaleKind::mx || kind == ScaleKind::gam) {
+        if (kind == ScaleKind::nvfp4) {  // §18.4 RN32(RN32(d_b * t_amax) * RN32(1 / C)); NaN for a NaN d_b or t_amax
+          const std::uint32_t d = e4m3_f32_[s & 0xFFu];
+          poisoned = tensor_amax >= kInf || (d & 0x7FFFFFFFu) > kInf;
+          if (!poisoned) fv = as_float(as_bits(as_float(d) * as_float(tensor_amax))) * inv_c_;
+        } else if (kind == ScaleKind::mx || kind == ScaleKind::gam) {
           poisoned = s == 0xFFu;
           if (!poisoned && kind == ScaleKind::gam) {
             const std::size_t g = (I * op_.br / op_.gr) * ngc_ + (J * op_.bc / op_.gc);
@@ -909,7 +1092,7 @@ void FastQuant::dequant_rows(const std::uint8_t* codes, const std::uint32_t* sca
           fv = 1.0f / fv;
           divide = false;
         }
-        fac[J] = kept && kept[I * nbc_ + J] ? Fac{1.0f, false, false} : Fac{fv, divide, poisoned};
+        fac[J] = kept && (kept[I * nbc_ + J] & kKept) ? Fac{1.0f, false, false} : Fac{fv, divide, poisoned};
       }
     }
     std::uint32_t* y = out + i * C;
@@ -924,14 +1107,14 @@ void FastQuant::dequant_rows(const std::uint8_t* codes, const std::uint32_t* sca
       for (std::size_t j = c0; j < c1; ++j) {
         const std::uint32_t v = lut[cd[j] & mask];
         const std::uint32_t p = F.divide ? as_bits(as_float(v) / F.f) : as_bits(as_float(v) * F.f);
-        y[j] = (v & 0x7FFFFFFFu) > kInf ? v : p;
+        y[j] = (v & 0x7FFFFFFFu) >= kInf ? v : p;  // ±Inf times (or over) a factor >= 0 stays ±Inf (§19.3)
       }
     }
   }
 }
 
 bool FastQuant::dequantize(const std::uint8_t* codes, const std::uint32_t* scales, const std::uint32_t* gm,
-                           std::uint32_t* out, std::string& err, unsigned threads) const {
+                           std::uint32_t* out, std::string& err, unsigned threads, std::uint32_t tensor_amax) const {
   if (scale_kind(op_.rule) == ScaleKind::gam)
     for (std::size_t b = 0; b < blocks(); ++b)
       if (scales[b] == 0) {
@@ -939,14 +1122,14 @@ bool FastQuant::dequantize(const std::uint8_t* codes, const std::uint32_t* scale
         return false;
       }
   by_rows_or_cols(threads, [&](std::size_t i0, std::size_t i1, std::size_t cb, std::size_t ce) {
-    dequant_rows(codes, scales, gm, nullptr, i0, i1, out, cb, ce);
+    dequant_rows(codes, scales, gm, nullptr, i0, i1, out, cb, ce, tensor_amax);
   });
   return true;
 }
 
 bool FastQuant::fake_from_codes(const std::uint8_t* codes, const std::uint32_t* scales, const std::uint32_t* gm,
-                                const std::uint8_t* kept, std::uint32_t* out, std::string& err,
-                                unsigned threads) const {
+                                const std::uint8_t* kept, std::uint32_t* out, std::string& err, unsigned threads,
+                                std::uint32_t tensor_amax) const {
   if (scale_kind(op_.rule) == ScaleKind::gam)
     for (std::size_t b = 0; b < blocks(); ++b)
       if (scales[b] == 0) {
@@ -955,7 +1138,7 @@ bool FastQuant::fake_from_codes(const std::uint8_t* codes, const std::uint32_t* 
       }
   // §19.6 the block's own dequantize factor (kept blocks: 1), as fake-quant applies it
   by_rows_or_cols(threads, [&](std::size_t i0, std::size_t i1, std::size_t cb, std::size_t ce) {
-    dequant_rows(codes, scales, gm, kept, i0, i1, out, cb, ce);
+    dequant_rows(codes, scales, gm, kept, i0, i1, out, cb, ce, tensor_amax);
   });
   // §19.6 the dequantized binary32 values converted to op.out by the wide policy, in place
   parallel_ranges(op_.rows * op_.cols, threads, kGrain, [&](std::size_t lo, std::size_t hi) {
@@ -975,9 +1158,25 @@ void FastQuant::fake_quant(const void* x, const std::uint32_t* r, std::uint32_t*
   std::vector<std::uint32_t> scales(blocks()), gm(groups());
   std::vector<std::uint8_t> kept(has_kept() ? blocks() : 0);
   std::uint8_t* k = kept.empty() ? nullptr : kept.data();
-  quantize(x, r, codes.data(), scales.data(), gm.data(), threads, k);
+  std::uint32_t t = 0;
+  quantize(x, r, codes.data(), scales.data(), gm.data(), threads, k, &t);
   std::string err;
-  (void)fake_from_codes(codes.data(), scales.data(), gm.data(), k, out, err, threads);  // quantize never makes GAM 00
+  (void)fake_from_codes(codes.data(), scales.data(), gm.data(), k, out, err, threads, t);  // never GAM 00
+  if (!fake_reads_input()) return;
+  // §13.7 nan_block=first_nan: a poisoned block's fake-quant outputs are its NaNs (poisoned_nans),
+  // converted to op.out by the wide policy, not dequantized
+  std::vector<std::uint32_t> buf, y;
+  for (std::size_t b = 0; b < blocks(); ++b) {
+    if (!(kept[b] & kPoisoned)) continue;
+    const std::size_t I = b / nbc_, c0 = (b % nbc_) * op_.bc, c1 = std::min(c0 + op_.bc, op_.cols);
+    BlockFactor F;
+    F.nan = first_nan_of(x, I, b % nbc_);
+    y.resize(c1 - c0);
+    for (std::size_t i = I * op_.br; i < std::min((I + 1) * op_.br, op_.rows); ++i) {
+      poisoned_nans(cols_of(x, i, c0, c1, buf), c1 - c0, F, y.data());
+      to_out_->run(y.data(), nullptr, out + i * op_.cols + c0, nullptr, c1 - c0);
+    }
+  }
 }
 
 }  // namespace numref::cpu_fast

@@ -14,18 +14,24 @@
 // 2^8 (the exact quotient's distance to such a point is at least 2^-26, binary64's error
 // below 2^-44), so rounding the binary64 value to an integer is the exact rounding.
 // The rule is read through numref::kScaleRules: the engine computes by the row's kind (and MX
-// exponent rule), so any rule of a kind it implements works; it implements every kind but
-// nvfp4. The §19.8 recipe knobs it implements: amax_floor=1e-4 (a binary32 floor), zero_code
+// exponent rule), so any rule of a kind it implements works; it implements every kind
+// (nvfp4: the tensor scale by the reference's own function, the rest single binary32 operations).
+// The §19.8 recipe knobs it implements: amax_floor=1e-4 (a binary32 floor), zero_code
 // (every value), inf_block poison / exponent / max_code / max_code_zero / one_scale /
 // zero_scale (binary32 quotient and pow2 rules), nan_block poison / inf_divisor / max_code,
 // elem_nan (both), mx_descale (both), amax_floor=1e-12 (binary64; the binary32 quotient and pow2
 // rules: RN32(q_max / RN64(1e-12)) by exact long division, once), nan_scale (both) — the knobs
 // of the torchao_mx_floor / _ceil / _even, te_mxfp8, deepgemm, te_float8_current,
-// te_float8_block and torchao_float8 profiles. Not supported (answered "no"): kind nvfp4,
-// `fused` for floating-point elements and `fused` with stochastic rounding; GAM block code 00
-// as dequantize input; the recipe knobs scale_exp=log2f, nan_block first_nan / own_nan,
-// zero_sign, scale_round, zero_divisor, amax_floor=1e-12 with the MX rules, inf_block=zero_scale
-// with amax-dequant and inf_block=exponent with mx-rceil-f32.
+// te_float8_block and torchao_float8 profiles; scale_exp=log2f (pow2, pow2-recip, mx-floor,
+// mx-rceil: floor / ceil of log2f_cr read from the bits, and the reference's own log2f_cr where
+// the fraction field is within 2^8 of either end — see floor_log2f in fast_quant.cpp), nan_block
+// own_nan and first_nan (a poisoned block's first NaN read from x), zero_sign=plus, scale_round=source,
+// zero_divisor=keep and inf_block=zero_scale with amax-dequant — the knobs of torchao_mx_rceil,
+// torchao_float8_pow2, microxcaling, microxcaling_even and torchao_float8_inference. Not
+// supported (answered "no"): `fused` for floating-point elements and `fused` with
+// stochastic rounding or with nan_block own_nan / first_nan, zero_sign=plus or zero_divisor=keep;
+// GAM block code 00 as dequantize input; amax_floor=1e-12 with the MX rules and
+// inf_block=exponent with mx-rceil-f32.
 //
 // Threads (issue 32): every entry point takes `threads` (1: the calling thread only; the
 // conformance plugin always passes 1, its runner already runs `jobs` workers). Large tensors are
@@ -80,25 +86,34 @@ class FastQuant {
   static std::string unsupported(const QuantOp& op);
   explicit FastQuant(const QuantOp& op);  // precondition: unsupported(op) is ""
 
-  void scale(const void* x, std::uint32_t* amax, std::uint32_t* scales, std::uint32_t* gm, unsigned threads = 1) const;
-  // kept (optional, one byte per block): 1 for a block whose stored scale dequantize() reads as
-  // NaN or zero but whose elements the recipe kept (§13.7 nan_block=inf_divisor, §13.6
-  // inf_block=zero_scale: the fake-quant output dequantizes them with the factor 1).
+  // tensor_amax (optional): the §13.4 / §18.1 tensor amax, the maximum of the block amaxes.
+  void scale(const void* x, std::uint32_t* amax, std::uint32_t* scales, std::uint32_t* gm, unsigned threads = 1,
+             std::uint32_t* tensor_amax = nullptr) const;
+  // kept (optional, one byte per block): bit kKept for a block whose stored scale dequantize() reads
+  // as NaN or zero but whose elements the recipe kept (§13.7 nan_block=inf_divisor, §13.6
+  // inf_block=zero_scale: the fake-quant output dequantizes them with the factor 1); bit
+  // kPoisoned for a poisoned block (§13.7 nan_block=first_nan: fake_quant() writes its NaNs).
+  static constexpr std::uint8_t kKept = 1, kPoisoned = 2;
   void quantize(const void* x, const std::uint32_t* r, std::uint8_t* codes, std::uint32_t* scales, std::uint32_t* gm,
-                unsigned threads = 1, std::uint8_t* kept = nullptr) const;
-  // Returns false (with `err`) for metadata it does not take (GAM code 00).
+                unsigned threads = 1, std::uint8_t* kept = nullptr, std::uint32_t* tensor_amax = nullptr) const;
+  // Returns false (with `err`) for metadata it does not take (GAM code 00). tensor_amax: §18.4 (nvfp4).
   bool dequantize(const std::uint8_t* codes, const std::uint32_t* scales, const std::uint32_t* gm, std::uint32_t* out,
-                  std::string& err, unsigned threads = 1) const;
+                  std::string& err, unsigned threads = 1, std::uint32_t tensor_amax = 0) const;
   void fake_quant(const void* x, const std::uint32_t* r, std::uint32_t* out, unsigned threads = 1) const;
   // The fake-quant output (codes of op.out) of quantized codes: dequantized, then converted by
   // the wide policy (§19.6) — fake_quant() without the quantize step.
   // `kept`: quantize()'s, or null when has_kept() is false.
   bool fake_from_codes(const std::uint8_t* codes, const std::uint32_t* scales, const std::uint32_t* gm,
-                       const std::uint8_t* kept, std::uint32_t* out, std::string& err, unsigned threads = 1) const;
+                       const std::uint8_t* kept, std::uint32_t* out, std::string& err, unsigned threads = 1,
+                       std::uint32_t tensor_amax = 0) const;
   // Whether quantize() can mark blocks in `kept` (the recipe's nan_block / inf_block).
   bool has_kept() const {
-    return op_.recipe.nan_block == NanBlock::inf_divisor || op_.recipe.inf_block == InfBlock::zero_scale;
+    return op_.recipe.nan_block == NanBlock::inf_divisor || op_.recipe.inf_block == InfBlock::zero_scale ||
+           fake_reads_input();
   }
+  // §13.7 nan_block=first_nan: the fake-quant output of a poisoned block is the block's NaNs, which
+  // the codes do not hold: fake_quant() gives it, fake_from_codes() does not.
+  bool fake_reads_input() const { return op_.recipe.nan_block == NanBlock::first_nan; }
 
   std::size_t blocks() const { return nbr_ * nbc_; }
   std::size_t groups() const { return ngr_ * ngc_; }
@@ -111,6 +126,7 @@ class FastQuant {
     bool divide = false;
     bool poisoned = false;
     bool zero = false;                // §13.6 / §13.7 the elements are multiplied by 0 (x / Inf)
+    bool inf = false;                 // §14.6 zero_divisor=keep: the elements are divided by 0
     bool kept = false;                // see quantize(): fake-quant dequantizes the block with the factor 1
     std::uint32_t nan = 0x7FC00000u;  // the binary32 NaN a poisoned block's elements convert (§13.8)
   };
@@ -130,8 +146,10 @@ class FastQuant {
   void amaxes(const void* x, std::uint32_t* amax, unsigned threads) const;
   // The stored scale and factor of one block of a kind other than gam (amax: NaN canonical).
   BlockFactor block_scale(std::uint32_t a, std::uint32_t& stored) const;
-  void scales_of(const std::uint32_t* amax, std::uint32_t* scales, std::uint32_t* gm,
-                 std::vector<BlockFactor>& fac) const;
+  void scales_of(const std::uint32_t* amax, std::uint32_t* scales, std::uint32_t* gm, std::vector<BlockFactor>& fac,
+                 std::uint32_t* tensor_amax = nullptr) const;
+  void nvfp4_scales(std::uint32_t t, const std::uint32_t* amax, std::uint32_t* scales,
+                    std::vector<BlockFactor>& fac) const;
   // Codes of rows [i0, i1), columns [cb, ce) (cb a multiple of col_unit()): f holds them (row i0,
   // column cb first; rows ce - cb apart), fac the factors of block rows I0...
   void codes_rows(const std::uint32_t* f, std::size_t i0, std::size_t i1, const std::uint32_t* r,
@@ -139,11 +157,17 @@ class FastQuant {
                   std::size_t ce = static_cast<std::size_t>(-1)) const;
   void dequant_rows(const std::uint8_t* codes, const std::uint32_t* scales, const std::uint32_t* gm,
                     const std::uint8_t* kept, std::size_t i0, std::size_t i1, std::uint32_t* out, std::size_t cb = 0,
-                    std::size_t ce = static_cast<std::size_t>(-1)) const;
+                    std::size_t ce = static_cast<std::size_t>(-1), std::uint32_t tensor_amax = 0) const;
   // fn(i0, i1, cb, ce) over the tensor on `threads` threads: by row ranges, or by column ranges
   // (every row) when there are too few rows; one call for small work.
   template <class F>
   void by_rows_or_cols(unsigned threads, F&& fn) const;
+  static std::uint8_t marks(const BlockFactor& F) {
+    return static_cast<std::uint8_t>((F.kept ? kKept : 0) | (F.poisoned ? kPoisoned : 0));
+  }
+  std::uint32_t dequant_stored(std::uint32_t a) const;
+  void poisoned_nans(const std::uint32_t* u, std::size_t n, const BlockFactor& F, std::uint32_t* y) const;
+  std::uint32_t first_nan_of(const void* x, std::size_t I, std::size_t J) const;
   // §19.9 elem_nan=half: the codes of lanes whose binary32 value y is NaN become ±1.5.
   void half_nans(const std::uint32_t* y, std::uint32_t* o, std::size_t n) const;
 
@@ -154,6 +178,11 @@ class FastQuant {
   std::shared_ptr<const std::vector<std::uint32_t>> widen_lut_;  // source code -> binary32 (<= 16-bit sources)
   std::vector<std::uint32_t> elem_f32_;                          // element code -> binary32, the wide policy (§19.3)
   std::optional<FastCast> to_out_;                               // binary32 -> fake-quant output, the wide policy
+  std::optional<FastCast> to_src_, from_src_;                    // §14.5 scale_round=source (16-bit sources)
+  std::optional<FastCast> to_e4m3_;                              // §18.2 binary32 -> E4M3, RNE, satfinite
+  std::vector<std::uint32_t> e4m3_f32_;                          // §18 E4M3 code -> binary32
+  std::uint32_t e4m3_max_ = 0, e4m3_nan_ = 0;                    // the largest finite E4M3 code, its NaN
+  float inv_c_ = 0;                                              // §18.4 RN32(1 / C)
   float qmax_;
   int emax_ = 0;                       // E(q_max)
   std::uint32_t qsig_ = 0;             // q_max's 24-bit significand

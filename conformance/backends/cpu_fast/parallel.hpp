@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <exception>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -70,6 +71,15 @@ void run_parts(std::size_t parts, std::size_t n, F&& fn) {
 template <class F>
 void parallel_ranges(std::size_t n, unsigned threads, std::size_t grain, F&& fn) {
   run_parts(parts(n, threads, grain), n, [&](std::size_t, std::size_t lo, std::size_t hi) { fn(lo, hi); });
+}
+
+// A numref::RangeRunner (numref/mor.hpp): fn(lo, hi) over [0, n) cut into parts(n, threads, grain)
+// ranges by run_parts.
+inline std::function<void(std::size_t, const std::function<void(std::size_t, std::size_t)>&)> range_runner(
+    unsigned threads, std::size_t grain = 1) {
+  return [threads, grain](std::size_t n, const std::function<void(std::size_t, std::size_t)>& fn) {
+    run_parts(parts(n, threads, grain), n, [&](std::size_t, std::size_t lo, std::size_t hi) { fn(lo, hi); });
+  };
 }
 
 }  // namespace numref::cpu_fast

@@ -203,11 +203,23 @@ class ErrorEvaluator {
   // The indices of the blocks inside `r` (a union of whole blocks; std::invalid_argument
   // otherwise), block-row-major.
   std::vector<std::size_t> blocks_in(const BlockRange& r) const;
+  // §22 The error sums of `blocks` as `other` cached them: `other` evaluates the same tensor
+  // (the same view), quantization and fake format, so its block sums are this evaluator's (exact
+  // integers); a block `other` has not evaluated is left alone. So disjoint block ranges can be
+  // evaluated in evaluators of their own, one per thread, and merged (tensor_mor's RangeRunner).
+  // std::invalid_argument for an evaluator of another tensor shape or partition.
+  void adopt(const ErrorEvaluator& other, std::span<const std::size_t> blocks);
+  // An evaluator of the same tensor, quantization, amaxes and scales with no block evaluated yet
+  // (its own caches and tables): one per thread, merged back with adopt().
+  ErrorEvaluator fresh() const { return ErrorEvaluator(*this, Fresh{}); }
   // §19.6 The fake-quant codes (of fake_format()) of block b, written into `dst` (one entry per
   // element of the tensor, element order); other entries are left alone.
   void fake_block(std::size_t b, std::span<std::uint32_t> dst);
 
  private:
+  struct Fresh {};
+  ErrorEvaluator(const ErrorEvaluator& proto, Fresh);
+  void init_work();  // the caches and conversion helpers every evaluator has of its own
   struct Entry {
     std::uint32_t fake;  // Q(x) as a code of fake_format()
     std::uint32_t err;   // e (binary32 code) or one of the markers below

@@ -230,8 +230,16 @@ struct TensorMorResult {
   ScaleMeta scales;        // the E4M3 scales used (per block of `scaling`; GAM: + group mantissa)
   std::vector<Amax> block_amax;
 };
-// §26 Tensor-level MoR. Streams: O(number of scaling blocks) memory beyond the input.
-TensorMorResult tensor_mor(const TensorView& x, const TensorMorSpec& spec = {});
+// A caller's way of running fn(lo, hi) over ranges that cover [0, n) exactly once, possibly at
+// once on several threads (the CLI and Python pass cpu-fast's parallel.hpp); empty: the calling
+// thread alone. The reference computes each range's blocks from its own inputs only, so the
+// result is the same for every split.
+using RangeRunner = std::function<void(std::size_t n, const std::function<void(std::size_t, std::size_t)>& fn)>;
+
+// §26 Tensor-level MoR. Streams: O(number of scaling blocks) memory beyond the input. With `run`,
+// the error sums of the quantization blocks are evaluated by ranges of block rows, each range in
+// an ErrorEvaluator of its own (ErrorEvaluator::fresh: the same amaxes and scales), then merged.
+TensorMorResult tensor_mor(const TensorView& x, const TensorMorSpec& spec = {}, const RangeRunner& run = {});
 
 // ---- §27 sub-tensor MoR --------------------------------------------------------------------
 
@@ -256,7 +264,8 @@ struct SubtensorMorResult {
   std::array<std::uint64_t, 3> blocks_of{}, elements_of{};  // by BlockType
   ScaleMeta e4m3_scales, e5m2_scales;                       // every block's scale under each format
 };
-// §27 Sub-tensor MoR.
-SubtensorMorResult subtensor_mor(const TensorView& x, const SubtensorMorSpec& spec = {});
+// §27 Sub-tensor MoR. With `run`, the types' error sums by ranges of block rows as tensor_mor
+// (the two-way recipe's E5M2 benchmark stays on the calling thread).
+SubtensorMorResult subtensor_mor(const TensorView& x, const SubtensorMorSpec& spec = {}, const RangeRunner& run = {});
 
 }  // namespace numref
