@@ -326,7 +326,7 @@ inline constexpr Recipe kTeMxfp8{.rule = "mx-rceil-f32", .partition = "block:1x3
 // amax_epsilon (default 0.0) as a floor, scale 1.0 for an Inf, zero or NaN amax, else
 // __fdiv_rn(max_fp8, amax) with an Inf quotient replaced by FLT_MAX (value_for_inf); scale_inv =
 // 1 / scale stored; elements static_cast<fp8>(x * scale) (satfinite). force_pow_2_scales is off by
-// default (the pow2 variant masks the mantissa: numref's pow2 rule, not a profile here).
+// default (the variant that masks the mantissa is te_float8_current_pow2, below).
 inline constexpr Recipe kTeFloat8Current{
     .rule = "amax-recip", .partition = "tensor", .knobs = "inf_block=one_scale",
     .source = "TransformerEngine Float8CurrentScaling compute_scale_from_amax (source-cited)", .amax_nan_ignore = true,
@@ -359,31 +359,28 @@ inline constexpr Recipe kTeMxfp8_2_13{.rule = "mx-rceil-f32", .partition = "bloc
                                .amax_nan_ignore = true,
                                .elements = "f8e4m3fn f8e5m2"};
 
-// §10.4 TransformerEngine Float8CurrentScaling with force_pow_2_scales (the recipe's
-// NVTE_FP8_CURRENT_SCALING_POWER_2_SCALES=1: QParams(power_2_scale=True)): compute_scale_from_amax
-// as te_float8_current with value_for_inf = FLT_MAX (current_scaling.cu
-// compute_scale_from_amax_kernel) and the scale bits masked with 0xFF800000 after the Inf
-// replacement: §15's P of the §14.1 S (FLT_MAX -> 2^127), stored scale_inv = 1 / P (exact) —
-// te_float8_block's rule on the whole tensor. TE's reference tests/pytorch/references/
-// quantize_scale_calc.py scale_from_amax_tensor(pow_2_scales=True) agrees on finite tensors.
+// §10.4 The two TransformerEngine scale variants (read at TE d0067d0; measured against TE's CPU test
+// references tests/pytorch/references, which agree on finite tensors: docs/profiles.md).
+// te_float8_current_pow2 = Float8CurrentScaling with force_pow_2_scales (the recipe's
+//   NVTE_FP8_CURRENT_SCALING_POWER_2_SCALES=1): compute_scale_from_amax with value_for_inf = FLT_MAX
+//   (current_scaling.cu compute_scale_from_amax_kernel), the scale bits then masked with 0xFF800000:
+//   §15's P of the §14.1 S (FLT_MAX -> 2^127), stored scale_inv = 1 / P (exact) — te_float8_block's
+//   rule on the whole tensor.
+// te_float8_block_f32 = Float8BlockScaling with power_2_scale=False (the recipe's
+//   NVTE_FP8_BLOCK_SCALING_FP32_SCALES=1): the blockwise kernels' compute_scale_from_types without the
+//   mask, S = RN32(448 / amax) (1.0 for a zero / Inf / NaN amax), stored scale_inv = RN32(1 / S),
+//   elements RN32(x * S) satfinite —
+//   te_float8_current's rule per 1 x 128 (or 128 x 128) tile. An Inf quotient becomes value_for_inf =
+//   the input type's largest finite value: FLT_MAX for binary32 (§14.1's clamp) but 0x7F7F0000 for
+//   bf16 (a bf16 tile of amax below q_max / FLT_MAX): numref keeps FLT_MAX, a declared departure.
 inline constexpr Recipe kTeFloat8CurrentPow2{
     .rule = "pow2-recip", .partition = "tensor", .knobs = "inf_block=one_scale",
     .source = "TransformerEngine Float8CurrentScaling force_pow_2_scales (d0067d0; measured vs its test reference)",
-    .amax_nan_ignore = true,
-    .elements = "f8e4m3fn f8e5m2"};
-
-// §10.4 TransformerEngine Float8BlockScaling with power_2_scale=False (the recipe's
-// NVTE_FP8_BLOCK_SCALING_FP32_SCALES=1): the blockwise kernels' compute_scale_from_types without
-// the mask: S = RN32(448 / amax) (1.0 for a zero / Inf / NaN amax), stored scale_inv = RN32(1 / S),
-// elements RN32(x * S) cast satfinite — te_float8_current's rule per 1 x 128 (or 128 x 128)
-// tile. An Inf quotient becomes value_for_inf = the input type's largest finite value: FLT_MAX
-// for binary32 (§14.1's clamp), but 0x7F7F0000 for bf16 (a bf16 tile of amax below q_max / FLT_MAX):
-// numref keeps FLT_MAX there, a declared departure (docs/profiles.md).
+    .amax_nan_ignore = true, .elements = "f8e4m3fn f8e5m2"};
 inline constexpr Recipe kTeFloat8BlockF32{
     .rule = "amax-recip", .partition = "block:1x128", .knobs = "inf_block=one_scale",
     .source = "TransformerEngine Float8BlockScaling power_2_scale=False (d0067d0; measured vs test reference)",
-    .amax_nan_ignore = true,
-    .elements = "f8e4m3fn f8e5m2"};
+    .amax_nan_ignore = true, .elements = "f8e4m3fn f8e5m2"};
 
 // §10.4 microxcaling (Microsoft's MX reference, mx/mx_ops.py _quantize_mx and mx/elemwise_ops.py
 // _quantize_elemwise_core, CPU path, round="nearest"; read at commit 3b429a84): shared exponent
