@@ -39,8 +39,8 @@ using Families = std::vector<std::pair<const Family*, std::vector<std::string>>>
 // Families selected by --ops, with their selectors. Throws std::invalid_argument.
 Families select_families(const RunConfig& cfg);
 // The profiles a backend is checked under: --profile, else the ones it claims (else four
-// defaults); profiles with the same policies as an earlier one are checked once. Notes for the
-// report are appended to `notes`.
+// defaults); a profile with the same policies as an earlier one, and neither with pair rules or a
+// recipe, is checked once (§34.2). Notes for the report are appended to `notes`.
 std::vector<std::string> profiles_for(const RunConfig& cfg, const BackendInfo& info, std::vector<std::string>& notes);
 
 // §34.4 --case ID parsed: a vector case (file, line) or a generated one (suite, index).

@@ -75,9 +75,12 @@ std::vector<std::string> profiles_for(const RunConfig& cfg, const BackendInfo& i
       return;
     }
     const Profile& pr = profile(*find_profile(p));
+    // §34.2 the same checks: the same policies, and neither has pair rules or a recipe (those differ
+    // between profiles whose policies agree: torchao_mx_floor / _ceil / _even / _rceil)
+    const auto plain = [](const Profile& x) { return x.rules.empty() && x.recipe == nullptr; };
     for (const auto& q : out) {
       const Profile& qr = profile(*find_profile(q));
-      if (qr.narrow == pr.narrow && qr.wide == pr.wide) {
+      if (plain(qr) && plain(pr) && qr.narrow == pr.narrow && qr.wide == pr.wide) {
         notes.push_back("profile " + p + " has the same policies as " + q + ": checked once");
         return;
       }

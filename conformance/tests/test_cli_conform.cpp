@@ -124,8 +124,8 @@ TEST(ConformCli, ReferenceLevel0Passes) {
 }
 
 // §10.4 / §19.8 every recipe profile runs in the tensor families (issue 12): level 0 on the
-// reference compares cases (> 0 passed) with none failed or skipped; cpu-fast declines the
-// recipes (skipped, never failed or passed).
+// reference compares cases (> 0 passed) with none failed or skipped; so does cpu-fast on
+// torchao_mx_rceil.
 TEST(ConformCli, RecipeProfilesRunInTheTensorFamilies) {
   for (int i = 0; i < numref::kProfileCount; ++i) {  // every profile of the table with a recipe
     if (!numref::all_profiles()[i].recipe) continue;
@@ -136,8 +136,27 @@ TEST(ConformCli, RecipeProfilesRunInTheTensorFamilies) {
     EXPECT_TRUE(contains(r.out, std::string("\nquantize   ") + prof + "{s}{p} {s}{p} {s}0 ")) << prof << "\n" << r.out;
     EXPECT_TRUE(contains(r.out, "\n{p} passed, 0 failed, 0 skipped\n")) << prof << "\n" << r.out;
   }
+  // cpu-fast computes torchao_mx_rceil's recipe knobs now (issue 32): every case compared, none skipped
   const CliRun f = run_numref(conform("cpu-fast") + " --level 0 --ops quantize --profile torchao_mx_rceil");
-  EXPECT_TRUE(contains(f.out, "\nquantize   torchao_mx_rceil{s}{p}{s}0{s}0{s}0{s}{p}{s}0\n")) << f.out;
+  EXPECT_EQ(f.status, 0) << f.out;
+  EXPECT_TRUE(contains(f.out, "\nquantize   torchao_mx_rceil{s}{p} {s}{p} {s}0 {s}0 {s}0 ")) << f.out;
+  EXPECT_TRUE(contains(f.out, "\n{p} passed, 0 failed, 0 skipped\n")) << f.out;
+}
+
+// §34.2 profiles with the same policies are checked once only when neither has pair rules or a
+// recipe: the four torchao MX recipes share their policies but not their scale rules, so each is
+// run (before, the last three were dropped as "checked once"); ocp and ieee are one check.
+TEST(ConformCli, ProfilesWithTheSamePoliciesAreCheckedOnceOnlyWithoutRulesOrRecipe) {
+  const CliRun r = run_numref(conform("reference") +
+                              " --level 0 --ops quantize --profile torchao_mx_floor,torchao_mx_ceil,torchao_mx_even,"
+                              "torchao_mx_rceil,ocp,ieee");
+  EXPECT_EQ(r.status, 0) << r.out;
+  // the four recipes and ocp: five profiles checked (ieee is ocp's check)
+  EXPECT_TRUE(contains(r.out, "| profiles torchao_mx_floor torchao_mx_ceil torchao_mx_even torchao_mx_rceil ocp |"))
+      << r.out;
+  EXPECT_TRUE(contains(r.out, "\nquantize   5 profiles{s}{p} {s}{p} {s}0 ")) << r.out;
+  EXPECT_TRUE(contains(r.out, "profile ieee has the same policies as ocp: checked once")) << r.out;
+  EXPECT_EQ(r.out.find("torchao_mx_ceil has the same policies"), std::string::npos) << r.out;
 }
 
 TEST(ConformCli, CpuFastLevel0Passes) {

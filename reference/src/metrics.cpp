@@ -284,8 +284,8 @@ void ErrorEvaluator::init_work() {
 }
 
 ErrorEvaluator::Key ErrorEvaluator::key_of(const BlockScale& s) {
-  return Key{s.poisoned,       s.quant.divide,      s.quant.value.sig,  s.quant.value.exp,
-             s.dequant.divide, s.dequant.value.sig, s.dequant.value.exp};
+  return Key{s.poisoned,       s.quant.divide,      s.quant.value.sig,   s.quant.value.exp,
+             s.dequant.divide, s.dequant.value.sig, s.dequant.value.exp, s.dequant.infinite};
 }
 
 void ErrorEvaluator::evaluate_codes(std::span<const std::uint32_t> codes, const BlockScale& s, std::span<Entry> out) {

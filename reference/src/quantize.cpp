@@ -71,7 +71,12 @@ Factor dequant_from_stored(ScaleRule rule, DequantOp op, const Exact& q_max, std
     case ScaleKind::pow2:
     case ScaleKind::pow2_recip: v = exact_f32(stored); break;
     case ScaleKind::gam: v = gam_block_scale(stored, m_g); break;
-    case ScaleKind::nvfp4: v = exact_f32(nvfp4_decode_factor(stored, Amax{tensor_amax}, q_max)); break;
+    case ScaleKind::nvfp4: {
+      const std::uint32_t f = nvfp4_decode_factor(stored, Amax{tensor_amax}, q_max);
+      if (f == kF32Inf) return Factor{false, v, true};  // §18.4 RN32(d_b · t_amax) overflowed: f_b = +Inf
+      v = exact_f32(f);
+      break;
+    }
     case ScaleKind::mx: v = exact_pow2(static_cast<int>(stored) - 127); break;  // X = 2^(code - 127), exact
   }
   if (!dequant_is_multiplier(rule) || v.sig == 0) return Factor{false, v};  // §14.6 D = 0: times 0
@@ -557,6 +562,7 @@ class ElementDequantizer {
       case Class::zero: return v.sign ? 0x80000000u : 0u;
       default: break;
     }
+    if (d.infinite) return v.sign ? 0xFF800000u : kF32Inf;  // §19.3 RN32(v · +Inf), v finite non-zero
     return f32_round_(mul_or_div(Exact{v.sign, v.sig, v.exp, false}, d)).bits;
   }
 

@@ -364,6 +364,7 @@ std::uint32_t nvfp4_decode_factor(std::uint32_t d_b, Amax t, const Exact& q_max)
   if (t.poisoned() || decode(d_b, e4m3).cls == Class::nan) return kF32NaN;
   const std::uint32_t inv_c = rn32(exact_div(exact_pow2(0), exact_f32(nvfp4_global_constant(q_max))));
   const std::uint32_t a = rn32(exact_mul(exact_value(d_b, e4m3), exact_f32(t.f32)));
+  if (a == kF32Inf) return kF32Inf;  // §18.4 beyond binary32: +Inf · RN32(1 / C) = +Inf
   return rn32(exact_mul(exact_f32(a), exact_f32(inv_c)));
 }
 

@@ -1107,7 +1107,8 @@ void FastQuant::dequant_rows(const std::uint8_t* codes, const std::uint32_t* sca
       for (std::size_t j = c0; j < c1; ++j) {
         const std::uint32_t v = lut[cd[j] & mask];
         const std::uint32_t p = F.divide ? as_bits(as_float(v) / F.f) : as_bits(as_float(v) * F.f);
-        y[j] = (v & 0x7FFFFFFFu) >= kInf ? v : p;  // ±Inf times (or over) a factor >= 0 stays ±Inf (§19.3)
+        // ±Inf and NaN codes stay (a factor >= 0), ±0 stays ±0 even for the +Inf factor of §18.4 (§19.3)
+        y[j] = (v & 0x7FFFFFFFu) >= kInf || (v & 0x7FFFFFFFu) == 0 ? v : p;
       }
     }
   }

@@ -226,7 +226,7 @@ class ErrorEvaluator {
   };
   static constexpr std::uint32_t kZero = 0xFFFFFFFFu, kNonfiniteInput = 0xFFFFFFFEu, kNonfiniteQuant = 0xFFFFFFFDu,
                                  kUnfilled = 0xFFFFFFFCu;
-  using Key = std::tuple<bool, bool, std::uint64_t, int, bool, std::uint64_t, int>;
+  using Key = std::tuple<bool, bool, std::uint64_t, int, bool, std::uint64_t, int, bool>;
   static Key key_of(const BlockScale& s);
   // (Q, e) of `m` source codes under block scale s: out[i] for codes[i].
   void evaluate_codes(std::span<const std::uint32_t> codes, const BlockScale& s, std::span<Entry> out);

@@ -107,6 +107,7 @@ QuantizeSpec quantize_spec(const Format& element, const QuantizeOptions& o, Opti
 struct Factor {
   bool divide = false;
   Exact value{false, 1, 0, false};
+  bool infinite = false;  // §18.4 f_b = +Inf (d_b · t_amax beyond binary32): `value` unused
 };
 // §19.2 / §19.3 Everything known about one block.
 // §13.6 / §13.7 What the elements of a block whose amax is not finite become when a recipe

@@ -74,6 +74,7 @@ ME mant_exp(const Rational& v) {
 struct Factor {
   bool divide = false;
   Rational v = 1;
+  bool inf = false;  // §18.4 f_b = +Inf
 };
 
 // §19.3 How a multiplying scale sv is undone: divide by it, or multiply by RN32(1 / sv).
@@ -272,7 +273,8 @@ Scaled nvfp4_scale(const A& a, const Rational& q, const TensorLevel& t) {
   const std::uint32_t c = den == 0 ? kMax32 : rat::rn32_sat(Rational(1) / den);
   r.qf = Factor{false, f32v(c)};
   const Rational inv_c = f32v(rat::rn32(Rational(1) / t.C));
-  r.df = Factor{false, f32v(rat::rn32(f32v(rat::rn32(db * f32v(t.tensor_amax))) * inv_c))};
+  const std::uint32_t dt = rat::rn32(db * f32v(t.tensor_amax));  // beyond binary32: +Inf, so f_b = +Inf
+  r.df = f32_finite(dt) ? Factor{false, f32v(rat::rn32(f32v(dt) * inv_c))} : Factor{false, 0, true};
   return r;
 }
 
@@ -400,6 +402,7 @@ struct Elements {
       return rat::nan_to(cv.sign, cv.payload, el.man_bits, el.specials == Specials::ieee, F32(), wide).code;
     if (cv.kind == rat::Value::inf) return (cv.sign ? 0x80000000u : 0u) | kInf32;
     if (cv.v == 0) return cv.sign ? 0x80000000u : 0u;
+    if (bs.df.inf) return (cv.sign ? 0x80000000u : 0u) | kInf32;  // v · +Inf, v finite non-zero
     return rat::rn32(bs.df.divide ? Rational(cv.v / bs.df.v) : Rational(cv.v * bs.df.v), cv.sign);
   }
 };
