@@ -189,41 +189,23 @@ constexpr MmaKnobs two_level(MmaAlgo algo) {
   return k;
 }
 constexpr MmaKnobs kCdna3 = two_level(MmaAlgo::tr_fdpa);
-// AMD CDNA1 / CDNA2 / CDNA3 f32 (MMA-Sim's FMA chain, §38.9): IEEE fusedMultiplyAdd per product,
-// rne, IEEE signed zeros, the canonical NaN (MMA-Sim's NaN bits are its host CPU's, §39.1 note).
-constexpr MmaKnobs fma_chain() {
+// AMD's models without alignment, all rne with the canonical NaN (MMA-Sim's NaN bits are its host
+// CPU's, §39.2 note); L = 2 · fused_bytes / h (§38.1):
+// - CDNA1 / CDNA2 / CDNA3 f32 (MMA-Sim's FMA chain, §38.9): fused_bytes 4 (L = 1), IEEE signed zeros;
+// - CDNA1 f16 / bf16 (its E-FDPA, §38.10): L products and C summed exactly per step, an exact zero +0;
+// - CDNA2 f16 / bf16 (its FTZ multiply-add, §38.11): binary32 arithmetic with subnormals flushed.
+constexpr MmaKnobs amd_rne(MmaAlgo algo, int fused_bytes, MmaZero zero) {
   MmaKnobs k;
-  k.algo = MmaAlgo::fma;
-  k.fused_bytes = 4;  // one binary32 product per step (§38.1: L = 2 · 4 / 8)
-  k.round = MmaRound::rne;
-  k.nan = MmaNan::canonical;
-  k.zero = MmaZero::ieee;
-  return k;
-}
-constexpr MmaKnobs kFmaChain = fma_chain();
-// AMD CDNA1 f16 / bf16 (MMA-Sim's E-FDPA, §38.10): L products and the accumulator summed exactly
-// per step, rounded once (rne); an exact zero is +0, the canonical NaN (its NaN bits are the host
-// CPU's in MMA-Sim, §39.2 note). L = 2 · fused_bytes / 4: 4 for f16, 2 for bf16.
-constexpr MmaKnobs exact_fdpa(int fused_bytes) {
-  MmaKnobs k;
-  k.algo = MmaAlgo::efdpa;
+  k.algo = algo;
   k.fused_bytes = fused_bytes;
   k.round = MmaRound::rne;
   k.nan = MmaNan::canonical;
-  k.zero = MmaZero::rounded;
+  k.zero = zero;
   return k;
 }
-// AMD CDNA2 f16 / bf16 (MMA-Sim's FTZ multiply-add, §38.11): P = 2 · fused_bytes / 4 products per
-// step, binary32 arithmetic with subnormals flushed, IEEE signed zeros, the canonical NaN.
-constexpr MmaKnobs ftz_mul_add(int fused_bytes) {
-  MmaKnobs k;
-  k.algo = MmaAlgo::ftz;
-  k.fused_bytes = fused_bytes;
-  k.round = MmaRound::rne;
-  k.nan = MmaNan::canonical;
-  k.zero = MmaZero::ieee;
-  return k;
-}
+constexpr MmaKnobs kFmaChain = amd_rne(MmaAlgo::fma, 4, MmaZero::ieee);
+constexpr MmaKnobs exact_fdpa(int fused_bytes) { return amd_rne(MmaAlgo::efdpa, fused_bytes, MmaZero::rounded); }
+constexpr MmaKnobs ftz_mul_add(int fused_bytes) { return amd_rne(MmaAlgo::ftz, fused_bytes, MmaZero::ieee); }
 constexpr MmaKnobs kCdna3F8 = two_level(MmaAlgo::gtr_fdpa);
 
 // clang-format off

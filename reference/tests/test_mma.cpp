@@ -811,16 +811,61 @@ TEST(Mma, EveryProfileMatchesTheRationalOracle) {
   }
 }
 
+// One model (a profile, with a what-if `model` text, §38.6) of the chains of §38.9 – §38.11 against
+// the rational oracle: n random dot products, K from 1 to 64 (whole blocks under scale=product).
+// Operands near 1 (codes around max_finite >> 1); with `low_too` half of the dot products take
+// operands and C near the format's small values instead (max_finite >> 3: flushing, tiny sums).
+struct ChainCase {
+  std::string_view profile, model;
+  MmaType a, c;
+  int block;
+};
+void check_chain_against_oracle(const ChainCase& cs, SplitMix64& g, int n, bool low_too) {
+  MmaSpec s = spec(cs.profile, cs.a, cs.a, cs.c, cs.block);
+  MmaKnobs k = s.profile->knobs;
+  const std::string err = apply_model_text(k, cs.model);
+  EXPECT_EQ(err, "") << cs.model;
+  if (!err.empty()) return;
+  s.knobs = k;
+  const std::size_t L = mma_fused(s);
+  EXPECT_GE(L, 1u) << cs.profile << " " << cs.model;
+  const oracle::rat::MmaOperands in{
+      mma_type(cs.a).format, mma_type(cs.a).format, mma_type(cs.c).format, FormatId::f8e8m0fnu, 0, 0, 0, cs.block};
+  const Format& fa = format(mma_type(cs.a).format);
+  const Format& fc = format(mma_type(cs.c).format);
+  int mismatches = 0;
+  for (int t = 0; t < n; ++t) {
+    const std::size_t unit = cs.block ? static_cast<std::size_t>(cs.block) : 1;
+    const std::size_t K = (1 + g.next() % 64 + unit - 1) / unit * unit;
+    std::vector<std::uint32_t> a(K), b(K), sa(K / unit), sb(K / unit);
+    const bool low = low_too && g.next() % 2 == 0;
+    const std::uint32_t centre = fa.max_finite >> (low ? 3 : 1);
+    for (std::size_t i = 0; i < K; ++i) {
+      a[i] = random_code(g, cs.a, centre);
+      b[i] = random_code(g, cs.a, centre + static_cast<std::uint32_t>(g.next() % 5));
+    }
+    for (std::size_t i = 0; i < sa.size(); ++i) {
+      sa[i] = static_cast<std::uint32_t>(g.next() % 8 == 0 ? g.next() % 256 : 127 + g.next() % 24 - 12);
+      sb[i] = static_cast<std::uint32_t>(g.next() % 8 == 0 ? g.next() % 256 : 127 + g.next() % 24 - 12);
+    }
+    std::uint32_t c = random_code(g, cs.c, fc.max_finite >> (low ? 3 : 1));
+    if (g.next() % 4 == 0) c = g.next() % 2 ? fc.sign_bit() : 0;
+    const std::uint32_t* psa = cs.block ? sa.data() : nullptr;
+    const std::uint32_t* psb = cs.block ? sb.data() : nullptr;
+    const MmaResult r = mma_dot(s, K, a.data(), 1, b.data(), 1, c, psa, 1, psb, 1);
+    const std::uint32_t o = oracle::rat::mma_dot(k, L, in, K, a.data(), b.data(), c, psa, psb);
+    if (r.bits != o && ++mismatches <= 5)
+      ADD_FAILURE() << cs.profile << " " << cs.model << " K=" << K << " c=" << std::hex << c << " reference " << r.bits
+                    << " oracle " << o;
+  }
+  EXPECT_EQ(mismatches, 0) << cs.profile << " " << cs.model;
+}
+
 // §38.9 the FMA chain against the oracle over longer K (1 to 64): its three profiles, and what-if
 // models of it (§38.6) with other zero / nan knobs, a binary16 accumulator, bf16 and e4m3
 // operands, and E8M0 block scales under scale=product.
 TEST(Mma, FmaChainMatchesTheRationalOracle) {
-  struct Case {
-    std::string_view profile, model;
-    MmaType a, c;
-    int block;
-  };
-  const Case cases[] = {
+  const ChainCase cases[] = {
       {"cdna1_mfma_f32", "", F32, F32, 0},
       {"cdna2_mfma_f32", "", F32, F32, 0},
       {"cdna3_mfma_f32", "", F32, F32, 0},
@@ -831,40 +876,13 @@ TEST(Mma, FmaChainMatchesTheRationalOracle) {
       {"ideal", "algo=fma fused_bytes=4 scale=product", E4, F32, 32},
   };
   SplitMix64 g(0xF3A);
-  for (const Case& cs : cases) {
+  for (const ChainCase& cs : cases) {
     MmaSpec s = spec(cs.profile, cs.a, cs.a, cs.c, cs.block);
     MmaKnobs k = s.profile->knobs;
     ASSERT_EQ(apply_model_text(k, cs.model), "") << cs.model;
     s.knobs = k;
-    ASSERT_EQ(mma_fused(s), 1u);
-    const oracle::rat::MmaOperands in{
-        mma_type(cs.a).format, mma_type(cs.a).format, mma_type(cs.c).format, FormatId::f8e8m0fnu, 0, 0, 0, cs.block};
-    const Format& fa = format(mma_type(cs.a).format);
-    const Format& fc = format(mma_type(cs.c).format);
-    int mismatches = 0;
-    for (int n = 0; n < 120; ++n) {
-      const std::size_t unit = cs.block ? static_cast<std::size_t>(cs.block) : 1;
-      const std::size_t K = (1 + g.next() % 64 + unit - 1) / unit * unit;
-      std::vector<std::uint32_t> a(K), b(K), sa(K / unit), sb(K / unit);
-      for (std::size_t i = 0; i < K; ++i) {
-        a[i] = random_code(g, cs.a, fa.max_finite >> 1);
-        b[i] = random_code(g, cs.a, (fa.max_finite >> 1) + static_cast<std::uint32_t>(g.next() % 5));
-      }
-      for (std::size_t i = 0; i < sa.size(); ++i) {
-        sa[i] = static_cast<std::uint32_t>(g.next() % 8 == 0 ? g.next() % 256 : 127 + g.next() % 24 - 12);
-        sb[i] = static_cast<std::uint32_t>(g.next() % 8 == 0 ? g.next() % 256 : 127 + g.next() % 24 - 12);
-      }
-      std::uint32_t c = random_code(g, cs.c, fc.max_finite >> 1);
-      if (g.next() % 4 == 0) c = g.next() % 2 ? fc.sign_bit() : 0;
-      const std::uint32_t* psa = cs.block ? sa.data() : nullptr;
-      const std::uint32_t* psb = cs.block ? sb.data() : nullptr;
-      const MmaResult r = mma_dot(s, K, a.data(), 1, b.data(), 1, c, psa, 1, psb, 1);
-      const std::uint32_t o = oracle::rat::mma_dot(k, 1, in, K, a.data(), b.data(), c, psa, psb);
-      if (r.bits != o && ++mismatches <= 5)
-        ADD_FAILURE() << cs.profile << " " << cs.model << " K=" << K << " c=" << std::hex << c << " reference "
-                      << r.bits << " oracle " << o;
-    }
-    EXPECT_EQ(mismatches, 0) << cs.profile << " " << cs.model;
+    ASSERT_EQ(mma_fused(s), 1u);  // §38.9 one product per step
+    check_chain_against_oracle(cs, g, 120, false);
   }
 }
 
@@ -873,13 +891,8 @@ TEST(Mma, FmaChainMatchesTheRationalOracle) {
 // zero=ieee / plus, a binary16 accumulator, e4m3 operands with E8M0 scales; flush-to-zero steps of
 // 3 products (an unpaired product in the tree) and 8, nan=ones, f32 operands (inexact products).
 TEST(Mma, ExactAndFlushToZeroStepsMatchTheRationalOracle) {
-  struct Case {
-    std::string_view profile, model;
-    MmaType a, c;
-    int block;
-  };
   constexpr auto F16 = MmaType::f16, BF16 = MmaType::bf16;
-  const Case cases[] = {
+  const ChainCase cases[] = {
       {"cdna1_mfma_f16", "", F16, F32, 0},
       {"cdna1_mfma_bf16", "", BF16, F32, 0},
       {"cdna2_mfma_f16", "", F16, F32, 0},
@@ -894,45 +907,7 @@ TEST(Mma, ExactAndFlushToZeroStepsMatchTheRationalOracle) {
       {"ideal", "algo=ftz fused_bytes=8", F32, F32, 0},
   };
   SplitMix64 g(0xEFD);
-  for (const Case& cs : cases) {
-    MmaSpec s = spec(cs.profile, cs.a, cs.a, cs.c, cs.block);
-    MmaKnobs k = s.profile->knobs;
-    ASSERT_EQ(apply_model_text(k, cs.model), "") << cs.model;
-    s.knobs = k;
-    const std::size_t L = mma_fused(s);
-    ASSERT_GE(L, 1u);
-    const oracle::rat::MmaOperands in{
-        mma_type(cs.a).format, mma_type(cs.a).format, mma_type(cs.c).format, FormatId::f8e8m0fnu, 0, 0, 0, cs.block};
-    const Format& fa = format(mma_type(cs.a).format);
-    const Format& fc = format(mma_type(cs.c).format);
-    int mismatches = 0;
-    for (int n = 0; n < 150; ++n) {
-      const std::size_t unit = cs.block ? static_cast<std::size_t>(cs.block) : 1;
-      const std::size_t K = (1 + g.next() % 64 + unit - 1) / unit * unit;
-      std::vector<std::uint32_t> a(K), b(K), sa(K / unit), sb(K / unit);
-      // centred on 1 half the time, else near the format's subnormals (flushing, tiny sums)
-      const bool low = g.next() % 2 == 0;
-      for (std::size_t i = 0; i < K; ++i) {
-        a[i] = random_code(g, cs.a, low ? fa.max_finite >> 3 : fa.max_finite >> 1);
-        b[i] = random_code(g, cs.a,
-                           (low ? fa.max_finite >> 3 : fa.max_finite >> 1) + static_cast<std::uint32_t>(g.next() % 5));
-      }
-      for (std::size_t i = 0; i < sa.size(); ++i) {
-        sa[i] = static_cast<std::uint32_t>(g.next() % 8 == 0 ? g.next() % 256 : 127 + g.next() % 24 - 12);
-        sb[i] = static_cast<std::uint32_t>(g.next() % 8 == 0 ? g.next() % 256 : 127 + g.next() % 24 - 12);
-      }
-      std::uint32_t c = random_code(g, cs.c, fc.max_finite >> (low ? 3 : 1));
-      if (g.next() % 4 == 0) c = g.next() % 2 ? fc.sign_bit() : 0;
-      const std::uint32_t* psa = cs.block ? sa.data() : nullptr;
-      const std::uint32_t* psb = cs.block ? sb.data() : nullptr;
-      const MmaResult r = mma_dot(s, K, a.data(), 1, b.data(), 1, c, psa, 1, psb, 1);
-      const std::uint32_t o = oracle::rat::mma_dot(k, L, in, K, a.data(), b.data(), c, psa, psb);
-      if (r.bits != o && ++mismatches <= 5)
-        ADD_FAILURE() << cs.profile << " " << cs.model << " K=" << K << " c=" << std::hex << c << " reference "
-                      << r.bits << " oracle " << o;
-    }
-    EXPECT_EQ(mismatches, 0) << cs.profile << " " << cs.model;
-  }
+  for (const ChainCase& cs : cases) check_chain_against_oracle(cs, g, 150, true);
 }
 
 }  // namespace

@@ -1114,14 +1114,20 @@ void FastQuant::dequant_rows(const std::uint8_t* codes, const std::uint32_t* sca
   }
 }
 
+// §17.3 a GAM block code 00 is no binary32 block scale: dequantize refuses it (err names it).
+bool FastQuant::gam_scales_valid(const std::uint32_t* scales, std::string& err) const {
+  if (scale_kind(op_.rule) != ScaleKind::gam) return true;
+  for (std::size_t b = 0; b < blocks(); ++b)
+    if (scales[b] == 0) {
+      err = "GAM block code 00 is not a binary32 block scale (§17.3)";
+      return false;
+    }
+  return true;
+}
+
 bool FastQuant::dequantize(const std::uint8_t* codes, const std::uint32_t* scales, const std::uint32_t* gm,
                            std::uint32_t* out, std::string& err, unsigned threads, std::uint32_t tensor_amax) const {
-  if (scale_kind(op_.rule) == ScaleKind::gam)
-    for (std::size_t b = 0; b < blocks(); ++b)
-      if (scales[b] == 0) {
-        err = "GAM block code 00 is not a binary32 block scale (§17.3)";
-        return false;
-      }
+  if (!gam_scales_valid(scales, err)) return false;
   by_rows_or_cols(threads, [&](std::size_t i0, std::size_t i1, std::size_t cb, std::size_t ce) {
     dequant_rows(codes, scales, gm, nullptr, i0, i1, out, cb, ce, tensor_amax);
   });
@@ -1131,12 +1137,7 @@ bool FastQuant::dequantize(const std::uint8_t* codes, const std::uint32_t* scale
 bool FastQuant::fake_from_codes(const std::uint8_t* codes, const std::uint32_t* scales, const std::uint32_t* gm,
                                 const std::uint8_t* kept, std::uint32_t* out, std::string& err, unsigned threads,
                                 std::uint32_t tensor_amax) const {
-  if (scale_kind(op_.rule) == ScaleKind::gam)
-    for (std::size_t b = 0; b < blocks(); ++b)
-      if (scales[b] == 0) {
-        err = "GAM block code 00 is not a binary32 block scale (§17.3)";
-        return false;
-      }
+  if (!gam_scales_valid(scales, err)) return false;
   // §19.6 the block's own dequantize factor (kept blocks: 1), as fake-quant applies it
   by_rows_or_cols(threads, [&](std::size_t i0, std::size_t i1, std::size_t cb, std::size_t ce) {
     dequant_rows(codes, scales, gm, kept, i0, i1, out, cb, ce, tensor_amax);

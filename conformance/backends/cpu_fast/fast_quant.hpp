@@ -97,6 +97,8 @@ class FastQuant {
   void quantize(const void* x, const std::uint32_t* r, std::uint8_t* codes, std::uint32_t* scales, std::uint32_t* gm,
                 unsigned threads = 1, std::uint8_t* kept = nullptr, std::uint32_t* tensor_amax = nullptr) const;
   // Returns false (with `err`) for metadata it does not take (GAM code 00). tensor_amax: §18.4 (nvfp4).
+  // §17.3 false (err set) when a GAM block scale is code 00; true for every other rule.
+  bool gam_scales_valid(const std::uint32_t* scales, std::string& err) const;
   bool dequantize(const std::uint8_t* codes, const std::uint32_t* scales, const std::uint32_t* gm, std::uint32_t* out,
                   std::string& err, unsigned threads = 1, std::uint32_t tensor_amax = 0) const;
   void fake_quant(const void* x, const std::uint32_t* r, std::uint32_t* out, unsigned threads = 1) const;
