@@ -50,6 +50,15 @@ install_python_helpers() {
       git -C "$NUMREF_MICROXCALING_DIR" checkout --quiet 3b429a84b2fb4539df9694c76e7b97b05bec2dad || \
       { echo "setup: could not clone microxcaling at 3b429a84" >&2; exit 1; }
   fi
+  # NUMREF_DEEPGEMM_DIR=DIR (with NUMREF_PEERS=1): DeepGEMM installs only with CUDA, but its
+  # deep_gemm/utils/math.py is plain torch; clone it there at the commit docs/profiles.md measured
+  # (an existing DIR is left as it is), then configure with -DNUMREF_DEEPGEMM_DIR=DIR (peers_deepgemm).
+  if [ "${NUMREF_PEERS:-0}" = 1 ] && [ -n "${NUMREF_DEEPGEMM_DIR:-}" ] && [ ! -e "$NUMREF_DEEPGEMM_DIR" ]; then
+    echo "setup: cloning DeepGEMM into $NUMREF_DEEPGEMM_DIR (commit 54e2261)"
+    git clone --quiet https://github.com/deepseek-ai/DeepGEMM "$NUMREF_DEEPGEMM_DIR" && \
+      git -C "$NUMREF_DEEPGEMM_DIR" checkout --quiet 54e22612409371d6364144b69086735beb54e98b || \
+      { echo "setup: could not clone DeepGEMM at 54e2261" >&2; exit 1; }
+  fi
 }
 
 if [ ${#missing[@]} -eq 0 ]; then

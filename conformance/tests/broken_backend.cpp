@@ -32,6 +32,8 @@
 //              are skipped, never offered (Annex C.1)
 //   ?v110      a backend built against ABI 1.10 (abi_minor 10): the mma suites of algo=efdpa and
 //              algo=ftz (1.11) are skipped, never offered (Annex C.1)
+//   ?v111      a backend built against ABI 1.11 (abi_minor 11): the profiles deepgemm_f32 and
+//              microxcaling_floor and the recipe knobs divisor / elem_exp (1.12) are never offered
 // Built a second time with NUMREF_TEST_ABI=99 to test the ABI-version refusal.
 //
 // The class derives from the reference backend (reference/reference_backend.hpp): what it does
@@ -72,7 +74,7 @@ class BrokenBackend : public ReferenceBackend {
     static constexpr std::string_view kModes[] = {"",       "tie464", "nansign", "noinexact", "count",     "crash",
                                                   "hang",   "error",  "mxfloor", "nanblock",  "double448", "recip",
                                                   "counts", "v10",    "morle",   "morsum",    "v11",       "mmaalign",
-                                                  "v18",    "v19",    "v110"};
+                                                  "v18",    "v19",    "v110",    "v111"};
     if (std::find(std::begin(kModes), std::end(kModes), mode_) == std::end(kModes))
       throw std::invalid_argument("unknown mode '" + mode_ + "'");
   }
@@ -87,6 +89,7 @@ class BrokenBackend : public ReferenceBackend {
     }
     if (mode_ == "v19") b.abi_minor = 9;    // ABI 1.9: the whole table, without algo=fma
     if (mode_ == "v110") b.abi_minor = 10;  // ABI 1.10: without algo=efdpa and algo=ftz
+    if (mode_ == "v111") b.abi_minor = 11;  // ABI 1.11: without divisor, elem_exp and their profiles
     if (mode_ == "v11") b.struct_size = static_cast<std::uint32_t>(offsetof(numref_backend, mor_supported));  // ABI 1.1
     if (mode_ == "v10")
       b.struct_size = static_cast<std::uint32_t>(offsetof(numref_backend, tensor_supported));  // ABI 1.0

@@ -250,6 +250,10 @@ TEST(Abi, ProfilesMapToTheirIds) {  // §10.1, §32.3 c_profile: the first profi
       {ProfileId::te_float8_current_pow2, NUMREF_PROFILE_CUDA_SATFINITE, NUMREF_PROFILE_CUDA_SATFINITE},
       {ProfileId::te_float8_block_f32, NUMREF_PROFILE_CUDA_SATFINITE, NUMREF_PROFILE_CUDA_SATFINITE},
       {ProfileId::te_mxfp8_2_13, NUMREF_PROFILE_CUDA_SATFINITE, NUMREF_PROFILE_CUDA_SATFINITE},
+      // deepgemm_f32: deepgemm's (torch's, saturating) element policies
+      {ProfileId::deepgemm_f32, NUMREF_PROFILE_TORCHAO_MX_FLOOR, NUMREF_PROFILE_OCP},
+      // microxcaling_floor: narrow and wide rtz, no earlier profile's
+      {ProfileId::microxcaling_floor, NUMREF_PROFILE_MICROXCALING_FLOOR, NUMREF_PROFILE_MICROXCALING_FLOOR},
   };
   for (const auto& w : want) {
     const Profile& pr = profile(w.id);

@@ -596,6 +596,24 @@ TEST(ConformCli, Abi110BackendIsNotOfferedTheExactOrFlushingSteps) {
   EXPECT_NE(ok.out.find(" 0 failed, 0 skipped\n"), std::string::npos) << ok.out;
 }
 
+// Annex C.1 the profiles deepgemm_f32 and microxcaling_floor (their recipe knobs divisor=recip and
+// elem_exp=log2f, ABI 1.12) are never offered to a backend of ABI 1.11; ocp's cases are.
+TEST(ConformCli, Abi111BackendIsNotOfferedTheDivisorOrElementExponentKnobs) {
+  const CliRun r =
+      run_numref(conform(broken("v111")) + " --level 0 --ops quantize --profile deepgemm_f32,microxcaling_floor,ocp");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "skipped: {n} need C ABI 1.12 values, the backend declares 1.11 (quantize {n})"))
+      << r.out;
+  EXPECT_EQ(r.out.find("FAIL"), std::string::npos) << r.out;
+  EXPECT_GT(passed_of(r.out), 0u) << r.out;  // ocp's quantize cases are offered and pass
+  // the reference backend (1.12) passes both
+  const CliRun ok =
+      run_numref(conform("reference") + " --level 0 --ops quantize --profile deepgemm_f32,microxcaling_floor");
+  EXPECT_EQ(ok.status, 0) << ok.out;
+  EXPECT_NE(ok.out.find(" 0 failed, 0 skipped\n"), std::string::npos) << ok.out;
+  EXPECT_GT(passed_of(ok.out), 0u) << ok.out;
+}
+
 // §32.2 the MoR families (ABI 1.2) on a backend of ABI 1.1.
 TEST(ConformCli, Abi11BackendSkipsMor) { expect_abi11_backend_skips("mor,mor-sub"); }
 

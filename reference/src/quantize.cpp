@@ -121,10 +121,11 @@ void check_recipe(const RecipeKnobs& k, ScaleRule rule) {
   const bool rceil = rule_info(rule).mx == MxExponent::rceil;
   const bool rceil_f32 = rule_info(rule).mx == MxExponent::rceil_f32;
   const std::string r(to_string(rule));
-  if (k.amax_floor != AmaxFloor::none && !quotient && !pow2 && !(rceil && k.scale_exp == ScaleExp::log2f) &&
+  const bool dequant = kind == ScaleKind::fp32_dequant;
+  if (k.amax_floor != AmaxFloor::none && !quotient && !pow2 && !dequant && !(rceil && k.scale_exp == ScaleExp::log2f) &&
       !(rceil_f32 && k.mx_descale == MxDescale::divide))
-    bad("recipe amax_floor applies to the amax, pow2 and pow2-recip rules, mx-rceil with scale_exp=log2f and "
-        "mx-rceil-f32 with mx_descale=divide, not " +
+    bad("recipe amax_floor applies to the amax, amax-dequant, pow2 and pow2-recip rules, mx-rceil with "
+        "scale_exp=log2f and mx-rceil-f32 with mx_descale=divide, not " +
         r);
   if (k.mx_descale == MxDescale::divide && !rceil_f32)
     bad("recipe mx_descale=divide applies to mx-rceil-f32, not " + r);
@@ -144,12 +145,12 @@ void check_recipe(const RecipeKnobs& k, ScaleRule rule) {
         " applies to the mx-* rules, not " + r);
   if (k.inf_block == InfBlock::exponent && rceil && k.scale_exp == ScaleExp::log2f)
     bad("recipe inf_block=exponent applies to mx-floor, mx-ceil, mx-even, mx-rceil-f32 and exact mx-rceil");
-  const bool dequant = kind == ScaleKind::fp32_dequant;
   if (k.inf_block == InfBlock::zero_scale && !quotient && !dequant)
     bad("recipe inf_block=zero_scale applies to the amax, pow2 and amax-dequant rules, not " + r);
   if (k.scale_round != ScaleRound::f32 && !dequant) bad("recipe scale_round=source applies to amax-dequant, not " + r);
   if (k.zero_divisor != ZeroDivisor::raise && !dequant)
     bad("recipe zero_divisor=keep applies to amax-dequant, not " + r);
+  if (k.divisor != Divisor::divide && !dequant) bad("recipe divisor=recip applies to amax-dequant, not " + r);
   if (k.inf_block == InfBlock::one_scale && !quotient && !pow2 && kind != ScaleKind::fp32_recip)
     bad("recipe inf_block=one_scale applies to the amax, amax-recip, pow2 and pow2-recip rules, not " + r);
   if (k.nan_block != NanBlock::poison && k.nan_block != NanBlock::first_nan && k.nan_block != NanBlock::own_nan && !mx)
@@ -199,6 +200,8 @@ Quantizer::Quantizer(const QuantizeSpec& spec, std::size_t rows, std::size_t col
       bad("daz=1 applies to a conversion's source; it cannot be used with the fused scale application");
   }
   check_recipe(spec.recipe, spec.rule);
+  if (spec.recipe.elem_exp == ElemExp::log2f && (spec.element == nullptr || spec.element->is_integer() || sr_))
+    bad("recipe elem_exp=log2f applies to floating-point elements rounded without stochastic rounding (§19.11)");
   if (has_group_mantissa(spec.rule)) {
     const std::string gerr = check_groups(ggrid_, grid_);
     if (!gerr.empty()) bad(gerr);
@@ -300,12 +303,16 @@ std::uint32_t pow2_code(std::uint32_t S, ScaleExp e) { return e == ScaleExp::log
 
 // §14.3 / §20.1 The stored D, with the recipe's §14.5 rounding through the source format
 // (16-bit sources: f32_to_src / src_to_f32) and §14.6 zero divisor.
-std::uint32_t dequant_code(const QuantizeSpec& spec, const Exact& qmax, Amax a,
+// §13.5 the amax floor, when it raised the amax, gives D = RN32(floor / q_max).
+std::uint32_t dequant_code(const QuantizeSpec& spec, const Exact& qmax, const ScaleAmax& in,
                            const std::optional<Converter>& f32_to_src, const std::optional<Converter>& src_to_f32) {
   const RecipeKnobs& rk = spec.recipe;
-  if ((rk.scale_round == ScaleRound::f32 && rk.zero_divisor == ZeroDivisor::raise) || a.poisoned())
+  const Amax a = in.a;
+  if (((rk.scale_round == ScaleRound::f32 && rk.zero_divisor == ZeroDivisor::raise) && !in.floored) || a.poisoned())
     return fp32_dequant_scale(a, qmax);
-  std::uint32_t d = a.is_zero() ? 0u : rn32(exact_div(exact_f32(a.f32), qmax));
+  std::uint32_t d = in.floored    ? rn32(exact_div(in.av, qmax))
+                    : a.is_zero() ? 0u
+                                  : rn32(exact_div(exact_f32(a.f32), qmax));
   if (rk.scale_round == ScaleRound::source && d != 0) {  // §14.5
     if (spec.source == nullptr) throw std::logic_error("scale_round=source: QuantizeSpec::source is not set");
     if (f32_to_src) d = (*src_to_f32)((*f32_to_src)(d).bits).bits;
@@ -366,9 +373,17 @@ BlockScale Quantizer::block_scale(std::size_t b, Amax a) const {
       break;
     }
     case ScaleKind::fp32_dequant:
-      s.stored = dequant_code(spec_, qmax_, a, eng_->f32_to_src, eng_->src_to_f32);  // §14.3, §20.1
-      if (s.stored == 0u) s.action = ElemAction::inf;                                // §14.6 x / 0
+      s.stored = dequant_code(spec_, qmax_, in, eng_->f32_to_src, eng_->src_to_f32);  // §14.3, §20.1
+      if (s.stored == 0u) s.action = ElemAction::inf;                                 // §14.6 x / 0
       s.quant = Factor{true, f32_is_finite(s.stored) && s.stored != 0u ? exact_f32(s.stored) : exact_pow2(0)};
+      if (rk.divisor == Divisor::recip && s.action != ElemAction::inf && f32_is_finite(s.stored)) {
+        // §14.7 x * R, R = RN32(1 / D); an R that overflows to +Inf multiplies as x / 0 does (§14.6)
+        const std::uint32_t R = rn32(exact_div(exact_pow2(0), exact_f32(s.stored)));
+        if (f32_is_inf(R))
+          s.action = ElemAction::inf;
+        else
+          s.quant = Factor{false, exact_f32(R)};
+      }
       break;
     case ScaleKind::pow2:
       s.stored = pow2_code(quotient_code(in, qmax_), rk.scale_exp);  // §15, §15.2
@@ -413,7 +428,7 @@ namespace {
 class ElementQuantizer {
  public:
   ElementQuantizer(const Format& src, const Format& elem, ScaleApply apply, const Converter& to_elem,
-                   const Rounder& elem_round, const Rounder& f32_round, const RecipeKnobs& rk)
+                   const Rounder& elem_round, const Rounder& f32_round, const RecipeKnobs& rk, Round round)
       : src_(src),
         elem_(elem),
         apply_(apply),
@@ -423,6 +438,8 @@ class ElementQuantizer {
         special_(src.first_special_magnitude()),
         f32_nan_scale_(rk.nan_scale != NanScale::canonical),
         zero_plus_(rk.zero_sign == ZeroSign::plus),
+        elem_exp_log2f_(rk.elem_exp == ElemExp::log2f),
+        round_(round),
         first_nan_(rk.nan_block == NanBlock::first_nan),
         own_nan_(rk.nan_block == NanBlock::own_nan),
         // §19.9 elem_nan=half: the code of +1.5 in a format without NaN
@@ -507,6 +524,9 @@ class ElementQuantizer {
       res = to_elem_(f32_round_(p).bits, r);  // finite: never NaN
     else
       res = elem_round_(p, r);
+    if (elem_exp_log2f_) {  // §19.11 (either application: y = RN32(x * F))
+      if (const auto y = log2f_grid(f32_round_(p).bits)) res = to_elem_(*y, r);
+    }
     if (zero_plus_ && neg && (f32_round_(p).bits & 0x7FFFFFFFu) == 0) res.bits = convert(0u, r);  // §19.10
     if ((res.flags & kOverflow) || (elem_.is_integer() && (res.flags & kInvalid))) ++st.saturated;
     if (elem_.is_integer() ? res.bits == 0 : (res.bits & elem_.mag_mask()) == 0) ++st.flushed;
@@ -539,9 +559,48 @@ class ElementQuantizer {
   std::uint32_t quiet_abs(std::uint32_t c) const { return (widened(c) | 0x00400000u) & 0x7FFFFFFFu; }
 
   mutable std::optional<Converter> nan_to_f32_;
-  std::uint32_t special_;              // §2.2 the source's first NaN / Inf magnitude
-  bool f32_nan_scale_;                 // §13.8 nan_scale: the stored binary32 NaN is the elements' NaN
-  bool zero_plus_;                     // §19.10 zero_sign=plus
+  std::uint32_t special_;  // §2.2 the source's first NaN / Inf magnitude
+  bool f32_nan_scale_;     // §13.8 nan_scale: the stored binary32 NaN is the elements' NaN
+  bool zero_plus_;         // §19.10 zero_sign=plus
+  bool elem_exp_log2f_;    // §19.11 elem_exp=log2f
+  Round round_;            // the element policy's rounding (§19.11)
+
+  // §19.11 y = RN32(x * F) (finite) whose log2f rounds up to the integer k above its binade k - 1 >=
+  // emin: the element is y rounded on binade k's grid, whose neighbours of y are L = 2^k - 2^(k-m)
+  // and U = 2^k (m the element's fraction bits), chosen by the rounding direction (nearest: U, y is
+  // within 2^-20 of 2^k relatively); returned as the binary32 value that the element conversion then
+  // takes exactly. nullopt where the binade's own grid applies.
+  std::optional<std::uint32_t> log2f_grid(std::uint32_t y) const {
+    const std::uint32_t mag = y & 0x7FFFFFFFu;
+    if (mag < 0x00800000u || mag >= 0x7F800000u || (mag & 0x007FFFFFu) == 0) return std::nullopt;
+    const int e = static_cast<int>(mag >> 23) - 127;  // the binade of |y|, 2^e <= |y| < 2^(e+1)
+    if (e < elem_.emin() || e >= 127) return std::nullopt;
+    if (log2f_cr(mag) != int_f32(e + 1)) return std::nullopt;  // log2f(|y|) < e + 1
+    const bool neg = (y & 0x80000000u) != 0;
+    const int m = elem_.man_bits;
+    const std::uint32_t U = static_cast<std::uint32_t>(e + 1 + 127) << 23;
+    // L = 2^e (2 - 2^(1-m)): binade e, the top m - 1 fraction bits set (0 for m = 0)
+    const std::uint32_t L = m == 0 ? 0u : (static_cast<std::uint32_t>(e + 127) << 23) | (((1u << m) - 2u) << (23 - m));
+    bool up = false;  // magnitude U (away from zero) or L (toward zero)
+    switch (round_) {
+      case Round::rne:
+      case Round::rna: up = true; break;
+      case Round::rtz: up = false; break;
+      case Round::rup: up = !neg; break;
+      case Round::rdn: up = neg; break;
+      case Round::sr: return std::nullopt;  // refused with elem_exp=log2f (§19.11)
+    }
+    return (neg ? 0x80000000u : 0u) | (up ? U : L);
+  }
+  // The binary32 bits of a small integer n (|n| < 2^24).
+  static std::uint32_t int_f32(int n) {
+    if (n == 0) return 0u;
+    const std::uint32_t sign = n < 0 ? 0x80000000u : 0u;
+    std::uint32_t a = static_cast<std::uint32_t>(n < 0 ? -n : n);
+    int e = 0;
+    while ((a >> (e + 1)) != 0) ++e;
+    return sign | (static_cast<std::uint32_t>(e + 127) << 23) | ((a - (1u << e)) << (23 - e));
+  }
   bool first_nan_;                     // §13.7 nan_block=first_nan
   bool own_nan_;                       // §13.7 nan_block=own_nan
   std::uint32_t block_nan_ = kF32NaN;  // its NaN of the current block
@@ -581,8 +640,8 @@ QuantizeStats Quantizer::quantize_block(const TensorView& x, std::size_t b, cons
     bad("the code array has " + std::to_string(codes.size()) + " entries for " + std::to_string(x.size()) +
         " elements");
   const BlockRange r = grid_.range(b);
-  ElementQuantizer q(x.format(), *spec_.element, apply_, eng_->to_elem, eng_->elem_round, eng_->f32_round,
-                     spec_.recipe);
+  ElementQuantizer q(x.format(), *spec_.element, apply_, eng_->to_elem, eng_->elem_round, eng_->f32_round, spec_.recipe,
+                     effective_round(*spec_.element, spec_.policy));
   if (s.poisoned) q.begin_block(x, r);
   QuantizeStats st;
   const std::size_t cols = x.cols();
@@ -601,8 +660,8 @@ QuantizeStats Quantizer::fake_quantize_block(const TensorView& x, std::size_t b,
   check_input(x, random);
   if (dst.size() != x.size()) bad("the output array does not have one entry per element");
   const BlockRange r = grid_.range(b);
-  ElementQuantizer q(x.format(), *spec_.element, apply_, eng_->to_elem, eng_->elem_round, eng_->f32_round,
-                     spec_.recipe);
+  ElementQuantizer q(x.format(), *spec_.element, apply_, eng_->to_elem, eng_->elem_round, eng_->f32_round, spec_.recipe,
+                     effective_round(*spec_.element, spec_.policy));
   const ElementDequantizer dq(*spec_.element, eng_->code_to_f32, eng_->f32_round);
   const Converter to_out(format(FormatId::f32), out, spec_.wide);
   if (s.poisoned) q.begin_block(x, r);
@@ -652,7 +711,8 @@ std::vector<QuantizeStats> Quantizer::quantize_all(const TensorView& x, std::spa
   }
   // table entry: code | count bits << 8 (1 saturated, 2 flushed, 4 nan, 8 inf)
   std::vector<std::vector<std::uint16_t>> tables(table_of.size());
-  ElementQuantizer q(src, *spec_.element, apply_, eng_->to_elem, eng_->elem_round, eng_->f32_round, spec_.recipe);
+  ElementQuantizer q(src, *spec_.element, apply_, eng_->to_elem, eng_->elem_round, eng_->f32_round, spec_.recipe,
+                     effective_round(*spec_.element, spec_.policy));
   const std::size_t cols = x.cols();
   for (std::size_t b = first; b < last; ++b) {
     const BlockScale& s = scales[b];

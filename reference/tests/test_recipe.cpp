@@ -1,6 +1,7 @@
 // numref tests — quantization-recipe knobs and the recipe profiles.   spec §10.4, §13.5 – §13.7,
 //                                                                     §15.2, §16.8, §16.9, §16.11, §19.8,
-//                                                                     §19.9, §19.10, §14.5, §14.6
+//                                                                     §19.9, §19.10, §19.11, §14.5, §14.6,
+//                                                                     §14.7
 //
 // Every expected value is worked by hand in the comments (binary32 quotients checked with exact
 // fractions). Each case is chosen so that numref's default rule gives a different result: the
@@ -526,6 +527,51 @@ TEST(Recipe, MicroxcalingEven) {
   EXPECT_THROW(prof(ProfileId::microxcaling_even, format(FormatId::int8)), std::invalid_argument);
 }
 
+// §10.4 microxcaling_floor (_quantize_mx with round="floor": sign(q) * floor(|q|) at the private
+// exponent floor(torch.log2(|q|))), §19.11 elem_exp=log2f. Hand-worked:
+//   f8e4m3fn, amax 256: log2f = 8, e = 8 - 8 = 0 (code 0x7F), F = 1, q = x.
+//     x = 0x417FFFFF = 16 - 2^-20: log2(x) = 4 - 2^-24 / ln 2 = 4 - 8.6e-8; binary32 steps next to 4
+//     are 2^-22 = 2.4e-7 (below) -> log2f = 4.0, so the grid is binade 4's (step 2^(4-3) = 2): 14 =
+//     1.75 * 2^3 -> field 3 + 7 = 10, fraction 110: 0x56 (its own binade 3, step 1: 15 = 0x57;
+//     nearest: 16 = 0x58); -x -> 0xD6; 256 -> 0x78; -2^-12 below the smallest subnormal 2^-9 -> -0
+//     (0x80: q is not 0, so zero_sign=plus leaves it).
+//   f4e2m1fn, amax 0x3FFFFFFF = 2 - 2^-23: log2 = 1 - 8.6e-8, nearer 0x3F7FFFFF = 1 - 2^-24 than 1
+//     (the step below 1 is 2^-24 = 6.0e-8) -> floor 0, e = 0 - 2 = -2 (code 0x7D), F = 4: q = 8 - 2^-21
+//     = 0x40FFFFFF, log2 = 3 - 8.6e-8 -> 3.0 (steps 2.4e-7): binade 3's grid, step 4: 4 = code 0x6,
+//     fake-quant 4 / 4 = 1.0 (own binade 2, step 2: 6 = 0x7, 1.5). 1.0 -> q = 4 (a power of two) ->
+//     0x6; 0x3FBFFFFF = 1.5 - 2^-23 -> q = 6 - 2^-21, not next to a power of two -> floor on step 2:
+//     4 = 0x6.
+TEST(Recipe, MicroxcalingFloor) {
+  const QuantizeSpec fl = prof(ProfileId::microxcaling_floor);
+  EXPECT_EQ(fl.rule, ScaleRule::mx_floor);
+  EXPECT_EQ(fl.policy.round, Round::rtz);
+  EXPECT_EQ(fl.recipe.elem_exp, ElemExp::log2f);
+  const Out a = run(fl, {0x43800000u, 0x417FFFFFu, 0xC17FFFFFu, 0xB9800000u});
+  EXPECT_EQ(a.scales[0], 0x7Fu);
+  EXPECT_EQ(a.codes, (std::vector<std::uint8_t>{0x78, 0x56, 0xD6, 0x80}));
+  QuantizeSpec bits = fl;
+  bits.recipe.elem_exp = ElemExp::bits;
+  EXPECT_EQ(run(bits, {0x43800000u, 0x417FFFFFu}).codes[1], 0x57u);
+  EXPECT_EQ(run(prof(ProfileId::microxcaling), {0x43800000u, 0x417FFFFFu}).codes[1], 0x58u);
+  const Format& e2m1 = format(FormatId::f4e2m1fn);
+  const QuantizeSpec f4 = prof(ProfileId::microxcaling_floor, e2m1);
+  const Out b = run(f4, {0x3FFFFFFFu, kF32One, 0x3FBFFFFFu});
+  EXPECT_EQ(b.scales[0], 0x7Du);
+  EXPECT_EQ(b.codes, (std::vector<std::uint8_t>{0x6, 0x6, 0x6}));
+  EXPECT_EQ(fq(f4, {0x3FFFFFFFu}), (std::vector<std::uint32_t>{kF32One}));
+  QuantizeSpec f4bits = f4;
+  f4bits.recipe.elem_exp = ElemExp::bits;
+  EXPECT_EQ(run(f4bits, {0x3FFFFFFFu}).codes[0], 0x7u);
+  // §19.11 refused with integer elements and with stochastic rounding
+  QuantizeSpec i8 = plain(ScaleRule::mx_floor, format(FormatId::int8));
+  i8.recipe.elem_exp = ElemExp::log2f;
+  EXPECT_THROW(Quantizer(i8, 1, 4), std::invalid_argument);
+  QuantizeSpec sr = plain(ScaleRule::mx_floor);
+  sr.recipe.elem_exp = ElemExp::log2f;
+  sr.policy.round = Round::sr;
+  EXPECT_THROW(Quantizer(sr, 1, 4), std::invalid_argument);
+}
+
 // Quantizes a 1 x n bf16 row (16-bit patterns) with `spec`.
 Out run_bf16(const QuantizeSpec& spec, const std::vector<std::uint16_t>& x) {
   return run_row(spec, format(FormatId::bf16), x);
@@ -575,6 +621,54 @@ TEST(Recipe, TorchaoFloat8Inference) {
   EXPECT_THROW(prof(ProfileId::torchao_float8_inference, format(FormatId::f4e2m1fn)), std::invalid_argument);
 }
 
+// §10.4 deepgemm_f32, §14.7 divisor=recip, §13.5 amax_floor with amax-dequant (DeepGEMM
+// deep_gemm/utils/math.py per_token_cast_to_fp8(x, use_ue8m0=False) at 54e2261: amax.clamp(1e-4),
+// sf = amax / 448.0, (x * (1.0 / sf)).to(float8_e4m3fn); the codes below are also what that
+// function gives under torch 2.15 on AVX2 / AVX-512, tools/tests/recipe_diff.py --deepgemm).
+//   amax 1: D = RN32(1 / 448): 1/448 = (1/7) 2^-6 = 1.001001...b * 2^-9; 23 fraction bits
+//     00100100100100100100100 then 1001... -> round up: fraction 0x124925, field 118: 0x3B124925.
+//     R = RN32(1 / D) = 0x43DFFFFF = 448 - 2^-15 (D is above 1/448, so 1/D is below 448);
+//     x = 0x3C9B6DB8: x * R rounds to 0x41080000 = 8.5, a tie of e4m3 (8 and 9, spacing 1 in
+//     [8, 16)) -> even: 8 = 0x50; x / D rounds to 0x41080001, above the tie -> 9 = 0x51 (the
+//     default divide). 1 * R = 447.99997 -> 448 = 0x7E; -0 -> 0x80.
+//   zeros: amax floored to RN32(1e-4) = 0x38D1B717, D = RN32(that / 448) = 0x346FACAD (see
+//     DeepGemm above); amax-dequant without the floor stores 1.0.
+//   +Inf: D = +Inf stored, R = 0: Inf * 0 = the x86 NaN 0xFFC00000 -> FF, -2 * 0 = -0 -> 80.
+//   NaN amax: D canonical, every element the canonical NaN -> 7F (the NaN element too).
+TEST(Recipe, DeepGemmF32) {
+  const QuantizeSpec dg = prof(ProfileId::deepgemm_f32);
+  EXPECT_EQ(dg.rule, ScaleRule::amax_dequant);
+  EXPECT_EQ(to_string(dg.partition), "block:1x128");
+  EXPECT_EQ(dg.recipe.divisor, Divisor::recip);
+  const Out a = run(dg, {kF32One, 0x3C9B6DB8u, 0x80000000u});
+  EXPECT_EQ(a.scales[0], 0x3B124925u);
+  EXPECT_EQ(a.codes, (std::vector<std::uint8_t>{0x7E, 0x50, 0x80}));
+  QuantizeSpec divide = dg;
+  divide.recipe.divisor = Divisor::divide;
+  EXPECT_EQ(run(divide, {kF32One, 0x3C9B6DB8u}).codes[1], 0x51u);
+  const Out z = run(dg, {0u, 0x80000000u});
+  EXPECT_EQ(z.scales[0], 0x346FACADu);
+  EXPECT_EQ(z.codes, (std::vector<std::uint8_t>{0x00, 0x80}));
+  EXPECT_EQ(run(plain(ScaleRule::amax_dequant), {0u}).scales[0], kF32One);
+  const Out i = run(dg, {kF32Inf, 0xC0000000u, 0xFF800000u, 0u});
+  EXPECT_EQ(i.scales[0], kF32Inf);
+  EXPECT_EQ(i.codes, (std::vector<std::uint8_t>{0xFF, 0x80, 0xFF, 0x00}));
+  const Out n = run(dg, {0xFFC12345u, 0x40400000u, 0u});
+  EXPECT_EQ(n.scales[0], kF32NaN);
+  EXPECT_EQ(n.codes, (std::vector<std::uint8_t>{0x7F, 0x7F, 0x7F}));
+  // §14.7 R overflows: amax 2^-149 without the floor, D raised to 2^-149 (§14.3), 1 / D = 2^149 >
+  // FLT_MAX -> R = +Inf: x / 0's elements (§14.6), +-Inf -> +-448 (7E FE, saturating), 0 -> 0 * Inf
+  // = 0xFFC00000 -> FF; with divide, x / D = 1 -> 0x38
+  QuantizeSpec tiny = dg;
+  tiny.recipe.amax_floor = AmaxFloor::none;
+  const Out t = run(tiny, {0x00000001u, 0x80000001u, 0u});
+  EXPECT_EQ(t.scales[0], 0x00000001u);
+  EXPECT_EQ(t.codes, (std::vector<std::uint8_t>{0x7E, 0xFE, 0xFF}));
+  tiny.recipe.divisor = Divisor::divide;
+  EXPECT_EQ(run(tiny, {0x00000001u}).codes[0], 0x38u);
+  EXPECT_THROW(prof(ProfileId::deepgemm_f32, format(FormatId::f4e2m1fn)), std::invalid_argument);
+}
+
 // §19.8 a knob outside the rules of its clause is an error.
 TEST(Recipe, KnobsOutsideTheirRulesAreRefused) {
   auto refused = [](ScaleRule r, std::string_view settings) {
@@ -593,7 +687,9 @@ TEST(Recipe, KnobsOutsideTheirRulesAreRefused) {
   refused(ScaleRule::mx_floor, "inf_block=zero_scale");
   refused(ScaleRule::amax, "nan_block=inf_divisor");
   refused(ScaleRule::mx_floor, "amax_floor=1e-12");
-  refused(ScaleRule::amax_dequant, "amax_floor=1e-4");
+  refused(ScaleRule::amax_recip, "amax_floor=1e-4");
+  refused(ScaleRule::amax, "divisor=recip");
+  refused(ScaleRule::mx_floor, "divisor=recip");
   refused(ScaleRule::mx_rceil, "mx_descale=divide");
   refused(ScaleRule::amax, "nan_block=max_code");
   refused(ScaleRule::mx_floor, "nan_scale=all_ones_tensor");
@@ -605,7 +701,8 @@ TEST(Recipe, TextForm) {
   RecipeKnobs k;
   EXPECT_EQ(describe(k),
             "amax_floor=none scale_exp=bits zero_code=stored inf_block=poison nan_block=poison elem_nan=policy "
-            "mx_descale=recip nan_scale=canonical zero_sign=keep scale_round=f32 zero_divisor=raise");
+            "mx_descale=recip nan_scale=canonical zero_sign=keep scale_round=f32 zero_divisor=raise divisor=divide "
+            "elem_exp=bits");
   ASSERT_FALSE(apply_recipe_settings(k, "zero_code=one inf_block=max_code").has_value());
   EXPECT_EQ(k.zero_code, ZeroCode::one);
   RecipeKnobs back;

@@ -48,6 +48,14 @@ kernels the profiles model part: docs/profiles.md), four blocks to a row of 128,
 as bf16, with E4M3 and E5M2. Every scale_inv and code must be equal. Live runs also check the
 declared departure of te_float8_block_f32 (bf16 tiles of tiny amax).
 
+Profiles deepgemm and deepgemm_f32 (not in the default --profiles): DeepGEMM's
+deep_gemm/utils/math.py (plain torch; DeepGEMM itself installs only with CUDA) loaded by path from a
+checkout named by --deepgemm DIR: per_token_cast_to_fp8 (blocks 1 x 128) and per_block_cast_to_fp8
+(128 x 128 tiles, `--partition block:128x128`) with use_ue8m0=True (deepgemm) and False
+(deepgemm_f32), on all the blocks (NaN and Inf ones included), four to a row of 128, as binary32 and
+as bf16. Every scale (sf, binary32) and code must be equal. deepgemm_f32's NaN blocks follow torch's
+AVX2 / AVX-512 kernels (docs/profiles.md): run it with those (the default on x86-64 that has them).
+
 --record F.npz writes torchao's scales and codes of every check (and the seed, block count,
 the inputs' sha256, the torch / torchao versions) to a new file; --replay F.npz compares numref
 with such a recording without torch (the default-suite test cli_recipe_torchao_recorded replays
@@ -74,12 +82,16 @@ MX_REF_FORMATS = {"f8e4m3fn": "fp8_e4m3", "f8e5m2": "fp8_e5m2", "f6e2m3fn": "fp6
                   "f4e2m1fn": "fp4_e2m1", "int8": "int8"}
 BLOCK = 32
 # the microxcaling profiles and the round argument of _quantize_mx each reproduces
-MICROXCALING = {"microxcaling": "nearest", "microxcaling_even": "even"}
+MICROXCALING = {"microxcaling": "nearest", "microxcaling_even": "even", "microxcaling_floor": "floor"}
 # the TransformerEngine profiles: (per tensor or per tile, power-of-two scales) of TE's CPU test
 # references (tests/pytorch/references: ref_per_tensor_cs_cast, BlockwiseQuantizerReference)
 TE_PROFILES = {"te_float8_current": ("tensor", False), "te_float8_current_pow2": ("tensor", True),
                "te_float8_block": ("block", True), "te_float8_block_f32": ("block", False)}
 TE_FORMATS = ("f8e4m3fn", "f8e5m2")
+# the DeepGEMM profiles: use_ue8m0 of deep_gemm/utils/math.py's per_token_cast_to_fp8 /
+# per_block_cast_to_fp8 (f8e4m3fn only; blocks of 128)
+DG_PROFILES = {"deepgemm": True, "deepgemm_f32": False}
+DG_BLOCK = 128
 TE_TILE = 128
 # the smallest bf16 amax (bits) for which q_max / amax is finite in binary32 for both E4M3 (448;
 # 0x03E1) and E5M2 (57344)
@@ -316,6 +328,54 @@ def te_declared(numref, tmp):
     return 0 if ok else 1
 
 
+def dg_inputs(x):
+    """The DeepGEMM checks' inputs: every block (NaN and Inf ones too), four to a row of 128, as
+    binary32 ("dg_f32") and as bf16 ("dg_bf16", their top halves)."""
+    rows = x[:x.shape[0] // 4 * 4].reshape(-1, DG_BLOCK)
+    return {"dg_f32": rows, "dg_bf16": bf16_of(rows)}
+
+
+def dg_import(dg_dir):
+    """deep_gemm/utils/math.py of a DeepGEMM checkout, loaded by path (it needs torch only)."""
+    import importlib.util
+    path = os.path.join(os.path.abspath(dg_dir), "deep_gemm", "utils", "math.py")
+    spec = importlib.util.spec_from_file_location("deepgemm_math", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def deepgemm_reference(dg, x_bits, ue8m0, tile):
+    """DeepGEMM's per_token_cast_to_fp8 (tile 1 x 128) or per_block_cast_to_fp8 (128 x 128) on CPU:
+    sf (binary32 bits, block-row-major) and the e4m3 codes."""
+    import torch
+    x = te_tensor(x_bits)
+    if tile == 1:
+        q, sf = dg.per_token_cast_to_fp8(x, use_ue8m0=ue8m0)
+    else:
+        q, sf = dg.per_block_cast_to_fp8(x, use_ue8m0=ue8m0)
+    sf = sf.contiguous().view(torch.int32).numpy().reshape(-1).astype(np.uint32)
+    if ue8m0:  # the power of two 2^(c - 127) as binary32: its exponent field is the E8M0 code (pack_ue8m0_to_int)
+        if np.any(sf & 0x807FFFFF):
+            sys.exit("recipe_diff: DeepGEMM gave a UE8M0 sf that is not a positive power of two")
+        sf = sf >> 23
+    return sf, torch_codes(q, "f8e4m3fn").reshape(-1)
+
+
+def dg_checks(dg, dx, profiles):
+    """(name, x, numref arguments, DeepGEMM's (sf, codes), input name) for the DeepGEMM profiles."""
+    out = []
+    for prof in profiles:
+        for inp, xs in dx.items():
+            out.append((f"{prof} f8e4m3fn {inp} 1x128", xs, (prof, "f8e4m3fn"),
+                        deepgemm_reference(dg, xs, DG_PROFILES[prof], 1), inp))
+            n = xs.shape[0] // DG_BLOCK * DG_BLOCK
+            if n:
+                out.append((f"{prof} f8e4m3fn {inp} 128x128", xs[:n], (prof, "f8e4m3fn", "--partition", "block:128x128"),
+                            deepgemm_reference(dg, xs[:n], DG_PROFILES[prof], DG_BLOCK), inp))
+    return out
+
+
 def numref_run(numref, x_bits, fmt, prof, extra, tmp):
     inp = os.path.join(tmp, "x.npy")
     if x_bits.dtype == np.uint16:  # bf16 patterns
@@ -426,6 +486,8 @@ def main():
                     help="a microxcaling checkout (the directory holding its mx package): profile microxcaling")
     ap.add_argument("--te", default="", metavar="DIR",
                     help="a TransformerEngine checkout (tests/pytorch/references): the te_* profiles")
+    ap.add_argument("--deepgemm", default="", metavar="DIR",
+                    help="a DeepGEMM checkout (deep_gemm/utils/math.py): the deepgemm profiles")
     ap.add_argument("--library", default="", help="with --record: the peer's version text to record "
                     "(default: the torch / torchao versions; required for microxcaling, e.g. its commit)")
     ap.add_argument("--nan-payloads", choices=["shared", "distinct"], default="",
@@ -451,7 +513,7 @@ def main():
         lib = meta.get("library") or f"torch {meta['torch']}, torchao {meta['torchao']}"
         print(f"replaying {lib} ({meta['date']}): {meta['blocks']} blocks, seed {meta['seed']}")
         checks = []
-        bases = {"f32": x, "bf16": bf16_of(x), **te_inputs(x)}
+        bases = {"f32": x, "bf16": bf16_of(x), **te_inputs(x), **dg_inputs(x)}
         for i, c in enumerate(meta["checks"]):
             rows = slice(c["rows"][0], c["rows"][1])
             xs = bases[c.get("input", "f32")]
@@ -459,7 +521,7 @@ def main():
     else:
         try:
             import torch
-            if any(p not in MICROXCALING and p not in TE_PROFILES for p in profiles):
+            if any(p not in MICROXCALING and p not in TE_PROFILES and p not in DG_PROFILES for p in profiles):
                 import torchao
         except ImportError as e:
             sys.exit(f"recipe_diff: {e}: install torch and torchao 0.18 (NUMREF_PEERS=1 scripts/setup.sh)")
@@ -485,14 +547,28 @@ def main():
                 print("recipe_diff: --record with TransformerEngine needs --library (its commit)", file=sys.stderr)
                 return 2
             te_import(a.te)
+        dgp = [p for p in profiles if p in DG_PROFILES]
+        if dgp:
+            # DeepGEMM installs only with CUDA; its math.py is plain torch: a checkout named by --deepgemm
+            if not a.deepgemm or not os.path.isfile(os.path.join(a.deepgemm, "deep_gemm", "utils", "math.py")):
+                print("recipe_diff: the deepgemm profiles need --deepgemm DIR, a DeepGEMM checkout with "
+                      "deep_gemm/utils/math.py", file=sys.stderr)
+                return 2
+            if a.record and not a.library:
+                print("recipe_diff: --record with DeepGEMM needs --library (its commit)", file=sys.stderr)
+                return 2
         if a.record and os.path.exists(a.record):
             sys.exit(f"recipe_diff: --record {a.record} exists (not overwritten)")
         x = make_blocks(a.blocks, a.seed, a.nan_payloads)
         xb = bf16_of(x)
         checks = [c + ("bf16" if c[1].dtype == np.uint16 else "f32",)
-                  for c in torchao_checks(x, xb, [p for p in profiles if p not in TE_PROFILES], a.formats.split(","))]
+                  for c in torchao_checks(x, xb, [p for p in profiles if p not in TE_PROFILES and p not in DG_PROFILES],
+                                          a.formats.split(","))]
         tx = te_inputs(x)
         checks += te_checks(tx, te)
+        dx = dg_inputs(x)
+        if dgp:
+            checks += dg_checks(dg_import(a.deepgemm), dx, dgp)
     total = compared = 0
     with tempfile.TemporaryDirectory() as tmp:
         for name, xs, args, want, _ in checks:
@@ -506,12 +582,12 @@ def main():
         meta = {"seed": a.seed, "blocks": a.blocks, "x_sha256": hashlib.sha256(x.tobytes()).hexdigest(),
                 "torch": torch.__version__, "date": time.strftime("%Y-%m-%d"), "checks": [],
                 "nan_payloads": a.nan_payloads, "aten_cpu_capability": torch.backends.cpu.get_cpu_capability()}
-        if any(p not in MICROXCALING and p not in TE_PROFILES for p in profiles):
+        if any(p not in MICROXCALING and p not in TE_PROFILES and p not in DG_PROFILES for p in profiles):
             meta["torchao"] = version("torchao")
         if a.library:
             meta["library"] = f"{a.library} (torch {torch.__version__})"
         arrays = {}
-        bases = {"f32": x, "bf16": xb, **tx}
+        bases = {"f32": x, "bf16": xb, **tx, **dx}
         for i, (name, xs, args, want, inp) in enumerate(checks):
             base = bases[inp]
             r0 = int((xs.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // base.strides[0])

@@ -232,6 +232,10 @@ enum class ZeroDivisor : std::uint8_t {
   raise,  // §14.3 D = 1.0 for amax 0, 2^-149 when it rounds to 0
   keep,   // §14.6 D = 0 is stored and divides: x / 0 = ±Inf, 0 / 0 = NaN (torchao float8 inference)
 };
+enum class Divisor : std::uint8_t {
+  divide,  // §14.3 the elements are divided by D: x / D
+  recip,   // §14.7 multiplied by its binary32 reciprocal: x * RN32(1 / D) (DeepGEMM use_ue8m0=False)
+};
 enum class NanScale : std::uint8_t {
   canonical,        // §13.8 a poisoned binary32 scale is 0x7FC00000 and its elements convert it
   all_ones_tensor,  // with the tensor partition it is 0xFFFFFFFF (torch.max(torch.abs(x)): the
@@ -251,6 +255,11 @@ enum class ZeroSign : std::uint8_t {
   plus,  // an element whose scaled value RN32(x * F) is ±0 becomes +0 (microxcaling:
          // sign(q) * floor(|q| + 0.5) with torch.sign(±0) = 0; -0 inputs, binary32 underflow)
 };
+enum class ElemExp : std::uint8_t {
+  bits,   // §19.2 an element is rounded on the grid of the binade of RN32(x * F), read from its bits
+  log2f,  // §19.11 on the grid of binade floor(log2f(|y|)): one binade up just below a power of two,
+          // where the binary32 log2f rounds up to the integer (microxcaling's private exponent)
+};
 struct RecipeKnobs {
   AmaxFloor amax_floor = AmaxFloor::none;
   ScaleExp scale_exp = ScaleExp::bits;
@@ -263,6 +272,8 @@ struct RecipeKnobs {
   ZeroSign zero_sign = ZeroSign::keep;
   ScaleRound scale_round = ScaleRound::f32;
   ZeroDivisor zero_divisor = ZeroDivisor::raise;
+  Divisor divisor = Divisor::divide;
+  ElemExp elem_exp = ElemExp::bits;
   friend bool operator==(const RecipeKnobs&, const RecipeKnobs&) = default;
 };
 namespace recipe_words {
@@ -278,12 +289,15 @@ inline constexpr std::string_view elem_nan[] = {"policy", "half"};
 inline constexpr std::string_view zero_sign[] = {"keep", "plus"};
 inline constexpr std::string_view scale_round[] = {"f32", "source"};
 inline constexpr std::string_view zero_divisor[] = {"raise", "keep"};
+inline constexpr std::string_view divisor[] = {"divide", "recip"};
+inline constexpr std::string_view elem_exp[] = {"bits", "log2f"};
 // The C ABI minor version of each word (Annex C.1): the recipe came in 1.4 (its defaults, word 0,
 // are the rules of every earlier version); later words say so.
 inline constexpr std::uint8_t since_1_4[] = {0, 4, 4, 4, 4, 4};
 inline constexpr std::uint8_t inf_block_since[] = {0, 4, 4, 4, 4, 5};
 inline constexpr std::uint8_t nan_block_since[] = {0, 4, 4, 6, 6};
 inline constexpr std::uint8_t since_1_6[] = {0, 6};
+inline constexpr std::uint8_t since_1_12[] = {0, 12};
 }  // namespace recipe_words
 template <class T>
 using RecipeKnob = KnobRow<RecipeKnobs, T>;
@@ -310,7 +324,11 @@ inline constexpr auto kRecipeKnobs = std::make_tuple(
     RecipeKnob<ScaleRound>{.key = "scale_round", .member = &RecipeKnobs::scale_round,
                            .words = recipe_words::scale_round, .since = recipe_words::since_1_6, .clause = "§14.5"},
     RecipeKnob<ZeroDivisor>{.key = "zero_divisor", .member = &RecipeKnobs::zero_divisor,
-                            .words = recipe_words::zero_divisor, .since = recipe_words::since_1_6, .clause = "§14.6"});
+                            .words = recipe_words::zero_divisor, .since = recipe_words::since_1_6, .clause = "§14.6"},
+    RecipeKnob<Divisor>{.key = "divisor", .member = &RecipeKnobs::divisor, .words = recipe_words::divisor,
+                        .since = recipe_words::since_1_12, .clause = "§14.7"},
+    RecipeKnob<ElemExp>{.key = "elem_exp", .member = &RecipeKnobs::elem_exp, .words = recipe_words::elem_exp,
+                        .since = recipe_words::since_1_12, .clause = "§19.11"});
 // clang-format on
 // The row of the recipe knob whose RecipeKnobs member has type E (every recipe knob has its own enum).
 template <class E>

@@ -41,7 +41,8 @@ namespace numref {
   X(gfloat) X(gfloat_sat)                                                                       \
   /* recipe profiles added later */                                                             \
   X(te_float8_current) X(te_float8_block) X(microxcaling) X(torchao_float8_inference)          \
-  X(microxcaling_even) X(te_float8_current_pow2) X(te_float8_block_f32) X(te_mxfp8_2_13)
+  X(microxcaling_even) X(te_float8_current_pow2) X(te_float8_block_f32) X(te_mxfp8_2_13)       \
+  X(deepgemm_f32) X(microxcaling_floor)
 // clang-format on
 #define NUMREF_PROFILE_ENUMERATOR(name) name,
 enum class ProfileId : std::uint8_t { NUMREF_PROFILE_IDS(NUMREF_PROFILE_ENUMERATOR) };
@@ -413,8 +414,7 @@ inline constexpr Recipe kMicroxcaling{
 // §10.4 microxcaling with round="even" (_round_mantissa: sign(q) * (floor(|q| + 0.5) - m) with m = 1
 // where (|q| - 0.5) % 2 == 0, i.e. at the ties 0.5, 2.5, 4.5, ...: round half to even; |q| is a small
 // integer plus a fraction, so |q| - 0.5 is exact). The rest as kMicroxcaling: only the elements'
-// rounding differs. (round="floor" is not a profile: its private exponent floor(log2f(|q|)) is one
-// too large just below a power of two, where log2f rounds up: docs/profiles.md.)
+// rounding differs. round="floor" is kMicroxcalingFloor, below.
 inline constexpr Recipe kMicroxcalingEven{
     .rule = "mx-floor", .partition = "block:1x32", .knobs = "scale_exp=log2f nan_block=first_nan zero_sign=plus",
     .source = "microxcaling mx/mx_ops.py _quantize_mx (CPU path, round=even; commit 7bc4195)",
@@ -434,6 +434,30 @@ inline constexpr Recipe kTorchaoFloat8Inference{
     .knobs = "inf_block=zero_scale nan_block=own_nan scale_round=source zero_divisor=keep",
     .source = "torchao 0.18 quantization Float8Tensor.from_hp (_choose_scale_float8 + _quantize_affine_float8)",
     .elements = "f8e4m3fn f8e5m2"};
+
+// §10.4 microxcaling with round="floor" (_round_mantissa: sign(q) * floor(|q|), toward zero), the
+// rest as kMicroxcaling. Its private exponent floor(torch.log2(|q|)) is one binade too large just
+// below a power of two, where the binary32 log2 rounds up to the integer: there the truncation is
+// on the coarser grid (§19.11 elem_exp=log2f).
+inline constexpr Recipe kMicroxcalingFloor{
+    .rule = "mx-floor", .partition = "block:1x32",
+    .knobs = "scale_exp=log2f nan_block=first_nan zero_sign=plus elem_exp=log2f",
+    .source = "microxcaling mx/mx_ops.py _quantize_mx (CPU path, round=floor; commit 7bc4195)",
+    .elements = "f8e4m3fn f8e5m2 f6e3m2fn f6e2m3fn f4e2m1fn"};
+
+// §10.4 DeepGEMM with use_ue8m0=False (deep_gemm/utils/math.py per_token_cast_to_fp8 /
+// per_block_cast_to_fp8, DeepGEMM 54e2261): x_amax = x.abs().float().amax().clamp(1e-4) (a NaN
+// amax propagates), sf = x_amax / 448.0 stored (binary32 division), elements
+// (x * (1.0 / sf)).to(torch.float8_e4m3fn): multiplied by RN32(1 / sf) (§14.7) and cast by torch
+// (saturating). An Inf amax stores sf = +Inf and multiplies by 0 (x * 0 = +-0, Inf * 0 = the x86
+// default NaN 0xFFC00000); a NaN amax stores the canonical NaN and every element of the block,
+// a NaN element too, becomes it (torch's AVX2 / AVX-512 kernels; the scalar ones keep the sign of
+// some NaN elements: docs/profiles.md).
+inline constexpr Recipe kDeepGemmF32{
+    .rule = "amax-dequant", .partition = "block:1x128",
+    .knobs = "amax_floor=1e-4 inf_block=zero_scale divisor=recip",
+    .source = "DeepGEMM deep_gemm/utils/math.py per_token_cast_to_fp8(use_ue8m0=False)",
+    .elements = "f8e4m3fn"};
 
 // §10 The profile table: one row per ProfileId, in enum order (= the C ABI numbering, §32.3).
 // A new profile is one row here (with its Recipe above, if it has one), its enumerator in
@@ -529,6 +553,15 @@ inline constexpr Profile kProfiles[] = {
                 "2^127, satfinite)",
      .narrow = cuda_narrow(Overflow::saturate), .wide = cuda_wide(), .rules = kCudaRules, .recipe = &kTeMxfp8_2_13,
      .abi_minor = 11},
+    {.id = ProfileId::deepgemm_f32, .name = "deepgemm_f32",
+     .summary = "DeepGEMM per_token_cast_to_fp8 / per_block_cast_to_fp8 with use_ue8m0=False (block 1 x 128; 128 x "
+                "128 with --partition): binary32 scale amax / 448, elements times its reciprocal",
+     .narrow = torchao_narrow(), .wide = torch_wide(), .rules = kTorchRules, .recipe = &kDeepGemmF32, .abi_minor = 12},
+    {.id = ProfileId::microxcaling_floor, .name = "microxcaling_floor",
+     .summary = "microxcaling _quantize_mx with round='floor': as microxcaling, elements truncated toward zero on the "
+                "grid of floor(log2f(|q|))",
+     .narrow = microxcaling_narrow(Round::rtz), .wide = microxcaling_wide(Round::rtz), .recipe = &kMicroxcalingFloor,
+     .abi_minor = 12},
 };
 
 // clang-format on

@@ -177,9 +177,10 @@ inline std::optional<Policy> from_c_policy(const numref_policy& c) {
 namespace detail {
 // The numref_recipe field of every row of numref::kRecipeKnobs, in table order.
 inline constexpr std::uint8_t numref_recipe::*kCRecipeFields[] = {
-    &numref_recipe::amax_floor, &numref_recipe::scale_exp,   &numref_recipe::zero_code,   &numref_recipe::inf_block,
-    &numref_recipe::nan_block,  &numref_recipe::elem_nan,    &numref_recipe::mx_descale,  &numref_recipe::nan_scale,
-    &numref_recipe::zero_sign,  &numref_recipe::scale_round, &numref_recipe::zero_divisor};
+    &numref_recipe::amax_floor, &numref_recipe::scale_exp,   &numref_recipe::zero_code,    &numref_recipe::inf_block,
+    &numref_recipe::nan_block,  &numref_recipe::elem_nan,    &numref_recipe::mx_descale,   &numref_recipe::nan_scale,
+    &numref_recipe::zero_sign,  &numref_recipe::scale_round, &numref_recipe::zero_divisor, &numref_recipe::divisor,
+    &numref_recipe::elem_exp};
 static_assert(std::size(kCRecipeFields) == std::tuple_size_v<decltype(kRecipeKnobs)>,
               "one numref_recipe field per knob");
 // The C value of a recipe knob's value: its word's index in the row (0 = numref's rule).
@@ -236,6 +237,12 @@ static_assert(detail::recipe_pinned(ScaleRound::f32, NUMREF_SCALE_ROUND_F32, "f3
 static_assert(detail::recipe_pinned(ZeroDivisor::raise, NUMREF_ZERO_DIVISOR_RAISE, "raise") &&
               detail::recipe_pinned(ZeroDivisor::keep, NUMREF_ZERO_DIVISOR_KEEP, "keep") &&
               recipe_knob<ZeroDivisor>().words.size() == 2);
+static_assert(detail::recipe_pinned(Divisor::divide, NUMREF_DIVISOR_DIVIDE, "divide") &&
+              detail::recipe_pinned(Divisor::recip, NUMREF_DIVISOR_RECIP, "recip") &&
+              recipe_knob<Divisor>().words.size() == 2);
+static_assert(detail::recipe_pinned(ElemExp::bits, NUMREF_ELEM_EXP_BITS, "bits") &&
+              detail::recipe_pinned(ElemExp::log2f, NUMREF_ELEM_EXP_LOG2F, "log2f") &&
+              recipe_knob<ElemExp>().words.size() == 2);
 static_assert(sizeof(numref_recipe::reserved) + std::size(detail::kCRecipeFields) == 16,
               "numref_recipe keeps 16 knob bytes: a new knob takes a reserved byte");
 
