@@ -413,6 +413,34 @@ template <class In, std::size_t BC>
     else
       scales[J] = st;
     std::uint8_t* ob = out + J * bc;
+    // A power-of-two factor f = 2^fe (every MX rule, pow2, any rule whose factor is one), fe <= 100:
+    // RN32(x * f) is x with its exponent raised by fe wherever it is a normal binary32 (exact; it
+    // never overflows, |x| <= amax), so the lanes read x's own 16-bit word with the target's
+    // bounds in the source's exponent (c.dk, c.ek) lowered by fe — no product, no widening. Where
+    // x * f is below binary32's normal range (x * f < 2^-126), or x is subnormal (x * f < 2^-26
+    // since fe <= 100), the element is a signed zero for every byte-lane target (half their
+    // smallest subnormal is at least 2^-17), and so are the lanes' (their shift saturates).
+    const std::uint32_t fb = as_bits(f);
+    const int fe = static_cast<int>(fb >> 23) - 127;
+    if ((fb & 0x7FFFFFu) == 0 && fb >= 0x00800000u && fe <= 100) {
+      ByteLanes::Consts cf = c;
+      cf.dk -= fe;
+      cf.ek -= fe;
+      for (std::size_t k0 = 0; k0 < bc; k0 += (BC ? BC : kPart)) {
+        const std::size_t n = BC ? BC : std::min(kPart, bc - k0);
+        for (std::size_t k = 0; k < n; ++k) {
+          std::uint16_t w;
+          if constexpr (sizeof(In) == 4)
+            w = lane_fn::squeeze_f32(xb[k0 + k]);
+          else
+            w = xb[k0 + k];
+          std::uint16_t fl = 0;
+          rw[k] = lane_fn::lane<std::uint16_t, 7, 8, false>(w, cf, fl);
+        }
+        for (std::size_t k = 0; k < n; ++k) ob[k0 + k] = static_cast<std::uint8_t>(rw[k]);
+      }
+      continue;
+    }
     for (std::size_t k0 = 0; k0 < bc; k0 += (BC ? BC : kPart)) {
       const std::size_t n = BC ? BC : std::min(kPart, bc - k0);
       for (std::size_t k = 0; k < n; ++k) {
