@@ -399,7 +399,13 @@ template <class In, std::size_t BC>
       const std::size_t n = BC ? BC : std::min(kSub, bc - k0);
       for (std::size_t l = 0; l < n * sizeof(In); l += 64)
         __builtin_prefetch(reinterpret_cast<const char*>(xb + k0) + kPrefetch + l, 0, 1);
-      for (std::size_t k = 0; k < n; ++k) m = std::max(m, widened(xb[k0 + k]) & 0x7FFFFFFFu);
+      if constexpr (sizeof(In) == 2) {  // bf16: the maximum of the 16-bit magnitudes (the same order), widened
+        std::uint16_t m16 = 0;
+        for (std::size_t k = 0; k < n; ++k) m16 = std::max(m16, static_cast<std::uint16_t>(xb[k0 + k] & 0x7FFFu));
+        m = std::max(m, widened(m16));
+      } else {
+        for (std::size_t k = 0; k < n; ++k) m = std::max(m, xb[k0 + k] & 0x7FFFFFFFu);
+      }
     }
     am[J] = m;
     float f = 0;
