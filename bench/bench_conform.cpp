@@ -205,32 +205,34 @@ BENCHMARK(BM_Sweep2e32)
 
 // ---- block quantization, f32 -> f8e4m3fn (§16, §14.1, §19.2) ------------------------------------
 
-// Configuration c: 0 MX 1x32 FLOOR, 1 MX 1x32 RCEIL, 2 amax over 128 x 128 blocks, 3 amax per tensor.
+// Configuration c: 0 MX 1x32 FLOOR, 1 MX 1x32 RCEIL, 2 amax over 128 x 128 blocks, 3 amax per tensor
+// (BM_QuantizeLarge also: 4 MX 1 x 128 RCEIL-f32 — DeepGEMM's rule and block —, 5 NVFP4 1 x 16 into
+// f4e2m1fn, 6 amax 1 x 128, 7 amax per row).
 constexpr std::size_t kQR = 256, kQC = 256;
+struct QuantCfg {
+  numref::ScaleRule rule;
+  numref::Partition partition;
+  FormatId element;
+};
+constexpr QuantCfg kQuantCfgs[] = {
+    {numref::ScaleRule::mx_floor, numref::Partition::blocks(1, 32), FormatId::f8e4m3fn},
+    {numref::ScaleRule::mx_rceil, numref::Partition::blocks(1, 32), FormatId::f8e4m3fn},
+    {numref::ScaleRule::amax, numref::Partition::blocks(128, 128), FormatId::f8e4m3fn},
+    {numref::ScaleRule::amax, numref::Partition::tensor(), FormatId::f8e4m3fn},
+    {numref::ScaleRule::mx_rceil_f32, numref::Partition::blocks(1, 128), FormatId::f8e4m3fn},
+    {numref::ScaleRule::nvfp4, numref::Partition::blocks(1, 16), FormatId::f4e2m1fn},
+    {numref::ScaleRule::amax, numref::Partition::blocks(1, 128), FormatId::f8e4m3fn},
+    {numref::ScaleRule::amax, numref::Partition::per_row(), FormatId::f8e4m3fn},
+};
 numref::QuantizeSpec quant_spec(int c) {
+  const QuantCfg& k = kQuantCfgs[static_cast<std::size_t>(c)];
   numref::QuantizeSpec q;
-  q.element = &numref::format(FormatId::f8e4m3fn);
+  q.element = &numref::format(k.element);
   q.policy = numref::profile(numref::ProfileId::ocp).narrow;
   q.policy.overflow = numref::Overflow::saturate;  // §19.1
   q.wide = numref::profile(numref::ProfileId::ocp).wide;
-  switch (c) {
-    case 0:
-      q.rule = numref::ScaleRule::mx_floor;
-      q.partition = numref::Partition::blocks(1, 32);
-      break;
-    case 1:
-      q.rule = numref::ScaleRule::mx_rceil;
-      q.partition = numref::Partition::blocks(1, 32);
-      break;
-    case 2:
-      q.rule = numref::ScaleRule::amax;
-      q.partition = numref::Partition::blocks(128, 128);
-      break;
-    default:
-      q.rule = numref::ScaleRule::amax;
-      q.partition = numref::Partition::tensor();
-      break;
-  }
+  q.rule = k.rule;
+  q.partition = k.partition;
   return q;
 }
 
@@ -253,22 +255,8 @@ void BM_Quantize_CpuFast(benchmark::State& st) {
   const auto& in = f32_inputs(0);
   const numref::QuantizeSpec q = quant_spec(static_cast<int>(st.range(0)));
   const numref::Quantizer ref(q, kQR, kQC);  // the effective blocks and q_max, as the runner passes them
-  numref::cpu_fast::QuantOp op;
-  op.src = &numref::format(FormatId::f32);
-  op.elem = q.element;
-  op.out = &numref::format(FormatId::f32);
-  op.rule = q.rule;
-  op.rows = kQR;
-  op.cols = kQC;
-  op.rs = static_cast<std::ptrdiff_t>(kQC);
-  op.cs = 1;
-  op.br = ref.grid().block_rows();
-  op.bc = ref.grid().block_cols();
-  op.gr = kQR;
-  op.gc = kQC;
-  op.policy = q.policy;
-  op.wide = q.wide;
-  op.q_max = 0x43E00000u;  // 448, f8e4m3fn's max finite (§14.4)
+  const numref::cpu_fast::QuantOp op =
+      numref::cpu_fast::quant_op_of(numref::TensorView(numref::format(FormatId::f32), in.data(), kQR, kQC), q, ref);
   if (const std::string why = numref::cpu_fast::FastQuant::unsupported(op); !why.empty()) {
     st.SkipWithError(why.c_str());
     return;
@@ -310,36 +298,8 @@ const void* large_input(bool bf16) {
   return bf16 ? static_cast<const void*>(b16.data()) : static_cast<const void*>(f32.data());
 }
 
-// The quantization of BM_QuantizeLarge's cfg: 0-3 as quant_spec (MX 1 x 32 FLOOR, MX 1 x 32 RCEIL,
-// FP32 amax 128 x 128, FP32 amax per tensor), 4 MX 1 x 128 RCEIL-f32 (DeepGEMM's rule and block),
-// 5 NVFP4 1 x 16 (f4e2m1fn), 6 FP32 amax 1 x 128, 7 FP32 amax per row.
-numref::QuantizeSpec large_spec(int cfg) {
-  numref::QuantizeSpec q = quant_spec(cfg >= 4 ? 1 : cfg);
-  switch (cfg) {
-    case 4:
-      q.rule = numref::ScaleRule::mx_rceil_f32;
-      q.partition = numref::Partition::blocks(1, 128);
-      break;
-    case 5:
-      q.rule = numref::ScaleRule::nvfp4;
-      q.element = &numref::format(FormatId::f4e2m1fn);
-      q.partition = numref::Partition::blocks(1, 16);
-      break;
-    case 6:
-      q.rule = numref::ScaleRule::amax;
-      q.partition = numref::Partition::blocks(1, 128);
-      break;
-    case 7:
-      q.rule = numref::ScaleRule::amax;
-      q.partition = numref::Partition::per_row();
-      break;
-    default: break;
-  }
-  return q;
-}
-
 // FastQuant on the 8192 x 8192 input (f32 or bf16, 256 / 128 MiB: far beyond the caches) to
-// large_spec(cfg), codes and scales, on 1 or 2 threads; bytes/s counts the minimal traffic (the
+// quant_spec(cfg), codes and scales, on 1 or 2 threads; bytes/s counts the minimal traffic (the
 // source read once, one byte written per element) for comparison with bench_stream's
 // BM_StreamCast (one core's 4-in / 1-out bound). Real time (threads). For 1-row blocks the result's
 // first 64 rows are compared with the reference's (numref::quantize): the numbers of a wrong
@@ -349,24 +309,11 @@ void BM_QuantizeLarge(benchmark::State& st) {
   const int cfg = static_cast<int>(st.range(0));
   const bool bf16 = st.range(1) != 0;
   const unsigned threads = static_cast<unsigned>(st.range(2));
-  const numref::QuantizeSpec q = large_spec(cfg);
+  const numref::QuantizeSpec q = quant_spec(cfg);
   const numref::Quantizer ref(q, R, C);
-  numref::cpu_fast::QuantOp op;
-  op.src = &numref::format(bf16 ? FormatId::bf16 : FormatId::f32);
-  op.elem = q.element;
-  op.out = &numref::format(FormatId::f32);
-  op.rule = q.rule;
-  op.rows = R;
-  op.cols = C;
-  op.rs = static_cast<std::ptrdiff_t>(C);
-  op.cs = 1;
-  op.br = ref.grid().block_rows();
-  op.bc = ref.grid().block_cols();
-  op.gr = R;
-  op.gc = C;
-  op.policy = q.policy;
-  op.wide = q.wide;
-  op.q_max = numref::rn32(ref.q_max());
+  const void* x = large_input(bf16);
+  const numref::cpu_fast::QuantOp op = numref::cpu_fast::quant_op_of(
+      numref::TensorView(numref::format(bf16 ? FormatId::bf16 : FormatId::f32), x, R, C), q, ref);
   if (const std::string why = numref::cpu_fast::FastQuant::unsupported(op); !why.empty()) {
     st.SkipWithError(why.c_str());
     return;
@@ -374,7 +321,6 @@ void BM_QuantizeLarge(benchmark::State& st) {
   const numref::cpu_fast::FastQuant fq(op);
   std::vector<std::uint8_t> codes(R * C);
   std::vector<std::uint32_t> scales(fq.blocks());
-  const void* x = large_input(bf16);
   std::uint32_t tamax = 0;
   for (auto _ : st) {
     fq.quantize(x, nullptr, codes.data(), scales.data(), nullptr, threads, nullptr, &tamax);

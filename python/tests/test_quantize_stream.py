@@ -28,6 +28,7 @@ import numpy as np
 import pytest
 
 import numref
+from test_threads import _compare, _same  # fast against the reference: codes, scales, dequantized, fake, counts
 
 ELEMENTS = {"f8e4m3fn": ml_dtypes.float8_e4m3fn, "f8e5m2": ml_dtypes.float8_e5m2, "f6e3m2fn": ml_dtypes.float6_e3m2fn,
             "f6e2m3fn": ml_dtypes.float6_e2m3fn, "f4e2m1fn": ml_dtypes.float4_e2m1fn}
@@ -89,19 +90,6 @@ def _below_nvfp4_limit(x):
     big = np.isfinite(x) & (np.abs(x) >= 7e35)
     x[big] = np.copysign(np.float32(1e35), x[big])
     return x
-
-
-def _same(a, b, what):
-    assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes(), what
-
-
-def _compare(xs, fmt, **kw):
-    fast = numref.quantize(xs, fmt, **kw)
-    ref = numref.quantize(xs, fmt, path="reference", **kw)
-    for k in ("raw_codes", "scales", "group_mantissa", "dequantized", "fake_quant"):
-        _same(getattr(fast, k), getattr(ref, k), k)
-    assert (fast.saturated, fast.flushed, fast.nan, fast.inf) == (ref.saturated, ref.flushed, ref.nan, ref.inf)
-    return fast
 
 
 STREAM_RULES = ["mx-floor", "mx-ceil", "mx-even", "mx-rceil", "mx-rceil-f32", "amax", "amax-recip", "pow2",

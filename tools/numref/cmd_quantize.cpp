@@ -382,19 +382,19 @@ std::optional<Quantized> quantize_fast(const TensorView& x, const QuantizeSpec& 
     res.block_stats[b] = QuantizeStats{counts[4 * b], counts[4 * b + 1], counts[4 * b + 2], counts[4 * b + 3]};
     res.total += res.block_stats[b];
   }
-  ScaleMeta& m = res.meta;  // as Quantizer::meta() gives it
-  m.rule = spec.rule;
-  m.element = spec.element;
-  m.rows = x.rows();
-  m.cols = x.cols();
-  m.partition = spec.partition;
-  m.group = scale_groups(spec);
-  m.q_max = qz->q_max();
-  m.dequant = spec.dequant;
-  m.wide = spec.wide;
-  m.scales = std::move(scales);
-  if (has_group_mantissa(spec.rule)) m.group_mantissa = std::move(gm);
-  if (has_tensor_amax(spec.rule)) m.tensor_amax = tensor_amax;
+  // the metadata as Quantizer::meta() gives it (§17.1 / §18.1 the rule's tensor-level output only)
+  res.meta = ScaleMeta{.rule = spec.rule,
+                       .element = spec.element,
+                       .rows = x.rows(),
+                       .cols = x.cols(),
+                       .partition = spec.partition,
+                       .group = scale_groups(spec),
+                       .q_max = qz->q_max(),
+                       .dequant = spec.dequant,
+                       .wide = spec.wide,
+                       .scales = std::move(scales),
+                       .group_mantissa = has_group_mantissa(spec.rule) ? std::move(gm) : std::vector<std::uint32_t>{},
+                       .tensor_amax = has_tensor_amax(spec.rule) ? tensor_amax : 0u};
   return q;
 }
 
