@@ -19,6 +19,7 @@
 // BM_StreamCast (one core's 4-in / 1-out bound). Real time (threads).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -28,6 +29,7 @@
 
 #include "bench_support.hpp"
 #include "fast_cast.hpp"
+#include "fast_lanes.hpp"
 #include "fast_quant.hpp"
 #include "numref/convert.hpp"
 #include "numref/quantize.hpp"
@@ -66,6 +68,13 @@ std::vector<std::uint32_t> inputs(FormatId from, const benchmark::State& st) {
   if (from == FormatId::bf16)
     for (auto& c : v) c >>= 16;
   return v;
+}
+
+// ocp's narrow policy with overflow=saturate (§19.1 quantize's default element policy).
+numref::Policy satfinite_ocp() {
+  numref::Policy p = numref::profile(numref::ProfileId::ocp).narrow;
+  p.overflow = numref::Overflow::saturate;
+  return p;
 }
 
 const numref::Policy& satfinite() { return numref::profile(numref::ProfileId::cuda_satfinite).narrow; }
@@ -196,32 +205,34 @@ BENCHMARK(BM_Sweep2e32)
 
 // ---- block quantization, f32 -> f8e4m3fn (§16, §14.1, §19.2) ------------------------------------
 
-// Configuration c: 0 MX 1x32 FLOOR, 1 MX 1x32 RCEIL, 2 amax over 128 x 128 blocks, 3 amax per tensor.
+// Configuration c: 0 MX 1x32 FLOOR, 1 MX 1x32 RCEIL, 2 amax over 128 x 128 blocks, 3 amax per tensor
+// (BM_QuantizeLarge also: 4 MX 1 x 128 RCEIL-f32 — DeepGEMM's rule and block —, 5 NVFP4 1 x 16 into
+// f4e2m1fn, 6 amax 1 x 128, 7 amax per row).
 constexpr std::size_t kQR = 256, kQC = 256;
+struct QuantCfg {
+  numref::ScaleRule rule;
+  numref::Partition partition;
+  FormatId element;
+};
+constexpr QuantCfg kQuantCfgs[] = {
+    {numref::ScaleRule::mx_floor, numref::Partition::blocks(1, 32), FormatId::f8e4m3fn},
+    {numref::ScaleRule::mx_rceil, numref::Partition::blocks(1, 32), FormatId::f8e4m3fn},
+    {numref::ScaleRule::amax, numref::Partition::blocks(128, 128), FormatId::f8e4m3fn},
+    {numref::ScaleRule::amax, numref::Partition::tensor(), FormatId::f8e4m3fn},
+    {numref::ScaleRule::mx_rceil_f32, numref::Partition::blocks(1, 128), FormatId::f8e4m3fn},
+    {numref::ScaleRule::nvfp4, numref::Partition::blocks(1, 16), FormatId::f4e2m1fn},
+    {numref::ScaleRule::amax, numref::Partition::blocks(1, 128), FormatId::f8e4m3fn},
+    {numref::ScaleRule::amax, numref::Partition::per_row(), FormatId::f8e4m3fn},
+};
 numref::QuantizeSpec quant_spec(int c) {
+  const QuantCfg& k = kQuantCfgs[static_cast<std::size_t>(c)];
   numref::QuantizeSpec q;
-  q.element = &numref::format(FormatId::f8e4m3fn);
+  q.element = &numref::format(k.element);
   q.policy = numref::profile(numref::ProfileId::ocp).narrow;
   q.policy.overflow = numref::Overflow::saturate;  // §19.1
   q.wide = numref::profile(numref::ProfileId::ocp).wide;
-  switch (c) {
-    case 0:
-      q.rule = numref::ScaleRule::mx_floor;
-      q.partition = numref::Partition::blocks(1, 32);
-      break;
-    case 1:
-      q.rule = numref::ScaleRule::mx_rceil;
-      q.partition = numref::Partition::blocks(1, 32);
-      break;
-    case 2:
-      q.rule = numref::ScaleRule::amax;
-      q.partition = numref::Partition::blocks(128, 128);
-      break;
-    default:
-      q.rule = numref::ScaleRule::amax;
-      q.partition = numref::Partition::tensor();
-      break;
-  }
+  q.rule = k.rule;
+  q.partition = k.partition;
   return q;
 }
 
@@ -244,22 +255,8 @@ void BM_Quantize_CpuFast(benchmark::State& st) {
   const auto& in = f32_inputs(0);
   const numref::QuantizeSpec q = quant_spec(static_cast<int>(st.range(0)));
   const numref::Quantizer ref(q, kQR, kQC);  // the effective blocks and q_max, as the runner passes them
-  numref::cpu_fast::QuantOp op;
-  op.src = &numref::format(FormatId::f32);
-  op.elem = q.element;
-  op.out = &numref::format(FormatId::f32);
-  op.rule = q.rule;
-  op.rows = kQR;
-  op.cols = kQC;
-  op.rs = static_cast<std::ptrdiff_t>(kQC);
-  op.cs = 1;
-  op.br = ref.grid().block_rows();
-  op.bc = ref.grid().block_cols();
-  op.gr = kQR;
-  op.gc = kQC;
-  op.policy = q.policy;
-  op.wide = q.wide;
-  op.q_max = 0x43E00000u;  // 448, f8e4m3fn's max finite (§14.4)
+  const numref::cpu_fast::QuantOp op =
+      numref::cpu_fast::quant_op_of(numref::TensorView(numref::format(FormatId::f32), in.data(), kQR, kQC), q, ref);
   if (const std::string why = numref::cpu_fast::FastQuant::unsupported(op); !why.empty()) {
     st.SkipWithError(why.c_str());
     return;
@@ -282,46 +279,41 @@ void BM_Quantize_CpuFast(benchmark::State& st) {
 }
 BENCHMARK(BM_Quantize_CpuFast)->ArgName("cfg")->DenseRange(0, 3);
 
-// cfg as quant_spec, plus 4: MX 1 x 128 RCEIL-f32 (DeepGEMM's rule and block); src 0 f32, 1 bf16.
-void BM_QuantizeLarge(benchmark::State& st) {
-  constexpr std::size_t R = 8192, C = 8192;
-  const int cfg = static_cast<int>(st.range(0));
-  const bool bf16 = st.range(1) != 0;
-  const unsigned threads = static_cast<unsigned>(st.range(2));
+// The 8192 x 8192 inputs of the *Large benchmarks: f32 codes (the range set of f32_inputs, spread
+// and perturbed in the low bits), and bf16 codes (their upper halves).
+constexpr std::size_t kLR = 8192, kLC = 8192;
+const void* large_input(bool bf16) {
   static const std::vector<std::uint32_t> f32 = [] {
-    std::vector<std::uint32_t> v(R * C);
+    std::vector<std::uint32_t> v(kLR * kLC);
     const auto& base = f32_inputs(0);
     for (std::size_t i = 0; i < v.size(); ++i)
       v[i] = base[(i * 7919) % base.size()] ^ (static_cast<std::uint32_t>(i) & 0xFFu);
     return v;
   }();
   static const std::vector<std::uint16_t> b16 = [] {
-    std::vector<std::uint16_t> v(R * C);
+    std::vector<std::uint16_t> v(kLR * kLC);
     for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<std::uint16_t>(f32[i] >> 16);
     return v;
   }();
-  numref::QuantizeSpec q = quant_spec(cfg == 4 ? 1 : cfg);
-  if (cfg == 4) {
-    q.rule = numref::ScaleRule::mx_rceil_f32;
-    q.partition = numref::Partition::blocks(1, 128);
-  }
+  return bf16 ? static_cast<const void*>(b16.data()) : static_cast<const void*>(f32.data());
+}
+
+// FastQuant on the 8192 x 8192 input (f32 or bf16, 256 / 128 MiB: far beyond the caches) to
+// quant_spec(cfg), codes and scales, on 1 or 2 threads; bytes/s counts the minimal traffic (the
+// source read once, one byte written per element) for comparison with bench_stream's
+// BM_StreamCast (one core's 4-in / 1-out bound). Real time (threads). For 1-row blocks the result's
+// first 64 rows are compared with the reference's (numref::quantize): the numbers of a wrong
+// result are not reported.
+void BM_QuantizeLarge(benchmark::State& st) {
+  constexpr std::size_t R = kLR, C = kLC;
+  const int cfg = static_cast<int>(st.range(0));
+  const bool bf16 = st.range(1) != 0;
+  const unsigned threads = static_cast<unsigned>(st.range(2));
+  const numref::QuantizeSpec q = quant_spec(cfg);
   const numref::Quantizer ref(q, R, C);
-  numref::cpu_fast::QuantOp op;
-  op.src = &numref::format(bf16 ? FormatId::bf16 : FormatId::f32);
-  op.elem = q.element;
-  op.out = &numref::format(FormatId::f32);
-  op.rule = q.rule;
-  op.rows = R;
-  op.cols = C;
-  op.rs = static_cast<std::ptrdiff_t>(C);
-  op.cs = 1;
-  op.br = ref.grid().block_rows();
-  op.bc = ref.grid().block_cols();
-  op.gr = R;
-  op.gc = C;
-  op.policy = q.policy;
-  op.wide = q.wide;
-  op.q_max = 0x43E00000u;
+  const void* x = large_input(bf16);
+  const numref::cpu_fast::QuantOp op = numref::cpu_fast::quant_op_of(
+      numref::TensorView(numref::format(bf16 ? FormatId::bf16 : FormatId::f32), x, R, C), q, ref);
   if (const std::string why = numref::cpu_fast::FastQuant::unsupported(op); !why.empty()) {
     st.SkipWithError(why.c_str());
     return;
@@ -329,21 +321,54 @@ void BM_QuantizeLarge(benchmark::State& st) {
   const numref::cpu_fast::FastQuant fq(op);
   std::vector<std::uint8_t> codes(R * C);
   std::vector<std::uint32_t> scales(fq.blocks());
-  const void* x = bf16 ? static_cast<const void*>(b16.data()) : static_cast<const void*>(f32.data());
+  std::uint32_t tamax = 0;
   for (auto _ : st) {
-    fq.quantize(x, nullptr, codes.data(), scales.data(), nullptr, threads);
+    fq.quantize(x, nullptr, codes.data(), scales.data(), nullptr, threads, nullptr, &tamax);
     benchmark::DoNotOptimize(codes.data());
     benchmark::ClobberMemory();
+  }
+  if (op.br == 1 &&
+      q.rule != numref::ScaleRule::nvfp4) {  // 1-row blocks: the first 64 rows (all the reference can do quickly)
+    constexpr std::size_t kRows = 64;
+    std::vector<std::uint8_t> rc(kRows * C);
+    const numref::QuantizeResult r = numref::quantize(numref::TensorView(*op.src, x, kRows, C), q, rc);
+    const std::size_t nb = r.meta.scales.size();
+    if (!std::equal(rc.begin(), rc.end(), codes.begin()) ||
+        !std::equal(r.meta.scales.begin(), r.meta.scales.end(), scales.begin()) || nb * R != scales.size() * kRows)
+      st.SkipWithError("cpu-fast differs from the reference");
   }
   numref::bench::set_items(st, R * C);
   st.SetBytesProcessed(static_cast<std::int64_t>(st.iterations()) * static_cast<std::int64_t>(R * C * (bf16 ? 3 : 5)));
   st.counters["one_pass"] = fq.one_pass() ? 1 : 0;
+  st.counters["streams"] = fq.streams() ? 1 : 0;
 }
 BENCHMARK(BM_QuantizeLarge)
     ->ArgNames({"cfg", "bf16", "threads"})
-    ->ArgsProduct({{0, 1, 2, 3, 4}, {0, 1}, {1, 2}})
+    ->ArgsProduct({{0, 1, 2, 3, 4, 5, 6, 7}, {0, 1}, {1, 2}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+
+// The casts' rate on the same input, in the same run: cpu-fast's byte lanes f32 / bf16 ->
+// f8e4m3fn (ocp, overflow=saturate), one thread — what one pass of the element encode costs.
+void BM_CastLarge(benchmark::State& st) {
+  const bool bf16 = st.range(0) != 0;
+  const numref::cpu_fast::ByteLanes lanes(numref::format(bf16 ? FormatId::bf16 : FormatId::f32),
+                                          numref::format(FormatId::f8e4m3fn), satfinite_ocp());
+  std::vector<std::uint8_t> codes(kLR * kLC);
+  const void* x = large_input(bf16);
+  for (auto _ : st) {
+    if (bf16)
+      lanes.run(static_cast<const std::uint16_t*>(x), codes.data(), nullptr, codes.size());
+    else
+      lanes.run(static_cast<const std::uint32_t*>(x), codes.data(), nullptr, codes.size());
+    benchmark::DoNotOptimize(codes.data());
+    benchmark::ClobberMemory();
+  }
+  numref::bench::set_items(st, kLR * kLC);
+  st.SetBytesProcessed(static_cast<std::int64_t>(st.iterations()) *
+                       static_cast<std::int64_t>(kLR * kLC * (bf16 ? 3 : 5)));
+}
+BENCHMARK(BM_CastLarge)->ArgName("bf16")->DenseRange(0, 1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 

@@ -613,29 +613,7 @@ std::optional<nb::dict> quantize_fast(const QuantizeCall& c, unsigned threads) {
   const QuantizeSpec& spec = c.spec;
   const std::size_t rows = c.x.rows(), cols = c.x.cols();
   const Quantizer qz(spec, rows, cols);  // validates as numref::quantize does, resolves apply, q_max, policy
-  const BlockGrid grid(rows, cols, spec.partition), ggrid(rows, cols, spec.group);
-  cpu_fast::QuantOp op;
-  op.src = &c.x.format();
-  op.elem = spec.element;
-  op.out = &format(FormatId::f32);
-  op.rule = spec.rule;
-  op.rows = rows;
-  op.cols = cols;
-  op.rs = static_cast<std::ptrdiff_t>(cols);
-  op.cs = 1;
-  op.br = grid.block_rows();
-  op.bc = grid.block_cols();
-  op.gr = ggrid.block_rows();
-  op.gc = ggrid.block_cols();
-  op.nan_ignore = spec.amax.nan == AmaxNan::ignore;
-  op.inf_ignore = spec.amax.inf == AmaxInf::ignore;
-  op.fused = qz.apply() == ScaleApply::fused;
-  op.reciprocal = spec.dequant == DequantOp::reciprocal;
-  op.policy = qz.spec().policy;
-  op.wide = spec.wide;
-  op.recipe = spec.recipe;  // §19.8 cpu-fast declines the knobs it does not implement, by name
-  op.tensor_partition = spec.partition == Partition::tensor();
-  op.q_max = rn32(qz.q_max());
+  const cpu_fast::QuantOp op = cpu_fast::quant_op_of(c.x, spec, qz);
   cpu_fast::QuantOp fop = op;
   if (c.fake) fop.out = c.fake;
   if (!cpu_fast::FastQuant::unsupported(op).empty() || (c.fake && !cpu_fast::FastQuant::unsupported(fop).empty()))

@@ -2,7 +2,8 @@
 //   spec §12 (tensors, partitions), §13 – §18, §20 (scale rules), §19 (quantize, layout, .npy)
 //
 // Reads a NumPy .npy tensor (float32, float16, or 16-bit bit patterns named by
-// --input-format), quantizes it with numref::quantize(), and writes PREFIX.codes.npy,
+// --input-format), quantizes it with cpu-fast's FastQuant where it takes the operation (else
+// numref::quantize(); the same results), and writes PREFIX.codes.npy,
 // PREFIX.scales.npy (+ group mantissas for gam, the tensor amax for nvfp4, and optionally
 // the dequantized / fake-quant tensors) and a text or JSON summary with per-block scales
 // (hex and exact value) and the counts of saturated / flushed / NaN / Inf elements.
@@ -17,6 +18,7 @@
 
 #include "cli.hpp"
 #include "cli_common.hpp"
+#include "fast_quant.hpp"
 #include "numref/npy.hpp"
 #include "numref/quantize.hpp"
 #include "numref/splitmix64.hpp"
@@ -344,6 +346,58 @@ Quantized quantize_input(const TensorView& x, const QuantizeSpec& spec_in, std::
   return q;
 }
 
+// cpu-fast's block quantizer (conformance/backends/cpu_fast/fast_quant.hpp, held equal to the
+// reference by the conformance suite and the equality tests), as numref.quantize takes it: where
+// FastQuant takes the operation and computes its §19.5 counts (not the fused application), the
+// block amaxes and scales, the codes (on `threads` threads: the same result for every count) and
+// the counts; nullopt: the reference path (quantize_input).
+std::optional<Quantized> quantize_fast(const TensorView& x, const QuantizeSpec& spec_in,
+                                       std::span<const std::uint32_t> random, unsigned threads) {
+  QuantizeSpec spec = spec_in;
+  if (spec.source == nullptr) spec.source = &x.format();  // §14.5, as quantize() sets it
+  std::optional<Quantizer> qz;
+  try {
+    qz.emplace(spec, x.rows(), x.cols());
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  const cpu_fast::QuantOp op = cpu_fast::quant_op_of(x, spec, *qz);
+  if (op.fused || !cpu_fast::FastQuant::unsupported(op).empty()) return std::nullopt;
+  const cpu_fast::FastQuant fq(op);
+  const std::size_t nb = fq.blocks();
+  const std::uint32_t* r = random.empty() ? nullptr : random.data();
+  std::vector<std::uint32_t> amax(nb), scales(nb), gm(fq.groups());
+  std::vector<std::uint64_t> counts(4 * nb);
+  std::uint32_t tensor_amax = 0;
+  Quantized q;
+  q.codes.resize(x.size());
+  fq.scale(x.data(), amax.data(), scales.data(), gm.data(), threads, &tensor_amax);
+  fq.quantize(x.data(), r, q.codes.data(), scales.data(), gm.data(), threads, nullptr, &tensor_amax);
+  if (!fq.counts(x.data(), r, amax.data(), q.codes.data(), counts.data())) return std::nullopt;
+  QuantizeResult& res = q.r;
+  res.block_amax.resize(nb);
+  res.block_stats.resize(nb);
+  for (std::size_t b = 0; b < nb; ++b) {
+    res.block_amax[b] = Amax{amax[b]};
+    res.block_stats[b] = QuantizeStats{counts[4 * b], counts[4 * b + 1], counts[4 * b + 2], counts[4 * b + 3]};
+    res.total += res.block_stats[b];
+  }
+  // the metadata as Quantizer::meta() gives it (§17.1 / §18.1 the rule's tensor-level output only)
+  res.meta = ScaleMeta{.rule = spec.rule,
+                       .element = spec.element,
+                       .rows = x.rows(),
+                       .cols = x.cols(),
+                       .partition = spec.partition,
+                       .group = scale_groups(spec),
+                       .q_max = qz->q_max(),
+                       .dequant = spec.dequant,
+                       .wide = spec.wide,
+                       .scales = std::move(scales),
+                       .group_mantissa = has_group_mantissa(spec.rule) ? std::move(gm) : std::vector<std::uint32_t>{},
+                       .tensor_amax = has_tensor_amax(spec.rule) ? tensor_amax : 0u};
+  return q;
+}
+
 // §17 The block scale (1.m_g) * 2^e_b of a GAM block as a binary32 code; nullopt for a block of
 // another kind or a poisoned block (E8M0 NaN).
 std::optional<std::uint32_t> gam_block_scale(const ScaleMeta& m, const BlockRange& br, std::size_t b) {
@@ -523,7 +577,8 @@ int run_quantize(Args& a) {
   const TensorView base(*in.format, in.bytes.data() + in.offset, in.rows, in.cols);
   const TensorView x = o.transpose ? base.transposed() : base;
   const std::vector<std::uint32_t> random = random_values(o, x.size());
-  const Quantized q = quantize_input(x, o.spec, random, o.threads);
+  std::optional<Quantized> fast = quantize_fast(x, o.spec, random, o.threads);
+  const Quantized q = fast ? std::move(*fast) : quantize_input(x, o.spec, random, o.threads);
   const std::vector<std::string> files = write_files(out, o, in, x, q, random);
   const BlockGrid grid(x.rows(), x.cols(), o.spec.partition);
   const Summary s{o, in, x, q.r, files, grid, scale_format(o.spec.rule), std::min(o.max_blocks, grid.count())};

@@ -995,6 +995,8 @@ def test_threads():
                                                      "--threads", bad], contains=["--threads"])
     expect_error("--threads twice", ["cast", "--from", "f32", "--to", "f8e4m3fn", "--input", P("x.npy"),
                                      "--threads", "1", "--threads", "2"], contains=["--threads", "given twice"])
+    expect_error("quantize --threads twice", ["quantize", "--input", P("x.npy"), "--format", "f8e4m3fn",
+                                              "--threads", "1", "--threads", "2"], contains=["--threads", "given twice"])
     expect_error("--threads without --input", ["cast", "--from", "f32", "--to", "f8e4m3fn", "--threads", "2"],
                  stdin="3f800000\n", contains=["--threads applies to a .npy input"])
 

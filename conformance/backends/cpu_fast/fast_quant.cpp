@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "fast_lanes.hpp"
+#include "lane_fn.hpp"
 #include "parallel.hpp"
 
 namespace numref::cpu_fast {
@@ -185,9 +186,14 @@ NUMREF_QCLONES void widen_bf16(const std::uint16_t* __restrict c, std::size_t n,
 // Row blocks of bc elements, nblk of them (row-block partitions, issue 32): the maxima of |x| into
 // am[J] (max with what is there) and the products x * f[J]; one call per row piece instead of one
 // per block. The 32-element forms are the same loops with the width known.
+// (the amax pass streams the source: the lines kAmaxPrefetch bytes ahead are requested into L2)
+constexpr std::size_t kAmaxPrefetch = 4096;
+
 NUMREF_QCLONES void max_blocks32(const std::uint32_t* __restrict u, std::size_t nblk, std::uint32_t nan_mask,
                                  std::uint32_t inf_mask, std::uint32_t* __restrict am) {
   for (std::size_t J = 0; J < nblk; ++J) {
+    __builtin_prefetch(reinterpret_cast<const char*>(u + J * 32) + kAmaxPrefetch, 0, 1);
+    __builtin_prefetch(reinterpret_cast<const char*>(u + J * 32) + kAmaxPrefetch + 64, 0, 1);
     std::uint32_t m = 0;
     for (std::size_t k = 0; k < 32; ++k) {
       std::uint32_t a = u[J * 32 + k] & 0x7FFFFFFFu;
@@ -203,6 +209,8 @@ NUMREF_QCLONES void max_blocks32(const std::uint32_t* __restrict u, std::size_t 
 NUMREF_QCLONES void max_blocks(const std::uint32_t* __restrict u, std::size_t nblk, std::size_t bc,
                                std::uint32_t nan_mask, std::uint32_t inf_mask, std::uint32_t* __restrict am) {
   for (std::size_t J = 0; J < nblk; ++J) {
+    for (std::size_t l = 0; l < bc * 4; l += 64)
+      __builtin_prefetch(reinterpret_cast<const char*>(u + J * bc) + kAmaxPrefetch + l, 0, 1);
     std::uint32_t m = 0;
     for (std::size_t k = 0; k < bc; ++k) {
       std::uint32_t a = u[J * bc + k] & 0x7FFFFFFFu;
@@ -243,12 +251,17 @@ NUMREF_QCLONES void mul_blocks(const std::uint32_t* __restrict u, std::size_t nb
 NUMREF_QCLONES std::uint32_t seg_max(const std::uint32_t* __restrict u, std::size_t n, std::uint32_t nan_mask,
                                      std::uint32_t inf_mask) {
   std::uint32_t m = 0;
-  for (std::size_t k = 0; k < n; ++k) {
-    std::uint32_t a = u[k] & 0x7FFFFFFFu;
-    const std::uint32_t drop =
-        (static_cast<std::uint32_t>(a > kInf) & nan_mask) | (static_cast<std::uint32_t>(a == kInf) & inf_mask);
-    a &= drop - 1u;  // drop ? 0 : a
-    m = std::max(m, a);
+  for (std::size_t k0 = 0; k0 < n; k0 += 256) {
+    const std::size_t e = std::min(n, k0 + 256);
+    for (std::size_t l = k0 * 4; l < e * 4; l += 64)
+      __builtin_prefetch(reinterpret_cast<const char*>(u) + kAmaxPrefetch + l, 0, 1);
+    for (std::size_t k = k0; k < e; ++k) {
+      std::uint32_t a = u[k] & 0x7FFFFFFFu;
+      const std::uint32_t drop =
+          (static_cast<std::uint32_t>(a > kInf) & nan_mask) | (static_cast<std::uint32_t>(a == kInf) & inf_mask);
+      a &= drop - 1u;  // drop ? 0 : a
+      m = std::max(m, a);
+    }
   }
   return m;
 }
@@ -289,6 +302,184 @@ IntRoundFn int_round_fn(Round m) {
     case Round::rdn: return int_round<Round::rdn>;
     default: return int_round<Round::rtz>;
   }
+}
+
+// ---- the streaming kernel (issue 32): one pass per block, the source read once ------------------
+//
+// For 1-row blocks of a dense f32 or bf16 source whose element cast has byte lanes (rne, no daz /
+// ftz) and whose rule the StreamScale below computes, a row piece of whole blocks is quantized
+// block by block: the block's maximum of |x|, its scale and factor (single binary32 operations /
+// bit arithmetic, as block_scale() for a finite non-zero amax), then RN32(x * f) squeezed and
+// encoded by the byte-lane function of the casts (lane_fn.hpp), written as bytes — while the
+// block is in registers / L1. A block whose maximum is 0, +Inf or NaN (a NaN / Inf element,
+// whatever the amax policies), or whose scale the fast form does not give (an MX code 00, which
+// §16.9 zero_code reads), is left to the general path: its index goes to `slow`.
+
+// false: the general path computes this block (its stored scale and factor are not set).
+[[gnu::always_inline]] inline bool stream_factor(const StreamScale& s, std::uint32_t a, float& f,
+                                                 std::uint32_t& stored) {
+  int e = 0;
+  switch (s.mode) {
+    case StreamScale::none: return false;
+    case StreamScale::quotient:
+    case StreamScale::recip:
+    case StreamScale::pow2:
+    case StreamScale::pow2_recip: {
+      std::uint32_t q = amax_scale(a, s.qmax);
+      if (s.mode == StreamScale::pow2 || s.mode == StreamScale::pow2_recip)
+        q = q >= 0x00800000u ? (q & 0xFF800000u) : (q ? 1u << (31 - __builtin_clz(q)) : 0u);
+      f = as_float(q);
+      stored = s.mode == StreamScale::quotient || s.mode == StreamScale::pow2 ? q : as_bits(1.0f / f);
+      return true;
+    }
+    case StreamScale::mx_rceil_f32_mul:
+    case StreamScale::mx_rceil_f32_div: {
+      const std::uint32_t d =
+          s.mode == StreamScale::mx_rceil_f32_div ? as_bits(as_float(a) / s.qmax) : as_bits(as_float(a) * s.inv_qmax);
+      if (d == 0) return false;  // code 00
+      int Ed;
+      std::uint32_t sd;
+      normalise(d, Ed, sd);
+      e = Ed + (sd != 0x800000u ? 1 : 0);
+      break;
+    }
+    default: {
+      int E;
+      std::uint32_t sig;
+      normalise(a, E, sig);
+      e = E - s.emax;
+      if (s.mode == StreamScale::mx_ceil) e += sig != 0x800000u ? 1 : 0;
+      if (s.mode == StreamScale::mx_even) e += sig >= s.even_thr ? 1 : 0;
+      if (s.mode == StreamScale::mx_rceil) e += sig > s.qsig ? 1 : 0;
+      break;
+    }
+  }
+  e = std::clamp(e, -127, 127);
+  if (e == -127) return false;  // code 00: §16.9 zero_code decides its factor
+  stored = static_cast<std::uint32_t>(e + 127);
+  f = pow2f(-e);  // 2^(127 - code)
+  return true;
+}
+
+template <class In>
+[[gnu::always_inline]] inline std::uint32_t widened(In c) {
+  if constexpr (sizeof(In) == 4)
+    return c;
+  else
+    return static_cast<std::uint32_t>(c) << 16;
+}
+
+// nblk blocks of bc elements (BC: bc known at compile time, 0: runtime) from x; codes to out,
+// stored scales and raw maxima (max of the magnitude bits, NaN above +Inf) per block; returns the
+// number of blocks written to `slow` (block indices, ascending) for the general path.
+// given (not null): the blocks' factors are given (the two-pass path, scales computed): a
+// positive factor is applied as above, anything else (and a block with a NaN / Inf element) sends
+// the block to `slow`; `scales` is not written.
+template <class In, std::size_t BC>
+[[gnu::always_inline]] inline std::size_t stream_impl(const In* __restrict x, std::size_t nblk, std::size_t bc_rt,
+                                                      const StreamScale& s_in, const ByteLanes::Consts& c_in,
+                                                      const float* __restrict given, std::uint8_t* __restrict out,
+                                                      std::uint32_t* __restrict scales, std::uint32_t* __restrict am,
+                                                      std::uint32_t* __restrict slow) {
+  constexpr std::size_t kPart = 2048;      // lane words per narrowing pass (L1 scratch)
+  constexpr std::size_t kPrefetch = 4096;  // bytes ahead (measured: docs/performance.md, issue 32)
+  constexpr std::size_t kSub = BC ? BC : 256;
+  const StreamScale s = s_in;  // local copies: the stores below cannot change them
+  const ByteLanes::Consts c = c_in;
+  const std::size_t bc = BC ? BC : bc_rt;
+  alignas(64) std::uint16_t rw[BC ? BC : kPart];
+  std::size_t ns = 0;
+  for (std::size_t J = 0; J < nblk; ++J) {
+    const In* xb = x + J * bc;
+    // The hardware prefetchers alone leave the loads of each block waiting (the block's maximum
+    // is needed before any of its codes): the source kPrefetch bytes ahead is requested into L2
+    // while this block is encoded.
+    std::uint32_t m = 0;
+    for (std::size_t k0 = 0; k0 < bc; k0 += kSub) {  // (a wide block: the prefetches spread over it)
+      const std::size_t n = BC ? BC : std::min(kSub, bc - k0);
+      for (std::size_t l = 0; l < n * sizeof(In); l += 64)
+        __builtin_prefetch(reinterpret_cast<const char*>(xb + k0) + kPrefetch + l, 0, 1);
+      if constexpr (sizeof(In) == 2) {  // bf16: the maximum of the 16-bit magnitudes (the same order), widened
+        std::uint16_t m16 = 0;
+        for (std::size_t k = 0; k < n; ++k) m16 = std::max(m16, static_cast<std::uint16_t>(xb[k0 + k] & 0x7FFFu));
+        m = std::max(m, widened(m16));
+      } else {
+        for (std::size_t k = 0; k < n; ++k) m = std::max(m, xb[k0 + k] & 0x7FFFFFFFu);
+      }
+    }
+    am[J] = m;
+    float f = 0;
+    std::uint32_t st = 0;
+    if (given ? !(m < kInf && given[J] > 0.0f) : (m >= kInf || m == 0 || !stream_factor(s, m, f, st))) {
+      slow[ns++] = static_cast<std::uint32_t>(J);
+      continue;
+    }
+    if (given)
+      f = given[J];
+    else
+      scales[J] = st;
+    std::uint8_t* ob = out + J * bc;
+    // A power-of-two factor f = 2^fe (every MX rule, pow2, any rule whose factor is one), fe <= 100:
+    // RN32(x * f) is x with its exponent raised by fe wherever it is a normal binary32 (exact; it
+    // never overflows, |x| <= amax), so the lanes read x's own 16-bit word with the target's
+    // bounds in the source's exponent (c.dk, c.ek) lowered by fe — no product, no widening. Where
+    // x * f is below binary32's normal range (x * f < 2^-126), or x is subnormal (x * f < 2^-26
+    // since fe <= 100), the element is a signed zero for every byte-lane target (half their
+    // smallest subnormal is at least 2^-17), and so are the lanes' (their shift saturates).
+    const std::uint32_t fb = as_bits(f);
+    const int fe = static_cast<int>(fb >> 23) - 127;
+    if ((fb & 0x7FFFFFu) == 0 && fb >= 0x00800000u && fe <= 100) {
+      ByteLanes::Consts cf = c;
+      cf.dk -= fe;
+      cf.ek -= fe;
+      for (std::size_t k0 = 0; k0 < bc; k0 += (BC ? BC : kPart)) {
+        const std::size_t n = BC ? BC : std::min(kPart, bc - k0);
+        for (std::size_t k = 0; k < n; ++k) {
+          std::uint16_t w;
+          if constexpr (sizeof(In) == 4)
+            w = lane_fn::squeeze_f32(xb[k0 + k]);
+          else
+            w = xb[k0 + k];
+          std::uint16_t fl = 0;
+          rw[k] = lane_fn::lane<std::uint16_t, 7, 8, false>(w, cf, fl);
+        }
+        for (std::size_t k = 0; k < n; ++k) ob[k0 + k] = static_cast<std::uint8_t>(rw[k]);
+      }
+      continue;
+    }
+    for (std::size_t k0 = 0; k0 < bc; k0 += (BC ? BC : kPart)) {
+      const std::size_t n = BC ? BC : std::min(kPart, bc - k0);
+      for (std::size_t k = 0; k < n; ++k) {
+        const std::uint32_t y = as_bits(as_float(widened(xb[k0 + k])) * f);  // finite x: no NaN lane
+        std::uint16_t fl = 0;
+        rw[k] = lane_fn::lane<std::uint16_t, 7, 8, false>(lane_fn::squeeze_f32(y), c, fl);
+      }
+      for (std::size_t k = 0; k < n; ++k) ob[k0 + k] = static_cast<std::uint8_t>(rw[k]);
+    }
+  }
+  return ns;
+}
+
+using StreamFn = std::size_t (*)(const void*, std::size_t, std::size_t, const StreamScale&, const ByteLanes::Consts&,
+                                 const float*, std::uint8_t*, std::uint32_t*, std::uint32_t*, std::uint32_t*);
+#define NUMREF_STREAM_KERNEL(NAME, IN, BC)                                                               \
+  NUMREF_QCLONES std::size_t NAME(const void* x, std::size_t nblk, std::size_t bc, const StreamScale& s, \
+                                  const ByteLanes::Consts& c, const float* given, std::uint8_t* out,     \
+                                  std::uint32_t* scales, std::uint32_t* am, std::uint32_t* slow) {       \
+    return stream_impl<IN, BC>(static_cast<const IN*>(x), nblk, bc, s, c, given, out, scales, am, slow); \
+  }
+NUMREF_STREAM_KERNEL(stream_f32_16, std::uint32_t, 16)
+NUMREF_STREAM_KERNEL(stream_f32_32, std::uint32_t, 32)
+NUMREF_STREAM_KERNEL(stream_f32_n, std::uint32_t, 0)
+NUMREF_STREAM_KERNEL(stream_bf16_16, std::uint16_t, 16)
+NUMREF_STREAM_KERNEL(stream_bf16_32, std::uint16_t, 32)
+NUMREF_STREAM_KERNEL(stream_bf16_n, std::uint16_t, 0)
+#undef NUMREF_STREAM_KERNEL
+
+StreamFn stream_fn(bool bf16, std::size_t bc) {
+  if (bc == 16) return bf16 ? stream_bf16_16 : stream_f32_16;
+  if (bc == 32) return bf16 ? stream_bf16_32 : stream_f32_32;
+  return bf16 ? stream_bf16_n : stream_f32_n;
 }
 
 // §19.2 the table of a source's codes widened to binary32 (exact for numbers; a NaN keeps
@@ -424,6 +615,41 @@ FastQuant::FastQuant(const QuantOp& op)
   if (op.recipe.scale_round == ScaleRound::source && op.src->bits == 16) {  // §14.5 through the source format
     to_src_.emplace(f32, *op.src, Policy{});
     from_src_.emplace(*op.src, f32, Policy{});
+  }
+  // the streaming kernel: 1-row blocks of a dense f32 / bf16 source, rn32 through byte lanes, a rule
+  // StreamScale computes, no amax floor, no §19.10 zero_sign=plus
+  const bool dense_bf16 = op.src->id == FormatId::bf16 && op.rs == static_cast<std::ptrdiff_t>(op.cols) && op.cs == 1;
+  apply_stream_ =
+      (dense_f32_ || dense_bf16) && !op.fused && to_elem_.byte_lanes() && op.recipe.zero_sign != ZeroSign::plus;
+  if (apply_stream_ && one_pass_ && std::min(op.br, op.rows) == 1 && floor_ == 0 && floor64_ == 0) {
+    const bool log2f = op.recipe.scale_exp == ScaleExp::log2f;
+    StreamScale& s = stream_;
+    s.emax = emax_;
+    s.qsig = qsig_;
+    s.qmax = qmax_;
+    s.inv_qmax = inv_qmax_;
+    const int p = op.elem->precision();
+    s.even_thr = p >= 24 ? 0xFFFFFFFFu : (1u << 24) - (1u << (23 - p));
+    switch (scale_kind(op.rule)) {
+      case ScaleKind::fp32_quotient: s.mode = StreamScale::quotient; break;
+      case ScaleKind::fp32_recip: s.mode = StreamScale::recip; break;
+      case ScaleKind::pow2: s.mode = log2f ? StreamScale::none : StreamScale::pow2; break;
+      case ScaleKind::pow2_recip: s.mode = log2f ? StreamScale::none : StreamScale::pow2_recip; break;
+      case ScaleKind::mx:
+        switch (rule_info(op.rule).mx) {
+          case MxExponent::floor: s.mode = log2f ? StreamScale::none : StreamScale::mx_floor; break;
+          case MxExponent::ceil: s.mode = StreamScale::mx_ceil; break;
+          case MxExponent::even: s.mode = StreamScale::mx_even; break;
+          case MxExponent::rceil: s.mode = log2f ? StreamScale::none : StreamScale::mx_rceil; break;
+          case MxExponent::rceil_f32:
+            s.mode = op.recipe.mx_descale == MxDescale::divide ? StreamScale::mx_rceil_f32_div
+                                                               : StreamScale::mx_rceil_f32_mul;
+            break;
+          case MxExponent::none: break;
+        }
+        break;
+      default: break;  // amax-dequant (a divisor), gam, nvfp4: the general path
+    }
   }
 }
 
@@ -750,6 +976,11 @@ void FastQuant::nvfp4_scales(std::uint32_t t, const std::uint32_t* amax, std::ui
   const bool tensor_ok = s_enc < kInf;  // a finite positive s_enc (t_amax finite)
   const float k = tensor_ok ? as_float(s_enc) * inv_qmax_ : 0.0f;
   const float s_dec = tensor_ok ? 1.0f / as_float(s_enc) : 0.0f;
+  // the E4M3 codes of the finite products, in one batched conversion (into `scales`)
+  std::vector<std::uint32_t> prod(fac.size());
+  for (std::size_t b = 0; b < fac.size(); ++b)
+    prod[b] = tensor_ok && amax[b] < kInf ? as_bits(as_float(amax[b]) * k) & 0x7FFFFFFFu : 0u;
+  to_e4m3_->run(prod.data(), nullptr, scales, nullptr, prod.size());
   for (std::size_t b = 0; b < fac.size(); ++b) {
     BlockFactor& F = fac[b];
     if (!tensor_ok || amax[b] >= kInf) {  // §13.3 the E4M3 NaN
@@ -757,10 +988,8 @@ void FastQuant::nvfp4_scales(std::uint32_t t, const std::uint32_t* amax, std::ui
       F.poisoned = true;
       continue;
     }
-    const std::uint32_t s = as_bits(as_float(amax[b]) * k);
-    std::uint32_t code = e4m3_max_;
-    if (s < kInf) to_e4m3_->run(&s, nullptr, &code, nullptr, 1);
-    scales[b] = code;
+    if (prod[b] >= kInf) scales[b] = e4m3_max_;  // +Inf: the largest finite code
+    const std::uint32_t code = scales[b];
     const float den = as_float(e4m3_f32_[code & 0xFFu]) * s_dec;
     const float f = den == 0.0f ? std::numeric_limits<float>::max() : 1.0f / den;
     F.f = f > std::numeric_limits<float>::max() ? std::numeric_limits<float>::max() : f;
@@ -976,9 +1205,65 @@ void FastQuant::scale(const void* x, std::uint32_t* amax, std::uint32_t* scales,
   scales_of(amax, scales, gm, fac, tensor_amax);
 }
 
+// Pieces of whole blocks of one row (about kChunk elements; one block when it is wider), on
+// `threads` threads by ranges of pieces; per piece the streaming kernel, then its slow blocks
+// (and a last partial block) by the general path. fixed null: the kernel computes each block's
+// scale (1-row blocks, streams()); the general path the masked amax, block_scale(), codes_rows().
+// fixed: the blocks' factors (scales_of()'s): the kernel applies the plain ones, codes_rows() the
+// others.
+void FastQuant::quantize_stream(const void* x, const BlockFactor* fixed, std::uint8_t* codes, std::uint32_t* scales,
+                                unsigned threads, std::uint8_t* kept) const {
+  const std::size_t R = op_.rows, C = op_.cols, bc = op_.bc;
+  const bool bf16 = !dense_f32_;
+  const std::size_t esz = bf16 ? 2 : 4;
+  const StreamFn fn = stream_fn(bf16, bc);
+  const ByteLanes::Consts& lc = to_elem_.byte_lanes()->consts();
+  std::vector<float> given(fixed ? blocks() : 0);
+  for (std::size_t b = 0; b < given.size(); ++b) {
+    const BlockFactor& F = fixed[b];
+    given[b] = F.poisoned || F.zero || F.inf || F.divide ? -1.0f : F.f;
+  }
+  const std::size_t W = bc >= kChunk ? bc : (kChunk / bc) * bc;
+  const std::size_t npc = (C + W - 1) / W, units = R * npc;
+  const std::size_t p = parts(units, threads, (kGrain + W - 1) / W);
+  run_parts(p, units, [&](std::size_t, std::size_t u0, std::size_t u1) {
+    std::vector<std::uint32_t> am(nbc_), slow(nbc_), buf;
+    std::vector<BlockFactor> fac(fixed ? 0 : nbc_);
+    for (std::size_t u = u0; u < u1; ++u) {
+      const std::size_t i = u / npc, cb = (u % npc) * W, ce = std::min(C, cb + W), I = i / op_.br;
+      const std::size_t J0 = cb / bc, nfull = (ce - cb) / bc;
+      const auto* xp = static_cast<const unsigned char*>(x) + (i * C + cb) * esz;
+      const std::size_t ns =
+          fn(xp, nfull, bc, stream_, lc, fixed ? given.data() + I * nbc_ + J0 : nullptr, codes + i * C + cb,
+             fixed ? am.data() + J0 : scales + i * nbc_ + J0, am.data() + J0, slow.data());
+      if (kept && !fixed) std::fill(kept + i * nbc_ + J0, kept + i * nbc_ + J0 + nfull, std::uint8_t{0});
+      auto general = [&](std::size_t J) {
+        const std::size_t c0 = J * bc, c1 = std::min(c0 + bc, C);
+        const std::uint32_t* f = cols_of(x, i, c0, c1, buf);
+        if (fixed) {
+          codes_rows(f, i, i + 1, nullptr, fixed, 0, codes, c0, c1);
+          return;
+        }
+        am[J] = 0;
+        amax_cols(f, c0, c1, am.data());
+        fac[J] = block_scale(am[J] > kInf ? kNaN : am[J], scales[i * nbc_ + J]);
+        if (fac[J].poisoned && fake_reads_input()) fac[J].nan = first_nan_of(x, i, J);
+        if (kept) kept[i * nbc_ + J] = marks(fac[J]);
+        codes_rows(f, i, i + 1, nullptr, fac.data(), i, codes, c0, c1);
+      };
+      for (std::size_t k = 0; k < ns; ++k) general(J0 + slow[k]);
+      if (nfull * bc < ce - cb) general(J0 + nfull);  // the last, partial block of the row
+    }
+  });
+}
+
 void FastQuant::quantize(const void* x, const std::uint32_t* r, std::uint8_t* codes, std::uint32_t* scales,
                          std::uint32_t* gm, unsigned threads, std::uint8_t* kept, std::uint32_t* tensor_amax) const {
   const std::size_t R = op_.rows, C = op_.cols;
+  if (streams() && r == nullptr) {
+    quantize_stream(x, nullptr, codes, scales, threads, kept);
+    return;
+  }
   if (one_pass_) {  // block row by block row: amax, scales and codes while the rows are in cache
     const std::size_t br = std::min(op_.br, R);
     if (br * C > kOnePassElems) {  // 1-row blocks of a long row: pieces of W columns (whole blocks), in order
@@ -1032,6 +1317,10 @@ void FastQuant::quantize(const void* x, const std::uint32_t* r, std::uint8_t* co
       if (fac[b].poisoned) fac[b].nan = first_nan_of(x, b / nbc_, b % nbc_);
   if (kept)
     for (std::size_t b = 0; b < blocks(); ++b) kept[b] = marks(fac[b]);
+  if (apply_stream_ && r == nullptr) {  // the codes by the streaming kernel, the factors given
+    quantize_stream(x, fac.data(), codes, scales, threads, kept);
+    return;
+  }
   const std::size_t rows_per_chunk = std::max<std::size_t>(1, kRowChunk / C);
   by_rows_or_cols(threads, [&](std::size_t i0, std::size_t i1, std::size_t cb, std::size_t ce) {
     std::vector<std::uint32_t> buf;
@@ -1045,6 +1334,97 @@ void FastQuant::quantize(const void* x, const std::uint32_t* r, std::uint8_t* co
       codes_rows(rows_of(x, i, e, buf), i, e, r, fac.data(), 0, codes);
     }
   });
+}
+
+// §19.5 per element of a block by its factor: poisoned — nan; a NaN x — nan; ±Inf — inf (nan when
+// multiplied by zero, §13.6 / §13.7); ±0 — none (nan when divided by zero, §14.6); a finite
+// non-zero x — flushed when multiplied by zero or when its code is a zero, inf or saturated when
+// divided by zero (the element's code of ±Inf is an Inf or not), else saturated when the element
+// conversion of RN32(x op f) raised overflow (§6.1).
+bool FastQuant::counts(const void* x, const std::uint32_t* r, const std::uint32_t* amax, const std::uint8_t* codes,
+                       std::uint64_t* counts) const {
+  if (op_.fused) return false;
+  const std::size_t C = op_.cols, nb = blocks();
+  std::vector<BlockFactor> fac;
+  std::vector<std::uint32_t> sc(nb), gmv(groups());
+  scales_of(amax, sc.data(), gmv.data(), fac);
+  std::fill(counts, counts + 4 * nb, std::uint64_t{0});
+  const Format& e = *op_.elem;
+  const std::uint32_t mag = e.mag_mask();
+  std::vector<std::uint32_t> buf;
+  std::uint32_t y[kChunk], o[kChunk];
+  std::uint8_t fl[kChunk];
+  for (std::size_t i = 0; i < op_.rows; ++i)
+    for (std::size_t J = 0; J < nbc_; ++J) {
+      const std::size_t b = (i / op_.br) * nbc_ + J, c0 = J * op_.bc, c1 = std::min(c0 + op_.bc, C);
+      const BlockFactor& F = fac[b];
+      std::uint64_t* k = counts + 4 * b;
+      if (F.poisoned) {
+        k[2] += c1 - c0;
+        continue;
+      }
+      const std::uint32_t* u = cols_of(x, i, c0, c1, buf);
+      for (std::size_t j0 = c0; j0 < c1; j0 += kChunk) {
+        const std::size_t m = std::min(kChunk, c1 - j0);
+        const std::uint32_t* v = u + (j0 - c0);
+        const std::uint32_t* rr = r ? r + i * C + j0 : nullptr;
+        if (F.inf) {  // the element's codes of ±Inf (x / 0 of a finite non-zero x)
+          for (std::size_t t = 0; t < m; ++t) y[t] = (v[t] & 0x80000000u) | kInf;
+        } else if (F.divide) {
+          scale_div(v, m, F.f, y);
+        } else if (!F.zero) {
+          scale_mul(v, m, F.f, y);
+        }
+        if (!F.zero) to_elem_.run(y, rr, o, fl, m);
+        for (std::size_t t = 0; t < m; ++t) {
+          const std::uint32_t a = v[t] & 0x7FFFFFFFu;
+          if (a > kInf) {
+            ++k[2];
+          } else if (a == kInf) {
+            ++k[F.zero ? 2 : 3];
+          } else if (a == 0) {
+            if (F.inf) ++k[2];
+          } else if (F.zero) {
+            ++k[1];
+          } else if (F.inf) {
+            ++k[e.is_inf_magnitude(o[t] & mag) ? 3 : 0];
+          } else {
+            const std::uint8_t c = codes[i * C + j0 + t];
+            if ((fl[t] & kOverflow) || (e.is_integer() && (fl[t] & kInvalid))) ++k[0];
+            if (e.is_integer() ? c == 0 : (c & mag) == 0) ++k[1];
+          }
+        }
+      }
+    }
+  return true;
+}
+
+QuantOp quant_op_of(const TensorView& x, const QuantizeSpec& spec, const Quantizer& qz) {
+  const std::size_t rows = x.rows(), cols = x.cols();
+  const BlockGrid grid(rows, cols, spec.partition), ggrid(rows, cols, spec.group);
+  QuantOp op;
+  op.src = &x.format();
+  op.elem = spec.element;
+  op.out = &format(FormatId::f32);
+  op.rule = spec.rule;
+  op.rows = rows;
+  op.cols = cols;
+  op.rs = x.row_stride();
+  op.cs = x.col_stride();
+  op.br = grid.block_rows();
+  op.bc = grid.block_cols();
+  op.gr = ggrid.block_rows();
+  op.gc = ggrid.block_cols();
+  op.nan_ignore = spec.amax.nan == AmaxNan::ignore;
+  op.inf_ignore = spec.amax.inf == AmaxInf::ignore;
+  op.fused = qz.apply() == ScaleApply::fused;
+  op.reciprocal = spec.dequant == DequantOp::reciprocal;
+  op.policy = qz.spec().policy;
+  op.wide = spec.wide;
+  op.recipe = spec.recipe;  // §19.8 cpu-fast declines the knobs it does not implement, by name
+  op.tensor_partition = spec.partition == Partition::tensor();
+  op.q_max = rn32(qz.q_max());
+  return op;
 }
 
 // §19.3 the dequantized values of rows [i0, i1), each block's factor from its stored metadata alone.

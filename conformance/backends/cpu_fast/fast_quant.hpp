@@ -53,9 +53,33 @@
 #include <vector>
 
 #include "fast_cast.hpp"
+#include "numref/quantize.hpp"
 #include "numref/scale.hpp"
+#include "numref/tensor.hpp"
 
 namespace numref::cpu_fast {
+
+// The scale of a finite non-zero amax by the rule (block_scale() without the recipe's amax floor,
+// whose absence stream_mode() requires; the other recipe knobs act on zero / Inf / NaN amaxes and
+// MX code 00 only, which take the general path).
+struct StreamScale {
+  enum Mode : std::uint8_t {
+    none,
+    mx_floor,
+    mx_ceil,
+    mx_even,
+    mx_rceil,
+    mx_rceil_f32_mul,
+    mx_rceil_f32_div,
+    quotient,
+    recip,
+    pow2,
+    pow2_recip
+  } mode = none;
+  int emax = 0;
+  std::uint32_t qsig = 0, even_thr = 0;
+  float qmax = 0, inv_qmax = 0;
+};
 
 // One tensor operation (the fields of numref_tensor_op, resolved).
 struct QuantOp {
@@ -74,6 +98,11 @@ struct QuantOp {
   RecipeKnobs recipe;             // §19.8 (unsupported() names the knobs it declines)
   bool tensor_partition = false;  // §12.2 the partition is `tensor` (§13.8 nan_scale=all_ones_tensor)
 };
+
+// The operation of quantizing x (its format, shape and strides) by `spec`, with qz the spec
+// validated for x's shape (numref::Quantizer: the application, q_max and element policy resolved) —
+// what numref.quantize and `numref quantize` hand to FastQuant (which may still decline it).
+QuantOp quant_op_of(const TensorView& x, const QuantizeSpec& spec, const Quantizer& qz);
 
 class FastQuant {
  public:
@@ -96,6 +125,11 @@ class FastQuant {
   static constexpr std::uint8_t kKept = 1, kPoisoned = 2;
   void quantize(const void* x, const std::uint32_t* r, std::uint8_t* codes, std::uint32_t* scales, std::uint32_t* gm,
                 unsigned threads = 1, std::uint8_t* kept = nullptr, std::uint32_t* tensor_amax = nullptr) const;
+  // §19.5 the counts of every block of quantize()'s codes of x (the same r), amax being scale()'s
+  // block amaxes: 4 per block (saturated, flushed, nan, inf), block-row-major. false (nothing
+  // written) for the fused application, whose counts are not computed here.
+  bool counts(const void* x, const std::uint32_t* r, const std::uint32_t* amax, const std::uint8_t* codes,
+              std::uint64_t* counts) const;
   // Returns false (with `err`) for metadata it does not take (GAM code 00). tensor_amax: §18.4 (nvfp4).
   // §17.3 false (err set) when a GAM block scale is code 00; true for every other rule.
   bool gam_scales_valid(const std::uint32_t* scales, std::string& err) const;
@@ -120,6 +154,8 @@ class FastQuant {
   std::size_t blocks() const { return nbr_ * nbc_; }
   std::size_t groups() const { return ngr_ * ngc_; }
   bool one_pass() const { return one_pass_; }
+  // Whether quantize() takes the streaming kernel (1-row blocks, one pass per block; fast_quant.cpp).
+  bool streams() const { return stream_.mode != StreamScale::none; }
 
  private:
   // Per block: the binary32 factor and how it is applied.
@@ -168,6 +204,10 @@ class FastQuant {
     return static_cast<std::uint8_t>((F.kept ? kKept : 0) | (F.poisoned ? kPoisoned : 0));
   }
   std::uint32_t dequant_stored(std::uint32_t a) const;
+  // quantize() by the streaming kernel (no random bits): streams() with fixed null, or the codes of
+  // apply_stream_ with the blocks' factors fixed (see fast_quant.cpp).
+  void quantize_stream(const void* x, const BlockFactor* fixed, std::uint8_t* codes, std::uint32_t* scales,
+                       unsigned threads, std::uint8_t* kept) const;
   void poisoned_nans(const std::uint32_t* u, std::size_t n, const BlockFactor& F, std::uint32_t* y) const;
   std::uint32_t first_nan_of(const void* x, std::size_t I, std::size_t J) const;
   // §19.9 elem_nan=half: the codes of lanes whose binary32 value y is NaN become ±1.5.
@@ -194,6 +234,8 @@ class FastQuant {
   std::uint32_t floor_s_ = 0;          // RN32(q_max / RN64(1e-12)) saturated: the quotient scale of a floored block
   std::optional<std::uint32_t> half_;  // §19.9 elem_nan=half: the code of +1.5
   std::uint32_t nan_code_ = 0;         // the element code of the canonical NaN
+  StreamScale stream_;                 // mode none: quantize() does not stream
+  bool apply_stream_ = false;          // the two-pass path's codes by the streaming kernel
 };
 
 }  // namespace numref::cpu_fast
