@@ -53,7 +53,7 @@ extern "C" {
 /* The ABI is tables of numbers and their comments, laid out by hand in columns. */
 /* clang-format off */
 #define NUMREF_BACKEND_ABI_VERSION 1u
-#define NUMREF_BACKEND_ABI_MINOR 11u
+#define NUMREF_BACKEND_ABI_MINOR 12u
 
 #if defined(_WIN32)
 #define NUMREF_BACKEND_EXPORT __declspec(dllexport)
@@ -220,11 +220,13 @@ enum { NUMREF_FMT_P3109_BEFORE_ = 14, NUMREF_P3109_FORMAT_LIST(NUMREF_P3109_FMT_
   X(DEEPGEMM, deepgemm) X(TE_MXFP8, te_mxfp8)                                                      \
   /* 16, 17: element profiles added later */                                                      \
   X(GFLOAT, gfloat) X(GFLOAT_SAT, gfloat_sat)                                                      \
-  /* 18, 19: recipe profiles added later (1.5); 20, 21 (1.6); 22 (1.10); 23 - 25 (1.11) */         \
+  /* 18, 19: recipe profiles added later (1.5); 20, 21 (1.6); 22 (1.10); 23 - 25 (1.11); 26, 27   \
+     (1.12) */                                                                                    \
   X(TE_FLOAT8_CURRENT, te_float8_current) X(TE_FLOAT8_BLOCK, te_float8_block)                      \
   X(MICROXCALING, microxcaling) X(TORCHAO_FLOAT8_INFERENCE, torchao_float8_inference)              \
   X(MICROXCALING_EVEN, microxcaling_even) X(TE_FLOAT8_CURRENT_POW2, te_float8_current_pow2)        \
-  X(TE_FLOAT8_BLOCK_F32, te_float8_block_f32) X(TE_MXFP8_2_13, te_mxfp8_2_13)
+  X(TE_FLOAT8_BLOCK_F32, te_float8_block_f32) X(TE_MXFP8_2_13, te_mxfp8_2_13)                   \
+  X(TORCHAO_NVFP4, torchao_nvfp4) X(TORCHAO_NVFP4_BLOCK, torchao_nvfp4_block)
 #define NUMREF_PROFILE_ENUMERATOR_(NAME, name) NUMREF_PROFILE_##NAME,
 enum { NUMREF_PROFILE_LIST(NUMREF_PROFILE_ENUMERATOR_) NUMREF_PROFILE_END_ };
 #undef NUMREF_PROFILE_ENUMERATOR_
@@ -330,6 +332,7 @@ typedef struct numref_policy {
 #define NUMREF_NAN_BLOCK_OWN_NAN 4u   /* nan_block=own_nan; 1.6 */
 #define NUMREF_ELEM_NAN_POLICY 0u    /* elem_nan=policy; §19.9 */
 #define NUMREF_ELEM_NAN_HALF 1u /* elem_nan=half */
+#define NUMREF_ELEM_NAN_BITS 2u /* elem_nan=bits; 1.12 */
 #define NUMREF_MX_DESCALE_RECIP 0u   /* mx_descale=recip; §16.6 / §16.10 */
 #define NUMREF_MX_DESCALE_DIVIDE 1u /* mx_descale=divide */
 #define NUMREF_NAN_SCALE_CANONICAL 0u /* nan_scale=canonical; §13.8 */
@@ -341,6 +344,9 @@ typedef struct numref_policy {
 #define NUMREF_SCALE_ROUND_SOURCE 1u /* scale_round=source */
 #define NUMREF_ZERO_DIVISOR_RAISE 0u   /* zero_divisor=raise; §14.6 (1.6) */
 #define NUMREF_ZERO_DIVISOR_KEEP 1u /* zero_divisor=keep */
+#define NUMREF_NVFP4_SCALE_ENCODE 0u /* nvfp4_scale=encode; §18.5 (1.12) */
+#define NUMREF_NVFP4_SCALE_DECODE 1u /* nvfp4_scale=decode */
+#define NUMREF_NVFP4_SCALE_BLOCK 2u  /* nvfp4_scale=block */
 
 /* The recipe of a tensor operation (1.4), one field per row of kRecipeKnobs in table order.
  * All zero: numref's rules (§13 – §19), what every tensor operation of a profile without a
@@ -357,7 +363,8 @@ typedef struct numref_recipe {
   uint8_t zero_sign;   /* NUMREF_ZERO_SIGN_* (§19.10; 1.6, was reserved) */
   uint8_t scale_round; /* NUMREF_SCALE_ROUND_* (§14.5; 1.6, was reserved) */
   uint8_t zero_divisor; /* NUMREF_ZERO_DIVISOR_* (§14.6; 1.6, was reserved) */
-  uint8_t reserved[5]; /* zero */
+  uint8_t nvfp4_scale; /* NUMREF_NVFP4_SCALE_* (§18.5; 1.12, was reserved) */
+  uint8_t reserved[4]; /* zero */
   /* The same knobs in the describe() text form of §19.8 ("amax_floor=none scale_exp=bits ..."). */
   const char* text;
 } numref_recipe;

@@ -41,7 +41,8 @@ namespace numref {
   X(gfloat) X(gfloat_sat)                                                                       \
   /* recipe profiles added later */                                                             \
   X(te_float8_current) X(te_float8_block) X(microxcaling) X(torchao_float8_inference)          \
-  X(microxcaling_even) X(te_float8_current_pow2) X(te_float8_block_f32) X(te_mxfp8_2_13)
+  X(microxcaling_even) X(te_float8_current_pow2) X(te_float8_block_f32) X(te_mxfp8_2_13)        \
+  X(torchao_nvfp4) X(torchao_nvfp4_block)
 // clang-format on
 #define NUMREF_PROFILE_ENUMERATOR(name) name,
 enum class ProfileId : std::uint8_t { NUMREF_PROFILE_IDS(NUMREF_PROFILE_ENUMERATOR) };
@@ -435,6 +436,23 @@ inline constexpr Recipe kTorchaoFloat8Inference{
     .source = "torchao 0.18 quantization Float8Tensor.from_hp (_choose_scale_float8 + _quantize_affine_float8)",
     .elements = "f8e4m3fn f8e5m2"};
 
+// §10.4 torchao 0.18 NVFP4 (prototype/mx_formats/nvfp4_tensor.py NVFP4Tensor.to_nvfp4 -> nvfp4_quantize, the
+// eager torch path; block 1 x 16, element f4e2m1fn by f32_to_f4_unpacked = _f32_to_floatx_unpacked).
+// torchao_nvfp4: with the per-tensor scale its workflows pass (use_dynamic_per_tensor_scale:
+//   per_tensor_amax_to_scale(torch.max(torch.abs(x))) = t_amax / 2688 in binary32): §18.5.
+// torchao_nvfp4_block: without a per_tensor_scale (single-level E4M3 block scales): §18.6.
+// Both: binary32 arithmetic with x86's NaN rules (a NaN operand's NaN, the default NaN 0xFFC00000 for
+// 0 / 0, Inf / Inf, 0 * Inf), torch.clamp(y, -6, 6) then the bit arithmetic of _f32_to_floatx_unpacked,
+// which reads a NaN's bits as a number (§19.9 elem_nan=bits). Measured on x86-64 AVX-512 (docs/profiles.md).
+inline constexpr Recipe kTorchaoNvfp4{
+    .rule = "nvfp4", .partition = "block:1x16", .knobs = "elem_nan=bits nvfp4_scale=decode",
+    .source = "torchao 0.18 prototype.mx_formats NVFP4Tensor.to_nvfp4 with per_tensor_amax_to_scale(amax)",
+    .elements = "f4e2m1fn"};
+inline constexpr Recipe kTorchaoNvfp4Block{
+    .rule = "nvfp4", .partition = "block:1x16", .knobs = "elem_nan=bits nvfp4_scale=block",
+    .source = "torchao 0.18 prototype.mx_formats NVFP4Tensor.to_nvfp4 without per_tensor_scale",
+    .elements = "f4e2m1fn"};
+
 // §10 The profile table: one row per ProfileId, in enum order (= the C ABI numbering, §32.3).
 // A new profile is one row here (with its Recipe above, if it has one), its enumerator in
 // NUMREF_PROFILE_IDS (above) and its NUMREF_PROFILE_LIST entry (backend.h); every list of
@@ -529,6 +547,16 @@ inline constexpr Profile kProfiles[] = {
                 "2^127, satfinite)",
      .narrow = cuda_narrow(Overflow::saturate), .wide = cuda_wide(), .rules = kCudaRules, .recipe = &kTeMxfp8_2_13,
      .abi_minor = 11},
+    {.id = ProfileId::torchao_nvfp4, .name = "torchao_nvfp4",
+     .summary = "torchao 0.18 NVFP4Tensor.to_nvfp4 with the dynamic per-tensor scale (block 1 x 16: E4M3 scale of "
+                "amax / 6 / (t_amax / 2688), FP4 elements)",
+     .narrow = torchao_narrow(), .wide = torch_wide(), .rules = kTorchRules, .recipe = &kTorchaoNvfp4,
+     .abi_minor = 12},
+    {.id = ProfileId::torchao_nvfp4_block, .name = "torchao_nvfp4_block",
+     .summary = "torchao 0.18 NVFP4Tensor.to_nvfp4 without a per-tensor scale (block 1 x 16: E4M3 scale of amax / 6, "
+                "FP4 elements)",
+     .narrow = torchao_narrow(), .wide = torch_wide(), .rules = kTorchRules, .recipe = &kTorchaoNvfp4Block,
+     .abi_minor = 12},
 };
 
 // clang-format on

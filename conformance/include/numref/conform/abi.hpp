@@ -177,9 +177,9 @@ inline std::optional<Policy> from_c_policy(const numref_policy& c) {
 namespace detail {
 // The numref_recipe field of every row of numref::kRecipeKnobs, in table order.
 inline constexpr std::uint8_t numref_recipe::*kCRecipeFields[] = {
-    &numref_recipe::amax_floor, &numref_recipe::scale_exp,   &numref_recipe::zero_code,   &numref_recipe::inf_block,
-    &numref_recipe::nan_block,  &numref_recipe::elem_nan,    &numref_recipe::mx_descale,  &numref_recipe::nan_scale,
-    &numref_recipe::zero_sign,  &numref_recipe::scale_round, &numref_recipe::zero_divisor};
+    &numref_recipe::amax_floor, &numref_recipe::scale_exp,   &numref_recipe::zero_code,    &numref_recipe::inf_block,
+    &numref_recipe::nan_block,  &numref_recipe::elem_nan,    &numref_recipe::mx_descale,   &numref_recipe::nan_scale,
+    &numref_recipe::zero_sign,  &numref_recipe::scale_round, &numref_recipe::zero_divisor, &numref_recipe::nvfp4_scale};
 static_assert(std::size(kCRecipeFields) == std::tuple_size_v<decltype(kRecipeKnobs)>,
               "one numref_recipe field per knob");
 // The C value of a recipe knob's value: its word's index in the row (0 = numref's rule).
@@ -220,7 +220,8 @@ static_assert(detail::recipe_pinned(NanBlock::poison, NUMREF_NAN_BLOCK_POISON, "
               recipe_knob<NanBlock>().words.size() == 5);
 static_assert(detail::recipe_pinned(ElemNan::policy, NUMREF_ELEM_NAN_POLICY, "policy") &&
               detail::recipe_pinned(ElemNan::half, NUMREF_ELEM_NAN_HALF, "half") &&
-              recipe_knob<ElemNan>().words.size() == 2);
+              detail::recipe_pinned(ElemNan::bits, NUMREF_ELEM_NAN_BITS, "bits") &&
+              recipe_knob<ElemNan>().words.size() == 3);
 static_assert(detail::recipe_pinned(MxDescale::recip, NUMREF_MX_DESCALE_RECIP, "recip") &&
               detail::recipe_pinned(MxDescale::divide, NUMREF_MX_DESCALE_DIVIDE, "divide") &&
               recipe_knob<MxDescale>().words.size() == 2);
@@ -236,6 +237,10 @@ static_assert(detail::recipe_pinned(ScaleRound::f32, NUMREF_SCALE_ROUND_F32, "f3
 static_assert(detail::recipe_pinned(ZeroDivisor::raise, NUMREF_ZERO_DIVISOR_RAISE, "raise") &&
               detail::recipe_pinned(ZeroDivisor::keep, NUMREF_ZERO_DIVISOR_KEEP, "keep") &&
               recipe_knob<ZeroDivisor>().words.size() == 2);
+static_assert(detail::recipe_pinned(NvScale::encode, NUMREF_NVFP4_SCALE_ENCODE, "encode") &&
+              detail::recipe_pinned(NvScale::decode, NUMREF_NVFP4_SCALE_DECODE, "decode") &&
+              detail::recipe_pinned(NvScale::block, NUMREF_NVFP4_SCALE_BLOCK, "block") &&
+              recipe_knob<NvScale>().words.size() == 3);
 static_assert(sizeof(numref_recipe::reserved) + std::size(detail::kCRecipeFields) == 16,
               "numref_recipe keeps 16 knob bytes: a new knob takes a reserved byte");
 
