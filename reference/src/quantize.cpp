@@ -73,7 +73,7 @@ bool is_poisoned_code(ScaleRule rule, std::uint32_t stored) {
 Factor dequant_from_stored(ScaleRule rule, DequantOp op, const Exact& q_max, std::uint32_t stored, std::uint32_t m_g,
                            std::uint32_t tensor_amax, const RecipeKnobs& rk) {
   Exact v = exact_pow2(0);
-  if (scale_kind(rule) == ScaleKind::nvfp4 && rk.nvfp4_scale != NvScale::encode) {  // §18.5 / §18.6
+  if (scale_kind(rule) == ScaleKind::nvfp4 && torchao_nvfp4(rk.nvfp4_scale)) {  // §18.5 / §18.6
     const std::uint32_t f = nvfp4_torchao_dequant(stored, torchao_tensor_scale(rk, Amax{tensor_amax}, q_max));
     if ((f & 0x7FFFFFFFu) == kF32Inf) return Factor{false, v, true};
     return Factor{false, (f & 0x7FFFFFFFu) == 0 ? Exact{} : exact_f32(f)};
@@ -259,7 +259,12 @@ void Quantizer::prepare(std::span<const Amax> block_amax_values) {
     groups_.assign(g.size(), GamGroup{});
     for (std::size_t i = 0; i < g.size(); ++i) groups_[i] = gam_group(g[i], qmax_);
   }
-  if (kind == ScaleKind::nvfp4) nvfp4_s_enc_ = nvfp4_tensor_scale(tensor_amax_, qmax_);
+  if (kind == ScaleKind::nvfp4) {
+    nvfp4_s_enc_ = nvfp4_tensor_scale(tensor_amax_, qmax_);
+    // §18.5 nvfp4_scale=encode_inf_one: S_enc = 1.0 for t_amax = +Inf as for 0 (TransformerEngine
+    // compute_global_encode_scaling_factor_FP4: 2688 / Inf = 0 -> 1.0)
+    if (f32_is_inf(tensor_amax_.f32) && spec_.recipe.nvfp4_scale == NvScale::encode_inf_one) nvfp4_s_enc_ = kF32One;
+  }
   prepared_ = true;
 }
 
@@ -432,7 +437,7 @@ BlockScale Quantizer::block_scale(std::size_t b, Amax a) const {
       break;
     }
     case ScaleKind::nvfp4:
-      if (rk.nvfp4_scale != NvScale::encode) return torchao_nvfp4_scale(s, a);   // §18.5 / §18.6
+      if (torchao_nvfp4(rk.nvfp4_scale)) return torchao_nvfp4_scale(s, a);       // §18.5 / §18.6
       s.stored = nvfp4_block_code(a, nvfp4_s_enc_, qmax_);                       // §18.2
       s.quant = f32_factor(false, nvfp4_encode_factor(s.stored, nvfp4_s_enc_));  // §18.3
       break;
@@ -445,8 +450,11 @@ BlockScale Quantizer::block_scale(std::size_t b, Amax a) const {
   if (rk.nan_scale == NanScale::all_ones_tensor && f32_is_nan(a.f32) && f32_is_nan(s.stored) && grid_.count() == 1 &&
       spec_.partition == Partition::tensor())
     s.stored = 0xFFFFFFFFu;
-  s.poisoned = is_poisoned_code(spec_.rule, s.stored) || (kind == ScaleKind::nvfp4 && tensor_amax_.poisoned());
-  if (!s.poisoned)
+  // §18.1 a NaN S_enc (a poisoned t_amax) poisons every block; with nvfp4_scale=encode_inf_one a +Inf t_amax
+  // keeps its codes and dequantizes to NaN (block_poisoned: §18.4 of t_amax = +Inf)
+  s.poisoned = is_poisoned_code(spec_.rule, s.stored) || (kind == ScaleKind::nvfp4 && !f32_is_finite(nvfp4_s_enc_));
+  if (kind == ScaleKind::nvfp4 && tensor_amax_.poisoned()) s.nan_dequant = true;
+  if (!s.poisoned && !s.nan_dequant)
     s.dequant = dequant_from_stored(spec_.rule, spec_.dequant, qmax_, s.stored, m_g, tensor_amax_.f32, spec_.recipe);
   return s;
 }

@@ -342,7 +342,10 @@ const Rounder& e4m3_satfinite() {
 
 std::uint32_t nvfp4_block_code(Amax b, std::uint32_t s_enc, const Exact& q_max) {
   const Format& e4m3 = format(FormatId::f8e4m3fn);
-  if (b.poisoned() || !f32_is_finite(s_enc)) return e4m3.canonical_nan;
+  if (f32_is_nan(b.f32) || !f32_is_finite(s_enc)) return e4m3.canonical_nan;
+  // a +Inf b_amax under a finite S_enc (inf_block=one_scale, §13.6): RN32(Inf * k) = Inf -> 448 (k > 0:
+  // S_enc >= 2688 / FLT_MAX)
+  if (f32_is_inf(b.f32)) return encode_max_finite(false, e4m3);
   const std::uint32_t inv_q = rn32_div(exact_pow2(0), q_max);
   const std::uint32_t k = rn32(exact_mul(exact_f32(s_enc), exact_f32(inv_q)));
   const std::uint32_t s = rn32(exact_mul(exact_f32(b.f32), exact_f32(k)));

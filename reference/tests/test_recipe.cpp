@@ -677,6 +677,47 @@ TEST(Recipe, TorchaoNvfp4Block) {
   EXPECT_THROW(prof(ProfileId::torchao_nvfp4_block, E4M3), std::invalid_argument);
 }
 
+// §10.4 te_nvfp4 / te_nvfp4_2d: §18 with nvfp4_scale=encode_inf_one (§18.5): TransformerEngine's
+// compute_global_encode_scaling_factor_FP4 gives S_enc = 1.0 for t_amax = +Inf (2688 / Inf = 0 -> 1.0).
+TEST(Recipe, TeNvfp4) {
+  const Format& fp4 = format(FormatId::f4e2m1fn);
+  const QuantizeSpec te = prof(ProfileId::te_nvfp4, fp4);
+  EXPECT_EQ(te.rule, ScaleRule::nvfp4);
+  // [+Inf, 1.0 x 15 | 1.0 x 16]: S_enc = 1. Block 0: RN32(Inf * RN32(1 * RN32(1/6))) = Inf -> 448 (0x7E);
+  // c_0 = RN32(1 / RN32(448 * RN32(1 / 1))) = RN32(1/448); Inf * c_0 = Inf -> satfinite 6 (0x7), 1.0 * c_0 =
+  // 0.00223 -> 0 (0x0). Block 1: RN32(1 * 0x3E2AAAAB) = 0.16666667 -> E4M3 0.171875 (0x23, above the
+  // midpoint 0.1640625 of 0x22 and 0x23); c_1 = RN32(1 / 0.171875) = 5.818 -> 1.0 * c_1 -> 6 (0x7).
+  // (nvfp4_scale=encode, §18.1: t_amax = +Inf poisons every block: scales 0x7F 0x7F.)
+  std::vector<std::uint32_t> x = concat(block16(kF32Inf, kF32One), block16(kF32One, kF32One));
+  const Out a = run(te, x);
+  EXPECT_EQ(a.scales, (std::vector<std::uint32_t>{0x7E, 0x23}));
+  EXPECT_EQ(a.codes[0], 0x7u);
+  EXPECT_EQ(a.codes[1], 0x0u);
+  EXPECT_EQ(a.codes[16], 0x7u);
+  QuantizeSpec poison = te;
+  poison.recipe.nvfp4_scale = NvScale::encode;
+  EXPECT_EQ(run(poison, x).scales, (std::vector<std::uint32_t>{0x7F, 0x7F}));
+  // a NaN is ignored by the amaxes (fmaxf): [NaN, 1.0 x 15] has t_amax 1, S_enc = 2688, RN32(2688 *
+  // RN32(1/6)) = 448 (2688 * 0x3E2AAAAB = 448.0000133, RN32: 448), 1 * 448 -> 0x7E (amax_nan=propagate:
+  // a poisoned t_amax, 0x7F)
+  EXPECT_EQ(run(te, block16(kF32NaN, kF32One)).scales[0], 0x7Eu);
+  QuantizeSpec propagate = te;
+  propagate.amax.nan = AmaxNan::propagate;
+  EXPECT_EQ(run(propagate, block16(kF32NaN, kF32One)).scales[0], 0x7Fu);
+  // te_nvfp4_2d: one scale per 16 x 16 tile (16 rows of 32: two tiles of amax 1.0 and 0.5; t_amax 1):
+  // 1 * 448 -> 0x7E, 0.5 * 448 = 224 = 1.75 * 2^7 -> 0x76
+  const QuantizeSpec te2 = prof(ProfileId::te_nvfp4_2d, fp4);
+  std::vector<std::uint32_t> t(16 * 32, 0);
+  t[5 * 32 + 3] = kF32One;       // tile 0, row 5
+  t[9 * 32 + 20] = 0x3F000000u;  // tile 1, row 9
+  std::vector<std::uint8_t> bytes(t.size() * 4);
+  std::memcpy(bytes.data(), t.data(), bytes.size());
+  std::vector<std::uint8_t> codes(t.size());
+  const TensorView v(format(FormatId::f32), bytes.data(), 16, 32);
+  EXPECT_EQ(quantize(v, te2, codes).meta.scales, (std::vector<std::uint32_t>{0x7E, 0x76}));
+  EXPECT_THROW(prof(ProfileId::te_nvfp4, E4M3), std::invalid_argument);
+}
+
 // §19.9 elem_nan=bits on FP6: f6e2m3fn (bias 1, m = 3; o = bit 20): 0x7FC00000 (o = 0) -> (0x7FC00000 -
 // 126 * 2^23 + 2^19 - 1) >> 20 = 0x40C7FFFF >> 20 = 0x40C -> 0x0C (1.5, as `half`); 0x7FF00000 (o = 1) ->
 // 0x40F80000 >> 20 -> 0x0F; 0x7FFFFFFF (o = 1) -> 0x4107FFFF >> 20 = 0x410 -> 0x10; the sign bit 0x20 ORed in.

@@ -220,13 +220,14 @@ enum { NUMREF_FMT_P3109_BEFORE_ = 14, NUMREF_P3109_FORMAT_LIST(NUMREF_P3109_FMT_
   X(DEEPGEMM, deepgemm) X(TE_MXFP8, te_mxfp8)                                                      \
   /* 16, 17: element profiles added later */                                                      \
   X(GFLOAT, gfloat) X(GFLOAT_SAT, gfloat_sat)                                                      \
-  /* 18, 19: recipe profiles added later (1.5); 20, 21 (1.6); 22 (1.10); 23 - 25 (1.11); 26, 27   \
+  /* 18, 19: recipe profiles added later (1.5); 20, 21 (1.6); 22 (1.10); 23 - 25 (1.11); 26 - 29  \
      (1.12) */                                                                                    \
   X(TE_FLOAT8_CURRENT, te_float8_current) X(TE_FLOAT8_BLOCK, te_float8_block)                      \
   X(MICROXCALING, microxcaling) X(TORCHAO_FLOAT8_INFERENCE, torchao_float8_inference)              \
   X(MICROXCALING_EVEN, microxcaling_even) X(TE_FLOAT8_CURRENT_POW2, te_float8_current_pow2)        \
   X(TE_FLOAT8_BLOCK_F32, te_float8_block_f32) X(TE_MXFP8_2_13, te_mxfp8_2_13)                   \
-  X(TORCHAO_NVFP4, torchao_nvfp4) X(TORCHAO_NVFP4_BLOCK, torchao_nvfp4_block)
+  X(TORCHAO_NVFP4, torchao_nvfp4) X(TORCHAO_NVFP4_BLOCK, torchao_nvfp4_block)                     \
+  X(TE_NVFP4, te_nvfp4) X(TE_NVFP4_2D, te_nvfp4_2d)
 #define NUMREF_PROFILE_ENUMERATOR_(NAME, name) NUMREF_PROFILE_##NAME,
 enum { NUMREF_PROFILE_LIST(NUMREF_PROFILE_ENUMERATOR_) NUMREF_PROFILE_END_ };
 #undef NUMREF_PROFILE_ENUMERATOR_
@@ -347,6 +348,7 @@ typedef struct numref_policy {
 #define NUMREF_NVFP4_SCALE_ENCODE 0u /* nvfp4_scale=encode; §18.5 (1.12) */
 #define NUMREF_NVFP4_SCALE_DECODE 1u /* nvfp4_scale=decode */
 #define NUMREF_NVFP4_SCALE_BLOCK 2u  /* nvfp4_scale=block */
+#define NUMREF_NVFP4_SCALE_ENCODE_INF_ONE 3u /* nvfp4_scale=encode_inf_one */
 
 /* The recipe of a tensor operation (1.4), one field per row of kRecipeKnobs in table order.
  * All zero: numref's rules (§13 – §19), what every tensor operation of a profile without a

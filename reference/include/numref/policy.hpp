@@ -249,12 +249,16 @@ enum class ElemNan : std::uint8_t {
            // _f32_to_floatx_unpacked on any NaN: f4e2m1fn 0x3 or 0x4 by payload bit 21)
 };
 enum class NvScale : std::uint8_t {
-  encode,  // §18.1 - §18.4 S_enc = C / t_amax (TransformerEngine)
-  decode,  // §18.5 p = t_amax / C divides the block scales; x86 binary32 NaN rules (torchao to_nvfp4
-           // with the per-tensor scale per_tensor_amax_to_scale(torch.max(torch.abs(x))))
-  block,   // §18.6 no tensor scale: d_b = e4m3(clamp(b_amax / q_max, 2^-6, 448)) (torchao to_nvfp4
-           // without a per_tensor_scale)
+  encode,          // §18.1 - §18.4 S_enc = C / t_amax (TransformerEngine)
+  decode,          // §18.5 p = t_amax / C divides the block scales; x86 binary32 NaN rules (torchao to_nvfp4
+                   // with the per-tensor scale per_tensor_amax_to_scale(torch.max(torch.abs(x))))
+  block,           // §18.6 no tensor scale: d_b = e4m3(clamp(b_amax / q_max, 2^-6, 448)) (torchao to_nvfp4
+                   // without a per_tensor_scale)
+  encode_inf_one,  // §18.5 encode, with S_enc = 1.0 for t_amax = +Inf as for 0 (TransformerEngine
+                   // compute_global_encode_scaling_factor_FP4: 2688 / Inf = 0 -> 1.0)
 };
+// §18.5 / §18.6 nvfp4_scale is torchao's arithmetic (not §18.1 - §18.4's).
+constexpr bool torchao_nvfp4(NvScale s) { return s == NvScale::decode || s == NvScale::block; }
 enum class ZeroSign : std::uint8_t {
   keep,  // §19.10 a zero element keeps the sign of x (§6.6)
   plus,  // an element whose scaled value RN32(x * F) is ±0 becomes +0 (microxcaling:
@@ -288,7 +292,7 @@ inline constexpr std::string_view elem_nan[] = {"policy", "half", "bits"};
 inline constexpr std::string_view zero_sign[] = {"keep", "plus"};
 inline constexpr std::string_view scale_round[] = {"f32", "source"};
 inline constexpr std::string_view zero_divisor[] = {"raise", "keep"};
-inline constexpr std::string_view nvfp4_scale[] = {"encode", "decode", "block"};
+inline constexpr std::string_view nvfp4_scale[] = {"encode", "decode", "block", "encode_inf_one"};
 // The C ABI minor version of each word (Annex C.1): the recipe came in 1.4 (its defaults, word 0,
 // are the rules of every earlier version); later words say so.
 inline constexpr std::uint8_t since_1_4[] = {0, 4, 4, 4, 4, 4};
@@ -296,7 +300,7 @@ inline constexpr std::uint8_t inf_block_since[] = {0, 4, 4, 4, 4, 5};
 inline constexpr std::uint8_t nan_block_since[] = {0, 4, 4, 6, 6};
 inline constexpr std::uint8_t since_1_6[] = {0, 6};
 inline constexpr std::uint8_t elem_nan_since[] = {0, 4, 12};
-inline constexpr std::uint8_t since_1_12[] = {0, 12, 12};
+inline constexpr std::uint8_t since_1_12[] = {0, 12, 12, 12};
 }  // namespace recipe_words
 template <class T>
 using RecipeKnob = KnobRow<RecipeKnobs, T>;

@@ -240,7 +240,8 @@ static_assert(detail::recipe_pinned(ZeroDivisor::raise, NUMREF_ZERO_DIVISOR_RAIS
 static_assert(detail::recipe_pinned(NvScale::encode, NUMREF_NVFP4_SCALE_ENCODE, "encode") &&
               detail::recipe_pinned(NvScale::decode, NUMREF_NVFP4_SCALE_DECODE, "decode") &&
               detail::recipe_pinned(NvScale::block, NUMREF_NVFP4_SCALE_BLOCK, "block") &&
-              recipe_knob<NvScale>().words.size() == 3);
+              detail::recipe_pinned(NvScale::encode_inf_one, NUMREF_NVFP4_SCALE_ENCODE_INF_ONE, "encode_inf_one") &&
+              recipe_knob<NvScale>().words.size() == 4);
 static_assert(sizeof(numref_recipe::reserved) + std::size(detail::kCRecipeFields) == 16,
               "numref_recipe keeps 16 knob bytes: a new knob takes a reserved byte");
 
