@@ -293,12 +293,17 @@ def main():
                 fails += compare(key, x32, got, want, PROFILES[prof])
         if rec is None and "torchao_nvfp4" in profiles:
             fails += check_cpu_path(a.numref, tmp)
-    if a.record:
-        if os.path.exists(a.record):
-            print(f"nvfp4_diff.py: {a.record} exists; record to a new file", file=sys.stderr)
+    return finish(a.record, out, fails)
+
+
+def finish(record, out, fails):
+    """Writes the recording (to a new file only), prints the verdict; the exit status."""
+    if record:
+        if os.path.exists(record):
+            print(f"{os.path.basename(sys.argv[0])}: {record} exists; record to a new file", file=sys.stderr)
             return 2
-        np.savez_compressed(a.record, **out)
-        print(f"recorded {a.record}")
+        np.savez_compressed(record, **out)
+        print(f"recorded {record}")
     print("OK: 0 differences" if fails == 0 else "FAILED")
     return 1 if fails else 0
 

@@ -42,7 +42,7 @@ import types
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from nvfp4_diff import as_bf16, gen_block  # noqa: E402  (the same block mix)
+from nvfp4_diff import as_bf16, finish, gen_block  # noqa: E402  (the same block mix)
 
 PROFILES = {"te_nvfp4": 1, "te_nvfp4_2d": 16}  # tile_len_y
 ROWS, COLS, BLOCK = 32, 64, 16
@@ -197,14 +197,7 @@ def main():
                     out[key + "_scales"], out[key + "_codes"] = want
                 got = numref_run(a.numref, src, prof, bf16, tmp)
                 fails += compare(key, (src.astype(np.uint32) << 16) if bf16 else src, got, want)
-    if a.record:
-        if os.path.exists(a.record):
-            print(f"te_nvfp4_diff.py: {a.record} exists; record to a new file", file=sys.stderr)
-            return 2
-        np.savez_compressed(a.record, **out)
-        print(f"recorded {a.record}")
-    print("OK: 0 differences" if fails == 0 else "FAILED")
-    return 1 if fails else 0
+    return finish(a.record, out, fails)
 
 
 if __name__ == "__main__":
