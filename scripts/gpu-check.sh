@@ -13,7 +13,9 @@
 #    shards are the same command with another I, e.g. as a job array);
 # 5. the CUDA benchmarks (bench_cuda_cast, bench_cuda_quant, bench_cuda_gaussws);
 # 6. te-kernels: where TransformerEngine is installed, its CUDA quantizers on the code-00, NaN
-#    and Inf blocks against the te_* profiles (tools/tests/te_device_check.py; issue 30 item 5);
+#    and Inf blocks against the te_* profiles (tools/tests/te_device_check.py; issue 30 item 5),
+#    and its NVFP4Quantizer (1-D and 2-D) on NaN, -0 and Inf elements against te_nvfp4 /
+#    te_nvfp4_2d (issue 30 item 4; needs a GPU with FP4 conversions);
 #    without it the step is recorded as not run (exit 77 of the script), not as a failure;
 # and writes FILE (default gpu-check-results.md): a dated section for docs/performance.md with
 # the device, the commit, each step's command, status and time, the conformance summaries and

@@ -465,7 +465,7 @@ TEST(TensorRecipe, TextCarriesTheRecipeAndQmax) {
   // torchao_mx_rceil (policy.cpp): scale_exp=log2f zero_code=one inf_block=max_code elem_nan=half
   EXPECT_NE(p->text().find("amax_floor=none scale_exp=log2f zero_code=one inf_block=max_code nan_block=poison "
                            "elem_nan=half mx_descale=recip nan_scale=canonical zero_sign=keep scale_round=f32 "
-                           "zero_divisor=raise divisor=divide elem_exp=bits apply=rn32 "
+                           "zero_divisor=raise divisor=divide elem_exp=bits nvfp4_scale=encode apply=rn32 "
                            "profile=torchao_mx_rceil"),
             std::string::npos)
       << p->text();

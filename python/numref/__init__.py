@@ -396,7 +396,7 @@ def quantize(x, fmt: str, *, partition: str | None = None, scale: str | None = N
     amax_nan, amax_inf  propagate (default: poisons the block) | ignore (§13.2).
     recipe     recipe knobs "key=word ..." (§19.8: amax_floor, scale_exp, zero_code, inf_block,
                nan_block, elem_nan, mx_descale, nan_scale, zero_sign, scale_round, zero_divisor, divisor,
-               elem_exp).
+               elem_exp, nvfp4_scale).
     q_max      an explicit q_max (§14.4): a number that is exactly a binary32 value.
     apply      rn32 | fused (§19.2); dequant  divide | reciprocal (§19.3).
     profile, policy, **knobs  the element policy as in ``cast``; without profile, policy or

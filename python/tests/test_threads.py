@@ -358,8 +358,21 @@ def test_cpu_fast_conform_every_recipe_profile(numref_cli, profile):
             for m in re.finditer(r"^(quantize|dequantize|fake-quant)\s+\S.*?\s(\d+)\s+(\d+)\s+(\d+)\s+\d+\s+\d+\s+\d+$",
                                  r.stdout, re.M)}
     assert set(rows) == {"quantize", "dequantize", "fake-quant"}, r.stdout[-2000:]
+    if profile in CPU_FAST_DECLINES:
+        # declined by its support query, never computed wrong: nothing fails, quantize and fake-quant
+        # are skipped (dequantize carries no recipe in the C ABI and is compared)
+        assert all(failed == 0 for _, _, failed in rows.values()), rows
+        assert rows["quantize"][1] == 0 and rows["fake-quant"][1] == 0, rows
+        assert "declined by its support query" in r.stdout, r.stdout[-2000:]
+        return
     for op, (cases, passed, failed) in rows.items():
         assert cases > 0 and passed == cases and failed == 0, (op, cases, passed, failed)
+
+
+# The recipe profiles whose knobs cpu-fast does not implement yet (§14.7 divisor=recip, §19.11
+# elem_exp=log2f, §18.5 nvfp4_scale, §19.9 elem_nan=bits): it declines them, the reference computes them.
+CPU_FAST_DECLINES = {"deepgemm_f32", "microxcaling_floor", "torchao_nvfp4", "torchao_nvfp4_block", "te_nvfp4",
+                     "te_nvfp4_2d"}
 
 
 @pytest.mark.parametrize("recipe,partition", [("tensor", "block:128x128"), ("tensor", "rows"), ("tensor", "block:64x64"),

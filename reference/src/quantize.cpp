@@ -41,6 +41,15 @@ namespace {
 // negative, quiet): torch's CPU kernels hand it to the element cast.
 constexpr std::uint32_t kF32DefaultNaNx86 = 0xFFC00000u;
 
+// §18.5 the tensor scale p of nvfp4_scale=decode; none for =block (and for =encode, which has S_enc).
+// (Its NaN for a NaN t_amax depends on the source format; a dequantize, which has no source, never
+// reads it: the block is poisoned.)
+std::optional<std::uint32_t> torchao_tensor_scale(const RecipeKnobs& rk, Amax t, const Exact& q_max,
+                                                  const Format* source = nullptr) {
+  if (rk.nvfp4_scale != NvScale::decode) return std::nullopt;
+  return nvfp4_decode_tensor_scale(t, q_max, source == nullptr || source->id == FormatId::f32);
+}
+
 // §13.3 A stored scale that is not a finite value of the rule's scale format (§19.4).
 bool is_poisoned_code(ScaleRule rule, std::uint32_t stored) {
   switch (scale_kind(rule)) {
@@ -62,8 +71,13 @@ bool is_poisoned_code(ScaleRule rule, std::uint32_t stored) {
 // which records it, and dequantize(), which reads only the metadata): the scale's value v, then
 // v itself, or — for a rule whose stored scale multiplied at quantize time — v undone by `op`.
 Factor dequant_from_stored(ScaleRule rule, DequantOp op, const Exact& q_max, std::uint32_t stored, std::uint32_t m_g,
-                           std::uint32_t tensor_amax) {
+                           std::uint32_t tensor_amax, const RecipeKnobs& rk) {
   Exact v = exact_pow2(0);
+  if (scale_kind(rule) == ScaleKind::nvfp4 && torchao_nvfp4(rk.nvfp4_scale)) {  // §18.5 / §18.6
+    const std::uint32_t f = nvfp4_torchao_dequant(stored, torchao_tensor_scale(rk, Amax{tensor_amax}, q_max));
+    if ((f & 0x7FFFFFFFu) == kF32Inf) return Factor{false, v, true};
+    return Factor{false, (f & 0x7FFFFFFFu) == 0 ? Exact{} : exact_f32(f)};
+  }
   switch (scale_kind(rule)) {
     case ScaleKind::fp32_quotient:
     case ScaleKind::fp32_recip:
@@ -156,6 +170,9 @@ void check_recipe(const RecipeKnobs& k, ScaleRule rule) {
   if (k.nan_block != NanBlock::poison && k.nan_block != NanBlock::first_nan && k.nan_block != NanBlock::own_nan && !mx)
     bad("recipe nan_block=" + std::string(recipe_words::nan_block[static_cast<int>(k.nan_block)]) +
         " applies to the mx-* rules, not " + r);
+  if (k.nvfp4_scale != NvScale::encode && kind != ScaleKind::nvfp4)
+    bad("recipe nvfp4_scale=" + std::string(recipe_words::nvfp4_scale[static_cast<int>(k.nvfp4_scale)]) +
+        " applies to nvfp4, not " + r);
   if (k.nan_block == NanBlock::first_nan && k.nan_scale != NanScale::canonical)
     bad("recipe nan_block=" + std::string(recipe_words::nan_block[static_cast<int>(k.nan_block)]) +
         " and nan_scale=all_ones_tensor both name the NaN of a poisoned block");
@@ -245,8 +262,38 @@ void Quantizer::prepare(std::span<const Amax> block_amax_values) {
     groups_.assign(g.size(), GamGroup{});
     for (std::size_t i = 0; i < g.size(); ++i) groups_[i] = gam_group(g[i], qmax_);
   }
-  if (kind == ScaleKind::nvfp4) nvfp4_s_enc_ = nvfp4_tensor_scale(tensor_amax_, qmax_);
+  if (kind == ScaleKind::nvfp4) {
+    nvfp4_s_enc_ = nvfp4_tensor_scale(tensor_amax_, qmax_);
+    // §18.5 nvfp4_scale=encode_inf_one: S_enc = 1.0 for t_amax = +Inf as for 0 (TransformerEngine
+    // compute_global_encode_scaling_factor_FP4: 2688 / Inf = 0 -> 1.0)
+    if (f32_is_inf(tensor_amax_.f32) && spec_.recipe.nvfp4_scale == NvScale::encode_inf_one) nvfp4_s_enc_ = kF32One;
+  }
   prepared_ = true;
+}
+
+// §18.5 / §18.6 a block of torchao's NVFP4: the code and multiplier of x86 binary32 arithmetic; a NaN
+// multiplier poisons the block and is the NaN its elements convert, +Inf and 0 multiply as such.
+BlockScale Quantizer::torchao_nvfp4_scale(BlockScale& s, Amax a) const {
+  const std::optional<std::uint32_t> p = torchao_tensor_scale(spec_.recipe, tensor_amax_, qmax_, spec_.source);
+  const Nvfp4TorchaoBlock blk = nvfp4_torchao_block(a, p, qmax_);
+  s.stored = blk.code;
+  const std::uint32_t m = blk.multiplier;
+  if (f32_is_nan(m)) {
+    s.poisoned = true;
+    s.poison_nan = m;
+    return s;
+  }
+  if ((m & 0x7FFFFFFFu) == kF32Inf)
+    s.action = ElemAction::inf;  // x * Inf: +-Inf, 0 * Inf the default NaN
+  else if ((m & 0x7FFFFFFFu) == 0)
+    s.action = ElemAction::zero;  // x * 0: +-0, Inf * 0 the default NaN
+  else
+    s.quant = Factor{false, exact_f32(m)};
+  // §18.5 a tensor amax that is not finite: dequantized values NaN (block_poisoned), codes kept
+  s.nan_dequant = p && tensor_amax_.poisoned();
+  if (!s.nan_dequant)
+    s.dequant = dequant_from_stored(spec_.rule, spec_.dequant, qmax_, s.stored, 0, tensor_amax_.f32, spec_.recipe);
+  return s;
 }
 
 namespace {
@@ -269,14 +316,14 @@ bool nonfinite_scale(const QuantizeSpec& spec, const Exact& qmax, Amax a, BlockS
     s.stored = rk.inf_block == InfBlock::zero_scale ? (scale_kind(spec.rule) == ScaleKind::fp32_dequant ? kF32Inf : 0u)
                                                     : 0xFEu;
     s.action = ElemAction::zero;
-    if (s.stored == 0xFEu) s.dequant = dequant_from_stored(spec.rule, spec.dequant, qmax, s.stored, 0, 0);
+    if (s.stored == 0xFEu) s.dequant = dequant_from_stored(spec.rule, spec.dequant, qmax, s.stored, 0, 0, spec.recipe);
     return true;
   }
   s.stored = rk.inf_block == InfBlock::max_code || f32_is_nan(a.f32)
                  ? 0xFEu
                  : mx_scale_code_of(spec.rule, exact_pow2(128), qmax, spec.element->precision());
   s.quant = Factor{false, exact_pow2(127 - static_cast<int>(s.stored))};
-  s.dequant = dequant_from_stored(spec.rule, spec.dequant, qmax, s.stored, 0, 0);
+  s.dequant = dequant_from_stored(spec.rule, spec.dequant, qmax, s.stored, 0, 0, spec.recipe);
   return true;
 }
 
@@ -405,6 +452,7 @@ BlockScale Quantizer::block_scale(std::size_t b, Amax a) const {
       break;
     }
     case ScaleKind::nvfp4:
+      if (torchao_nvfp4(rk.nvfp4_scale)) return torchao_nvfp4_scale(s, a);       // §18.5 / §18.6
       s.stored = nvfp4_block_code(a, nvfp4_s_enc_, qmax_);                       // §18.2
       s.quant = f32_factor(false, nvfp4_encode_factor(s.stored, nvfp4_s_enc_));  // §18.3
       break;
@@ -417,12 +465,29 @@ BlockScale Quantizer::block_scale(std::size_t b, Amax a) const {
   if (rk.nan_scale == NanScale::all_ones_tensor && f32_is_nan(a.f32) && f32_is_nan(s.stored) && grid_.count() == 1 &&
       spec_.partition == Partition::tensor())
     s.stored = 0xFFFFFFFFu;
-  s.poisoned = is_poisoned_code(spec_.rule, s.stored) || (kind == ScaleKind::nvfp4 && tensor_amax_.poisoned());
-  if (!s.poisoned) s.dequant = dequant_from_stored(spec_.rule, spec_.dequant, qmax_, s.stored, m_g, tensor_amax_.f32);
+  // §18.1 a NaN S_enc (a poisoned t_amax) poisons every block; with nvfp4_scale=encode_inf_one a +Inf t_amax
+  // keeps its codes and dequantizes to NaN (block_poisoned: §18.4 of t_amax = +Inf)
+  s.poisoned = is_poisoned_code(spec_.rule, s.stored) || (kind == ScaleKind::nvfp4 && !f32_is_finite(nvfp4_s_enc_));
+  if (kind == ScaleKind::nvfp4 && tensor_amax_.poisoned()) s.nan_dequant = true;
+  if (!s.poisoned && !s.nan_dequant)
+    s.dequant = dequant_from_stored(spec_.rule, spec_.dequant, qmax_, s.stored, m_g, tensor_amax_.f32, spec_.recipe);
   return s;
 }
 
 namespace {
+
+// §19.9 elem_nan=bits: the code torchao's _f32_to_floatx_unpacked gives a binary32 NaN y, whose bits
+// it rounds as a normal number: with m the element's mantissa bits and e_b its exponent bias,
+// ((|y| + ((e_b - 127) << 23) + 2^(22 - m) - 1 + bit (23 - m) of |y|) >> (23 - m)) mod 256, with the sign
+// bit ORed in (f4e2m1fn: 0x3 when bit 21 of y is clear, else 0x4; 1.5 for 0x7FC00000).
+std::uint32_t nan_bits_code(const Format& elem, std::uint32_t y) {
+  const std::uint32_t mag = y & 0x7FFFFFFFu;
+  const int m = elem.man_bits;
+  const std::uint32_t odd = (mag >> (23 - m)) & 1u;
+  const std::uint32_t add = static_cast<std::uint32_t>((elem.bias - 127) * (1 << 23)) + ((1u << (22 - m)) - 1u) + odd;
+  const std::uint32_t code = ((mag + add) >> (23 - m)) & 0xFFu;
+  return code | ((y & 0x80000000u) ? elem.sign_bit() : 0u);
+}
 
 // The per-element machinery shared by quantize_block and fake_quantize_block.
 class ElementQuantizer {
@@ -445,7 +510,8 @@ class ElementQuantizer {
         // §19.9 elem_nan=half: the code of +1.5 in a format without NaN
         half_(rk.elem_nan == ElemNan::half && !elem.has_nan() && !elem.is_integer()
                   ? std::optional<std::uint32_t>(Rounder(elem, Policy{})(Exact{false, 3, -1, false}).bits)
-                  : std::nullopt) {}
+                  : std::nullopt),
+        nan_bits_(rk.elem_nan == ElemNan::bits && !elem.has_nan() && !elem.is_integer()) {}
 
   // §13.7 nan_block=first_nan: reads the first NaN element of block range `br` of x (in element
   // order) before its elements are quantized; a no-op under the other nan_block values.
@@ -470,6 +536,7 @@ class ElementQuantizer {
   std::uint32_t quantize(std::uint32_t c, std::uint64_t r, const BlockScale& s, QuantizeStats& st) {
     if (s.poisoned) {  // §13.3 every element of a poisoned block quantizes as NaN (§13.8: the scale's)
       ++st.nan;
+      if (s.poison_nan) return convert(*s.poison_nan, r);                           // §18.5
       if (first_nan_) return convert(poisoned_nan(c), r);                           // §13.7
       if (own_nan_ && is_nan_code(c)) return convert(widened(c) | 0x00400000u, r);  // §13.7 own, quieted
       return convert(f32_nan_scale_ && f32_is_nan(s.stored) ? s.stored : kF32NaN, r);
@@ -543,6 +610,7 @@ class ElementQuantizer {
   // The element code of a binary32 value y (§19.2), with §19.9 for a NaN y.
   std::uint32_t convert(std::uint32_t y, std::uint64_t r) const {
     if (half_ && f32_is_nan(y)) return *half_ | ((y & 0x80000000u) ? elem_.sign_bit() : 0u);
+    if (nan_bits_ && f32_is_nan(y)) return nan_bits_code(elem_, y);
     return to_elem_(y, r).bits;
   }
 
@@ -605,6 +673,7 @@ class ElementQuantizer {
   bool own_nan_;                       // §13.7 nan_block=own_nan
   std::uint32_t block_nan_ = kF32NaN;  // its NaN of the current block
   std::optional<std::uint32_t> half_;
+  bool nan_bits_;  // §19.9 elem_nan=bits
 };
 
 // §19.3 one element: the binary32 code of the dequantized value.
@@ -672,7 +741,8 @@ QuantizeStats Quantizer::fake_quantize_block(const TensorView& x, std::size_t b,
     for (std::size_t j = r.c0; j < r.c1; ++j) {
       const std::size_t idx = i * cols + j;
       const std::uint32_t code = q.quantize(x.code(i, j), sr_ ? random[idx] : 0u, s, st);
-      dst[idx] = to_out(first_nan ? q.poisoned_nan(x.code(i, j)) : dq(code, s.poisoned, s.dequant)).bits;
+      dst[idx] =
+          to_out(first_nan ? q.poisoned_nan(x.code(i, j)) : dq(code, s.poisoned || s.nan_dequant, s.dequant)).bits;
     }
   }
   return st;
@@ -761,6 +831,7 @@ ScaleMeta Quantizer::meta(std::span<const BlockScale> scales) const {
   m.group = scale_groups(spec_);
   m.q_max = qmax_;
   m.dequant = spec_.dequant;
+  m.recipe = spec_.recipe;
   m.wide = spec_.wide;
   m.scales.reserve(scales.size());
   for (const BlockScale& s : scales) m.scales.push_back(s.stored);
@@ -799,7 +870,9 @@ QuantizeResult quantize(const TensorView& x, const QuantizeSpec& spec_in, std::s
 }
 
 bool block_poisoned(const ScaleMeta& m, std::size_t b) {
-  if (scale_kind(m.rule) == ScaleKind::nvfp4 && !f32_is_finite(m.tensor_amax)) return true;
+  // §18.4 / §18.5 a tensor amax that is not finite poisons every block; §18.6 reads none
+  if (scale_kind(m.rule) == ScaleKind::nvfp4 && m.recipe.nvfp4_scale != NvScale::block && !f32_is_finite(m.tensor_amax))
+    return true;
   return is_poisoned_code(m.rule, m.scales.at(b));
 }
 
@@ -810,7 +883,7 @@ Factor dequant_factor(const ScaleMeta& m, std::size_t b) {
     const BlockRange r = grid.range(b);
     m_g = m.group_mantissa.at(ggrid.block_of(r.r0, r.c0));
   }
-  return dequant_from_stored(m.rule, m.dequant, m.q_max, m.scales.at(b), m_g, m.tensor_amax);
+  return dequant_from_stored(m.rule, m.dequant, m.q_max, m.scales.at(b), m_g, m.tensor_amax, m.recipe);
 }
 
 void check_tensor_inputs(ScaleRule rule, const std::uint32_t* group_mantissa, const std::uint32_t* tensor_amax) {

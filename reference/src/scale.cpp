@@ -342,7 +342,10 @@ const Rounder& e4m3_satfinite() {
 
 std::uint32_t nvfp4_block_code(Amax b, std::uint32_t s_enc, const Exact& q_max) {
   const Format& e4m3 = format(FormatId::f8e4m3fn);
-  if (b.poisoned() || !f32_is_finite(s_enc)) return e4m3.canonical_nan;
+  if (f32_is_nan(b.f32) || !f32_is_finite(s_enc)) return e4m3.canonical_nan;
+  // a +Inf b_amax under a finite S_enc (inf_block=one_scale, §13.6): RN32(Inf * k) = Inf -> 448 (k > 0:
+  // S_enc >= 2688 / FLT_MAX)
+  if (f32_is_inf(b.f32)) return encode_max_finite(false, e4m3);
   const std::uint32_t inv_q = rn32_div(exact_pow2(0), q_max);
   const std::uint32_t k = rn32(exact_mul(exact_f32(s_enc), exact_f32(inv_q)));
   const std::uint32_t s = rn32(exact_mul(exact_f32(b.f32), exact_f32(k)));
@@ -366,6 +369,76 @@ std::uint32_t nvfp4_decode_factor(std::uint32_t d_b, Amax t, const Exact& q_max)
   const std::uint32_t a = rn32(exact_mul(exact_value(d_b, e4m3), exact_f32(t.f32)));
   if (a == kF32Inf) return kF32Inf;  // §18.4 beyond binary32: +Inf · RN32(1 / C) = +Inf
   return rn32(exact_mul(exact_f32(a), exact_f32(inv_c)));
+}
+
+// ---- §18.5 / §18.6 torchao's NVFP4 arithmetic -----------------------------------------------
+
+namespace {
+constexpr std::uint32_t kF32DefaultNaN = 0xFFC00000u;  // x86's NaN of an invalid operation
+constexpr std::uint32_t kSign = 0x80000000u;
+bool f32_is_zero(std::uint32_t a) { return (a & 0x7FFFFFFFu) == 0; }
+bool f32_is_infinite(std::uint32_t a) { return (a & 0x7FFFFFFFu) == kF32Inf; }
+}  // namespace
+
+std::uint32_t f32_div_x86(std::uint32_t a, std::uint32_t b) {
+  if (f32_is_nan(a)) return a | 0x00400000u;
+  if (f32_is_nan(b)) return b | 0x00400000u;
+  const std::uint32_t sign = (a ^ b) & kSign;
+  if ((f32_is_infinite(a) && f32_is_infinite(b)) || (f32_is_zero(a) && f32_is_zero(b))) return kF32DefaultNaN;
+  if (f32_is_infinite(a) || f32_is_zero(b)) return sign | kF32Inf;
+  if (f32_is_zero(a) || f32_is_infinite(b)) return sign;
+  return rn32(exact_div(exact_f32(a), exact_f32(b)));
+}
+
+std::uint32_t f32_mul_x86(std::uint32_t a, std::uint32_t b) {
+  if (f32_is_nan(a)) return a | 0x00400000u;
+  if (f32_is_nan(b)) return b | 0x00400000u;
+  const std::uint32_t sign = (a ^ b) & kSign;
+  if ((f32_is_infinite(a) && f32_is_zero(b)) || (f32_is_zero(a) && f32_is_infinite(b))) return kF32DefaultNaN;
+  if (f32_is_infinite(a) || f32_is_infinite(b)) return sign | kF32Inf;
+  if (f32_is_zero(a) || f32_is_zero(b)) return sign;
+  return rn32(exact_mul(exact_f32(a), exact_f32(b)));
+}
+
+std::uint32_t nvfp4_decode_tensor_scale(Amax t, const Exact& q_max, bool f32_source) {
+  // torch.max(torch.abs(x)) of a tensor with a NaN (AVX-512): 0xFFFFFFFF for binary32, the bf16 0x7FC0
+  // for bf16 (widened: 0x7FC00000); the NaN divided by C keeps its bits
+  if (f32_is_nan(t.f32)) return f32_source ? 0xFFFFFFFFu : kF32NaN;
+  return f32_div_x86(t.f32, nvfp4_global_constant(q_max));
+}
+
+namespace {
+// torch's float8_e4m3fn -> float32 of a code: the value, or the NaN 7FF00000 with the code's sign.
+std::uint32_t e4m3_to_f32(std::uint32_t d) {
+  const Format& e4m3 = format(FormatId::f8e4m3fn);
+  if (decode(d, e4m3).cls == Class::nan) return ((d & 0x80u) ? kSign : 0u) | 0x7FF00000u;
+  return rn32(exact_value(d, e4m3));  // exact
+}
+}  // namespace
+
+Nvfp4TorchaoBlock nvfp4_torchao_block(Amax b, std::optional<std::uint32_t> p, const Exact& q_max) {
+  const std::uint32_t q = rn32(q_max);                   // 6.0
+  const std::uint32_t bs = f32_div_x86(b.f32, q);        // block_scale = max_abs / F4_E2M1_MAX
+  const std::uint32_t s = p ? f32_div_x86(bs, *p) : bs;  // / per_tensor_scale
+  std::uint32_t code;
+  if (f32_is_nan(s)) {
+    code = 0x7Fu | ((s & kSign) ? 0x80u : 0u);  // torch.clamp keeps the NaN; .to(float8_e4m3fn): 7F | sign
+  } else {
+    constexpr std::uint32_t kEps = 0x3C800000u;  // 2^-6 = finfo(float8_e4m3fn).tiny
+    const Exact clamped = (s & 0x7FFFFFFFu) < kEps ? exact_f32(kEps)
+                          : f32_is_infinite(s)
+                              ? exact_value(format(FormatId::f8e4m3fn).max_finite, format(FormatId::f8e4m3fn))
+                              : exact_f32(s);
+    code = e4m3_satfinite()(clamped).bits;  // clamp(max=448), then RNE
+  }
+  const std::uint32_t v = e4m3_to_f32(code);
+  const std::uint32_t m = p ? f32_div_x86(f32_div_x86(kF32One, *p), v) : f32_div_x86(kF32One, v);
+  return {code, m};
+}
+
+std::uint32_t nvfp4_torchao_dequant(std::uint32_t d_b, std::optional<std::uint32_t> p) {
+  const std::uint32_t v = e4m3_to_f32(d_b);
+  return p ? f32_mul_x86(*p, v) : v;
 }
 
 }  // namespace numref

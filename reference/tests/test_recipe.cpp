@@ -669,6 +669,166 @@ TEST(Recipe, DeepGemmF32) {
   EXPECT_THROW(prof(ProfileId::deepgemm_f32, format(FormatId::f4e2m1fn)), std::invalid_argument);
 }
 
+// §18.5 / §18.6 torchao_nvfp4 (per-tensor scale p = t_amax / 2688) and torchao_nvfp4_block (none).
+// Every binary32 value below is checked with exact fractions; the codes and dequantized values are
+// also what torchao 0.18's NVFP4Tensor.to_nvfp4 / .dequantize give (tools/tests/nvfp4_diff.py).
+Out run_dequant(const QuantizeSpec& spec, const std::vector<std::uint32_t>& x, std::vector<std::uint32_t>& deq) {
+  const std::vector<std::uint8_t> bytes = bytes_of(x);
+  const TensorView v = TensorView::vector(format(FormatId::f32), bytes.data(), x.size());
+  Out o;
+  o.codes.resize(x.size());
+  const QuantizeResult r = quantize(v, spec, o.codes);
+  o.scales = r.meta.scales;
+  deq.assign(x.size(), 0);
+  dequantize(o.codes, r.meta, deq);
+  return o;
+}
+std::vector<std::uint32_t> block16(std::uint32_t first, std::uint32_t rest) {
+  std::vector<std::uint32_t> b(16, rest);
+  b[0] = first;
+  return b;
+}
+std::vector<std::uint32_t> concat(std::vector<std::uint32_t> a, const std::vector<std::uint32_t>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+TEST(Recipe, TorchaoNvfp4) {
+  const Format& fp4 = format(FormatId::f4e2m1fn);
+  const QuantizeSpec ao = prof(ProfileId::torchao_nvfp4, fp4);
+  EXPECT_EQ(ao.rule, ScaleRule::nvfp4);
+  QuantizeSpec te = ao;  // the same with §18.2's encode-direction scale (TransformerEngine)
+  te.recipe.nvfp4_scale = NvScale::encode;
+  // Two blocks: t = 0x3C8A7051 (0.016899...) alone, then b = 0x3B773649 alone.
+  // p = RN32(t / 2688) = 0x36D2F44B. Block 1: RN32(b / 6) = 0x3A24CEDB and RN32(0x3A24CEDB / p) =
+  // 0x42C80000 = 100 (the exact quotient is 100 + 3.76e-6, below half an ulp, 2^-18 = 3.81e-6): the E4M3
+  // midpoint of 96 (0x6C)
+  // and 104 (0x6D), ties to even: 0x6C. §18.2 instead: S_enc = RN32(2688 / t) = 0x481B550E, times
+  // RN32(1/6) = 0x46CF1C13, times b = 0x42C80001 (100 + 2^-17), above the midpoint: 0x6D.
+  // Block 0: RN32(RN32(t / 6) / p) = 0x43DFFFFF (448 - 2^-5) -> E4M3 448, 0x7E. Elements: b * m_1 with
+  // m_1 = RN32(RN32(1 / p) / 96) is 6.2500005 -> clamped, 6 = 0x7; t * m_0 = 6.0 -> 0x7.
+  std::vector<std::uint32_t> deq;
+  const Out a = run_dequant(ao, concat(block16(0x3C8A7051u, 0), block16(0x3B773649u, 0)), deq);
+  EXPECT_EQ(a.scales, (std::vector<std::uint32_t>{0x7E, 0x6C}));
+  EXPECT_EQ(a.codes[0], 0x7u);
+  EXPECT_EQ(a.codes[16], 0x7u);
+  // dequantized: RN32(6 * RN32(p * 96)) = RN32(6 * 0x3A1E3738) = 0x3B6D52D4 — torchao's
+  // .dequantize(torch.float32) gives the same
+  EXPECT_EQ(deq[16], 0x3B6D52D4u);
+  EXPECT_EQ(run(te, concat(block16(0x3C8A7051u, 0), block16(0x3B773649u, 0))).scales[1], 0x6Du);
+  // An all-zero tensor: p = 0 / 2688 = +0; s = 0 / 0 = the x86 NaN 0xFFC00000 -> d_b 0xFF; m = (1 / 0) /
+  // NaN = the NaN of v(0xFF) = 0xFFF00000: every element converts it, bits -> 0x4 | sign = 0xC
+  // (§18.1's encode scale: S_enc = 1, d_b = 0x00 with the code of zero)
+  const Out z = run(ao, concat(block16(0, 0), block16(0x80000000u, 0)));
+  EXPECT_EQ(z.scales, (std::vector<std::uint32_t>{0xFF, 0xFF}));
+  EXPECT_EQ(z.codes, std::vector<std::uint8_t>(32, 0xC));
+  EXPECT_EQ(run(te, concat(block16(0, 0), block16(0x80000000u, 0))).codes[0], 0x0u);
+  // +Inf in the second block: p = +Inf; block 0: (1 / 6) / Inf = 0 -> clamped to 2^-6 (0x08), m = (1 / Inf)
+  // / 2^-6 = 0: 1.0 * 0 = +0 (0x0); block 1: Inf / Inf = 0xFFC00000 -> 0xFF, elements 0xFFF00000 -> 0xC
+  const Out i = run(ao, concat(block16(kF32One, kF32One), block16(kF32Inf, 0xBF800000u)));
+  EXPECT_EQ(i.scales, (std::vector<std::uint32_t>{0x08, 0xFF}));
+  EXPECT_EQ(i.codes[0], 0x0u);
+  EXPECT_EQ(i.codes[16], 0xCu);
+  EXPECT_EQ(i.codes[17], 0xCu);
+  // a NaN tensor: p = 0xFFFFFFFF (§18.5); a NaN block amax is the first operand of s = NaN / p: 0x7F;
+  // every m is p's NaN (0xFFFFFFFF), whose bits give 0x4 | sign = 0xC (elem_nan=half: 0xB)
+  const Out n = run(ao, concat(block16(kF32NaN, kF32NaN), block16(kF32NaN, kF32NaN)));
+  EXPECT_EQ(n.scales, (std::vector<std::uint32_t>{0x7F, 0x7F}));
+  EXPECT_EQ(n.codes, std::vector<std::uint8_t>(32, 0xC));
+  QuantizeSpec half = ao;
+  half.recipe.elem_nan = ElemNan::half;
+  EXPECT_EQ(run(half, concat(block16(kF32NaN, kF32NaN), block16(kF32NaN, kF32NaN))).codes[0], 0xBu);
+}
+
+TEST(Recipe, TorchaoNvfp4Block) {
+  const Format& fp4 = format(FormatId::f4e2m1fn);
+  const QuantizeSpec ao = prof(ProfileId::torchao_nvfp4_block, fp4);
+  // A zero block: 0 / 6 = 0, clamped to 2^-6 (0x08), m = 64: codes 0x0 / 0x8 (signed zeros).
+  // A NaN block: NaN / 6 -> 0x7F; m = 1 / v(0x7F) = 1 / 0x7FF00000 = 0x7FF00000: every element converts
+  // it, its bit 21 set: 0x4 (elem_nan=half: 0x3). The second element 1.0 of that block too.
+  std::vector<std::uint32_t> deq;
+  const Out a = run_dequant(ao, concat(block16(0x80000000u, 0), block16(kF32NaN, kF32One)), deq);
+  EXPECT_EQ(a.scales, (std::vector<std::uint32_t>{0x08, 0x7F}));
+  EXPECT_EQ(a.codes[0], 0x8u);
+  EXPECT_EQ(a.codes[1], 0x0u);
+  EXPECT_EQ(a.codes[16], 0x4u);
+  EXPECT_EQ(a.codes[17], 0x4u);
+  QuantizeSpec half = ao;
+  half.recipe.elem_nan = ElemNan::half;
+  EXPECT_EQ(run(half, concat(block16(0x80000000u, 0), block16(kF32NaN, kF32One))).codes[16], 0x3u);
+  // amax 1.0: RN32(1 / 6) = 0x3E2AAAAB (0.16666667163) -> E4M3: 0.1666 lies between 0.15625 (1.25 * 2^-3,
+  // 0x22) and 0.171875 (1.375 * 2^-3, 0x23), above their midpoint 0.1640625: 0x23. m = RN32(1 / 0.171875) = RN32(64 / 11)
+  // = 0x40BA2E8C (5.8181819); 1.0 * m = 5.818 -> FP4 6 (0x7), 0.5 * m = 2.909 -> 3 (0x5). Dequantized:
+  // 6 * 0.171875 = 1.03125 (0x3F840000), 3 * 0.171875 = 0.515625 (0x3F040000).
+  // With p (torchao_nvfp4, t = 1): p = RN32(1 / 2688), s = RN32(0x3E2AAAAB / p) = 448 -> 0x7E instead.
+  const Out b = run_dequant(ao, block16(kF32One, 0x3F000000u), deq);
+  EXPECT_EQ(b.scales, (std::vector<std::uint32_t>{0x23}));
+  EXPECT_EQ(b.codes[0], 0x7u);
+  EXPECT_EQ(b.codes[1], 0x5u);
+  EXPECT_EQ(deq[0], 0x3F840000u);
+  EXPECT_EQ(deq[1], 0x3F040000u);
+  EXPECT_EQ(run(prof(ProfileId::torchao_nvfp4, fp4), block16(kF32One, 0x3F000000u)).scales[0], 0x7Eu);
+  EXPECT_THROW(prof(ProfileId::torchao_nvfp4_block, E4M3), std::invalid_argument);
+}
+
+// §10.4 te_nvfp4 / te_nvfp4_2d: §18 with nvfp4_scale=encode_inf_one (§18.5): TransformerEngine's
+// compute_global_encode_scaling_factor_FP4 gives S_enc = 1.0 for t_amax = +Inf (2688 / Inf = 0 -> 1.0).
+TEST(Recipe, TeNvfp4) {
+  const Format& fp4 = format(FormatId::f4e2m1fn);
+  const QuantizeSpec te = prof(ProfileId::te_nvfp4, fp4);
+  EXPECT_EQ(te.rule, ScaleRule::nvfp4);
+  // [+Inf, 1.0 x 15 | 1.0 x 16]: S_enc = 1. Block 0: RN32(Inf * RN32(1 * RN32(1/6))) = Inf -> 448 (0x7E);
+  // c_0 = RN32(1 / RN32(448 * RN32(1 / 1))) = RN32(1/448); Inf * c_0 = Inf -> satfinite 6 (0x7), 1.0 * c_0 =
+  // 0.00223 -> 0 (0x0). Block 1: RN32(1 * 0x3E2AAAAB) = 0.16666667 -> E4M3 0.171875 (0x23, above the
+  // midpoint 0.1640625 of 0x22 and 0x23); c_1 = RN32(1 / 0.171875) = 5.818 -> 1.0 * c_1 -> 6 (0x7).
+  // (nvfp4_scale=encode, §18.1: t_amax = +Inf poisons every block: scales 0x7F 0x7F.)
+  std::vector<std::uint32_t> x = concat(block16(kF32Inf, kF32One), block16(kF32One, kF32One));
+  const Out a = run(te, x);
+  EXPECT_EQ(a.scales, (std::vector<std::uint32_t>{0x7E, 0x23}));
+  EXPECT_EQ(a.codes[0], 0x7u);
+  EXPECT_EQ(a.codes[1], 0x0u);
+  EXPECT_EQ(a.codes[16], 0x7u);
+  QuantizeSpec poison = te;
+  poison.recipe.nvfp4_scale = NvScale::encode;
+  EXPECT_EQ(run(poison, x).scales, (std::vector<std::uint32_t>{0x7F, 0x7F}));
+  // a NaN is ignored by the amaxes (fmaxf): [NaN, 1.0 x 15] has t_amax 1, S_enc = 2688, RN32(2688 *
+  // RN32(1/6)) = 448 (2688 * 0x3E2AAAAB = 448.0000133, RN32: 448), 1 * 448 -> 0x7E (amax_nan=propagate:
+  // a poisoned t_amax, 0x7F)
+  EXPECT_EQ(run(te, block16(kF32NaN, kF32One)).scales[0], 0x7Eu);
+  QuantizeSpec propagate = te;
+  propagate.amax.nan = AmaxNan::propagate;
+  EXPECT_EQ(run(propagate, block16(kF32NaN, kF32One)).scales[0], 0x7Fu);
+  // te_nvfp4_2d: one scale per 16 x 16 tile (16 rows of 32: two tiles of amax 1.0 and 0.5; t_amax 1):
+  // 1 * 448 -> 0x7E, 0.5 * 448 = 224 = 1.75 * 2^7 -> 0x76
+  const QuantizeSpec te2 = prof(ProfileId::te_nvfp4_2d, fp4);
+  std::vector<std::uint32_t> t(16 * 32, 0);
+  t[5 * 32 + 3] = kF32One;       // tile 0, row 5
+  t[9 * 32 + 20] = 0x3F000000u;  // tile 1, row 9
+  std::vector<std::uint8_t> bytes(t.size() * 4);
+  std::memcpy(bytes.data(), t.data(), bytes.size());
+  std::vector<std::uint8_t> codes(t.size());
+  const TensorView v(format(FormatId::f32), bytes.data(), 16, 32);
+  EXPECT_EQ(quantize(v, te2, codes).meta.scales, (std::vector<std::uint32_t>{0x7E, 0x76}));
+  EXPECT_THROW(prof(ProfileId::te_nvfp4, E4M3), std::invalid_argument);
+}
+
+// §19.9 elem_nan=bits on FP6: f6e2m3fn (bias 1, m = 3; o = bit 20): 0x7FC00000 (o = 0) -> (0x7FC00000 -
+// 126 * 2^23 + 2^19 - 1) >> 20 = 0x40C7FFFF >> 20 = 0x40C -> 0x0C (1.5, as `half`); 0x7FF00000 (o = 1) ->
+// 0x40F80000 >> 20 -> 0x0F; 0x7FFFFFFF (o = 1) -> 0x4107FFFF >> 20 = 0x410 -> 0x10; the sign bit 0x20 ORed in.
+TEST(Recipe, ElemNanBitsReadsThePayload) {
+  const Format& e2m3 = format(FormatId::f6e2m3fn);
+  QuantizeSpec s = plain(ScaleRule::nvfp4, e2m3);
+  s.recipe.nvfp4_scale = NvScale::block;
+  s.recipe.elem_nan = ElemNan::bits;
+  // A NaN block of torchao's arithmetic: every element converts m = 0x7FF00000 -> 0x0F.
+  EXPECT_EQ(run(s, {kF32NaN, kF32One}).codes, (std::vector<std::uint8_t>{0x0F, 0x0F}));
+  // The all-zero tensor under decode: m = 0xFFF00000 -> 0x0F | 0x20 = 0x2F.
+  s.recipe.nvfp4_scale = NvScale::decode;
+  EXPECT_EQ(run(s, {0u, 0u}).codes, (std::vector<std::uint8_t>{0x2F, 0x2F}));
+  // A NaN tensor: m = p = 0xFFFFFFFF -> 0x10 | 0x20 = 0x30.
+  EXPECT_EQ(run(s, {kF32NaN, kF32One}).codes, (std::vector<std::uint8_t>{0x30, 0x30}));
+}
+
 // §19.8 a knob outside the rules of its clause is an error.
 TEST(Recipe, KnobsOutsideTheirRulesAreRefused) {
   auto refused = [](ScaleRule r, std::string_view settings) {
@@ -693,6 +853,8 @@ TEST(Recipe, KnobsOutsideTheirRulesAreRefused) {
   refused(ScaleRule::mx_rceil, "mx_descale=divide");
   refused(ScaleRule::amax, "nan_block=max_code");
   refused(ScaleRule::mx_floor, "nan_scale=all_ones_tensor");
+  refused(ScaleRule::amax, "nvfp4_scale=decode");
+  refused(ScaleRule::mx_floor, "nvfp4_scale=block");
 }
 
 // §19.8 text form: describe() writes every knob; apply_recipe_settings() reads it back and names
@@ -702,7 +864,7 @@ TEST(Recipe, TextForm) {
   EXPECT_EQ(describe(k),
             "amax_floor=none scale_exp=bits zero_code=stored inf_block=poison nan_block=poison elem_nan=policy "
             "mx_descale=recip nan_scale=canonical zero_sign=keep scale_round=f32 zero_divisor=raise divisor=divide "
-            "elem_exp=bits");
+            "elem_exp=bits nvfp4_scale=encode");
   ASSERT_FALSE(apply_recipe_settings(k, "zero_code=one inf_block=max_code").has_value());
   EXPECT_EQ(k.zero_code, ZeroCode::one);
   RecipeKnobs back;
@@ -719,7 +881,8 @@ TEST(Recipe, TextForm) {
   EXPECT_EQ(k, before);
 }
 
-// §10.4 every recipe of the profile table is well formed and builds a quantizer for E4M3.
+// §10.4 every recipe of the profile table is well formed and builds a quantizer for the first
+// element format it lists (E4M3 but for the NVFP4 recipes, f4e2m1fn).
 TEST(Recipe, ProfileTableRecipesAreWellFormed) {
   int n = 0;
   for (int i = 0; i < kProfileCount; ++i) {
@@ -729,7 +892,10 @@ TEST(Recipe, ProfileTableRecipesAreWellFormed) {
       continue;
     }
     ++n;
-    EXPECT_NO_THROW(Quantizer(recipe_spec(p, E4M3), 4, 64)) << p.name;
+    const std::string_view list = p.recipe->elements;
+    const auto first = find_format(list.substr(0, std::min(list.find(' '), list.size())));
+    ASSERT_TRUE(first.has_value()) << p.name;
+    EXPECT_NO_THROW(Quantizer(recipe_spec(p, format(*first)), 4, 64)) << p.name;
     EXPECT_FALSE(p.recipe->source.empty());
   }
   // the 12 of ABI 1.7 (torchao x 7, deepgemm, te_mxfp8, te_float8_current, te_float8_block,
@@ -737,8 +903,8 @@ TEST(Recipe, ProfileTableRecipesAreWellFormed) {
   EXPECT_GE(n, 12);
 }
 
-// §10.4 every recipe lists the element formats it reproduces (names of the format table, E4M3
-// among them); every other format of the table is refused with one error naming both. DeepGEMM's
+// §10.4 every recipe lists the element formats it reproduces (names of the format table, E4M3 or
+// f4e2m1fn among them); every other format of the table is refused with one error naming both. DeepGEMM's
 // per_token_cast_to_fp8 casts to torch.float8_e4m3fn only; its FP4 path (per_token_cast_to_fp4)
 // counts the thresholds 0.25, 0.75, ... that |x| exceeds, so the tie 0.25 gives code 0 (RNE: 0.5,
 // code 1) and -0.1 gives +0 (code 0, the sign kept only for a non-zero code): not the deepgemm

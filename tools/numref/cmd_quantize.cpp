@@ -391,6 +391,7 @@ std::optional<Quantized> quantize_fast(const TensorView& x, const QuantizeSpec& 
                        .group = scale_groups(spec),
                        .q_max = qz->q_max(),
                        .dequant = spec.dequant,
+                       .recipe = spec.recipe,
                        .wide = spec.wide,
                        .scales = std::move(scales),
                        .group_mantissa = has_group_mantissa(spec.rule) ? std::move(gm) : std::vector<std::uint32_t>{},

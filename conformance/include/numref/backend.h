@@ -220,12 +220,15 @@ enum { NUMREF_FMT_P3109_BEFORE_ = 14, NUMREF_P3109_FORMAT_LIST(NUMREF_P3109_FMT_
   X(DEEPGEMM, deepgemm) X(TE_MXFP8, te_mxfp8)                                                      \
   /* 16, 17: element profiles added later */                                                      \
   X(GFLOAT, gfloat) X(GFLOAT_SAT, gfloat_sat)                                                      \
-  /* 18, 19: recipe profiles added later (1.5); 20, 21 (1.6); 22 (1.10); 23 - 25 (1.11); 26, 27 (1.12) */\
+  /* 18, 19: recipe profiles added later (1.5); 20, 21 (1.6); 22 (1.10); 23 - 25 (1.11); 26 - 31  \
+     (1.12) */                                                                                    \
   X(TE_FLOAT8_CURRENT, te_float8_current) X(TE_FLOAT8_BLOCK, te_float8_block)                      \
   X(MICROXCALING, microxcaling) X(TORCHAO_FLOAT8_INFERENCE, torchao_float8_inference)              \
   X(MICROXCALING_EVEN, microxcaling_even) X(TE_FLOAT8_CURRENT_POW2, te_float8_current_pow2)        \
   X(TE_FLOAT8_BLOCK_F32, te_float8_block_f32) X(TE_MXFP8_2_13, te_mxfp8_2_13)                    \
-  X(DEEPGEMM_F32, deepgemm_f32) X(MICROXCALING_FLOOR, microxcaling_floor)
+  X(DEEPGEMM_F32, deepgemm_f32) X(MICROXCALING_FLOOR, microxcaling_floor)                          \
+  X(TORCHAO_NVFP4, torchao_nvfp4) X(TORCHAO_NVFP4_BLOCK, torchao_nvfp4_block)                     \
+  X(TE_NVFP4, te_nvfp4) X(TE_NVFP4_2D, te_nvfp4_2d)
 #define NUMREF_PROFILE_ENUMERATOR_(NAME, name) NUMREF_PROFILE_##NAME,
 enum { NUMREF_PROFILE_LIST(NUMREF_PROFILE_ENUMERATOR_) NUMREF_PROFILE_END_ };
 #undef NUMREF_PROFILE_ENUMERATOR_
@@ -331,6 +334,7 @@ typedef struct numref_policy {
 #define NUMREF_NAN_BLOCK_OWN_NAN 4u   /* nan_block=own_nan; 1.6 */
 #define NUMREF_ELEM_NAN_POLICY 0u    /* elem_nan=policy; §19.9 */
 #define NUMREF_ELEM_NAN_HALF 1u /* elem_nan=half */
+#define NUMREF_ELEM_NAN_BITS 2u /* elem_nan=bits; 1.12 */
 #define NUMREF_MX_DESCALE_RECIP 0u   /* mx_descale=recip; §16.6 / §16.10 */
 #define NUMREF_MX_DESCALE_DIVIDE 1u /* mx_descale=divide */
 #define NUMREF_NAN_SCALE_CANONICAL 0u /* nan_scale=canonical; §13.8 */
@@ -346,6 +350,10 @@ typedef struct numref_policy {
 #define NUMREF_DIVISOR_RECIP 1u     /* divisor=recip */
 #define NUMREF_ELEM_EXP_BITS 0u     /* elem_exp=bits; §19.11 (1.12) */
 #define NUMREF_ELEM_EXP_LOG2F 1u    /* elem_exp=log2f */
+#define NUMREF_NVFP4_SCALE_ENCODE 0u /* nvfp4_scale=encode; §18.5 (1.12) */
+#define NUMREF_NVFP4_SCALE_DECODE 1u /* nvfp4_scale=decode */
+#define NUMREF_NVFP4_SCALE_BLOCK 2u  /* nvfp4_scale=block */
+#define NUMREF_NVFP4_SCALE_ENCODE_INF_ONE 3u /* nvfp4_scale=encode_inf_one */
 
 /* The recipe of a tensor operation (1.4), one field per row of kRecipeKnobs in table order.
  * All zero: numref's rules (§13 – §19), what every tensor operation of a profile without a
@@ -364,7 +372,8 @@ typedef struct numref_recipe {
   uint8_t zero_divisor; /* NUMREF_ZERO_DIVISOR_* (§14.6; 1.6, was reserved) */
   uint8_t divisor;      /* NUMREF_DIVISOR_* (§14.7; 1.12, was reserved) */
   uint8_t elem_exp;     /* NUMREF_ELEM_EXP_* (§19.11; 1.12, was reserved) */
-  uint8_t reserved[3]; /* zero */
+  uint8_t nvfp4_scale; /* NUMREF_NVFP4_SCALE_* (§18.5; 1.12, was reserved) */
+  uint8_t reserved[2]; /* zero */
   /* The same knobs in the describe() text form of §19.8 ("amax_floor=none scale_exp=bits ..."). */
   const char* text;
 } numref_recipe;

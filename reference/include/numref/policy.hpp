@@ -249,7 +249,20 @@ enum class MxDescale : std::uint8_t {
 enum class ElemNan : std::uint8_t {
   policy,  // §19.9 a NaN reaching a format without NaN follows §6.4 (nan_to_finite)
   half,    // it becomes ±1.5 with the NaN's sign (torchao _f32_to_floatx_unpacked, quiet NaN)
+  bits,    // §19.9 the NaN's binary32 bits rounded as if they were a normal number (torchao
+           // _f32_to_floatx_unpacked on any NaN: f4e2m1fn 0x3 or 0x4 by payload bit 21)
 };
+enum class NvScale : std::uint8_t {
+  encode,          // §18.1 - §18.4 S_enc = C / t_amax (TransformerEngine)
+  decode,          // §18.5 p = t_amax / C divides the block scales; x86 binary32 NaN rules (torchao to_nvfp4
+                   // with the per-tensor scale per_tensor_amax_to_scale(torch.max(torch.abs(x))))
+  block,           // §18.6 no tensor scale: d_b = e4m3(clamp(b_amax / q_max, 2^-6, 448)) (torchao to_nvfp4
+                   // without a per_tensor_scale)
+  encode_inf_one,  // §18.5 encode, with S_enc = 1.0 for t_amax = +Inf as for 0 (TransformerEngine
+                   // compute_global_encode_scaling_factor_FP4: 2688 / Inf = 0 -> 1.0)
+};
+// §18.5 / §18.6 nvfp4_scale is torchao's arithmetic (not §18.1 - §18.4's).
+constexpr bool torchao_nvfp4(NvScale s) { return s == NvScale::decode || s == NvScale::block; }
 enum class ZeroSign : std::uint8_t {
   keep,  // §19.10 a zero element keeps the sign of x (§6.6)
   plus,  // an element whose scaled value RN32(x * F) is ±0 becomes +0 (microxcaling:
@@ -274,6 +287,7 @@ struct RecipeKnobs {
   ZeroDivisor zero_divisor = ZeroDivisor::raise;
   Divisor divisor = Divisor::divide;
   ElemExp elem_exp = ElemExp::bits;
+  NvScale nvfp4_scale = NvScale::encode;
   friend bool operator==(const RecipeKnobs&, const RecipeKnobs&) = default;
 };
 namespace recipe_words {
@@ -285,19 +299,21 @@ inline constexpr std::string_view inf_block[] = {"poison",     "exponent",      
 inline constexpr std::string_view nan_block[] = {"poison", "inf_divisor", "max_code", "first_nan", "own_nan"};
 inline constexpr std::string_view mx_descale[] = {"recip", "divide"};
 inline constexpr std::string_view nan_scale[] = {"canonical", "all_ones_tensor"};
-inline constexpr std::string_view elem_nan[] = {"policy", "half"};
+inline constexpr std::string_view elem_nan[] = {"policy", "half", "bits"};
 inline constexpr std::string_view zero_sign[] = {"keep", "plus"};
 inline constexpr std::string_view scale_round[] = {"f32", "source"};
 inline constexpr std::string_view zero_divisor[] = {"raise", "keep"};
 inline constexpr std::string_view divisor[] = {"divide", "recip"};
 inline constexpr std::string_view elem_exp[] = {"bits", "log2f"};
+inline constexpr std::string_view nvfp4_scale[] = {"encode", "decode", "block", "encode_inf_one"};
 // The C ABI minor version of each word (Annex C.1): the recipe came in 1.4 (its defaults, word 0,
 // are the rules of every earlier version); later words say so.
 inline constexpr std::uint8_t since_1_4[] = {0, 4, 4, 4, 4, 4};
 inline constexpr std::uint8_t inf_block_since[] = {0, 4, 4, 4, 4, 5};
 inline constexpr std::uint8_t nan_block_since[] = {0, 4, 4, 6, 6};
 inline constexpr std::uint8_t since_1_6[] = {0, 6};
-inline constexpr std::uint8_t since_1_12[] = {0, 12};
+inline constexpr std::uint8_t elem_nan_since[] = {0, 4, 12};
+inline constexpr std::uint8_t since_1_12[] = {0, 12, 12, 12};
 }  // namespace recipe_words
 template <class T>
 using RecipeKnob = KnobRow<RecipeKnobs, T>;
@@ -313,7 +329,7 @@ inline constexpr auto kRecipeKnobs = std::make_tuple(
                          .clause = "§13.6"},
     RecipeKnob<NanBlock>{.key = "nan_block", .member = &RecipeKnobs::nan_block, .words = recipe_words::nan_block, .since = recipe_words::nan_block_since,
                          .clause = "§13.7"},
-    RecipeKnob<ElemNan>{.key = "elem_nan", .member = &RecipeKnobs::elem_nan, .words = recipe_words::elem_nan, .since = recipe_words::since_1_4,
+    RecipeKnob<ElemNan>{.key = "elem_nan", .member = &RecipeKnobs::elem_nan, .words = recipe_words::elem_nan, .since = recipe_words::elem_nan_since,
                         .clause = "§19.9"},
     RecipeKnob<MxDescale>{.key = "mx_descale", .member = &RecipeKnobs::mx_descale, .words = recipe_words::mx_descale, .since = recipe_words::since_1_4,
                           .clause = "§16.10"},
@@ -328,7 +344,9 @@ inline constexpr auto kRecipeKnobs = std::make_tuple(
     RecipeKnob<Divisor>{.key = "divisor", .member = &RecipeKnobs::divisor, .words = recipe_words::divisor,
                         .since = recipe_words::since_1_12, .clause = "§14.7"},
     RecipeKnob<ElemExp>{.key = "elem_exp", .member = &RecipeKnobs::elem_exp, .words = recipe_words::elem_exp,
-                        .since = recipe_words::since_1_12, .clause = "§19.11"});
+                        .since = recipe_words::since_1_12, .clause = "§19.11"},
+    RecipeKnob<NvScale>{.key = "nvfp4_scale", .member = &RecipeKnobs::nvfp4_scale,
+                        .words = recipe_words::nvfp4_scale, .since = recipe_words::since_1_12, .clause = "§18.5"});
 // clang-format on
 // The row of the recipe knob whose RecipeKnobs member has type E (every recipe knob has its own enum).
 template <class E>

@@ -41,8 +41,8 @@ namespace numref {
   X(gfloat) X(gfloat_sat)                                                                       \
   /* recipe profiles added later */                                                             \
   X(te_float8_current) X(te_float8_block) X(microxcaling) X(torchao_float8_inference)          \
-  X(microxcaling_even) X(te_float8_current_pow2) X(te_float8_block_f32) X(te_mxfp8_2_13)       \
-  X(deepgemm_f32) X(microxcaling_floor)
+  X(microxcaling_even) X(te_float8_current_pow2) X(te_float8_block_f32) X(te_mxfp8_2_13)        \
+  X(deepgemm_f32) X(microxcaling_floor) X(torchao_nvfp4) X(torchao_nvfp4_block) X(te_nvfp4) X(te_nvfp4_2d)
 // clang-format on
 #define NUMREF_PROFILE_ENUMERATOR(name) name,
 enum class ProfileId : std::uint8_t { NUMREF_PROFILE_IDS(NUMREF_PROFILE_ENUMERATOR) };
@@ -459,6 +459,40 @@ inline constexpr Recipe kDeepGemmF32{
     .source = "DeepGEMM deep_gemm/utils/math.py per_token_cast_to_fp8(use_ue8m0=False)",
     .elements = "f8e4m3fn"};
 
+// §10.4 torchao 0.18 NVFP4 (prototype/mx_formats/nvfp4_tensor.py NVFP4Tensor.to_nvfp4 -> nvfp4_quantize, the
+// eager torch path; block 1 x 16, element f4e2m1fn by f32_to_f4_unpacked = _f32_to_floatx_unpacked).
+// torchao_nvfp4: with the per-tensor scale its workflows pass (use_dynamic_per_tensor_scale:
+//   per_tensor_amax_to_scale(torch.max(torch.abs(x))) = t_amax / 2688 in binary32): §18.5.
+// torchao_nvfp4_block: without a per_tensor_scale (single-level E4M3 block scales): §18.6.
+// Both: binary32 arithmetic with x86's NaN rules (a NaN operand's NaN, the default NaN 0xFFC00000 for
+// 0 / 0, Inf / Inf, 0 * Inf), torch.clamp(y, -6, 6) then the bit arithmetic of _f32_to_floatx_unpacked,
+// which reads a NaN's bits as a number (§19.9 elem_nan=bits). Measured on x86-64 AVX-512 (docs/profiles.md).
+inline constexpr Recipe kTorchaoNvfp4{
+    .rule = "nvfp4", .partition = "block:1x16", .knobs = "elem_nan=bits nvfp4_scale=decode",
+    .source = "torchao 0.18 prototype.mx_formats NVFP4Tensor.to_nvfp4 with per_tensor_amax_to_scale(amax)",
+    .elements = "f4e2m1fn"};
+inline constexpr Recipe kTorchaoNvfp4Block{
+    .rule = "nvfp4", .partition = "block:1x16", .knobs = "elem_nan=bits nvfp4_scale=block",
+    .source = "torchao 0.18 prototype.mx_formats NVFP4Tensor.to_nvfp4 without per_tensor_scale",
+    .elements = "f4e2m1fn"};
+
+// §10.4 TransformerEngine NVFP4 (common/cast/nvfp4/core_nvfp4.cuh compute_global_encode_scaling_factor_FP4
+// and compute_decoding_scaling_factor, quantize_transpose_nvfp4.cuh; read at d0067d0): §18 — S_enc =
+// 2688 / t_amax (fminf FLT_MAX; 1.0 for t_amax 0 and, 2688 / Inf being 0, for +Inf: nvfp4_scale=encode_inf_one),
+// d_b = (fp8e4m3)(b_amax * (S_enc * (1.0f / 6))) satfinite, multiplier fminf(1 / (d_b * (1.0 / S_enc)),
+// FLT_MAX), elements cvt.rn.satfinite.e2m1x2.f32 of x * multiplier; amaxes by fmaxf(fabsf) (NaN ignored).
+// te_nvfp4: 1 x 16 blocks (activations, gradients); te_nvfp4_2d: 16 x 16 blocks (weights, one scale per
+// tile). Measured against TE's CPU reference quantizer (pytorch/custom_recipes/reference_nvfp4.py), which
+// gives +0 for -0 and 0 for NaN elements where the kernel's cvt keeps -0 and saturates: docs/profiles.md.
+inline constexpr Recipe kTeNvfp4{
+    .rule = "nvfp4", .partition = "block:1x16", .knobs = "nvfp4_scale=encode_inf_one",
+    .source = "TransformerEngine NVFP4 quantize (core_nvfp4.cuh; measured vs reference_nvfp4.py)",
+    .amax_nan_ignore = true, .elements = "f4e2m1fn"};
+inline constexpr Recipe kTeNvfp4_2d{
+    .rule = "nvfp4", .partition = "block:16x16", .knobs = "nvfp4_scale=encode_inf_one",
+    .source = "TransformerEngine NVFP4 2-D quantize, 16 x 16 weight tiles (measured vs reference_nvfp4.py)",
+    .amax_nan_ignore = true, .elements = "f4e2m1fn"};
+
 // §10 The profile table: one row per ProfileId, in enum order (= the C ABI numbering, §32.3).
 // A new profile is one row here (with its Recipe above, if it has one), its enumerator in
 // NUMREF_PROFILE_IDS (above) and its NUMREF_PROFILE_LIST entry (backend.h); every list of
@@ -561,6 +595,26 @@ inline constexpr Profile kProfiles[] = {
      .summary = "microxcaling _quantize_mx with round='floor': as microxcaling, elements truncated toward zero on the "
                 "grid of floor(log2f(|q|))",
      .narrow = microxcaling_narrow(Round::rtz), .wide = microxcaling_wide(Round::rtz), .recipe = &kMicroxcalingFloor,
+     .abi_minor = 12},
+    {.id = ProfileId::torchao_nvfp4, .name = "torchao_nvfp4",
+     .summary = "torchao 0.18 NVFP4Tensor.to_nvfp4 with the dynamic per-tensor scale (block 1 x 16: E4M3 scale of "
+                "amax / 6 / (t_amax / 2688), FP4 elements)",
+     .narrow = torchao_narrow(), .wide = torch_wide(), .rules = kTorchRules, .recipe = &kTorchaoNvfp4,
+     .abi_minor = 12},
+    {.id = ProfileId::torchao_nvfp4_block, .name = "torchao_nvfp4_block",
+     .summary = "torchao 0.18 NVFP4Tensor.to_nvfp4 without a per-tensor scale (block 1 x 16: E4M3 scale of amax / 6, "
+                "FP4 elements)",
+     .narrow = torchao_narrow(), .wide = torch_wide(), .rules = kTorchRules, .recipe = &kTorchaoNvfp4Block,
+     .abi_minor = 12},
+    {.id = ProfileId::te_nvfp4, .name = "te_nvfp4",
+     .summary = "TransformerEngine NVFP4 quantization (block 1 x 16: E4M3 scale under the FP32 tensor scale "
+                "2688 / amax, satfinite FP4 elements)",
+     .narrow = cuda_narrow(Overflow::saturate), .wide = cuda_wide(), .rules = kCudaRules, .recipe = &kTeNvfp4,
+     .abi_minor = 12},
+    {.id = ProfileId::te_nvfp4_2d, .name = "te_nvfp4_2d",
+     .summary = "TransformerEngine NVFP4 2-D quantization of weights (16 x 16 tiles, one E4M3 scale each, under "
+                "the FP32 tensor scale 2688 / amax)",
+     .narrow = cuda_narrow(Overflow::saturate), .wide = cuda_wide(), .rules = kCudaRules, .recipe = &kTeNvfp4_2d,
      .abi_minor = 12},
 };
 

@@ -123,8 +123,10 @@ struct BlockScale {
   std::uint32_t stored = 0;  // the stored scale code (scale_format(rule))
   bool poisoned = false;     // §13.3 NaN scale: codes are NaN, dequantized values NaN
   ElemAction action = ElemAction::scale;
-  Factor quant;    // §19.2
-  Factor dequant;  // §19.3
+  Factor quant;                             // §19.2
+  Factor dequant;                           // §19.3
+  std::optional<std::uint32_t> poison_nan;  // §18.5 the binary32 NaN the elements of a poisoned block convert
+  bool nan_dequant = false;                 // §18.5 codes kept, dequantized values NaN (t_amax not finite)
 };
 
 // §19.5 Element counts of one block (or a tensor).
@@ -151,6 +153,7 @@ struct ScaleMeta {
   Partition partition, group;
   Exact q_max{false, 0, 0, false};
   DequantOp dequant = DequantOp::divide;
+  RecipeKnobs recipe;  // §18.5 / §18.6 nvfp4_scale picks the dequantize factor (the other knobs: none)
   Policy wide;
   std::vector<std::uint32_t> scales;          // per block, block-row-major (scale_format(rule))
   std::vector<std::uint32_t> group_mantissa;  // GAM: per group, group-row-major
@@ -212,7 +215,8 @@ class Quantizer {
 
  private:
   void check_input(const TensorView& x, std::span<const std::uint32_t> random) const;
-  struct Engines;  // the conversion objects, built once (quantize.cpp)
+  BlockScale torchao_nvfp4_scale(BlockScale& s, Amax a) const;  // §18.5 / §18.6
+  struct Engines;                                               // the conversion objects, built once (quantize.cpp)
   QuantizeSpec spec_;
   BlockGrid grid_, ggrid_;
   ScaleApply apply_;

@@ -326,4 +326,22 @@ std::uint32_t nvfp4_encode_factor(std::uint32_t d_b, std::uint32_t s_enc);
 // §18.4 dequantize factor f_b = RN32(RN32(d_b * t_amax) * RN32(1 / C)) (f32 code).
 std::uint32_t nvfp4_decode_factor(std::uint32_t d_b, Amax t, const Exact& q_max);
 
+// §18.5 binary32 arithmetic with x86 SSE / AVX NaN rules (f32 codes in, f32 code out): a NaN operand
+// gives that NaN quieted (the first when both are); 0 / 0, Inf / Inf and 0 * Inf give the default NaN
+// 0xFFC00000; otherwise IEEE 754 round to nearest even, overflow to +-Inf.
+std::uint32_t f32_div_x86(std::uint32_t a, std::uint32_t b);
+std::uint32_t f32_mul_x86(std::uint32_t a, std::uint32_t b);
+// §18.5 the decode-direction tensor scale p = RN32(t_amax / C) (x86 rules); for a NaN t_amax 0xFFFFFFFF
+// (binary32 source) or 0x7FC00000 (16-bit sources).
+std::uint32_t nvfp4_decode_tensor_scale(Amax t, const Exact& q_max, bool f32_source);
+// §18.5 / §18.6 one block of nvfp4_scale=decode (p given) or =block (p empty): the E4M3 code d_b and the
+// binary32 quantize multiplier m_b (x86 rules; NaN, +Inf and 0 are possible).
+struct Nvfp4TorchaoBlock {
+  std::uint32_t code;
+  std::uint32_t multiplier;
+};
+Nvfp4TorchaoBlock nvfp4_torchao_block(Amax b, std::optional<std::uint32_t> p, const Exact& q_max);
+// §18.5 / §18.6 the dequantize factor: v(d_b) (block) or RN32(p * v(d_b)) (decode) as an f32 code.
+std::uint32_t nvfp4_torchao_dequant(std::uint32_t d_b, std::optional<std::uint32_t> p);
+
 }  // namespace numref

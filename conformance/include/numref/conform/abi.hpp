@@ -180,7 +180,7 @@ inline constexpr std::uint8_t numref_recipe::*kCRecipeFields[] = {
     &numref_recipe::amax_floor, &numref_recipe::scale_exp,   &numref_recipe::zero_code,    &numref_recipe::inf_block,
     &numref_recipe::nan_block,  &numref_recipe::elem_nan,    &numref_recipe::mx_descale,   &numref_recipe::nan_scale,
     &numref_recipe::zero_sign,  &numref_recipe::scale_round, &numref_recipe::zero_divisor, &numref_recipe::divisor,
-    &numref_recipe::elem_exp};
+    &numref_recipe::elem_exp,   &numref_recipe::nvfp4_scale};
 static_assert(std::size(kCRecipeFields) == std::tuple_size_v<decltype(kRecipeKnobs)>,
               "one numref_recipe field per knob");
 // The C value of a recipe knob's value: its word's index in the row (0 = numref's rule).
@@ -221,7 +221,8 @@ static_assert(detail::recipe_pinned(NanBlock::poison, NUMREF_NAN_BLOCK_POISON, "
               recipe_knob<NanBlock>().words.size() == 5);
 static_assert(detail::recipe_pinned(ElemNan::policy, NUMREF_ELEM_NAN_POLICY, "policy") &&
               detail::recipe_pinned(ElemNan::half, NUMREF_ELEM_NAN_HALF, "half") &&
-              recipe_knob<ElemNan>().words.size() == 2);
+              detail::recipe_pinned(ElemNan::bits, NUMREF_ELEM_NAN_BITS, "bits") &&
+              recipe_knob<ElemNan>().words.size() == 3);
 static_assert(detail::recipe_pinned(MxDescale::recip, NUMREF_MX_DESCALE_RECIP, "recip") &&
               detail::recipe_pinned(MxDescale::divide, NUMREF_MX_DESCALE_DIVIDE, "divide") &&
               recipe_knob<MxDescale>().words.size() == 2);
@@ -243,6 +244,11 @@ static_assert(detail::recipe_pinned(Divisor::divide, NUMREF_DIVISOR_DIVIDE, "div
 static_assert(detail::recipe_pinned(ElemExp::bits, NUMREF_ELEM_EXP_BITS, "bits") &&
               detail::recipe_pinned(ElemExp::log2f, NUMREF_ELEM_EXP_LOG2F, "log2f") &&
               recipe_knob<ElemExp>().words.size() == 2);
+static_assert(detail::recipe_pinned(NvScale::encode, NUMREF_NVFP4_SCALE_ENCODE, "encode") &&
+              detail::recipe_pinned(NvScale::decode, NUMREF_NVFP4_SCALE_DECODE, "decode") &&
+              detail::recipe_pinned(NvScale::block, NUMREF_NVFP4_SCALE_BLOCK, "block") &&
+              detail::recipe_pinned(NvScale::encode_inf_one, NUMREF_NVFP4_SCALE_ENCODE_INF_ONE, "encode_inf_one") &&
+              recipe_knob<NvScale>().words.size() == 4);
 static_assert(sizeof(numref_recipe::reserved) + std::size(detail::kCRecipeFields) == 16,
               "numref_recipe keeps 16 knob bytes: a new knob takes a reserved byte");
 

@@ -324,7 +324,8 @@ void add_file(std::string name, const TensorParams::Spec& base, const std::strin
 }
 
 // §10.4 The recipe profiles' files (issue 12 evidence): per profile with a quantization recipe,
-// binary32 tensors into f8e4m3fn (and f4e2m1fn where the recipe sets elem_nan, which only FP4 /
+// binary32 tensors into f8e4m3fn (f4e2m1fn for a recipe without E4M3 elements, NVFP4's), and
+// f4e2m1fn where the recipe sets elem_nan, which only FP4 /
 // FP6 elements show; bf16 tensors where it sets scale_round=source) with the recipe's rule, own partition, knobs and amax policy and the
 // profile's element policy, as the conformance plan builds its recipe suites (plan.cpp); the
 // generated tensors hold all-zero, NaN and Inf blocks, subnormal amax and amax near the
@@ -338,8 +339,10 @@ void recipe_files(Kind k, std::vector<VectorFileText>& out) {
     const auto rule = parse_scale_rule(pr.recipe->rule);
     if (!rule)
       throw std::logic_error("profile " + std::string(pr.name) + ": unknown rule " + std::string(pr.recipe->rule));
-    std::vector<std::pair<FormatId, FormatId>> files{{FormatId::f32, FormatId::f8e4m3fn}};  // source, element
-    if (pr.recipe->knobs.find("elem_nan=") != std::string_view::npos)
+    // source, element: f8e4m3fn, or f4e2m1fn alone for a recipe that takes no E4M3 elements (NVFP4)
+    const FormatId first = pr.recipe->takes(format(FormatId::f8e4m3fn)) ? FormatId::f8e4m3fn : FormatId::f4e2m1fn;
+    std::vector<std::pair<FormatId, FormatId>> files{{FormatId::f32, first}};
+    if (pr.recipe->knobs.find("elem_nan=") != std::string_view::npos && first != FormatId::f4e2m1fn)
       files.push_back({FormatId::f32, FormatId::f4e2m1fn});
     // §14.5 a scale rounded to the source format shows with a bf16 source
     if (pr.recipe->knobs.find("scale_round=source") != std::string_view::npos)
