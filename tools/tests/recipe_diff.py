@@ -525,38 +525,29 @@ def main():
                 import torchao
         except ImportError as e:
             sys.exit(f"recipe_diff: {e}: install torch and torchao 0.18 (NUMREF_PEERS=1 scripts/setup.sh)")
-        if set(MICROXCALING) & set(profiles):
-            # not on PyPI: a checkout (github.com/microsoft/microxcaling) named by --microxcaling
-            if not a.microxcaling or not os.path.isfile(os.path.join(a.microxcaling, "mx", "mx_ops.py")):
-                print("recipe_diff: profile microxcaling needs --microxcaling DIR, a directory with "
-                      "mx/mx_ops.py (a microxcaling checkout)", file=sys.stderr)
+        # the peers that are no PyPI package: a checkout each, named by its option; a recording names its commit
+        for peer, need, path, missing, lib in (
+                (MICROXCALING, a.microxcaling, ("mx", "mx_ops.py"), "profile microxcaling needs --microxcaling DIR, "
+                 "a directory with mx/mx_ops.py (a microxcaling checkout)", "microxcaling"),
+                (TE_PROFILES, a.te, ("tests", "pytorch", "references", "blockwise_quantizer_reference.py"),
+                 "the te_* profiles need --te DIR, a TransformerEngine checkout with tests/pytorch/references",
+                 "TransformerEngine"),
+                (DG_PROFILES, a.deepgemm, ("deep_gemm", "utils", "math.py"), "the deepgemm profiles need --deepgemm "
+                 "DIR, a DeepGEMM checkout with deep_gemm/utils/math.py", "DeepGEMM")):
+            if not set(peer) & set(profiles):
+                continue
+            if not need or not os.path.isfile(os.path.join(need, *path)):
+                print(f"recipe_diff: {missing}", file=sys.stderr)
                 return 2
-            sys.path.insert(0, os.path.abspath(a.microxcaling))
             if a.record and not a.library:
-                print("recipe_diff: --record with microxcaling needs --library (its commit)", file=sys.stderr)
+                print(f"recipe_diff: --record with {lib} needs --library (its commit)", file=sys.stderr)
                 return 2
+        if set(MICROXCALING) & set(profiles):
+            sys.path.insert(0, os.path.abspath(a.microxcaling))
         te = [p for p in profiles if p in TE_PROFILES]
         if te:
-            # TE's references need torch only; TE itself is a CUDA package: a checkout named by --te
-            if not a.te or not os.path.isfile(os.path.join(a.te, "tests", "pytorch", "references",
-                                                            "blockwise_quantizer_reference.py")):
-                print("recipe_diff: the te_* profiles need --te DIR, a TransformerEngine checkout with "
-                      "tests/pytorch/references", file=sys.stderr)
-                return 2
-            if a.record and not a.library:
-                print("recipe_diff: --record with TransformerEngine needs --library (its commit)", file=sys.stderr)
-                return 2
             te_import(a.te)
         dgp = [p for p in profiles if p in DG_PROFILES]
-        if dgp:
-            # DeepGEMM installs only with CUDA; its math.py is plain torch: a checkout named by --deepgemm
-            if not a.deepgemm or not os.path.isfile(os.path.join(a.deepgemm, "deep_gemm", "utils", "math.py")):
-                print("recipe_diff: the deepgemm profiles need --deepgemm DIR, a DeepGEMM checkout with "
-                      "deep_gemm/utils/math.py", file=sys.stderr)
-                return 2
-            if a.record and not a.library:
-                print("recipe_diff: --record with DeepGEMM needs --library (its commit)", file=sys.stderr)
-                return 2
         if a.record and os.path.exists(a.record):
             sys.exit(f"recipe_diff: --record {a.record} exists (not overwritten)")
         x = make_blocks(a.blocks, a.seed, a.nan_payloads)
