@@ -201,22 +201,16 @@ std::string csv_text(const ExportSet& set, const Suites& suites) {
   return s;
 }
 
-std::string q(std::string_view v) {
-  std::string o(1, '"');
-  o += json_escape(v);
-  o += '"';
-  return o;
-}
-
 std::string json_text(const ExportSet& set, const Suites& suites) {
-  std::string s = "{\"export\": " + q(kExportVersion) + ", \"numref_version\": " + q(numref_version()) +
-                  ", \"spec_version\": " + q(numref_version()) + ", \"clause\": \"§31.8\",\n\"sources\": [";
+  std::string s = "{\"export\": " + json_quote(kExportVersion) +
+                  ", \"numref_version\": " + json_quote(numref_version()) +
+                  ", \"spec_version\": " + json_quote(numref_version()) + ", \"clause\": \"§31.8\",\n\"sources\": [";
   for (std::size_t i = 0; i < set.sources.size(); ++i) {
     s += i ? ",\n  " : "\n  ";
-    s += "{\"path\": " + q(set.sources[i].path) + ", \"header\": {";
+    s += "{\"path\": " + json_quote(set.sources[i].path) + ", \"header\": {";
     bool first = true;
     for (const auto& [k, v] : set.sources[i].header) {
-      s += (first ? "" : ", ") + q(k) + ": " + q(v);
+      s += (first ? "" : ", ") + json_quote(k) + ": " + json_quote(v);
       first = false;
     }
     s += "}}";
@@ -225,13 +219,14 @@ std::string json_text(const ExportSet& set, const Suites& suites) {
   for (std::size_t i = 0; i < suites.list.size(); ++i) {
     const Params& p = *suites.list[i];
     s += i ? ",\n  " : "\n  ";
-    s += "{\"params\": " + q(p.text()) + ", \"label\": " + q(p.label()) + ", \"family\": " + q(p.family().name()) +
-         ", \"profile\": " + q(p.profile()) + ", \"clause\": " + q(p.clause()) + ", \"columns\": [";
+    s += "{\"params\": " + json_quote(p.text()) + ", \"label\": " + json_quote(p.label()) +
+         ", \"family\": " + json_quote(p.family().name()) + ", \"profile\": " + json_quote(p.profile()) +
+         ", \"clause\": " + json_quote(p.clause()) + ", \"columns\": [";
     bool first = true;
     for (const auto& c : p.schema().columns) {
-      s += (first ? "" : ", ") + std::string("{\"name\": ") + q(c.name) + ", \"role\": " + q(role_word(c)) +
-           ", \"meaning\": " + q(column_meaning(c)) + ", \"rows\": " + std::to_string(c.rows) +
-           ", \"cols\": " + std::to_string(c.cols) + "}";
+      s += (first ? "" : ", ") + std::string("{\"name\": ") + json_quote(c.name) +
+           ", \"role\": " + json_quote(role_word(c)) + ", \"meaning\": " + json_quote(column_meaning(c)) +
+           ", \"rows\": " + std::to_string(c.rows) + ", \"cols\": " + std::to_string(c.cols) + "}";
       first = false;
     }
     s += "]}";
@@ -242,19 +237,20 @@ std::string json_text(const ExportSet& set, const Suites& suites) {
     s += i ? ",\n  " : "\n  ";
     s += "{\"suite\": " + std::to_string(suites.of_record[i]) + ", \"source\": " + std::to_string(r.source) +
          ", \"line\": " + std::to_string(r.line);
-    if (r.params->schema().shape_prefix) s += ", \"shape\": " + q(shape_text(r.params->schema()));
+    if (r.params->schema().shape_prefix) s += ", \"shape\": " + json_quote(shape_text(r.params->schema()));
     for (const bool out : {false, true}) {
       s += out ? ", \"expected\": {" : ", \"input\": {";
       bool first = true;
       for (const auto& c : r.params->schema().columns) {
         if (c.output() != out) continue;
         const std::uint32_t* w = column_words(r, c);
-        s += (first ? "" : ", ") + q(c.name) + ": " + (recorded(c, w) ? q(column_text(c, w)) : "null");
+        s +=
+            (first ? "" : ", ") + json_quote(c.name) + ": " + (recorded(c, w) ? json_quote(column_text(c, w)) : "null");
         first = false;
       }
       s += "}";
     }
-    if (!r.note.empty()) s += ", \"note\": " + q(r.note);
+    if (!r.note.empty()) s += ", \"note\": " + json_quote(r.note);
     s += "}";
   }
   s += "]}\n";

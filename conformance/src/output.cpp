@@ -96,15 +96,17 @@ void OutputFile::commit() {
   rename_into_place();
 }
 
-namespace {
 // What same_file() compares, computed once per path: the device and inode of an existing
-// file, and the lexically normalised absolute path.
+// file, and the lexically normalised absolute path. (Outside the anonymous namespace: OutputSet::Key,
+// declared in the header, derives from it.)
 struct FileKey {
   bool exists = false;
   dev_t dev{};
   ino_t ino{};
   fs::path norm;
 };
+
+namespace {
 FileKey file_key(const std::string& p) {
   FileKey k;
   struct stat st {};

@@ -322,28 +322,28 @@ void text_total(std::FILE* f, const RunReport& r) {
 // ---- JSON -------------------------------------------------------------------------------------
 
 namespace {
-std::string q(std::string_view s) { return "\"" + json_escape(s) + "\""; }
 std::string u(std::uint64_t v) { return std::to_string(v); }
 
 // One value of column c (its words): {"hex": ..., "value": exact decimal / NaN / Inf} for
 // codes of a format, {"hex": ..., "flags": "-o-x"} for the §9 flags, {"value": ...} for counts
 // and exact sums, {"hex": ...} otherwise.
 std::string value_json(const Column& c, const std::uint32_t* w) {
-  if (c.notation == Notation::sum) return "{\"value\": " + q(render_value_words(c, w)) + "}";
-  if (c.notation == Notation::decimal) return "{\"value\": " + q(std::to_string(*w)) + "}";
+  if (c.notation == Notation::sum) return "{\"value\": " + json_quote(render_value_words(c, w)) + "}";
+  if (c.notation == Notation::decimal) return "{\"value\": " + json_quote(std::to_string(*w)) + "}";
   if (c.role == Role::opt && *w == kNotReported) return "null";
   if (c.format) {
     if (*w & ~c.format->mask())
-      return "{\"hex\": " + q(hex(*w, 8)) +
-             ", \"value\": null, \"note\": " + q("not a " + std::string(c.format->name) + " code") + "}";
+      return "{\"hex\": " + json_quote(hex(*w, 8)) +
+             ", \"value\": null, \"note\": " + json_quote("not a " + std::string(c.format->name) + " code") + "}";
     const Decoded d = decode(*w, *c.format);
     const bool finite = d.cls != Class::nan && d.cls != Class::inf;
-    return "{\"hex\": " + q(hex(*w, c.digits)) +
-           ", \"value\": " + q(finite ? exact_decimal(d) : render_value(*w, *c.format)) + "}";
+    return "{\"hex\": " + json_quote(hex(*w, c.digits)) +
+           ", \"value\": " + json_quote(finite ? exact_decimal(d) : render_value(*w, *c.format)) + "}";
   }
-  if (c.mask && c.decode) return "{\"hex\": " + q(hex(*w, c.digits)) + ", \"flags\": " + q(c.decode(*w)) + "}";
-  if (c.decode) return "{\"hex\": " + q(hex(*w, c.digits)) + ", \"text\": " + q(c.decode(*w)) + "}";
-  return "{\"hex\": " + q(hex(*w, c.digits)) + "}";
+  if (c.mask && c.decode)
+    return "{\"hex\": " + json_quote(hex(*w, c.digits)) + ", \"flags\": " + json_quote(c.decode(*w)) + "}";
+  if (c.decode) return "{\"hex\": " + json_quote(hex(*w, c.digits)) + ", \"text\": " + json_quote(c.decode(*w)) + "}";
+  return "{\"hex\": " + json_quote(hex(*w, c.digits)) + "}";
 }
 std::string value_json(const Column& c, CaseView v, std::size_t k) {
   std::uint32_t words[kSumWords];
@@ -356,29 +356,29 @@ std::string mismatch_fields(const Params& p, CaseView in, CaseView e, CaseView g
                             const std::string& file, std::uint64_t line_or_index, const std::string& crash) {
   std::string s = "\"location\": ";
   s += file == "generated" ? "{\"generated\": " + u(line_or_index) + "}"
-                           : "{\"file\": " + q(file) + ", \"line\": " + u(line_or_index) + "}";
+                           : "{\"file\": " + json_quote(file) + ", \"line\": " + u(line_or_index) + "}";
   bool single = true;  // every column holds one value (cast): every result is listed
   for (const Column& c : p.schema().columns) single &= c.count() == 1;
   s += ", \"inputs\": {";
   bool first = true;
   for (const Column& c : p.schema().columns) {
     if (c.output()) continue;
-    s += (first ? "" : ", ") + q(c.name) + ": ";
+    s += (first ? "" : ", ") + json_quote(c.name) + ": ";
     first = false;
     if (c.count() == 1)
       s += value_json(c, in, 0);
     else
-      s += "{\"format\": " + (c.format ? q(c.format->name) : std::string("null")) +
-           ", \"shape\": " + q(std::to_string(c.rows) + "x" + std::to_string(c.cols)) + "}";
+      s += "{\"format\": " + (c.format ? json_quote(c.format->name) : std::string("null")) +
+           ", \"shape\": " + json_quote(std::to_string(c.rows) + "x" + std::to_string(c.cols)) + "}";
   }
-  if (!crash.empty()) return s + "}, \"crash\": " + q(crash) + ", \"results\": []";
+  if (!crash.empty()) return s + "}, \"crash\": " + json_quote(crash) + ", \"results\": []";
   s += "}, \"results\": [";
   first = true;
   auto result = [&](const Column& c, std::size_t k, std::size_t differ) {
-    s += (first ? "" : ", ") + std::string("{\"column\": ") + q(c.name);
+    s += (first ? "" : ", ") + std::string("{\"column\": ") + json_quote(c.name);
     first = false;
     if (!single)
-      s += ", \"index\": " + u(k) + ", \"place\": " + q(value_place(p, c, k)) + ", \"differ\": " + u(differ) +
+      s += ", \"index\": " + u(k) + ", \"place\": " + json_quote(value_place(p, c, k)) + ", \"differ\": " + u(differ) +
            ", \"of\": " + u(c.count());
     s += ", \"got\": " + value_json(c, g, k) + ", \"expected\": " + value_json(c, e, k) + "}";
   };
@@ -392,12 +392,12 @@ std::string mismatch_fields(const Params& p, CaseView in, CaseView e, CaseView g
 }
 
 std::string mismatch_json(const Mismatch& m) {
-  return "{\"op\": " + q(m.op) + ", \"label\": " + q(m.label) + ", \"params\": " + q(m.params) +
-         ", \"class\": " + q(m.cls) +
-         ", \"known_departure\": " + (m.is_departure ? q(m.departure) : std::string("null")) +
-         (m.fields.empty() ? std::string() : ", " + m.fields) + ", \"where\": " + q(m.where) +
-         ", \"text\": {\"inputs\": " + q(m.inputs) + ", \"got\": " + q(m.got) + ", \"expected\": " + q(m.expected) +
-         ", \"detail\": " + q(m.detail) + "}}";
+  return "{\"op\": " + json_quote(m.op) + ", \"label\": " + json_quote(m.label) +
+         ", \"params\": " + json_quote(m.params) + ", \"class\": " + json_quote(m.cls) +
+         ", \"known_departure\": " + (m.is_departure ? json_quote(m.departure) : std::string("null")) +
+         (m.fields.empty() ? std::string() : ", " + m.fields) + ", \"where\": " + json_quote(m.where) +
+         ", \"text\": {\"inputs\": " + json_quote(m.inputs) + ", \"got\": " + json_quote(m.got) +
+         ", \"expected\": " + json_quote(m.expected) + ", \"detail\": " + json_quote(m.detail) + "}}";
 }
 
 void json_report(const RunReport& r, std::FILE* out) {
@@ -413,20 +413,20 @@ void json_report(const RunReport& r, std::FILE* out) {
   const RunIdentity& id = r.id;
   auto list = [&](const std::vector<std::string>& v) {
     std::string t = "[";
-    for (std::size_t i = 0; i < v.size(); ++i) t += (i ? ", " : "") + q(v[i]);
+    for (std::size_t i = 0; i < v.size(); ++i) t += (i ? ", " : "") + json_quote(v[i]);
     return t + "]";
   };
-  o << "  \"run\": {\"id\": " << q(id.id) << ", \"numref_version\": " << q(id.numref_version)
-    << ", \"spec_version\": " << q(id.spec_version) << ",\n    \"backend\": " << q(c.backend)
+  o << "  \"run\": {\"id\": " << json_quote(id.id) << ", \"numref_version\": " << json_quote(id.numref_version)
+    << ", \"spec_version\": " << json_quote(id.spec_version) << ",\n    \"backend\": " << json_quote(c.backend)
     << ", \"profiles\": " << list(c.profiles) << ", \"ops\": " << list(c.ops)
-    << ", \"level\": " << q(level_name(c.level)) << ", \"seed\": " << c.seed
-    << ",\n    \"vectors\": " << (id.vectors_dir.empty() ? std::string("null") : q(id.vectors_dir))
-    << ", \"manifest_sha256\": " << (id.manifest_sha256.empty() ? std::string("null") : q(id.manifest_sha256))
+    << ", \"level\": " << json_quote(level_name(c.level)) << ", \"seed\": " << c.seed
+    << ",\n    \"vectors\": " << (id.vectors_dir.empty() ? std::string("null") : json_quote(id.vectors_dir))
+    << ", \"manifest_sha256\": " << (id.manifest_sha256.empty() ? std::string("null") : json_quote(id.manifest_sha256))
     << ", \"any_nan\": " << (c.any_nan ? "true" : "false") << ", \"strict\": " << (c.strict ? "true" : "false")
     << ",\n    \"shard\": {\"index\": " << (id.merged ? std::string("null") : u(c.shard_index))
     << ", \"count\": " << c.shard_count << ", \"merged\": " << id.merged << "}},\n";
-  o << "  \"config\": {\"backend\": " << q(c.backend) << ", \"level\": " << q(level_name(c.level))
-    << ", \"seed\": " << c.seed << ", \"shard\": " << q(shard_text(c, id))
+  o << "  \"config\": {\"backend\": " << json_quote(c.backend) << ", \"level\": " << json_quote(level_name(c.level))
+    << ", \"seed\": " << c.seed << ", \"shard\": " << json_quote(shard_text(c, id))
     << ", \"any_nan\": " << (c.any_nan ? "true" : "false") << ", \"strict\": " << (c.strict ? "true" : "false")
     << ", \"max_errors\": " << c.max_errors << "},\n";
   o << "  \"backends\": [";
@@ -442,34 +442,36 @@ void json_report(const RunReport& r, std::FILE* out) {
     D += d;
     A += a;
     if (!b.error.empty() || b.interrupted) complete = false;
-    o << (bi ? ",\n" : "\n") << "    {\"backend\": " << q(b.display) << ", \"name\": " << q(b.info.name)
-      << ", \"version\": " << q(b.info.version) << ", \"kind\": " << q(b.info.kind)
-      << ", \"location\": " << q(b.info.location) << ", \"description\": " << q(b.info.description)
-      << ", \"opened\": " << (b.opened ? "true" : "false")
+    o << (bi ? ",\n" : "\n") << "    {\"backend\": " << json_quote(b.display)
+      << ", \"name\": " << json_quote(b.info.name) << ", \"version\": " << json_quote(b.info.version)
+      << ", \"kind\": " << json_quote(b.info.kind) << ", \"location\": " << json_quote(b.info.location)
+      << ", \"description\": " << json_quote(b.info.description) << ", \"opened\": " << (b.opened ? "true" : "false")
       << ",\n     \"flags_compared\": " << (b.info.flags ? "true" : "false")
       << ", \"counts_compared\": " << (b.info.counts ? "true" : "false") << ", \"profiles\": [";
-    for (std::size_t i = 0; i < b.profiles.size(); ++i) o << (i ? ", " : "") << q(b.profiles[i]);
+    for (std::size_t i = 0; i < b.profiles.size(); ++i) o << (i ? ", " : "") << json_quote(b.profiles[i]);
     o << "], \"ops\": [";
-    for (std::size_t i = 0; i < b.ops.size(); ++i) o << (i ? ", " : "") << q(b.ops[i]);
-    o << "], \"vectors\": " << q(b.vectors) << ", \"seconds\": " << b.seconds
-      << ",\n     \"error\": " << (b.error.empty() ? std::string("null") : q(b.error))
+    for (std::size_t i = 0; i < b.ops.size(); ++i) o << (i ? ", " : "") << json_quote(b.ops[i]);
+    o << "], \"vectors\": " << json_quote(b.vectors) << ", \"seconds\": " << b.seconds
+      << ",\n     \"error\": " << (b.error.empty() ? std::string("null") : json_quote(b.error))
       << ", \"interrupted\": " << (b.interrupted ? "true" : "false")
-      << ", \"unavailable\": " << (b.unavailable.empty() ? std::string("null") : q(b.unavailable))
+      << ", \"unavailable\": " << (b.unavailable.empty() ? std::string("null") : json_quote(b.unavailable))
       << ",\n     \"notes\": [";
-    for (std::size_t i = 0; i < b.notes.size(); ++i) o << (i ? ", " : "") << q(b.notes[i]);
+    for (std::size_t i = 0; i < b.notes.size(); ++i) o << (i ? ", " : "") << json_quote(b.notes[i]);
     o << "],\n     \"departures_declared\": [";
     for (std::size_t i = 0; i < b.info.departures.size(); ++i) {
       const auto& dd = b.info.departures[i];
-      o << (i ? ", " : "") << "{\"op\": " << q(dd.op) << ", \"from\": " << q(dd.from) << ", \"to\": " << q(dd.to)
-        << ", \"profile\": " << q(dd.profile) << ", \"class\": " << q(dd.cls) << ", \"why\": " << q(dd.why) << "}";
+      o << (i ? ", " : "") << "{\"op\": " << json_quote(dd.op) << ", \"from\": " << json_quote(dd.from)
+        << ", \"to\": " << json_quote(dd.to) << ", \"profile\": " << json_quote(dd.profile)
+        << ", \"class\": " << json_quote(dd.cls) << ", \"why\": " << json_quote(dd.why) << "}";
     }
     o << "],\n     \"summary\": {\"passed\": " << u(p + a) << ", \"failed\": " << u(f + (c.strict ? d : 0))
       << ", \"skipped\": " << u(s) << ", \"departures\": " << u(d) << ", \"any_nan\": " << u(a) << "},\n";
     o << "     \"suites\": [";
     for (std::size_t i = 0; i < b.suites.size(); ++i) {
       const auto& st = b.suites[i];
-      o << (i ? ",\n       " : "\n       ") << "{\"op\": " << q(st.op) << ", \"profile\": " << q(st.profile)
-        << ", \"label\": " << q(st.label) << ", \"params\": " << q(st.params) << ", \"source\": " << q(st.source)
+      o << (i ? ",\n       " : "\n       ") << "{\"op\": " << json_quote(st.op)
+        << ", \"profile\": " << json_quote(st.profile) << ", \"label\": " << json_quote(st.label)
+        << ", \"params\": " << json_quote(st.params) << ", \"source\": " << json_quote(st.source)
         << ", \"cases\": " << st.cases << ", \"passed\": " << st.passed << ", \"failed\": " << st.failed
         << ", \"departures\": " << st.departures << ", \"skipped\": " << st.skipped << ", \"any_nan\": " << st.any_nan
         << "}";
@@ -494,7 +496,8 @@ void json_report(const RunReport& r, std::FILE* out) {
   }
   if (r.interrupted) complete = false;
   o << "\n  ],\n  \"complete\": " << (complete ? "true" : "false") << ",\n  \"exit_status\": " << r.exit_status
-    << ",\n  \"nothing_compared\": " << (r.nothing_compared.empty() ? std::string("null") : q(r.nothing_compared))
+    << ",\n  \"nothing_compared\": "
+    << (r.nothing_compared.empty() ? std::string("null") : json_quote(r.nothing_compared))
     << ",\n  \"summary\": {\"passed\": " << P << ", \"failed\": " << F << ", \"skipped\": " << S
     << ", \"departures\": " << D << ", \"any_nan\": " << A << "}\n}\n";
   flush();

@@ -160,6 +160,13 @@ std::string json_escape(std::string_view s) {
   });
 }
 
+std::string json_quote(std::string_view s) {
+  std::string o(1, '"');
+  o += json_escape(s);
+  o += '"';
+  return o;
+}
+
 std::string xml_escape(std::string_view s) {
   return escape(s, [](std::string& o, unsigned char c) {
     switch (c) {

@@ -1,7 +1,9 @@
 // numref CLI — verb registry and shared argument helpers.
 //
 // A verb is a function `int run(Args&)` registered once with NUMREF_VERB(name, summary, fn)
-// in its own cmd_<name>.cpp. Exit status: 0 success, 1 the operation found a
+// in its own cmd_<name>.cpp, whose code lives in namespace numref::cli::cmd_<name> (an
+// anonymous namespace inside it): the unity build (NUMREF_UNITY_BUILD) compiles several verbs
+// in one translation unit, so their file-local names must not meet. Exit status: 0 success, 1 the operation found a
 // failure (e.g. conformance mismatches), 2 usage or input error (message on stderr).
 #pragma once
 
@@ -88,4 +90,4 @@ struct Registrar {
 #define NUMREF_CLI_CAT2(a, b) a##b
 #define NUMREF_CLI_CAT(a, b) NUMREF_CLI_CAT2(a, b)
 #define NUMREF_VERB(name, summary, fn) \
-  static ::numref::cli::Registrar NUMREF_CLI_CAT(numref_verb_, __LINE__)(name, summary, fn)
+  static ::numref::cli::Registrar NUMREF_CLI_CAT(numref_verb_, __COUNTER__)(name, summary, fn)

@@ -11,7 +11,7 @@
 #include "numref/policy.hpp"
 #include "numref/scale.hpp"
 
-namespace numref::cli {
+namespace numref::cli::cmd_abi {
 namespace {
 
 using Rows = std::vector<std::vector<std::string>>;
@@ -62,4 +62,4 @@ int run_abi(Args& a) {
 
 NUMREF_VERB("abi", "what each minor version of the backend C ABI defined (§32.2)", run_abi);
 
-}  // namespace numref::cli
+}  // namespace numref::cli::cmd_abi

@@ -27,7 +27,7 @@
 #include "numref/npy.hpp"
 #include "parallel.hpp"
 
-namespace numref::cli {
+namespace numref::cli::cmd_cast {
 namespace {
 
 constexpr std::size_t kInBuf = std::size_t{1} << 20;
@@ -433,4 +433,4 @@ void read_lines(Caster& caster) {
 
 NUMREF_VERB("cast", "convert codes read from stdin (one per line) under a policy or profile", run_cast);
 
-}  // namespace numref::cli
+}  // namespace numref::cli::cmd_cast

@@ -7,7 +7,7 @@
 #include "numref/conform/backend.hpp"
 #include "numref/conform/runner.hpp"
 
-namespace numref::cli {
+namespace numref::cli::cmd_conform {
 namespace {
 
 constexpr const char* kUsage = R"(usage: numref conform [--backend NAME|PATH.so|pipe:CMD|all] [options]
@@ -177,4 +177,4 @@ int run(Args& a) {
 NUMREF_VERB("conform", "check a backend against the reference: golden vectors + generated cases (§34)", run);
 
 }  // namespace
-}  // namespace numref::cli
+}  // namespace numref::cli::cmd_conform

@@ -12,7 +12,7 @@
 #include "numref/exact.hpp"
 #include "numref/value.hpp"
 
-namespace numref::cli {
+namespace numref::cli::cmd_conversions {
 namespace {
 
 // The sources of a named conversion: the formats a training step quantizes from.
@@ -188,4 +188,4 @@ int run_conversions(Args& a) {
 NUMREF_VERB("conversions", "the named conversions: each source to each 8/6/4-bit target per profile (§11.2)",
             run_conversions);
 
-}  // namespace numref::cli
+}  // namespace numref::cli::cmd_conversions

@@ -6,7 +6,7 @@
 #include "cli_common.hpp"
 #include "numref/value.hpp"
 
-namespace numref::cli {
+namespace numref::cli::cmd_explain {
 namespace {
 
 void row(const char* key, const std::string& value) { std::printf("%-20s %s\n", key, value.c_str()); }
@@ -88,4 +88,4 @@ int run_explain(Args& a) {
 
 NUMREF_VERB("explain", "fields, class and exact value of codes of a format", run_explain);
 
-}  // namespace numref::cli
+}  // namespace numref::cli::cmd_explain

@@ -7,7 +7,7 @@
 #include "cli_common.hpp"
 #include "numref/value.hpp"
 
-namespace numref::cli {
+namespace numref::cli::cmd_formats {
 namespace {
 
 // "7e = 448": a code and its exact value (§3.4; hex-float when the decimal is long).
@@ -63,4 +63,4 @@ int run_formats(Args& a) {
 
 NUMREF_VERB("formats", "table of the supported formats and their parameters", run_formats);
 
-}  // namespace numref::cli
+}  // namespace numref::cli::cmd_formats

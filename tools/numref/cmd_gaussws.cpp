@@ -14,7 +14,7 @@
 #include "numref/gaussws.hpp"
 #include "numref/npy.hpp"
 
-namespace numref::cli {
+namespace numref::cli::cmd_gaussws {
 namespace {
 
 namespace gw = numref::gaussws;
@@ -330,4 +330,4 @@ int run(Args& a) {
 NUMREF_VERB("gaussws", "Gaussian weight sampling (spec §30): noise, w_hat in bf16, packed R, dL/db_t", run);
 
 }  // namespace
-}  // namespace numref::cli
+}  // namespace numref::cli::cmd_gaussws

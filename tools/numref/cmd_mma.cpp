@@ -17,7 +17,7 @@
 #include "numref/npy.hpp"
 #include "numref/tensor.hpp"
 
-namespace numref::cli {
+namespace numref::cli::cmd_mma {
 namespace {
 
 constexpr const char* kUsage =
@@ -430,4 +430,4 @@ int run(Args& a) {
 NUMREF_VERB("mma", "D = A·B + C under an MMA instruction profile (spec §36 – §39)", run);
 
 }  // namespace
-}  // namespace numref::cli
+}  // namespace numref::cli::cmd_mma

@@ -21,7 +21,7 @@
 #include "numref/stats.hpp"
 #include "parallel.hpp"
 
-namespace numref::cli {
+namespace numref::cli::cmd_mor {
 namespace {
 
 constexpr const char* kHelp =
@@ -713,4 +713,4 @@ int run_mor(Args& a) {
 
 NUMREF_VERB("mor", "Mixture-of-Representations decisions, exact relative-error metrics, histograms", run_mor);
 
-}  // namespace numref::cli
+}  // namespace numref::cli::cmd_mor

@@ -7,7 +7,7 @@
 #include "cli_common.hpp"
 #include "numref/policy.hpp"
 
-namespace numref::cli {
+namespace numref::cli::cmd_profiles {
 namespace {
 
 // The word of a knob's value in a policy ("nan=ones" gives "ones"; sr_bits its number).
@@ -119,4 +119,4 @@ int run_profiles(Args& a) {
 
 NUMREF_VERB("profiles", "the named profiles (policies, rules, quantization recipes)", run_profiles);
 
-}  // namespace numref::cli
+}  // namespace numref::cli::cmd_profiles

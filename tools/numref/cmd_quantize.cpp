@@ -24,7 +24,7 @@
 #include "numref/splitmix64.hpp"
 #include "parallel.hpp"
 
-namespace numref::cli {
+namespace numref::cli::cmd_quantize {
 namespace {
 
 const ScaleRule kDefaultRule = QuantizeSpec{}.rule;  // numref::quantize_spec's default
@@ -594,4 +594,4 @@ int run_quantize(Args& a) {
 
 NUMREF_VERB("quantize", "quantize a .npy tensor: codes, scales and a summary", run_quantize);
 
-}  // namespace numref::cli
+}  // namespace numref::cli::cmd_quantize

@@ -7,7 +7,7 @@
 #include "cli.hpp"
 #include "numref/conform/merge.hpp"
 
-namespace numref::cli {
+namespace numref::cli::cmd_report {
 namespace {
 
 constexpr const char* kUsage = R"(usage: numref report merge [--out FILE] [--report text|json|junit] REPORT...
@@ -58,4 +58,4 @@ int run(Args& a) {
 NUMREF_VERB("report", "merge the JSON reports of the shards of one conform run into one verdict (§34.11)", run);
 
 }  // namespace
-}  // namespace numref::cli
+}  // namespace numref::cli::cmd_report

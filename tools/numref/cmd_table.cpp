@@ -7,7 +7,7 @@
 #include "cli_common.hpp"
 #include "numref/value.hpp"
 
-namespace numref::cli {
+namespace numref::cli::cmd_table {
 namespace {
 
 int run_table(Args& a) {
@@ -60,4 +60,4 @@ int run_table(Args& a) {
 
 NUMREF_VERB("table", "every code point of a format of at most 8 bits", run_table);
 
-}  // namespace numref::cli
+}  // namespace numref::cli::cmd_table

@@ -7,8 +7,11 @@
 #include "numref/conform/runner.hpp"
 #include "numref/conform/vectors.hpp"
 
-namespace numref::cli {
+namespace numref::cli::cmd_vectors_export {
 int run_vectors_export(Args& a);  // `numref vectors export`, cmd_vectors_export.cpp (§31.8)
+}  // namespace numref::cli::cmd_vectors_export
+
+namespace numref::cli::cmd_vectors {
 namespace {
 
 constexpr const char* kUsage = R"(usage: numref vectors generate [--out DIR]
@@ -26,7 +29,8 @@ verify    checks DIR (default: the source tree's vectors/): the MANIFEST parses,
 )";
 
 int run(Args& a) {
-  if (const auto p = Args(a).positional(); !p.empty() && p[0] == "export") return run_vectors_export(a);
+  if (const auto p = Args(a).positional(); !p.empty() && p[0] == "export")
+    return cmd_vectors_export::run_vectors_export(a);
   if (a.flag("help")) {
     std::fputs(kUsage, stdout);
     return 0;
@@ -77,4 +81,4 @@ int run(Args& a) {
 NUMREF_VERB("vectors", "generate / verify the golden-vector files and their MANIFEST (§31)", run);
 
 }  // namespace
-}  // namespace numref::cli
+}  // namespace numref::cli::cmd_vectors

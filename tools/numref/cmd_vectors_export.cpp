@@ -11,7 +11,7 @@
 #include "numref/conform/export.hpp"
 #include "numref/conform/output.hpp"
 
-namespace numref::cli {
+namespace numref::cli::cmd_vectors_export {
 
 namespace {
 
@@ -85,4 +85,4 @@ int run_vectors_export(Args& a) {
   return 0;
 }
 
-}  // namespace numref::cli
+}  // namespace numref::cli::cmd_vectors_export

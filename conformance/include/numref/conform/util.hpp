@@ -60,6 +60,7 @@ std::string fmt_count(double n);
 
 // JSON / XML string escaping for reports.
 std::string json_escape(std::string_view s);
+std::string json_quote(std::string_view s);  // "\"" + json_escape(s) + "\""
 std::string xml_escape(std::string_view s);
 
 }  // namespace numref::conform
