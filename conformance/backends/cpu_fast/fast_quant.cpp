@@ -970,29 +970,39 @@ FastQuant::BlockFactor FastQuant::block_scale(std::uint32_t a, std::uint32_t& st
 // block the E4M3 code of RN32(amax_b * RN32(s_enc * RN32(1 / q_max))) (satfinite, +Inf to the
 // largest finite) and the factor RN32sat(1 / RN32(d_b * RN32(1 / s_enc))) (FLT_MAX for a zero
 // denominator): single binary32 operations, correctly rounded (§18.2, §18.3).
-void FastQuant::nvfp4_scales(std::uint32_t t, const std::uint32_t* amax, std::uint32_t* scales,
-                             std::vector<BlockFactor>& fac) const {
+void FastQuant::nvfp4_scales(std::uint32_t t, const std::uint32_t* amax, std::uint32_t* scales, BlockFactor* fac,
+                             std::size_t n) const {
   const std::uint32_t s_enc = nvfp4_tensor_scale(Amax{t}, exact_f32(op_.q_max));
   const bool tensor_ok = s_enc < kInf;  // a finite positive s_enc (t_amax finite)
   const float k = tensor_ok ? as_float(s_enc) * inv_qmax_ : 0.0f;
   const float s_dec = tensor_ok ? 1.0f / as_float(s_enc) : 0.0f;
-  // the E4M3 codes of the finite products, in one batched conversion (into `scales`)
-  std::vector<std::uint32_t> prod(fac.size());
-  for (std::size_t b = 0; b < fac.size(); ++b)
-    prod[b] = tensor_ok && amax[b] < kInf ? as_bits(as_float(amax[b]) * k) & 0x7FFFFFFFu : 0u;
-  to_e4m3_->run(prod.data(), nullptr, scales, nullptr, prod.size());
-  for (std::size_t b = 0; b < fac.size(); ++b) {
-    BlockFactor& F = fac[b];
-    if (!tensor_ok || amax[b] >= kInf) {  // §13.3 the E4M3 NaN
-      scales[b] = e4m3_nan_;
-      F.poisoned = true;
-      continue;
+  // Chunks of blocks: the E4M3 codes of the finite products in one batched conversion (into
+  // `scales`); kPoison marks a NaN amax or tensor scale (a product's sign bit is cleared: no
+  // finite product has that code).
+  constexpr std::uint32_t kPoison = 0xFFFFFFFFu;
+  constexpr std::size_t kN = 1024;
+  std::uint32_t prod[kN];
+  for (std::size_t b0 = 0; b0 < n; b0 += kN) {
+    const std::size_t m = std::min(kN, n - b0);
+    for (std::size_t b = 0; b < m; ++b) {
+      const std::uint32_t a = amax[b0 + b];
+      prod[b] = tensor_ok && a < kInf ? as_bits(as_float(a) * k) & 0x7FFFFFFFu : kPoison;
     }
-    if (prod[b] >= kInf) scales[b] = e4m3_max_;  // +Inf: the largest finite code
-    const std::uint32_t code = scales[b];
-    const float den = as_float(e4m3_f32_[code & 0xFFu]) * s_dec;
-    const float f = den == 0.0f ? std::numeric_limits<float>::max() : 1.0f / den;
-    F.f = f > std::numeric_limits<float>::max() ? std::numeric_limits<float>::max() : f;
+    to_e4m3_->run(prod, nullptr, scales + b0, nullptr, m);
+    for (std::size_t b = 0; b < m; ++b) {
+      BlockFactor& F = fac[b0 + b];
+      F = BlockFactor{};
+      std::uint32_t& sc = scales[b0 + b];
+      if (prod[b] == kPoison) {  // §13.3 the E4M3 NaN
+        sc = e4m3_nan_;
+        F.poisoned = true;
+        continue;
+      }
+      if (prod[b] >= kInf) sc = e4m3_max_;  // +Inf: the largest finite code
+      const float den = as_float(e4m3_f32_[sc & 0xFFu]) * s_dec;
+      const float f = den == 0.0f ? std::numeric_limits<float>::max() : 1.0f / den;
+      F.f = f > std::numeric_limits<float>::max() ? std::numeric_limits<float>::max() : f;
+    }
   }
 }
 
@@ -1005,7 +1015,7 @@ void FastQuant::scales_of(const std::uint32_t* amax, std::uint32_t* scales, std:
   for (std::size_t b = 0; b < nb; ++b) t = std::max(t, amax[b]);
   if (tensor_amax) *tensor_amax = t;
   if (scale_kind(op_.rule) == ScaleKind::nvfp4) {
-    nvfp4_scales(t, amax, scales, fac);
+    nvfp4_scales(t, amax, scales, fac.data(), nb);
     return;
   }
   if (scale_kind(op_.rule) != ScaleKind::gam) {
@@ -1212,36 +1222,50 @@ void FastQuant::scale(const void* x, std::uint32_t* amax, std::uint32_t* scales,
 // fixed: the blocks' factors (scales_of()'s): the kernel applies the plain ones, codes_rows() the
 // others.
 void FastQuant::quantize_stream(const void* x, const BlockFactor* fixed, std::uint8_t* codes, std::uint32_t* scales,
-                                unsigned threads, std::uint8_t* kept) const {
+                                unsigned threads, std::uint8_t* kept, const std::uint32_t* tensor_amax) const {
   const std::size_t R = op_.rows, C = op_.cols, bc = op_.bc;
   const bool bf16 = !dense_f32_;
   const std::size_t esz = bf16 ? 2 : 4;
   const StreamFn fn = stream_fn(bf16, bc);
   const ByteLanes::Consts& lc = to_elem_.byte_lanes()->consts();
+  auto plain = [](const BlockFactor& F) { return F.poisoned || F.zero || F.inf || F.divide ? -1.0f : F.f; };
+  const bool lazy = tensor_amax != nullptr;  // the factors of each piece computed here (NVFP4)
   std::vector<float> given(fixed ? blocks() : 0);
-  for (std::size_t b = 0; b < given.size(); ++b) {
-    const BlockFactor& F = fixed[b];
-    given[b] = F.poisoned || F.zero || F.inf || F.divide ? -1.0f : F.f;
-  }
+  for (std::size_t b = 0; b < given.size(); ++b) given[b] = plain(fixed[b]);
   const std::size_t W = bc >= kChunk ? bc : (kChunk / bc) * bc;
   const std::size_t npc = (C + W - 1) / W, units = R * npc;
   const std::size_t p = parts(units, threads, (kGrain + W - 1) / W);
   run_parts(p, units, [&](std::size_t, std::size_t u0, std::size_t u1) {
     std::vector<std::uint32_t> am(nbc_), slow(nbc_), buf;
     std::vector<BlockFactor> fac(fixed ? 0 : nbc_);
+    std::vector<float> lazy_given(lazy ? nbc_ : 0);
     for (std::size_t u = u0; u < u1; ++u) {
       const std::size_t i = u / npc, cb = (u % npc) * W, ce = std::min(C, cb + W), I = i / op_.br;
       const std::size_t J0 = cb / bc, nfull = (ce - cb) / bc;
+      if (lazy) {  // this piece's blocks (the last one partial): scales in place of their amaxes, factors
+        const std::size_t nj = (ce - cb + bc - 1) / bc;
+        nvfp4_scales(*tensor_amax, scales + i * nbc_ + J0, scales + i * nbc_ + J0, fac.data() + J0, nj);
+        for (std::size_t J = J0; J < J0 + nj; ++J) {
+          if (fac[J].poisoned && fake_reads_input()) fac[J].nan = first_nan_of(x, i, J);
+          if (kept) kept[i * nbc_ + J] = marks(fac[J]);
+          lazy_given[J] = plain(fac[J]);
+        }
+      }
+      const bool given_factors = fixed != nullptr || lazy;
+      const float* g = fixed ? given.data() + I * nbc_ + J0 : lazy ? lazy_given.data() + J0 : nullptr;
       const auto* xp = static_cast<const unsigned char*>(x) + (i * C + cb) * esz;
-      const std::size_t ns =
-          fn(xp, nfull, bc, stream_, lc, fixed ? given.data() + I * nbc_ + J0 : nullptr, codes + i * C + cb,
-             fixed ? am.data() + J0 : scales + i * nbc_ + J0, am.data() + J0, slow.data());
-      if (kept && !fixed) std::fill(kept + i * nbc_ + J0, kept + i * nbc_ + J0 + nfull, std::uint8_t{0});
+      const std::size_t ns = fn(xp, nfull, bc, stream_, lc, g, codes + i * C + cb,
+                                given_factors ? am.data() + J0 : scales + i * nbc_ + J0, am.data() + J0, slow.data());
+      if (kept && !given_factors) std::fill(kept + i * nbc_ + J0, kept + i * nbc_ + J0 + nfull, std::uint8_t{0});
       auto general = [&](std::size_t J) {
         const std::size_t c0 = J * bc, c1 = std::min(c0 + bc, C);
         const std::uint32_t* f = cols_of(x, i, c0, c1, buf);
         if (fixed) {
           codes_rows(f, i, i + 1, nullptr, fixed, 0, codes, c0, c1);
+          return;
+        }
+        if (lazy) {  // fac holds row i's factors: block row i read as block row 0
+          codes_rows(f, i, i + 1, nullptr, fac.data(), i, codes, c0, c1);
           return;
         }
         am[J] = 0;
@@ -1305,6 +1329,16 @@ void FastQuant::quantize(const void* x, const std::uint32_t* r, std::uint8_t* co
         codes_rows(f, i0, i1, r, fac.data(), I, codes);
       }
     });
+    return;
+  }
+  if (apply_stream_ && r == nullptr && op_.br == 1 && scale_kind(op_.rule) == ScaleKind::nvfp4) {
+    // §18 NVFP4 in 1-row blocks: the block amaxes into `scales`, the tensor amax, then each piece's
+    // scales and factors next to its codes (no per-block arrays: they cost a page fault per 4 KiB)
+    amaxes(x, scales, threads);
+    std::uint32_t t = 0;  // §13.4 the integer maximum of the block amaxes
+    for (std::size_t b = 0; b < blocks(); ++b) t = std::max(t, scales[b]);
+    if (tensor_amax) *tensor_amax = t;
+    quantize_stream(x, nullptr, codes, scales, threads, kept, &t);
     return;
   }
   std::vector<std::uint32_t> amax(blocks());

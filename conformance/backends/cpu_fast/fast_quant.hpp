@@ -186,8 +186,10 @@ class FastQuant {
   BlockFactor block_scale(std::uint32_t a, std::uint32_t& stored) const;
   void scales_of(const std::uint32_t* amax, std::uint32_t* scales, std::uint32_t* gm, std::vector<BlockFactor>& fac,
                  std::uint32_t* tensor_amax = nullptr) const;
-  void nvfp4_scales(std::uint32_t t, const std::uint32_t* amax, std::uint32_t* scales,
-                    std::vector<BlockFactor>& fac) const;
+  // §18 the E4M3 scales and factors of blocks [0, n) from their amaxes under the tensor amax t;
+  // amax and scales may be the same array (each amax is read before its scale is written).
+  void nvfp4_scales(std::uint32_t t, const std::uint32_t* amax, std::uint32_t* scales, BlockFactor* fac,
+                    std::size_t n) const;
   // Codes of rows [i0, i1), columns [cb, ce) (cb a multiple of col_unit()): f holds them (row i0,
   // column cb first; rows ce - cb apart), fac the factors of block rows I0...
   void codes_rows(const std::uint32_t* f, std::size_t i0, std::size_t i1, const std::uint32_t* r,
@@ -206,8 +208,10 @@ class FastQuant {
   std::uint32_t dequant_stored(std::uint32_t a) const;
   // quantize() by the streaming kernel (no random bits): streams() with fixed null, or the codes of
   // apply_stream_ with the blocks' factors fixed (see fast_quant.cpp).
+  // tensor_amax non-null (NVFP4, 1-row blocks): `scales` holds the block amaxes on entry, and each
+  // piece of a row turns its blocks' amaxes into scales and factors just before its codes.
   void quantize_stream(const void* x, const BlockFactor* fixed, std::uint8_t* codes, std::uint32_t* scales,
-                       unsigned threads, std::uint8_t* kept) const;
+                       unsigned threads, std::uint8_t* kept, const std::uint32_t* tensor_amax = nullptr) const;
   void poisoned_nans(const std::uint32_t* u, std::size_t n, const BlockFactor& F, std::uint32_t* y) const;
   std::uint32_t first_nan_of(const void* x, std::size_t I, std::size_t J) const;
   // §19.9 elem_nan=half: the codes of lanes whose binary32 value y is NaN become ±1.5.
