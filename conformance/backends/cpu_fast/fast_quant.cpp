@@ -266,6 +266,27 @@ NUMREF_QCLONES std::uint32_t seg_max(const std::uint32_t* __restrict u, std::siz
   return m;
 }
 
+// seg_max on the 16-bit words of a bf16 row segment: the magnitudes in the same order as their
+// binary32 widenings (w << 16), so the result is seg_max's of the widened segment.
+NUMREF_QCLONES std::uint32_t seg_max16(const std::uint16_t* __restrict u, std::size_t n, std::uint32_t nan_mask,
+                                       std::uint32_t inf_mask) {
+  constexpr std::uint32_t kInf16 = kInf >> 16;
+  std::uint32_t m = 0;
+  for (std::size_t k0 = 0; k0 < n; k0 += 512) {
+    const std::size_t e = std::min(n, k0 + 512);
+    for (std::size_t l = k0 * 2; l < e * 2; l += 64)
+      __builtin_prefetch(reinterpret_cast<const char*>(u) + kAmaxPrefetch + l, 0, 1);
+    for (std::size_t k = k0; k < e; ++k) {
+      std::uint32_t a = u[k] & 0x7FFFu;
+      const std::uint32_t drop =
+          (static_cast<std::uint32_t>(a > kInf16) & nan_mask) | (static_cast<std::uint32_t>(a == kInf16) & inf_mask);
+      a &= drop - 1u;  // drop ? 0 : a
+      m = std::max(m, a);
+    }
+  }
+  return m << 16;
+}
+
 // The exact integer rounding of q (a binary64 that is the exact value or within 2^-44 of
 // it, away from every boundary; see fast_quant.hpp) by mode, clamped to [lo, hi].
 template <Round MODE>
@@ -619,6 +640,7 @@ FastQuant::FastQuant(const QuantOp& op)
   // the streaming kernel: 1-row blocks of a dense f32 / bf16 source, rn32 through byte lanes, a rule
   // StreamScale computes, no amax floor, no §19.10 zero_sign=plus
   const bool dense_bf16 = op.src->id == FormatId::bf16 && op.rs == static_cast<std::ptrdiff_t>(op.cols) && op.cs == 1;
+  dense_bf16_ = dense_bf16;
   apply_stream_ =
       (dense_f32_ || dense_bf16) && !op.fused && to_elem_.byte_lanes() && op.recipe.zero_sign != ZeroSign::plus;
   if (apply_stream_ && one_pass_ && std::min(op.br, op.rows) == 1 && floor_ == 0 && floor64_ == 0) {
@@ -779,6 +801,18 @@ void FastQuant::amaxes(const void* x, std::uint32_t* amax, unsigned threads) con
   std::fill(amax, amax + nb, 0u);
   const std::size_t rows_per_chunk = std::max<std::size_t>(1, kRowChunk / C);
   auto pass = [&](std::size_t i0, std::size_t i1, std::uint32_t* am) {
+    if (dense_bf16_) {  // bf16: the 16-bit words themselves, no widened copy
+      const std::uint32_t nan_mask = op_.nan_ignore ? 1u : 0u, inf_mask = op_.inf_ignore ? 1u : 0u;
+      for (std::size_t i = i0; i < i1; ++i) {
+        const std::uint16_t* row = static_cast<const std::uint16_t*>(x) + i * C;
+        std::uint32_t* a = am + (i / op_.br) * nbc_;
+        for (std::size_t J = 0; J < nbc_; ++J) {
+          const std::size_t c0 = J * op_.bc, c1 = std::min(c0 + op_.bc, C);
+          a[J] = std::max(a[J], seg_max16(row + c0, c1 - c0, nan_mask, inf_mask));
+        }
+      }
+      return;
+    }
     std::vector<std::uint32_t> buf;
     for (std::size_t i = i0; i < i1; i += rows_per_chunk) {
       const std::size_t e = std::min(i1, i + rows_per_chunk);

@@ -219,7 +219,7 @@ class FastQuant {
 
   QuantOp op_;
   std::size_t nbr_, nbc_, ngr_, ngc_;
-  bool dense_f32_ = false, one_pass_ = false;
+  bool dense_f32_ = false, dense_bf16_ = false, one_pass_ = false;
   FastCast to_elem_;                                             // binary32 -> element, the element policy
   std::shared_ptr<const std::vector<std::uint32_t>> widen_lut_;  // source code -> binary32 (<= 16-bit sources)
   std::vector<std::uint32_t> elem_f32_;                          // element code -> binary32, the wide policy (§19.3)
