@@ -6,6 +6,9 @@
 # 1. configures and builds DIR (default build-gpu) in Release for the present GPU's
 #    architecture only (its compute capability from nvidia-smi), with the CUDA benchmarks;
 # 2. ctest -L cuda-device          the kernels on the GPU against the reference;
+#    its FP8 mma.sync test (test_cuda_device_mma_sync) also runs alone so that the results file
+#    keeps what it printed: on sm_89 / sm_120 its pass or failure against sm89_mma_f8 /
+#    sm120_mma_f8, elsewhere (sm_90, sm_100) how many D elements each FP8 profile reproduces;
 # 3. numref conform --backend cuda --level 1 (every family, the mma model kernels of
 #    cuda/src/mma.cu included: every fdpa profile against the reference, spec §A.12 item 10);
 # 4. numref conform --backend cuda --level exhaustive --ops cast --shard I/N (default 0/16:
@@ -74,6 +77,13 @@ run configure 300 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DNUMREF_WER
 run build 600 cmake --build "$build" -j"$jobs"
 if (( failed == 0 )); then
   run cuda-device 300 ctest --test-dir "$build" -L cuda-device --output-on-failure
+  # mma-sync: exit 77 (an architecture no profile names for FP8 mma.sync) is a survey, not a failure
+  timeout --kill-after=10 120 "$build/test_cuda_device_mma_sync" > "$tmp/mma-sync.log" 2>&1
+  rc=$?
+  tail -n 25 "$tmp/mma-sync.log"
+  if (( rc == 77 )); then steps+="| mma-sync | \`test_cuda_device_mma_sync\` | survey (skipped): see below | - |"$'\n'
+  elif (( rc != 0 )); then failed=1; steps+="| mma-sync | \`test_cuda_device_mma_sync\` | FAILED (exit $rc) | - |"$'\n'
+  else steps+="| mma-sync | \`test_cuda_device_mma_sync\` | passed | - |"$'\n'; fi
   run conform-level1 300 "$build/numref" conform --backend cuda --level 1
   run conform-exhaustive-cast 300 "$build/numref" conform --backend cuda --level exhaustive --ops cast --shard "$shard"
   run bench-cast 180 "$build/bench_cuda_cast" --benchmark_min_time=0.2
@@ -96,6 +106,11 @@ fi
   echo "| step | command | verdict | time |"
   echo "|---|---|---|---|"
   printf '%s' "$steps"
+  if [ -f "$tmp/mma-sync.log" ]; then
+    echo; echo "\`mma-sync\` (FP8 mma.sync against the instruction profiles):"; echo; echo '```'
+    grep -vE "^\[ *(RUN|OK) *\]" "$tmp/mma-sync.log" | tail -n 20
+    echo '```'
+  fi
   for s in conform-level1 conform-exhaustive-cast te-kernels; do
     if [ -f "$tmp/$s.log" ]; then
       echo; echo "\`$s\` summary:"; echo; echo '```'

@@ -193,4 +193,15 @@ cudaError_t try_mma(const numref::MmaSpec& s, std::size_t m, std::size_t n, std:
                     const std::uint32_t* b, const std::uint32_t* c, const std::uint32_t* sa, const std::uint32_t* sb,
                     std::uint32_t* d, std::uint8_t* flags, cudaStream_t stream = nullptr) noexcept;
 
+// The tensor cores' own FP8 instruction (not a model of it): D = A·B + C by chained
+// mma.sync.aligned.m16n8k32.row.col.f32.<a>.<b>.f32 (PTX ISA; sm_89 and later), one warp per
+// 16 x 8 tile of D, K in steps of 32 through the f32 accumulator. a: m x k and b: k x n codes of
+// f8e4m3fn or f8e5m2, one byte each, row-major; c, d: m x n binary32 codes. m a multiple of 16,
+// n of 8, k of 32; a device of compute capability below 8.9, another format, or a shape that
+// does not tile: cudaErrorInvalidValue (why()). The result is the hardware's: the device test
+// (tests/device_mma_sync.cpp) compares it with the profile of the device's architecture (§39).
+cudaError_t try_mma_sync_f8(numref::FormatId a_fmt, numref::FormatId b_fmt, std::size_t m, std::size_t n, std::size_t k,
+                            const std::uint8_t* a, const std::uint8_t* b, const std::uint32_t* c, std::uint32_t* d,
+                            cudaStream_t stream = nullptr) noexcept;
+
 }  // namespace numref_cuda
