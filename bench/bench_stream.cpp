@@ -4,12 +4,15 @@
 //   BM_StreamWrite  fill with a 64-bit word   (bytes written)
 //   BM_StreamCopy   dst[i] = src[i]           (bytes read + written)
 //   BM_StreamCast   read 4 bytes, write 1 byte per element (the shape of an f32 -> 8-bit cast)
+//   BM_StreamCastThreads/T  the same loop split into T contiguous parts on T threads (real
+//                   time): the T-core bound that issue 32's thread scaling is measured against
 // bytes_per_second is the bandwidth a memory-bound kernel on one core can reach; cpu-fast's
 // casts and block quantization are reported as a percentage of it. Speed is never asserted.
 #include <benchmark/benchmark.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -64,6 +67,28 @@ void BM_StreamCast(benchmark::State& st) {
   st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations()) * static_cast<std::int64_t>(kBytes / 4));
 }
 BENCHMARK(BM_StreamCast)->Unit(benchmark::kMillisecond);
+
+// BM_StreamCast's loop on one part (restrict: the same vector code as the one-thread loop).
+void cast_part(const std::uint32_t* __restrict a, std::uint8_t* __restrict b, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) b[i] = static_cast<std::uint8_t>(a[i] >> 24);
+}
+
+void BM_StreamCastThreads(benchmark::State& st) {
+  const std::size_t T = static_cast<std::size_t>(st.range(0)), n = kBytes / 4;
+  std::vector<std::uint32_t> a(n, 0x3F800000u);
+  std::vector<std::uint8_t> b(n, 0u);
+  for (auto _ : st) {
+    std::vector<std::thread> th;
+    for (std::size_t t = 0; t < T; ++t)
+      th.emplace_back([&, t] { cast_part(a.data() + n * t / T, b.data() + n * t / T, n * (t + 1) / T - n * t / T); });
+    for (auto& x : th) x.join();
+    benchmark::ClobberMemory();
+  }
+  benchmark::DoNotOptimize(b.data());
+  st.SetBytesProcessed(static_cast<std::int64_t>(st.iterations()) * static_cast<std::int64_t>(kBytes + kBytes / 4));
+  st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations()) * static_cast<std::int64_t>(n));
+}
+BENCHMARK(BM_StreamCastThreads)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 
