@@ -247,44 +247,29 @@ NUMREF_QCLONES void mul_blocks(const std::uint32_t* __restrict u, std::size_t nb
   }
 }
 
-// Block maximum of |x| over a row segment, NaN / Inf masked out as the policies say.
-NUMREF_QCLONES std::uint32_t seg_max(const std::uint32_t* __restrict u, std::size_t n, std::uint32_t nan_mask,
+// Block maximum of |x| over a row segment, NaN / Inf masked out as the policies say, as a
+// binary32 code: W = std::uint32_t reads binary32 words; W = std::uint16_t the 16-bit words of a
+// bf16 row (their magnitudes in the same order as their widenings w << 16).
+template <class W>
+NUMREF_QCLONES std::uint32_t seg_max(const W* __restrict u, std::size_t n, std::uint32_t nan_mask,
                                      std::uint32_t inf_mask) {
+  constexpr int kShift = 32 - 8 * static_cast<int>(sizeof(W));
+  constexpr std::uint32_t kInfW = kInf >> kShift, kMagW = 0x7FFFFFFFu >> kShift;
+  constexpr std::size_t kStep = 1024 / sizeof(W);  // elements per prefetched kilobyte
   std::uint32_t m = 0;
-  for (std::size_t k0 = 0; k0 < n; k0 += 256) {
-    const std::size_t e = std::min(n, k0 + 256);
-    for (std::size_t l = k0 * 4; l < e * 4; l += 64)
+  for (std::size_t k0 = 0; k0 < n; k0 += kStep) {
+    const std::size_t e = std::min(n, k0 + kStep);
+    for (std::size_t l = k0 * sizeof(W); l < e * sizeof(W); l += 64)
       __builtin_prefetch(reinterpret_cast<const char*>(u) + kAmaxPrefetch + l, 0, 1);
     for (std::size_t k = k0; k < e; ++k) {
-      std::uint32_t a = u[k] & 0x7FFFFFFFu;
+      std::uint32_t a = u[k] & kMagW;
       const std::uint32_t drop =
-          (static_cast<std::uint32_t>(a > kInf) & nan_mask) | (static_cast<std::uint32_t>(a == kInf) & inf_mask);
+          (static_cast<std::uint32_t>(a > kInfW) & nan_mask) | (static_cast<std::uint32_t>(a == kInfW) & inf_mask);
       a &= drop - 1u;  // drop ? 0 : a
       m = std::max(m, a);
     }
   }
-  return m;
-}
-
-// seg_max on the 16-bit words of a bf16 row segment: the magnitudes in the same order as their
-// binary32 widenings (w << 16), so the result is seg_max's of the widened segment.
-NUMREF_QCLONES std::uint32_t seg_max16(const std::uint16_t* __restrict u, std::size_t n, std::uint32_t nan_mask,
-                                       std::uint32_t inf_mask) {
-  constexpr std::uint32_t kInf16 = kInf >> 16;
-  std::uint32_t m = 0;
-  for (std::size_t k0 = 0; k0 < n; k0 += 512) {
-    const std::size_t e = std::min(n, k0 + 512);
-    for (std::size_t l = k0 * 2; l < e * 2; l += 64)
-      __builtin_prefetch(reinterpret_cast<const char*>(u) + kAmaxPrefetch + l, 0, 1);
-    for (std::size_t k = k0; k < e; ++k) {
-      std::uint32_t a = u[k] & 0x7FFFu;
-      const std::uint32_t drop =
-          (static_cast<std::uint32_t>(a > kInf16) & nan_mask) | (static_cast<std::uint32_t>(a == kInf16) & inf_mask);
-      a &= drop - 1u;  // drop ? 0 : a
-      m = std::max(m, a);
-    }
-  }
-  return m << 16;
+  return m << kShift;
 }
 
 // The exact integer rounding of q (a binary64 that is the exact value or within 2^-44 of
@@ -808,7 +793,7 @@ void FastQuant::amaxes(const void* x, std::uint32_t* amax, unsigned threads) con
         std::uint32_t* a = am + (i / op_.br) * nbc_;
         for (std::size_t J = 0; J < nbc_; ++J) {
           const std::size_t c0 = J * op_.bc, c1 = std::min(c0 + op_.bc, C);
-          a[J] = std::max(a[J], seg_max16(row + c0, c1 - c0, nan_mask, inf_mask));
+          a[J] = std::max(a[J], seg_max(row + c0, c1 - c0, nan_mask, inf_mask));
         }
       }
       return;
